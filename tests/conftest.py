@@ -1,0 +1,40 @@
+"""Shared fixtures: a fresh store on a real SQLite file, the conformance data, one SparkSession."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+CONFORMANCE = SHARED / "conformance"
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture
+def store(tmp_path):
+    from viewstore import ViewStore
+
+    s = ViewStore(tmp_path / "views.db", catalog="prod", actor="alice")
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="session")
+def conformance() -> Path:
+    assert CONFORMANCE.is_dir(), f"the conformance data must sit beside the checkout: {CONFORMANCE}"
+    return CONFORMANCE
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    """One Hive-enabled local SparkSession for the whole run (an embedded Derby metastore).
+
+    The settings are the fast, quiet ones measured on these machines; see tests/spark_settings.py.
+    """
+    from spark_settings import build_session
+
+    session = build_session(tmp_path_factory.mktemp("spark"))
+    yield session
+    session.stop()

@@ -1,0 +1,73 @@
+"""The one error hierarchy of viewstore.
+
+Every public call either succeeds completely or raises one of these and writes nothing::
+
+    ViewStoreError                      the root: catch this to catch everything viewstore raises
+    ├── NoSuchViewError                 no live view has that identifier (also a LookupError)
+    ├── ViewAlreadyExistsError          a live view already has that identifier
+    ├── ConcurrencyError                the view changed since the caller's expected_version,
+    │                                   or the database stayed locked past the retry bound
+    ├── ValidationError                 bad identifier, type, SQL, dialect, property, version id
+    │                                   (also a ValueError)
+    ├── IcebergMetadataError            an Iceberg view metadata file is broken or does not fit
+    ├── CorruptLogError                 the event log holds something this version cannot read
+    └── NotInstalledError               an optional dependency (pyspark, ...) is missing
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ViewStoreError",
+    "NoSuchViewError",
+    "ViewAlreadyExistsError",
+    "ConcurrencyError",
+    "ValidationError",
+    "IcebergMetadataError",
+    "CorruptLogError",
+    "NotInstalledError",
+]
+
+
+class ViewStoreError(Exception):
+    """Root of every error viewstore raises on purpose."""
+
+
+class NoSuchViewError(ViewStoreError, LookupError):
+    """The identifier names no live view (or, with ``as_of``, no view live at that time)."""
+
+
+class ViewAlreadyExistsError(ViewStoreError):
+    """A live view already uses the identifier."""
+
+
+class ConcurrencyError(ViewStoreError):
+    """A write lost a race: the view moved past ``expected_version``, or the database stayed busy.
+
+    Attributes:
+        view: the identifier string, when known.
+        expected: the stream version the caller expected, when given.
+        actual: the stream version found, when known.
+    """
+
+    def __init__(self, message: str, *, view: str | None = None, expected: int | None = None,
+                 actual: int | None = None) -> None:
+        super().__init__(message)
+        self.view = view
+        self.expected = expected
+        self.actual = actual
+
+
+class ValidationError(ViewStoreError, ValueError):
+    """Input that can never succeed: a bad name, type, SQL text, dialect, property or version id."""
+
+
+class IcebergMetadataError(ViewStoreError):
+    """An Iceberg view metadata file that is malformed, inconsistent, or belongs to another view."""
+
+
+class CorruptLogError(ViewStoreError):
+    """The event log holds an event this version of viewstore cannot decode."""
+
+
+class NotInstalledError(ViewStoreError, ImportError):
+    """An optional dependency is not installed; the message says which extra to install."""

@@ -1,0 +1,324 @@
+"""Value models: identifiers, columns, representations, versions and the View itself.
+
+Everything here is immutable (frozen pydantic models holding tuples) and does no I/O; the events,
+the projections and the public API all speak in these values.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema, field_validator
+
+from .errors import ValidationError
+from .types import IcebergType, parse_type
+
+__all__ = [
+    "Identifier",
+    "to_identifier",
+    "identifier_str",
+    "normalize_name",
+    "Column",
+    "SQLRepresentation",
+    "ViewVersion",
+    "VersionLogEntry",
+    "AuditInfo",
+    "View",
+    "SecurityMode",
+    "validate_properties",
+]
+
+#: A view identifier: the namespace levels followed by the view name, all normalised.
+Identifier = tuple[str, ...]
+
+SecurityMode = Literal["DEFINER", "INVOKER"]
+
+_NAME_MAX = 255
+_BAD_NAME = re.compile(r"[.\x00-\x1f\x7f`]")
+
+
+def normalize_name(part: Any, what: str = "name") -> str:
+    """Normalise one identifier part: lower case, no dots, no control characters or backquotes.
+
+    Names are case-insensitive, as in the Hive metastore, Spark and Trino: ``Sales`` and ``sales``
+    are the same namespace.
+    """
+    if not isinstance(part, str):
+        raise ValidationError(f"a {what} must be a string, not {type(part).__name__}")
+    if not part or part != part.strip():
+        raise ValidationError(f"bad {what} {part!r}: it must be non-empty without surrounding spaces")
+    if len(part) > _NAME_MAX:
+        raise ValidationError(f"bad {what} {part[:20]!r}...: longer than {_NAME_MAX} characters")
+    if _BAD_NAME.search(part):
+        raise ValidationError(f"bad {what} {part!r}: dots, backquotes and control characters are not allowed")
+    return part.lower()
+
+
+def to_identifier(identifier: str | tuple[str, ...] | list[str]) -> Identifier:
+    """Normalise ``"ns.view"``, ``"a.b.view"`` or ``("ns", "view")`` into a tuple identifier.
+
+    Raises:
+        ValidationError: fewer than two parts (a namespace and a name), or a bad part.
+    """
+    if isinstance(identifier, str):
+        parts: tuple[Any, ...] = tuple(identifier.split("."))
+    elif isinstance(identifier, (tuple, list)):
+        parts = tuple(identifier)
+    else:
+        raise ValidationError(f"an identifier must be a 'namespace.name' string or a tuple, not {identifier!r}")
+    if len(parts) < 2:
+        raise ValidationError(f"bad identifier {identifier!r}: it needs a namespace and a name, as 'ns.view'")
+    return tuple(normalize_name(p, "identifier part") for p in parts)
+
+
+def to_namespace(namespace: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Normalise a namespace (``"a.b"`` or ``("a", "b")``); it must have at least one level."""
+    if isinstance(namespace, str):
+        parts: tuple[Any, ...] = tuple(namespace.split("."))
+    elif isinstance(namespace, (tuple, list)):
+        parts = tuple(namespace)
+    else:
+        raise ValidationError(f"a namespace must be a string or a tuple, not {namespace!r}")
+    if not parts:
+        raise ValidationError("a namespace needs at least one level")
+    return tuple(normalize_name(p, "namespace level") for p in parts)
+
+
+def identifier_str(identifier: Identifier) -> str:
+    return ".".join(identifier)
+
+
+def validate_properties(properties: Any) -> dict[str, str]:
+    """Check a property map: non-empty string keys, string values."""
+    if properties is None:
+        return {}
+    if not isinstance(properties, dict):
+        raise ValidationError(f"properties must be a dict of strings, not {type(properties).__name__}")
+    for key, value in properties.items():
+        validate_property_key(key)
+        if not isinstance(value, str):
+            raise ValidationError(f"property {key!r} must have a string value, not {value!r}")
+    return dict(properties)
+
+
+def validate_property_key(key: Any) -> str:
+    if not isinstance(key, str) or not key.strip():
+        raise ValidationError(f"bad property key {key!r}: it must be a non-empty string")
+    return key
+
+
+def _to_type(value: Any) -> IcebergType:
+    return parse_type(value)
+
+
+ColumnType = Annotated[
+    IcebergType,
+    BeforeValidator(_to_type),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema({"type": "string"}),
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+
+class Column(BaseModel):
+    """One output column of a view: ``Column("amount", "decimal(18,2)", "in EUR")``."""
+
+    model_config = _FROZEN
+
+    name: str
+    """The column name, kept as given (case preserved)."""
+    type: ColumnType
+    """The canonical Iceberg type; ``str(column.type)`` is its Iceberg spelling."""
+    comment: str | None = None
+    """The column comment (Iceberg's field ``doc``)."""
+    nullable: bool = True
+    """False for a required column."""
+
+    def __init__(self, name: Any = None, type: Any = None, comment: str | None = None,
+                 nullable: bool = True, **data: Any) -> None:
+        if data:
+            raise ValidationError(f"unknown column fields {sorted(data)}")
+        try:
+            super().__init__(name=name, type=type, comment=comment, nullable=nullable)
+        except ValueError as e:  # pydantic's ValidationError is a ValueError
+            raise _wrap(e, "column") from e
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not v or not v.strip():
+            raise ValidationError("a column name must be non-empty")
+        return v
+
+
+class SQLRepresentation(BaseModel):
+    """The view's query in one SQL dialect: ``SQLRepresentation("spark", "SELECT ...")``.
+
+    The SQL is kept byte for byte; the dialect is stored as given and compared case-insensitively.
+    """
+
+    model_config = _FROZEN
+
+    dialect: str
+    sql: str
+
+    def __init__(self, dialect: Any = None, sql: Any = None, **data: Any) -> None:
+        if data:
+            raise ValidationError(f"unknown representation fields {sorted(data)}")
+        try:
+            super().__init__(dialect=dialect, sql=sql)
+        except ValueError as e:
+            raise _wrap(e, "representation") from e
+
+    @field_validator("dialect")
+    @classmethod
+    def _dialect(cls, v: str) -> str:
+        if not v or not v.strip() or v != v.strip():
+            raise ValidationError(f"bad dialect {v!r}: it must be a non-empty word without surrounding spaces")
+        return v
+
+    @field_validator("sql")
+    @classmethod
+    def _sql(cls, v: str) -> str:
+        if not v.strip():
+            raise ValidationError("the SQL of a representation must not be empty")
+        return v
+
+
+class VersionLogEntry(BaseModel):
+    """One change of the current version: when, and to which version id."""
+
+    model_config = _FROZEN
+
+    timestamp_ms: int
+    version_id: int
+
+
+class ViewVersion(BaseModel):
+    """An immutable Iceberg view version: one definition of the view."""
+
+    model_config = _FROZEN
+
+    version_id: int
+    timestamp_ms: int
+    schema_id: int
+    columns: tuple[Column, ...]
+    representations: tuple[SQLRepresentation, ...]
+    default_catalog: str | None = None
+    default_namespace: tuple[str, ...] = ()
+    summary: dict[str, str] = Field(default_factory=dict)
+
+    def same_definition(self, other: "ViewVersion") -> bool:
+        """Iceberg's version equality: everything but version id and timestamp."""
+        return (self.schema_id == other.schema_id and self.representations == other.representations
+                and self.default_catalog == other.default_catalog
+                and self.default_namespace == other.default_namespace and self.summary == other.summary)
+
+
+class AuditInfo(BaseModel):
+    """Who created the view and when, and who changed it last and when (UTC epoch ms)."""
+
+    model_config = _FROZEN
+
+    creator: str
+    create_time_ms: int
+    last_modifier: str
+    last_modified_time_ms: int
+
+
+class View(BaseModel):
+    """The state of one view, as loaded from the store (current, or ``as_of`` a time)."""
+
+    model_config = _FROZEN
+
+    identifier: tuple[str, ...]
+    uuid: str
+    properties: dict[str, str]
+    security_mode: SecurityMode
+    current_version_id: int
+    versions: tuple[ViewVersion, ...]
+    version_log: tuple[VersionLogEntry, ...]
+    audit: AuditInfo
+    stream_version: int
+    """How many events the view's stream holds: pass it as ``expected_version``."""
+
+    @property
+    def namespace(self) -> tuple[str, ...]:
+        return self.identifier[:-1]
+
+    @property
+    def name(self) -> str:
+        return self.identifier[-1]
+
+    @property
+    def current_version(self) -> ViewVersion:
+        for version in self.versions:
+            if version.version_id == self.current_version_id:
+                return version
+        raise LookupError(self.current_version_id)  # projections guarantee this never happens
+
+    @property
+    def comment(self) -> str | None:
+        return self.properties.get("comment")
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return self.current_version.columns
+
+    @property
+    def representations(self) -> tuple[SQLRepresentation, ...]:
+        return self.current_version.representations
+
+    @property
+    def default_catalog(self) -> str | None:
+        return self.current_version.default_catalog
+
+    @property
+    def default_namespace(self) -> tuple[str, ...]:
+        return self.current_version.default_namespace
+
+    @property
+    def summary(self) -> dict[str, str]:
+        return self.current_version.summary
+
+    def version(self, version_id: int) -> ViewVersion:
+        """The version with that id.
+
+        Raises:
+            ValidationError: the view has no such version.
+        """
+        for version in self.versions:
+            if version.version_id == version_id:
+                return version
+        known = [v.version_id for v in self.versions]
+        raise ValidationError(f"view {identifier_str(self.identifier)} has no version {version_id}; known: {known}")
+
+    def sql_for(self, dialect: str) -> str | None:
+        """The SQL of the current version in ``dialect`` (case-insensitive), or None."""
+        wanted = dialect.lower()
+        for rep in self.representations:
+            if rep.dialect.lower() == wanted:
+                return rep.sql
+        return None
+
+    @property
+    def dialects(self) -> tuple[str, ...]:
+        return tuple(r.dialect for r in self.representations)
+
+
+def _wrap(error: ValueError, what: str) -> ValidationError:
+    if isinstance(error, ValidationError):
+        return error
+    errors = getattr(error, "errors", None)
+    if callable(errors):
+        parts = []
+        for item in errors():
+            ctx = item.get("ctx") or {}
+            inner = ctx.get("error")
+            msg = str(inner) if inner is not None else item.get("msg", "")
+            loc = ".".join(str(x) for x in item.get("loc", ()))
+            parts.append(f"{loc}: {msg}" if loc else msg)
+        return ValidationError(f"bad {what}: " + "; ".join(parts))
+    return ValidationError(f"bad {what}: {error}")

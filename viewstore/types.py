@@ -1,0 +1,402 @@
+"""Iceberg types: the canonical column types of viewstore.
+
+A type is an immutable value. ``parse_type`` reads the Iceberg spelling (``long``, ``decimal(18,2)``,
+``timestamptz``, ``struct<street: string, zip: int>``, ``list<string>``, ``map<string, int>``,
+``fixed[16]``) and the common SQL spellings (``bigint``, ``integer``, ``varchar(20)``, ``text``,
+``array<int>``, ``struct<a:int>``, ``timestamp with time zone``, ...) and returns the canonical type;
+``str(type)`` gives the Iceberg spelling back, so ``str(parse_type(str(t))) == str(t)`` always holds.
+
+``to_iceberg_json`` / ``from_iceberg_json`` convert to and from the schema JSON of the Iceberg spec
+(nested field ids are assigned on export and dropped on import).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .errors import ValidationError
+
+__all__ = [
+    "IcebergType",
+    "PrimitiveType",
+    "DecimalType",
+    "FixedType",
+    "StructField",
+    "StructType",
+    "ListType",
+    "MapType",
+    "parse_type",
+    "to_iceberg_json",
+    "from_iceberg_json",
+    "PRIMITIVES",
+]
+
+#: Iceberg's primitive type names (without the parametrised decimal and fixed).
+PRIMITIVES = frozenset({
+    "boolean", "int", "long", "float", "double", "date", "time", "timestamp", "timestamptz",
+    "timestamp_ns", "timestamptz_ns", "string", "uuid", "binary", "variant", "unknown",
+})
+
+#: SQL (and engine) spellings accepted on input, mapped to the Iceberg primitive they mean.
+_ALIASES = {
+    "bool": "boolean", "boolean": "boolean",
+    "tinyint": "int", "byte": "int", "smallint": "int", "short": "int", "int2": "int",
+    "int": "int", "integer": "int", "int4": "int",
+    "bigint": "long", "long": "long", "int8": "long",
+    "float": "float", "real": "float", "float4": "float",
+    "double": "double", "float8": "double",
+    "date": "date", "time": "time",
+    "timestamp": "timestamp", "timestamp_ntz": "timestamp", "datetime": "timestamp",
+    "timestamptz": "timestamptz", "timestamp_ltz": "timestamptz",
+    "timestamp_ns": "timestamp_ns", "timestamptz_ns": "timestamptz_ns",
+    "string": "string", "text": "string", "varchar": "string", "char": "string",
+    "character": "string", "nvarchar": "string", "nchar": "string", "clob": "string",
+    "uuid": "uuid",
+    "binary": "binary", "varbinary": "binary", "bytea": "binary", "blob": "binary",
+    "bytes": "binary",
+    "variant": "variant", "unknown": "unknown",
+}
+
+
+class IcebergType:
+    """Base of every type; ``str()`` is the canonical Iceberg spelling."""
+
+    __slots__ = ()
+
+    @property
+    def is_primitive(self) -> bool:
+        return not isinstance(self, (StructType, ListType, MapType))
+
+
+@dataclass(frozen=True, slots=True)
+class PrimitiveType(IcebergType):
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class DecimalType(IcebergType):
+    precision: int
+    scale: int
+
+    def __str__(self) -> str:
+        return f"decimal({self.precision},{self.scale})"
+
+
+@dataclass(frozen=True, slots=True)
+class FixedType(IcebergType):
+    length: int
+
+    def __str__(self) -> str:
+        return f"fixed[{self.length}]"
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@dataclass(frozen=True, slots=True)
+class StructField:
+    name: str
+    type: IcebergType
+    required: bool = False
+    comment: str | None = None
+
+    def __str__(self) -> str:
+        text = f"{self.name}: {self.type}"
+        if self.required:
+            text += " not null"
+        if self.comment is not None:
+            text += f" comment {_quote(self.comment)}"
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class StructType(IcebergType):
+    fields: tuple[StructField, ...]
+
+    def __str__(self) -> str:
+        return "struct<" + ", ".join(str(f) for f in self.fields) + ">"
+
+
+@dataclass(frozen=True, slots=True)
+class ListType(IcebergType):
+    element: IcebergType
+    element_required: bool = False
+
+    def __str__(self) -> str:
+        return f"list<{self.element}{' not null' if self.element_required else ''}>"
+
+
+@dataclass(frozen=True, slots=True)
+class MapType(IcebergType):
+    key: IcebergType
+    value: IcebergType
+    value_required: bool = False
+
+    def __str__(self) -> str:
+        return f"map<{self.key}, {self.value}{' not null' if self.value_required else ''}>"
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<str>'(?:[^'\\]|\\.|'')*')
+      | (?P<qid>`(?:[^`]|``)*`|"(?:[^"]|"")*")
+      | (?P<num>\d+)
+      | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+      | (?P<punct>[<>()\[\],:])
+    )""",
+    re.VERBOSE,
+)
+
+
+class _Tokens:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.items: list[tuple[str, str]] = []
+        pos = 0
+        stripped = text.rstrip()
+        while pos < len(stripped):
+            m = _TOKEN.match(stripped, pos)
+            if not m or m.end() == pos:
+                raise ValidationError(f"unknown type {text!r}: unexpected {stripped[pos:].strip()[:20]!r}")
+            kind = m.lastgroup or ""
+            self.items.append((kind, m.group(kind)))
+            pos = m.end()
+        self.i = 0
+
+    def peek(self, offset: int = 0) -> tuple[str, str] | None:
+        j = self.i + offset
+        return self.items[j] if j < len(self.items) else None
+
+    def word(self, offset: int = 0) -> str | None:
+        tok = self.peek(offset)
+        return tok[1].lower() if tok and tok[0] == "word" else None
+
+    def next(self) -> tuple[str, str]:
+        tok = self.peek()
+        if tok is None:
+            raise ValidationError(f"unknown type {self.text!r}: it ends too early")
+        self.i += 1
+        return tok
+
+    def expect(self, punct: str) -> None:
+        kind, value = self.next()
+        if kind != "punct" or value != punct:
+            raise ValidationError(f"unknown type {self.text!r}: expected {punct!r}, found {value!r}")
+
+    def accept(self, punct: str) -> bool:
+        tok = self.peek()
+        if tok and tok[0] == "punct" and tok[1] == punct:
+            self.i += 1
+            return True
+        return False
+
+    def number(self) -> int:
+        kind, value = self.next()
+        if kind != "num":
+            raise ValidationError(f"unknown type {self.text!r}: expected a number, found {value!r}")
+        return int(value)
+
+
+def parse_type(text: str | IcebergType) -> IcebergType:
+    """Parse an Iceberg or SQL type spelling into its canonical Iceberg type.
+
+    Raises:
+        ValidationError: the text is not a type viewstore knows.
+    """
+    if isinstance(text, IcebergType):
+        return text
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError(f"a column type must be a non-empty string, not {text!r}")
+    cached = _CACHE.get(text)
+    if cached is not None:
+        return cached
+    tokens = _Tokens(text)
+    result = _parse(tokens)
+    if tokens.peek() is not None:
+        raise ValidationError(f"unknown type {text!r}: unexpected {tokens.peek()[1]!r}")  # type: ignore[index]
+    if len(_CACHE) < 4096:
+        _CACHE[text] = result
+    return result
+
+
+_CACHE: dict[str, IcebergType] = {}
+
+
+def _optional_length(tokens: _Tokens) -> None:
+    """Skip a ``(n)`` length as in ``varchar(20)``: Iceberg strings have no length."""
+    if tokens.accept("("):
+        tokens.number()
+        tokens.expect(")")
+
+
+def _parse(tokens: _Tokens) -> IcebergType:
+    kind, raw = tokens.next()
+    if kind != "word":
+        raise ValidationError(f"unknown type {tokens.text!r}: unexpected {raw!r}")
+    word = raw.lower()
+    if word in ("array", "list"):
+        tokens.expect("<")
+        element = _parse(tokens)
+        required = _not_null(tokens)
+        tokens.expect(">")
+        return ListType(element, required)
+    if word == "map":
+        tokens.expect("<")
+        key = _parse(tokens)
+        tokens.expect(",")
+        value = _parse(tokens)
+        required = _not_null(tokens)
+        tokens.expect(">")
+        return MapType(key, value, required)
+    if word == "struct":
+        tokens.expect("<")
+        fields: list[StructField] = []
+        names: set[str] = set()
+        if not tokens.accept(">"):
+            while True:
+                fields.append(_struct_field(tokens, names))
+                if tokens.accept(">"):
+                    break
+                tokens.expect(",")
+        return StructType(tuple(fields))
+    if word in ("decimal", "numeric", "dec", "number"):
+        precision, scale = 10, 0
+        if tokens.accept("("):
+            precision = tokens.number()
+            if tokens.accept(","):
+                scale = tokens.number()
+            tokens.expect(")")
+        if not 1 <= precision <= 38 or not 0 <= scale <= precision:
+            raise ValidationError(f"unknown type {tokens.text!r}: decimal precision must be 1-38 and "
+                                  f"scale 0-precision, got ({precision},{scale})")
+        return DecimalType(precision, scale)
+    if word == "fixed":
+        if tokens.accept("["):
+            length = tokens.number()
+            tokens.expect("]")
+        else:
+            tokens.expect("(")
+            length = tokens.number()
+            tokens.expect(")")
+        if length < 1:
+            raise ValidationError(f"unknown type {tokens.text!r}: fixed length must be positive")
+        return FixedType(length)
+    if word == "double" and tokens.word() == "precision":
+        tokens.next()
+        return PrimitiveType("double")
+    if word in ("character", "char", "nchar") and tokens.word() == "varying":
+        tokens.next()
+    if word in ("timestamp", "time"):
+        # timestamp(3), timestamp with time zone, timestamp without time zone
+        _optional_length(tokens)
+        if tokens.word() in ("with", "without") and tokens.word(1) == "time" and tokens.word(2) == "zone":
+            with_tz = tokens.word() == "with"
+            tokens.i += 3
+            if word == "time":
+                return PrimitiveType("time")
+            return PrimitiveType("timestamptz" if with_tz else "timestamp")
+        return PrimitiveType(word)
+    canonical = _ALIASES.get(word)
+    if canonical is None:
+        raise ValidationError(f"unknown type {tokens.text!r}: {raw!r} is not an Iceberg or SQL type")
+    if canonical in ("string", "binary"):
+        _optional_length(tokens)
+    return PrimitiveType(canonical)
+
+
+def _not_null(tokens: _Tokens) -> bool:
+    if tokens.word() == "not" and tokens.word(1) == "null":
+        tokens.i += 2
+        return True
+    return False
+
+
+def _struct_field(tokens: _Tokens, names: set[str]) -> StructField:
+    kind, raw = tokens.next()
+    if kind == "qid":
+        name = raw[1:-1].replace(raw[0] * 2, raw[0])
+    elif kind in ("word", "num"):
+        name = raw
+    else:
+        raise ValidationError(f"unknown type {tokens.text!r}: expected a field name, found {raw!r}")
+    if not name:
+        raise ValidationError(f"unknown type {tokens.text!r}: a struct field needs a name")
+    if name.lower() in names:
+        raise ValidationError(f"unknown type {tokens.text!r}: duplicate struct field {name!r}")
+    names.add(name.lower())
+    tokens.accept(":")
+    ftype = _parse(tokens)
+    required = _not_null(tokens)
+    comment = None
+    if tokens.word() == "comment":
+        tokens.next()
+        kind, value = tokens.next()
+        if kind != "str":
+            raise ValidationError(f"unknown type {tokens.text!r}: a comment must be a quoted string")
+        comment = re.sub(r"\\(.)|''", lambda m: m.group(1) or "'", value[1:-1])
+    return StructField(name, ftype, required, comment)
+
+
+# --------------------------------------------------------------------------------------------
+# Iceberg schema JSON
+
+
+def to_iceberg_json(t: IcebergType, next_id: Iterator[int]) -> Any:
+    """The Iceberg JSON form of a type, drawing nested field ids from ``next_id``."""
+    if isinstance(t, StructType):
+        ids = [next(next_id) for _ in t.fields]
+        fields = []
+        for fid, f in zip(ids, t.fields):
+            entry: dict[str, Any] = {"id": fid, "name": f.name, "required": f.required,
+                                     "type": to_iceberg_json(f.type, next_id)}
+            if f.comment is not None:
+                entry["doc"] = f.comment
+            fields.append(entry)
+        return {"type": "struct", "fields": fields}
+    if isinstance(t, ListType):
+        element_id = next(next_id)
+        return {"type": "list", "element-id": element_id,
+                "element": to_iceberg_json(t.element, next_id), "element-required": t.element_required}
+    if isinstance(t, MapType):
+        key_id, value_id = next(next_id), next(next_id)
+        return {"type": "map", "key-id": key_id, "key": to_iceberg_json(t.key, next_id),
+                "value-id": value_id, "value": to_iceberg_json(t.value, next_id),
+                "value-required": t.value_required}
+    return str(t)
+
+
+def from_iceberg_json(data: Any) -> IcebergType:
+    """Read an Iceberg JSON type (a string for primitives, an object for nested types).
+
+    Raises:
+        ValidationError: the JSON is not an Iceberg type.
+    """
+    if isinstance(data, str):
+        return parse_type(data)
+    if not isinstance(data, dict):
+        raise ValidationError(f"an Iceberg type must be a string or an object, not {data!r}")
+    kind = data.get("type")
+    try:
+        if kind == "struct":
+            fields = []
+            for f in data["fields"]:
+                fields.append(StructField(str(f["name"]), from_iceberg_json(f["type"]),
+                                          bool(f.get("required", False)), f.get("doc")))
+            return StructType(tuple(fields))
+        if kind == "list":
+            return ListType(from_iceberg_json(data["element"]), bool(data.get("element-required", False)))
+        if kind == "map":
+            return MapType(from_iceberg_json(data["key"]), from_iceberg_json(data["value"]),
+                           bool(data.get("value-required", False)))
+    except (KeyError, TypeError) as e:
+        raise ValidationError(f"malformed Iceberg {kind} type: missing {e}") from e
+    raise ValidationError(f"unknown Iceberg type {data!r}")
