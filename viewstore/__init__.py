@@ -1,0 +1,43 @@
+"""viewstore: an embedded, event-sourced catalog of multi-dialect SQL views.
+
+Quick start::
+
+    from viewstore import ViewStore, Column, SQLRepresentation
+
+    store = ViewStore("views.db", catalog="prod", actor="alice")
+    store.create_view("sales.daily_orders",
+                      columns=[Column("day", "date"), Column("orders", "bigint")],
+                      representations=[SQLRepresentation("spark", "SELECT ...")],
+                      default_namespace="sales")
+"""
+
+from .catalog import DROP_DIALECT_ALLOWED, ViewChange, ViewStore
+from .errors import (ConcurrencyError, CorruptLogError, IcebergMetadataError, NoSuchViewError, NotInstalledError,
+                     ValidationError, ViewAlreadyExistsError, ViewStoreError)
+from .events import Event
+from .model import AuditInfo, Column, SQLRepresentation, VersionLogEntry, View, ViewVersion
+from .types import parse_type
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ViewStore",
+    "ViewChange",
+    "View",
+    "ViewVersion",
+    "VersionLogEntry",
+    "AuditInfo",
+    "Column",
+    "SQLRepresentation",
+    "Event",
+    "parse_type",
+    "DROP_DIALECT_ALLOWED",
+    "ViewStoreError",
+    "NoSuchViewError",
+    "ViewAlreadyExistsError",
+    "ConcurrencyError",
+    "ValidationError",
+    "IcebergMetadataError",
+    "CorruptLogError",
+    "NotInstalledError",
+]

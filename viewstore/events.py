@@ -1,0 +1,192 @@
+"""The immutable events of the log: one frozen model per change, named in the past tense.
+
+Every event carries the envelope — ``position`` (global order, set by the log), ``commit_id``
+(shared by the events of one call), ``view_id`` (the view's UUID: its stream), ``stream_version``
+(1, 2, 3… per view), ``type`` (a stable string), ``identifier`` (the view's name after the event),
+``actor`` and ``occurred_at`` (UTC epoch milliseconds) — plus the fields of its type, which the log
+stores as the JSON ``payload``.
+
+Events that change the current version (created, replaced, representation changes, rolled back)
+carry the new version itself when one was added, the resulting ``current_version_id`` and the
+version-log entry, so that the projections only ever apply facts and never re-decide anything.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, ClassVar, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from .errors import CorruptLogError
+from .model import SecurityMode, VersionLogEntry, ViewVersion, identifier_str
+
+__all__ = [
+    "Event",
+    "ViewCreated",
+    "ViewReplaced",
+    "RepresentationAdded",
+    "RepresentationUpdated",
+    "RepresentationRemoved",
+    "CommentUpdated",
+    "PropertiesSet",
+    "PropertiesRemoved",
+    "ViewRenamed",
+    "ViewRolledBack",
+    "ViewDropped",
+    "ViewImported",
+    "AnyEvent",
+    "EVENT_TYPES",
+    "decode_event",
+]
+
+_EVENT_CONFIG = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+
+class Event(BaseModel):
+    """The envelope every event shares."""
+
+    model_config = _EVENT_CONFIG
+    #: names of the envelope fields (stored as columns, not in the payload)
+    ENVELOPE: ClassVar[tuple[str, ...]] = ("position", "commit_id", "view_id", "stream_version", "type",
+                                           "identifier", "actor", "occurred_at")
+
+    position: int | None = None
+    """Global order in the log; None until the event is stored."""
+    commit_id: str
+    """Shared by all events written by one call."""
+    view_id: str
+    """The view's UUID: the stream this event belongs to."""
+    stream_version: int
+    """1, 2, 3, ... within the view's stream, without gaps."""
+    type: str
+    identifier: tuple[str, ...]
+    """The view's identifier after this event (namespace levels, then the name)."""
+    actor: str
+    occurred_at: int
+    """UTC time in epoch milliseconds."""
+
+    @property
+    def occurred_at_datetime(self) -> dt.datetime:
+        return dt.datetime.fromtimestamp(self.occurred_at / 1000, tz=dt.timezone.utc)
+
+    @property
+    def view(self) -> str:
+        """The identifier as a dotted string."""
+        return identifier_str(self.identifier)
+
+    def payload(self) -> dict[str, Any]:
+        """The type-specific fields, as stored in the log's JSON payload."""
+        return self.model_dump(mode="json", exclude=set(self.ENVELOPE))
+
+
+class _VersionChange(BaseModel):
+    """Fields of events that may move the current version."""
+
+    version: ViewVersion | None = None
+    """The version this event added, if it added one (otherwise an existing id was reused)."""
+    current_version_id: int | None = None
+    """The current version after the event (None: unchanged)."""
+    log_entry: VersionLogEntry | None = None
+    """The version-log entry this event appended, if the current version changed."""
+
+
+class ViewCreated(_VersionChange, Event):
+    type: Literal["view.created"] = "view.created"
+    properties: dict[str, str] = Field(default_factory=dict)
+    security_mode: SecurityMode = "DEFINER"
+
+
+class ViewReplaced(_VersionChange, Event):
+    type: Literal["view.replaced"] = "view.replaced"
+    security_mode: SecurityMode | None = None
+    """The new security mode, when the replace changed it."""
+
+
+class RepresentationAdded(_VersionChange, Event):
+    type: Literal["view.representation_added"] = "view.representation_added"
+    dialect: str
+    sql: str
+
+
+class RepresentationUpdated(_VersionChange, Event):
+    type: Literal["view.representation_updated"] = "view.representation_updated"
+    dialect: str
+    sql: str
+
+
+class RepresentationRemoved(_VersionChange, Event):
+    type: Literal["view.representation_removed"] = "view.representation_removed"
+    dialect: str
+
+
+class CommentUpdated(Event):
+    type: Literal["view.comment_updated"] = "view.comment_updated"
+    comment: str | None
+    """The new comment; None removes it."""
+
+
+class PropertiesSet(Event):
+    type: Literal["view.properties_set"] = "view.properties_set"
+    updates: dict[str, str]
+
+
+class PropertiesRemoved(Event):
+    type: Literal["view.properties_removed"] = "view.properties_removed"
+    removals: tuple[str, ...]
+
+
+class ViewRenamed(Event):
+    type: Literal["view.renamed"] = "view.renamed"
+    from_identifier: tuple[str, ...]
+
+
+class ViewRolledBack(_VersionChange, Event):
+    type: Literal["view.rolled_back"] = "view.rolled_back"
+
+
+class ViewDropped(Event):
+    type: Literal["view.dropped"] = "view.dropped"
+
+
+class ViewImported(Event):
+    """A view brought in from elsewhere (an Iceberg metadata file, a metastore record)."""
+
+    type: Literal["view.imported"] = "view.imported"
+    source: str
+    """Where it came from, e.g. ``iceberg`` or ``hms:trino``."""
+    source_location: str | None = None
+    versions: tuple[ViewVersion, ...]
+    current_version_id: int
+    version_log: tuple[VersionLogEntry, ...]
+    properties: dict[str, str] = Field(default_factory=dict)
+    security_mode: SecurityMode = "DEFINER"
+
+
+AnyEvent = Annotated[
+    Union[ViewCreated, ViewReplaced, RepresentationAdded, RepresentationUpdated, RepresentationRemoved,
+          CommentUpdated, PropertiesSet, PropertiesRemoved, ViewRenamed, ViewRolledBack, ViewDropped,
+          ViewImported],
+    Field(discriminator="type"),
+]
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.model_fields["type"].default: cls
+    for cls in (ViewCreated, ViewReplaced, RepresentationAdded, RepresentationUpdated, RepresentationRemoved,
+                CommentUpdated, PropertiesSet, PropertiesRemoved, ViewRenamed, ViewRolledBack, ViewDropped,
+                ViewImported)
+}
+
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(AnyEvent)
+
+
+def decode_event(envelope: dict[str, Any], payload: dict[str, Any]) -> Event:
+    """Rebuild an event from its stored envelope and payload.
+
+    Raises:
+        CorruptLogError: the type is unknown or the payload does not fit it.
+    """
+    try:
+        return _ADAPTER.validate_python({**payload, **envelope})
+    except ValueError as e:
+        raise CorruptLogError(f"cannot decode event at position {envelope.get('position')}: {e}") from e

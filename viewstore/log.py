@@ -1,0 +1,274 @@
+"""The event store: the SQLite connection, the append-only ``events`` table, and its only writer.
+
+Every write goes through :func:`transaction` (``BEGIN IMMEDIATE`` in WAL mode, busy timeout, errors
+translated in one place) and :meth:`EventLog.append`. Optimistic concurrency rests on the
+``UNIQUE (view_id, stream_version)`` constraint; triggers refuse UPDATE and DELETE on ``events``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from .errors import ConcurrencyError, CorruptLogError, ViewStoreError
+from .events import Event, decode_event
+
+__all__ = ["connect", "transaction", "EventLog", "SCHEMA_VERSION", "EVENT_COLUMNS"]
+
+SCHEMA_VERSION = 1
+
+EVENT_COLUMNS = ("position", "commit_id", "view_id", "stream_version", "type", "identifier", "actor",
+                 "occurred_at", "payload")
+
+_LOG_DDL = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    commit_id TEXT NOT NULL,
+    view_id TEXT NOT NULL,
+    stream_version INTEGER NOT NULL CHECK (stream_version >= 1),
+    type TEXT NOT NULL,
+    identifier TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    occurred_at INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    UNIQUE (view_id, stream_version)
+);
+CREATE INDEX IF NOT EXISTS events_by_actor ON events (actor, occurred_at);
+CREATE INDEX IF NOT EXISTS events_by_time ON events (occurred_at);
+CREATE INDEX IF NOT EXISTS events_by_identifier ON events (identifier);
+CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'the event log is append-only: events cannot be updated'); END;
+CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'the event log is append-only: events cannot be deleted'); END;
+"""
+
+_INSERT = ("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, payload) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+
+#: how long one write waits for another process's write lock before giving up
+BUSY_TIMEOUT_MS = 10_000
+
+
+def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = "") -> sqlite3.Connection:
+    """Open (creating if missing) a store database: WAL, busy timeout, the log schema.
+
+    Args:
+        path: the SQLite file.
+        durability: ``"normal"`` (WAL + synchronous=NORMAL: survives a process crash) or ``"full"``
+            (synchronous=FULL: also survives an OS crash or power loss).
+        extra_ddl: the projection schema, created in the same step.
+    """
+    if durability not in ("normal", "full"):
+        raise ViewStoreError(f"durability must be 'normal' or 'full', not {durability!r}")
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
+                           timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode != "wal":
+            _retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL"))
+        conn.execute(f"PRAGMA synchronous = {durability.upper()}")
+        conn.execute("PRAGMA temp_store = MEMORY")
+        conn.execute("PRAGMA cache_size = -16000")
+        with transaction(conn):
+            for statement in _split(_LOG_DDL + extra_ddl):
+                conn.execute(statement)
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif int(row[0]) > SCHEMA_VERSION:
+                raise CorruptLogError(f"{path} was written by a newer viewstore (schema {row[0]}); "
+                                      f"this one reads schema {SCHEMA_VERSION}")
+    except sqlite3.DatabaseError as e:
+        conn.close()
+        raise ViewStoreError(f"cannot open {path} as a viewstore database: {e}") from e
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _split(script: str) -> list[str]:
+    """Split DDL into statements (triggers contain ';' inside BEGIN ... END)."""
+    statements, current = [], ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            if current.strip():
+                statements.append(current.strip())
+            current = ""
+    if current.strip():
+        statements.append(current.strip())
+    return statements
+
+
+def _is_busy(error: sqlite3.OperationalError) -> bool:
+    text = str(error).lower()
+    return "locked" in text or "busy" in text
+
+
+def _retry_busy(fn: Any, attempts: int = 50) -> Any:
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except sqlite3.OperationalError as e:
+            if not _is_busy(e) or attempt == attempts - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction: ``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any error.
+
+    A database that stays locked past the busy timeout (and a short bounded retry) raises
+    :class:`ConcurrencyError`, never a raw ``sqlite3.OperationalError``.
+    """
+    try:
+        _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"), attempts=3)
+    except sqlite3.OperationalError as e:
+        if _is_busy(e):
+            raise ConcurrencyError(f"the database stayed locked for {BUSY_TIMEOUT_MS * 3 // 1000} s: {e}") from e
+        raise ViewStoreError(f"cannot start a transaction: {e}") from e
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException as error:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if isinstance(error, sqlite3.IntegrityError) and "events.view_id" in str(error):
+            raise ConcurrencyError(f"another writer appended to the view first: {error}") from error
+        if isinstance(error, sqlite3.OperationalError) and _is_busy(error):
+            raise ConcurrencyError(f"the database was busy: {error}") from error
+        if isinstance(error, sqlite3.Error):
+            raise ViewStoreError(f"the database refused the write: {error}") from error
+        raise
+
+
+def _dumps(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+
+
+def _row_to_event(row: Sequence[Any]) -> Event:
+    position, commit_id, view_id, stream_version, type_, identifier, actor, occurred_at, payload = row
+    try:
+        data = json.loads(payload)
+    except ValueError as e:
+        raise CorruptLogError(f"event at position {position} has a payload that is not JSON") from e
+    envelope = {"position": position, "commit_id": commit_id, "view_id": view_id,
+                "stream_version": stream_version, "type": type_, "identifier": tuple(identifier.split(".")),
+                "actor": actor, "occurred_at": occurred_at}
+    return decode_event(envelope, data)
+
+
+class EventLog:
+    """Reads and appends the ``events`` table of one connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def append(self, events: Sequence[Event]) -> list[tuple[Event, dict[str, Any]]]:
+        """Insert events inside the caller's transaction; returns each with its position and payload.
+
+        Raises:
+            sqlite3.IntegrityError: a stream version is taken (translated by :func:`transaction`).
+        """
+        stored = []
+        execute = self.conn.execute
+        for event in events:
+            payload = event.payload()
+            cursor = execute(_INSERT, (event.commit_id, event.view_id, event.stream_version, event.type,
+                                       ".".join(event.identifier), event.actor, event.occurred_at,
+                                       _dumps(payload)))
+            stored.append((event.model_copy(update={"position": cursor.lastrowid}), payload))
+        return stored
+
+    def stream_rows(self, view_id: str, *, until_ms: int | None = None,
+                    after_version: int = 0) -> list[tuple[Any, ...]]:
+        """Raw rows of one stream in stream order (optionally up to a time, after a version)."""
+        sql = f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE view_id = ? AND stream_version > ?"
+        params: list[Any] = [view_id, after_version]
+        if until_ms is not None:
+            sql += " AND occurred_at <= ?"
+            params.append(until_ms)
+        return self.conn.execute(sql + " ORDER BY stream_version", params).fetchall()
+
+    def stream(self, view_id: str) -> list[Event]:
+        return [_row_to_event(r) for r in self.stream_rows(view_id)]
+
+    def last_occurred_at(self, view_id: str) -> int | None:
+        row = self.conn.execute("SELECT max(occurred_at) FROM events WHERE view_id = ?", (view_id,)).fetchone()
+        return row[0]
+
+    def view_ids_named(self, identifier: str, *, until_ms: int | None = None) -> list[str]:
+        """Streams that carried this identifier at some event (up to a time), newest first."""
+        sql = "SELECT view_id, max(position) AS p FROM events WHERE identifier = ?"
+        params: list[Any] = [identifier]
+        if until_ms is not None:
+            sql += " AND occurred_at <= ?"
+            params.append(until_ms)
+        return [r[0] for r in self.conn.execute(sql + " GROUP BY view_id ORDER BY p DESC", params)]
+
+    def query(self, *, view_ids: Iterable[str] | None = None, actor: str | None = None,
+              since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,
+              limit: int | None = None) -> list[Event]:
+        """Events matching every filter given, in log order."""
+        where, params = [], []  # type: ignore[var-annotated]
+        if view_ids is not None:
+            ids = list(view_ids)
+            if not ids:
+                return []
+            where.append(f"view_id IN ({', '.join('?' * len(ids))})")
+            params.extend(ids)
+        if actor is not None:
+            where.append("actor = ?")
+            params.append(actor)
+        if since is not None:
+            where.append("occurred_at >= ?")
+            params.append(since)
+        if until is not None:
+            where.append("occurred_at <= ?")
+            params.append(until)
+        if types is not None:
+            kinds = list(types)
+            where.append(f"type IN ({', '.join('?' * len(kinds))})")
+            params.extend(kinds)
+        sql = f"SELECT {', '.join(EVENT_COLUMNS)} FROM events"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY position"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_row_to_event(r) for r in self.conn.execute(sql, params)]
+
+    def iter_rows(self, batch: int = 10_000) -> Iterator[list[tuple[Any, ...]]]:
+        """Every event row in log order, in batches (for rebuild)."""
+        cursor = self.conn.execute(f"SELECT {', '.join(EVENT_COLUMNS)} FROM events ORDER BY position")
+        while True:
+            rows = cursor.fetchmany(batch)
+            if not rows:
+                return
+            yield rows
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM events").fetchone()[0]
+
+    def max_position(self) -> int:
+        return self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
+
+    def data_version(self) -> int:
+        """SQLite's counter of commits made by other connections (for cache invalidation)."""
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
+
+def row_to_event(row: Sequence[Any]) -> Event:
+    """Decode one raw row of ``events`` (columns as in :data:`EVENT_COLUMNS`)."""
+    return _row_to_event(row)

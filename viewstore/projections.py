@@ -1,0 +1,400 @@
+"""Projections: the current state of every view, folded from the log.
+
+The schema is declared once with SQLModel (``ViewRow``, ``VersionRow``, ``VersionLogRow``,
+``SnapshotRow``, ``ProjectionRow``) and created from those declarations. The fold (:func:`apply`)
+works on the stored event rows and their JSON payloads, so the live path (one commit) and
+:meth:`Projections.rebuild` (the whole log) run the very same code and must give the same tables.
+
+Tables:
+    views             one row per view ever created: identifier, live flag, current version id,
+                      properties, security mode, audit fields, stream version
+    view_versions     every version of every view (immutable rows)
+    view_version_log  every change of the current version, in order
+    view_snapshots    the folded state every ``SNAPSHOT_EVERY`` events of a stream (for ``as_of``)
+    projection        how far the projections have applied the log
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional, Sequence
+
+from sqlalchemy import Index, text
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.schema import CreateIndex, CreateTable
+from sqlmodel import Field, SQLModel
+
+from .errors import CorruptLogError
+from .model import (AuditInfo, Column, SQLRepresentation, VersionLogEntry, View, ViewVersion)
+from .types import parse_type
+
+__all__ = ["Projections", "ViewState", "apply", "DDL", "SNAPSHOT_EVERY", "state_to_view"]
+
+#: a snapshot of a stream's state is kept every this many events, so ``as_of`` folds at most this many
+SNAPSHOT_EVERY = 100
+
+
+class ViewRow(SQLModel, table=True):
+    __tablename__ = "views"
+    __table_args__ = (
+        Index("views_live_name", "namespace", "name", unique=True, sqlite_where=text("live = 1")),
+        Index("views_by_namespace", "live", "namespace", "name"),
+        Index("views_by_name", "namespace", "name"),
+    )
+    view_id: str = Field(primary_key=True)
+    namespace: str
+    name: str
+    live: int
+    stream_version: int
+    current_version_id: int
+    properties: str
+    security_mode: str
+    creator: str
+    created_at: int
+    modifier: str
+    modified_at: int
+    last_position: int
+
+
+class VersionRow(SQLModel, table=True):
+    __tablename__ = "view_versions"
+    view_id: str = Field(primary_key=True)
+    version_id: int = Field(primary_key=True)
+    timestamp_ms: int
+    schema_id: int
+    columns: str
+    representations: str
+    default_catalog: Optional[str] = None
+    default_namespace: str
+    summary: str
+
+
+class VersionLogRow(SQLModel, table=True):
+    __tablename__ = "view_version_log"
+    view_id: str = Field(primary_key=True)
+    seq: int = Field(primary_key=True)
+    timestamp_ms: int
+    version_id: int
+
+
+class SnapshotRow(SQLModel, table=True):
+    __tablename__ = "view_snapshots"
+    view_id: str = Field(primary_key=True)
+    stream_version: int = Field(primary_key=True)
+    occurred_at: int
+    state: str
+
+
+class ProjectionRow(SQLModel, table=True):
+    __tablename__ = "projection"
+    name: str = Field(primary_key=True)
+    position: int
+
+
+PROJECTION_TABLES = ("views", "view_versions", "view_version_log", "view_snapshots", "projection")
+
+
+def _ddl() -> str:
+    dialect = sqlite_dialect.dialect()
+    statements = []
+    for model in (ViewRow, VersionRow, VersionLogRow, SnapshotRow, ProjectionRow):
+        table = model.__table__  # type: ignore[attr-defined]
+        create = str(CreateTable(table, if_not_exists=True).compile(dialect=dialect)).strip()
+        statements.append(create + ";")
+        for index in sorted(table.indexes, key=lambda i: i.name):
+            statements.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=dialect)).strip() + ";")
+    return "\n".join(statements) + "\n"
+
+
+#: the projection schema, as SQL, created by :func:`viewstore.log.connect`
+DDL = _ddl()
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(slots=True)
+class ViewState:
+    """The mutable working state of one view while events are folded into it."""
+
+    view_id: str
+    namespace: str
+    name: str
+    live: bool
+    stream_version: int
+    current_version_id: int
+    properties: dict[str, str]
+    security_mode: str
+    creator: str
+    created_at: int
+    modifier: str
+    modified_at: int
+    last_position: int
+    versions: dict[int, dict[str, Any]] = field(default_factory=dict)
+    version_log: list[tuple[int, int]] = field(default_factory=list)
+    # what the writer still has to store
+    new_versions: list[int] = field(default_factory=list)
+    log_saved: int = 0
+    snapshots: list[tuple[int, int, str]] = field(default_factory=list)
+
+    @property
+    def identifier(self) -> tuple[str, ...]:
+        return (*self.namespace.split("."), self.name)
+
+    def to_json(self) -> str:
+        return _dumps({
+            "view_id": self.view_id, "namespace": self.namespace, "name": self.name, "live": self.live,
+            "stream_version": self.stream_version, "current_version_id": self.current_version_id,
+            "properties": self.properties, "security_mode": self.security_mode, "creator": self.creator,
+            "created_at": self.created_at, "modifier": self.modifier, "modified_at": self.modified_at,
+            "last_position": self.last_position, "versions": list(self.versions.values()),
+            "version_log": self.version_log,
+        })
+
+    @classmethod
+    def from_json(cls, data: str) -> "ViewState":
+        d = json.loads(data)
+        versions = {v["version_id"]: v for v in d.pop("versions")}
+        log = [tuple(e) for e in d.pop("version_log")]
+        return cls(**d, versions=versions, version_log=log)  # type: ignore[arg-type]
+
+    def copy(self) -> "ViewState":
+        return ViewState(self.view_id, self.namespace, self.name, self.live, self.stream_version,
+                         self.current_version_id, dict(self.properties), self.security_mode, self.creator,
+                         self.created_at, self.modifier, self.modified_at, self.last_position,
+                         dict(self.versions), list(self.version_log), [], len(self.version_log), [])
+
+
+def _split_identifier(identifier: str) -> tuple[str, str]:
+    namespace, _, name = identifier.rpartition(".")
+    return namespace, name
+
+
+def _version_change(state: ViewState, payload: dict[str, Any]) -> None:
+    version = payload.get("version")
+    if version is not None:
+        vid = version["version_id"]
+        if vid not in state.versions:
+            state.new_versions.append(vid)
+        state.versions[vid] = version
+    current = payload.get("current_version_id")
+    if current is not None:
+        state.current_version_id = current
+    entry = payload.get("log_entry")
+    if entry is not None:
+        state.version_log.append((entry["timestamp_ms"], entry["version_id"]))
+
+
+def apply(state: ViewState | None, row: Sequence[Any], payload: dict[str, Any]) -> ViewState:
+    """Fold one stored event (a row of ``events`` and its decoded payload) into a view's state.
+
+    Raises:
+        CorruptLogError: the event does not fit the state (an event before ``created``, a gap).
+    """
+    position, _commit, view_id, stream_version, kind, identifier, actor, occurred_at = row[:8]
+    namespace, name = _split_identifier(identifier)
+    if kind in ("view.created", "view.imported"):
+        if state is not None:
+            raise CorruptLogError(f"{kind} at position {position} for a view that already exists")
+        state = ViewState(view_id, namespace, name, True, 0, 0, dict(payload.get("properties") or {}),
+                          payload.get("security_mode") or "DEFINER", actor, occurred_at, actor, occurred_at,
+                          position)
+        if kind == "view.imported":
+            for version in payload["versions"]:
+                state.versions[version["version_id"]] = version
+                state.new_versions.append(version["version_id"])
+            state.version_log.extend((e["timestamp_ms"], e["version_id"]) for e in payload["version_log"])
+            state.current_version_id = payload["current_version_id"]
+        else:
+            _version_change(state, payload)
+    else:
+        if state is None:
+            raise CorruptLogError(f"{kind} at position {position} for view {view_id}, which was never created")
+        if kind == "view.comment_updated":
+            comment = payload["comment"]
+            if comment is None:
+                state.properties.pop("comment", None)
+            else:
+                state.properties["comment"] = comment
+        elif kind == "view.properties_set":
+            state.properties.update(payload["updates"])
+        elif kind == "view.properties_removed":
+            for key in payload["removals"]:
+                state.properties.pop(key, None)
+        elif kind == "view.dropped":
+            state.live = False
+        elif kind == "view.renamed":
+            pass  # the identifier below carries the new name
+        else:
+            if kind == "view.replaced" and payload.get("security_mode"):
+                state.security_mode = payload["security_mode"]
+            _version_change(state, payload)
+    if stream_version != state.stream_version + 1:
+        raise CorruptLogError(f"view {view_id}: stream version {stream_version} follows {state.stream_version}")
+    state.stream_version = stream_version
+    state.namespace, state.name = namespace, name
+    state.modifier, state.modified_at = actor, occurred_at
+    state.last_position = position
+    if stream_version % SNAPSHOT_EVERY == 0:
+        state.snapshots.append((stream_version, occurred_at, state.to_json()))
+    return state
+
+
+def _columns(data: list[dict[str, Any]]) -> tuple[Column, ...]:
+    return tuple(Column.model_construct(name=c["name"], type=parse_type(c["type"]), comment=c.get("comment"),
+                                        nullable=c.get("nullable", True)) for c in data)
+
+
+def _version_model(view_id: str, v: dict[str, Any], cache: dict[tuple[str, int], ViewVersion] | None) -> ViewVersion:
+    """The model of a stored version; versions are immutable, so models are cached per (view, id)."""
+    key = (view_id, v["version_id"])
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None and hit.timestamp_ms == v["timestamp_ms"]:
+            return hit
+    model = ViewVersion.model_construct(
+        version_id=v["version_id"], timestamp_ms=v["timestamp_ms"], schema_id=v["schema_id"],
+        columns=_columns(v["columns"]),
+        representations=tuple(SQLRepresentation.model_construct(dialect=r["dialect"], sql=r["sql"])
+                              for r in v["representations"]),
+        default_catalog=v.get("default_catalog"), default_namespace=tuple(v.get("default_namespace") or ()),
+        summary=dict(v.get("summary") or {}))
+    if cache is not None:
+        if len(cache) > 100_000:
+            cache.clear()
+        cache[key] = model
+    return model
+
+
+def state_to_view(state: ViewState, cache: dict[tuple[str, int], ViewVersion] | None = None) -> View:
+    """The public, immutable View of a folded state."""
+    return View.model_construct(
+        identifier=state.identifier, uuid=state.view_id, properties=dict(state.properties),
+        security_mode=state.security_mode, current_version_id=state.current_version_id,
+        versions=tuple(_version_model(state.view_id, state.versions[k], cache) for k in sorted(state.versions)),
+        version_log=tuple(VersionLogEntry.model_construct(timestamp_ms=t, version_id=v)
+                          for t, v in state.version_log),
+        audit=AuditInfo.model_construct(creator=state.creator, create_time_ms=state.created_at,
+                                        last_modifier=state.modifier, last_modified_time_ms=state.modified_at),
+        stream_version=state.stream_version)
+
+
+_STATE_COLUMNS = ("view_id", "namespace", "name", "live", "stream_version", "current_version_id", "properties",
+                  "security_mode", "creator", "created_at", "modifier", "modified_at", "last_position")
+_UPSERT_VIEW = (f"INSERT OR REPLACE INTO views ({', '.join(_STATE_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_STATE_COLUMNS))})")
+_INSERT_VERSION = ("INSERT OR REPLACE INTO view_versions (view_id, version_id, timestamp_ms, schema_id, columns, "
+                   "representations, default_catalog, default_namespace, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_INSERT_LOG = "INSERT INTO view_version_log (view_id, seq, timestamp_ms, version_id) VALUES (?, ?, ?, ?)"
+_INSERT_SNAPSHOT = "INSERT OR REPLACE INTO view_snapshots (view_id, stream_version, occurred_at, state) VALUES (?, ?, ?, ?)"
+_SET_POSITION = "INSERT OR REPLACE INTO projection (name, position) VALUES ('views', ?)"
+_SELECT_STATE = f"SELECT {', '.join(_STATE_COLUMNS)} FROM views"
+
+
+class Projections:
+    """Reads and writes the projection tables of one connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def save(self, states: Iterable[ViewState], position: int) -> None:
+        """Store what the fold changed, inside the caller's transaction."""
+        view_rows, version_rows, log_rows, snapshot_rows = [], [], [], []
+        for s in states:
+            view_rows.append((s.view_id, s.namespace, s.name, int(s.live), s.stream_version, s.current_version_id,
+                              _dumps(s.properties), s.security_mode, s.creator, s.created_at, s.modifier,
+                              s.modified_at, s.last_position))
+            for vid in s.new_versions:
+                v = s.versions[vid]
+                version_rows.append((s.view_id, vid, v["timestamp_ms"], v["schema_id"], _dumps(v["columns"]),
+                                     _dumps(v["representations"]), v.get("default_catalog"),
+                                     _dumps(v.get("default_namespace") or []), _dumps(v.get("summary") or {})))
+            for seq in range(s.log_saved, len(s.version_log)):
+                ts, vid = s.version_log[seq]
+                log_rows.append((s.view_id, seq + 1, ts, vid))
+            snapshot_rows.extend((s.view_id, sv, at, data) for sv, at, data in s.snapshots)
+            s.new_versions, s.log_saved, s.snapshots = [], len(s.version_log), []
+        conn = self.conn
+        if view_rows:
+            conn.executemany(_UPSERT_VIEW, view_rows)
+        if version_rows:
+            conn.executemany(_INSERT_VERSION, version_rows)
+        if log_rows:
+            conn.executemany(_INSERT_LOG, log_rows)
+        if snapshot_rows:
+            conn.executemany(_INSERT_SNAPSHOT, snapshot_rows)
+        conn.execute(_SET_POSITION, (position,))
+
+    def clear(self) -> None:
+        for table in PROJECTION_TABLES:
+            self.conn.execute(f"DELETE FROM {table}")
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def position(self) -> int:
+        row = self.conn.execute("SELECT position FROM projection WHERE name = 'views'").fetchone()
+        return row[0] if row else 0
+
+    def live_view_id(self, namespace: str, name: str) -> str | None:
+        row = self.conn.execute("SELECT view_id FROM views WHERE namespace = ? AND name = ? AND live = 1",
+                                (namespace, name)).fetchone()
+        return row[0] if row else None
+
+    def latest_view_id(self, namespace: str, name: str) -> str | None:
+        """The live view of that name, else the one of that name dropped last."""
+        row = self.conn.execute("SELECT view_id FROM views WHERE namespace = ? AND name = ? "
+                                "ORDER BY live DESC, last_position DESC LIMIT 1", (namespace, name)).fetchone()
+        return row[0] if row else None
+
+    def load(self, view_id: str) -> ViewState | None:
+        conn = self.conn
+        row = conn.execute(_SELECT_STATE + " WHERE view_id = ?", (view_id,)).fetchone()
+        if row is None:
+            return None
+        (vid, namespace, name, live, stream_version, current, properties, security, creator, created_at,
+         modifier, modified_at, last_position) = row
+        state = ViewState(vid, namespace, name, bool(live), stream_version, current, json.loads(properties),
+                          security, creator, created_at, modifier, modified_at, last_position)
+        for (version_id, ts, schema_id, columns, reps, catalog, namespace_json, summary) in conn.execute(
+                "SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
+                "default_namespace, summary FROM view_versions WHERE view_id = ?", (view_id,)):
+            state.versions[version_id] = {
+                "version_id": version_id, "timestamp_ms": ts, "schema_id": schema_id,
+                "columns": json.loads(columns), "representations": json.loads(reps),
+                "default_catalog": catalog, "default_namespace": json.loads(namespace_json),
+                "summary": json.loads(summary)}
+        state.version_log = [(ts, v) for ts, v in conn.execute(
+            "SELECT timestamp_ms, version_id FROM view_version_log WHERE view_id = ? ORDER BY seq", (view_id,))]
+        state.log_saved = len(state.version_log)
+        return state
+
+    def snapshot_before(self, view_id: str, until_ms: int) -> ViewState | None:
+        row = self.conn.execute("SELECT state FROM view_snapshots WHERE view_id = ? AND occurred_at <= ? "
+                                "ORDER BY stream_version DESC LIMIT 1", (view_id, until_ms)).fetchone()
+        if row is None:
+            return None
+        state = ViewState.from_json(row[0])
+        state.log_saved = len(state.version_log)
+        return state
+
+    def live_identifiers(self, namespace: str | None = None) -> list[tuple[str, ...]]:
+        if namespace is None:
+            rows = self.conn.execute("SELECT namespace, name FROM views WHERE live = 1 ORDER BY namespace, name")
+        else:
+            rows = self.conn.execute(
+                "SELECT namespace, name FROM views WHERE live = 1 AND namespace = ? ORDER BY name", (namespace,))
+        return [(*ns.split("."), name) for ns, name in rows]
+
+    def namespaces(self) -> list[tuple[str, ...]]:
+        return [tuple(r[0].split(".")) for r in
+                self.conn.execute("SELECT DISTINCT namespace FROM views WHERE live = 1 ORDER BY namespace")]
+
+    def dump(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every projection row, sorted: what :meth:`ViewStore.rebuild` must reproduce."""
+        return {table: sorted(self.conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+                for table in PROJECTION_TABLES}

@@ -1,0 +1,35 @@
+"""Blinker signals for audit sinks and event hooks.
+
+The sender is always the :class:`~viewstore.catalog.ViewStore`; the events go in keyword arguments.
+
+``before_commit(store, events=[...])``
+    Sent inside the write transaction, after the events are decided and before they are written.
+    A receiver may veto the change by raising: nothing is written and the caller gets the error
+    (wrapped in :class:`~viewstore.errors.ViewStoreError` unless it already is one).
+``committed(store, events=[...])``
+    Sent after a successful commit, with the stored events (positions set). Exceptions raised by
+    receivers propagate to the caller, but the commit stands.
+``commit_failed(store, events=[...], error=exc)``
+    Sent when a write fails after its events were decided (a veto, a lost race, a database error).
+
+Example::
+
+    from viewstore import signals
+
+    @signals.committed.connect
+    def audit(store, events):
+        for e in events:
+            print(e.position, e.actor, e.type, e.view)
+"""
+
+from __future__ import annotations
+
+from blinker import Namespace
+
+__all__ = ["before_commit", "committed", "commit_failed"]
+
+_signals = Namespace()
+
+before_commit = _signals.signal("viewstore.before-commit", doc="Sent before events are written; raise to veto.")
+committed = _signals.signal("viewstore.committed", doc="Sent after events were committed.")
+commit_failed = _signals.signal("viewstore.commit-failed", doc="Sent when a write failed.")
