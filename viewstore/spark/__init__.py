@@ -1,0 +1,52 @@
+"""viewstore in PySpark drivers (classic PySpark, py4j): ``pip install 'viewstore[spark]'``.
+
+The names below are imported lazily, so ``import viewstore.spark`` works without pyspark and a
+missing pyspark surfaces as :class:`~viewstore.errors.NotInstalledError` on first use.
+
+Modules:
+    session         register_views, create_view, sql, events_dataframe, check_views
+    types           Spark <-> Iceberg type mapping
+    metastore       reading raw Hive-metastore records through a Hive-enabled session
+    catalog_plugin  attach(): viewstore as a Spark 4 ViewCatalog (Spark SQL view DDL on the store)
+    demo            the end-to-end demo pipeline behind ``viewstore demo``
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ..errors import NotInstalledError
+
+_EXPORTS = {
+    "register_views": "session",
+    "create_view": "session",
+    "sql": "session",
+    "events_dataframe": "session",
+    "check_views": "session",
+    "RegisterReport": "session",
+    "DriftReport": "session",
+    "spark_to_iceberg": "types",
+    "iceberg_to_spark": "types",
+    "read_metastore_table": "metastore",
+    "import_metastore_views": "metastore",
+    "attach": "catalog_plugin",
+    "detach": "catalog_plugin",
+    "run_demo": "demo",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'viewstore.spark' has no attribute {name!r}")
+    try:
+        mod = importlib.import_module(f".{module}", __name__)
+    except ImportError as e:
+        if (e.name or "").split(".")[0] in ("pyspark", "py4j", "pyarrow"):
+            raise NotInstalledError(
+                f"viewstore.spark.{name} needs pyspark and pyarrow: pip install 'viewstore[spark]' ({e})") from e
+        raise
+    return getattr(mod, name)
