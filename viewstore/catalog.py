@@ -565,11 +565,14 @@ class ViewStore:
     def replace_view(self, identifier: str | tuple[str, ...], *, columns: Sequence[Any], representations: Any,
                      default_namespace: Any, default_catalog: str | None = None, comment: str | None = None,
                      properties: dict[str, str] | None = None, security_mode: str = "DEFINER",
-                     summary: dict[str, str] | None = None, expected_version: int | None = None) -> View:
+                     summary: dict[str, str] | None = None, expected_version: int | None = None,
+                     replace_properties: bool = False) -> View:
         """CREATE OR REPLACE: create the view, or make this definition its current version.
 
         An identical existing version is reused; replacing with the current definition adds nothing.
         Given properties are merged into the view's (Iceberg's rule); a given comment replaces the old.
+        With ``replace_properties=True`` the given properties and comment become the view's whole
+        property map instead (SQL's CREATE OR REPLACE): others are removed.
         A replace may not drop a dialect of the current version unless the view property
         ``replace.drop-dialect.allowed`` is ``true``.
 
@@ -592,7 +595,7 @@ class ViewStore:
                 self._add_create(plan, d)
                 return plan
             plan = self._plan_for(ident, expected_version)
-            new_props = {**state.properties, **d["properties"]}
+            new_props = d["properties"] if replace_properties else {**state.properties, **d["properties"]}
             current = state.versions[state.current_version_id]
             new_dialects = {r.dialect.lower() for r in d["representations"]}
             lost = sorted({r["dialect"].lower() for r in current["representations"]} - new_dialects)
@@ -607,6 +610,12 @@ class ViewStore:
                 fields = change or {}
                 plan.add(ViewReplaced, **fields, security_mode=security)
             self._add_property_events(plan, state.properties, d["properties"])
+            if replace_properties:
+                if "comment" in state.properties and "comment" not in d["properties"]:
+                    plan.add(CommentUpdated, comment=None)
+                removals = tuple(sorted(k for k in state.properties if k != "comment" and k not in d["properties"]))
+                if removals:
+                    plan.add(PropertiesRemoved, removals=removals)
             return plan
 
         return self._result(ident, self._write(decide))

@@ -1,0 +1,516 @@
+"""The ``viewstore`` command line: a thin layer over :class:`~viewstore.catalog.ViewStore`.
+
+Each command opens the store, calls one API method and prints the result: rich tables for
+people, ``--json`` for scripts. A :class:`~viewstore.errors.ViewStoreError` becomes a one-line
+message on stderr and exit code 1, never a traceback.
+
+Commands that need optional parts (``spark``, ``demo``, ``hms``) live beside those parts and are
+loaded only when called.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from .catalog import ViewChange, ViewStore, _os_user
+from .errors import ViewStoreError
+from .events import Event
+from .model import Column, SQLRepresentation, View, identifier_str
+
+__all__ = ["main", "CliContext"]
+
+#: commands defined in optional modules: name -> "module:attribute"
+_LAZY_COMMANDS = {
+    "spark": "viewstore.spark.cli:spark",
+    "demo": "viewstore.spark.cli:demo",
+    "hms": "viewstore.formats.cli:hms",
+}
+
+
+class CliContext:
+    """What every command gets as ``ctx.obj``: where the store is and who is acting."""
+
+    def __init__(self, db: str | None, actor: str | None, catalog: str | None) -> None:
+        self.db_explicit = db is not None or bool(os.environ.get("VIEWSTORE_DB"))
+        self.db = db or os.environ.get("VIEWSTORE_DB") or "viewstore.db"
+        self.actor = actor or os.environ.get("VIEWSTORE_ACTOR") or _os_user()
+        self.catalog = catalog
+        self.console = Console()
+        self.err = Console(stderr=True)
+        self._store: ViewStore | None = None
+
+    def store(self) -> ViewStore:
+        if self._store is None:
+            self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+class _Group(click.Group):
+    """The main group: lazy optional commands, and ViewStoreError as a one-line message."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *_LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in _LAZY_COMMANDS:
+            module, _, attr = _LAZY_COMMANDS[name].partition(":")
+            try:
+                return getattr(importlib.import_module(module), attr)
+            except ImportError as e:
+                return _unavailable(name, e)
+        return super().get_command(ctx, name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ViewStoreError as e:
+            click.echo(f"error: {e}", err=True)
+            ctx.exit(1)
+
+
+def _unavailable(name: str, error: ImportError) -> click.Command:
+    @click.command(name, help=f"(unavailable: {error})", context_settings={"ignore_unknown_options": True})
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def command(args: Any) -> None:
+        click.echo(f"error: 'viewstore {name}' needs an optional dependency: {error}. "
+                   f"Install it with: pip install 'viewstore[spark]'", err=True)
+        sys.exit(1)
+
+    return command
+
+
+@click.group(cls=_Group)
+@click.option("--db", envvar="VIEWSTORE_DB", help="The store's SQLite file [env VIEWSTORE_DB; default ./viewstore.db].")
+@click.option("--actor", envvar="VIEWSTORE_ACTOR", help="Who makes the changes [env VIEWSTORE_ACTOR; default: OS user].")
+@click.option("--catalog", help="Catalog name used as default catalog of new views.")
+@click.version_option(package_name="viewstore")
+@click.pass_context
+def main(ctx: click.Context, db: str | None, actor: str | None, catalog: str | None) -> None:
+    """viewstore: an embedded, event-sourced catalog of multi-dialect SQL views.
+
+    Example:
+
+        viewstore --db views.db create sales.daily --dialect spark --sql "SELECT 1 AS x" --column x:int
+    """
+    obj = CliContext(db, actor, catalog)
+    ctx.obj = obj
+    ctx.call_on_close(obj.close)
+
+
+pass_cli = click.make_pass_decorator(CliContext)
+
+
+# -- output helpers ----------------------------------------------------------------------------
+
+
+def _ms(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def view_to_json(view: View) -> dict[str, Any]:
+    """The JSON form of a view printed by ``show --json``."""
+    data = view.model_dump(mode="json")
+    data["identifier"] = identifier_str(view.identifier)
+    data["comment"] = view.comment
+    data["columns"] = [c.model_dump(mode="json") for c in view.columns]
+    data["representations"] = [r.model_dump(mode="json") for r in view.representations]
+    data["default_catalog"] = view.default_catalog
+    data["default_namespace"] = list(view.default_namespace)
+    return data
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    return {"position": event.position, "commit_id": event.commit_id, "view": event.view,
+            "view_id": event.view_id, "stream_version": event.stream_version, "type": event.type,
+            "actor": event.actor, "occurred_at": _ms(event.occurred_at), "occurred_at_ms": event.occurred_at,
+            "payload": event.payload()}
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _print_view(cli: CliContext, view: View) -> None:
+    c = cli.console
+    c.print(f"[bold]{identifier_str(view.identifier)}[/bold]  uuid {view.uuid}")
+    if view.comment:
+        c.print(f"comment: {view.comment}")
+    c.print(f"current version: {view.current_version_id} of {len(view.versions)}   "
+            f"default: {view.default_catalog or '-'}.{'.'.join(view.default_namespace) or '-'}   "
+            f"security: {view.security_mode}   stream version: {view.stream_version}")
+    c.print(f"created by {view.audit.creator} at {_ms(view.audit.create_time_ms)}; "
+            f"last changed by {view.audit.last_modifier} at {_ms(view.audit.last_modified_time_ms)}")
+    cols = Table("column", "type", "nullable", "comment", title="columns", title_justify="left")
+    for col in view.columns:
+        cols.add_row(col.name, str(col.type), "yes" if col.nullable else "no", col.comment or "")
+    c.print(cols)
+    reps = Table("dialect", "sql", title="representations", title_justify="left")
+    for rep in view.representations:
+        reps.add_row(rep.dialect, rep.sql)
+    c.print(reps)
+    props = {k: v for k, v in view.properties.items() if k != "comment"}
+    if props:
+        table = Table("property", "value", title="properties", title_justify="left")
+        for k, v in sorted(props.items()):
+            table.add_row(k, v)
+        c.print(table)
+
+
+def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
+    table = Table("pos", "time (UTC)", "actor", "view", "v", "type", "details", title=title, title_justify="left")
+    for e in events:
+        table.add_row(str(e.position), _ms(e.occurred_at), e.actor, e.view, str(e.stream_version), e.type,
+                      _details(e))
+    cli.console.print(table)
+
+
+def _details(event: Event) -> str:
+    payload = event.payload()
+    parts = []
+    for key in ("dialect", "comment", "updates", "removals", "from_identifier", "current_version_id", "source"):
+        if payload.get(key) is not None:
+            value = payload[key]
+            if key == "from_identifier":
+                value = ".".join(value)
+            parts.append(f"{key}={value}")
+    return ", ".join(parts)
+
+
+# -- definition options shared by create and replace --------------------------------------------
+
+
+def _parse_column(text: str) -> Column:
+    name, sep, rest = text.partition(":")
+    if not sep:
+        raise ViewStoreError(f"bad --column {text!r}: use NAME:TYPE[:COMMENT]")
+    # the type may itself contain ':' (struct<a: int>), so the comment is whatever follows the
+    # last ':' outside angle brackets
+    depth, split = 0, -1
+    for i, ch in enumerate(rest):
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == ":" and depth == 0:
+            split = i
+            break
+    if split >= 0:
+        return Column(name, rest[:split], rest[split + 1:])
+    return Column(name, rest)
+
+
+def _parse_kv(text: str, option: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise ViewStoreError(f"bad {option} {text!r}: use KEY=VALUE")
+    return key, value
+
+
+def _definition_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--dialect", default="spark", show_default=True, help="Dialect of --sql / --sql-file."),
+        click.option("--sql", help="The view's SQL in --dialect."),
+        click.option("--sql-file", type=click.File("r"), help="Read the SQL from a file ('-' for stdin)."),
+        click.option("--representation", "extra_reps", nargs=2, multiple=True, metavar="DIALECT SQL",
+                     help="A further representation (repeatable)."),
+        click.option("--column", "columns", multiple=True, metavar="NAME:TYPE[:COMMENT]", help="Repeatable."),
+        click.option("--default-namespace", help="Namespace for unqualified names in the SQL (default: the view's)."),
+        click.option("--default-catalog", help="Catalog for unqualified names (default: the store's catalog)."),
+        click.option("--comment", help="The view comment."),
+        click.option("--property", "properties", multiple=True, metavar="KEY=VALUE", help="Repeatable."),
+        click.option("--security-mode", type=click.Choice(["DEFINER", "INVOKER"], case_sensitive=False),
+                     default="DEFINER", show_default=True),
+        click.option("--summary", "summary", multiple=True, metavar="KEY=VALUE",
+                     help="Version summary entries, e.g. engine-name=spark (repeatable)."),
+        click.option("--json", "as_json", is_flag=True, help="Print the view as JSON."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _definition(identifier: str, dialect: str, sql: str | None, sql_file: Any, extra_reps: tuple[Any, ...],
+                columns: tuple[str, ...], default_namespace: str | None, default_catalog: str | None,
+                comment: str | None, properties: tuple[str, ...], security_mode: str,
+                summary: tuple[str, ...]) -> dict[str, Any]:
+    if sql is not None and sql_file is not None:
+        raise ViewStoreError("give --sql or --sql-file, not both")
+    text = sql if sql is not None else sql_file.read() if sql_file is not None else None
+    reps = [SQLRepresentation(dialect, text)] if text is not None else []
+    reps += [SQLRepresentation(d, s) for d, s in extra_reps]
+    if not reps:
+        raise ViewStoreError("a view needs SQL: give --sql, --sql-file or --representation")
+    namespace = default_namespace if default_namespace is not None else ".".join(identifier.split(".")[:-1])
+    return {"columns": [_parse_column(c) for c in columns], "representations": reps,
+            "default_namespace": namespace, "default_catalog": default_catalog, "comment": comment,
+            "properties": dict(_parse_kv(p, "--property") for p in properties),
+            "security_mode": security_mode.upper(),
+            "summary": dict(_parse_kv(s, "--summary") for s in summary)}
+
+
+def _show_result(cli: CliContext, view: View, as_json: bool, verb: str) -> None:
+    if as_json:
+        _print_json(view_to_json(view))
+    else:
+        cli.console.print(f"{verb} {identifier_str(view.identifier)} (version {view.current_version_id}, "
+                          f"stream version {view.stream_version})")
+
+
+@main.command()
+@click.argument("identifier")
+@_definition_options
+@pass_cli
+def create(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> None:
+    """Create a view.
+
+    Example:
+
+        viewstore create sales.daily --sql "SELECT day, count(*) AS n FROM orders GROUP BY day"
+        --column day:date --column "n:bigint:orders that day" --comment "Daily orders"
+    """
+    view = cli.store().create_view(identifier, **_definition(identifier, **options))
+    _show_result(cli, view, as_json, "created")
+
+
+@main.command()
+@click.argument("identifier")
+@_definition_options
+@pass_cli
+def replace(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> None:
+    """Create or replace a view (a new version, or a reused identical one).
+
+    Example:
+
+        viewstore replace sales.daily --sql "SELECT ..." --column day:date --column n:bigint
+    """
+    view = cli.store().replace_view(identifier, **_definition(identifier, **options))
+    _show_result(cli, view, as_json, "replaced")
+
+
+@main.command()
+@click.argument("identifier")
+@click.option("--as-of", help="Show the view as it was then (ISO time or epoch ms).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_cli
+def show(cli: CliContext, identifier: str, as_of: str | None, as_json: bool) -> None:
+    """Show a view: columns, representations, properties, versions.
+
+    Example:
+
+        viewstore show sales.daily --as-of 2026-11-01T00:00:00Z
+    """
+    view = cli.store().load_view(identifier, as_of=as_of)
+    if as_json:
+        _print_json(view_to_json(view))
+    else:
+        _print_view(cli, view)
+
+
+@main.command("list")
+@click.argument("namespace", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_cli
+def list_(cli: CliContext, namespace: str | None, as_json: bool) -> None:
+    """List live views, all or those of one namespace.
+
+    Example:
+
+        viewstore list sales --json
+    """
+    names = [identifier_str(i) for i in cli.store().list_views(namespace)]
+    if as_json:
+        _print_json(names)
+    else:
+        for name in names:
+            click.echo(name)
+
+
+@main.command()
+@click.argument("identifier")
+@click.option("--add-representation", "adds", nargs=2, multiple=True, metavar="DIALECT SQL")
+@click.option("--update-representation", "updates", nargs=2, multiple=True, metavar="DIALECT SQL")
+@click.option("--remove-representation", "removes", multiple=True, metavar="DIALECT")
+@click.option("--comment", help="Set the comment ('' removes it).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Set a property (repeatable).")
+@click.option("--unset", "unsets", multiple=True, metavar="KEY", help="Remove a property (repeatable).")
+@click.option("--expected-version", type=int, help="Fail unless the view is at this stream version.")
+@click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
+@pass_cli
+def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: Any, comment: str | None,
+          sets: Any, unsets: Any, expected_version: int | None, as_json: bool) -> None:
+    """Change a view: all the changes given are one commit, or none.
+
+    Example:
+
+        viewstore alter sales.daily --add-representation trino "SELECT ..." --set owner=finance
+    """
+    changes = [ViewChange.add_representation(SQLRepresentation(d, s)) for d, s in adds]
+    changes += [ViewChange.update_representation(d, s) for d, s in updates]
+    changes += [ViewChange.remove_representation(d) for d in removes]
+    if comment is not None:
+        changes.append(ViewChange.update_comment(comment or None))
+    changes += [ViewChange.set_property(*_parse_kv(s, "--set")) for s in sets]
+    changes += [ViewChange.remove_property(k) for k in unsets]
+    if not changes:
+        raise ViewStoreError("nothing to change: give at least one change option (see --help)")
+    view = cli.store().alter_view(identifier, *changes, expected_version=expected_version)
+    _show_result(cli, view, as_json, "altered")
+
+
+@main.command()
+@click.argument("identifier")
+@click.argument("new_identifier")
+@pass_cli
+def rename(cli: CliContext, identifier: str, new_identifier: str) -> None:
+    """Rename a view (to any namespace).
+
+    Example:
+
+        viewstore rename sales.daily sales.daily_orders
+    """
+    view = cli.store().rename_view(identifier, new_identifier)
+    cli.console.print(f"renamed {identifier} to {identifier_str(view.identifier)}")
+
+
+@main.command()
+@click.argument("identifier")
+@click.option("--if-exists", is_flag=True, help="Succeed when there is no such view.")
+@pass_cli
+def drop(cli: CliContext, identifier: str, if_exists: bool) -> None:
+    """Drop a view (its history stays).
+
+    Example:
+
+        viewstore drop sales.daily
+    """
+    if cli.store().drop_view(identifier):
+        cli.console.print(f"dropped {identifier}")
+    elif if_exists:
+        cli.console.print(f"no view {identifier}; nothing dropped")
+    else:
+        raise ViewStoreError(f"no such view: {identifier}")
+
+
+@main.command()
+@click.argument("identifier")
+@click.argument("version_id", type=int)
+@pass_cli
+def rollback(cli: CliContext, identifier: str, version_id: int) -> None:
+    """Make an earlier version current again.
+
+    Example:
+
+        viewstore rollback sales.daily 1
+    """
+    view = cli.store().rollback_view(identifier, version_id)
+    cli.console.print(f"{identifier_str(view.identifier)} is at version {view.current_version_id}")
+
+
+@main.command()
+@click.argument("identifier")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_cli
+def history(cli: CliContext, identifier: str, as_json: bool) -> None:
+    """Every event of a view, oldest first (also for a dropped view).
+
+    Example:
+
+        viewstore history sales.daily --json
+    """
+    events = cli.store().history(identifier)
+    if as_json:
+        _print_json([event_to_json(e) for e in events])
+    else:
+        _print_events(cli, events, f"history of {identifier}")
+
+
+@main.command()
+@click.option("--actor", "who", help="Only this actor's events.")
+@click.option("--view", help="Only events of views that had this identifier.")
+@click.option("--type", "types", multiple=True, help="Only these event types (repeatable).")
+@click.option("--since", help="From this time (ISO or epoch ms, inclusive).")
+@click.option("--until", help="Up to this time (ISO or epoch ms, inclusive).")
+@click.option("--limit", type=int, help="At most this many events.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_cli
+def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, ...], since: str | None,
+          until: str | None, limit: int | None, as_json: bool) -> None:
+    """Query the event log: who changed what, when.
+
+    Example:
+
+        viewstore audit --actor alice --since 2026-11-01 --type view.replaced
+    """
+    events = cli.store().events(view=view, actor=who, since=since, until=until, types=types or None, limit=limit)
+    if as_json:
+        _print_json([event_to_json(e) for e in events])
+    else:
+        _print_events(cli, events, f"{len(events)} events")
+
+
+@main.command("export")
+@click.argument("identifier")
+@click.option("--location", type=click.Path(file_okay=False), help="The view's base location (a folder).")
+@click.option("--gzip", is_flag=True, help="Write NNNNN-<uuid>.gz.metadata.json.")
+@pass_cli
+def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool) -> None:
+    """Write the view's Iceberg metadata file and print its path.
+
+    Example:
+
+        viewstore export sales.daily --location /data/warehouse/sales/daily
+    """
+    click.echo(str(cli.store().export_iceberg(identifier, location, gzip=gzip)))
+
+
+@main.command("import")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("identifier")
+@pass_cli
+def import_(cli: CliContext, path: str, identifier: str) -> None:
+    """Record a view from an Iceberg metadata file, with its history.
+
+    Example:
+
+        viewstore import warehouse/sales/daily/metadata/00003-....metadata.json sales.daily
+    """
+    view = cli.store().import_iceberg(path, identifier)
+    cli.console.print(f"imported {identifier_str(view.identifier)} ({len(view.versions)} versions, "
+                      f"{view.stream_version} events)")
+
+
+@main.command()
+@pass_cli
+def rebuild(cli: CliContext) -> None:
+    """Replay the whole event log into fresh projections.
+
+    Example:
+
+        viewstore rebuild
+    """
+    from rich.progress import Progress
+
+    store = cli.store()
+    with Progress(console=cli.err, transient=True) as progress:
+        task = progress.add_task("replaying events", total=None)
+        store.rebuild(progress=lambda done, total: progress.update(task, completed=done, total=total))
+    cli.console.print(f"rebuilt projections from {store.event_count()} events")
+
+
+def run() -> None:  # pragma: no cover - the console script
+    main(prog_name="viewstore")
