@@ -1,0 +1,380 @@
+"""Iceberg view metadata (format-version 1): the spec's models, the exporter and the importer.
+
+Export (:func:`write_metadata`) turns a :class:`~viewstore.model.View` into the metadata JSON the
+Iceberg reference implementation writes — same key order, version retention by
+``version.history.num-entries`` and version-log trimming — and writes it atomically as
+``<location>/metadata/NNNNN-<uuid>.metadata.json`` (``.gz.metadata.json`` when gzipped), numbered
+from 00000 and +1 per export; ``metadata/version-hint.text`` records the latest number.
+
+Import (:func:`read_metadata`) reads a plain or gzip file, checks it as the reference does, and
+returns the versions, version log and properties for the store to turn into events.
+"""
+
+from __future__ import annotations
+
+import gzip as gzip_module
+import itertools
+import json
+import os
+import re
+import tempfile
+import uuid as uuidlib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticValidationError
+
+from .errors import IcebergMetadataError, ValidationError
+from .model import Column, SQLRepresentation, VersionLogEntry, View, ViewVersion
+from .types import StructField, StructType, from_iceberg_json, to_iceberg_json
+
+__all__ = [
+    "IcebergViewMetadata",
+    "IcebergViewVersion",
+    "IcebergSchema",
+    "IcebergSQLRepresentation",
+    "IcebergVersionLogEntry",
+    "ImportedView",
+    "build_metadata",
+    "write_metadata",
+    "read_metadata",
+    "latest_metadata",
+    "VERSION_HISTORY_SIZE",
+]
+
+#: the view property that bounds how many versions a metadata file keeps (default 10)
+VERSION_HISTORY_SIZE = "version.history.num-entries"
+_DEFAULT_HISTORY = 10
+_FILE = re.compile(r"^(\d{5,})-([0-9a-fA-F-]{36})(\.gz)?\.metadata\.json$")
+
+_CONFIG = ConfigDict(populate_by_name=True, serialize_by_alias=True, validate_by_name=True, extra="ignore")
+
+
+class IcebergSQLRepresentation(BaseModel):
+    """A representation of type ``sql``."""
+
+    model_config = _CONFIG
+    type: str = "sql"
+    """The representation type; lower-cased on read."""
+    sql: str
+    """A SQL SELECT statement."""
+    dialect: str
+    """The dialect of ``sql``, e.g. ``spark`` or ``trino``."""
+
+
+class IcebergViewVersion(BaseModel):
+    """One version in ``versions``."""
+
+    model_config = _CONFIG
+    version_id: int = Field(alias="version-id")
+    """ID of the version."""
+    timestamp_ms: int = Field(alias="timestamp-ms")
+    """When the version was created (ms from epoch)."""
+    schema_id: int = Field(alias="schema-id")
+    """ID of the version's schema."""
+    summary: dict[str, str]
+    """Metadata about the version, e.g. engine-name and engine-version."""
+    default_catalog: str | None = Field(default=None, alias="default-catalog")
+    """Catalog for references without one; null means the view's own catalog."""
+    default_namespace: list[str] = Field(alias="default-namespace")
+    """Namespace for single-identifier references."""
+    representations: list[dict[str, Any]]
+    """The definitions; ``sql`` ones are :class:`IcebergSQLRepresentation`."""
+
+
+class IcebergVersionLogEntry(BaseModel):
+    """One entry of ``version-log``: the current version changed to ``version-id`` then."""
+
+    model_config = _CONFIG
+    timestamp_ms: int = Field(alias="timestamp-ms")
+    version_id: int = Field(alias="version-id")
+
+
+class IcebergSchema(BaseModel):
+    """A schema in ``schemas`` (a struct with an id)."""
+
+    model_config = _CONFIG
+    type: Literal["struct"] = "struct"
+    schema_id: int = Field(alias="schema-id")
+    identifier_field_ids: list[int] | None = Field(default=None, alias="identifier-field-ids")
+    fields: list[dict[str, Any]]
+
+
+class IcebergViewMetadata(BaseModel):
+    """A whole view metadata file."""
+
+    model_config = _CONFIG
+    view_uuid: str = Field(alias="view-uuid")
+    format_version: int = Field(alias="format-version")
+    location: str
+    properties: dict[str, str] | None = None
+    schemas: list[IcebergSchema]
+    current_version_id: int = Field(alias="current-version-id")
+    versions: list[IcebergViewVersion]
+    version_log: list[IcebergVersionLogEntry] = Field(alias="version-log")
+
+
+# ----------------------------------------------------------------------------------------------
+# export
+
+
+def _history_size(properties: dict[str, str]) -> int:
+    raw = properties.get(VERSION_HISTORY_SIZE, str(_DEFAULT_HISTORY))
+    try:
+        size = int(raw)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise IcebergMetadataError(f"{VERSION_HISTORY_SIZE} must be a positive integer, not {raw!r}")
+    return size
+
+
+def retained_versions(view: View) -> list[ViewVersion]:
+    """Which versions an export keeps: the current one plus the highest ids, up to the limit."""
+    size = _history_size(view.properties)
+    if len(view.versions) <= size:
+        return list(view.versions)
+    keep = {view.current_version_id}
+    for version in sorted(view.versions, key=lambda v: v.version_id, reverse=True):
+        if len(keep) >= size:
+            break
+        keep.add(version.version_id)
+    return [v for v in view.versions if v.version_id in keep]
+
+
+def retained_log(log: list[VersionLogEntry], kept: set[int]) -> list[VersionLogEntry]:
+    """The version log without every entry up to (and including) the last that names an expired version."""
+    result: list[VersionLogEntry] = []
+    for entry in log:
+        if entry.version_id in kept:
+            result.append(entry)
+        else:
+            result.clear()
+    return result
+
+
+def _schema_json(schema_id: int, columns: tuple[Column, ...]) -> dict[str, Any]:
+    struct = StructType(tuple(StructField(c.name, c.type, not c.nullable, c.comment) for c in columns))
+    body = to_iceberg_json(struct, itertools.count(1))
+    return {"type": "struct", "schema-id": schema_id, "fields": body["fields"]}
+
+
+def build_metadata(view: View, location: str) -> dict[str, Any]:
+    """The metadata JSON object for ``view``, in the reference implementation's key order.
+
+    Raises:
+        IcebergMetadataError: ``version.history.num-entries`` is not a positive integer.
+    """
+    versions = retained_versions(view)
+    kept = {v.version_id for v in versions}
+    schemas: dict[int, dict[str, Any]] = {}
+    for v in versions:
+        schemas.setdefault(v.schema_id, _schema_json(v.schema_id, v.columns))
+    data: dict[str, Any] = {"view-uuid": view.uuid, "format-version": 1, "location": location}
+    if view.properties:
+        data["properties"] = dict(view.properties)
+    data["schemas"] = [schemas[k] for k in sorted(schemas)]
+    data["current-version-id"] = view.current_version_id
+    data["versions"] = [_version_json(v) for v in versions]
+    data["version-log"] = [{"timestamp-ms": e.timestamp_ms, "version-id": e.version_id}
+                           for e in retained_log(list(view.version_log), kept)]
+    return data
+
+
+def _version_json(v: ViewVersion) -> dict[str, Any]:
+    out: dict[str, Any] = {"version-id": v.version_id, "timestamp-ms": v.timestamp_ms, "schema-id": v.schema_id,
+                           "summary": dict(v.summary)}
+    if v.default_catalog is not None:
+        out["default-catalog"] = v.default_catalog
+    out["default-namespace"] = list(v.default_namespace)
+    out["representations"] = [{"type": "sql", "sql": r.sql, "dialect": r.dialect} for r in v.representations]
+    return out
+
+
+def latest_metadata(location: Path) -> tuple[int, Path] | None:
+    """The highest-numbered metadata file under ``<location>/metadata``, if any."""
+    folder = location / "metadata"
+    if not folder.is_dir():
+        return None
+    best: tuple[int, Path] | None = None
+    for path in folder.iterdir():
+        m = _FILE.match(path.name)
+        if m and (best is None or int(m.group(1)) > best[0]):
+            best = (int(m.group(1)), path)
+    return best
+
+
+def _location_uri(location: Path) -> str:
+    return str(location.resolve())
+
+
+def write_metadata(view: View, location: str | Path, *, gzip: bool = False) -> Path:
+    """Write the next metadata file for ``view`` under ``location`` and return its path.
+
+    Raises:
+        IcebergMetadataError: the latest metadata file there belongs to another view (the spec's
+            UUID check), cannot be read, or the file cannot be written.
+    """
+    base = Path(location)
+    latest = latest_metadata(base)
+    number = 0
+    if latest is not None:
+        try:
+            existing = _load_json(latest[1])
+        except IcebergMetadataError as e:
+            raise IcebergMetadataError(f"cannot check the view UUID at {base}: {e}") from e
+        if existing.get("view-uuid") != view.uuid:
+            raise IcebergMetadataError(
+                f"{base} holds metadata of view {existing.get('view-uuid')}, not of "
+                f"{'.'.join(view.identifier)} ({view.uuid}); refusing to write over another view")
+        number = latest[0] + 1
+    data = build_metadata(view, _location_uri(base))
+    text = json.dumps(data, indent=2, ensure_ascii=False).encode()
+    name = f"{number:05d}-{uuidlib.uuid4()}{'.gz' if gzip else ''}.metadata.json"
+    folder = base / "metadata"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / name
+        _atomic_write(target, gzip_module.compress(text, mtime=0) if gzip else text)
+        _atomic_write(folder / "version-hint.text", f"{number}\n".encode())
+    except OSError as e:
+        raise IcebergMetadataError(f"cannot write metadata under {base}: {e}") from e
+    return target
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ----------------------------------------------------------------------------------------------
+# import
+
+
+class ImportedView(BaseModel):
+    """What an imported metadata file contributes to the store."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    view_uuid: str
+    location: str
+    properties: dict[str, str]
+    versions: tuple[ViewVersion, ...]
+    version_log: tuple[VersionLogEntry, ...]
+    current_version_id: int
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as e:
+        raise IcebergMetadataError(f"cannot read {path}: {e}") from e
+    try:
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip_module.decompress(raw)
+        data = json.loads(raw)
+    except (OSError, EOFError, ValueError) as e:
+        raise IcebergMetadataError(f"{path} is not view metadata JSON: {e}") from e
+    if not isinstance(data, dict):
+        raise IcebergMetadataError(f"{path} is not view metadata: the top level is not an object")
+    return data
+
+
+_REQUIRED = (("view-uuid", str, "string"), ("format-version", int, "int"), ("location", str, "string"),
+             ("schemas", list, "array"), ("current-version-id", int, "int"), ("versions", list, "array"),
+             ("version-log", list, "array"))
+
+
+def parse_metadata(data: dict[str, Any], source: str = "metadata") -> ImportedView:
+    """Validate metadata JSON as the reference implementation does and convert it.
+
+    Raises:
+        IcebergMetadataError: naming the first problem found.
+    """
+    for key, kind, name in _REQUIRED:
+        if key not in data or data[key] is None:
+            raise IcebergMetadataError(f"{source}: Cannot parse missing {name}: {key}")
+        if not isinstance(data[key], kind) or (kind is int and isinstance(data[key], bool)):
+            raise IcebergMetadataError(f"{source}: Cannot parse {key} to a {name}: {data[key]!r}")
+    if data["format-version"] != 1:
+        raise IcebergMetadataError(f"{source}: Unsupported format version: {data['format-version']}")
+    try:
+        meta = IcebergViewMetadata.model_validate(data)
+    except PydanticValidationError as e:
+        problems = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors())
+        raise IcebergMetadataError(f"{source}: invalid view metadata: {problems}") from e
+    try:
+        uuidlib.UUID(meta.view_uuid)
+    except ValueError as e:
+        raise IcebergMetadataError(f"{source}: view-uuid {meta.view_uuid!r} is not a UUID") from e
+    schemas: dict[int, tuple[Column, ...]] = {}
+    for schema in meta.schemas:
+        if schema.schema_id in schemas:
+            raise IcebergMetadataError(f"{source}: duplicate schema id {schema.schema_id}")
+        try:
+            schemas[schema.schema_id] = tuple(
+                Column(f["name"], from_iceberg_json(f["type"]), f.get("doc"), not f.get("required", False))
+                for f in schema.fields)
+        except (KeyError, TypeError, ValidationError) as e:
+            raise IcebergMetadataError(f"{source}: schema {schema.schema_id} has a bad field: {e}") from e
+    versions: dict[int, ViewVersion] = {}
+    for v in meta.versions:
+        if v.version_id in versions:
+            raise IcebergMetadataError(f"{source}: duplicate version id {v.version_id}")
+        versions[v.version_id] = _import_version(v, schemas, meta.current_version_id, source)
+    if meta.current_version_id not in versions:
+        raise IcebergMetadataError(f"{source}: Cannot find current version {meta.current_version_id} "
+                                   f"in view versions: {sorted(versions)}")
+    log = tuple(VersionLogEntry(timestamp_ms=e.timestamp_ms, version_id=e.version_id) for e in meta.version_log)
+    return ImportedView(view_uuid=meta.view_uuid, location=meta.location, properties=dict(meta.properties or {}),
+                        versions=tuple(versions[k] for k in sorted(versions)), version_log=log,
+                        current_version_id=meta.current_version_id)
+
+
+def _import_version(v: IcebergViewVersion, schemas: dict[int, tuple[Column, ...]], current: int,
+                    source: str) -> ViewVersion:
+    if v.schema_id not in schemas:
+        which = "current schema" if v.version_id == current else f"schema of version {v.version_id}"
+        raise IcebergMetadataError(f"{source}: Cannot find {which} with id {v.schema_id} in schemas: {sorted(schemas)}")
+    reps: list[SQLRepresentation] = []
+    seen: set[str] = set()
+    for raw in v.representations:
+        kind = str(raw.get("type", "")).lower()
+        if kind != "sql":
+            raise IcebergMetadataError(f"{source}: version {v.version_id} has a representation of type {kind!r}; "
+                                       f"only 'sql' representations can be stored")
+        try:
+            rep = IcebergSQLRepresentation.model_validate(raw)
+            sql_rep = SQLRepresentation(rep.dialect, rep.sql)
+        except (PydanticValidationError, ValidationError) as e:
+            raise IcebergMetadataError(f"{source}: version {v.version_id} has a bad representation: {e}") from e
+        if rep.dialect.lower() in seen:
+            raise IcebergMetadataError(f"{source}: Invalid view version {v.version_id}: Cannot add multiple "
+                                       f"queries for dialect {rep.dialect.lower()}")
+        seen.add(rep.dialect.lower())
+        reps.append(sql_rep)
+    if not reps:
+        raise IcebergMetadataError(f"{source}: version {v.version_id} has no representation")
+    return ViewVersion(version_id=v.version_id, timestamp_ms=v.timestamp_ms, schema_id=v.schema_id,
+                       columns=schemas[v.schema_id], representations=tuple(reps),
+                       default_catalog=v.default_catalog, default_namespace=tuple(v.default_namespace),
+                       summary=dict(v.summary))
+
+
+def read_metadata(path: str | Path) -> ImportedView:
+    """Read and validate a metadata file (plain or gzip).
+
+    Raises:
+        IcebergMetadataError: the file is unreadable, not JSON, or invalid (naming the problem).
+    """
+    return parse_metadata(_load_json(Path(path)), str(path))
