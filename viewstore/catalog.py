@@ -324,6 +324,9 @@ class ViewStore:
     def load_view(self, identifier: str | tuple[str, ...], *, as_of: Any = None) -> View:
         """Load a view: its current state, or its state at ``as_of`` (a datetime or epoch ms).
 
+        With ``as_of``, the view that had this identifier at that time is returned; if none had,
+        the view known by this identifier now is returned as it was then (under its old name).
+
         Raises:
             NoSuchViewError: no live view has that identifier (at that time).
             ValidationError: a bad identifier or time.
@@ -351,6 +354,12 @@ class ViewStore:
             for view_id in self._log.view_ids_named(identifier_str(ident), until_ms=ms):
                 state = self._fold_until(view_id, ms)
                 if state is not None and state.live and state.identifier == ident:
+                    return state_to_view(state, self._version_models)
+            # not named so then: the view known by this name now, as it was then (under its old name)
+            view_id = self._projections.latest_view_id(identifier_str(ident[:-1]), ident[-1])
+            if view_id is not None:
+                state = self._fold_until(view_id, ms)
+                if state is not None and state.live:
                     return state_to_view(state, self._version_models)
         when = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat()
         raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {when}")

@@ -95,6 +95,9 @@ class FixedType(IcebergType):
         return f"fixed[{self.length}]"
 
 
+_PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 def _quote(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -107,7 +110,8 @@ class StructField:
     comment: str | None = None
 
     def __str__(self) -> str:
-        text = f"{self.name}: {self.type}"
+        name = self.name if _PLAIN_NAME.match(self.name) else "`" + self.name.replace("`", "``") + "`"
+        text = f"{name}: {self.type}"
         if self.required:
             text += " not null"
         if self.comment is not None:
@@ -381,7 +385,10 @@ def from_iceberg_json(data: Any) -> IcebergType:
         ValidationError: the JSON is not an Iceberg type.
     """
     if isinstance(data, str):
-        return parse_type(data)
+        t = parse_type(data)
+        if not t.is_primitive or str(t).replace(" ", "") != data.replace(" ", "").lower():
+            raise ValidationError(f"{data!r} is not an Iceberg primitive type name")
+        return t
     if not isinstance(data, dict):
         raise ValidationError(f"an Iceberg type must be a string or an object, not {data!r}")
     kind = data.get("type")

@@ -1,0 +1,359 @@
+"""The ViewStore API: semantics of every call, and every bad input leaving the log unchanged."""
+
+import datetime as dt
+import sqlite3
+
+import pytest
+
+from viewstore import (DROP_DIALECT_ALLOWED, Column, ConcurrencyError, NoSuchViewError, SQLRepresentation,
+                       ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals)
+
+COLS = [Column("day", "date"), Column("orders", "bigint", "orders that day")]
+SPARK = SQLRepresentation("spark", "SELECT day, count(*) AS orders FROM orders GROUP BY day")
+
+
+def make(store, ident="sales.daily", **kw):
+    args = dict(columns=COLS, representations=[SPARK], default_namespace="sales")
+    args.update(kw)
+    return store.create_view(ident, **args)
+
+
+def test_create_and_load(store):
+    view = make(store, comment="Daily orders", properties={"team": "finance"}, summary={"engine-name": "spark"})
+    assert view.identifier == ("sales", "daily")
+    assert view.comment == "Daily orders" and view.properties == {"comment": "Daily orders", "team": "finance"}
+    assert [str(c.type) for c in view.columns] == ["date", "long"]
+    assert view.columns[1].comment == "orders that day"
+    assert view.current_version_id == 1 and len(view.versions) == 1
+    assert view.version_log[0].version_id == 1
+    assert view.default_catalog == "prod"  # the store's catalog when none is given
+    assert view.default_namespace == ("sales",)
+    assert view.summary == {"engine-name": "spark"}
+    assert view.security_mode == "DEFINER"
+    assert view.audit.creator == "alice" and view.stream_version == 1
+    assert view.sql_for("SPARK") == SPARK.sql and view.sql_for("trino") is None
+    assert store.load_view(("sales", "daily")) == view
+    assert store.load_view("SALES.Daily").uuid == view.uuid  # names are case-insensitive
+    assert store.view_exists("sales.daily") and not store.view_exists("sales.other")
+    assert store.list_views() == [("sales", "daily")]
+    assert store.list_views("sales") == [("sales", "daily")] and store.list_views("other") == []
+
+
+def test_multi_level_namespace_and_list(store):
+    make(store, "a.b.v1")
+    make(store, "a.b.v2")
+    make(store, "a.v3")
+    assert store.list_views("a.b") == [("a", "b", "v1"), ("a", "b", "v2")]
+    assert store.list_views(("a",)) == [("a", "v3")]
+    assert store.list_namespaces() == [("a",), ("a", "b")]
+
+
+def test_replace_makes_versions_and_reuses_identical_ones(store):
+    make(store)
+    v2 = store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 2")],
+                            default_namespace="sales")
+    assert v2.current_version_id == 2 and len(v2.version_log) == 2
+    # the same definition again adds nothing: no version, no log entry, no event
+    count = store.event_count()
+    same = store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 2")],
+                              default_namespace="sales")
+    assert same.current_version_id == 2 and len(same.version_log) == 2 and store.event_count() == count
+    # going back to version 1's definition reuses id 1 and logs the change
+    back = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales")
+    assert back.current_version_id == 1 and [v.version_id for v in back.versions] == [1, 2]
+    assert [e.version_id for e in back.version_log] == [1, 2, 1]
+
+
+def test_schema_ids_follow_iceberg(store):
+    make(store)
+    v = store.replace_view("sales.daily", columns=[Column("day", "date")], representations=[SPARK],
+                           default_namespace="sales")
+    assert [x.schema_id for x in v.versions] == [0, 1]
+    v = store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 3")],
+                           default_namespace="sales")
+    assert v.current_version.schema_id == 0  # structurally identical to schema 0
+
+
+def test_replace_creates_when_missing(store):
+    view = store.replace_view("sales.new", columns=COLS, representations=[SPARK], default_namespace="sales")
+    assert view.current_version_id == 1
+    assert [e.type for e in store.history("sales.new")] == ["view.created"]
+
+
+def test_replace_refuses_to_drop_a_dialect_unless_allowed(store):
+    make(store, representations=[SPARK, ("trino", "SELECT 1")])
+    count = store.event_count()
+    with pytest.raises(ValidationError, match="loss of view dialects"):
+        store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales")
+    assert store.event_count() == count
+    view = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",
+                              properties={DROP_DIALECT_ALLOWED: "true"})
+    assert view.dialects == ("spark",)
+
+
+def test_replace_merges_properties_and_comment_changes_are_not_versions(store):
+    make(store, comment="one", properties={"a": "1"})
+    view = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",
+                              comment="two", properties={"b": "2"})
+    assert view.properties == {"comment": "two", "a": "1", "b": "2"}
+    assert view.current_version_id == 1
+    assert [e.type for e in store.history("sales.daily")][1:] == ["view.comment_updated", "view.properties_set"]
+    exact = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",
+                               properties={"b": "2"}, replace_properties=True)
+    assert exact.properties == {"b": "2"}
+
+
+def test_alter_batch_is_one_commit_with_one_version(store):
+    make(store)
+    view = store.alter_view("sales.daily",
+                            ViewChange.add_representation(SQLRepresentation("trino", "SELECT 1")),
+                            ViewChange.add_representation(("hive", "SELECT 1")),
+                            ViewChange.update_comment("hello"), ViewChange.set_property("k", "v"))
+    events = store.history("sales.daily")[1:]
+    assert len({e.commit_id for e in events}) == 1
+    assert sorted(e.type for e in events) == sorted(["view.representation_added", "view.representation_added",
+                                                     "view.comment_updated", "view.properties_set"])
+    assert view.current_version_id == 2 and len(view.versions) == 2  # one version for the batch
+    assert view.dialects == ("spark", "trino", "hive") and view.comment == "hello"
+    assert [e.stream_version for e in store.history("sales.daily")] == [1, 2, 3, 4, 5]
+
+
+def test_alter_representation_changes(store):
+    make(store, representations=[SPARK, ("trino", "SELECT 1")])
+    v = store.alter_view("sales.daily", ViewChange.update_representation("TRINO", "SELECT 2"))
+    assert v.sql_for("trino") == "SELECT 2" and v.current_version_id == 2
+    v = store.alter_view("sales.daily", ViewChange.remove_representation("trino"))
+    assert v.dialects == ("spark",) and v.current_version_id == 3
+    with pytest.raises(ValidationError, match="last representation"):
+        store.alter_view("sales.daily", ViewChange.remove_representation("spark"))
+    v = store.alter_view("sales.daily", ViewChange.remove_property("nope"), ViewChange.update_comment(None))
+    assert v.stream_version == 3  # no-op changes write nothing
+
+
+def test_sql_is_kept_byte_for_byte_and_dialect_as_given(store):
+    sql = "SELECT\r\n  \"x\"\t-- ünïcode ✓ \n FROM t  \n"
+    view = make(store, representations=[SQLRepresentation("Spark-SQL", sql)])
+    assert view.representations[0].sql == sql and view.representations[0].dialect == "Spark-SQL"
+    assert store.load_view("sales.daily").sql_for("spark-sql") == sql
+
+
+def test_rename_and_name_reuse(store):
+    first = make(store)
+    renamed = store.rename_view("sales.daily", "archive.daily_v1")
+    assert renamed.identifier == ("archive", "daily_v1") and renamed.uuid == first.uuid
+    assert not store.view_exists("sales.daily")
+    second = make(store)  # the old name is free again: a new view with a new UUID
+    assert second.uuid != first.uuid
+    with pytest.raises(ViewAlreadyExistsError):
+        store.rename_view("sales.daily", "archive.daily_v1")
+    v = store.alter_view("sales.daily", ViewChange.rename("daily_v2"))
+    assert v.identifier == ("sales", "daily_v2")
+
+
+def test_drop_and_history_of_a_dropped_view(store):
+    make(store)
+    assert store.drop_view("sales.daily") is True
+    assert store.drop_view("sales.daily") is False
+    with pytest.raises(NoSuchViewError):
+        store.load_view("sales.daily")
+    assert [e.type for e in store.history("sales.daily")] == ["view.created", "view.dropped"]
+    make(store)
+    assert [e.type for e in store.history("sales.daily")] == ["view.created"]  # the live one first
+    assert store.list_views() == [("sales", "daily")]
+
+
+def test_rollback(store):
+    make(store)
+    store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 2")], default_namespace="sales")
+    v = store.rollback_view("sales.daily", 1)
+    assert v.current_version_id == 1 and [e.version_id for e in v.version_log] == [1, 2, 1]
+    assert len(v.versions) == 2
+    same = store.rollback_view("sales.daily", 1)
+    assert same.stream_version == v.stream_version  # already current: nothing written
+
+
+def test_as_of_time_travel(store):
+    make(store, comment="first")
+    t1 = store.load_view("sales.daily").audit.last_modified_time_ms
+    store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 2")], default_namespace="sales")
+    store.alter_view("sales.daily", ViewChange.update_comment("second"))
+    store.rename_view("sales.daily", "sales.renamed")
+    old = store.load_view("sales.renamed", as_of=t1)
+    assert old.comment == "first" and old.current_version_id == 1 and old.identifier == ("sales", "daily")
+    assert store.load_view("sales.daily", as_of=t1).uuid == old.uuid  # the name it had then
+    assert store.load_view("sales.daily", as_of=dt.datetime.fromtimestamp(t1 / 1000, dt.timezone.utc)).comment == "first"
+    with pytest.raises(NoSuchViewError):
+        store.load_view("sales.daily", as_of=t1 - 10_000)
+    with pytest.raises(NoSuchViewError):
+        store.load_view("sales.daily")  # renamed away now
+
+
+def test_as_of_uses_snapshots_for_long_streams(store):
+    make(store)
+    times = {}
+    for i in range(250):
+        v = store.alter_view("sales.daily", ViewChange.set_property("i", str(i)))
+        times[i] = v.audit.last_modified_time_ms
+    for i in (0, 98, 99, 150, 249):
+        assert int(store.load_view("sales.daily", as_of=times[i]).properties["i"]) >= i
+    assert store.load_view("sales.daily", as_of=times[249]).properties["i"] == "249"
+
+
+def test_events_filters(store):
+    make(store)
+    bob = ViewStore(store.path, actor="bob")
+    bob.alter_view("sales.daily", ViewChange.update_comment("by bob"))
+    make(store, "sales.other")
+    assert [e.type for e in store.events(actor="bob")] == ["view.comment_updated"]
+    assert {e.view for e in store.events(view="sales.daily")} == {"sales.daily"}
+    assert len(store.events(types="view.created")) == 2
+    everything = store.events()
+    assert [e.position for e in everything] == sorted(e.position for e in everything)
+    mid = everything[1].occurred_at
+    assert all(e.occurred_at >= mid for e in store.events(since=mid))
+    assert all(e.occurred_at <= mid for e in store.events(until=mid))
+    assert store.events(limit=1) == everything[:1]
+    with pytest.raises(ValidationError):
+        store.events(types=["view.nope"])
+    with pytest.raises(ValidationError):
+        store.events(since="yesterday-ish")
+    bob.close()
+
+
+def test_other_connections_see_commits_at_once(store):
+    make(store)
+    other = ViewStore(store.path, actor="bob")
+    assert other.load_view("sales.daily").comment is None
+    store.alter_view("sales.daily", ViewChange.update_comment("new"))
+    assert other.load_view("sales.daily").comment == "new"  # the cache is keyed on data_version
+    other.alter_view("sales.daily", ViewChange.update_comment("newer"))
+    assert store.load_view("sales.daily").comment == "newer"
+    other.close()
+
+
+def test_expected_version(store):
+    view = make(store)
+    store.alter_view("sales.daily", ViewChange.update_comment("x"), expected_version=view.stream_version)
+    count = store.event_count()
+    with pytest.raises(ConcurrencyError) as info:
+        store.alter_view("sales.daily", ViewChange.update_comment("y"), expected_version=view.stream_version)
+    assert info.value.expected == 1 and info.value.actual == 2
+    assert store.event_count() == count
+
+
+def test_log_is_append_only(store):
+    make(store)
+    conn = sqlite3.connect(store.path)
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        conn.execute("UPDATE events SET actor = 'mallory'")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        conn.execute("DELETE FROM events")
+    conn.close()
+
+
+def test_rebuild_equals_live_projections(store):
+    make(store)
+    store.alter_view("sales.daily", ViewChange.add_representation(("trino", "SELECT 1")))
+    store.rename_view("sales.daily", "sales.d")
+    make(store)
+    store.drop_view("sales.d")
+    for i in range(120):
+        store.alter_view("sales.daily", ViewChange.set_property("n", str(i)))
+    live = store.projection_dump()
+    progress = []
+    store.rebuild(progress=lambda done, total: progress.append((done, total)))
+    assert store.projection_dump() == live
+    assert progress[-1] == (store.event_count(), store.event_count())
+    assert store.load_view("sales.daily").properties["n"] == "119"
+
+
+def test_signals(store):
+    seen, failed = [], []
+
+    def after(sender, events):
+        seen.extend(events)
+
+    def fail(sender, events, error):
+        failed.append(error)
+
+    def veto(sender, events):
+        if any(getattr(e, "comment", None) == "forbidden" for e in events):
+            raise PermissionError("no")
+
+    signals.committed.connect(after)
+    signals.commit_failed.connect(fail)
+    signals.before_commit.connect(veto)
+    try:
+        make(store)
+        assert [e.type for e in seen] == ["view.created"] and seen[0].position is not None
+        count = store.event_count()
+        with pytest.raises(ViewStoreError, match="refused"):
+            store.alter_view("sales.daily", ViewChange.update_comment("forbidden"))
+        assert store.event_count() == count and len(failed) == 1
+        assert store.load_view("sales.daily").comment is None
+    finally:
+        signals.committed.disconnect(after)
+        signals.commit_failed.disconnect(fail)
+        signals.before_commit.disconnect(veto)
+
+
+# -- every bad input raises its typed error and writes nothing -----------------------------------
+
+BAD_CALLS = {
+    "bad identifier": (ValidationError, lambda s: make(s, "noname")),
+    "bad identifier part": (ValidationError, lambda s: make(s, ("sales", ""))),
+    "identifier with a dot": (ValidationError, lambda s: make(s, ("sal.es", "v"))),
+    "empty sql": (ValidationError, lambda s: make(s, "sales.x", representations=[("spark", "  ")])),
+    "no representation": (ValidationError, lambda s: make(s, "sales.x", representations=[])),
+    "duplicate dialect": (ValidationError, lambda s: make(s, "sales.x", representations=[("spark", "a"), ("SPARK", "b")])),
+    "duplicate dialect in batch": (ValidationError, lambda s: s.alter_view(
+        "sales.daily", ViewChange.add_representation(("trino", "a")), ViewChange.add_representation(("Trino", "b")))),
+    "existing dialect added": (ValidationError, lambda s: s.alter_view(
+        "sales.daily", ViewChange.add_representation(("spark", "a")))),
+    "unknown type": (ValidationError, lambda s: make(s, "sales.x", columns=[("a", "blob2")])),
+    "duplicate column": (ValidationError, lambda s: make(s, "sales.x", columns=[("a", "int"), ("A", "int")])),
+    "empty property key": (ValidationError, lambda s: make(s, "sales.x", properties={"": "v"})),
+    "non-string property": (ValidationError, lambda s: make(s, "sales.x", properties={"k": 1})),
+    "bad security mode": (ValidationError, lambda s: make(s, "sales.x", security_mode="ROOT")),
+    "unknown dialect on update": (ValidationError, lambda s: s.alter_view(
+        "sales.daily", ViewChange.update_representation("trino", "x"))),
+    "unknown dialect on remove": (ValidationError, lambda s: s.alter_view(
+        "sales.daily", ViewChange.remove_representation("trino"))),
+    "bad batch rolls back earlier changes": (ValidationError, lambda s: s.alter_view(
+        "sales.daily", ViewChange.update_comment("new"), ViewChange.remove_representation("trino"))),
+    "unknown version": (ValidationError, lambda s: s.rollback_view("sales.daily", 99)),
+    "existing name": (ViewAlreadyExistsError, lambda s: make(s)),
+    "missing view": (NoSuchViewError, lambda s: s.alter_view("sales.nope", ViewChange.update_comment("x"))),
+    "missing view rename": (NoSuchViewError, lambda s: s.rename_view("sales.nope", "sales.x")),
+    "missing view rollback": (NoSuchViewError, lambda s: s.rollback_view("sales.nope", 1)),
+    "stale expected_version": (ConcurrencyError, lambda s: s.alter_view(
+        "sales.daily", ViewChange.update_comment("x"), expected_version=7)),
+    "not a change": (ValidationError, lambda s: s.alter_view("sales.daily", "comment")),
+    "broken metadata file": (ViewStoreError, lambda s: s.import_iceberg(s.path.parent / "nope.json", "a.b")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CALLS))
+def test_bad_input_raises_typed_error_and_writes_nothing(store, case):
+    make(store)
+    error, call = BAD_CALLS[case]
+    before_count, before = store.event_count(), store.projection_dump()
+    with pytest.raises(error):
+        call(store)
+    assert store.event_count() == before_count
+    assert store.projection_dump() == before
+    assert store.load_view("sales.daily").comment is None
+
+
+def test_store_arguments_are_checked(tmp_path):
+    with pytest.raises(ValidationError):
+        ViewStore(tmp_path / "a.db", catalog="")
+    with pytest.raises(ViewStoreError):
+        ViewStore(tmp_path / "b.db", durability="maybe")
+    (tmp_path / "junk.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(ViewStoreError):
+        ViewStore(tmp_path / "junk.db")
+    with ViewStore(tmp_path / "c.db", durability="full") as s:
+        make(s)
+    with pytest.raises(ViewStoreError, match="closed"):
+        s.list_views()

@@ -1,0 +1,201 @@
+"""Iceberg view metadata: export checked by pyiceberg and against the spec's appendix; import of the
+reference implementation's own files, accepted and refused as it does."""
+
+import copy
+import gzip
+import json
+import shutil
+
+import pytest
+from pyiceberg.view.metadata import ViewMetadata
+
+from viewstore import Column, IcebergMetadataError, SQLRepresentation, ViewChange
+from viewstore.iceberg import read_metadata
+
+APPENDIX_SQL_1 = "SELECT\n    COUNT(1), CAST(event_ts AS DATE)\nFROM events\nGROUP BY 2"
+APPENDIX_SQL_2 = "SELECT\n    COUNT(1), CAST(event_ts AS DATE)\nFROM prod.default.events\nGROUP BY 2"
+APPENDIX_COLUMNS = [Column("event_count", "int", "Count of events"), Column("event_date", "date")]
+SUMMARY = {"engine-name": "Spark", "engine-version": "3.3.2"}
+
+
+def load(path):
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return json.loads(raw), raw
+
+
+def normalise(meta):
+    """Drop what the appendix comparison allows to differ: uuid, location, timestamps, schema ids."""
+    meta = copy.deepcopy(meta)
+    meta.pop("view-uuid")
+    meta.pop("location")
+    for v in meta["versions"]:
+        v.pop("timestamp-ms")
+        v["schema-id"] = "S"
+    for e in meta["version-log"]:
+        e.pop("timestamp-ms")
+    for s in meta["schemas"]:
+        s["schema-id"] = "S"
+    return meta
+
+
+def appendix_definition(sql):
+    return dict(columns=APPENDIX_COLUMNS, representations=[SQLRepresentation("spark", sql)],
+                default_namespace=["default"], default_catalog="prod", comment="Daily event counts", summary=SUMMARY)
+
+
+def test_spec_appendix_replayed_through_the_api(store, conformance):
+    store.create_view("default.event_agg", **appendix_definition(APPENDIX_SQL_1))
+    first = store.export_iceberg("default.event_agg")
+    store.replace_view("default.event_agg", **appendix_definition(APPENDIX_SQL_2))
+    second = store.export_iceberg("default.event_agg")
+    for path, name in ((first, "view-spec-appendix-a-00001.metadata.json"),
+                       (second, "view-spec-appendix-a-00002.metadata.json")):
+        mine, raw = load(path)
+        expected = json.loads((conformance / "iceberg-view" / name).read_text())
+        assert normalise(mine) == normalise(expected)
+        parsed = ViewMetadata.model_validate_json(raw)
+        assert parsed.view_uuid == store.load_view("default.event_agg").uuid
+    assert first.name.startswith("00000-") and second.name.startswith("00001-")
+    assert first.parent == store.warehouse / "default" / "event_agg" / "metadata"
+    assert (first.parent / "version-hint.text").read_text().strip() == "1"
+
+
+def test_export_key_order_gzip_and_pyiceberg_agreement(store, tmp_path):
+    store.create_view("a.v", columns=[Column("s", "struct<x: int, y: list<string>>"), Column("m", "map<string, long>", nullable=False)],
+                      representations=[("spark", "SELECT 1"), ("trino", "SELECT 1")], default_namespace="a",
+                      properties={"k": "v"})
+    path = store.export_iceberg("a.v", tmp_path / "loc", gzip=True)
+    assert path.name.endswith(".gz.metadata.json")
+    meta, raw = load(path)
+    assert list(meta) == ["view-uuid", "format-version", "location", "properties", "schemas", "current-version-id",
+                          "versions", "version-log"]
+    assert list(meta["versions"][0]) == ["version-id", "timestamp-ms", "schema-id", "summary", "default-catalog",
+                                         "default-namespace", "representations"]
+    parsed = ViewMetadata.model_validate_json(raw)
+    view = store.load_view("a.v")
+    assert parsed.current_version_id == view.current_version_id
+    assert [r.root.dialect for r in parsed.versions[0].representations] == ["spark", "trino"]
+    fields = parsed.schemas[0].fields
+    assert [f.name for f in fields] == ["s", "m"] and fields[1].required
+    assert str(fields[0].field_type).startswith("struct<")
+
+
+def test_retention_and_log_trimming_follow_the_reference(store, tmp_path):
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 0")], default_namespace="a",
+                      properties={"version.history.num-entries": "3"})
+    for i in range(1, 6):
+        store.replace_view("a.v", columns=[], representations=[("spark", f"SELECT {i}")], default_namespace="a")
+    store.rollback_view("a.v", 2)
+    meta, raw = load(store.export_iceberg("a.v", tmp_path / "v"))
+    ViewMetadata.model_validate_json(raw)
+    # current (2) plus the highest ids up to 3 in all
+    assert sorted(v["version-id"] for v in meta["versions"]) == [2, 5, 6]
+    # everything up to the last entry naming an expired version is dropped
+    assert [e["version-id"] for e in meta["version-log"]] == [5, 6, 2]
+    # the store itself keeps everything
+    assert len(store.load_view("a.v").versions) == 6
+
+
+def test_export_refuses_a_location_of_another_view(store, tmp_path):
+    store.create_view("a.one", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    store.create_view("a.two", columns=[], representations=[("spark", "SELECT 2")], default_namespace="a")
+    store.export_iceberg("a.one", tmp_path / "shared")
+    with pytest.raises(IcebergMetadataError, match="another view"):
+        store.export_iceberg("a.two", tmp_path / "shared")
+    assert len(list((tmp_path / "shared" / "metadata").glob("*.metadata.json"))) == 1
+    store.alter_view("a.one", ViewChange.set_property("version.history.num-entries", "0"))
+    with pytest.raises(IcebergMetadataError, match="positive"):
+        store.export_iceberg("a.one", tmp_path / "shared")
+
+
+@pytest.mark.parametrize("name", ["ValidViewMetadata.json", "view-spec-appendix-a-00001.metadata.json",
+                                  "view-spec-appendix-a-00002.metadata.json"])
+def test_import_accepts_what_the_reference_accepts(store, conformance, tmp_path, name):
+    source = conformance / "iceberg-view" / name
+    original = json.loads(source.read_text())
+    view = store.import_iceberg(source, "imported.v")
+    assert view.uuid == original["view-uuid"]
+    assert view.current_version_id == original["current-version-id"]
+    assert view.properties == original.get("properties", {})
+    history = store.history("imported.v")
+    assert history[0].type == "view.imported" and history[0].occurred_at == original["version-log"][0]["timestamp-ms"]
+    # re-export reproduces versions, log, properties and timestamps
+    meta, raw = load(store.export_iceberg("imported.v", tmp_path / "again"))
+    ViewMetadata.model_validate_json(raw)
+    assert meta["versions"] == sorted(original["versions"], key=lambda v: v["version-id"])
+    assert meta["version-log"] == original["version-log"]
+    assert meta.get("properties", {}) == original.get("properties", {})
+    assert [s["fields"] for s in meta["schemas"]] == [s["fields"] for s in original["schemas"]]
+    # history works on imported views: as_of and rollback
+    first_log = original["version-log"][0]
+    assert store.load_view("imported.v", as_of=first_log["timestamp-ms"]).current_version_id == first_log["version-id"]
+    if len(original["versions"]) > 1:
+        assert store.rollback_view("imported.v", 1).current_version_id == 1
+    before = store.projection_dump()
+    store.rebuild()
+    assert store.projection_dump() == before
+
+
+def test_import_gzip_and_uuid_clash(store, conformance, tmp_path):
+    gz = tmp_path / "00000-x.gz.metadata.json"
+    gz.write_bytes(gzip.compress((conformance / "iceberg-view" / "ValidViewMetadata.json").read_bytes()))
+    store.import_iceberg(gz, "a.first")
+    count = store.event_count()
+    with pytest.raises(Exception) as info:
+        store.import_iceberg(gz, "a.second")
+    assert "UUID" in str(info.value) and store.event_count() == count
+
+
+@pytest.mark.parametrize("name, message", [
+    ("ViewMetadataMissingLocation.json", "Cannot parse missing string: location"),
+    ("ViewMetadataMissingCurrentVersion.json", "Cannot parse missing int: current-version-id"),
+    ("ViewMetadataInvalidCurrentVersion.json", "Cannot find current version 1234 in view versions: [1, 2]"),
+    ("ViewMetadataInvalidCurrentSchema.json", "Cannot find current schema with id 1234 in schemas: [1]"),
+    ("ViewMetadataMultipleSQLsForDialect.json", "Cannot add multiple queries for dialect spark-sql"),
+])
+def test_import_refuses_what_the_reference_refuses(store, conformance, name, message):
+    count = store.event_count()
+    with pytest.raises(IcebergMetadataError) as info:
+        store.import_iceberg(conformance / "iceberg-view" / name, "bad.v")
+    assert message in str(info.value)
+    assert store.event_count() == count and not store.view_exists("bad.v")
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda m: m.update({"format-version": 2}), "Unsupported format version: 2"),
+    (lambda m: m.update({"view-uuid": "not-a-uuid"}), "not a UUID"),
+    (lambda m: m["versions"].append(copy.deepcopy(m["versions"][0])), "duplicate version id"),
+    (lambda m: m["schemas"].append(copy.deepcopy(m["schemas"][0])), "duplicate schema id"),
+    (lambda m: m["versions"][0]["representations"][0].update({"type": "substrait"}), "only 'sql'"),
+    (lambda m: m["schemas"][0]["fields"][0].update({"type": "blob"}), "bad field"),
+    (lambda m: m.pop("version-log"), "missing array: version-log"),
+])
+def test_import_refuses_broken_files(store, conformance, tmp_path, mutate, message):
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    mutate(meta)
+    path = tmp_path / "broken.metadata.json"
+    path.write_text(json.dumps(meta))
+    with pytest.raises(IcebergMetadataError, match=message):
+        store.import_iceberg(path, "bad.v")
+    assert store.event_count() == 0
+
+
+def test_read_metadata_errors(tmp_path):
+    (tmp_path / "a.json").write_text("{not json")
+    with pytest.raises(IcebergMetadataError, match="not view metadata JSON"):
+        read_metadata(tmp_path / "a.json")
+    (tmp_path / "b.json").write_text("[]")
+    with pytest.raises(IcebergMetadataError, match="not an object"):
+        read_metadata(tmp_path / "b.json")
+    with pytest.raises(IcebergMetadataError, match="cannot read"):
+        read_metadata(tmp_path / "missing.json")
+
+
+def test_export_survives_a_copied_warehouse(store, tmp_path):
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    first = store.export_iceberg("a.v", tmp_path / "loc")
+    shutil.copytree(tmp_path / "loc", tmp_path / "copy")
+    second = store.export_iceberg("a.v", tmp_path / "copy")
+    assert second.name.startswith("00001-") and first.name.startswith("00000-")

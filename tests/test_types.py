@@ -1,0 +1,71 @@
+import itertools
+
+import pytest
+
+from viewstore.errors import ValidationError
+from viewstore.types import (DecimalType, FixedType, ListType, MapType, PrimitiveType, StructType, from_iceberg_json,
+                             parse_type, to_iceberg_json)
+
+
+@pytest.mark.parametrize("text, canonical", [
+    ("bigint", "long"), ("BIGINT", "long"), ("long", "long"), ("integer", "int"), ("smallint", "int"),
+    ("tinyint", "int"), ("int", "int"), ("boolean", "boolean"), ("bool", "boolean"), ("float", "float"),
+    ("real", "float"), ("double", "double"), ("double precision", "double"), ("date", "date"),
+    ("time", "time"), ("timestamp", "timestamp"), ("timestamp(3)", "timestamp"),
+    ("timestamp with time zone", "timestamptz"), ("timestamp without time zone", "timestamp"),
+    ("timestamptz", "timestamptz"), ("timestamp_ntz", "timestamp"), ("timestamp_ltz", "timestamptz"),
+    ("timestamp_ns", "timestamp_ns"), ("timestamptz_ns", "timestamptz_ns"),
+    ("string", "string"), ("text", "string"), ("varchar(20)", "string"), ("char(3)", "string"),
+    ("character varying(9)", "string"), ("uuid", "uuid"), ("binary", "binary"), ("varbinary", "binary"),
+    ("variant", "variant"), ("decimal(18,2)", "decimal(18,2)"), ("decimal(18, 2)", "decimal(18,2)"),
+    ("numeric(9,3)", "decimal(9,3)"), ("decimal", "decimal(10,0)"), ("fixed[16]", "fixed[16]"),
+    ("fixed(4)", "fixed[4]"), ("array<int>", "list<int>"), ("list<string>", "list<string>"),
+    ("array<varchar(3)>", "list<string>"), ("map<string, decimal(10,2)>", "map<string, decimal(10,2)>"),
+    ("map<varchar(5),bigint>", "map<string, long>"),
+    ("struct<street: string, zip: int>", "struct<street: string, zip: int>"),
+    ("struct<street:varchar(9),zip:integer>", "struct<street: string, zip: int>"),
+    ("struct<a int, b array<struct<c: bigint>>>", "struct<a: int, b: list<struct<c: long>>>"),
+    ("struct<`weird name`: int>", "struct<`weird name`: int>"),
+])
+def test_parse_and_print(text, canonical):
+    t = parse_type(text)
+    assert str(t) == canonical
+    assert parse_type(str(t)) == t
+
+
+def test_nested_details_round_trip():
+    t = parse_type("struct<a: int not null comment 'it''s', b: list<string not null>, c: map<int, long not null>>")
+    assert isinstance(t, StructType)
+    assert t.fields[0].required and t.fields[0].comment == "it's"
+    assert isinstance(t.fields[1].type, ListType) and t.fields[1].type.element_required
+    assert isinstance(t.fields[2].type, MapType) and t.fields[2].type.value_required
+    assert parse_type(str(t)) == t
+
+
+@pytest.mark.parametrize("bad", ["", "  ", "blob2", "decimal(50,2)", "decimal(5,6)", "map<int>", "array<int",
+                                 "struct<a int, a string>", "fixed[0]", "int int", "list<>", "varchar(x)", 42, None])
+def test_unknown_types_are_validation_errors(bad):
+    with pytest.raises(ValidationError):
+        parse_type(bad)
+
+
+def test_type_values():
+    assert parse_type("decimal(3,1)") == DecimalType(3, 1)
+    assert parse_type("fixed[2]") == FixedType(2)
+    assert parse_type("long") == PrimitiveType("long")
+    assert not parse_type("list<int>").is_primitive and parse_type("int").is_primitive
+
+
+def test_iceberg_json_round_trip():
+    t = parse_type("struct<a: int not null comment 'x', b: list<map<string, decimal(9,2)>>>")
+    data = to_iceberg_json(t, itertools.count(1))
+    assert data["fields"][0] == {"id": 1, "name": "a", "required": True, "type": "int", "doc": "x"}
+    assert data["fields"][1]["id"] == 2  # top-level ids first, then nested ones
+    lst = data["fields"][1]["type"]
+    assert lst["type"] == "list" and lst["element-id"] == 3 and lst["element"]["type"] == "map"
+    assert from_iceberg_json(data) == t
+    assert from_iceberg_json("decimal(9, 2)") == DecimalType(9, 2)
+    with pytest.raises(ValidationError):
+        from_iceberg_json({"type": "tuple"})
+    with pytest.raises(ValidationError):
+        from_iceberg_json({"type": "list"})
