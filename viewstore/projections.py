@@ -328,7 +328,8 @@ class Projections:
             conn.executemany(_INSERT_LOG, log_rows)
         if snapshot_rows:
             conn.executemany(_INSERT_SNAPSHOT, snapshot_rows)
-        conn.execute(_SET_POSITION, (position,))
+        if position:
+            conn.execute(_SET_POSITION, (position,))
 
     def clear(self) -> None:
         for table in PROJECTION_TABLES:

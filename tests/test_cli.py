@@ -1,0 +1,117 @@
+"""The CLI: a thin layer over the API, JSON for scripts, one-line errors with exit code 1."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from viewstore import ViewStore
+from viewstore.cli import main
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch):
+    monkeypatch.delenv("VIEWSTORE_DB", raising=False)
+    monkeypatch.delenv("VIEWSTORE_ACTOR", raising=False)
+    db = tmp_path / "cli.db"
+    runner = CliRunner()
+
+    def invoke(*args, code=0):
+        result = runner.invoke(main, ["--db", str(db), "--actor", "carol", *args], catch_exceptions=False)
+        assert result.exit_code == code, result.output
+        return result.output
+
+    invoke.db = db
+    return invoke
+
+
+def create(run, ident="s.v", *extra):
+    return run("create", ident, "--sql", "SELECT 1 AS x", "--column", "x:int:the x", *extra)
+
+
+def test_create_show_json(run):
+    create(run, "s.v", "--comment", "hello", "--property", "k=v", "--summary", "engine-name=spark",
+           "--default-catalog", "cat", "--security-mode", "invoker")
+    data = json.loads(run("show", "s.v", "--json"))
+    assert data["identifier"] == "s.v" and data["comment"] == "hello"
+    assert data["columns"] == [{"name": "x", "type": "int", "comment": "the x", "nullable": True}]
+    assert data["representations"] == [{"dialect": "spark", "sql": "SELECT 1 AS x"}]
+    assert data["properties"] == {"k": "v", "comment": "hello"} and data["security_mode"] == "INVOKER"
+    assert data["default_catalog"] == "cat" and data["default_namespace"] == ["s"]
+    assert data["audit"]["creator"] == "carol"
+    text = run("show", "s.v")
+    assert "s.v" in text and "SELECT 1 AS x" in text
+
+
+def test_sql_file_nested_column_types_and_list(run, tmp_path):
+    sql = tmp_path / "q.sql"
+    sql.write_text("SELECT named_struct('a', 1) AS s\n")
+    run("create", "s.n", "--sql-file", str(sql), "--column", "s:struct<a: int, b: string>:nested one")
+    data = json.loads(run("show", "s.n", "--json"))
+    assert data["columns"][0]["type"] == "struct<a: int, b: string>" and data["columns"][0]["comment"] == "nested one"
+    assert data["representations"][0]["sql"] == "SELECT named_struct('a', 1) AS s\n"
+    create(run, "t.v")
+    assert json.loads(run("list", "--json")) == ["s.n", "t.v"]
+    assert run("list", "t").split() == ["t.v"]
+
+
+def test_alter_is_one_commit(run):
+    create(run)
+    run("alter", "s.v", "--add-representation", "trino", "SELECT 1 x", "--comment", "c", "--set", "a=1",
+        "--set", "b=2", "--unset", "nothing")
+    events = json.loads(run("history", "s.v", "--json"))
+    assert len({e["commit_id"] for e in events[1:]}) == 1
+    assert [e["type"] for e in events] == ["view.created", "view.comment_updated", "view.properties_set",
+                                           "view.properties_set", "view.representation_added"]
+    run("alter", "s.v", "--update-representation", "trino", "SELECT 2 x", "--remove-representation", "spark")
+    data = json.loads(run("show", "s.v", "--json"))
+    assert data["representations"] == [{"dialect": "trino", "sql": "SELECT 2 x"}]
+    run("alter", "s.v", "--comment", "")
+    assert json.loads(run("show", "s.v", "--json"))["comment"] is None
+
+
+def test_errors_are_one_line_with_exit_code_1(run):
+    create(run)
+    for args in (["show", "s.nope"], ["create", "s.v", "--sql", "SELECT 1"], ["create", "bad", "--sql", "x"],
+                 ["create", "s.w", "--sql", "x", "--column", "x:blob9"], ["rollback", "s.v", "7"],
+                 ["alter", "s.v"], ["alter", "s.v", "--remove-representation", "spark"],
+                 ["import", "missing.json", "s.i"], ["create", "s.w"], ["drop", "s.nope"],
+                 ["audit", "--since", "not a time"], ["alter", "s.v", "--set", "novalue"],
+                 ["alter", "s.v", "--comment", "x", "--expected-version", "9"]):
+        out = run(*args, code=1)
+        assert out.startswith("error: ") and out.count("\n") == 1 and "Traceback" not in out, (args, out)
+    assert ViewStore(run.db).event_count() == 1
+
+
+def test_history_audit_as_of_rollback_rename_drop(run):
+    create(run)
+    first = json.loads(run("history", "s.v", "--json"))[0]
+    run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")
+    assert json.loads(run("show", "s.v", "--json", "--as-of", str(first["occurred_at_ms"])))["current_version_id"] == 1
+    assert "is at version 1" in run("rollback", "s.v", "1")
+    audit = json.loads(run("audit", "--actor", "carol", "--type", "view.rolled_back", "--json"))
+    assert [e["type"] for e in audit] == ["view.rolled_back"] and audit[0]["payload"]["current_version_id"] == 1
+    assert json.loads(run("audit", "--actor", "nobody", "--json")) == []
+    assert len(json.loads(run("audit", "--view", "s.v", "--since", first["occurred_at"], "--json"))) == 3
+    assert "3 events" in run("audit")
+    run("rename", "s.v", "s.w")
+    run("drop", "s.w")
+    assert "nothing dropped" in run("drop", "s.w", "--if-exists")
+    assert [e["type"] for e in json.loads(run("history", "s.w", "--json"))][-2:] == ["view.renamed", "view.dropped"]
+
+
+def test_export_import_rebuild(run, tmp_path, conformance):
+    create(run)
+    out = run("export", "s.v", "--location", str(tmp_path / "loc"), "--gzip").strip()
+    assert out.endswith(".gz.metadata.json") and (tmp_path / "loc" / "metadata").is_dir()
+    run("import", str(conformance / "iceberg-view" / "ValidViewMetadata.json"), "s.imported")
+    assert json.loads(run("show", "s.imported", "--json"))["current_version_id"] == 2
+    assert "rebuilt projections from 3 events" in run("rebuild")
+
+
+def test_environment_variables(tmp_path, monkeypatch):
+    monkeypatch.setenv("VIEWSTORE_DB", str(tmp_path / "env.db"))
+    monkeypatch.setenv("VIEWSTORE_ACTOR", "dave")
+    result = CliRunner().invoke(main, ["create", "e.v", "--sql", "SELECT 1"])
+    assert result.exit_code == 0, result.output
+    assert ViewStore(tmp_path / "env.db").load_view("e.v").audit.creator == "dave"

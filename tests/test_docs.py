@@ -1,0 +1,58 @@
+"""The README's examples run as written, and every CLI command is documented."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from viewstore.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def blocks(language):
+    return re.findall(rf"```{language}\n(.*?)```", README, re.S)
+
+
+@pytest.mark.parametrize("index", range(len(blocks("python"))))
+def test_readme_python_examples_run(tmp_path, monkeypatch, index):
+    monkeypatch.chdir(tmp_path)
+    code = blocks("python")[index]
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+def test_readme_cli_session_runs_as_written(tmp_path):
+    (session,) = blocks("console")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VIEWSTORE_")}
+    exe = shutil.which("viewstore", path=str(Path(sys.executable).parent))
+    assert exe, "the viewstore console script must be installed beside the interpreter"
+    env["PATH"] = f"{Path(exe).parent}{os.pathsep}{env.get('PATH', '')}"
+    lines = session.strip().splitlines()
+    script, expected = [], []
+    for line in lines:
+        if line.startswith("$ "):
+            script.append(line[2:])
+            expected.append([])
+        else:
+            expected[-1].append(line)
+    exports = []
+    for command, wanted in zip(script, expected):
+        if command.startswith("export "):
+            exports.append(command)
+            continue
+        full = "; ".join(exports + [command])
+        result = subprocess.run(["bash", "-c", full], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                timeout=60)
+        assert result.returncode == 0, f"{command}\n{result.stderr}"
+        assert result.stdout.strip().splitlines() == wanted or not wanted, f"{command}\n{result.stdout}"
+
+
+def test_readme_has_the_ci_command():
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert ci in README
