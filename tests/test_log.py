@@ -1,0 +1,78 @@
+import sqlite3
+
+import pytest
+
+from viewstore.errors import ConcurrencyError, CorruptLogError, ViewStoreError
+from viewstore.events import CommentUpdated
+from viewstore.log import EventLog, connect, transaction
+
+
+def event(version, comment="c"):
+    return CommentUpdated(commit_id="k", view_id="view-1", stream_version=version, identifier=("a", "v"),
+                          actor="me", occurred_at=1000 + version, comment=comment)
+
+
+def test_connect_sets_wal_and_durability(tmp_path):
+    conn = connect(tmp_path / "x.db", durability="full")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    conn.close()
+    conn = connect(tmp_path / "x.db")
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    conn.close()
+
+
+def test_append_assigns_positions_and_reads_back(tmp_path):
+    log = EventLog(connect(tmp_path / "x.db"))
+    with transaction(log.conn):
+        stored = log.append([event(1), event(2)])
+    assert [e.position for e, _ in stored] == [1, 2]
+    assert log.stream("view-1") == [e for e, _ in stored]
+    assert log.count() == 2 and log.max_position() == 2
+    assert [e.stream_version for e in log.query(actor="me", since=1002)] == [2]
+    assert log.query(view_ids=[]) == []
+    assert log.view_ids_named("a.v") == ["view-1"]
+
+
+def test_duplicate_stream_version_is_a_concurrency_error_and_rolls_back(tmp_path):
+    log = EventLog(connect(tmp_path / "x.db"))
+    with transaction(log.conn):
+        log.append([event(1)])
+    with pytest.raises(ConcurrencyError):
+        with transaction(log.conn):
+            log.append([event(2), event(1)])
+    assert log.count() == 1  # the whole batch rolled back
+
+
+def test_busy_database_becomes_concurrency_error(tmp_path, monkeypatch):
+    import viewstore.log as log_module
+
+    monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 50)
+    first = connect(tmp_path / "x.db")
+    second = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
+    second.execute("PRAGMA busy_timeout = 0")
+    first.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(ConcurrencyError, match="locked"):
+            with transaction(second):
+                pass
+    finally:
+        first.execute("ROLLBACK")
+
+
+def test_newer_schema_is_refused(tmp_path):
+    conn = connect(tmp_path / "x.db")
+    conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    conn.close()
+    with pytest.raises(CorruptLogError, match="newer viewstore"):
+        connect(tmp_path / "x.db")
+    with pytest.raises(ViewStoreError):
+        connect(tmp_path / "y.db", durability="sometimes")
+
+
+def test_corrupt_payload_is_reported(tmp_path):
+    log = EventLog(connect(tmp_path / "x.db"))
+    log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                     "payload) VALUES ('k', 'v', 1, 'view.comment_updated', 'a.v', 'me', 1, 'not json')")
+    with pytest.raises(CorruptLogError):
+        log.stream("v")
