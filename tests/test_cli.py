@@ -115,3 +115,12 @@ def test_environment_variables(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["create", "e.v", "--sql", "SELECT 1"])
     assert result.exit_code == 0, result.output
     assert ViewStore(tmp_path / "env.db").load_view("e.v").audit.creator == "dave"
+
+
+def test_query_is_read_only(run):
+    create(run)
+    rows = json.loads(run("query", "SELECT actor, type FROM events", "--json"))
+    assert rows == [{"actor": "carol", "type": "view.created"}]
+    assert "view.created" in run("query", "SELECT type FROM events")
+    assert run("query", "DELETE FROM views", code=1).startswith("error: query failed")
+    assert run("query", "SELEC nonsense", code=1).startswith("error: query failed")

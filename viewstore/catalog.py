@@ -23,7 +23,7 @@ from .errors import (ConcurrencyError, NoSuchViewError, ValidationError, ViewAlr
 from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, RepresentationAdded,
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)
-from .log import EventLog, connect, row_to_event, transaction
+from .log import EventLog, connect, read_only_query, transaction
 from .model import (Column, Identifier, SQLRepresentation, VersionLogEntry, View, ViewVersion, identifier_str,
                     normalize_name, to_identifier, to_namespace, validate_properties, validate_property_key)
 from .projections import DDL, Projections, ViewState, apply, state_to_view
@@ -438,6 +438,21 @@ class ViewStore:
                 view_ids = self._log.view_ids_named(identifier_str(to_identifier(view)))
             return self._log.query(view_ids=view_ids, actor=actor, since=since_ms, until=until_ms, types=kinds,
                                    limit=limit)
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+        """Answer an ad-hoc audit question in SQL over the log and the projections (read-only).
+
+        Tables: ``events`` (position, commit_id, view_id, stream_version, type, identifier, actor,
+        occurred_at, payload JSON), ``views``, ``view_versions``, ``view_version_log``.
+
+        Example::
+
+            store.query("SELECT actor, count(*) AS n FROM events GROUP BY actor ORDER BY n DESC")
+
+        Raises:
+            ValidationError: the statement fails, or tries to write (the connection is read-only).
+        """
+        return read_only_query(self.path, sql, params)
 
     def event_count(self) -> int:
         """How many events the log holds."""

@@ -463,6 +463,27 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
         _print_events(cli, events, f"{len(events)} events")
 
 
+@main.command("query")
+@click.argument("sql")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_cli
+def query_(cli: CliContext, sql: str, as_json: bool) -> None:
+    """Ask an audit question in SQL (read-only) over the events and projection tables.
+
+    Example:
+
+        viewstore query "SELECT actor, type, count(*) AS n FROM events GROUP BY 1, 2"
+    """
+    rows = cli.store().query(sql)
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table(*(rows[0].keys() if rows else ["(no rows)"]))
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row.values()))
+    cli.console.print(table)
+
+
 @main.command("export")
 @click.argument("identifier")
 @click.option("--location", type=click.Path(file_okay=False), help="The view's base location (a folder).")

@@ -153,6 +153,26 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
 
 
+def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+    """Run an ad-hoc SELECT on a read-only connection (sqlite-utils), for audit questions.
+
+    Raises:
+        ValidationError: the statement fails or tries to write.
+    """
+    import sqlite_utils
+
+    from .errors import ValidationError
+
+    conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return list(sqlite_utils.Database(conn).query(sql, params))
+    except sqlite3.Error as e:
+        raise ValidationError(f"query failed: {e}") from e
+    finally:
+        conn.close()
+
+
 def _dumps(payload: dict[str, Any]) -> str:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
 
