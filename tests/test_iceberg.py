@@ -199,3 +199,16 @@ def test_export_survives_a_copied_warehouse(store, tmp_path):
     shutil.copytree(tmp_path / "loc", tmp_path / "copy")
     second = store.export_iceberg("a.v", tmp_path / "copy")
     assert second.name.startswith("00001-") and first.name.startswith("00000-")
+
+
+def test_import_from_a_view_location_takes_the_latest_file(store, tmp_path):
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    store.export_iceberg("a.v", tmp_path / "loc")
+    store.replace_view("a.v", columns=[], representations=[("spark", "SELECT 2")], default_namespace="a")
+    store.export_iceberg("a.v", tmp_path / "loc")
+    other = type(store)(tmp_path / "other.db")
+    view = other.import_iceberg(tmp_path / "loc", "b.v")
+    assert view.sql_for("spark") == "SELECT 2" and len(view.versions) == 2
+    with pytest.raises(IcebergMetadataError, match="holds no metadata"):
+        other.import_iceberg(tmp_path, "b.w")
+    other.close()

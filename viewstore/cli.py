@@ -500,11 +500,11 @@ def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool) 
 
 
 @main.command("import")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path())
 @click.argument("identifier")
 @pass_cli
 def import_(cli: CliContext, path: str, identifier: str) -> None:
-    """Record a view from an Iceberg metadata file, with its history.
+    """Record a view from an Iceberg metadata file (or a view location's latest one), with its history.
 
     Example:
 

@@ -372,9 +372,19 @@ def _import_version(v: IcebergViewVersion, schemas: dict[int, tuple[Column, ...]
 
 
 def read_metadata(path: str | Path) -> ImportedView:
-    """Read and validate a metadata file (plain or gzip).
+    """Read and validate a metadata file (plain or gzip), or the latest one of a view location.
+
+    Args:
+        path: a ``*.metadata.json`` file, or a view's location folder (holding ``metadata/``),
+            whose highest-numbered metadata file is read.
 
     Raises:
         IcebergMetadataError: the file is unreadable, not JSON, or invalid (naming the problem).
     """
-    return parse_metadata(_load_json(Path(path)), str(path))
+    path = Path(path)
+    if path.is_dir():
+        latest = latest_metadata(path)
+        if latest is None:
+            raise IcebergMetadataError(f"{path} holds no metadata/NNNNN-<uuid>.metadata.json file")
+        path = latest[1]
+    return parse_metadata(_load_json(path), str(path))
