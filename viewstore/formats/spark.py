@@ -1,0 +1,601 @@
+"""Spark's persistent views in the Hive metastore.
+
+Spark writes the view text to both ``viewOriginalText`` and ``viewExpandedText`` and describes the
+rest in parameters:
+
+* ``spark.sql.create.version`` - the Spark version that wrote the view (``2.2 or prior`` when Spark
+  only altered a view another engine created);
+* ``spark.sql.sources.schema`` - the case-preserving schema as Spark's StructType JSON, either as one
+  key or split into ``spark.sql.sources.schema.numParts`` and ``.part.0`` ... ``.part.N-1``;
+* ``view.catalogAndNamespace.numParts`` / ``.part.N`` - the current catalog and namespace when the view
+  was created (Spark 2.2-2.4 wrote ``view.default.database`` instead);
+* ``view.query.out.numCols`` / ``.col.N`` - the names of the query's output columns;
+* ``view.schemaMode`` - ``BINDING`` (also when absent), ``COMPENSATION``, ``TYPE EVOLUTION``, ``EVOLUTION``;
+* ``view.sqlConfig.<conf>`` - the SQL configurations captured at creation;
+* ``view.referredTempViewNames`` and friends - JSON lists, ``[]`` for a persistent view;
+* ``comment`` - the view comment.
+
+``sd.cols`` repeats the schema with Hive types (names in lower case, as the metastore keeps them) when
+Hive can express them, and is Spark's placeholder ``col array<string>`` otherwise. The codec keeps every ``view.*`` and ``spark.sql.*`` parameter it does
+not turn into a field under its own name; :func:`sql_configs`, :func:`query_output_columns` and
+:func:`schema_mode` read them back.
+
+Types follow Iceberg's Spark integration: Spark ``timestamp`` (with local time zone) is Iceberg
+``timestamptz`` and ``timestamp_ntz`` is ``timestamp``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ValidationError
+from ..model import Column
+from ..types import DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
+from .base import (ViewDefinition, TypeTokens, chosen_engine_types, column_types_property, hive_columns_of,
+                   hms_record, invalid, parameters_of, passthrough, reserved_key, text_of)
+
+__all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "schema_json", "sql_configs",
+           "query_output_columns", "schema_mode", "is_altered_hive_view", "iceberg_type", "engine_type",
+           "SPARK_VERSION", "ALTERED_HIVE_VIEW_KEY", "EXPANDED_TEXT_KEY"]
+
+NAME = "spark"
+
+#: The Spark release whose HMS layout ``encode`` writes, and the version it records.
+SPARK_VERSION = "4.3.0"
+
+CREATE_VERSION = "spark.sql.create.version"
+LEGACY_CREATE_VERSION = "2.2 or prior"
+SCHEMA = "spark.sql.sources.schema"
+SCHEMA_NUM_PARTS = SCHEMA + ".numParts"
+SCHEMA_PART = SCHEMA + ".part."
+CATALOG_NS_NUM_PARTS = "view.catalogAndNamespace.numParts"
+CATALOG_NS_PART = "view.catalogAndNamespace.part."
+LEGACY_DEFAULT_DATABASE = "view.default.database"
+QUERY_OUT_NUM_COLS = "view.query.out.numCols"
+QUERY_OUT_COL = "view.query.out.col."
+SQL_CONFIG_PREFIX = "view.sqlConfig."
+SCHEMA_MODE = "view.schemaMode"
+REFERRED_TEMP_NAMES = ("view.referredTempViewNames", "view.referredTempFunctionsNames",
+                       "view.referredTempVariablesNames")
+SCHEMA_MODES = ("BINDING", "COMPENSATION", "TYPE EVOLUTION", "EVOLUTION")
+SESSION_CATALOG = "spark_catalog"
+
+#: Above this length Spark splits the schema JSON into parts (``spark.sql.sources.schemaStringLengthThreshold``).
+SCHEMA_LENGTH_THRESHOLD = 4000
+#: The field-metadata key where Spark keeps a ``char(n)``/``varchar(n)`` type it stores as ``string``.
+CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
+#: Spark's ``sd.cols`` placeholder for a schema Hive cannot express.
+PLACEHOLDER_COLUMN = {"name": "col", "type": "array<string>", "comment": "from deserializer"}
+
+#: Set to ``"true"`` on a Hive view that Spark later altered: its SQL is HiveQL written by Hive.
+ALTERED_HIVE_VIEW_KEY = reserved_key(NAME, "hive-view-altered")
+#: The property that keeps ``viewExpandedText`` when it differs from the original text.
+EXPANDED_TEXT_KEY = reserved_key(NAME, "expanded-text")
+
+_MARKER_PREFIXES = (SCHEMA, "view.catalogAndNamespace.", "view.query.out.", SQL_CONFIG_PREFIX)
+_MARKER_KEYS = frozenset({CREATE_VERSION, LEGACY_DEFAULT_DATABASE, SCHEMA_MODE, *REFERRED_TEMP_NAMES})
+
+
+def claims(table_type: str, parameters: Mapping[str, str]) -> bool:
+    """Whether the record carries any of the parameters only Spark writes."""
+    return any(key in _MARKER_KEYS or key.startswith(_MARKER_PREFIXES) for key in parameters)
+
+
+def owns_parameter(key: str) -> bool:
+    """Whether ``key`` is an HMS parameter Spark writes for views."""
+    return key.startswith("spark.sql.") or key in _MARKER_KEYS or key.startswith(_MARKER_PREFIXES)
+
+
+def is_altered_hive_view(source: ViewDefinition | Mapping[str, str]) -> bool:
+    """Whether a Spark-marked record is really a Hive view that Spark altered later.
+
+    Spark's ALTER on a view it did not create adds ``spark.sql.create.version = "2.2 or prior"`` and
+    the schema, but none of the ``view.*`` keys a Spark-created view has.
+
+    Args:
+        source: the record's parameters, or a decoded definition.
+    """
+    if isinstance(source, ViewDefinition):
+        return source.properties.get(ALTERED_HIVE_VIEW_KEY) == "true"
+    return (source.get(CREATE_VERSION) == LEGACY_CREATE_VERSION
+            and not any(key.startswith(("view.catalogAndNamespace.", "view.query.out."))
+                        or key == LEGACY_DEFAULT_DATABASE for key in source))
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding
+
+
+def schema_json(parameters: Mapping[str, str]) -> str | None:
+    """The schema JSON text from ``spark.sql.sources.schema``, reassembling split parts.
+
+    Returns:
+        The JSON text, or None when the record has neither form.
+
+    Raises:
+        ValidationError: ``numParts`` is not a count, or one of the parts is missing.
+    """
+    if SCHEMA in parameters:
+        return parameters[SCHEMA]
+    if SCHEMA_NUM_PARTS not in parameters:
+        return None
+    count = _count(parameters, SCHEMA_NUM_PARTS)
+    parts = []
+    for i in range(count):
+        key = f"{SCHEMA_PART}{i}"
+        if key not in parameters:
+            raise invalid(f"parameters.{key}", f"is missing; {SCHEMA_NUM_PARTS} says there are {count} parts")
+        parts.append(parameters[key])
+    return "".join(parts)
+
+
+def _count(parameters: Mapping[str, str], key: str) -> int:
+    text = parameters[key]
+    if not text.isdigit():
+        raise invalid(f"parameters.{key}", f"must be a count, not {text!r}")
+    return int(text)
+
+
+def _indexed(parameters: Mapping[str, str], count_key: str, prefix: str) -> list[str]:
+    values = []
+    for i in range(_count(parameters, count_key)):
+        key = f"{prefix}{i}"
+        if key not in parameters:
+            raise invalid(f"parameters.{key}", f"is missing; {count_key} is {parameters[count_key]}")
+        values.append(parameters[key])
+    return values
+
+
+def _is_schema_key(key: str) -> bool:
+    return key == SCHEMA or key.startswith(SCHEMA + ".")
+
+
+def decode(record: Mapping[str, Any]) -> ViewDefinition:
+    """Read a Spark view record.
+
+    The columns come from ``spark.sql.sources.schema`` (falling back to ``sd.cols``, read the way
+    Spark reads Hive types); the default catalog and namespace from ``view.catalogAndNamespace.*``
+    or the legacy ``view.default.database``.
+
+    Raises:
+        ValidationError: no view text, a schema JSON that does not parse or has an unsupported type,
+            a missing split part, a malformed count, or an unknown ``view.schemaMode``.
+    """
+    params = parameters_of(record)
+    original = text_of(record, "viewOriginalText")
+    expanded = text_of(record, "viewExpandedText")
+    sql = original if original and original.strip() else expanded
+    if sql is None or not sql.strip():
+        raise invalid("viewOriginalText", "a Spark view keeps its SQL here, but it is missing")
+    mode = params.get(SCHEMA_MODE)
+    if mode is not None and mode not in SCHEMA_MODES:
+        raise invalid(f"parameters.{SCHEMA_MODE}", f"is {mode!r}, not one of {', '.join(SCHEMA_MODES)}")
+
+    text = schema_json(params)
+    if text is not None:
+        columns, types = _columns_from_schema_json(text)
+    else:
+        columns, types = _columns_from_hive(record)
+    catalog, namespace = _catalog_and_namespace(params)
+    if QUERY_OUT_NUM_COLS in params:
+        _indexed(params, QUERY_OUT_NUM_COLS, QUERY_OUT_COL)  # check it is complete
+
+    properties = passthrough(params, lambda key: _is_schema_key(key) or key == "comment"
+                             or key.startswith("view.catalogAndNamespace.") or key == LEGACY_DEFAULT_DATABASE)
+    properties.update(column_types_property(NAME, types))
+    if expanded is not None and expanded != sql:
+        properties[EXPANDED_TEXT_KEY] = expanded
+    if is_altered_hive_view(params):
+        properties[ALTERED_HIVE_VIEW_KEY] = "true"
+    return ViewDefinition(
+        dialect=NAME, sql=sql, columns=columns, comment=params.get("comment"),
+        default_catalog=catalog, default_namespace=namespace, owner=text_of(record, "owner"),
+        properties=properties, database=text_of(record, "dbName"), name=text_of(record, "tableName"))
+
+
+def _columns_from_schema_json(text: str) -> tuple[tuple[Column, ...], list[str]]:
+    field = f"parameters.{SCHEMA}"
+    try:
+        schema = json.loads(text)
+    except ValueError as e:
+        raise invalid(field, f"the Spark schema is not valid JSON: {e}") from e
+    if not isinstance(schema, dict) or schema.get("type") != "struct" or not isinstance(schema.get("fields"), list):
+        raise invalid(field, "the Spark schema must be a JSON struct type with a fields list")
+    if not schema["fields"]:
+        raise invalid(field, "the Spark schema has no fields")
+    columns, types = [], []
+    for i, item in enumerate(schema["fields"]):
+        name, type_, nullable, metadata = _struct_field(item, f"{field}.fields[{i}]")
+        columns.append(Column(name, iceberg_type(type_, f"{field}.fields[{i}].type"),
+                              _comment(metadata, f"{field}.fields[{i}]"), nullable))
+        types.append(_type_string(type_, metadata))
+    return tuple(columns), types
+
+
+def _columns_from_hive(record: Mapping[str, Any]) -> tuple[tuple[Column, ...], list[str]]:
+    hive_columns = hive_columns_of(record)
+    placeholder = [(PLACEHOLDER_COLUMN["name"], PLACEHOLDER_COLUMN["type"], PLACEHOLDER_COLUMN["comment"])]
+    if not hive_columns or hive_columns == placeholder:
+        raise invalid(f"parameters.{SCHEMA}", "a Spark view needs its schema here, and sd.cols holds none")
+    columns = []
+    for i, (name, type_string, comment) in enumerate(hive_columns):
+        spark_type = parse_type_string(type_string, f"sd.cols[{i}].type")
+        columns.append(Column(name, iceberg_type(spark_type, f"sd.cols[{i}].type"), comment))
+    return tuple(columns), [type_string for _, type_string, _ in hive_columns]
+
+
+def _catalog_and_namespace(params: Mapping[str, str]) -> tuple[str | None, tuple[str, ...]]:
+    if CATALOG_NS_NUM_PARTS in params:
+        parts = _indexed(params, CATALOG_NS_NUM_PARTS, CATALOG_NS_PART)
+        if not parts:
+            return None, ()
+        return parts[0], tuple(parts[1:])
+    if LEGACY_DEFAULT_DATABASE in params:
+        return SESSION_CATALOG, (params[LEGACY_DEFAULT_DATABASE],)
+    return None, ()
+
+
+def _struct_field(item: Any, field: str) -> tuple[str, Any, bool, dict[str, Any]]:
+    if not isinstance(item, dict):
+        raise invalid(field, "a Spark struct field must be a JSON object")
+    name, nullable, metadata = item.get("name"), item.get("nullable", True), item.get("metadata", {})
+    if not isinstance(name, str) or not name:
+        raise invalid(f"{field}.name", f"must be a non-empty string, not {name!r}")
+    if "type" not in item:
+        raise invalid(f"{field}.type", "is missing")
+    if not isinstance(nullable, bool):
+        raise invalid(f"{field}.nullable", f"must be true or false, not {nullable!r}")
+    if not isinstance(metadata, dict):
+        raise invalid(f"{field}.metadata", f"must be an object, not {metadata!r}")
+    return name, item["type"], nullable, metadata
+
+
+def _comment(metadata: Mapping[str, Any], field: str) -> str | None:
+    comment = metadata.get("comment")
+    if comment is not None and not isinstance(comment, str):
+        raise invalid(f"{field}.metadata.comment", f"must be a string, not {comment!r}")
+    return comment
+
+
+def sql_configs(definition: ViewDefinition) -> dict[str, str]:
+    """The SQL configurations Spark captured (``view.sqlConfig.*`` without the prefix)."""
+    return {key[len(SQL_CONFIG_PREFIX):]: value for key, value in definition.properties.items()
+            if key.startswith(SQL_CONFIG_PREFIX)}
+
+
+def query_output_columns(definition: ViewDefinition) -> tuple[str, ...]:
+    """The names of the query's output columns (``view.query.out.*``); empty when not recorded.
+
+    Raises:
+        ValidationError: the recorded list is incomplete.
+    """
+    if QUERY_OUT_NUM_COLS not in definition.properties:
+        return ()
+    return tuple(_indexed(definition.properties, QUERY_OUT_NUM_COLS, QUERY_OUT_COL))
+
+
+def schema_mode(definition: ViewDefinition) -> str:
+    """The view's schema mode; Spark reads an absent ``view.schemaMode`` as ``BINDING``."""
+    return definition.properties.get(SCHEMA_MODE, "BINDING")
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding
+
+
+def encode(definition: ViewDefinition) -> dict[str, Any]:
+    """The HMS record Spark 4.3 writes for this view.
+
+    Properties decoded from a Spark record (they include ``spark.sql.create.version``) are written
+    back as they are. A definition from elsewhere gets what Spark 4.3 adds by default: the create
+    version, schema mode ``COMPENSATION``, empty temporary-object lists and the query output names
+    (the column names). The catalog and namespace become ``view.catalogAndNamespace.*``; a namespace
+    without a catalog is recorded under Spark's session catalog ``spark_catalog``.
+
+    Raises:
+        ValidationError: the view has no columns or a column type Spark cannot express
+            (``uuid``, ``fixed[n]``, nanosecond timestamps).
+    """
+    if not definition.columns:
+        raise invalid("columns", "a Spark view needs at least one column")
+    props = definition.properties
+    kept = chosen_engine_types(props, NAME, len(definition.columns))
+    fields = []
+    for i, column in enumerate(definition.columns):
+        type_ = engine_json(column.type, f"columns[{i}].type")
+        metadata: dict[str, Any] = {} if column.comment is None else {"comment": column.comment}
+        if kept:
+            type_, metadata = _apply_kept_type(kept[i], column.type, type_, metadata)
+        fields.append({"name": column.name, "type": type_, "nullable": column.nullable, "metadata": metadata})
+    schema_text = json.dumps({"type": "struct", "fields": fields}, ensure_ascii=False, separators=(",", ":"))
+
+    parameters = passthrough(props, lambda key: _is_schema_key(key) or key == "comment"
+                             or key.startswith("view.catalogAndNamespace.") or key == LEGACY_DEFAULT_DATABASE)
+    if definition.comment is not None:
+        parameters["comment"] = definition.comment
+    if len(schema_text) <= SCHEMA_LENGTH_THRESHOLD:
+        parameters[SCHEMA] = schema_text
+    else:
+        parts = [schema_text[i:i + SCHEMA_LENGTH_THRESHOLD]
+                 for i in range(0, len(schema_text), SCHEMA_LENGTH_THRESHOLD)]
+        parameters[SCHEMA_NUM_PARTS] = str(len(parts))
+        parameters.update({f"{SCHEMA_PART}{i}": part for i, part in enumerate(parts)})
+    if definition.default_catalog is not None or definition.default_namespace:
+        parts = [definition.default_catalog or SESSION_CATALOG, *definition.default_namespace]
+        parameters[CATALOG_NS_NUM_PARTS] = str(len(parts))
+        parameters.update({f"{CATALOG_NS_PART}{i}": part for i, part in enumerate(parts)})
+
+    from_spark = CREATE_VERSION in props
+    if not from_spark:
+        parameters[CREATE_VERSION] = SPARK_VERSION
+        parameters.setdefault(SCHEMA_MODE, "COMPENSATION")
+        for key in REFERRED_TEMP_NAMES:
+            parameters.setdefault(key, "[]")
+    _write_query_output(parameters, definition, add_missing=not from_spark)
+
+    cols = [PLACEHOLDER_COLUMN]
+    if all(_hive_compatible(field["type"]) for field in fields):
+        cols = [{"name": f["name"].lower(), "type": _type_string(f["type"], f["metadata"]),
+                 "comment": f["metadata"].get("comment")} for f in fields]
+    return hms_record(
+        definition, parameters=parameters, cols=cols, original_text=definition.sql,
+        expanded_text=props.get(EXPANDED_TEXT_KEY, definition.sql),
+        storage={"location": None,
+                 "inputFormat": "org.apache.hadoop.mapred.SequenceFileInputFormat",
+                 "outputFormat": "org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat",
+                 "serdeInfo": {"serializationLib": "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+                               "parameters": {"serialization.format": "1"}}})
+
+
+def _write_query_output(parameters: dict[str, str], definition: ViewDefinition, *, add_missing: bool) -> None:
+    """Keep ``view.query.out.*`` when it fits the columns; otherwise write the column names.
+
+    Spark leaves the list out for ``EVOLUTION`` views. A stale list (another column count) is
+    replaced, because Spark matches the query's output against it by name.
+    """
+    existing = None
+    if QUERY_OUT_NUM_COLS in parameters:
+        try:
+            existing = _indexed(parameters, QUERY_OUT_NUM_COLS, QUERY_OUT_COL)
+        except ValidationError:
+            existing = None
+    is_evolution = parameters.get(SCHEMA_MODE) == "EVOLUTION"
+    if existing is not None and len(existing) == len(definition.columns) and not is_evolution:
+        return
+    for key in [k for k in parameters if k.startswith("view.query.out.")]:
+        del parameters[key]
+    if is_evolution or (existing is None and not add_missing):
+        return
+    parameters[QUERY_OUT_NUM_COLS] = str(len(definition.columns))
+    parameters.update({f"{QUERY_OUT_COL}{i}": column.name for i, column in enumerate(definition.columns)})
+
+
+def _apply_kept_type(kept: str, type_: IcebergType, json_type: Any,
+                     metadata: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """Use the column's recorded Spark type (``tinyint``, ``char(5)``...) when it is a primitive of
+    the same Iceberg type; nested types are always written from the Iceberg type."""
+    try:
+        recorded = parse_type_string(kept, "type")
+        if not isinstance(recorded, str) or iceberg_type(recorded) != type_:
+            return json_type, metadata
+    except ValidationError:
+        return json_type, metadata
+    if recorded.startswith(("char(", "varchar(")):
+        return "string", {**metadata, CHAR_VARCHAR_KEY: recorded}
+    return recorded, metadata
+
+
+def _hive_compatible(json_type: Any) -> bool:
+    if isinstance(json_type, str):
+        return not json_type.startswith(("timestamp_ntz", "void", "null", "variant", "time(", "interval"))
+    if json_type.get("type") == "array":
+        return _hive_compatible(json_type["elementType"])
+    if json_type.get("type") == "map":
+        return _hive_compatible(json_type["keyType"]) and _hive_compatible(json_type["valueType"])
+    return all(_hive_compatible(f["type"]) for f in json_type.get("fields", []))
+
+
+# --------------------------------------------------------------------------------------------
+# Types: Spark's JSON types and catalog strings <-> Iceberg types
+
+#: Spark JSON names of primitive types -> Iceberg.
+_JSON_TO_ICEBERG = {
+    "boolean": "boolean", "byte": "int", "short": "int", "integer": "int", "long": "long", "float": "float",
+    "double": "double", "date": "date", "timestamp": "timestamptz", "timestamp_ntz": "timestamp",
+    "string": "string", "char": "string", "varchar": "string", "binary": "binary", "void": "unknown",
+    "null": "unknown", "variant": "variant", "time": "time",
+}
+#: Iceberg primitive -> Spark JSON name.
+_ICEBERG_TO_JSON = {
+    "boolean": "boolean", "int": "integer", "long": "long", "float": "float", "double": "double",
+    "date": "date", "time": "time(6)", "timestamp": "timestamp_ntz", "timestamptz": "timestamp",
+    "string": "string", "binary": "binary", "variant": "variant", "unknown": "void",
+}
+#: Spark JSON name -> catalog string (the spelling of ``DESCRIBE`` and Hive).
+_CATALOG_NAMES = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint", "null": "void"}
+#: Catalog / DDL spellings -> Spark JSON name.
+_DDL_NAMES = {
+    "boolean": "boolean", "tinyint": "byte", "byte": "byte", "smallint": "short", "short": "short",
+    "int": "integer", "integer": "integer", "bigint": "long", "long": "long", "float": "float", "real": "float",
+    "double": "double", "date": "date", "timestamp": "timestamp", "timestamp_ltz": "timestamp",
+    "timestamp_ntz": "timestamp_ntz", "string": "string", "binary": "binary", "void": "void",
+    "variant": "variant",
+}
+
+
+def iceberg_type(spark_type: Any, field: str = "type") -> IcebergType:
+    """The Iceberg type of a Spark JSON type (``"long"``, ``{"type": "array", ...}``...).
+
+    Raises:
+        ValidationError: not a Spark type, or one without an Iceberg equivalent (intervals, UDTs).
+    """
+    if isinstance(spark_type, str):
+        return _primitive(spark_type, field)
+    if not isinstance(spark_type, dict):
+        raise invalid(field, f"a Spark type must be a string or an object, not {spark_type!r}")
+    kind = spark_type.get("type")
+    try:
+        if kind == "array":
+            return ListType(iceberg_type(spark_type["elementType"], f"{field}.elementType"),
+                            not _flag(spark_type, "containsNull", field))
+        if kind == "map":
+            return MapType(iceberg_type(spark_type["keyType"], f"{field}.keyType"),
+                           iceberg_type(spark_type["valueType"], f"{field}.valueType"),
+                           not _flag(spark_type, "valueContainsNull", field))
+        if kind == "struct":
+            fields, seen = [], set()
+            for i, item in enumerate(spark_type["fields"]):
+                name, type_, nullable, metadata = _struct_field(item, f"{field}.fields[{i}]")
+                if name.lower() in seen:
+                    raise invalid(f"{field}.fields[{i}].name", f"duplicate field {name!r}")
+                seen.add(name.lower())
+                fields.append(StructField(name, iceberg_type(type_, f"{field}.fields[{i}].type"), not nullable,
+                                          _comment(metadata, f"{field}.fields[{i}]")))
+            return StructType(tuple(fields))
+    except (KeyError, TypeError) as e:
+        raise invalid(field, f"malformed Spark {kind} type: missing {e}") from e
+    raise invalid(field, f"Spark type {kind!r} has no Iceberg equivalent")
+
+
+def _flag(spark_type: Mapping[str, Any], key: str, field: str) -> bool:
+    value = spark_type.get(key, True)
+    if not isinstance(value, bool):
+        raise invalid(f"{field}.{key}", f"must be true or false, not {value!r}")
+    return value
+
+
+def _primitive(text: str, field: str) -> IcebergType:
+    tokens = TypeTokens(text, field)
+    name = tokens.word()
+    numbers = tokens.optional_numbers()
+    if name == "string" and tokens.accept_words("collate"):
+        tokens.next()  # a collation does not change the Iceberg type
+    tokens.expect_end()
+    if name == "decimal":
+        precision, scale = (numbers + [0])[:2] if numbers else (10, 0)
+        if len(numbers) > 2 or not 1 <= precision <= 38 or not 0 <= scale <= precision:
+            raise tokens.error("decimal needs a precision of 1-38 and a scale of 0-precision")
+        return DecimalType(precision, scale)
+    if name not in _JSON_TO_ICEBERG:
+        raise tokens.error(f"Spark type {name!r} has no Iceberg equivalent or is unknown")
+    if numbers and name not in ("char", "varchar", "time"):
+        raise tokens.error(f"Spark type {name!r} takes no parameters")
+    return PrimitiveType(_JSON_TO_ICEBERG[name])
+
+
+def engine_json(type_: IcebergType, field: str = "type") -> Any:
+    """The Spark JSON type Spark writes for an Iceberg type.
+
+    Raises:
+        ValidationError: Spark has no exact type for it (``uuid``, ``fixed[n]``, ``timestamp_ns``...).
+    """
+    if isinstance(type_, DecimalType):
+        return f"decimal({type_.precision},{type_.scale})"
+    if isinstance(type_, ListType):
+        return {"type": "array", "elementType": engine_json(type_.element, field),
+                "containsNull": not type_.element_required}
+    if isinstance(type_, MapType):
+        return {"type": "map", "keyType": engine_json(type_.key, field),
+                "valueType": engine_json(type_.value, field), "valueContainsNull": not type_.value_required}
+    if isinstance(type_, StructType):
+        return {"type": "struct", "fields": [
+            {"name": f.name, "type": engine_json(f.type, field), "nullable": not f.required,
+             "metadata": {} if f.comment is None else {"comment": f.comment}} for f in type_.fields]}
+    if isinstance(type_, PrimitiveType) and type_.name in _ICEBERG_TO_JSON:
+        return _ICEBERG_TO_JSON[type_.name]
+    raise invalid(field, f"Spark has no type for Iceberg {type_}")
+
+
+def engine_type(type_: IcebergType, field: str = "type") -> str:
+    """The Spark catalog string (``bigint``, ``array<int>``...) for an Iceberg type.
+
+    Raises:
+        ValidationError: Spark has no exact type for it.
+    """
+    return _type_string(engine_json(type_, field), {})
+
+
+def _type_string(spark_type: Any, metadata: Mapping[str, Any]) -> str:
+    """Spark's catalog string of a JSON type; a recorded ``char``/``varchar`` type wins."""
+    recorded = metadata.get(CHAR_VARCHAR_KEY)
+    if isinstance(recorded, str):
+        return recorded
+    if isinstance(spark_type, str):
+        if spark_type == "decimal":
+            return "decimal(10,0)"
+        return _CATALOG_NAMES.get(spark_type, spark_type)
+    kind = spark_type.get("type")
+    if kind == "array":
+        return f"array<{_type_string(spark_type['elementType'], {})}>"
+    if kind == "map":
+        return f"map<{_type_string(spark_type['keyType'], {})},{_type_string(spark_type['valueType'], {})}>"
+    fields = ",".join(f"{_quote_if_needed(f['name'])}:{_type_string(f['type'], f.get('metadata') or {})}"
+                      for f in spark_type.get("fields", []))
+    return f"struct<{fields}>"
+
+
+def _quote_if_needed(name: str) -> str:
+    plain = name and all(ch.isascii() and (ch.isalnum() or ch == "_") for ch in name) and not name.isdigit()
+    return name if plain else "`" + name.replace("`", "``") + "`"
+
+
+def parse_type_string(text: str, field: str = "type") -> Any:
+    """Read a Spark catalog / DDL type string (``bigint``, ``struct<a:int>``...) into Spark's JSON type.
+
+    This is how Spark reads the Hive types of ``sd.cols``: Hive's ``timestamp`` is Spark's
+    ``timestamp``, which has a time zone.
+
+    Raises:
+        ValidationError: not a Spark type string.
+    """
+    tokens = TypeTokens(text, field)
+    result = _parse_ddl(tokens)
+    tokens.expect_end()
+    return result
+
+
+def _parse_ddl(tokens: TypeTokens) -> Any:
+    name = tokens.word()
+    if name == "array":
+        tokens.expect("<")
+        element = _parse_ddl(tokens)
+        tokens.expect(">")
+        return {"type": "array", "elementType": element, "containsNull": True}
+    if name == "map":
+        tokens.expect("<")
+        key = _parse_ddl(tokens)
+        tokens.expect(",")
+        value = _parse_ddl(tokens)
+        tokens.expect(">")
+        return {"type": "map", "keyType": key, "valueType": value, "valueContainsNull": True}
+    if name == "struct":
+        tokens.expect("<")
+        fields: list[dict[str, Any]] = []
+        while not tokens.accept(">"):
+            if fields:
+                tokens.expect(",")
+            token = tokens.next()
+            if token.kind not in ("word", "quoted", "number"):
+                raise tokens.error(f"expected a field name at position {token.position}")
+            tokens.accept(":")
+            field_type = _parse_ddl(tokens)
+            nullable = not tokens.accept_words("not", "null")
+            metadata: dict[str, Any] = {}
+            if tokens.accept_words("comment"):
+                comment = tokens.next()
+                if comment.kind != "string":
+                    raise tokens.error("a comment must be a quoted string")
+                metadata["comment"] = comment.value
+            fields.append({"name": token.value, "type": field_type, "nullable": nullable, "metadata": metadata})
+        return {"type": "struct", "fields": fields}
+    numbers = tokens.optional_numbers()
+    if name in ("decimal", "dec", "numeric"):
+        precision, scale = (numbers + [0])[:2] if numbers else (10, 0)
+        return f"decimal({precision},{scale})"
+    if name in ("char", "varchar", "time") and len(numbers) == 1:
+        return f"{name}({numbers[0]})"
+    if name in _DDL_NAMES and not numbers:
+        return _DDL_NAMES[name]
+    raise tokens.error(f"unknown Spark type {name!r}")
