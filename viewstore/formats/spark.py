@@ -469,6 +469,8 @@ def _flag(spark_type: Mapping[str, Any], key: str, field: str) -> bool:
 def _primitive(text: str, field: str) -> IcebergType:
     tokens = TypeTokens(text, field)
     name = tokens.word()
+    if name != "decimal" and name not in _JSON_TO_ICEBERG:
+        raise tokens.error(f"Spark type {name!r} has no Iceberg equivalent or is unknown")
     numbers = tokens.optional_numbers()
     if name == "string" and tokens.accept_words("collate"):
         tokens.next()  # a collation does not change the Iceberg type
@@ -478,8 +480,6 @@ def _primitive(text: str, field: str) -> IcebergType:
         if len(numbers) > 2 or not 1 <= precision <= 38 or not 0 <= scale <= precision:
             raise tokens.error("decimal needs a precision of 1-38 and a scale of 0-precision")
         return DecimalType(precision, scale)
-    if name not in _JSON_TO_ICEBERG:
-        raise tokens.error(f"Spark type {name!r} has no Iceberg equivalent or is unknown")
     if numbers and name not in ("char", "varchar", "time"):
         raise tokens.error(f"Spark type {name!r} takes no parameters")
     return PrimitiveType(_JSON_TO_ICEBERG[name])

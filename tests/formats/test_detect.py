@@ -1,0 +1,119 @@
+"""Classifying HMS records, and the engine registry."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from viewstore import formats
+from viewstore.errors import ValidationError, ViewStoreError
+
+
+def view(**parameters: str) -> dict:
+    return {"tableType": "VIRTUAL_VIEW", "parameters": parameters}
+
+
+@pytest.mark.parametrize("parameters, engine", [
+    ({"presto_view": "true", "comment": "Presto View"}, "trino"),
+    ({"presto_view": "true", "comment": "PRESTO VIEW"}, "trino"),
+    ({"spark.sql.create.version": "3.5.3"}, "spark"),
+    ({"view.query.out.numCols": "0"}, "spark"),
+    ({"view.default.database": "db"}, "spark"),
+    ({"view.catalogAndNamespace.numParts": "1", "view.catalogAndNamespace.part.0": "c"}, "spark"),
+    ({"spark.sql.sources.schema": "{}"}, "spark"),
+    ({"is_generic": "true"}, "flink"),
+    ({"is_generic": "TRUE"}, "flink"),  # Java's Boolean.parseBoolean ignores case
+    ({"flink.connector": "datagen"}, "flink"),
+    ({"is_generic": "false", "flink.connector": "datagen"}, "hive"),  # the flag decides when present
+    ({"connector": "hive"}, "hive"),
+    ({}, "hive"),
+    ({"comment": "Presto View"}, "hive"),  # the comment alone is not Trino's marker
+    ({"table_type": "ICEBERG-VIEW", "metadata_location": "s3://m.json"}, "iceberg"),
+    ({"table_type": "iceberg-view", "metadata_location": "s3://m.json"}, "iceberg"),
+    ({"table_type": "ICEBERG-VIEW", "spark.sql.create.version": "3.5.3"}, "iceberg"),  # Iceberg first
+    ({"spark.sql.create.version": "3.5.3", "is_generic": "true"}, "spark"),  # Spark before Flink
+])
+def test_detect(parameters, engine):
+    assert formats.detect(view(**parameters)) == engine
+
+
+@pytest.mark.parametrize("table, reason", [
+    (view(presto_view="TRUE", comment="Presto View"), "presto_view: is 'TRUE'"),
+    (view(presto_view="false", comment="Presto View"), "presto_view: is 'false'"),
+    (view(presto_view="true", comment="Presto Materialized View"), "materialized view"),
+    (view(presto_view="true", comment="presto materialized view"), "materialized view"),
+    (view(presto_view="true"), "comment: is None"),
+    (view(presto_view="true", comment="my view"), "comment: is 'my view'"),
+    ({"tableType": "MATERIALIZED_VIEW", "parameters": {}}, "Hive materialized view"),
+    ({"tableType": "MANAGED_TABLE", "parameters": {}}, "'MANAGED_TABLE' is not a view"),
+    ({"parameters": {}}, "tableType: is missing"),
+    ({"tableType": "VIRTUAL_VIEW", "parameters": {"a": 1}}, r"parameters\.a"),
+    ({"tableType": "VIRTUAL_VIEW", "parameters": ["a"]}, "parameters: must be a map"),
+    ("not a record", "table: an HMS table record must be a dict"),
+])
+def test_detect_rejects(table, reason):
+    with pytest.raises(ValidationError, match=reason):
+        formats.detect(table)
+
+
+def test_a_hive_view_altered_by_spark_is_spark_and_flagged():
+    record = {"tableType": "VIRTUAL_VIEW", "viewOriginalText": "select `t`.`a` from `db`.`t`",
+              "viewExpandedText": "select `t`.`a` from `db`.`t`",
+              "parameters": {"spark.sql.create.version": "2.2 or prior",
+                             "spark.sql.sources.schema": '{"type":"struct","fields":[{"name":"a","type":"integer"}]}'}}
+    assert formats.detect(record) == "spark"
+    definition = formats.decode(record)
+    assert formats.spark.is_altered_hive_view(definition)
+    assert definition.properties[formats.spark.ALTERED_HIVE_VIEW_KEY] == "true"
+    created_by_spark = {**record, "parameters": {**record["parameters"], "view.query.out.numCols": "1",
+                                                 "view.query.out.col.0": "a"}}
+    assert not formats.spark.is_altered_hive_view(formats.decode(created_by_spark))
+
+
+def test_detect_accepts_a_thrift_like_object():
+    table = SimpleNamespace(
+        tableType="VIRTUAL_VIEW", dbName="db", tableName="v", owner="o", viewOriginalText="SELECT 1 AS a",
+        viewExpandedText="SELECT 1 AS `a`", parameters={"comment": "c"},
+        sd=SimpleNamespace(cols=[SimpleNamespace(name="a", type="int", comment=None)]))
+    assert formats.detect(table) == "hive"
+    engine, definition = formats.definition_from_table(table)
+    assert (engine, definition.database, definition.name, definition.owner) == ("hive", "db", "v", "o")
+    assert [(c.name, str(c.type)) for c in definition.columns] == [("a", "int")]
+
+
+def test_registry_is_an_explicit_dict_of_modules():
+    assert list(formats.ENGINES) == ["trino", "spark", "flink", "hive", "iceberg"]
+    for name, module in formats.ENGINES.items():
+        assert module.NAME == name
+        for function in ("claims", "owns_parameter", "decode", "encode"):
+            assert callable(getattr(module, function))
+    assert set(formats.DETECTION_ORDER) == set(formats.ENGINES)
+    assert formats.DETECTION_ORDER[-1] == "hive"
+
+
+def test_get_format():
+    assert formats.get_format("spark") is formats.spark
+    assert formats.get_format(" Trino ") is formats.trino
+
+
+@pytest.mark.parametrize("name, suggestion", [("sprak", "spark"), ("trin", "trino"), ("icebreg", "iceberg"),
+                                              ("flnk", "flink")])
+def test_get_format_suggests_the_closest_name(name, suggestion):
+    with pytest.raises(ValidationError, match=f"did you mean '{suggestion}'"):
+        formats.get_format(name)
+
+
+def test_get_format_without_a_close_name_lists_the_known_ones():
+    with pytest.raises(ValidationError) as caught:
+        formats.get_format("postgres")
+    assert "did you mean" not in str(caught.value)
+    assert "trino, spark, flink, hive, iceberg" in str(caught.value)
+    assert isinstance(caught.value, ViewStoreError)
+
+
+def test_decode_rejects_metadata_for_a_view_that_is_not_iceberg():
+    record = {"tableType": "VIRTUAL_VIEW", "viewOriginalText": "SELECT 1", "parameters": {},
+              "sd": {"cols": [{"name": "a", "type": "int"}]}}
+    with pytest.raises(ValidationError, match="only Iceberg views take a metadata document"):
+        formats.decode(record, metadata={})

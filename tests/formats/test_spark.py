@@ -1,0 +1,267 @@
+"""Spark views: schema JSON, catalog and namespace, view.* parameters, and the Spark 4.3 layout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from viewstore import formats
+from viewstore.errors import ValidationError
+from viewstore.formats import ViewDefinition, spark
+from viewstore.model import Column
+from viewstore.types import parse_type
+
+CAPTURED = json.loads((Path(__file__).parent / "data" / "spark-4.3-hms-views.json").read_text(encoding="utf-8"))
+RECORDS = CAPTURED["records"]
+
+
+def schema(*fields: dict) -> str:
+    return json.dumps({"type": "struct", "fields": list(fields)}, separators=(",", ":"))
+
+
+def field(name: str, type_, nullable: bool = True, **metadata) -> dict:
+    return {"name": name, "type": type_, "nullable": nullable, "metadata": metadata}
+
+
+def record(schema_json: str | None = None, **parameters) -> dict:
+    params = {"spark.sql.create.version": "3.5.3", **parameters}
+    if schema_json is not None:
+        params["spark.sql.sources.schema"] = schema_json
+    return {"tableType": "VIRTUAL_VIEW", "parameters": params, "viewOriginalText": "SELECT 1 AS a",
+            "viewExpandedText": "SELECT 1 AS a"}
+
+
+@pytest.mark.parametrize("spark_type, iceberg", [
+    ("boolean", "boolean"), ("byte", "int"), ("short", "int"), ("integer", "int"), ("long", "long"),
+    ("float", "float"), ("double", "double"), ("date", "date"), ("string", "string"), ("binary", "binary"),
+    ("timestamp", "timestamptz"), ("timestamp_ntz", "timestamp"), ("decimal(10,2)", "decimal(10,2)"),
+    ("decimal", "decimal(10,0)"), ("void", "unknown"), ("variant", "variant"), ("time(6)", "time"),
+    ("string collate UTF8_LCASE", "string"), ("char(3)", "string"),
+    ({"type": "array", "elementType": "integer", "containsNull": False}, "list<int not null>"),
+    ({"type": "map", "keyType": "string", "valueType": "long", "valueContainsNull": True}, "map<string, long>"),
+    ({"type": "struct", "fields": [field("x", "integer", False, comment="xc"), field("y", "string")]},
+     "struct<x: int not null comment 'xc', y: string>"),
+])
+def test_json_types(spark_type, iceberg):
+    assert str(spark.iceberg_type(spark_type)) == iceberg
+
+
+@pytest.mark.parametrize("spark_type, reason", [
+    ("interval day to second", "'interval' has no Iceberg equivalent"),
+    ("calendarinterval", "'calendarinterval'"),
+    ({"type": "udt", "class": "x"}, "'udt' has no Iceberg equivalent"),
+    ({"type": "array"}, "missing 'elementType'"),
+    ({"type": "array", "elementType": "integer", "containsNull": "yes"}, "containsNull"),
+    (7, "a Spark type must be a string or an object"),
+    ("decimal(40,2)", "precision of 1-38"),
+])
+def test_bad_json_types(spark_type, reason):
+    with pytest.raises(ValidationError, match=reason):
+        spark.iceberg_type(spark_type, "parameters.spark.sql.sources.schema.fields[0].type")
+
+
+def test_decode_schema_json_keeps_case_comments_and_nullability():
+    table = record(schema(field("Id", "long", False), field("name", "string", comment="customer name"),
+                          field("c", "string", __CHAR_VARCHAR_TYPE_STRING="char(5)"),
+                          field("t", "byte"),
+                          field("s", {"type": "struct", "fields": [field("a b", "integer")]})))
+    definition = formats.decode(table)
+    assert [(c.name, str(c.type), c.comment, c.nullable) for c in definition.columns] == [
+        ("Id", "long", None, False), ("name", "string", "customer name", True), ("c", "string", None, True),
+        ("t", "int", None, True), ("s", "struct<`a b`: int>", None, True)]
+    assert definition.engine_types == ("bigint", "string", "char(5)", "tinyint", "struct<`a b`:int>")
+
+
+@pytest.mark.parametrize("schema_json, reason", [
+    ("{not json", "parameters.spark.sql.sources.schema: the Spark schema is not valid JSON"),
+    ('{"type": "array"}', "must be a JSON struct type"),
+    ('{"type": "struct", "fields": []}', "has no fields"),
+    (schema({"type": "long"}), r"fields\[0\]\.name"),
+    (schema({"name": "a"}), r"fields\[0\]\.type: is missing"),
+    (schema(field("a", "long", metadata_is="odd") | {"metadata": []}), r"fields\[0\]\.metadata"),
+    (schema(field("a", "long", comment=3)), r"fields\[0\]\.metadata\.comment"),
+    (schema(field("a", "interval year to month")), r"fields\[0\]\.type: .*interval"),
+])
+def test_bad_schema_json_names_the_field(schema_json, reason):
+    with pytest.raises(ValidationError, match=reason):
+        formats.decode(record(schema_json))
+
+
+def test_split_schema_parts_are_joined_in_numeric_order():
+    text = schema(field("a", "long"), field("b", "string"))
+    parts = [text[i:i + 7] for i in range(0, len(text), 7)]
+    assert len(parts) > 10  # so part.10 sorts before part.2 as text
+    params = {"spark.sql.sources.schema.numParts": str(len(parts)),
+              **{f"spark.sql.sources.schema.part.{i}": p for i, p in enumerate(parts)}}
+    assert spark.schema_json(params) == text
+    assert [c.name for c in formats.decode(record(**params)).columns] == ["a", "b"]
+    with pytest.raises(ValidationError, match=r"schema\.numParts: must be a count"):
+        spark.schema_json({"spark.sql.sources.schema.numParts": "x"})
+
+
+def test_without_schema_json_the_hive_columns_are_read_as_spark_reads_them():
+    table = record(None)
+    table["sd"] = {"cols": [{"name": "ts", "type": "timestamp", "comment": "when"},
+                            {"name": "m", "type": "map<string,array<int>>", "comment": None}]}
+    definition = formats.decode(table)
+    assert [(c.name, str(c.type), c.comment) for c in definition.columns] == [
+        ("ts", "timestamptz", "when"), ("m", "map<string, list<int>>", None)]
+    assert definition.engine_types == ("timestamp", "map<string,array<int>>")
+
+
+def test_the_placeholder_columns_are_not_a_schema():
+    table = record(None)
+    table["sd"] = {"cols": [dict(spark.PLACEHOLDER_COLUMN)]}
+    with pytest.raises(ValidationError, match="parameters.spark.sql.sources.schema: a Spark view needs its schema"):
+        formats.decode(table)
+
+
+@pytest.mark.parametrize("parameters, catalog, namespace", [
+    ({"view.catalogAndNamespace.numParts": "3", "view.catalogAndNamespace.part.0": "cat",
+      "view.catalogAndNamespace.part.1": "a", "view.catalogAndNamespace.part.2": "b"}, "cat", ("a", "b")),
+    ({"view.default.database": "db2"}, "spark_catalog", ("db2",)),
+    ({}, None, ()),
+])
+def test_catalog_and_namespace(parameters, catalog, namespace):
+    definition = formats.decode(record(schema(field("a", "long")), **parameters))
+    assert (definition.default_catalog, definition.default_namespace) == (catalog, namespace)
+    assert not any(key.startswith(("view.catalogAndNamespace", "view.default")) for key in definition.properties)
+
+
+@pytest.mark.parametrize("parameters, reason", [
+    ({"view.catalogAndNamespace.numParts": "2", "view.catalogAndNamespace.part.0": "c"},
+     r"view\.catalogAndNamespace\.part\.1: is missing"),
+    ({"view.query.out.numCols": "1"}, r"view\.query\.out\.col\.0: is missing"),
+    ({"view.schemaMode": "LOOSE"}, r"view\.schemaMode: is 'LOOSE'"),
+])
+def test_incomplete_view_parameters(parameters, reason):
+    with pytest.raises(ValidationError, match=reason):
+        formats.decode(record(schema(field("a", "long")), **parameters))
+
+
+def test_accessors_for_the_kept_parameters():
+    definition = formats.decode(record(
+        schema(field("a", "long")), **{"view.sqlConfig.spark.sql.ansi.enabled": "false",
+                                       "view.query.out.numCols": "1", "view.query.out.col.0": "x"}))
+    assert spark.sql_configs(definition) == {"spark.sql.ansi.enabled": "false"}
+    assert spark.query_output_columns(definition) == ("x",)
+    assert spark.schema_mode(definition) == "BINDING"
+
+
+# --------------------------------------------------------------------------------------------
+# Records captured from Spark 4.3
+
+
+@pytest.mark.parametrize("name", sorted(RECORDS))
+def test_captured_spark_records_are_written_back_exactly(name):
+    table = RECORDS[name]
+    assert formats.detect(table) == "spark"
+    definition = formats.decode(table)
+    assert formats.encode(definition, "spark") == table
+
+
+def test_captured_record_types():
+    definition = formats.decode(RECORDS["v_all"])
+    assert [(c.name, str(c.type), c.comment) for c in definition.columns] == [
+        ("Id", "long", "the id"), ("nm", "string", "customer name"), ("ts", "timestamptz", None),
+        ("ntz", "timestamp", None), ("d", "decimal(10,2)", None), ("a", "list<int>", None),
+        ("m", "map<string, int>", None), ("s", "struct<x: int comment 'xc', y: string>", None),
+        ("c", "string", None), ("v", "string", None)]
+    assert definition.engine_types[-2:] == ("char(5)", "varchar(20)")
+    assert spark.query_output_columns(definition)[:2] == ("Id", "name")  # before the column list renamed it
+    assert definition.properties["k1"] == "v1"
+    nn = formats.decode(RECORDS["v_nn"])
+    assert [(c.name, str(c.type), c.nullable) for c in nn.columns] == [
+        ("Id", "long", True), ("nn", "long", False), ("arr", "list<int not null>", False),
+        ("st", "struct<p: int not null, q: string>", False)]
+    assert spark.query_output_columns(formats.decode(RECORDS["v_evo"])) == ()
+    assert spark.schema_mode(formats.decode(RECORDS["v_evo"])) == "EVOLUTION"
+
+
+def fresh(**changes) -> ViewDefinition:
+    """A definition that did not come from Spark (no spark.sql.create.version property)."""
+    base = dict(dialect="spark", sql="SELECT Id, name FROM customers",
+                columns=(Column("Id", "long"), Column("name", "string", "customer name")),
+                comment="customers view", default_catalog="spark_catalog", default_namespace=("sales",),
+                owner="root", database="sales", name="v_customers")
+    return ViewDefinition(**{**base, **changes})
+
+
+def test_a_fresh_definition_is_written_as_spark_43_writes_it():
+    written = RECORDS["v_customers"]
+    out = formats.encode(fresh(), "spark")
+    session_configs = {k: v for k, v in written["parameters"].items() if k.startswith("view.sqlConfig.")}
+    assert out["parameters"] == {k: v for k, v in written["parameters"].items() if k not in session_configs}
+    assert {k: v for k, v in out.items() if k != "parameters"} == {
+        k: v for k, v in written.items() if k != "parameters"}
+
+
+def test_a_schema_hive_cannot_hold_gets_the_placeholder_columns():
+    out = formats.encode(fresh(columns=(Column("ntz", "timestamp"),)), "spark")
+    assert out["sd"]["cols"] == [spark.PLACEHOLDER_COLUMN]
+    assert json.loads(out["parameters"]["spark.sql.sources.schema"])["fields"][0]["type"] == "timestamp_ntz"
+
+
+def test_recorded_narrow_types_are_written_back():
+    kept = {"hms.spark.column-types": '["tinyint", "varchar(20)"]'}
+    out = formats.encode(fresh(columns=(Column("t", "int"), Column("v", "string")), properties=kept), "spark")
+    fields = json.loads(out["parameters"]["spark.sql.sources.schema"])["fields"]
+    assert [f["type"] for f in fields] == ["byte", "string"]
+    assert fields[1]["metadata"] == {"__CHAR_VARCHAR_TYPE_STRING": "varchar(20)"}
+    assert [c["type"] for c in out["sd"]["cols"]] == ["tinyint", "varchar(20)"]
+    assert formats.decode(out).engine_types == ("tinyint", "varchar(20)")
+
+
+def test_a_long_schema_is_split_into_parts():
+    columns = tuple(Column(f"column_with_a_long_name_{i:03}", "decimal(38,10)", "x" * 20) for i in range(60))
+    out = formats.encode(fresh(columns=columns), "spark")
+    params = out["parameters"]
+    assert "spark.sql.sources.schema" not in params
+    count = int(params["spark.sql.sources.schema.numParts"])
+    assert count > 1 and all(len(params[f"spark.sql.sources.schema.part.{i}"]) <= 4000 for i in range(count))
+    assert formats.decode(out).columns == columns
+
+
+def test_query_output_names_follow_the_schema_mode():
+    evolution = formats.encode(fresh(properties={"view.schemaMode": "EVOLUTION"}), "spark")["parameters"]
+    assert not any(key.startswith("view.query.out") for key in evolution)
+    stale = {"spark.sql.create.version": "3.5.3", "view.query.out.numCols": "1", "view.query.out.col.0": "old"}
+    rewritten = formats.encode(fresh(properties=stale), "spark")["parameters"]
+    assert (rewritten["view.query.out.numCols"], rewritten["view.query.out.col.1"]) == ("2", "name")
+    assert "view.schemaMode" not in rewritten  # decoded from Spark 3.5: nothing is added
+
+
+def test_a_namespace_without_catalog_goes_under_the_session_catalog():
+    params = formats.encode(fresh(default_catalog=None), "spark")["parameters"]
+    assert [params[f"view.catalogAndNamespace.part.{i}"] for i in range(2)] == ["spark_catalog", "sales"]
+    none = formats.encode(fresh(default_catalog=None, default_namespace=()), "spark")["parameters"]
+    assert not any(key.startswith("view.catalogAndNamespace") for key in none)
+
+
+def test_an_altered_hive_view_is_written_back_as_it_was():
+    table = record(schema(field("key", "string")), **{"spark.sql.create.version": "2.2 or prior", "k": "v"})
+    definition = formats.decode(table)
+    assert spark.is_altered_hive_view(definition)
+    out = formats.encode(definition, "spark")
+    assert out["parameters"] == table["parameters"]
+    assert formats.decode(out) == definition
+
+
+@pytest.mark.parametrize("type_, reason", [("uuid", "uuid"), ("fixed[3]", "fixed"), ("timestamp_ns", "timestamp_ns")])
+def test_types_spark_cannot_hold(type_, reason):
+    with pytest.raises(ValidationError, match=rf"columns\[0\]\.type: Spark has no type for Iceberg {reason}"):
+        formats.encode(fresh(columns=(Column("a", type_),)), "spark")
+    with pytest.raises(ValidationError, match="columns: a Spark view needs at least one column"):
+        formats.encode(fresh(columns=()), "spark")
+
+
+def test_ddl_type_strings():
+    assert spark.parse_type_string("struct<`a b`:int not null comment 'c', d:decimal(5,1)>") == {
+        "type": "struct", "fields": [
+            {"name": "a b", "type": "integer", "nullable": False, "metadata": {"comment": "c"}},
+            {"name": "d", "type": "decimal(5,1)", "nullable": True, "metadata": {}}]}
+    assert spark.engine_type(parse_type("map<string, list<timestamptz>>")) == "map<string,array<timestamp>>"
+    with pytest.raises(ValidationError, match="unknown Spark type 'uniontype'"):
+        spark.parse_type_string("uniontype<int,string>", "sd.cols[0].type")

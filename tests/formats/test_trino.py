@@ -1,0 +1,233 @@
+"""Trino views: the Presto View blob, type signatures, owner and security rules, and writing."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from viewstore import formats
+from viewstore.errors import ValidationError
+from viewstore.formats import ViewDefinition, trino
+from viewstore.model import Column
+
+MARKERS = {"presto_view": "true", "comment": "Presto View"}
+
+
+def blob(document: object) -> str:
+    return trino.PREFIX + base64.b64encode(json.dumps(document).encode()).decode() + trino.SUFFIX
+
+
+def record(document: object, **extra) -> dict:
+    return {"tableType": "VIRTUAL_VIEW", "parameters": dict(MARKERS), "viewOriginalText": blob(document),
+            "viewExpandedText": trino.EXPANDED_MARKER, **extra}
+
+
+MINIMAL = {"originalSql": "SELECT 42 x", "columns": [{"name": "x", "type": "bigint"}]}
+
+
+@pytest.mark.parametrize("signature, iceberg", [
+    ("boolean", "boolean"), ("tinyint", "int"), ("smallint", "int"), ("integer", "int"), ("bigint", "long"),
+    ("real", "float"), ("double", "double"), ("date", "date"), ("uuid", "uuid"), ("varbinary", "binary"),
+    ("unknown", "unknown"), ("varchar", "string"), ("varchar(20)", "string"), ("char(10)", "string"),
+    ("decimal(10,2)", "decimal(10,2)"), ("decimal(38, 0)", "decimal(38,0)"), ("time(6)", "time"),
+    ("timestamp(3)", "timestamp"), ("timestamp(6)", "timestamp"), ("timestamp(9)", "timestamp_ns"),
+    ("timestamp(3) with time zone", "timestamptz"), ("timestamp(12) with time zone", "timestamptz_ns"),
+    ("array(integer)", "list<int>"), ("map(varchar,integer)", "map<string, int>"),
+    ('row("field1" integer,"field2" varchar)', "struct<field1: int, field2: string>"),
+    ("row(a bigint, b array(row(c double)))", "struct<a: long, b: list<struct<c: double>>>"),
+    ('row("we""ird name" integer)', 'struct<`we"ird name`: int>'),
+    ("ARRAY(VARCHAR(3))", "list<string>"),
+])
+def test_type_signatures(signature, iceberg):
+    assert str(trino.iceberg_type(signature)) == iceberg
+
+
+@pytest.mark.parametrize("signature, reason", [
+    ("json", "'json' has no Iceberg equivalent"),
+    ("interval day to second", "'interval' has no Iceberg equivalent"),
+    ("time(3) with time zone", "time with time zone"),
+    ("row(integer, varchar)", "row field without a name"),
+    ("row(a integer, A varchar)", "unique"),
+    ("frobnicate", "unknown Trino type 'frobnicate'"),
+    ("array(integer", "unexpected end"),
+    ("decimal(39,0)", "precision of 1-38"),
+    ("map(varchar)", "expected ','"),
+    ("bigint extra", "unexpected 'extra'"),
+    ('row("unterminated integer)', "unterminated"),
+])
+def test_bad_type_signatures(signature, reason):
+    with pytest.raises(ValidationError, match=reason) as caught:
+        trino.iceberg_type(signature, "columns[0].type")
+    assert str(caught.value).startswith("columns[0].type: ")
+
+
+def test_engine_type_of_iceberg_types():
+    from viewstore.types import parse_type
+    assert trino.engine_type(parse_type("struct<a: int, b: list<timestamptz>>")) == \
+        'row("a" integer,"b" array(timestamp(6) with time zone))'
+    assert trino.engine_type(parse_type("map<string, decimal(9,3)>")) == "map(varchar,decimal(9,3))"
+    with pytest.raises(ValidationError, match="columns\\[2\\].type: Trino has no type for Iceberg fixed\\[16\\]"):
+        trino.engine_type(parse_type("fixed[16]"), "columns[2].type")
+
+
+@pytest.mark.parametrize("text, reason", [
+    (None, "viewOriginalText: a Trino view keeps its definition here"),
+    ("SELECT 1", "must look like '/\\* Presto View: <Base64> \\*/'"),
+    ("/* Presto View: not*base64! */", "malformed Base64 payload"),
+    ("/* Presto View: " + base64.b64encode(b"\xff\xfe").decode() + " */", "not UTF-8"),
+    ("/* Presto View: " + base64.b64encode(b"{not json").decode() + " */", "not JSON"),
+    ("/* Presto View: " + base64.b64encode(b"[1, 2]").decode() + " */", "must be a JSON object"),
+])
+def test_malformed_blobs(text, reason):
+    with pytest.raises(ValidationError, match=reason) as caught:
+        formats.decode({"tableType": "VIRTUAL_VIEW", "parameters": dict(MARKERS), "viewOriginalText": text})
+    assert str(caught.value).startswith("viewOriginalText")
+
+
+def test_base64_without_padding_is_accepted_like_java_does():
+    text = blob(MINIMAL)
+    assert text.endswith("= */")
+    unpadded = text.replace("=", "")
+    assert trino.read_payload(unpadded) == MINIMAL
+
+
+@pytest.mark.parametrize("document, reason", [
+    ({"columns": [{"name": "x", "type": "bigint"}]}, r"viewOriginalText\.originalSql: .*no originalSql"),
+    ({"originalSql": "SELECT 1"}, r"viewOriginalText\.columns: .*non-empty columns list"),
+    ({**MINIMAL, "columns": []}, r"viewOriginalText\.columns"),
+    ({**MINIMAL, "columns": [{"name": "x", "type": "json"}]}, r"viewOriginalText\.columns\[0\]\.type: .*json"),
+    ({**MINIMAL, "columns": [{"name": "x", "type": "bogus(1)"}]}, r"columns\[0\]\.type: .*unknown Trino type"),
+    ({**MINIMAL, "columns": [{"type": "bigint"}]}, r"columns\[0\]\.name"),
+    ({**MINIMAL, "runAsInvoker": "yes"}, r"viewOriginalText\.runAsInvoker"),
+    ({**MINIMAL, "owner": 7}, r"viewOriginalText\.owner"),
+    ({**MINIMAL, "path": "x"}, r"viewOriginalText\.path"),
+])
+def test_bad_payloads_name_the_field(document, reason):
+    with pytest.raises(ValidationError, match=reason):
+        formats.decode(record(document))
+
+
+def test_decode_defaults_of_a_legacy_payload():
+    definition = formats.decode(record(MINIMAL))
+    assert definition.sql == "SELECT 42 x"
+    assert definition.security_mode == "DEFINER"  # a missing runAsInvoker is false
+    assert (definition.default_catalog, definition.default_namespace, definition.owner) == (None, (), None)
+    assert trino.PATH_KEY not in definition.properties
+    assert definition.engine_types == ("bigint",)
+    assert [(c.name, str(c.type), c.comment, c.nullable) for c in definition.columns] == [("x", "long", None, True)]
+
+
+@pytest.mark.parametrize("invoker, json_owner, table_owner, owner", [
+    (False, "json", "table", "table"),  # Trino replaces a definer's owner with the table owner
+    (False, "json", None, "json"),
+    (False, None, "table", "table"),
+    (True, None, "table", "table"),
+    (True, None, None, None),
+])
+def test_owner(invoker, json_owner, table_owner, owner):
+    document = {**MINIMAL, "runAsInvoker": invoker, **({"owner": json_owner} if json_owner else {})}
+    definition = formats.decode(record(document, owner=table_owner))
+    assert definition.owner == owner
+    assert definition.security_mode == ("INVOKER" if invoker else "DEFINER")
+
+
+def test_hms_parameters_other_than_the_markers_are_kept():
+    table = record(MINIMAL)
+    table["parameters"].update({"trino_version": "476", "extra": "x", "transient_lastDdlTime": "1"})
+    properties = formats.decode(table).properties
+    assert properties["trino_version"] == "476" and properties["extra"] == "x"
+    assert "presto_view" not in properties and "transient_lastDdlTime" not in properties
+
+
+def definition(**changes) -> ViewDefinition:
+    base = dict(dialect="trino", sql="SELECT a FROM t", columns=(Column("a", "string", "the a"),),
+                comment="c", default_catalog="hive", default_namespace=("sales",), owner="alice",
+                security_mode="DEFINER", database="sales", name="v")
+    return ViewDefinition(**{**base, **changes})
+
+
+def test_encode_writes_what_trino_writes():
+    out = formats.encode(definition(properties={"user.key": "x"}), "trino")
+    assert out["tableType"] == "VIRTUAL_VIEW"
+    assert (out["dbName"], out["tableName"], out["owner"]) == ("sales", "v", "alice")
+    assert out["parameters"] == {"presto_view": "true", "comment": "Presto View", "user.key": "x",
+                                 "trino_created_by": "viewstore", "trino_version": out["parameters"]["trino_version"]}
+    assert out["parameters"]["trino_version"].startswith("viewstore")
+    assert out["sd"]["cols"] == [{"name": "dummy", "type": "string", "comment": None}]
+    assert out["viewExpandedText"] == "/* Presto View */"
+    encoded = out["viewOriginalText"][len("/* Presto View: "):-len(" */")]
+    assert base64.b64decode(encoded).decode() == (
+        '{"originalSql":"SELECT a FROM t","catalog":"hive","schema":"sales",'
+        '"columns":[{"name":"a","type":"varchar","comment":"the a"}],'
+        '"comment":"c","owner":"alice","runAsInvoker":false}')
+
+
+def test_encode_an_invoker_view_has_no_owner_in_the_json():
+    out = formats.encode(definition(security_mode="INVOKER"), "trino")
+    payload = trino.read_payload(out["viewOriginalText"])
+    assert payload["runAsInvoker"] is True and "owner" not in payload
+    assert out["owner"] == "alice"
+    assert formats.decode(out).owner == "alice"
+
+
+def test_encode_without_security_mode_is_definer():
+    payload = trino.read_payload(formats.encode(definition(security_mode=None), "trino")["viewOriginalText"])
+    assert payload["runAsInvoker"] is False and payload["owner"] == "alice"
+
+
+def test_encode_keeps_recorded_type_strings_that_still_fit():
+    kept = {"hms.trino.column-types": '["varchar(20)"]'}
+    payload = trino.read_payload(formats.encode(definition(properties=kept), "trino")["viewOriginalText"])
+    assert payload["columns"][0]["type"] == "varchar(20)"
+    stale = {"hms.trino.column-types": '["bigint"]'}  # the column is a string now
+    payload = trino.read_payload(formats.encode(definition(properties=stale), "trino")["viewOriginalText"])
+    assert payload["columns"][0]["type"] == "varchar"
+
+
+def test_encode_writes_the_path_when_recorded():
+    path = '[{"catalogName":"hive","schemaName":"s"}]'
+    out = formats.encode(definition(properties={trino.PATH_KEY: path}), "trino")
+    assert trino.read_payload(out["viewOriginalText"])["path"] == json.loads(path)
+    assert formats.decode(out).properties[trino.PATH_KEY] == path
+    with pytest.raises(ValidationError, match="hms.trino.path"):
+        formats.encode(definition(properties={trino.PATH_KEY: "{"}), "trino")
+
+
+@pytest.mark.parametrize("changes, reason", [
+    ({"columns": ()}, "columns: a Trino view needs at least one column"),
+    ({"default_namespace": ("a", "b")}, "default_namespace: Trino has one schema level"),
+    ({"default_catalog": None}, "default_catalog: Trino needs a default catalog"),
+    ({"columns": (Column("u", "fixed[4]"),)}, r"columns\[0\]\.type: Trino has no type"),
+    ({"dialect": "spark"}, "writing a trino view needs trino SQL"),
+])
+def test_encode_rejects(changes, reason):
+    with pytest.raises(ValidationError, match=reason):
+        formats.encode(definition(**changes), "trino")
+
+
+@pytest.mark.parametrize("name", [
+    "trino-hms-view-full-table.reconstructed.json",
+    "trino-hms-doris-hmsexternaltabletest.json",
+    "trino-hms-starrocks-trinoviewtest-basic.json",
+    "trino-hms-starrocks-trinoviewtest-alltypes.json",
+])
+def test_real_payloads_are_written_back_byte_for_byte(conformance, name):
+    table = json.loads((conformance / "engine-views" / name).read_text())["hms_table"]
+    out = formats.encode(formats.decode(table), "trino")
+    assert out["viewOriginalText"] == table["viewOriginalText"]
+    assert out["viewExpandedText"] == table["viewExpandedText"]
+    assert out["parameters"] == table["parameters"]
+
+
+def test_gravitino_form_is_normalised_to_trinos_form(conformance):
+    table = json.loads((conformance / "engine-views" / "gravitino-written-trino-view.reconstructed.json")
+                       .read_text())["hms_table"]
+    definition = formats.decode(table)
+    out = formats.encode(definition, "trino")
+    assert out["viewExpandedText"] == "/* Presto View */"
+    payload = trino.read_payload(out["viewOriginalText"])
+    assert "owner" not in payload and "comment" not in payload["columns"][0]  # no explicit nulls
+    assert out["parameters"] == {"presto_view": "true", "comment": "Presto View"}  # decoded from Trino: no labels
+    assert formats.decode(out) == definition
