@@ -11,7 +11,8 @@ A view with ``is_generic=false`` (or without the flag and without ``flink.connec
 to Flink too, and is decoded by the Hive codec.
 
 The definition's SQL is the original query; the expanded query is kept in the property
-``hms.flink.expanded-text`` when it differs.
+``hms.flink.expanded-text`` when it differs, and a plain ``comment`` parameter (not Flink's) in
+``hms.flink.comment-parameter``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .base import (ViewDefinition, TypeTokens, chosen_engine_types, column_types
                    parameters_of, passthrough, reserved_key, text_of)
 
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "parse_data_type", "iceberg_type",
-           "engine_type", "EXPANDED_TEXT_KEY"]
+           "engine_type", "EXPANDED_TEXT_KEY", "PLAIN_COMMENT_KEY"]
 
 NAME = "flink"
 
@@ -37,6 +38,8 @@ LEGACY_SCHEMA_PREFIX = "flink.generic.table.schema."
 
 #: The property that keeps ``viewExpandedText`` when it differs from the original text.
 EXPANDED_TEXT_KEY = reserved_key(NAME, "expanded-text")
+#: The property that keeps a plain ``comment`` parameter (Flink's own comment is ``flink.comment``).
+PLAIN_COMMENT_KEY = reserved_key(NAME, "comment-parameter")
 
 
 def claims(table_type: str, parameters: Mapping[str, str]) -> bool:
@@ -101,11 +104,13 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
         columns.append(Column(params[name_key], type_, params.get(f"{prefix}{i}.comment"), nullable))
         types.append(params[type_key])
 
-    consumed = {IS_GENERIC, COMMENT}
+    consumed = {IS_GENERIC, COMMENT, "comment"}
     for i in range(len(columns)):
         consumed.update(f"{prefix}{i}.{attribute}" for attribute in ("name", "data-type", "comment"))
     properties = passthrough(params, consumed.__contains__)
     properties.update(column_types_property(NAME, types))
+    if "comment" in params:
+        properties[PLAIN_COMMENT_KEY] = params["comment"]
     if expanded is not None and expanded != sql:
         properties[EXPANDED_TEXT_KEY] = expanded
     return ViewDefinition(
@@ -137,7 +142,7 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
         raise invalid("columns", "a Flink view needs at least one column")
     kept = chosen_engine_types(definition.properties, NAME, len(definition.columns))
     parameters = passthrough(definition.properties,
-                             lambda key: key in (IS_GENERIC, COMMENT) or _column_key(key) is not None)
+                             lambda key: key in (IS_GENERIC, COMMENT, "comment") or _column_key(key) is not None)
     parameters[IS_GENERIC] = "true"
     for i, column in enumerate(definition.columns):
         data_type = kept[i] if kept and _consistent(kept[i], column) else \
@@ -148,6 +153,8 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
             parameters[f"{SCHEMA_PREFIX}{i}.comment"] = column.comment
     if definition.comment is not None:
         parameters[COMMENT] = definition.comment
+    if PLAIN_COMMENT_KEY in definition.properties:
+        parameters["comment"] = definition.properties[PLAIN_COMMENT_KEY]
     return hms_record(definition, parameters=parameters, cols=[], original_text=definition.sql,
                       expanded_text=definition.properties.get(EXPANDED_TEXT_KEY, definition.sql))
 

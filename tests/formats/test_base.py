@@ -1,0 +1,137 @@
+"""The shared definition model, the type tokenizer, and encoding the store's View."""
+
+from __future__ import annotations
+
+import pytest
+
+from viewstore import formats
+from viewstore.errors import ValidationError
+from viewstore.formats import ViewDefinition
+from viewstore.formats.base import TypeTokens, definition_from_view, for_dialect
+from viewstore.model import AuditInfo, Column, SQLRepresentation, View, ViewVersion
+
+
+def make_view(identifier=("sales", "v"), representations=(SQLRepresentation("spark", "SELECT 1 AS a"),),
+              properties=None, security_mode="DEFINER") -> View:
+    version = ViewVersion(version_id=1, timestamp_ms=1, schema_id=0, columns=(Column("a", "int", "an a"),),
+                          representations=representations, default_catalog="spark_catalog",
+                          default_namespace=("sales",), summary={"engine-name": "viewstore"})
+    return View(identifier=identifier, uuid="u", properties=properties or {"comment": "c", "k": "v"},
+                security_mode=security_mode, current_version_id=1, versions=(version,), version_log=(),
+                audit=AuditInfo(creator="alice", create_time_ms=1, last_modifier="bob", last_modified_time_ms=2),
+                stream_version=1)
+
+
+def test_view_definition_validates_its_fields():
+    with pytest.raises(ValidationError, match="properties: 'comment' belongs in the comment field"):
+        ViewDefinition(dialect="spark", sql="SELECT 1", properties={"comment": "x"})
+    with pytest.raises(ValidationError, match="sql: the view SQL must not be empty"):
+        ViewDefinition(dialect="spark", sql="  ")
+    with pytest.raises(ValidationError, match="dialect: must be a non-empty word"):
+        ViewDefinition(dialect=" spark", sql="SELECT 1")
+    with pytest.raises(ValidationError, match="default_namespace: levels must be non-empty strings"):
+        ViewDefinition(dialect="spark", sql="SELECT 1", default_namespace=["a", ""])
+    with pytest.raises(ValidationError, match="security_mode"):
+        ViewDefinition(dialect="spark", sql="SELECT 1", security_mode="OWNER")
+    with pytest.raises(ValidationError, match="must have a string value"):
+        ViewDefinition(dialect="spark", sql="SELECT 1", properties={"k": 1})
+    with pytest.raises(ValidationError, match="bogus: Extra inputs are not permitted"):
+        ViewDefinition(dialect="spark", sql="SELECT 1", bogus=1)
+
+
+def test_view_definition_is_frozen_and_normalises_lists():
+    definition = ViewDefinition(dialect="spark", sql="SELECT 1", default_namespace=["a", "b"],
+                                columns=[Column("a", "int")])
+    assert definition.default_namespace == ("a", "b") and isinstance(definition.columns, tuple)
+    with pytest.raises(Exception):
+        definition.sql = "SELECT 2"  # type: ignore[misc]
+
+
+def test_engine_types_need_one_string_per_column():
+    columns = (Column("a", "int"), Column("b", "string"))
+    good = ViewDefinition(dialect="trino", sql="SELECT 1", columns=columns,
+                          properties={"hms.trino.column-types": '["integer", "varchar(3)"]'})
+    assert good.engine_types == ("integer", "varchar(3)")
+    for raw in ('["integer"]', "not json", '{"a": 1}', '["integer", 3]'):
+        other = good.model_copy(update={"properties": {"hms.trino.column-types": raw}})
+        assert other.engine_types == ()
+    assert good.model_copy(update={"dialect": "spark"}).engine_types == ()  # another engine's spellings
+
+
+def test_for_dialect_picks_the_representation():
+    definition = ViewDefinition(dialect="spark", sql="SELECT 1",
+                                other_representations=(SQLRepresentation("Trino", "SELECT 2"),))
+    chosen = for_dialect(definition, "trino")
+    assert (chosen.dialect, chosen.sql, chosen.other_representations) == ("Trino", "SELECT 2", ())
+    with pytest.raises(ValidationError, match="writing a hive view needs hive SQL, but the view only has: spark, Trino"):
+        for_dialect(definition, "hive")
+
+
+def test_definition_from_view():
+    definition = definition_from_view(make_view(representations=(
+        SQLRepresentation("spark", "SELECT 1 AS a"), SQLRepresentation("trino", "SELECT 1 a"))))
+    assert (definition.dialect, definition.sql) == ("spark", "SELECT 1 AS a")
+    assert definition.other_representations == (SQLRepresentation("trino", "SELECT 1 a"),)
+    assert (definition.database, definition.name, definition.owner) == ("sales", "v", "alice")
+    assert (definition.comment, definition.properties) == ("c", {"k": "v"})
+    assert (definition.default_catalog, definition.default_namespace) == ("spark_catalog", ("sales",))
+    assert definition.security_mode == "DEFINER" and definition.summary == {"engine-name": "viewstore"}
+    with pytest.raises(ValidationError, match="identifier: the Hive metastore has one namespace level"):
+        definition_from_view(make_view(identifier=("a", "b", "v")))
+
+
+@pytest.mark.parametrize("engine", ["spark", "trino", "hive", "flink"])
+def test_encode_accepts_the_stores_view(engine):
+    view = make_view(representations=(SQLRepresentation(engine.upper(), "SELECT 1 AS a"),))
+    out = formats.encode(view, engine)
+    assert (out["dbName"], out["tableName"], out["owner"]) == ("sales", "v", "alice")
+    decoded = formats.decode(out)
+    assert (decoded.sql, decoded.comment, decoded.properties["k"]) == ("SELECT 1 AS a", "c", "v")
+    assert [(c.name, str(c.type), c.comment) for c in decoded.columns] == [("a", "int", "an a")]
+
+
+def test_encode_needs_the_engines_dialect():
+    with pytest.raises(ValidationError, match="writing a trino view needs trino SQL"):
+        formats.encode(make_view(), "trino")
+    with pytest.raises(ValidationError, match="view: must be a View or a ViewDefinition"):
+        formats.encode({"sql": "SELECT 1"}, "spark")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="did you mean 'spark'"):
+        formats.encode(make_view(), "sparc")
+
+
+def test_another_engines_parameters_are_not_carried_over():
+    trino_view = formats.decode({
+        "tableType": "VIRTUAL_VIEW", "viewOriginalText": formats.encode(ViewDefinition(
+            dialect="trino", sql="SELECT 1 a", columns=(Column("a", "int"),)), "trino")["viewOriginalText"],
+        "parameters": {"presto_view": "true", "comment": "Presto View", "trino_version": "476", "mine": "x"}})
+    as_spark = trino_view.model_copy(update={"dialect": "spark"})
+    params = formats.encode(as_spark, "spark")["parameters"]
+    assert "trino_version" not in params and "presto_view" not in params and params["mine"] == "x"
+    assert formats.detect(formats.encode(as_spark, "spark")) == "spark"
+    iceberg_like = as_spark.model_copy(update={"dialect": "hive", "properties": {"table_type": "ICEBERG-VIEW",
+                                                                               "is_generic": "true"}})
+    assert formats.detect(formats.encode(iceberg_like, "hive")) == "hive"
+
+
+@pytest.mark.parametrize("text, kinds", [
+    ('row("a""b" integer, `c``d` int)', ["word", "punct", "quoted", "word", "punct", "quoted", "word", "punct"]),
+    ("decimal(10, 2)", ["word", "punct", "number", "punct", "number", "punct"]),
+    ("ROW<`a` INT 'it''s'>", ["word", "punct", "quoted", "word", "string", "punct"]),
+    ("fixed[16]", ["word", "punct", "number", "punct"]),
+])
+def test_tokenizer(text, kinds):
+    tokens = TypeTokens(text, "type")
+    assert [t.kind for t in tokens.tokens] == kinds
+    quoted = [t.value for t in tokens.tokens if t.kind in ("quoted", "string")]
+    assert all('""' not in q and "``" not in q and "''" not in q for q in quoted)
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("int;", "unexpected character ';' at position 3"),
+    ('row("a integer)', "unterminated \" quote at position 4"),
+    ("a & b", "unexpected character '&'"),
+])
+def test_tokenizer_errors_name_the_field(text, reason):
+    with pytest.raises(ValidationError, match=reason) as caught:
+        TypeTokens(text, "sd.cols[3].type")
+    assert str(caught.value).startswith("sd.cols[3].type: ")

@@ -1,0 +1,154 @@
+"""Flink views: flink.schema.* parameters, Flink data types, flink.comment, and writing."""
+
+from __future__ import annotations
+
+import pytest
+
+from viewstore import formats
+from viewstore.errors import ValidationError
+from viewstore.formats import ViewDefinition, flink
+from viewstore.model import Column
+from viewstore.types import parse_type
+
+
+def record(**parameters: str) -> dict:
+    return {"tableType": "VIRTUAL_VIEW", "dbName": "db1", "tableName": "v", "owner": "ann",
+            "parameters": {"is_generic": "true", **parameters}, "sd": {"cols": []},
+            "viewOriginalText": "select x from v1", "viewExpandedText": "SELECT `v1`.`x` FROM `c`.`db1`.`v1`"}
+
+
+@pytest.mark.parametrize("data_type, iceberg, nullable", [
+    ("INT", "int", True), ("INT NOT NULL", "int", False), ("INTEGER NULL", "int", True),
+    ("TINYINT", "int", True), ("SMALLINT", "int", True), ("BIGINT NOT NULL", "long", False),
+    ("FLOAT", "float", True), ("DOUBLE", "double", True), ("DOUBLE PRECISION", "double", True),
+    ("BOOLEAN", "boolean", True), ("DATE", "date", True), ("TIME(0)", "time", True),
+    ("TIME WITHOUT TIME ZONE", "time", True),
+    ("VARCHAR(2147483647)", "string", True), ("STRING", "string", True), ("CHAR(10)", "string", True),
+    ("BYTES", "binary", True), ("VARBINARY(10)", "binary", True), ("BINARY(16)", "fixed[16]", True),
+    ("DECIMAL(10, 2)", "decimal(10,2)", True), ("DECIMAL", "decimal(10,0)", True), ("NUMERIC(5)", "decimal(5,0)", True),
+    ("TIMESTAMP(3)", "timestamp", True), ("TIMESTAMP", "timestamp", True), ("TIMESTAMP(9)", "timestamp_ns", True),
+    ("TIMESTAMP(6) WITHOUT TIME ZONE", "timestamp", True),
+    ("TIMESTAMP(3) WITH LOCAL TIME ZONE", "timestamptz", True), ("TIMESTAMP_LTZ(3)", "timestamptz", True),
+    ("TIMESTAMP_LTZ(9) NOT NULL", "timestamptz_ns", False),
+    ("ARRAY<INT NOT NULL>", "list<int not null>", True), ("INT ARRAY", "list<int>", True),
+    ("MAP<STRING, BIGINT NOT NULL>", "map<string, long not null>", True),
+    ("ROW<`a` INT NOT NULL 'the a', `b c` STRING>", "struct<a: int not null comment 'the a', `b c`: string>", True),
+    ("ROW(a INT, b ARRAY<ROW<c DOUBLE>>) NOT NULL", "struct<a: int, b: list<struct<c: double>>>", False),
+    ("ROW<`it``s` INT 'it''s'>", "struct<`it``s`: int comment 'it\\'s'>", True),
+    ("NULL", "unknown", True), ("varchar(3)", "string", True),
+])
+def test_data_types(data_type, iceberg, nullable):
+    type_, is_nullable = flink.parse_data_type(data_type)
+    assert (str(type_), is_nullable) == (iceberg, nullable)
+
+
+@pytest.mark.parametrize("data_type, reason", [
+    ("MULTISET<INT>", "'MULTISET' has no Iceberg equivalent"),
+    ("INT MULTISET", "MULTISET has no Iceberg equivalent"),
+    ("RAW('java.lang.Object', 'abc')", "'RAW' has no Iceberg equivalent"),
+    ("INTERVAL DAY", "'INTERVAL'"),
+    ("TIMESTAMP(3) WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE has no Iceberg equivalent"),
+    ("FROB", "'FROB' has no Iceberg equivalent or is unknown"),
+    ("ROW<`a` INT, `A` STRING>", "duplicate ROW field"),
+    ("DECIMAL(0, 0)", "precision of 1-38"),
+    ("MAP<INT>", "expected ','"),
+    ("INT NOT", "unexpected 'NOT'"),
+])
+def test_bad_data_types(data_type, reason):
+    with pytest.raises(ValidationError, match=reason) as caught:
+        flink.parse_data_type(data_type, "parameters.flink.schema.0.data-type")
+    assert str(caught.value).startswith("parameters.flink.schema.0.data-type: ")
+
+
+def test_decode_a_generic_view():
+    definition = formats.decode(record(**{
+        "flink.schema.0.name": "x", "flink.schema.0.data-type": "BIGINT NOT NULL", "flink.schema.0.comment": "ex",
+        "flink.schema.1.name": "ts", "flink.schema.1.data-type": "TIMESTAMP_LTZ(3)",
+        "flink.comment": "the view", "comment": "not the flink comment", "flink.k": "v"}))
+    assert definition.dialect == "flink"
+    assert definition.sql == "select x from v1"
+    assert definition.properties[flink.EXPANDED_TEXT_KEY] == "SELECT `v1`.`x` FROM `c`.`db1`.`v1`"
+    assert [(c.name, str(c.type), c.comment, c.nullable) for c in definition.columns] == [
+        ("x", "long", "ex", False), ("ts", "timestamptz", None, True)]
+    assert definition.engine_types == ("BIGINT NOT NULL", "TIMESTAMP_LTZ(3)")
+    assert definition.comment == "the view"
+    assert definition.properties[flink.PLAIN_COMMENT_KEY] == "not the flink comment"
+    assert definition.properties["flink.k"] == "v"
+    assert (definition.owner, definition.database, definition.name) == ("ann", "db1", "v")
+    assert (definition.default_catalog, definition.default_namespace, definition.security_mode) == (None, (), None)
+    assert "is_generic" not in definition.properties
+
+
+def test_a_plain_comment_parameter_is_written_back():
+    table = record(**{"flink.schema.0.name": "x", "flink.schema.0.data-type": "INT", "comment": "plain"})
+    definition = formats.decode(table)
+    assert definition.comment is None
+    assert formats.encode(definition, "flink")["parameters"] == table["parameters"]
+
+
+def test_decode_flink_110_keys():
+    definition = formats.decode(record(**{"flink.generic.table.schema.0.name": "a",
+                                          "flink.generic.table.schema.0.data-type": "INT"}))
+    assert [(c.name, str(c.type)) for c in definition.columns] == [("a", "int")]
+    assert not any(key.startswith("flink.generic") for key in definition.properties)
+
+
+@pytest.mark.parametrize("parameters, reason", [
+    ({}, r"parameters\.flink\.schema\.0\.name: a Flink view keeps its schema"),
+    ({"flink.schema.0.name": "a"}, r"parameters\.flink\.schema\.0\.data-type: is missing"),
+    ({"flink.schema.0.name": "a", "flink.schema.0.data-type": "INT", "flink.schema.2.name": "c",
+      "flink.schema.2.data-type": "INT"}, r"parameters\.flink\.schema\.1\.name: is missing"),
+    ({"flink.schema.0.name": "a", "flink.schema.0.data-type": "MULTISET<INT>"},
+     r"parameters\.flink\.schema\.0\.data-type: .*MULTISET"),
+])
+def test_bad_schema_parameters(parameters, reason):
+    with pytest.raises(ValidationError, match=reason):
+        formats.decode(record(**parameters))
+
+
+def definition(**changes) -> ViewDefinition:
+    base = dict(dialect="flink", sql="select x, ts from v1",
+                columns=(Column("x", "long", "ex", nullable=False), Column("ts", "timestamptz")),
+                comment="the view", owner="ann", database="db1", name="v")
+    return ViewDefinition(**{**base, **changes})
+
+
+def test_encode_writes_what_flinks_hive_catalog_writes():
+    out = formats.encode(definition(properties={"flink.k": "v"}), "flink")
+    assert out["parameters"] == {
+        "is_generic": "true", "flink.k": "v", "flink.comment": "the view",
+        "flink.schema.0.name": "x", "flink.schema.0.data-type": "BIGINT NOT NULL", "flink.schema.0.comment": "ex",
+        "flink.schema.1.name": "ts", "flink.schema.1.data-type": "TIMESTAMP(6) WITH LOCAL TIME ZONE"}
+    assert out["sd"]["cols"] == []
+    assert out["viewOriginalText"] == out["viewExpandedText"] == "select x, ts from v1"
+
+
+def test_encode_drops_stale_schema_keys_and_keeps_fitting_type_strings():
+    stale = {"flink.schema.5.name": "gone", "flink.schema.5.data-type": "INT", "flink.schema.1.expr": "x + 1",
+             "hms.flink.column-types": '["BIGINT NOT NULL", "TIMESTAMP_LTZ(3)"]'}
+    out = formats.encode(definition(properties=stale), "flink")
+    assert "flink.schema.5.name" not in out["parameters"] and "flink.schema.1.expr" not in out["parameters"]
+    assert out["parameters"]["flink.schema.1.data-type"] == "TIMESTAMP_LTZ(3)"
+    nullable_now = {"hms.flink.column-types": '["BIGINT", "TIMESTAMP_LTZ(3)"]'}  # the column became NOT NULL
+    assert formats.encode(definition(properties=nullable_now), "flink")["parameters"][
+        "flink.schema.0.data-type"] == "BIGINT NOT NULL"
+
+
+def test_engine_types_of_iceberg_types():
+    assert flink.engine_type(parse_type("struct<a: int not null comment 'the a', b: map<string, list<fixed[4]>>>")) \
+        == "ROW<`a` INT NOT NULL 'the a', `b` MAP<VARCHAR(2147483647) NOT NULL, ARRAY<BINARY(4)>>>"
+    assert flink.engine_type(parse_type("decimal(9,2)"), nullable=False) == "DECIMAL(9, 2) NOT NULL"
+    with pytest.raises(ValidationError, match="Flink has no type for Iceberg uuid"):
+        flink.engine_type(parse_type("uuid"))
+
+
+def test_encode_rejects_a_view_without_columns():
+    with pytest.raises(ValidationError, match="columns: a Flink view needs at least one column"):
+        formats.encode(definition(columns=()), "flink")
+
+
+def test_a_non_generic_view_is_a_hive_view():
+    table = {"tableType": "VIRTUAL_VIEW", "parameters": {"is_generic": "false"}, "viewOriginalText": "q",
+             "viewExpandedText": "expanded q", "sd": {"cols": [{"name": "i", "type": "int"}]}}
+    engine, definition = formats.definition_from_table(table)
+    assert engine == "hive" and definition.sql == "expanded q"

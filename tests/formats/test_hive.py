@@ -1,0 +1,106 @@
+"""Hive views: the two texts, Hive column types, and writing."""
+
+from __future__ import annotations
+
+import pytest
+
+from viewstore import formats
+from viewstore.errors import ValidationError
+from viewstore.formats import ViewDefinition, hive
+from viewstore.model import Column
+from viewstore.types import parse_type
+
+
+def record(*cols: tuple[str, str, str | None], **extra) -> dict:
+    return {"tableType": "VIRTUAL_VIEW", "dbName": "default", "tableName": "v", "owner": "hive",
+            "parameters": {"comment": "hive view", "transient_lastDdlTime": "1735732800"},
+            "sd": {"cols": [{"name": n, "type": t, "comment": c} for n, t, c in cols]},
+            "viewOriginalText": "SELECT key FROM src", "viewExpandedText": "SELECT `src`.`key` FROM `default`.`src`",
+            **extra}
+
+
+@pytest.mark.parametrize("hive_type, iceberg", [
+    ("tinyint", "int"), ("smallint", "int"), ("int", "int"), ("bigint", "long"), ("float", "float"),
+    ("double", "double"), ("boolean", "boolean"), ("string", "string"), ("varchar(20)", "string"),
+    ("char(10)", "string"), ("binary", "binary"), ("date", "date"), ("timestamp", "timestamp"),
+    ("timestamp with local time zone", "timestamptz"), ("decimal(10,2)", "decimal(10,2)"),
+    ("array<int>", "list<int>"), ("map<string,bigint>", "map<string, long>"),
+    ("struct<a:int,b:timestamp with local time zone>", "struct<a: int, b: timestamptz>"),
+    ("ARRAY<STRUCT<X:STRING>>", "list<struct<X: string>>"),
+])
+def test_hive_types(hive_type, iceberg):
+    assert str(hive.iceberg_type(hive_type)) == iceberg
+
+
+@pytest.mark.parametrize("hive_type", ["uniontype<int,string>", "interval_day_time", "void", "array<int"])
+def test_bad_hive_types_name_the_field(hive_type):
+    with pytest.raises(ValidationError) as caught:
+        formats.decode(record(("a", hive_type, None)))
+    assert str(caught.value).startswith("sd.cols[0].type: ")
+
+
+def test_decode_keeps_both_texts():
+    definition = formats.decode(record(("key", "string", "the key"), ("n", "varchar(5)", None)))
+    assert definition.dialect == "hive"
+    assert definition.sql == "SELECT `src`.`key` FROM `default`.`src`"
+    assert definition.properties[hive.ORIGINAL_TEXT_KEY] == "SELECT key FROM src"
+    assert definition.default_namespace == ("default",) and definition.default_catalog is None
+    assert (definition.comment, definition.owner, definition.database, definition.name) == (
+        "hive view", "hive", "default", "v")
+    assert [(c.name, str(c.type), c.comment) for c in definition.columns] == [
+        ("key", "string", "the key"), ("n", "string", None)]
+    assert definition.engine_types == ("string", "varchar(5)")
+    assert "transient_lastDdlTime" not in definition.properties  # the metastore maintains it
+
+
+def test_without_expanded_text_the_original_text_is_the_sql():
+    definition = formats.decode(record(("a", "int", None), viewExpandedText=None))
+    assert definition.sql == "SELECT key FROM src"
+    assert hive.ORIGINAL_TEXT_KEY not in definition.properties
+
+
+def test_a_view_without_text_is_rejected():
+    with pytest.raises(ValidationError, match="viewExpandedText: a Hive view needs its SQL"):
+        formats.decode(record(("a", "int", None), viewExpandedText="", viewOriginalText=None))
+
+
+@pytest.mark.parametrize("sd, reason", [
+    ("cols", "sd: must be an object"),
+    ({"cols": "a"}, "sd.cols: must be a list"),
+    ({"cols": [{"name": "", "type": "int"}]}, r"sd\.cols\[0\]\.name"),
+    ({"cols": [{"name": "a"}]}, r"sd\.cols\[0\]\.type"),
+    ({"cols": [{"name": "a", "type": "int", "comment": 1}]}, r"sd\.cols\[0\]\.comment"),
+])
+def test_malformed_columns(sd, reason):
+    with pytest.raises(ValidationError, match=reason):
+        formats.decode({**record(), "sd": sd})
+
+
+def test_encode():
+    definition = ViewDefinition(
+        dialect="hive", sql="SELECT `t`.`a` FROM `db`.`t`", database="db", name="v", owner="o", comment="c",
+        columns=(Column("a", "timestamptz", "x"), Column("b", "struct<p: int not null comment 'dropped'>")),
+        properties={hive.ORIGINAL_TEXT_KEY: "SELECT a FROM t", "k": "v"})
+    out = formats.encode(definition, "hive")
+    assert out["parameters"] == {"k": "v", "comment": "c"}
+    assert out["sd"]["cols"] == [{"name": "a", "type": "timestamp with local time zone", "comment": "x"},
+                                 {"name": "b", "type": "struct<p:int>", "comment": None}]
+    assert (out["viewOriginalText"], out["viewExpandedText"]) == ("SELECT a FROM t", "SELECT `t`.`a` FROM `db`.`t`")
+
+
+@pytest.mark.parametrize("type_", ["uuid", "fixed[2]", "time", "timestamp_ns", "variant"])
+def test_types_hive_cannot_hold(type_):
+    definition = ViewDefinition(dialect="hive", sql="SELECT 1", columns=(Column("a", type_),))
+    with pytest.raises(ValidationError, match=r"columns\[0\]\.type: Hive has no type for Iceberg"):
+        formats.encode(definition, "hive")
+
+
+def test_lenient_stand_ins_follow_icebergs_hive_integration():
+    assert hive.engine_type(parse_type("list<uuid>"), lenient=True) == "array<string>"
+    assert hive.engine_type(parse_type("fixed[16]"), lenient=True) == "binary"
+    assert hive.engine_type(parse_type("time"), lenient=True) == "string"
+
+
+def test_encode_needs_columns():
+    with pytest.raises(ValidationError, match="columns: a Hive view needs at least one column"):
+        formats.encode(ViewDefinition(dialect="hive", sql="SELECT 1"), "hive")

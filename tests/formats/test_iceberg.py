@@ -1,0 +1,141 @@
+"""Iceberg views registered in HMS: reading the metadata JSON, and the HMS record."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from viewstore import formats
+from viewstore.errors import IcebergMetadataError, ValidationError
+from viewstore.formats import ViewDefinition, iceberg
+from viewstore.model import Column, SQLRepresentation
+
+UUID = "fa6506c3-7681-40c8-86dc-e36561f83385"
+METADATA = {
+    "view-uuid": UUID, "format-version": 1, "location": "s3://bucket/v",
+    "properties": {"comment": "daily", "k": "v"},
+    "current-schema-id": 1, "current-version-id": 2,
+    "schemas": [{"type": "struct", "schema-id": 1, "fields": [
+        {"id": 1, "name": "n", "required": True, "type": "long", "doc": "count"},
+        {"id": 2, "name": "tags", "required": False,
+         "type": {"type": "list", "element-id": 3, "element": "string", "element-required": False}}]}],
+    "versions": [
+        {"version-id": 1, "timestamp-ms": 1, "schema-id": 1, "summary": {}, "default-namespace": [],
+         "representations": [{"type": "sql", "sql": "old", "dialect": "spark"}]},
+        {"version-id": 2, "timestamp-ms": 2, "schema-id": 1, "summary": {"engine-name": "Spark"},
+         "default-catalog": "prod", "default-namespace": ["sales"],
+         "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"},
+                             {"type": "sql", "sql": "SELECT 1 FROM h", "dialect": "hive"}]}],
+    "version-log": [{"timestamp-ms": 1, "version-id": 1}, {"timestamp-ms": 2, "version-id": 2}],
+}
+RECORD = {"tableType": "VIRTUAL_VIEW", "dbName": "sales", "tableName": "v", "owner": "bob",
+          "parameters": {"table_type": "ICEBERG-VIEW", "metadata_location": "s3://bucket/v/metadata/2.json",
+                         "uuid": UUID, "comment": "daily", "k": "v"},
+          "viewOriginalText": "SELECT 1 FROM h", "viewExpandedText": "SELECT 1 FROM h"}
+
+
+def test_definition_from_metadata_reads_the_current_version():
+    definition = iceberg.definition_from_metadata(METADATA)
+    assert (definition.dialect, definition.sql) == ("spark", "SELECT 1")
+    assert definition.other_representations == (SQLRepresentation("hive", "SELECT 1 FROM h"),)
+    assert [r.dialect for r in definition.representations] == ["spark", "hive"]
+    assert (definition.default_catalog, definition.default_namespace) == ("prod", ("sales",))
+    assert definition.comment == "daily"
+    assert definition.properties == {"k": "v", iceberg.VIEW_UUID_KEY: UUID}
+    assert definition.summary == {"engine-name": "Spark"}
+    assert [(c.name, str(c.type), c.comment, c.nullable) for c in definition.columns] == [
+        ("n", "long", "count", False), ("tags", "list<string>", None, True)]
+    assert (definition.owner, definition.security_mode) == (None, None)
+    assert iceberg.definition_from_metadata(json.dumps(METADATA)) == definition
+
+
+def changed(path: list, value) -> dict:
+    metadata = copy.deepcopy(METADATA)
+    target = metadata
+    for step in path[:-1]:
+        target = target[step]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return metadata
+
+
+@pytest.mark.parametrize("metadata, reason", [
+    ("{", "metadata: not a JSON document"),
+    ("[]", "metadata: must be a JSON object"),
+    (changed(["format-version"], 2), "metadata.format-version"),
+    (changed(["current-version-id"], 7), "metadata.current-version-id: no version has id 7"),
+    (changed(["versions"], KeyError), "metadata.versions: must be a list"),
+    (changed(["schemas", 0, "schema-id"], 9), "metadata.schemas: no schema has id 1"),
+    (changed(["versions", 1, "representations"], []), "no SQL representation"),
+    (changed(["versions", 1, "representations", 0, "sql"], " "), r"representations\[0\]"),
+    (changed(["schemas", 0, "fields", 0, "type"], "bigint"), r"metadata.schemas.fields\[0\]"),
+    (changed(["versions", 1, "default-namespace"], "sales"), "default-namespace"),
+])
+def test_malformed_metadata(metadata, reason):
+    with pytest.raises(IcebergMetadataError, match=reason):
+        iceberg.definition_from_metadata(metadata)
+
+
+def test_trino_security_rules():
+    version = METADATA["versions"][1] | {"summary": {"engine-name": "trino", "engine-version": "476"}}
+    definer = iceberg.definition_from_version(version, {"trino.run-as-owner": "alice"})
+    assert (definer.security_mode, definer.owner) == ("DEFINER", "alice")
+    assert definer.properties["trino.run-as-owner"] == "alice"
+    invoker = iceberg.definition_from_version(version, {})
+    assert (invoker.security_mode, invoker.owner, invoker.columns) == ("INVOKER", None, ())
+
+
+def test_decode_an_hms_record_needs_its_metadata():
+    with pytest.raises(ValidationError, match="metadata: an Iceberg view keeps its definition in the metadata "
+                                              "file 's3://bucket/v/metadata/2.json'"):
+        formats.decode(RECORD)
+    no_location = {**RECORD, "parameters": {"table_type": "ICEBERG-VIEW"}}
+    with pytest.raises(ValidationError, match="parameters.metadata_location"):
+        formats.decode(no_location, metadata=METADATA)
+
+
+def test_decode_an_hms_record():
+    engine, definition = formats.definition_from_table(RECORD, metadata=json.dumps(METADATA))
+    assert engine == "iceberg"
+    assert (definition.database, definition.name, definition.owner) == ("sales", "v", "bob")
+    assert definition.properties[iceberg.METADATA_LOCATION_KEY] == "s3://bucket/v/metadata/2.json"
+    assert definition.sql == "SELECT 1"  # the metadata, not the HMS text
+
+
+def test_metadata_of_another_view_is_rejected():
+    with pytest.raises(IcebergMetadataError, match="metadata.view-uuid: .* is another view"):
+        formats.decode(RECORD, metadata=changed(["view-uuid"], "00000000-0000-0000-0000-000000000000"))
+
+
+def test_encode_points_at_the_metadata_file():
+    definition = formats.decode(RECORD, metadata=METADATA)
+    out = formats.encode(definition, "iceberg")
+    assert out["parameters"] == RECORD["parameters"]
+    assert out["viewOriginalText"] == out["viewExpandedText"] == "SELECT 1 FROM h"  # the hive representation
+    assert out["sd"]["cols"] == [{"name": "n", "type": "bigint", "comment": "count"},
+                                 {"name": "tags", "type": "array<string>", "comment": None}]
+    moved = formats.encode(definition, "iceberg", metadata_location="s3://bucket/v/metadata/3.json")
+    assert moved["parameters"]["metadata_location"] == "s3://bucket/v/metadata/3.json"
+    assert formats.decode(out, metadata=METADATA) == definition
+
+
+def test_encode_without_a_hive_representation_copies_the_first():
+    definition = ViewDefinition(dialect="trino", sql="SELECT 2", columns=(Column("u", "uuid"),),
+                                other_representations=(SQLRepresentation("spark", "SELECT 3"),))
+    out = formats.encode(definition, "iceberg", metadata_location="file:/m.json")
+    assert out["viewOriginalText"] == "SELECT 2"
+    assert out["sd"]["cols"] == [{"name": "u", "type": "string", "comment": None}]
+    assert out["parameters"] == {"table_type": "ICEBERG-VIEW", "metadata_location": "file:/m.json"}
+
+
+def test_encode_needs_a_metadata_location():
+    definition = ViewDefinition(dialect="spark", sql="SELECT 1")
+    with pytest.raises(ValidationError, match="metadata_location: an Iceberg view record must point"):
+        formats.encode(definition, "iceberg")
+    with pytest.raises(ValidationError, match="metadata_location: only Iceberg view records"):
+        formats.encode(definition.model_copy(update={"columns": (Column("a", "int"),)}), "spark",
+                       metadata_location="file:/m.json")
