@@ -1,0 +1,571 @@
+"""viewstore as a Spark catalog: every view statement through real Spark against a real store file."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from viewstore import Column, SQLRepresentation, ViewChange, ViewStore
+from viewstore.errors import NotInstalledError, ValidationError
+from viewstore.spark import attach, detach
+from viewstore.spark import build_jar
+from viewstore.spark.catalog_plugin import (QUERY_COLUMN_NAMES, SCHEMA_MODE, SQL_CONFIGS, SUPPORTED_SPARK, _Bridge,
+                                            check_spark_version, jar_path, session_conf)
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+DB = "catplug"  # the spark_catalog database holding the base table
+ORDERS = f"spark_catalog.{DB}.orders"
+BIG_SQL = f"SELECT id, amount FROM {ORDERS} WHERE amount > 100"
+README_CREATE = (f"CREATE VIEW vs.sales.big_orders (id COMMENT 'order id', amount) COMMENT 'big ones' "
+                 f"TBLPROPERTIES ('team'='finance') AS {BIG_SQL}")
+
+
+@pytest.fixture(scope="module")
+def orders(spark):
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB}")
+    spark.sql(f"DROP TABLE IF EXISTS {ORDERS}")
+    spark.sql(f"CREATE TABLE {ORDERS} (id BIGINT, amount DECIMAL(10,2), tag SMALLINT) USING parquet")
+    spark.sql(f"INSERT INTO {ORDERS} VALUES (1, 50.00, 1), (2, 150.00, 2), (3, 300.00, 3)")
+    return ORDERS
+
+
+@pytest.fixture
+def vs(spark, store, orders):
+    """The test's fresh store attached to the running session as catalog ``vs``."""
+    assert attach(spark, store, name="vs") == "vs"
+    yield store
+    spark.sql("USE spark_catalog.default")
+    detach(spark, "vs")
+
+
+def run(spark, statement):
+    return [tuple(row) for row in spark.sql(statement).collect()]
+
+
+def fails(spark, statement, condition, *fragments):
+    """Run a statement that must fail with a short, clean Spark AnalysisException."""
+    from pyspark.errors import AnalysisException
+
+    with pytest.raises(AnalysisException) as caught:
+        spark.sql(statement).collect()
+    error = caught.value
+    message = str(error)
+    assert error.getCondition() == condition, message
+    assert len(message) < 1500, f"{len(message)} characters: {message[:300]}"
+    assert "Traceback" not in message and "py4j" not in message.lower()
+    for fragment in fragments:
+        assert fragment in message, message
+    return message
+
+
+def kinds(store):
+    return [e.type for e in store.events()]
+
+
+def commits(store):
+    """Event types grouped by commit, in log order."""
+    groups: dict[str, list[str]] = {}
+    for event in store.events():
+        groups.setdefault(event.commit_id, []).append(event.type)
+    return list(groups.values())
+
+
+# -- CREATE and SELECT --------------------------------------------------------------------------
+
+
+def test_readme_example_creates_a_view_recorded_as_one_event(spark, vs):
+    run(spark, README_CREATE)
+    rows = run(spark, "SELECT * FROM vs.sales.big_orders ORDER BY id")
+    assert rows == [(2, Decimal("150.00")), (3, Decimal("300.00"))]
+
+    (event,) = vs.events()
+    assert (event.type, event.identifier, event.actor) == ("view.created", ("sales", "big_orders"), "alice")
+    view = vs.load_view("sales.big_orders")
+    assert view.representations == (SQLRepresentation("spark", BIG_SQL),)  # Spark's captured text, verbatim
+    assert (view.default_catalog, view.default_namespace) == ("spark_catalog", ("default",))
+    assert view.columns == (Column("id", "long", "order id"), Column("amount", "decimal(10,2)"))
+    assert view.comment == "big ones" and view.properties == {"comment": "big ones", "team": "finance"}
+    summary = view.summary
+    assert summary["engine-name"] == "spark" and summary["engine-version"] == spark.version
+    assert json.loads(summary[QUERY_COLUMN_NAMES]) == ["id", "amount"]
+    assert summary[SCHEMA_MODE] == "COMPENSATION"
+    assert json.loads(summary[SQL_CONFIGS])["spark.sql.session.timeZone"] == spark.conf.get(
+        "spark.sql.session.timeZone")
+
+
+def test_current_catalog_and_namespace_become_the_defaults(spark, vs):
+    spark.sql(f"USE spark_catalog.{DB}")
+    run(spark, "CREATE VIEW vs.sales.cheap AS SELECT id FROM orders WHERE amount < 100")
+    spark.sql("USE spark_catalog.default")
+    assert run(spark, "SELECT * FROM vs.sales.cheap") == [(1,)]
+    view = vs.load_view("sales.cheap")
+    assert (view.default_catalog, view.default_namespace) == ("spark_catalog", (DB,))
+    assert view.sql_for("spark") == "SELECT id FROM orders WHERE amount < 100"
+
+
+def test_views_over_views_inside_the_catalog(spark, vs):
+    run(spark, README_CREATE)
+    spark.sql("USE vs.sales")
+    run(spark, "CREATE VIEW top_order AS SELECT id FROM big_orders WHERE amount > 200")
+    run(spark, "CREATE VIEW vs.reports.top_ids AS SELECT max(id) AS top FROM vs.sales.top_order")
+    spark.sql("USE spark_catalog.default")
+    assert run(spark, "SELECT * FROM vs.sales.top_order") == [(3,)]
+    assert run(spark, "SELECT * FROM vs.reports.top_ids") == [(3,)]
+    child = vs.load_view("sales.top_order")
+    assert (child.default_catalog, child.default_namespace) == ("vs", ("sales",))
+    # a view in spark_catalog may read a catalog view too
+    run(spark, f"CREATE OR REPLACE VIEW {DB}.over_catalog AS SELECT count(*) AS n FROM vs.sales.big_orders")
+    assert run(spark, f"SELECT n FROM {DB}.over_catalog") == [(2,)]
+
+
+def test_names_are_normalised_as_the_store_normalises_them(spark, vs):
+    run(spark, f"CREATE VIEW vs.Sales.Big_Orders AS {BIG_SQL}")
+    assert vs.list_views() == [("sales", "big_orders")]
+    assert len(run(spark, "SELECT * FROM vs.SALES.big_ORDERS")) == 2
+    assert run(spark, "SHOW VIEWS IN vs.SALES") == [("sales", "big_orders", False)]
+    run(spark, "ALTER VIEW vs.sales.BIG_ORDERS SET TBLPROPERTIES ('Team'='x')")
+    assert vs.load_view("sales.big_orders").properties == {"Team": "x"}  # property keys are kept as given
+    run(spark, "DROP VIEW vs.SALES.big_orders")
+    assert vs.list_views() == []
+
+
+def test_python_api_views_are_usable_from_spark(spark, vs):
+    vs.create_view("sales.py_view", columns=[Column("id", "long"), Column("amount", "decimal(10,2)", "in EUR")],
+                   representations=[("spark", f"SELECT id, amount FROM {ORDERS}"),
+                                    ("trino", "SELECT id, amount FROM hive.catplug.orders")],
+                   default_namespace=["default"], default_catalog="spark_catalog")
+    assert len(run(spark, "SELECT * FROM vs.sales.py_view")) == 3
+    described = dict((r[0], r[2]) for r in run(spark, "DESCRIBE vs.sales.py_view"))
+    assert described == {"id": None, "amount": "in EUR"}
+    run(spark, "ALTER VIEW vs.sales.py_view SET TBLPROPERTIES ('x'='y')")
+    view = vs.load_view("sales.py_view")
+    assert view.current_version_id == 1 and view.dialects == ("spark", "trino")
+    assert kinds(vs) == ["view.created", "view.properties_set"]
+
+
+def test_spark_views_are_usable_from_python_cli_and_iceberg(spark, vs, tmp_path):
+    from click.testing import CliRunner
+
+    from viewstore.cli import main
+
+    run(spark, README_CREATE)
+    assert vs.load_view("sales.big_orders").sql_for("SPARK") == BIG_SQL
+    result = CliRunner().invoke(main, ["--db", str(vs.path), "show", "sales.big_orders", "--json"])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output)
+    assert shown["representations"] == [{"dialect": "spark", "sql": BIG_SQL}]
+    metadata = json.loads(vs.export_iceberg("sales.big_orders", tmp_path / "ice").read_text())
+    (version,) = metadata["versions"]
+    assert version["summary"]["engine-name"] == "spark"
+    assert version["representations"][0]["sql"] == BIG_SQL
+    assert version["default-catalog"] == "spark_catalog" and version["default-namespace"] == ["default"]
+    fields = {f["name"]: f for f in metadata["schemas"][0]["fields"]}
+    assert fields["id"]["type"] == "long" and fields["id"]["doc"] == "order id"
+
+
+def test_spark_types_become_iceberg_types_and_read_back(spark, vs):
+    run(spark, "CREATE VIEW vs.sales.types AS SELECT CAST(1 AS TINYINT) AS b, CAST(2 AS SMALLINT) AS s, "
+               "current_timestamp() AS ts, CAST(NULL AS TIMESTAMP_NTZ) AS ntz, array(1, 2) AS arr, "
+               "map('a', 1.5D) AS m, named_struct('x', 1, 'y', 'z') AS st, CAST(1 AS DECIMAL(5,2)) AS d, "
+               "CAST('x' AS VARCHAR(3)) AS vc, CAST('x' AS BINARY) AS bin, DATE'2026-01-01' AS day, NULL AS n")
+    columns = {c.name: str(c.type) for c in vs.load_view("sales.types").columns}
+    assert columns == {"b": "int", "s": "int", "ts": "timestamptz", "ntz": "timestamp", "arr": "list<int not null>",
+                       "m": "map<string, double not null>", "st": "struct<x: int not null, y: string not null>",
+                       "d": "decimal(5,2)", "vc": "string", "bin": "binary", "day": "date", "n": "unknown"}
+    (row,) = spark.sql("SELECT * FROM vs.sales.types").collect()
+    assert (row.b, row.s, row.arr, row.m, row.st.y, row.d, row.vc) == (1, 2, [1, 2], {"a": 1.5}, "z",
+                                                                       Decimal("1.00"), "x")
+
+
+# -- CREATE variants, SHOW, DESCRIBE ----------------------------------------------------------
+
+
+def test_create_if_not_exists_and_create_or_replace(spark, vs):
+    run(spark, README_CREATE)
+    run(spark, "CREATE VIEW IF NOT EXISTS vs.sales.big_orders AS SELECT 1 AS x")
+    assert kinds(vs) == ["view.created"]
+
+    run(spark, f"CREATE OR REPLACE VIEW vs.sales.big_orders AS SELECT id FROM {ORDERS} WHERE amount > 200")
+    view = vs.load_view("sales.big_orders")
+    assert view.current_version_id == 2 and view.properties == {}
+    # one atomic commit: the new version and the properties SQL's CREATE OR REPLACE drops
+    assert commits(vs)[-1] == ["view.replaced", "view.comment_updated", "view.properties_removed"]
+    assert run(spark, "SELECT * FROM vs.sales.big_orders") == [(3,)]
+
+    before = vs.event_count()
+    run(spark, f"CREATE OR REPLACE VIEW vs.sales.big_orders AS SELECT id FROM {ORDERS} WHERE amount > 200")
+    assert vs.event_count() == before  # the same definition again changes nothing
+
+    run(spark, "CREATE OR REPLACE VIEW vs.sales.fresh AS SELECT 1 AS one")
+    assert kinds(vs)[-1] == "view.created"
+
+
+def test_show_views_and_like(spark, vs):
+    for name in ("big_orders", "big_spenders", "small_orders"):
+        run(spark, f"CREATE VIEW vs.sales.{name} AS {BIG_SQL}")
+    run(spark, f"CREATE VIEW vs.other.elsewhere AS {BIG_SQL}")
+    assert run(spark, "SHOW VIEWS IN vs.sales") == [("sales", n, False)
+                                                     for n in ("big_orders", "big_spenders", "small_orders")]
+    assert [r[1] for r in run(spark, "SHOW VIEWS IN vs.sales LIKE 'big*'")] == ["big_orders", "big_spenders"]
+    assert run(spark, "SHOW VIEWS IN vs.nothing_here") == []
+    spark.sql("USE vs.other")
+    assert [r[1] for r in run(spark, "SHOW VIEWS")] == ["elsewhere"]
+
+
+def test_describe_show_create_and_show_tblproperties(spark, vs):
+    run(spark, README_CREATE)
+    assert run(spark, "DESCRIBE vs.sales.big_orders") == [("id", "bigint", "order id"),
+                                                          ("amount", "decimal(10,2)", None)]
+    extended = {r[0]: r[1] for r in run(spark, "DESCRIBE EXTENDED vs.sales.big_orders")}
+    assert extended["Owner"] == "alice" and extended["Comment"] == "big ones"
+    assert extended["View Text"] == BIG_SQL and extended["View Current Catalog"] == "spark_catalog"
+    assert extended["View Query Output Columns"] == "[id, amount]"
+    ((ddl,),) = run(spark, "SHOW CREATE TABLE vs.sales.big_orders")
+    assert "CREATE VIEW vs.sales.big_orders" in ddl and "id COMMENT 'order id'" in ddl
+    assert "TBLPROPERTIES" in ddl and "'team' = 'finance'" in ddl and ddl.rstrip().endswith(BIG_SQL)
+    assert run(spark, "SHOW TBLPROPERTIES vs.sales.big_orders") == [("team", "finance")]
+
+
+# -- ALTER, RENAME, DROP ------------------------------------------------------------------------
+
+
+def test_alter_properties_records_property_events_not_versions(spark, vs):
+    run(spark, README_CREATE)
+    run(spark, "ALTER VIEW vs.sales.big_orders SET TBLPROPERTIES ('a'='1', 'b'='2')")
+    run(spark, "ALTER VIEW vs.sales.big_orders UNSET TBLPROPERTIES ('a')")
+    run(spark, "ALTER VIEW vs.sales.big_orders SET TBLPROPERTIES ('comment'='huge ones')")
+    run(spark, "ALTER VIEW vs.sales.big_orders SET TBLPROPERTIES ('b'='2')")  # no change: no event
+    assert commits(vs) == [["view.created"], ["view.properties_set", "view.properties_set"],
+                           ["view.properties_removed"], ["view.comment_updated"]]
+    view = vs.load_view("sales.big_orders")
+    assert view.current_version_id == 1 and len(view.versions) == 1
+    assert view.properties == {"comment": "huge ones", "team": "finance", "b": "2"}
+    assert view.columns[0].comment == "order id"
+
+
+def test_alter_view_as_makes_a_new_version(spark, vs):
+    run(spark, README_CREATE)
+    run(spark, f"ALTER VIEW vs.sales.big_orders AS SELECT id, amount FROM {ORDERS} WHERE amount > 200")
+    view = vs.load_view("sales.big_orders")
+    assert view.current_version_id == 2 and view.sql_for("spark").endswith("amount > 200")
+    assert view.properties == {"comment": "big ones", "team": "finance"}
+    assert kinds(vs) == ["view.created", "view.replaced"]
+    assert run(spark, "SELECT id FROM vs.sales.big_orders") == [(3,)]
+    run(spark, f"ALTER VIEW vs.sales.big_orders AS SELECT id, amount FROM {ORDERS} WHERE amount > 200")
+    assert vs.event_count() == 2
+    run(spark, "ALTER VIEW vs.sales.big_orders WITH SCHEMA BINDING")  # the schema mode is part of a version
+    view = vs.load_view("sales.big_orders")
+    assert view.current_version_id == 3 and view.summary[SCHEMA_MODE] == "BINDING"
+
+
+def test_rename_within_and_across_namespaces(spark, vs):
+    run(spark, README_CREATE)
+    run(spark, "ALTER VIEW vs.sales.big_orders RENAME TO vs.sales.bigger")
+    run(spark, "ALTER VIEW vs.sales.bigger RENAME TO biggest")
+    run(spark, "ALTER VIEW vs.sales.biggest RENAME TO vs.archive.biggest")
+    assert vs.list_views() == [("archive", "biggest")]
+    assert kinds(vs) == ["view.created"] + ["view.renamed"] * 3
+    assert [e.payload()["from_identifier"] for e in vs.events(types="view.renamed")] == [
+        ["sales", "big_orders"], ["sales", "bigger"], ["sales", "biggest"]]
+    assert len(run(spark, "SELECT * FROM vs.archive.biggest")) == 2
+
+
+def test_drop_view_and_if_exists(spark, vs):
+    run(spark, README_CREATE)
+    run(spark, "DROP VIEW vs.sales.big_orders")
+    run(spark, "DROP VIEW IF EXISTS vs.sales.big_orders")
+    assert kinds(vs) == ["view.created", "view.dropped"]
+    assert not vs.view_exists("sales.big_orders")
+    assert [e.type for e in vs.history("sales.big_orders")] == ["view.created", "view.dropped"]
+
+
+# -- the same events as the Python API ---------------------------------------------------------
+
+
+def _comparable(store):
+    """Events without what differs between two stores (ids, times, positions), grouped by commit."""
+    groups: dict[str, list] = {}
+    for event in store.events():
+        payload = event.payload()
+        for key in ("version", "log_entry"):
+            if isinstance(payload.get(key), dict):
+                payload[key] = {k: v for k, v in payload[key].items() if k != "timestamp_ms"}
+        groups.setdefault(event.commit_id, []).append((event.type, event.identifier, event.actor, payload))
+    return list(groups.values())
+
+
+def test_spark_statements_record_what_the_python_api_records(spark, vs, tmp_path):
+    statements = [
+        README_CREATE,
+        "ALTER VIEW vs.sales.big_orders SET TBLPROPERTIES ('a'='1', 'b'='2')",
+        "ALTER VIEW vs.sales.big_orders UNSET TBLPROPERTIES ('a')",
+        "ALTER VIEW vs.sales.big_orders SET TBLPROPERTIES ('comment'='huge ones')",
+        f"ALTER VIEW vs.sales.big_orders AS SELECT id, amount FROM {ORDERS} WHERE amount > 200",
+        f"CREATE OR REPLACE VIEW vs.sales.big_orders (order_id) AS SELECT id FROM {ORDERS}",
+        "ALTER VIEW vs.sales.big_orders RENAME TO vs.archive.all_orders",
+        "DROP VIEW vs.archive.all_orders",
+    ]
+    for statement in statements:
+        run(spark, statement)
+
+    configs = vs.history("archive.all_orders")[0].version.summary[SQL_CONFIGS]
+
+    def summary(*names):
+        return {"engine-name": "spark", "engine-version": spark.version, QUERY_COLUMN_NAMES: json.dumps(
+            list(names), separators=(",", ":")), SCHEMA_MODE: "COMPENSATION", SQL_CONFIGS: configs}
+
+    where = dict(default_catalog="spark_catalog", default_namespace=["default"])
+    py = ViewStore(tmp_path / "python.db", catalog="prod", actor="alice")
+    py.create_view("sales.big_orders", columns=[Column("id", "long", "order id"), Column("amount", "decimal(10,2)")],
+                   representations=[SQLRepresentation("spark", BIG_SQL)], comment="big ones",
+                   properties={"team": "finance"}, summary=summary("id", "amount"), **where)
+    py.alter_view("sales.big_orders", ViewChange.set_property("a", "1"), ViewChange.set_property("b", "2"))
+    py.alter_view("sales.big_orders", ViewChange.remove_property("a"))
+    py.alter_view("sales.big_orders", ViewChange.update_comment("huge ones"))
+    py.replace_view("sales.big_orders", columns=[Column("id", "long"), Column("amount", "decimal(10,2)")],
+                    representations=[("spark", f"SELECT id, amount FROM {ORDERS} WHERE amount > 200")],
+                    summary=summary("id", "amount"), **where)
+    py.replace_view("sales.big_orders", columns=[Column("order_id", "long")],
+                    representations=[("spark", f"SELECT id FROM {ORDERS}")], summary=summary("id"),
+                    replace_properties=True, **where)
+    py.rename_view("sales.big_orders", "archive.all_orders")
+    py.drop_view("archive.all_orders")
+    try:
+        assert _comparable(vs) == _comparable(py)
+    finally:
+        py.close()
+
+
+# -- threads --------------------------------------------------------------------------------------
+
+
+def test_concurrent_statements_from_two_threads(spark, vs):
+    from pyspark.errors import AnalysisException
+
+    run(spark, README_CREATE)
+    applied: list[str] = []
+    refused: list[str] = []
+    failures: list[BaseException] = []
+
+    def worker(k):
+        try:
+            run(spark, f"CREATE VIEW vs.t{k}.own AS SELECT id FROM vs.sales.big_orders")
+            for i in range(8):
+                key = f"w{k}_{i}"
+                try:
+                    run(spark, f"ALTER VIEW vs.sales.big_orders SET TBLPROPERTIES ('{key}'='v')")
+                    applied.append(key)
+                except AnalysisException as e:  # a lost race is refused, never silently overwritten
+                    assert e.getCondition() == "USER_RAISED_EXCEPTION" and "another writer changed it" in str(e)
+                    refused.append(key)
+                assert len(run(spark, f"SELECT * FROM vs.t{k}.own")) == 2
+        except BaseException as e:  # pragma: no cover - reported below
+            failures.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not failures, failures
+    assert len(applied) + len(refused) == 16
+    props = vs.load_view("sales.big_orders").properties
+    assert sorted(k for k in props if k.startswith("w")) == sorted(applied)
+    assert vs.list_views() == [("sales", "big_orders"), ("t0", "own"), ("t1", "own")]
+
+
+def test_a_change_between_load_and_replace_is_refused(spark, vs):
+    """Spark reads a view and then replaces it; a write in between must not be overwritten."""
+    from pyspark.errors import AnalysisException
+
+    run(spark, README_CREATE)
+    jvm = spark.sparkContext._jvm
+    gateway = spark.sparkContext._gateway
+    catalog = spark._jsparkSession.sessionState().catalogManager().catalog("vs")
+    namespace = gateway.new_array(jvm.java.lang.String, 1)
+    namespace[0] = "sales"
+    ident = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, "big_orders")
+    loaded = catalog.loadView(ident)
+    vs.alter_view("sales.big_orders", ViewChange.set_property("meanwhile", "yes"))
+    with pytest.raises(AnalysisException) as caught:  # called directly, as Spark calls it
+        catalog.replaceView(ident, loaded)
+    assert caught.value.getCondition() == "USER_RAISED_EXCEPTION"
+    assert "cannot alter view vs.sales.big_orders: another writer changed it" in str(caught.value)
+    assert vs.load_view("sales.big_orders").properties["meanwhile"] == "yes"
+    catalog.replaceView(ident, catalog.loadView(ident))  # loaded afresh, the same replace goes through
+
+
+# -- error paths ----------------------------------------------------------------------------------
+
+
+def test_missing_views(spark, vs):
+    not_found = "`vs`.`sales`.`missing`"
+    for statement in ("SELECT * FROM vs.sales.missing", "DESCRIBE vs.sales.missing",
+                      "SHOW CREATE TABLE vs.sales.missing", "SHOW TBLPROPERTIES vs.sales.missing",
+                      "ALTER VIEW vs.sales.missing SET TBLPROPERTIES ('a'='b')",
+                      "ALTER VIEW vs.sales.missing AS SELECT 1 AS x",
+                      "ALTER VIEW vs.sales.missing RENAME TO vs.sales.other"):
+        fails(spark, statement, "TABLE_OR_VIEW_NOT_FOUND", not_found)
+    fails(spark, "DROP VIEW vs.sales.missing", "VIEW_NOT_FOUND", "sales.missing")
+    fails(spark, "SELECT * FROM vs.sales.`a.b`", "TABLE_OR_VIEW_NOT_FOUND", "`vs`.`sales`.`a.b`")
+    assert vs.event_count() == 0
+
+
+def test_existing_views(spark, vs):
+    run(spark, README_CREATE)
+    run(spark, "CREATE VIEW vs.sales.other AS SELECT 1 AS x")
+    fails(spark, "CREATE VIEW vs.sales.big_orders AS SELECT 1 AS x", "TABLE_OR_VIEW_ALREADY_EXISTS",
+          "`vs`.`sales`.`big_orders`")
+    fails(spark, "CREATE VIEW vs.Sales.BIG_ORDERS AS SELECT 1 AS x", "TABLE_OR_VIEW_ALREADY_EXISTS")
+    fails(spark, "ALTER VIEW vs.sales.big_orders RENAME TO vs.sales.other", "VIEW_ALREADY_EXISTS", "vs.sales.other")
+    assert vs.event_count() == 2
+
+
+@pytest.mark.parametrize("statement, fragments", [
+    ("CREATE VIEW vs.sales.evo WITH SCHEMA EVOLUTION AS SELECT 1 AS x",
+     ["cannot create view vs.sales.evo", "WITH SCHEMA EVOLUTION is not supported"]),
+    ("CREATE VIEW vs.top_level AS SELECT 1 AS x", ["view vs.top_level", "a view needs a namespace"]),
+    ("CREATE VIEW vs.sales.`a.b` AS SELECT 1 AS x", ["view vs.sales.`a.b`", "dots"]),
+    ("CREATE VIEW vs.sales.spans AS SELECT INTERVAL 1 DAY AS span",
+     ["view vs.sales.spans", "column 'span'", "no Iceberg equivalent"]),
+])
+def test_definitions_the_store_refuses(spark, vs, statement, fragments):
+    fails(spark, statement, "USER_RAISED_EXCEPTION", "viewstore catalog 'vs'", *fragments)
+    assert vs.event_count() == 0
+
+
+def test_alter_errors_write_nothing(spark, vs):
+    run(spark, README_CREATE)
+    fails(spark, "ALTER VIEW vs.sales.big_orders WITH SCHEMA EVOLUTION", "USER_RAISED_EXCEPTION",
+          "cannot alter view vs.sales.big_orders", "WITH SCHEMA EVOLUTION")
+    vs.create_view("sales.two_dialects", columns=[Column("x", "int")], default_namespace=["default"],
+                   representations=[("spark", "SELECT 1 AS x"), ("trino", "SELECT 1 AS x")])
+    fails(spark, "ALTER VIEW vs.sales.two_dialects AS SELECT 2 AS x", "USER_RAISED_EXCEPTION",
+          "cannot alter view vs.sales.two_dialects", "loss of view dialects ['trino']")
+    assert vs.event_count() == 2
+
+
+def test_a_view_without_spark_sql(spark, vs):
+    vs.create_view("sales.trino_only", columns=[Column("x", "int")], default_namespace=["sales"],
+                   representations=[("trino", "SELECT 1 AS x")])
+    fails(spark, "SELECT * FROM vs.sales.trino_only", "USER_RAISED_EXCEPTION",
+          "view vs.sales.trino_only has no Spark SQL (its dialects: trino)")
+
+
+def test_a_view_that_would_read_itself_is_refused(spark, vs):
+    run(spark, "CREATE VIEW vs.sales.a AS SELECT 1 AS x")
+    run(spark, "CREATE VIEW vs.sales.b AS SELECT x FROM vs.sales.a")
+    fails(spark, "CREATE OR REPLACE VIEW vs.sales.a AS SELECT x FROM vs.sales.b", "USER_RAISED_EXCEPTION",
+          "cannot create or replace view vs.sales.a", "vs.sales.a -> vs.sales.b -> vs.sales.a")
+    spark.sql("USE vs.sales")
+    fails(spark, "ALTER VIEW a AS WITH t AS (SELECT * FROM b) SELECT x FROM t", "USER_RAISED_EXCEPTION",
+          "would read itself")
+    spark.sql("USE spark_catalog.default")
+    assert kinds(vs) == ["view.created", "view.created"]
+    assert run(spark, "SELECT * FROM vs.sales.b") == [(1,)]
+
+
+def test_a_detached_catalog_says_how_to_attach(spark, vs):
+    run(spark, README_CREATE)
+    detach(spark, "vs")
+    fails(spark, "SELECT * FROM vs.sales.big_orders", "USER_RAISED_EXCEPTION",
+          "viewstore catalog 'vs' has no store attached", "attach(spark, store, name='vs')")
+    attach(spark, vs, name="vs")
+    assert len(run(spark, "SELECT * FROM vs.sales.big_orders")) == 2
+
+
+def test_the_bridge_answers_bad_requests_without_raising(store):
+    bridge = _Bridge(store, "vs", "4.3.0")
+    unknown = json.loads(bridge.call("alterView", "{}"))
+    assert unknown == {"error": {"kind": "user", "message": "viewstore catalog 'vs': unknown catalog operation "
+                                                           "'alterView'"}}
+    broken = json.loads(bridge.call("loadView", "{not json"))
+    assert broken["error"]["kind"] == "user" and "internal error in loadView" in broken["error"]["message"]
+
+
+# -- attach --------------------------------------------------------------------------------------
+
+
+def test_attach_refuses_spark_connect(spark, store, monkeypatch):
+    monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "1")  # how PySpark itself marks a Connect client
+    with pytest.raises(ValidationError, match="classic PySpark session.*Spark Connect"):
+        attach(spark, store, name="vs")
+
+
+def test_attach_refuses_bad_arguments(spark, store):
+    with pytest.raises(ValidationError, match="needs a SparkSession"):
+        attach(store, store)
+    with pytest.raises(ValidationError, match="needs a ViewStore"):
+        attach(spark, "views.db")
+    with pytest.raises(ValidationError, match="dots"):
+        attach(spark, store, name="my.catalog")
+    with pytest.raises(ValidationError, match="spark_catalog"):
+        attach(spark, store, name="spark_catalog")
+    assert attach(spark, store, name="VS_Upper") == "vs_upper"
+    assert detach(spark, "vs_upper") is True
+    assert detach(spark, "never_attached") is False
+
+
+def test_only_the_supported_spark_minor_is_accepted():
+    check_spark_version(f"{SUPPORTED_SPARK}.0")
+    check_spark_version(f"{SUPPORTED_SPARK}.7")
+    for other in ("4.2.1", "4.4.0", "5.0.0"):
+        with pytest.raises(NotInstalledError, match=f"Spark {SUPPORTED_SPARK}"):
+            check_spark_version(other)
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    major, minor = map(int, SUPPORTED_SPARK.split("."))
+    assert f'"pyspark>={major}.{minor},<{major}.{minor + 1}"' in pyproject
+
+
+def test_session_conf_names_the_shipped_jar():
+    assert session_conf("VS") == {"spark.jars": str(jar_path()),
+                                  "spark.sql.catalog.vs": "io.viewstore.spark.ViewStoreCatalog"}
+
+
+# -- the jar -------------------------------------------------------------------------------------
+
+
+def test_the_jar_is_built_from_the_current_sources():
+    info = build_jar.jar_info()
+    assert info["source_sha256"] == build_jar.source_digest(), (
+        "the catalog jar is stale: run python -m viewstore.spark.build_jar and commit the jar")
+    assert info["spark_minor"] == SUPPORTED_SPARK and info["java_release"] == 17
+    assert build_jar.main(["--check"]) == 0
+    sources = {p.name for p in build_jar.SOURCE_DIR.rglob("*.java")}
+    assert sources == {"ViewStoreCatalog.java", "ViewStoreBridge.java"}
+    assert build_jar.JAR_PATH == jar_path()
+
+
+def test_no_machine_paths_in_the_jar_or_sources():
+    import zipfile
+
+    with zipfile.ZipFile(jar_path()) as zf:
+        blob = b"".join(zf.read(n) for n in zf.namelist())
+    for path in [*build_jar.SOURCE_DIR.rglob("*.java")]:
+        blob += path.read_bytes()
+    assert not re.search(rb"/(work|home|tmp|usr)/", blob)
+
+
+# -- the docs ------------------------------------------------------------------------------------
+
+
+def test_the_docs_example_runs(spark, tmp_path, monkeypatch):
+    """The pipeline in docs/spark-catalog.md runs as written on the running session."""
+    text = (ROOT / "docs" / "spark-catalog.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    try:
+        exec(compile(code, "docs/spark-catalog.md", "exec"), scope)
+    finally:
+        if "store" in scope:
+            detach(spark, "vs")
+            scope["store"].close()
+        spark.sql("USE spark_catalog.default")

@@ -1,0 +1,698 @@
+"""viewstore as a Spark catalog: Spark SQL view statements read and write the store.
+
+Example::
+
+    import viewstore.spark
+    viewstore.spark.attach(spark, store, name="vs")
+    spark.sql("CREATE VIEW vs.sales.big_orders AS SELECT id, amount FROM spark_catalog.sales.orders "
+              "WHERE amount > 100")
+    spark.sql("SELECT * FROM vs.sales.big_orders").show()
+
+How it works: a small Java class, ``io.viewstore.spark.ViewStoreCatalog`` (built into
+``jars/viewstore-spark-catalog.jar`` of this package), implements Spark 4's ``ViewCatalog``.
+:func:`attach` adds the jar to the session, registers the class under the catalog name and hands
+the catalog instance a Python object through py4j callbacks. Each catalog call (loadView,
+createView, ...) becomes one JSON request that this module answers from the store, so each Spark
+statement is one store call, recorded as events by the store's actor.
+
+What a Spark view becomes in the store:
+
+* the query text, verbatim, as the ``spark`` representation;
+* Spark's current catalog and namespace as the default catalog and namespace;
+* the view schema (aliased names, column comments, nullability) as the columns, in Iceberg types;
+* ``COMMENT`` as the comment and ``TBLPROPERTIES`` as the properties (Spark's reserved ``owner``
+  and ``table_type`` are not stored: ``owner`` reads back as the view's creator);
+* in the version summary: ``engine-name`` (``spark``), ``engine-version``, and the Spark-only
+  parts of the definition: ``spark.query-column-names`` (a JSON list), ``spark.schema-mode`` and
+  ``spark.sql-configs`` (a JSON object of the SQL configs Spark captured).
+
+``ALTER VIEW ... SET/UNSET TBLPROPERTIES`` reaches the catalog as "replace the view with this whole
+new view"; when the definition is the one Spark loaded, the change is recorded as comment and
+property events only (no new version), exactly as :meth:`~viewstore.ViewStore.alter_view` would
+record it. A changed query or schema (``ALTER VIEW ... AS``, ``CREATE OR REPLACE``) makes a new
+version, or reuses an identical one, as :meth:`~viewstore.ViewStore.replace_view` does. Spark
+reads a view and then replaces it; if another writer changed the view in between, the statement
+fails and writes nothing instead of overwriting that change.
+
+Threads and errors: callbacks run on py4j threads while the calling thread waits inside
+``spark.sql``; the store is thread-safe and this module never calls into Spark from a callback.
+Every failure is answered as a small error envelope that the Java side raises as a Spark
+``AnalysisException`` (``TABLE_OR_VIEW_NOT_FOUND``, ``VIEW_NOT_FOUND``,
+``TABLE_OR_VIEW_ALREADY_EXISTS``, or ``USER_RAISED_EXCEPTION`` with a message naming the view).
+
+Only classic PySpark (py4j) can host the catalog: Spark Connect clients have no JVM to call back
+from, and :func:`attach` refuses them. The Java API is ``@Evolving``: the jar is built for one
+Spark minor version (:data:`SUPPORTED_SPARK`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Callable
+
+from ..catalog import ViewChange, ViewStore
+from ..errors import (ConcurrencyError, NoSuchViewError, NotInstalledError, ValidationError, ViewAlreadyExistsError,
+                      ViewStoreError)
+from ..model import Column, SQLRepresentation, View, normalize_name, to_identifier, to_namespace
+from ..types import DecimalType, FixedType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
+
+__all__ = ["attach", "detach", "jar_path", "session_conf", "check_spark_version", "SUPPORTED_SPARK", "CATALOG_CLASS", "ENGINE_NAME",
+           "QUERY_COLUMN_NAMES", "SCHEMA_MODE", "SQL_CONFIGS"]
+
+_log = logging.getLogger(__name__)
+
+#: the Spark minor version the catalog jar is built and tested for
+SUPPORTED_SPARK = "4.3"
+#: the Java class to name in ``spark.sql.catalog.<name>``
+CATALOG_CLASS = "io.viewstore.spark.ViewStoreCatalog"
+_BRIDGE_INTERFACE = "io.viewstore.spark.ViewStoreBridge"
+_JAR = Path(__file__).resolve().parent / "jars" / "viewstore-spark-catalog.jar"
+
+#: the version summary's engine name for views written through the catalog
+ENGINE_NAME = "spark"
+#: summary key: the query's own output column names, as a JSON list
+QUERY_COLUMN_NAMES = "spark.query-column-names"
+#: summary key: Spark's schema binding mode (BINDING, COMPENSATION, TYPE EVOLUTION)
+SCHEMA_MODE = "spark.schema-mode"
+#: summary key: the SQL configs Spark captured with the view, as a JSON object
+SQL_CONFIGS = "spark.sql-configs"
+_DEFAULT_SCHEMA_MODE = "COMPENSATION"
+#: view properties that Spark reserves: it sends them with every view but they are not TBLPROPERTIES
+_RESERVED = ("owner", "table_type")
+_SESSION_CATALOG = "spark_catalog"
+
+#: the bridges attached, by (JVM session id, catalog name): keeps the py4j callback objects alive
+_ATTACHED: dict[tuple[int, str], "_Bridge"] = {}
+_ATTACH_LOCK = threading.Lock()
+
+
+def jar_path() -> Path:
+    """The catalog jar shipped in this package (for ``spark.jars`` when building a session)."""
+    return _JAR
+
+
+def session_conf(name: str = "vs") -> dict[str, str]:
+    """The settings that declare the catalog at session build; :func:`attach` must still follow.
+
+    Example::
+
+        builder = SparkSession.builder
+        for key, value in session_conf("vs").items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        attach(spark, store, name="vs")
+
+    Args:
+        name: the catalog name.
+
+    Raises:
+        ValidationError: a bad catalog name.
+    """
+    name = normalize_name(name, "catalog name")
+    return {"spark.jars": str(_JAR), f"spark.sql.catalog.{name}": CATALOG_CLASS}
+
+
+def attach(spark: Any, store: ViewStore, name: str = "vs") -> str:
+    """Make ``store`` the Spark catalog ``name`` of this session.
+
+    Adds the catalog jar to the session unless it is already there, sets
+    ``spark.sql.catalog.<name>`` and connects the catalog to the store. Attaching again replaces
+    the store. Safe to call while other threads use the session.
+
+    Args:
+        spark: a classic (py4j) SparkSession running Spark 4.3.
+        store: the store that holds the views; its actor is recorded with every change.
+        name: the catalog name, normalised as store names are (lower case, no dots).
+
+    Returns:
+        The catalog name to use in SQL.
+
+    Raises:
+        ValidationError: ``spark`` is a Spark Connect session (or not a SparkSession), the name is
+            bad, or the name is taken by another catalog class.
+        NotInstalledError: the session runs a Spark version the catalog was not built for, or the
+            jar is missing from the installation.
+    """
+    jsession = _jvm_session(spark)
+    name = normalize_name(name, "catalog name")
+    if not isinstance(store, ViewStore):
+        raise ValidationError(f"attach needs a ViewStore, not {type(store).__name__}")
+    if name == _SESSION_CATALOG:
+        raise ValidationError(f"{_SESSION_CATALOG} is Spark's own session catalog; attach the store under another name")
+    version = str(spark.version)
+    check_spark_version(version)
+    if not _JAR.is_file():
+        raise NotInstalledError(f"the catalog jar is missing from this installation ({_JAR.name}); reinstall viewstore")
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    key = f"spark.sql.catalog.{name}"
+    with _ATTACH_LOCK:
+        configured = spark.conf.get(key, None)
+        if configured not in (None, CATALOG_CLASS):
+            raise ValidationError(f"catalog {name!r} is already configured as {configured}; choose another name")
+        if not _jar_added(jsession):
+            spark.sql(f"ADD JAR '{_sql_string(str(_JAR))}'")
+        if configured is None:
+            spark.conf.set(key, CATALOG_CLASS)
+        jcatalog = jsession.sessionState().catalogManager().catalog(name)
+        if jcatalog.getClass().getName() != CATALOG_CLASS:
+            raise ValidationError(f"catalog {name!r} is already loaded as {jcatalog.getClass().getName()}; "
+                                  f"choose another name")
+        gateway = spark.sparkContext._gateway
+        ensure_callback_server_started(gateway)
+        bridge = _Bridge(store, name, version)
+        jcatalog.attach(bridge)
+        _ATTACHED[(_session_id(jsession), name)] = bridge
+    return name
+
+
+def check_spark_version(version: str) -> None:
+    """Refuse a Spark version whose minor differs from :data:`SUPPORTED_SPARK`.
+
+    Raises:
+        NotInstalledError: the version is not a supported one.
+    """
+    if ".".join(str(version).split(".")[:2]) != SUPPORTED_SPARK:
+        raise NotInstalledError(f"viewstore's Spark catalog is built for Spark {SUPPORTED_SPARK}.x; this session runs "
+                                f"Spark {version} (pip install 'viewstore[spark]' pins a supported pyspark)")
+
+
+def detach(spark: Any, name: str = "vs") -> bool:
+    """Disconnect the store from catalog ``name``; its statements then fail with a clear error.
+
+    Spark keeps the catalog instance for the session's lifetime, so :func:`attach` can connect a
+    store again later.
+
+    Args:
+        spark: the session given to :func:`attach`.
+        name: the catalog name.
+
+    Returns:
+        Whether a store was attached.
+
+    Raises:
+        ValidationError: ``spark`` is not a classic SparkSession, or a bad name.
+    """
+    jsession = _jvm_session(spark)
+    name = normalize_name(name, "catalog name")
+    with _ATTACH_LOCK:
+        bridge = _ATTACHED.pop((_session_id(jsession), name), None)
+        if spark.conf.get(f"spark.sql.catalog.{name}", None) != CATALOG_CLASS:
+            return False
+        jcatalog = jsession.sessionState().catalogManager().catalog(name)
+        was_attached = bool(jcatalog.isAttached())
+        jcatalog.detach()
+    return was_attached or bridge is not None
+
+
+def _jvm_session(spark: Any) -> Any:
+    """The JVM SparkSession behind a classic PySpark session; refuses Spark Connect clearly."""
+    message = ("viewstore's Spark catalog needs a classic PySpark session (py4j): Spark Connect clients "
+               "have no driver JVM to host the catalog; run the pipeline as a classic PySpark driver")
+    try:
+        from pyspark.sql import SparkSession
+        from pyspark.sql.utils import is_remote
+    except ImportError as e:
+        raise NotInstalledError(f"viewstore.spark.attach needs pyspark: pip install 'viewstore[spark]' ({e})") from e
+    if is_remote() or type(spark).__module__.startswith("pyspark.sql.connect"):
+        raise ValidationError(message)
+    if not isinstance(spark, SparkSession):
+        raise ValidationError(f"attach needs a SparkSession, not {type(spark).__name__}")
+    try:
+        return spark._jsparkSession
+    except Exception as e:  # a Connect session raises on JVM attributes
+        raise ValidationError(message) from e
+
+
+def _session_id(jsession: Any) -> int:
+    return int(jsession.hashCode())
+
+
+def _jar_added(jsession: Any) -> bool:
+    jars = jsession.sparkContext().listJars()
+    return any(str(j).rsplit("/", 1)[-1] == _JAR.name for j in _scala_seq(jars))
+
+
+def _scala_seq(seq: Any) -> list[Any]:
+    return [seq.apply(i) for i in range(seq.size())]
+
+
+def _sql_string(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "\\'")
+
+
+# ------------------------------------------------------------------------------------------------
+# The Python side of the bridge
+
+
+class _Refusal(Exception):
+    """A failure to answer with an error envelope (never crosses py4j)."""
+
+    def __init__(self, envelope: dict[str, Any]) -> None:
+        super().__init__(envelope.get("message", envelope.get("kind")))
+        self.envelope = envelope
+
+
+class _Bridge:
+    """Answers the catalog calls of one Spark catalog from one store.
+
+    py4j calls :meth:`call` (the Java interface ``io.viewstore.spark.ViewStoreBridge``) on a
+    callback thread; nothing here calls back into Spark, so the store lock is never held across a
+    Spark call.
+    """
+
+    class Java:
+        implements = [_BRIDGE_INTERFACE]
+
+    def __init__(self, store: ViewStore, name: str, spark_version: str) -> None:
+        self.store = store
+        self.name = name
+        self.spark_version = spark_version
+        # (JVM thread, identifier) -> stream version that loadView served on that thread
+        self._served: OrderedDict[tuple[int, tuple[str, ...]], int] = OrderedDict()
+        self._served_lock = threading.Lock()
+        self._handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "listViews": self._list_views, "loadView": self._load_view, "viewExists": self._view_exists,
+            "createView": self._create_view, "replaceView": self._replace_view,
+            "createOrReplaceView": self._create_or_replace_view, "dropView": self._drop_view,
+            "renameView": self._rename_view,
+        }
+
+    def call(self, operation: str, request: str) -> str:
+        """Answer one catalog call: a JSON request in, a JSON envelope ``{"ok"|"error": ...}`` out."""
+        try:
+            handler = self._handlers.get(operation)
+            if handler is None:
+                raise _Refusal(self._message(f"unknown catalog operation {operation!r}"))
+            return json.dumps({"ok": handler(json.loads(request))})
+        except _Refusal as refusal:
+            return json.dumps({"error": refusal.envelope})
+        except Exception as error:  # a bug: answer it rather than let py4j raise a huge error in Spark
+            _log.exception("viewstore catalog %r failed in %s", self.name, operation)
+            return json.dumps({"error": self._message(f"internal error in {operation}: "
+                                                      f"{type(error).__name__}: {error}")})
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _message(self, text: str) -> dict[str, Any]:
+        return {"kind": "user", "message": f"viewstore catalog '{self.name}': {text}"}
+
+    def _display(self, ident: dict[str, Any]) -> str:
+        """The view name as the user wrote it, catalog included: vs.sales.`a.b`."""
+        return ".".join(_quote_part(p) for p in [self.name, *ident["namespace"], ident["name"]])
+
+    def _refuse(self, ident: dict[str, Any], action: str, error: Exception) -> _Refusal:
+        if isinstance(error, NoSuchViewError):
+            return _Refusal({"kind": "no_such_view", **ident})
+        if isinstance(error, ViewAlreadyExistsError):
+            return _Refusal({"kind": "view_already_exists", **ident})
+        if isinstance(error, ConcurrencyError):
+            return _Refusal(self._message(f"cannot {action} view {self._display(ident)}: another writer changed it "
+                                          f"while Spark was working on it; nothing was written, run the statement "
+                                          f"again"))
+        return _Refusal(self._message(f"cannot {action} view {self._display(ident)}: {error}"))
+
+    def _identifier(self, ident: dict[str, Any]) -> tuple[str, ...]:
+        if not ident["namespace"]:
+            raise ValidationError(f"a view needs a namespace: use {self.name}.<namespace>.{_quote_part(ident['name'])}")
+        return to_identifier([*ident["namespace"], ident["name"]])
+
+    def _remember(self, thread: Any, ident: tuple[str, ...], stream_version: int) -> None:
+        if thread is None:
+            return
+        with self._served_lock:
+            self._served[(thread, ident)] = stream_version
+            self._served.move_to_end((thread, ident))
+            while len(self._served) > 1024:
+                self._served.popitem(last=False)
+
+    def _recall(self, thread: Any, ident: tuple[str, ...]) -> int | None:
+        with self._served_lock:
+            return self._served.pop((thread, ident), None)
+
+    # -- operations --------------------------------------------------------------------------
+
+    def _list_views(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        namespace = request["namespace"]
+        if not namespace:
+            return []
+        try:
+            found = self.store.list_views(to_namespace(namespace))
+        except ViewStoreError as e:
+            raise _Refusal(self._message(f"cannot list views in {'.'.join(map(_quote_part, [self.name, *namespace]))}:"
+                                         f" {e}")) from e
+        return [{"namespace": list(i[:-1]), "name": i[-1]} for i in found]
+
+    def _load_view(self, request: dict[str, Any]) -> dict[str, Any]:
+        ident = request["ident"]
+        try:
+            key = self._identifier(ident)
+            view = self.store.load_view(key)
+        except (NoSuchViewError, ValidationError) as e:
+            raise _Refusal({"kind": "no_such_view", **ident}) from e
+        sql = view.sql_for(ENGINE_NAME)
+        if sql is None:
+            raise _Refusal(self._message(f"view {self._display(ident)} has no Spark SQL (its dialects: "
+                                         f"{', '.join(view.dialects)}); add a 'spark' representation to use it "
+                                         f"from Spark"))
+        self._remember(request.get("thread"), key, view.stream_version)
+        return self._spark_view(view, sql)
+
+    def _view_exists(self, request: dict[str, Any]) -> bool:
+        try:
+            return self.store.view_exists(self._identifier(request["ident"]))
+        except ValidationError:
+            return False
+
+    def _create_view(self, request: dict[str, Any]) -> dict[str, Any]:
+        ident = request["ident"]
+        try:
+            key = self._identifier(ident)
+            definition = self._definition(request["view"])
+            self._check_cycle(key, definition)
+            view = self.store.create_view(key, **definition)
+        except ViewStoreError as e:
+            raise self._refuse(ident, "create", e) from e
+        return self._spark_view(view, view.sql_for(ENGINE_NAME) or "")
+
+    def _create_or_replace_view(self, request: dict[str, Any]) -> dict[str, Any]:
+        ident = request["ident"]
+        try:
+            key = self._identifier(ident)
+            definition = self._definition(request["view"])
+            self._check_cycle(key, definition)
+            current = self._current(key)
+            if current is not None:
+                definition["properties"].update(_reserved(current.properties))
+            view = self.store.replace_view(key, **definition, replace_properties=True)
+        except ViewStoreError as e:
+            raise self._refuse(ident, "create or replace", e) from e
+        return self._spark_view(view, view.sql_for(ENGINE_NAME) or "")
+
+    def _replace_view(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Spark's read-modify-write (ALTER VIEW): record only what changed, atomically."""
+        ident = request["ident"]
+        try:
+            key = self._identifier(ident)
+            expected = self._recall(request.get("thread"), key)
+            current = self.store.load_view(key)
+            if expected is None:
+                expected = current.stream_version
+            elif expected != current.stream_version:
+                raise ConcurrencyError("changed since Spark loaded it", expected=expected,
+                                       actual=current.stream_version)
+            incoming = request["view"]
+            served = self._spark_view(current, current.sql_for(ENGINE_NAME) or "")
+            if self._same_definition(incoming, served, current):
+                changes = _property_changes(current.properties, _spark_properties(incoming["properties"]))
+                view = self.store.alter_view(key, *changes, expected_version=expected)
+            else:
+                definition = self._definition(incoming)
+                self._check_cycle(key, definition)
+                definition["properties"].update(_reserved(current.properties))
+                view = self.store.replace_view(key, **definition, replace_properties=True, expected_version=expected)
+        except ViewStoreError as e:
+            raise self._refuse(ident, "alter", e) from e
+        return self._spark_view(view, view.sql_for(ENGINE_NAME) or "")
+
+    def _drop_view(self, request: dict[str, Any]) -> bool:
+        ident = request["ident"]
+        try:
+            key = self._identifier(ident)
+        except ValidationError:
+            return False
+        try:
+            return self.store.drop_view(key)
+        except ViewStoreError as e:
+            raise self._refuse(ident, "drop", e) from e
+
+    def _rename_view(self, request: dict[str, Any]) -> None:
+        ident, target = request["ident"], request["target"]
+        namespace = list(target["namespace"])
+        # Spark passes the target qualified with the catalog name as its first part
+        if len(namespace) > 1 and namespace[0] == self.name:
+            namespace = namespace[1:]
+        try:
+            key = self._identifier(ident)
+            new_key = self._identifier({"namespace": namespace, "name": target["name"]})
+            view = self.store.load_view(key)
+            self._check_cycle(new_key, {"representations": view.representations,
+                                        "default_catalog": view.default_catalog,
+                                        "default_namespace": view.default_namespace})
+            self.store.rename_view(key, new_key)
+        except ViewAlreadyExistsError as e:
+            raise _Refusal({"kind": "view_already_exists", **target}) from e
+        except ViewStoreError as e:
+            raise self._refuse(ident, "rename", e) from e
+
+    def _check_cycle(self, key: tuple[str, ...], definition: dict[str, Any]) -> None:
+        """Refuse a definition through which the view would read itself.
+
+        Spark 4.3 does not check this for catalog views, and reading such a view overflows the
+        JVM stack. The check follows the views of this catalog that the Spark SQL names (parsed
+        with sqlglot; SQL it cannot parse is not followed).
+        """
+        sql = next((r.sql for r in definition["representations"] if r.dialect.lower() == ENGINE_NAME), None)
+        if sql is None:
+            return
+        start = _references(sql, definition["default_catalog"] or self.name, definition["default_namespace"],
+                            self.name)
+        stack = [(ref, (key, ref)) for ref in reversed(start)]
+        seen: set[tuple[str, ...]] = set()
+        while stack:
+            ident, path = stack.pop()
+            if ident == key:
+                chain = " -> ".join(".".join(map(_quote_part, (self.name, *p))) for p in path)
+                raise ValidationError(f"the view would read itself ({chain}); Spark cannot resolve such a view")
+            if ident in seen:
+                continue
+            seen.add(ident)
+            try:
+                view = self.store.load_view(ident)
+            except ViewStoreError:
+                continue
+            text = view.sql_for(ENGINE_NAME)
+            if text is not None:
+                refs = _references(text, view.default_catalog or self.name, view.default_namespace, self.name)
+                stack.extend((ref, (*path, ref)) for ref in reversed(refs))
+
+    def _current(self, key: tuple[str, ...]) -> View | None:
+        try:
+            return self.store.load_view(key)
+        except NoSuchViewError:
+            return None
+
+    # -- translation -------------------------------------------------------------------------
+
+    def _definition(self, view: dict[str, Any]) -> dict[str, Any]:
+        """The store arguments for a view Spark handed over (create_view / replace_view keywords)."""
+        mode = view.get("schemaMode") or _DEFAULT_SCHEMA_MODE
+        if mode.upper() == "EVOLUTION":
+            raise ValidationError("WITH SCHEMA EVOLUTION is not supported for views in this catalog (Spark 4.3 cannot "
+                                  "read such views back after a base table changes); use WITH SCHEMA COMPENSATION "
+                                  "(the default), BINDING or TYPE EVOLUTION")
+        properties = dict(view.get("properties") or {})
+        comment = properties.pop("comment", None)
+        summary = {"engine-name": ENGINE_NAME, "engine-version": self.spark_version,
+                   QUERY_COLUMN_NAMES: _compact(list(view.get("queryColumnNames") or [])), SCHEMA_MODE: mode}
+        configs = view.get("sqlConfigs") or {}
+        if configs:
+            summary[SQL_CONFIGS] = _compact(dict(sorted(configs.items())))
+        return {"columns": spark_schema_to_columns(view["schema"]),
+                "representations": [SQLRepresentation(ENGINE_NAME, view["queryText"])],
+                "default_catalog": view.get("currentCatalog") or None,
+                "default_namespace": list(view.get("currentNamespace") or []),
+                "comment": comment, "properties": _spark_properties(properties), "summary": summary}
+
+    def _spark_view(self, view: View, sql: str) -> dict[str, Any]:
+        """What Spark gets for a stored view (the inverse of :meth:`_definition`)."""
+        summary = view.summary
+        names = _json_or(summary.get(QUERY_COLUMN_NAMES), list, [])
+        configs = _json_or(summary.get(SQL_CONFIGS), dict, {})
+        properties = dict(view.properties)
+        properties.setdefault("owner", view.audit.creator)
+        return {"queryText": sql, "currentCatalog": view.default_catalog or self.name,
+                "currentNamespace": list(view.default_namespace),
+                "schemaMode": summary.get(SCHEMA_MODE, _DEFAULT_SCHEMA_MODE),
+                "queryColumnNames": names, "sqlConfigs": configs,
+                "schema": columns_to_spark_schema(view.columns), "properties": properties}
+
+    @staticmethod
+    def _same_definition(incoming: dict[str, Any], served: dict[str, Any], current: View) -> bool:
+        """Whether Spark sent back the definition it loaded (so only properties may differ)."""
+        for key in ("queryText", "currentCatalog", "currentNamespace", "schemaMode", "queryColumnNames", "sqlConfigs"):
+            if (incoming.get(key) or None) != (served.get(key) or None):
+                return False
+        try:
+            return spark_schema_to_columns(incoming["schema"]) == current.columns
+        except ValidationError:
+            return False
+
+
+def _spark_properties(properties: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in properties.items() if k not in _RESERVED}
+
+
+def _reserved(properties: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in properties.items() if k in _RESERVED}
+
+
+def _property_changes(old: dict[str, str], new: dict[str, str]) -> list[ViewChange]:
+    """The alter_view changes that turn ``old`` into ``new`` (reserved keys left alone)."""
+    changes: list[ViewChange] = []
+    if old.get("comment") != new.get("comment"):
+        changes.append(ViewChange.update_comment(new.get("comment")))
+    for key, value in new.items():
+        if key != "comment" and old.get(key) != value:
+            changes.append(ViewChange.set_property(key, value))
+    for key in sorted(old):
+        if key != "comment" and key not in _RESERVED and key not in new:
+            changes.append(ViewChange.remove_property(key))
+    return changes
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _json_or(text: str | None, kind: type, default: Any) -> Any:
+    if text is None:
+        return default
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return default
+    return value if isinstance(value, kind) else default
+
+
+def _references(sql: str, catalog: str, namespace: Any, ours: str) -> list[tuple[str, ...]]:
+    """The views of catalog ``ours`` that Spark SQL reads, as store identifiers (best effort).
+
+    Names resolve as Spark resolves them: ``ours.ns.view``; ``ns.view`` and ``view`` when the
+    view's current catalog is ``ours``. CTE names and table functions are skipped.
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="spark")
+    except Exception:  # sqlglot cannot parse every Spark statement: then there is nothing to follow
+        return []
+    if tree is None:
+        return []
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    found: list[tuple[str, ...]] = []
+    for table in tree.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            continue
+        parts = [p.name for p in table.parts]
+        if len(parts) == 1 and parts[0].lower() in ctes:
+            continue
+        if len(parts) >= 3 and parts[0] == ours:
+            parts = parts[1:]
+        elif catalog != ours or len(parts) >= 3:
+            continue
+        elif len(parts) == 1:
+            parts = [*namespace, *parts]
+        try:
+            found.append(to_identifier(parts))
+        except ValidationError:
+            continue
+    return found
+
+
+def _quote_part(part: str) -> str:
+    if part and (part[0].isalpha() or part[0] == "_") and all(c.isalnum() or c == "_" for c in part):
+        return part
+    return "`" + part.replace("`", "``") + "`"
+
+
+# ------------------------------------------------------------------------------------------------
+# Spark schema JSON <-> Iceberg types (private; see viewstore.spark.types for the public mapping)
+
+_SPARK_TO_ICEBERG = {
+    "boolean": "boolean", "byte": "int", "short": "int", "integer": "int", "long": "long", "float": "float",
+    "double": "double", "string": "string", "binary": "binary", "date": "date", "timestamp": "timestamptz",
+    "timestamp_ntz": "timestamp", "void": "unknown", "variant": "variant",
+}
+_ICEBERG_TO_SPARK = {
+    "boolean": "boolean", "int": "integer", "long": "long", "float": "float", "double": "double", "date": "date",
+    "time": "time(6)", "timestamp": "timestamp_ntz", "timestamptz": "timestamp", "timestamp_ns": "timestamp_ntz",
+    "timestamptz_ns": "timestamp", "string": "string", "uuid": "string", "binary": "binary", "variant": "variant",
+    "unknown": "void",
+}
+
+
+def spark_schema_to_columns(schema: dict[str, Any]) -> tuple[Column, ...]:
+    """Columns (Iceberg types, comments, nullability) from Spark's ``StructType.json()`` form.
+
+    Raises:
+        ValidationError: a type an Iceberg view schema cannot hold (intervals, for instance).
+    """
+    if not isinstance(schema, dict) or schema.get("type") != "struct":
+        raise ValidationError(f"a Spark view schema must be a struct, not {schema!r}")
+    columns = []
+    for field in schema.get("fields", []):
+        try:
+            iceberg = _to_iceberg(field["type"])
+        except ValidationError as e:
+            raise ValidationError(f"column {field['name']!r}: {e}") from e
+        columns.append(Column(field["name"], iceberg, (field.get("metadata") or {}).get("comment"),
+                              bool(field.get("nullable", True))))
+    return tuple(columns)
+
+
+def columns_to_spark_schema(columns: tuple[Column, ...]) -> dict[str, Any]:
+    """Spark's ``StructType.json()`` form of stored columns."""
+    return {"type": "struct", "fields": [_spark_field(c.name, c.type, not c.nullable, c.comment) for c in columns]}
+
+
+def _to_iceberg(t: Any) -> IcebergType:
+    if isinstance(t, str):
+        name = t.strip().lower()
+        if name in _SPARK_TO_ICEBERG:
+            return PrimitiveType(_SPARK_TO_ICEBERG[name])
+        if name.startswith("decimal("):
+            precision, scale = (int(x) for x in name[len("decimal("):-1].split(","))
+            return DecimalType(precision, scale)
+        if name.startswith(("char(", "varchar(")) or name.startswith("string "):  # lengths, collations
+            return PrimitiveType("string")
+        if name.startswith("time(") or name == "time":
+            return PrimitiveType("time")
+        raise ValidationError(f"Spark type {t!r} has no Iceberg equivalent; cast it in the query "
+                              f"(to string or a number, for instance)")
+    kind = t.get("type") if isinstance(t, dict) else None
+    if kind == "array":
+        return ListType(_to_iceberg(t["elementType"]), not t.get("containsNull", True))
+    if kind == "map":
+        return MapType(_to_iceberg(t["keyType"]), _to_iceberg(t["valueType"]), not t.get("valueContainsNull", True))
+    if kind == "struct":
+        return StructType(tuple(StructField(f["name"], _to_iceberg(f["type"]), not f.get("nullable", True),
+                                            (f.get("metadata") or {}).get("comment")) for f in t.get("fields", [])))
+    raise ValidationError(f"Spark type {t!r} has no Iceberg equivalent")
+
+
+def _to_spark(t: IcebergType) -> Any:
+    if isinstance(t, PrimitiveType):
+        return _ICEBERG_TO_SPARK[t.name]
+    if isinstance(t, DecimalType):
+        return f"decimal({t.precision},{t.scale})"
+    if isinstance(t, FixedType):
+        return "binary"
+    if isinstance(t, ListType):
+        return {"type": "array", "elementType": _to_spark(t.element), "containsNull": not t.element_required}
+    if isinstance(t, MapType):
+        return {"type": "map", "keyType": _to_spark(t.key), "valueType": _to_spark(t.value),
+                "valueContainsNull": not t.value_required}
+    if isinstance(t, StructType):
+        return {"type": "struct", "fields": [_spark_field(f.name, f.type, f.required, f.comment) for f in t.fields]}
+    raise ValidationError(f"Iceberg type {t} has no Spark equivalent")
+
+
+def _spark_field(name: str, t: IcebergType, required: bool, comment: str | None) -> dict[str, Any]:
+    return {"name": name, "type": _to_spark(t), "nullable": not required,
+            "metadata": {"comment": comment} if comment is not None else {}}

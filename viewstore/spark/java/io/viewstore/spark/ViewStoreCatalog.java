@@ -1,0 +1,271 @@
+package io.viewstore.spark;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.spark.sql.AnalysisException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchViewException;
+import org.apache.spark.sql.catalyst.analysis.ViewAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.View;
+import org.apache.spark.sql.connector.catalog.ViewCatalog;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * A Spark {@link ViewCatalog} whose views live in a viewstore (an event-sourced SQLite catalog).
+ *
+ * <p>The class holds no state of its own: every call becomes one JSON request to the
+ * {@link ViewStoreBridge} that {@code viewstore.spark.attach} connects to this instance, and the
+ * answer becomes a {@link View} or an {@link AnalysisException}. Register it with
+ * {@code spark.sql.catalog.<name>=io.viewstore.spark.ViewStoreCatalog}.
+ */
+public class ViewStoreCatalog implements ViewCatalog {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private String catalogName;
+    private volatile ViewStoreBridge bridge;
+
+    @Override
+    public void initialize(String name, CaseInsensitiveStringMap options) {
+        this.catalogName = name;
+    }
+
+    @Override
+    public String name() {
+        return catalogName;
+    }
+
+    /** Connects this catalog instance to a store; later calls go to {@code target}. */
+    public void attach(ViewStoreBridge target) {
+        this.bridge = target;
+    }
+
+    /** Disconnects the store; later calls fail with a message saying how to attach one. */
+    public void detach() {
+        this.bridge = null;
+    }
+
+    /** Whether a store is attached. */
+    public boolean isAttached() {
+        return bridge != null;
+    }
+
+    // -- ViewCatalog -------------------------------------------------------------------------
+
+    @Override
+    public Identifier[] listViews(String[] namespace) {
+        ObjectNode request = JSON.createObjectNode();
+        request.set("namespace", strings(namespace));
+        JsonNode found = call("listViews", request);
+        Identifier[] result = new Identifier[found.size()];
+        for (int i = 0; i < result.length; i++) {
+            result[i] = identifier(found.get(i));
+        }
+        return result;
+    }
+
+    @Override
+    public View loadView(Identifier ident) {
+        return view(call("loadView", request(ident)));
+    }
+
+    @Override
+    public boolean viewExists(Identifier ident) {
+        return call("viewExists", request(ident)).asBoolean();
+    }
+
+    @Override
+    public View createView(Identifier ident, View view) {
+        return view(call("createView", request(ident, view)));
+    }
+
+    @Override
+    public View replaceView(Identifier ident, View view) {
+        return view(call("replaceView", request(ident, view)));
+    }
+
+    @Override
+    public View createOrReplaceView(Identifier ident, View view) {
+        return view(call("createOrReplaceView", request(ident, view)));
+    }
+
+    @Override
+    public boolean dropView(Identifier ident) {
+        return call("dropView", request(ident)).asBoolean();
+    }
+
+    @Override
+    public void renameView(Identifier oldIdent, Identifier newIdent) {
+        ObjectNode request = request(oldIdent);
+        request.set("target", json(newIdent));
+        call("renameView", request);
+    }
+
+    // -- the bridge --------------------------------------------------------------------------
+
+    private JsonNode call(String operation, ObjectNode request) {
+        ViewStoreBridge target = bridge;
+        if (target == null) {
+            throw raise(userError("viewstore catalog '" + catalogName + "' has no store attached: call "
+                    + "viewstore.spark.attach(spark, store, name='" + catalogName + "') first"));
+        }
+        // Spark reads a view and then replaces it on the same thread: the thread lets the store
+        // check that nothing changed in between.
+        request.put("thread", Thread.currentThread().getId());
+        String answer;
+        try {
+            answer = target.call(operation, JSON.writeValueAsString(request));
+        } catch (JsonProcessingException e) {
+            throw raise(userError("viewstore catalog '" + catalogName + "': cannot encode " + operation
+                    + ": " + e.getOriginalMessage()));
+        } catch (RuntimeException e) {  // py4j: the Python side raised or is gone
+            throw raise(userError("viewstore catalog '" + catalogName + "': " + operation
+                    + " got no answer from the Python driver (" + firstLine(e.getMessage()) + ")"));
+        }
+        JsonNode reply;
+        try {
+            reply = JSON.readTree(answer);
+        } catch (JsonProcessingException e) {
+            throw raise(userError("viewstore catalog '" + catalogName + "': unreadable answer to " + operation));
+        }
+        JsonNode error = reply.get("error");
+        if (error != null) {
+            throw raise(translate(error));
+        }
+        return reply.get("ok");
+    }
+
+    /** Turns an error envelope into the Spark exception it names. */
+    private AnalysisException translate(JsonNode error) {
+        String kind = error.path("kind").asText("");
+        switch (kind) {
+            case "no_such_view":
+                return new NoSuchViewException(identifier(error));
+            case "view_already_exists":
+                return new ViewAlreadyExistsException(identifier(error));
+            case "no_such_namespace":
+                return new NoSuchNamespaceException(array(error.get("namespace")));
+            default:
+                return userError(error.path("message").asText("viewstore catalog '" + catalogName + "' failed"));
+        }
+    }
+
+    private static AnalysisException userError(String message) {
+        return new AnalysisException("USER_RAISED_EXCEPTION",
+                new scala.collection.immutable.Map.Map1<>("errorMessage", message));
+    }
+
+    /** Throws a checked exception from a method that cannot declare it (Spark is written in Scala). */
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> RuntimeException raise(Throwable error) throws T {
+        throw (T) error;
+    }
+
+    private static String firstLine(String text) {
+        if (text == null) {
+            return "no message";
+        }
+        String line = text.strip().split("\n", 2)[0];
+        return line.length() > 200 ? line.substring(0, 200) + "..." : line;
+    }
+
+    // -- JSON --------------------------------------------------------------------------------
+
+    private static ObjectNode request(Identifier ident) {
+        ObjectNode request = JSON.createObjectNode();
+        request.set("ident", json(ident));
+        return request;
+    }
+
+    private static ObjectNode request(Identifier ident, View view) {
+        ObjectNode request = request(ident);
+        ObjectNode body = JSON.createObjectNode();
+        body.put("queryText", view.queryText());
+        body.put("currentCatalog", view.currentCatalog());
+        body.set("currentNamespace", strings(view.currentNamespace()));
+        body.put("schemaMode", view.schemaMode());
+        body.set("queryColumnNames", strings(view.queryColumnNames()));
+        body.set("properties", strings(view.properties()));
+        body.set("sqlConfigs", strings(view.sqlConfigs()));
+        try {
+            body.set("schema", JSON.readTree(view.schema().json()));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("Spark wrote unreadable schema JSON", e);
+        }
+        request.set("view", body);
+        return request;
+    }
+
+    private static ObjectNode json(Identifier ident) {
+        ObjectNode node = JSON.createObjectNode();
+        node.set("namespace", strings(ident.namespace()));
+        node.put("name", ident.name());
+        return node;
+    }
+
+    private static Identifier identifier(JsonNode node) {
+        return Identifier.of(array(node.get("namespace")), node.path("name").asText());
+    }
+
+    private static View view(JsonNode node) {
+        View.Builder builder = new View.Builder()
+                .withQueryText(node.path("queryText").asText())
+                .withCurrentCatalog(node.path("currentCatalog").asText(null))
+                .withCurrentNamespace(array(node.get("currentNamespace")))
+                .withSchemaMode(node.path("schemaMode").asText(null))
+                .withQueryColumnNames(array(node.get("queryColumnNames")))
+                .withSqlConfigs(map(node.get("sqlConfigs")));
+        builder = builder.withSchema((StructType) DataType.fromJson(node.get("schema").toString()))
+                .withProperties(map(node.get("properties")));
+        return builder.build();
+    }
+
+    private static ArrayNode strings(String[] values) {
+        ArrayNode array = JSON.createArrayNode();
+        if (values != null) {
+            for (String value : values) {
+                array.add(value);
+            }
+        }
+        return array;
+    }
+
+    private static ObjectNode strings(Map<String, String> values) {
+        ObjectNode object = JSON.createObjectNode();
+        if (values != null) {
+            values.forEach(object::put);
+        }
+        return object;
+    }
+
+    private static String[] array(JsonNode node) {
+        if (node == null || !node.isArray()) {
+            return new String[0];
+        }
+        String[] result = new String[node.size()];
+        for (int i = 0; i < result.length; i++) {
+            result[i] = node.get(i).asText();
+        }
+        return result;
+    }
+
+    private static Map<String, String> map(JsonNode node) {
+        Map<String, String> result = new LinkedHashMap<>();
+        if (node != null && node.isObject()) {
+            Iterator<Map.Entry<String, JsonNode>> fields = node.properties().iterator();
+            while (fields.hasNext()) {
+                Map.Entry<String, JsonNode> field = fields.next();
+                result.put(field.getKey(), field.getValue().asText());
+            }
+        }
+        return result;
+    }
+}
