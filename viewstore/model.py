@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema, field_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictStr, WithJsonSchema,
+                      field_validator)
 
 from .errors import ValidationError
 from .types import IcebergType, parse_type
@@ -127,11 +128,11 @@ class Column(BaseModel):
 
     model_config = _FROZEN
 
-    name: str
+    name: StrictStr
     """The column name, kept as given (case preserved)."""
     type: ColumnType
     """The canonical Iceberg type; ``str(column.type)`` is its Iceberg spelling."""
-    comment: str | None = None
+    comment: StrictStr | None = None
     """The column comment (Iceberg's field ``doc``)."""
     nullable: bool = True
     """False for a required column."""
@@ -161,8 +162,9 @@ class SQLRepresentation(BaseModel):
 
     model_config = _FROZEN
 
-    dialect: str
-    sql: str
+    # strict: bytes or numbers are refused, not decoded or converted behind the caller's back
+    dialect: StrictStr
+    sql: StrictStr
 
     def __init__(self, dialect: Any = None, sql: Any = None, **data: Any) -> None:
         if data:
