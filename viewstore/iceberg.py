@@ -19,6 +19,7 @@ import os
 import re
 import tempfile
 import uuid as uuidlib
+import zlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -283,7 +284,7 @@ def _load_json(path: Path) -> dict[str, Any]:
         if raw[:2] == b"\x1f\x8b":
             raw = gzip_module.decompress(raw)
         data = json.loads(raw)
-    except (OSError, EOFError, ValueError) as e:
+    except (OSError, EOFError, ValueError, zlib.error) as e:  # zlib.error: a corrupt deflate stream
         raise IcebergMetadataError(f"{path} is not view metadata JSON: {e}") from e
     if not isinstance(data, dict):
         raise IcebergMetadataError(f"{path} is not view metadata: the top level is not an object")
