@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from figures import record
 
-from viewstore import ViewChange, ViewStore
+from viewstore import ViewStore
 from viewstore.log import EVENT_COLUMNS, connect, row_to_event
 
 from crash_child import COLUMNS, VIEWS
