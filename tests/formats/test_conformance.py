@@ -221,8 +221,9 @@ def check_connector_json_cases(conformance: Path, data: dict[str, Any]) -> None:
         assert formats.detect(table) == "trino"
         check_expected(formats.decode(table), case["expected"], table)
     # decoder rule 4: a definer view takes the HMS table owner
-    owned = {"tableType": "VIRTUAL_VIEW", "owner": "hms-owner", "viewOriginalText": data["cases"][3]["viewOriginalText"],
-             "parameters": {"presto_view": "true", "comment": "Presto View"}}
+    owned = {"tableType": "VIRTUAL_VIEW", "owner": "hms-owner",
+             "parameters": {"presto_view": "true", "comment": "Presto View"},
+             "viewOriginalText": data["cases"][3]["viewOriginalText"]}
     assert formats.decode(owned).owner == "hms-owner"
 
 

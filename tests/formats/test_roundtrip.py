@@ -20,7 +20,7 @@ from viewstore.model import AuditInfo, Column, SQLRepresentation, View, ViewVers
 from viewstore.types import (DecimalType, FixedType, IcebergType, ListType, MapType, PrimitiveType, StructField,
                              StructType, to_iceberg_json)
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 #: The Iceberg primitives each engine has an exact type for.
 PRIMITIVES = {

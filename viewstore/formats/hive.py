@@ -17,8 +17,9 @@ from typing import Any
 from ..errors import ValidationError
 from ..model import Column
 from ..types import DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructType, parse_type
-from .base import (VIRTUAL_VIEW, TypeTokens, ViewDefinition, chosen_engine_types, column_types_property, hive_columns_of,
-                   hms_record, invalid, parameters_of, passthrough, reserved_key, strip_nested, text_of)
+from .base import (VIRTUAL_VIEW, TypeTokens, ViewDefinition, chosen_engine_types, column_types_property,
+                   hive_columns_of, hms_record, invalid, parameters_of, passthrough, reserved_key, strip_nested,
+                   text_of)
 
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "iceberg_type", "engine_type",
            "ORIGINAL_TEXT_KEY"]

@@ -16,9 +16,9 @@ rest in parameters:
 * ``comment`` - the view comment.
 
 ``sd.cols`` repeats the schema with Hive types (names in lower case, as the metastore keeps them) when
-Hive can express them, and is Spark's placeholder ``col array<string>`` otherwise. The codec keeps every ``view.*`` and ``spark.sql.*`` parameter it does
-not turn into a field under its own name; :func:`sql_configs`, :func:`query_output_columns` and
-:func:`schema_mode` read them back.
+Hive can express them, and is Spark's placeholder ``col array<string>`` otherwise. The codec keeps
+every ``view.*`` and ``spark.sql.*`` parameter it does not turn into a field under its own name;
+:func:`sql_configs`, :func:`query_output_columns` and :func:`schema_mode` read them back.
 
 Types follow Iceberg's Spark integration: Spark ``timestamp`` (with local time zone) is Iceberg
 ``timestamptz`` and ``timestamp_ntz`` is ``timestamp``.
