@@ -1,0 +1,480 @@
+"""viewstore.spark.session against the real (Hive-enabled) test SparkSession."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+
+import pytest
+
+from viewstore import Column, NoSuchViewError, SQLRepresentation, ValidationError, ViewAlreadyExistsError, ViewChange
+from viewstore.spark import (check_views, create_view, events_dataframe, register_views, sql)
+from viewstore.spark.session import table_references
+
+pytestmark = pytest.mark.spark
+
+ORDERS = """
+CREATE TABLE {db}.orders USING parquet AS
+SELECT * FROM VALUES
+  (1L, DATE'2026-11-01', 'north', CAST(10.50 AS DECIMAL(10,2)), array(named_struct('sku', 'a', 'qty', 1)),
+   map('channel', 'web'), TIMESTAMP'2026-11-01 09:00:00', TIMESTAMP_NTZ'2026-11-01 09:00:00'),
+  (2L, DATE'2026-11-01', 'south', CAST(20.00 AS DECIMAL(10,2)), array(named_struct('sku', 'b', 'qty', 2)),
+   map('channel', 'shop'), TIMESTAMP'2026-11-01 10:00:00', TIMESTAMP_NTZ'2026-11-01 10:00:00'),
+  (3L, DATE'2026-11-02', 'north', CAST(30.25 AS DECIMAL(10,2)), array(named_struct('sku', 'a', 'qty', 3)),
+   map('channel', 'web'), TIMESTAMP'2026-11-02 11:00:00', TIMESTAMP_NTZ'2026-11-02 11:00:00')
+AS t(order_id, day, region, amount, items, attrs, placed_at, placed_local)
+"""
+
+
+def _name() -> str:
+    return "t" + uuid.uuid4().hex[:10]
+
+
+@pytest.fixture(scope="module")
+def data(spark):
+    """A database with an orders table, shared by the module's tests (they only read it)."""
+    db = _name()
+    spark.sql(f"CREATE DATABASE {db}")
+    spark.sql(ORDERS.format(db=db))
+    yield db
+    spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+@pytest.fixture
+def ns(spark):
+    """A fresh database name for one test's views; dropped afterwards."""
+    db = _name()
+    yield db
+    spark.catalog.setCurrentDatabase("default")
+    spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+def _stored(store, ident, sql_text, namespace, columns=(), **kwargs):
+    return store.create_view(ident, columns=list(columns), representations=[SQLRepresentation("spark", sql_text)],
+                             default_namespace=namespace, **kwargs)
+
+
+# -- table_references ----------------------------------------------------------------------------
+
+
+def test_table_references_come_from_a_parser():
+    refs = table_references("WITH c AS (SELECT * FROM sales.orders) SELECT * FROM c JOIN customers k ON c.id = k.id "
+                            "WHERE c.x IN (SELECT y FROM other.t2) AND c.s = 'FROM fake.table'")
+    assert refs == {("sales", "orders"), ("customers",), ("other", "t2")}
+    assert table_references("SELECT * FROM range(10)") == set()
+    assert table_references("SELECT FROM WHERE (") is None
+
+
+# -- register_views --------------------------------------------------------------------------------
+
+
+def test_register_views_over_views_in_dependency_order(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.orders AS SELECT * FROM {data}.orders")  # read unqualified below
+    # names sort the wrong way round: 'a_top' reads 'b_mid', which reads 'c_base'
+    _stored(store, f"{ns}.a_top", "SELECT region, sum(orders) AS orders FROM b_mid GROUP BY region", ns,
+            [Column("region", "string"), Column("orders", "long")])
+    _stored(store, f"{ns}.b_mid", f"SELECT day, region, count(*) AS orders FROM {ns}.c_base GROUP BY day, region", ns,
+            [Column("day", "date"), Column("region", "string"), Column("orders", "long")])
+    _stored(store, f"{ns}.c_base", "SELECT day, region, amount FROM orders", ns,
+            [Column("day", "date", "order day"), Column("region", "string"), Column("amount", "decimal(10,2)")],
+            comment="the base view")
+    spark.catalog.setCurrentDatabase("default")
+
+    report = register_views(spark, store)
+
+    assert report.ok and not report.skipped
+    assert report.registered == [f"{ns}.c_base", f"{ns}.b_mid", f"{ns}.a_top"]
+    rows = spark.sql(f"SELECT * FROM {ns}.a_top ORDER BY region").collect()
+    assert [(r.region, r.orders) for r in rows] == [("north", 2), ("south", 1)]
+    assert spark.catalog.currentDatabase() == "default"  # the session's namespace is put back
+    described = {r.col_name: r for r in spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.c_base").collect()}
+    assert described["day"].comment == "order day"
+    assert described["Comment"].data_type == "the base view"
+    assert described["View Catalog and Namespace"].data_type == f"spark_catalog.{ns}"
+
+
+def test_register_views_creates_databases_and_reports_every_outcome(spark, store, data, ns):
+    other = _name()
+    try:
+        _stored(store, f"{ns}.good", f"SELECT order_id FROM {data}.orders", ns, [Column("order_id", "long")])
+        _stored(store, f"{ns}.missing", "SELECT * FROM no_such_table", ns)
+        store.create_view(f"{ns}.trino_only", columns=[], representations=[("trino", "SELECT 1 AS x")],
+                          default_namespace=ns)
+        _stored(store, f"{other}.elsewhere", f"SELECT region FROM {data}.orders", other, [Column("region", "string")])
+
+        report = register_views(spark, store, ns, dialect="SPARK")  # dialects match case-insensitively
+
+        assert report.registered == [f"{ns}.good"]
+        assert [(s.identifier, s.reason) for s in report.skipped] == [(f"{ns}.trino_only", "no-representation")]
+        assert [(f.identifier, f.condition) for f in report.failed] == [(f"{ns}.missing", "TABLE_OR_VIEW_NOT_FOUND")]
+        assert "no_such_table" in report.failed[0].message
+        assert report.databases_created == [ns]
+        assert not report.ok
+        with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+            report.raise_for_failures()
+        assert not spark.catalog.databaseExists(other)  # only the namespace asked for
+        assert spark.sql(f"SELECT count(*) AS n FROM {ns}.good").first().n == 3
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
+def test_register_views_never_replaces_a_table(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.daily (day DATE, n BIGINT) USING parquet")
+    spark.sql(f"INSERT INTO {ns}.daily VALUES (DATE'2026-01-01', 7)")
+    _stored(store, f"{ns}.daily", f"SELECT day, count(*) AS n FROM {data}.orders GROUP BY day", ns,
+            [Column("day", "date"), Column("n", "long")])
+    _stored(store, f"{ns}.weekly", f"SELECT day FROM {ns}.daily", ns, [Column("day", "date")])
+
+    report = register_views(spark, store, ns)
+
+    assert [(s.identifier, s.reason) for s in report.skipped] == [(f"{ns}.daily", "table-exists")]
+    assert report.registered == [f"{ns}.weekly"]  # it reads the table, which is what Spark resolves
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM {ns}.daily").collect()] == [(dt.date(2026, 1, 1), 7)]
+
+
+def test_register_views_falls_back_to_the_session_catalog_for_the_stores_catalog(spark, store, data, ns):
+    view = _stored(store, f"{ns}.v", f"SELECT region FROM {data}.orders", ns, [Column("region", "string")])
+    assert view.default_catalog == "prod"  # the store's catalog, not a Spark catalog
+    assert register_views(spark, store, ns).registered == [f"{ns}.v"]
+    assert spark.sql(f"SELECT count(*) AS n FROM {ns}.v").first().n == 3
+
+
+def test_register_views_replaces_earlier_copies_and_reports_cycles(spark, store, data, ns):
+    _stored(store, f"{ns}.v", f"SELECT order_id FROM {data}.orders", ns, [Column("order_id", "long")])
+    register_views(spark, store, ns)
+    store.replace_view(f"{ns}.v", columns=[Column("order_id", "long")],
+                       representations=[("spark", f"SELECT order_id FROM {data}.orders WHERE region = 'south'")],
+                       default_namespace=ns)
+    _stored(store, f"{ns}.ping", "SELECT x FROM pong", ns)
+    _stored(store, f"{ns}.pong", "SELECT x FROM ping", ns)
+
+    report = register_views(spark, store, ns)
+
+    assert report.registered == [f"{ns}.v"]
+    assert sorted((f.identifier, f.condition) for f in report.failed) == [
+        (f"{ns}.ping", "RECURSIVE_VIEW"), (f"{ns}.pong", "RECURSIVE_VIEW")]
+    assert [r.order_id for r in spark.sql(f"SELECT * FROM {ns}.v").collect()] == [2]
+
+
+def test_register_views_restores_the_namespace_after_an_error(spark, store, ns):
+    _stored(store, f"{ns}.broken", "SELECT nope FROM range(3)", ns)
+    spark.catalog.setCurrentDatabase("default")
+    report = register_views(spark, store, ns)
+    assert report.failed[0].condition.startswith("UNRESOLVED_COLUMN")
+    assert spark.catalog.currentDatabase() == "default"
+
+
+# -- create_view -------------------------------------------------------------------------------------
+
+
+def test_create_view_infers_iceberg_columns(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.catalog.setCurrentDatabase(data)
+    try:
+        view = create_view(
+            spark, store, f"{ns}.orders_wide",
+            "SELECT order_id, amount, amount * 1.0D AS amount_d, items, attrs, placed_at, placed_local, "
+            "named_struct('day', day, 'region', region) AS place, count(*) OVER () AS total FROM orders",
+            comment="orders, wide", column_comments={"AMOUNT": "in EUR"}, properties={"owner": "finance"})
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+
+    assert [(c.name, str(c.type), c.nullable) for c in view.columns] == [
+        ("order_id", "long", True),
+        ("amount", "decimal(10,2)", True),
+        ("amount_d", "double", True),
+        ("items", "list<struct<sku: string, qty: int>>", True),
+        ("attrs", "map<string, string>", True),
+        ("placed_at", "timestamptz", True),
+        ("placed_local", "timestamp", True),
+        ("place", "struct<day: date, region: string>", False),
+        ("total", "long", False),
+    ]
+    assert view.columns[1].comment == "in EUR"
+    assert view.comment == "orders, wide" and view.properties["owner"] == "finance"
+    assert view.properties["spark.query-column-names"].startswith("order_id,amount,amount_d,")
+    assert (view.default_catalog, view.default_namespace) == ("spark_catalog", (data,))
+    assert view.summary == {"engine-name": "spark", "engine-version": spark.version}
+    assert view.representations[0].dialect == "spark"
+    assert not spark.catalog.tableExists(f"{ns}.orders_wide")  # create_view stores; it does not register
+
+
+def test_create_view_bare_name_goes_to_the_current_database_and_replace_makes_a_version(spark, store, data):
+    spark.catalog.setCurrentDatabase(data)
+    try:
+        create_view(spark, store, "by_region", "SELECT region, count(*) AS n FROM orders GROUP BY region")
+        with pytest.raises(ViewAlreadyExistsError):
+            create_view(spark, store, "by_region", "SELECT region FROM orders")
+        view = create_view(spark, store, "by_region", "SELECT region FROM orders", replace=True)
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+    assert view.identifier == (data, "by_region")
+    assert view.current_version_id == 2 and [c.name for c in view.columns] == ["region"]
+
+
+@pytest.mark.parametrize("query, condition", [
+    ("SELECT * FROM no_such_table", "TABLE_OR_VIEW_NOT_FOUND"),
+    ("SELECT nope FROM range(3)", "UNRESOLVED_COLUMN"),
+    ("SELEC 1", "PARSE_SYNTAX_ERROR"),
+    ("SELECT id + 1 FROM range(3)", "CREATE_PERMANENT_VIEW_WITHOUT_ALIAS"),
+])
+def test_create_view_rejects_bad_sql_and_stores_nothing(spark, store, ns, query, condition):
+    with pytest.raises(ValidationError, match=condition) as info:
+        create_view(spark, store, f"{ns}.bad", query)
+    assert f"{ns}.bad" in str(info.value)
+    assert store.event_count() == 0
+
+
+def test_create_view_explains_spark_errors(spark, store, ns):
+    with pytest.raises(ValidationError) as info:
+        create_view(spark, store, f"{ns}.bad", "SELECT * FROM no_such_table")
+    assert "[TABLE_OR_VIEW_NOT_FOUND] The table or view `no_such_table` cannot be found" in str(info.value)
+
+
+def test_create_view_never_runs_a_statement(spark, store, data, ns):
+    with pytest.raises(ValidationError, match="PARSE_SYNTAX_ERROR"):
+        create_view(spark, store, f"{ns}.evil", f"DROP TABLE {data}.orders")
+    assert spark.catalog.tableExists(f"{data}.orders")
+    assert store.event_count() == 0
+
+
+def test_create_view_refuses_temporary_views(spark, store, ns):
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW scratch AS SELECT 1 AS x")
+    try:
+        with pytest.raises(ValidationError, match="INVALID_TEMP_OBJ_REFERENCE"):
+            create_view(spark, store, f"{ns}.v", "SELECT x FROM scratch")
+    finally:
+        spark.catalog.dropTempView("scratch")
+    assert store.event_count() == 0
+
+
+# -- sql: view DDL ---------------------------------------------------------------------------------
+
+
+def test_sql_create_view_stores_and_mirrors(spark, store, data, ns):
+    sql(spark, store, f"CREATE DATABASE {ns}")  # any other statement goes to Spark
+    sql(spark, store, f"USE {ns}")
+    try:
+        view = sql(spark, store, f"""
+            CREATE VIEW daily (day COMMENT 'order day', orders, revenue COMMENT 'in EUR')
+            COMMENT 'Orders per day'
+            TBLPROPERTIES ('owner' = 'finance', 'tier' = 'gold')
+            AS SELECT day, count(*) AS n, sum(amount) AS total FROM {data}.orders GROUP BY day""")
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+
+    assert view.identifier == (ns, "daily")
+    assert [(c.name, str(c.type), c.comment) for c in view.columns] == [
+        ("day", "date", "order day"), ("orders", "long", None), ("revenue", "decimal(20,2)", "in EUR")]
+    assert view.comment == "Orders per day"
+    assert view.properties == {"comment": "Orders per day", "owner": "finance", "tier": "gold",
+                               "spark.query-column-names": "day,n,total"}
+    assert view.sql_for("spark") == f"SELECT day, count(*) AS n, sum(amount) AS total FROM {data}.orders GROUP BY day"
+    assert view.default_namespace == (ns,)
+    rows = spark.sql(f"SELECT day, orders FROM {ns}.daily ORDER BY day").collect()  # usable at once
+    assert [(r.day, r.orders) for r in rows] == [(dt.date(2026, 11, 1), 2), (dt.date(2026, 11, 2), 1)]
+    props = {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.daily").collect()}
+    assert props["owner"] == "finance"
+    assert [e.type for e in store.history(f"{ns}.daily")] == ["view.created"]
+
+
+def test_sql_passes_other_statements_to_spark(spark, store):
+    df = sql(spark, store, "SELECT 1 AS one")
+    assert df.first().one == 1
+    sql(spark, store, "CREATE OR REPLACE TEMPORARY VIEW just_here AS SELECT 2 AS two")
+    try:
+        assert spark.sql("SELECT two FROM just_here").first().two == 2
+        assert store.event_count() == 0  # temporary views are the session's own
+    finally:
+        spark.catalog.dropTempView("just_here")
+    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        sql(spark, store, "SELECT * FROM no_such_table")
+
+
+def test_sql_replace_alter_properties_rename_drop(spark, store, data, ns):
+    q = f"SELECT region, count(*) AS n FROM {data}.orders GROUP BY region"
+    sql(spark, store, f"CREATE VIEW {ns}.v COMMENT 'first' TBLPROPERTIES ('a' = '1') AS {q}")
+    with pytest.raises(ViewAlreadyExistsError):
+        sql(spark, store, f"CREATE VIEW {ns}.v AS {q}")
+    assert sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.v AS SELECT 1 AS x").current_version_id == 1
+
+    view = sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.v TBLPROPERTIES ('b' = '2') AS {q} HAVING n > 1")
+    assert view.current_version_id == 2
+    assert view.comment is None and "a" not in view.properties and view.properties["b"] == "2"
+    assert [r.region for r in spark.sql(f"SELECT * FROM {ns}.v").collect()] == ["north"]
+
+    view = sql(spark, store, f"ALTER VIEW {ns}.v AS SELECT region FROM {data}.orders WHERE amount > 25")
+    assert view.current_version_id == 3 and [c.name for c in view.columns] == ["region"]
+    assert view.properties["b"] == "2" and view.properties["spark.query-column-names"] == "region"
+    assert [r.region for r in spark.sql(f"SELECT * FROM {ns}.v").collect()] == ["north"]
+
+    view = sql(spark, store, f"ALTER VIEW {ns}.v SET TBLPROPERTIES ('steward' = 'ops', 'comment' = 'regions')")
+    assert view.properties["steward"] == "ops" and view.comment == "regions" and view.current_version_id == 3
+    props = {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.v").collect()}
+    assert props["steward"] == "ops"
+    view = sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES ('steward')")
+    assert "steward" not in view.properties
+    assert "steward" not in {r.key for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.v").collect()}
+    with pytest.raises(ValidationError, match="UNSET_NONEXISTENT_PROPERTIES"):
+        sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES ('never')")
+    sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES IF EXISTS ('never')")
+
+    view = sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO w")
+    assert view.identifier == (ns, "w")
+    assert not spark.catalog.tableExists(f"{ns}.v")
+    assert spark.sql(f"SELECT count(*) AS c FROM {ns}.w").first().c == 1
+
+    assert sql(spark, store, f"DROP VIEW {ns}.w") is None
+    assert not store.view_exists(f"{ns}.w") and not spark.catalog.tableExists(f"{ns}.w")
+    sql(spark, store, f"DROP VIEW IF EXISTS {ns}.w")
+    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        sql(spark, store, f"DROP VIEW {ns}.w")
+    types = [e.type for e in store.history(f"{ns}.w")]
+    assert types == ["view.created",
+                     "view.replaced", "view.properties_set", "view.comment_updated", "view.properties_removed",
+                     "view.replaced", "view.properties_set",  # ALTER VIEW AS: new query column names
+                     "view.comment_updated", "view.properties_set", "view.properties_removed",
+                     "view.renamed", "view.dropped"]
+
+
+def test_sql_bad_create_stores_nothing_and_leaves_the_session_alone(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.taken (x INT) USING parquet")
+    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT * FROM {ns}.no_such_table")
+    with pytest.raises(ValidationError, match="EXPECT_VIEW_NOT_TABLE"):
+        sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.taken AS SELECT 1 AS x")
+    with pytest.raises(ValidationError, match="PARSE_SYNTAX_ERROR"):
+        sql(spark, store, f"CREATE VIEW {ns}.v AS SELEC 1")
+    assert store.event_count() == 0
+    assert not spark.catalog.tableExists(f"{ns}.v")
+    assert spark.catalog.getTable(f"{ns}.taken").tableType == "MANAGED"
+
+
+def test_sql_store_refusal_puts_the_session_copy_back(spark, store, data, ns):
+    q = f"SELECT region FROM {data}.orders"
+    sql(spark, store, f"CREATE VIEW {ns}.v AS {q}")
+    store.alter_view(f"{ns}.v", ViewChange.add_representation(("trino", "SELECT region FROM hive.x.orders")))
+    # replacing only the spark SQL would drop the trino representation: the store refuses
+    with pytest.raises(ValidationError, match="loss of view dialects"):
+        sql(spark, store, f"ALTER VIEW {ns}.v AS {q} WHERE region = 'south'")
+    assert spark.sql(f"SELECT count(*) AS n FROM {ns}.v").first().n == 3  # the stored definition again
+    assert store.load_view(f"{ns}.v").current_version_id == 2
+
+
+def test_sql_leaves_views_the_store_does_not_hold_to_spark(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.hand_made AS SELECT 1 AS x")
+    sql(spark, store, f"ALTER VIEW {ns}.hand_made AS SELECT 2 AS x")
+    assert spark.sql(f"SELECT x FROM {ns}.hand_made").first().x == 2
+    sql(spark, store, f"DROP VIEW {ns}.hand_made")
+    assert not spark.catalog.tableExists(f"{ns}.hand_made")
+    assert store.event_count() == 0
+
+
+# -- events_dataframe ------------------------------------------------------------------------------
+
+
+def test_events_dataframe_is_the_typed_log(spark, store, data, ns):
+    _stored(store, f"{ns}.a", "SELECT 1 AS x", ns, [Column("x", "int")])
+    store.alter_view(f"{ns}.a", ViewChange.set_property("owner", "ops"))
+    store.rename_view(f"{ns}.a", f"{ns}.b")
+    other = store.__class__(store.path, catalog="prod", actor="bob")
+    try:
+        _stored(other, f"{ns}.c", "SELECT 2 AS y", ns, [Column("y", "int")])
+    finally:
+        other.close()
+
+    df = events_dataframe(spark, store)
+
+    assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == [
+        ("position", "bigint"), ("view", "string"), ("view_id", "string"), ("stream_version", "bigint"),
+        ("type", "string"), ("actor", "string"), ("occurred_at", "timestamp"), ("commit_id", "string"),
+        ("payload", "string")]
+    rows = df.orderBy("position").collect()
+    events = store.events()
+    assert [(r.position, r.view, r.view_id, r.stream_version, r.type, r.actor) for r in rows] == [
+        (e.position, e.view, e.view_id, e.stream_version, e.type, e.actor) for e in events]
+    assert [r.occurred_at.astimezone(dt.timezone.utc) for r in rows] == [e.occurred_at_datetime for e in events]
+    assert json.loads(rows[1].payload) == {"updates": {"owner": "ops"}}
+
+    df.createOrReplaceTempView("view_events")
+    try:
+        by_actor = {r.actor: r.n for r in spark.sql(
+            "SELECT actor, count(*) AS n FROM view_events GROUP BY actor").collect()}
+        assert by_actor == {"alice": 3, "bob": 1}
+    finally:
+        spark.catalog.dropTempView("view_events")
+
+    assert events_dataframe(spark, store, view=f"{ns}.a").count() == 3  # across the rename
+    assert events_dataframe(spark, store, actor="bob").first().view == f"{ns}.c"
+    assert events_dataframe(spark, store, types=["view.renamed"]).count() == 1
+    assert events_dataframe(spark, store, since=dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).count() == 0
+    assert events_dataframe(spark, store, limit=2).count() == 2
+    with pytest.raises(ValidationError, match="unknown event type"):
+        events_dataframe(spark, store, types="view.exploded")
+
+
+def test_events_dataframe_of_an_empty_store(spark, store):
+    df = events_dataframe(spark, store)
+    assert df.count() == 0 and "occurred_at" in df.columns
+
+
+# -- check_views -----------------------------------------------------------------------------------
+
+
+def test_check_views_finds_drift_after_a_table_changes(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.src (id INT, name STRING) USING parquet")
+    spark.sql(f"USE {ns}")
+    try:
+        create_view(spark, store, f"{ns}.everything", "SELECT * FROM src")
+        create_view(spark, store, f"{ns}.ids", "SELECT id FROM src")
+        create_view(spark, store, f"{ns}.names", "SELECT name FROM src")
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+    store.create_view(f"{ns}.trino", columns=[], representations=[("trino", "SELECT 1 AS x")], default_namespace=ns)
+    assert check_views(spark, store).ok
+
+    spark.sql(f"DROP TABLE {ns}.src")
+    spark.sql(f"CREATE TABLE {ns}.src (id BIGINT, label STRING, extra DOUBLE) USING parquet")
+    report = check_views(spark, store)
+
+    status = {v.identifier: v for v in report.views}
+    assert status[f"{ns}.everything"].status == "drifted"
+    assert "2 stored columns, 3 analyzed" in status[f"{ns}.everything"].problems
+    assert "column 'id': type int is now long" in status[f"{ns}.ids"].problems
+    assert status[f"{ns}.names"].status == "broken"
+    assert status[f"{ns}.names"].condition.startswith("UNRESOLVED_COLUMN")
+    assert report.skipped == [f"{ns}.trino"]
+    assert not report.ok
+    with pytest.raises(ValidationError, match="drifted"):
+        report.raise_for_drift()
+
+    spark.sql(f"DROP TABLE {ns}.src")
+    report = check_views(spark, store)
+    assert {v.condition for v in report.views} == {"TABLE_OR_VIEW_NOT_FOUND"}
+
+
+def test_check_views_compares_the_querys_own_names_under_a_column_list(spark, store, data, ns):
+    sql(spark, store, f"CREATE VIEW {ns}.renamed (a, b) AS SELECT order_id, region FROM {data}.orders")
+    report = check_views(spark, store, ns)
+    assert report.ok, report.views
+
+
+def test_check_views_of_a_missing_default_namespace_is_broken(spark, store):
+    store.create_view("nowhere_ns.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                      default_namespace="nowhere_ns")
+    (entry,) = check_views(spark, store).views
+    assert entry.status == "broken" and entry.condition == "SCHEMA_NOT_FOUND"
+
+
+def test_register_unknown_namespace_is_empty(spark, store):
+    assert register_views(spark, store, "nothing_here").registered == []
+    with pytest.raises(ValidationError):
+        register_views(spark, store, "bad..namespace")
+    with pytest.raises(NoSuchViewError):
+        store.load_view("nothing_here.v")

@@ -1,0 +1,117 @@
+"""Spark <-> Iceberg type mapping (viewstore.spark.types)."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.sql import types as T
+
+from viewstore import Column, ValidationError, parse_type
+from viewstore.spark.types import columns_to_schema, iceberg_to_spark, schema_to_columns, spark_to_iceberg
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.mark.parametrize("spark_type, iceberg", [
+    (T.BooleanType(), "boolean"),
+    (T.IntegerType(), "int"),
+    (T.LongType(), "long"),
+    (T.FloatType(), "float"),
+    (T.DoubleType(), "double"),
+    (T.DecimalType(18, 2), "decimal(18,2)"),
+    (T.DecimalType(38, 0), "decimal(38,0)"),
+    (T.StringType(), "string"),
+    (T.DateType(), "date"),
+    (T.TimestampType(), "timestamptz"),
+    (T.TimestampNTZType(), "timestamp"),
+    (T.BinaryType(), "binary"),
+    (T.VariantType(), "variant"),
+    (T.TimeType(6), "time"),
+    (T.NullType(), "unknown"),
+])
+def test_primitives_map_both_ways(spark_type, iceberg):
+    assert str(spark_to_iceberg(spark_type)) == iceberg
+    assert iceberg_to_spark(iceberg) == spark_type
+
+
+@pytest.mark.parametrize("spark_type, iceberg", [
+    (T.ByteType(), "int"),
+    (T.ShortType(), "int"),
+    (T.CharType(5), "string"),
+    (T.VarcharType(20), "string"),
+])
+def test_narrower_spark_types_widen(spark_type, iceberg):
+    assert str(spark_to_iceberg(spark_type)) == iceberg
+
+
+@pytest.mark.parametrize("iceberg, spark_type", [
+    ("uuid", T.StringType()),
+    ("fixed[16]", T.BinaryType()),
+    ("bigint", T.LongType()),  # SQL spellings are read too
+])
+def test_iceberg_types_spark_lacks(iceberg, spark_type):
+    assert iceberg_to_spark(iceberg) == spark_type
+
+
+def test_nested_types_keep_names_nullability_and_comments():
+    spark_type = T.StructType([
+        T.StructField("id", T.LongType(), False),
+        T.StructField("address", T.StructType([
+            T.StructField("street", T.StringType(), True, {"comment": "street and number"}),
+            T.StructField("zip", T.IntegerType(), False),
+        ]), True, {"comment": "where it's delivered"}),
+        T.StructField("tags", T.ArrayType(T.StringType(), containsNull=False), True),
+        T.StructField("scores", T.MapType(T.StringType(), T.DecimalType(10, 2), valueContainsNull=True), True),
+        T.StructField("history", T.ArrayType(T.MapType(T.StringType(), T.TimestampNTZType(), False), True), True),
+    ])
+    iceberg = spark_to_iceberg(spark_type)
+    assert str(iceberg) == (
+        "struct<id: long not null, "
+        "address: struct<street: string comment 'street and number', zip: int not null> "
+        "comment 'where it\\'s delivered', "
+        "tags: list<string not null>, scores: map<string, decimal(10,2)>, "
+        "history: list<map<string, timestamp not null>>>")
+    assert iceberg_to_spark(iceberg) == spark_type
+    assert parse_type(str(iceberg)) == iceberg
+
+
+def test_columns_round_trip_through_a_spark_schema():
+    columns = [Column("day", "date", "the order day", nullable=False), Column("orders", "long"),
+               Column("lines", "list<struct<sku: string, qty: int not null>>", None)]
+    schema = columns_to_schema(columns)
+    assert schema.fields[0].nullable is False and schema.fields[0].metadata == {"comment": "the order day"}
+    assert schema_to_columns(schema) == columns
+
+
+@pytest.mark.parametrize("spark_type", [T.DayTimeIntervalType(), T.YearMonthIntervalType(), T.CalendarIntervalType()])
+def test_intervals_have_no_iceberg_type(spark_type):
+    with pytest.raises(ValidationError, match="no Iceberg counterpart"):
+        spark_to_iceberg(spark_type)
+
+
+def test_a_column_of_an_unmappable_type_is_named():
+    schema = T.StructType([T.StructField("gap", T.DayTimeIntervalType())])
+    with pytest.raises(ValidationError, match="column 'gap'"):
+        schema_to_columns(schema)
+
+
+@pytest.mark.parametrize("iceberg", ["timestamp_ns", "timestamptz_ns"])
+def test_nanosecond_timestamps_have_no_spark_type(iceberg):
+    with pytest.raises(ValidationError, match="no Spark counterpart"):
+        iceberg_to_spark(iceberg)
+
+
+def test_bad_spelling_is_a_validation_error():
+    with pytest.raises(ValidationError):
+        iceberg_to_spark("struct<a int")
+
+
+def test_types_spark_infers_for_a_real_query(spark):
+    """What Spark's analyzer produces maps as Iceberg's Spark integration maps it."""
+    schema = spark.sql(
+        "SELECT CAST(1 AS BIGINT) AS l, CAST(1 AS DOUBLE) AS d, CAST(1 AS DECIMAL(12,3)) AS dec, "
+        "TIMESTAMP'2026-01-01 00:00:00' AS ts, TIMESTAMP_NTZ'2026-01-01 00:00:00' AS ntz, DATE'2026-01-01' AS dt, "
+        "named_struct('a', 1, 'b', array('x')) AS s, map('k', 1.5D) AS m, X'00' AS bin").schema
+    got = {c.name: str(c.type) for c in schema_to_columns(schema)}
+    assert got == {"l": "long", "d": "double", "dec": "decimal(12,3)", "ts": "timestamptz", "ntz": "timestamp",
+                   "dt": "date", "s": "struct<a: int not null, b: list<string not null> not null>", "m": "map<string, double not null>",
+                   "bin": "binary"}
