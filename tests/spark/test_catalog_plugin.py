@@ -207,6 +207,28 @@ def test_create_if_not_exists_and_create_or_replace(spark, vs):
     assert kinds(vs)[-1] == "view.created"
 
 
+def test_what_spark_cannot_express_survives_a_replace(spark, vs):
+    """Other dialects, the security mode and reserved properties set through the Python API stay."""
+    run(spark, README_CREATE)
+    vs.alter_view("sales.big_orders", ViewChange.add_representation(("trino", "SELECT id, amount FROM big")),
+                  ViewChange.set_property("owner", "finance-team"))
+    before = vs.event_count()
+    run(spark, f"CREATE OR REPLACE VIEW vs.sales.big_orders (id COMMENT 'order id', amount) COMMENT 'big ones' "
+               f"TBLPROPERTIES ('team'='sales') AS {BIG_SQL}")
+    view = vs.load_view("sales.big_orders")
+    assert [e.type for e in vs.events()][before:] == ["view.properties_set"]  # same definition: no version
+    assert view.dialects == ("spark", "trino") and view.current_version_id == 2
+    assert view.properties == {"comment": "big ones", "team": "sales", "owner": "finance-team"}
+    extended = {r[0]: r[1] for r in run(spark, "DESCRIBE EXTENDED vs.sales.big_orders")}
+    assert extended["Owner"] == "finance-team"
+
+    vs.create_view("sales.invoker", columns=[Column("x", "int", nullable=False)], default_namespace=["default"],
+                   representations=[("spark", "SELECT 1 AS x")], security_mode="INVOKER")
+    run(spark, "ALTER VIEW vs.sales.invoker AS SELECT 2 AS x")
+    view = vs.load_view("sales.invoker")
+    assert view.security_mode == "INVOKER" and view.current_version_id == 2
+
+
 def test_show_views_and_like(spark, vs):
     for name in ("big_orders", "big_spenders", "small_orders"):
         run(spark, f"CREATE VIEW vs.sales.{name} AS {BIG_SQL}")
@@ -479,6 +501,15 @@ def test_a_detached_catalog_says_how_to_attach(spark, vs):
           "viewstore catalog 'vs' has no store attached", "attach(spark, store, name='vs')")
     attach(spark, vs, name="vs")
     assert len(run(spark, "SELECT * FROM vs.sales.big_orders")) == 2
+
+
+def test_a_closed_store_gives_a_clean_error(spark, vs):
+    run(spark, README_CREATE)
+    vs.close()
+    fails(spark, "SELECT * FROM vs.sales.big_orders", "USER_RAISED_EXCEPTION",
+          "cannot load view vs.sales.big_orders: the store is closed")
+    fails(spark, "CREATE VIEW vs.sales.other AS SELECT 1 AS x", "USER_RAISED_EXCEPTION",
+          "cannot create view vs.sales.other: the store is closed")
 
 
 def test_the_bridge_answers_bad_requests_without_raising(store):

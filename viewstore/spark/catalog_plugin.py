@@ -354,6 +354,8 @@ class _Bridge:
             view = self.store.load_view(key)
         except (NoSuchViewError, ValidationError) as e:
             raise _Refusal({"kind": "no_such_view", **ident}) from e
+        except ViewStoreError as e:
+            raise self._refuse(ident, "load", e) from e
         sql = view.sql_for(ENGINE_NAME)
         if sql is None:
             raise _Refusal(self._message(f"view {self._display(ident)} has no Spark SQL (its dialects: "
@@ -363,10 +365,13 @@ class _Bridge:
         return self._spark_view(view, sql)
 
     def _view_exists(self, request: dict[str, Any]) -> bool:
+        ident = request["ident"]
         try:
-            return self.store.view_exists(self._identifier(request["ident"]))
+            return self.store.view_exists(self._identifier(ident))
         except ValidationError:
             return False
+        except ViewStoreError as e:
+            raise self._refuse(ident, "look up", e) from e
 
     def _create_view(self, request: dict[str, Any]) -> dict[str, Any]:
         ident = request["ident"]
@@ -380,21 +385,29 @@ class _Bridge:
         return self._spark_view(view, view.sql_for(ENGINE_NAME) or "")
 
     def _create_or_replace_view(self, request: dict[str, Any]) -> dict[str, Any]:
+        """SQL's CREATE OR REPLACE as one store call: replace_view(replace_properties=True)."""
         ident = request["ident"]
         try:
             key = self._identifier(ident)
-            definition = self._definition(request["view"])
-            self._check_cycle(key, definition)
+            incoming = request["view"]
+            definition = self._definition(incoming)
             current = self._current(key)
             if current is not None:
-                definition["properties"].update(_reserved(current.properties))
+                self._keep_unchanged(definition, incoming, current)
+            self._check_cycle(key, definition)
             view = self.store.replace_view(key, **definition, replace_properties=True)
         except ViewStoreError as e:
             raise self._refuse(ident, "create or replace", e) from e
         return self._spark_view(view, view.sql_for(ENGINE_NAME) or "")
 
     def _replace_view(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Spark's read-modify-write (ALTER VIEW): record only what changed, atomically."""
+        """Spark's read-modify-write (ALTER VIEW): record only what changed, atomically.
+
+        An unchanged definition means a property statement: it becomes the comment and property
+        changes :meth:`~viewstore.ViewStore.alter_view` would record. Otherwise the view is
+        replaced as by :meth:`~viewstore.ViewStore.replace_view`. Either way the write expects the
+        stream version that ``loadView`` served on the same JVM thread.
+        """
         ident = request["ident"]
         try:
             key = self._identifier(ident)
@@ -406,14 +419,12 @@ class _Bridge:
                 raise ConcurrencyError("changed since Spark loaded it", expected=expected,
                                        actual=current.stream_version)
             incoming = request["view"]
-            served = self._spark_view(current, current.sql_for(ENGINE_NAME) or "")
-            if self._same_definition(incoming, served, current):
-                changes = _property_changes(current.properties, _spark_properties(incoming["properties"]))
+            definition = self._definition(incoming)
+            if self._keep_unchanged(definition, incoming, current):
+                changes = _property_changes(current.properties, definition["properties"], definition["comment"])
                 view = self.store.alter_view(key, *changes, expected_version=expected)
             else:
-                definition = self._definition(incoming)
                 self._check_cycle(key, definition)
-                definition["properties"].update(_reserved(current.properties))
                 view = self.store.replace_view(key, **definition, replace_properties=True, expected_version=expected)
         except ViewStoreError as e:
             raise self._refuse(ident, "alter", e) from e
@@ -480,6 +491,23 @@ class _Bridge:
                 refs = _references(text, view.default_catalog or self.name, view.default_namespace, self.name)
                 stack.extend((ref, (*path, ref)) for ref in reversed(refs))
 
+    def _keep_unchanged(self, definition: dict[str, Any], incoming: dict[str, Any], current: View) -> bool:
+        """Adjust a replacing ``definition`` to the view it replaces; True if its definition stays.
+
+        What Spark cannot express is kept: the security mode, the reserved properties, and, when
+        Spark sent back the definition it loaded, the current version itself (with its other
+        dialects and its summary), so that only the properties can change.
+        """
+        definition["security_mode"] = current.security_mode
+        definition["properties"].update(_reserved(current.properties))
+        sql = current.sql_for(ENGINE_NAME)
+        if sql is None or not self._same_definition(incoming, self._spark_view(current, sql), current):
+            return False
+        definition.update(columns=current.columns, representations=current.representations,
+                          default_catalog=current.default_catalog, default_namespace=current.default_namespace,
+                          summary=current.summary)
+        return True
+
     def _current(self, key: tuple[str, ...]) -> View | None:
         try:
             return self.store.load_view(key)
@@ -541,16 +569,16 @@ def _reserved(properties: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in properties.items() if k in _RESERVED}
 
 
-def _property_changes(old: dict[str, str], new: dict[str, str]) -> list[ViewChange]:
-    """The alter_view changes that turn ``old`` into ``new`` (reserved keys left alone)."""
+def _property_changes(old: dict[str, str], new: dict[str, str], comment: str | None) -> list[ViewChange]:
+    """The alter_view changes that turn the properties ``old`` into ``new`` with ``comment``."""
     changes: list[ViewChange] = []
-    if old.get("comment") != new.get("comment"):
-        changes.append(ViewChange.update_comment(new.get("comment")))
+    if old.get("comment") != comment:
+        changes.append(ViewChange.update_comment(comment))
     for key, value in new.items():
         if key != "comment" and old.get(key) != value:
             changes.append(ViewChange.set_property(key, value))
     for key in sorted(old):
-        if key != "comment" and key not in _RESERVED and key not in new:
+        if key != "comment" and key not in new:
             changes.append(ViewChange.remove_property(key))
     return changes
 
