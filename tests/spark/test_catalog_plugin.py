@@ -456,7 +456,7 @@ def test_existing_views(spark, vs):
     ("CREATE VIEW vs.top_level AS SELECT 1 AS x", ["view vs.top_level", "a view needs a namespace"]),
     ("CREATE VIEW vs.sales.`a.b` AS SELECT 1 AS x", ["view vs.sales.`a.b`", "dots"]),
     ("CREATE VIEW vs.sales.spans AS SELECT INTERVAL 1 DAY AS span",
-     ["view vs.sales.spans", "column 'span'", "no Iceberg equivalent"]),
+     ["view vs.sales.spans", "column 'span'", "no Iceberg counterpart"]),
 ])
 def test_definitions_the_store_refuses(spark, vs, statement, fragments):
     fails(spark, statement, "USER_RAISED_EXCEPTION", "viewstore catalog 'vs'", *fragments)
@@ -474,11 +474,15 @@ def test_alter_errors_write_nothing(spark, vs):
     assert vs.event_count() == 2
 
 
-def test_a_view_without_spark_sql(spark, vs):
+def test_views_spark_cannot_read(spark, vs):
     vs.create_view("sales.trino_only", columns=[Column("x", "int")], default_namespace=["sales"],
                    representations=[("trino", "SELECT 1 AS x")])
     fails(spark, "SELECT * FROM vs.sales.trino_only", "USER_RAISED_EXCEPTION",
           "view vs.sales.trino_only has no Spark SQL (its dialects: trino)")
+    vs.create_view("sales.nanos", columns=[Column("at", "timestamp_ns")], default_namespace=["sales"],
+                   representations=[("spark", "SELECT current_timestamp() AS at")])
+    fails(spark, "DESCRIBE vs.sales.nanos", "USER_RAISED_EXCEPTION",
+          "cannot load view vs.sales.nanos", "timestamp_ns has no Spark counterpart")
 
 
 def test_a_view_that_would_read_itself_is_refused(spark, vs):

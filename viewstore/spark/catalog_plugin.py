@@ -58,7 +58,7 @@ from ..catalog import ViewChange, ViewStore
 from ..errors import (ConcurrencyError, NoSuchViewError, NotInstalledError, ValidationError, ViewAlreadyExistsError,
                       ViewStoreError)
 from ..model import Column, SQLRepresentation, View, normalize_name, to_identifier, to_namespace
-from ..types import DecimalType, FixedType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
+from .types import columns_to_schema, schema_to_columns
 
 __all__ = ["attach", "detach", "jar_path", "session_conf", "check_spark_version", "SUPPORTED_SPARK", "CATALOG_CLASS", "ENGINE_NAME",
            "QUERY_COLUMN_NAMES", "SCHEMA_MODE", "SQL_CONFIGS"]
@@ -361,8 +361,12 @@ class _Bridge:
             raise _Refusal(self._message(f"view {self._display(ident)} has no Spark SQL (its dialects: "
                                          f"{', '.join(view.dialects)}); add a 'spark' representation to use it "
                                          f"from Spark"))
+        try:
+            served = self._spark_view(view, sql)
+        except ValidationError as e:
+            raise self._refuse(ident, "load", e) from e
         self._remember(request.get("thread"), key, view.stream_version)
-        return self._spark_view(view, sql)
+        return served
 
     def _view_exists(self, request: dict[str, Any]) -> bool:
         ident = request["ident"]
@@ -640,19 +644,7 @@ def _quote_part(part: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------
-# Spark schema JSON <-> Iceberg types (private; see viewstore.spark.types for the public mapping)
-
-_SPARK_TO_ICEBERG = {
-    "boolean": "boolean", "byte": "int", "short": "int", "integer": "int", "long": "long", "float": "float",
-    "double": "double", "string": "string", "binary": "binary", "date": "date", "timestamp": "timestamptz",
-    "timestamp_ntz": "timestamp", "void": "unknown", "variant": "variant",
-}
-_ICEBERG_TO_SPARK = {
-    "boolean": "boolean", "int": "integer", "long": "long", "float": "float", "double": "double", "date": "date",
-    "time": "time(6)", "timestamp": "timestamp_ntz", "timestamptz": "timestamp", "timestamp_ns": "timestamp_ntz",
-    "timestamptz_ns": "timestamp", "string": "string", "uuid": "string", "binary": "binary", "variant": "variant",
-    "unknown": "void",
-}
+# Spark schema JSON <-> store columns (through viewstore.spark.types, the one type mapping)
 
 
 def spark_schema_to_columns(schema: dict[str, Any]) -> tuple[Column, ...]:
@@ -661,66 +653,17 @@ def spark_schema_to_columns(schema: dict[str, Any]) -> tuple[Column, ...]:
     Raises:
         ValidationError: a type an Iceberg view schema cannot hold (intervals, for instance).
     """
+    from pyspark.sql.types import StructType as SparkStructType
+
     if not isinstance(schema, dict) or schema.get("type") != "struct":
         raise ValidationError(f"a Spark view schema must be a struct, not {schema!r}")
-    columns = []
-    for field in schema.get("fields", []):
-        try:
-            iceberg = _to_iceberg(field["type"])
-        except ValidationError as e:
-            raise ValidationError(f"column {field['name']!r}: {e}") from e
-        columns.append(Column(field["name"], iceberg, (field.get("metadata") or {}).get("comment"),
-                              bool(field.get("nullable", True))))
-    return tuple(columns)
+    return tuple(schema_to_columns(SparkStructType.fromJson(schema)))
 
 
 def columns_to_spark_schema(columns: tuple[Column, ...]) -> dict[str, Any]:
-    """Spark's ``StructType.json()`` form of stored columns."""
-    return {"type": "struct", "fields": [_spark_field(c.name, c.type, not c.nullable, c.comment) for c in columns]}
+    """Spark's ``StructType.json()`` form of stored columns.
 
-
-def _to_iceberg(t: Any) -> IcebergType:
-    if isinstance(t, str):
-        name = t.strip().lower()
-        if name in _SPARK_TO_ICEBERG:
-            return PrimitiveType(_SPARK_TO_ICEBERG[name])
-        if name.startswith("decimal("):
-            precision, scale = (int(x) for x in name[len("decimal("):-1].split(","))
-            return DecimalType(precision, scale)
-        if name.startswith(("char(", "varchar(")) or name.startswith("string "):  # lengths, collations
-            return PrimitiveType("string")
-        if name.startswith("time(") or name == "time":
-            return PrimitiveType("time")
-        raise ValidationError(f"Spark type {t!r} has no Iceberg equivalent; cast it in the query "
-                              f"(to string or a number, for instance)")
-    kind = t.get("type") if isinstance(t, dict) else None
-    if kind == "array":
-        return ListType(_to_iceberg(t["elementType"]), not t.get("containsNull", True))
-    if kind == "map":
-        return MapType(_to_iceberg(t["keyType"]), _to_iceberg(t["valueType"]), not t.get("valueContainsNull", True))
-    if kind == "struct":
-        return StructType(tuple(StructField(f["name"], _to_iceberg(f["type"]), not f.get("nullable", True),
-                                            (f.get("metadata") or {}).get("comment")) for f in t.get("fields", [])))
-    raise ValidationError(f"Spark type {t!r} has no Iceberg equivalent")
-
-
-def _to_spark(t: IcebergType) -> Any:
-    if isinstance(t, PrimitiveType):
-        return _ICEBERG_TO_SPARK[t.name]
-    if isinstance(t, DecimalType):
-        return f"decimal({t.precision},{t.scale})"
-    if isinstance(t, FixedType):
-        return "binary"
-    if isinstance(t, ListType):
-        return {"type": "array", "elementType": _to_spark(t.element), "containsNull": not t.element_required}
-    if isinstance(t, MapType):
-        return {"type": "map", "keyType": _to_spark(t.key), "valueType": _to_spark(t.value),
-                "valueContainsNull": not t.value_required}
-    if isinstance(t, StructType):
-        return {"type": "struct", "fields": [_spark_field(f.name, f.type, f.required, f.comment) for f in t.fields]}
-    raise ValidationError(f"Iceberg type {t} has no Spark equivalent")
-
-
-def _spark_field(name: str, t: IcebergType, required: bool, comment: str | None) -> dict[str, Any]:
-    return {"name": name, "type": _to_spark(t), "nullable": not required,
-            "metadata": {"comment": comment} if comment is not None else {}}
+    Raises:
+        ValidationError: a column type Spark cannot hold (Iceberg's nanosecond timestamps).
+    """
+    return columns_to_schema(columns).jsonValue()
