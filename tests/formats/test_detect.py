@@ -5,6 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from viewstore import formats
 from viewstore.errors import ValidationError, ViewStoreError
@@ -117,3 +119,31 @@ def test_decode_rejects_metadata_for_a_view_that_is_not_iceberg():
               "sd": {"cols": [{"name": "a", "type": "int"}]}}
     with pytest.raises(ValidationError, match="only Iceberg views take a metadata document"):
         formats.decode(record, metadata={})
+
+
+KEYS = ["presto_view", "comment", "spark.sql.create.version", "spark.sql.sources.schema",
+        "spark.sql.sources.schema.numParts", "spark.sql.sources.schema.part.0", "view.catalogAndNamespace.numParts",
+        "view.catalogAndNamespace.part.0", "view.default.database", "view.query.out.numCols", "view.query.out.col.0",
+        "view.schemaMode", "is_generic", "flink.schema.0.name", "flink.schema.0.data-type", "flink.schema.1.name",
+        "flink.generic.table.schema.0.name", "flink.comment", "table_type", "metadata_location", "uuid"]
+VALUES = st.sampled_from(["true", "TRUE", "Presto View", "Presto Materialized View", "1", "2", "-1", "²", "",
+                          "INT", "ROW<`a` INT", "{", '{"type":"struct","fields":[{"name":"a","type":"long"}]}',
+                          "ICEBERG-VIEW", "EVOLUTION", "2.2 or prior"]) | st.text(max_size=6)
+TEXTS = st.none() | st.sampled_from(["/* Presto View */", "/* Presto View: e30= */", "/* Presto View: eyJ */",
+                                     "SELECT 1"]) | st.text(max_size=10) | st.integers()
+COLUMNS = st.lists(st.fixed_dictionaries({"name": st.text(max_size=3) | st.none(),
+                                          "type": st.sampled_from(["int", "struct<a:int>", "uniontype<int>", "x("])}),
+                   max_size=2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=6), TEXTS, TEXTS, COLUMNS | st.none(),
+       st.sampled_from(["VIRTUAL_VIEW", "MATERIALIZED_VIEW", "EXTERNAL_TABLE"]))
+def test_any_record_decodes_or_fails_with_a_viewstore_error(parameters, original, expanded, cols, table_type):
+    table = {"tableType": table_type, "parameters": parameters, "viewOriginalText": original,
+             "viewExpandedText": expanded, "sd": {"cols": cols}}
+    try:
+        engine, definition = formats.definition_from_table(table, metadata=None)
+    except ViewStoreError:
+        return
+    assert engine in formats.ENGINES and isinstance(definition, formats.ViewDefinition)

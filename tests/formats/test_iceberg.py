@@ -139,3 +139,18 @@ def test_encode_needs_a_metadata_location():
     with pytest.raises(ValidationError, match="metadata_location: only Iceberg view records"):
         formats.encode(definition.model_copy(update={"columns": (Column("a", "int"),)}), "spark",
                        metadata_location="file:/m.json")
+
+
+@pytest.mark.parametrize("path, value", [
+    (["versions", 1, "representations"], True),
+    (["properties"], 1),
+    (["properties"], {"k": 1}),
+    (["versions", 1, "summary"], []),
+    (["versions", 1, "default-catalog"], 3),
+    (["schemas", 0, "fields", 0], "n"),
+    (["schemas", 0, "fields", 0, "required"], "yes"),
+    (["schemas", 0, "fields", 0, "doc"], 5),
+])
+def test_wrongly_typed_metadata_is_an_iceberg_metadata_error(path, value):
+    with pytest.raises(IcebergMetadataError, match=r"^metadata"):
+        iceberg.definition_from_metadata(changed(path, value))

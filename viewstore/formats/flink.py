@@ -64,7 +64,7 @@ def _column_key(key: str) -> tuple[str, int, str] | None:
     for prefix in (SCHEMA_PREFIX, LEGACY_SCHEMA_PREFIX):
         if key.startswith(prefix):
             index, _, attribute = key[len(prefix):].partition(".")
-            if index.isdigit() and attribute:
+            if index.isascii() and index.isdigit() and attribute:
                 return prefix, int(index), attribute
     return None
 

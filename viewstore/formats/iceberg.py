@@ -107,8 +107,7 @@ def definition_from_metadata(metadata: str | bytes | Mapping[str, Any]) -> ViewD
     schema = next((s for s in schemas if isinstance(s, dict) and s.get("schema-id") == schema_id), None)
     if schema is None:
         raise IcebergMetadataError(f"metadata.schemas: no schema has id {schema_id!r}")
-    properties = document.get("properties") or {}
-    definition = definition_from_version(version, properties, schema)
+    definition = definition_from_version(version, document.get("properties"), schema)
     uuid = document.get("view-uuid")
     if isinstance(uuid, str):
         definition = definition.model_copy(update={"properties": {**definition.properties, VIEW_UUID_KEY: uuid}})
@@ -128,7 +127,7 @@ def definition_from_version(version: Mapping[str, Any], properties: Mapping[str,
         IcebergMetadataError: no SQL representation, or a malformed schema or property.
     """
     representations = []
-    for i, rep in enumerate(version.get("representations") or []):
+    for i, rep in enumerate(_typed(version.get("representations"), list, "versions.representations")):
         if not isinstance(rep, dict) or rep.get("type") != "sql":
             continue  # only SQL representations exist today; others are for future engines
         try:
@@ -137,13 +136,14 @@ def definition_from_version(version: Mapping[str, Any], properties: Mapping[str,
             raise IcebergMetadataError(f"metadata.versions.representations[{i}]: {e}") from e
     if not representations:
         raise IcebergMetadataError("metadata.versions.representations: the version has no SQL representation")
-    properties = dict(properties or {})
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in properties.items()):
-        raise IcebergMetadataError("metadata.properties: must map strings to strings")
-    summary = version.get("summary") or {}
-    namespace = version.get("default-namespace") or []
-    if not isinstance(namespace, list) or not all(isinstance(level, str) for level in namespace):
+    properties = _string_map(properties, "properties")
+    summary = _string_map(version.get("summary"), "versions.summary")
+    namespace = _typed(version.get("default-namespace"), list, "versions.default-namespace")
+    if not all(isinstance(level, str) for level in namespace):
         raise IcebergMetadataError("metadata.versions.default-namespace: must be a list of strings")
+    catalog = version.get("default-catalog")
+    if catalog is not None and not isinstance(catalog, str):
+        raise IcebergMetadataError(f"metadata.versions.default-catalog: must be a string, not {catalog!r}")
 
     owner, security_mode = None, None
     if RUN_AS_OWNER in properties:
@@ -156,11 +156,27 @@ def definition_from_version(version: Mapping[str, Any], properties: Mapping[str,
             dialect=representations[0].dialect, sql=representations[0].sql,
             other_representations=tuple(representations[1:]),
             columns=_columns(schema) if schema is not None else (),
-            comment=comment, default_catalog=version.get("default-catalog"),
+            comment=comment, default_catalog=catalog,
             default_namespace=tuple(namespace), owner=owner, security_mode=security_mode,
             properties=properties, summary=summary)
     except ValidationError as e:
         raise IcebergMetadataError(f"metadata: {e}") from e
+
+
+def _typed(value: Any, kind: type, field: str) -> Any:
+    """``value`` when it has the JSON type ``kind``; an empty one when absent."""
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        raise IcebergMetadataError(f"metadata.{field}: must be a JSON {kind.__name__}, not {value!r}")
+    return value
+
+
+def _string_map(value: Any, field: str) -> dict[str, str]:
+    result = dict(_typed(value, dict, field))
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in result.items()):
+        raise IcebergMetadataError(f"metadata.{field}: must map strings to strings")
+    return result
 
 
 def _columns(schema: Mapping[str, Any]) -> tuple[Column, ...]:
@@ -170,6 +186,8 @@ def _columns(schema: Mapping[str, Any]) -> tuple[Column, ...]:
     columns = []
     for i, item in enumerate(fields):
         try:
+            if not isinstance(item, dict) or not isinstance(item.get("required", False), bool):
+                raise TypeError("a field must be an object with name, type and a boolean required")
             columns.append(Column(item["name"], from_iceberg_json(item["type"]), item.get("doc"),
                                   not item.get("required", False)))
         except (KeyError, TypeError, ValidationError) as e:

@@ -133,7 +133,7 @@ def schema_json(parameters: Mapping[str, str]) -> str | None:
 
 def _count(parameters: Mapping[str, str], key: str) -> int:
     text = parameters[key]
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise invalid(f"parameters.{key}", f"must be a count, not {text!r}")
     return int(text)
 
@@ -150,6 +150,12 @@ def _indexed(parameters: Mapping[str, str], count_key: str, prefix: str) -> list
 
 def _is_schema_key(key: str) -> bool:
     return key == SCHEMA or key.startswith(SCHEMA + ".")
+
+
+def _becomes_a_field(key: str) -> bool:
+    """The parameters that become definition fields (schema, comment, catalog and namespace)."""
+    return (_is_schema_key(key) or key == "comment" or key.startswith("view.catalogAndNamespace.")
+            or key == LEGACY_DEFAULT_DATABASE)
 
 
 def decode(record: Mapping[str, Any]) -> ViewDefinition:
@@ -182,8 +188,7 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
     if QUERY_OUT_NUM_COLS in params:
         _indexed(params, QUERY_OUT_NUM_COLS, QUERY_OUT_COL)  # check it is complete
 
-    properties = passthrough(params, lambda key: _is_schema_key(key) or key == "comment"
-                             or key.startswith("view.catalogAndNamespace.") or key == LEGACY_DEFAULT_DATABASE)
+    properties = passthrough(params, _becomes_a_field)
     properties.update(column_types_property(NAME, types))
     if expanded is not None and expanded != sql:
         properties[EXPANDED_TEXT_KEY] = expanded
@@ -311,8 +316,7 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
         fields.append({"name": column.name, "type": type_, "nullable": column.nullable, "metadata": metadata})
     schema_text = json.dumps({"type": "struct", "fields": fields}, ensure_ascii=False, separators=(",", ":"))
 
-    parameters = passthrough(props, lambda key: _is_schema_key(key) or key == "comment"
-                             or key.startswith("view.catalogAndNamespace.") or key == LEGACY_DEFAULT_DATABASE)
+    parameters = passthrough(props, _becomes_a_field)
     if definition.comment is not None:
         parameters["comment"] = definition.comment
     if len(schema_text) <= SCHEMA_LENGTH_THRESHOLD:
