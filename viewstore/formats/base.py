@@ -397,6 +397,7 @@ _QUOTES = {'"': "quoted", "`": "quoted", "'": "string"}
 
 
 def _tokenize(text: str, field: str) -> list[Token]:
+    """Split a type string into words, numbers, quoted names, quoted strings and punctuation."""
     tokens: list[Token] = []
     i, n = 0, len(text)
     while i < n:

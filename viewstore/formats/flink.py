@@ -201,11 +201,16 @@ def parse_data_type(text: str, field: str = "data-type") -> tuple[IcebergType, b
 
 
 def iceberg_type(text: str, field: str = "data-type") -> IcebergType:
-    """The Iceberg type of a Flink data type (see :func:`parse_data_type`)."""
+    """The Iceberg type of a Flink data type (see :func:`parse_data_type`).
+
+    Raises:
+        ValidationError: not a Flink data type, or one without an Iceberg equivalent.
+    """
     return parse_data_type(text, field)[0]
 
 
 def _parse(tokens: TypeTokens) -> tuple[IcebergType, bool]:
+    """data type := base [NOT NULL | NULL] { ARRAY [NOT NULL | NULL] }  (``INT ARRAY`` is ``ARRAY<INT>``)."""
     type_ = _parse_base(tokens)
     nullable = _nullability(tokens)
     while tokens.at_word("array") or tokens.at_word("multiset"):
@@ -223,6 +228,7 @@ def _nullability(tokens: TypeTokens) -> bool:
 
 
 def _parse_base(tokens: TypeTokens) -> IcebergType:
+    """One type name with its parameters: ``DECIMAL(10, 2)``, ``MAP<K, V>``, ``TIMESTAMP(3) WITH ...``."""
     name = tokens.word()
     if name in _SIMPLE:
         return PrimitiveType(_SIMPLE[name])
@@ -278,6 +284,7 @@ def _parse_base(tokens: TypeTokens) -> IcebergType:
 
 
 def _parse_row(tokens: TypeTokens) -> StructType:
+    """ROW<name type ['description'], ...> or ROW(name type, ...)."""
     close = ">" if tokens.accept("<") else ")"
     if close == ")":
         tokens.expect("(")

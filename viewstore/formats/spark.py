@@ -392,6 +392,7 @@ def _apply_kept_type(kept: str, type_: IcebergType, json_type: Any,
 
 
 def _hive_compatible(json_type: Any) -> bool:
+    """Whether Hive can store the type in ``sd.cols`` (Spark falls back to a placeholder otherwise)."""
     if isinstance(json_type, str):
         return not json_type.startswith(("timestamp_ntz", "void", "null", "variant", "time(", "interval"))
     if json_type.get("type") == "array":
@@ -471,6 +472,7 @@ def _flag(spark_type: Mapping[str, Any], key: str, field: str) -> bool:
 
 
 def _primitive(text: str, field: str) -> IcebergType:
+    """A primitive Spark JSON type name: ``long``, ``decimal(10,2)``, ``string collate UTF8_LCASE``..."""
     tokens = TypeTokens(text, field)
     name = tokens.word()
     if name != "decimal" and name not in _JSON_TO_ICEBERG:
@@ -561,6 +563,7 @@ def parse_type_string(text: str, field: str = "type") -> Any:
 
 
 def _parse_ddl(tokens: TypeTokens) -> Any:
+    """type := array<type> | map<type, type> | struct<name[:] type [NOT NULL] [COMMENT 'c'], ...> | name[(n[, m])]."""
     name = tokens.word()
     if name == "array":
         tokens.expect("<")

@@ -261,6 +261,7 @@ def _writer_version() -> str:
 
 
 def _consistent(signature: str, type_: IcebergType) -> bool:
+    """Whether a recorded signature still spells the column's (current) Iceberg type."""
     try:
         return iceberg_type(signature, "type") == strip_nested(type_)
     except ValueError:
@@ -309,6 +310,7 @@ def iceberg_type(signature: str, field: str = "type") -> IcebergType:
 
 
 def _parse(tokens: TypeTokens) -> IcebergType:
+    """type := name [ "(" parameters ")" ] [ "with time zone" ]; row/array/map parameters are types."""
     name = tokens.word()
     if name in _SIMPLE:
         return PrimitiveType(_SIMPLE[name])
@@ -358,6 +360,7 @@ def _parse(tokens: TypeTokens) -> IcebergType:
 
 
 def _row_field(tokens: TypeTokens, seen: set[str]) -> StructField:
+    """field := ( "quoted name" | name ) type; a field without a name is rejected."""
     token, following = tokens.peek(), tokens.peek(1)
     named = token is not None and (
         token.kind == "quoted"
