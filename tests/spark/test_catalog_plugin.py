@@ -516,6 +516,37 @@ def test_a_closed_store_gives_a_clean_error(spark, vs):
           "cannot create view vs.sales.other: the store is closed")
 
 
+class _FailingPythonSide:
+    """A Python side that fails as a broken driver would: it raises, or answers nonsense."""
+
+    class Java:
+        implements = ["io.viewstore.spark.ViewStoreBridge"]
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def call(self, operation, request):
+        if self.answer is None:
+            raise RuntimeError("the driver is in trouble\n" + "  a long traceback line\n" * 200)
+        return self.answer
+
+
+@pytest.mark.parametrize("answer, fragment", [
+    (None, "loadView got no answer from the Python driver (it failed; its log has the traceback)"),
+    ("not json", "unreadable answer to loadView"),
+])
+def test_a_failing_python_side_still_gives_a_clean_spark_error(spark, vs, answer, fragment):
+    """The Java side wraps whatever comes back over py4j: no 10 KB Py4JJavaError reaches the user."""
+    catalog = spark._jsparkSession.sessionState().catalogManager().catalog("vs")
+    catalog.attach(_FailingPythonSide(answer))
+    try:
+        fails(spark, "SELECT * FROM vs.sales.big_orders", "USER_RAISED_EXCEPTION", "viewstore catalog 'vs'", fragment)
+    finally:
+        attach(spark, vs, name="vs")
+    run(spark, README_CREATE)
+    assert len(run(spark, "SELECT * FROM vs.sales.big_orders")) == 2
+
+
 def test_the_bridge_answers_bad_requests_without_raising(store):
     bridge = _Bridge(store, "vs", "4.3.0")
     unknown = json.loads(bridge.call("alterView", "{}"))

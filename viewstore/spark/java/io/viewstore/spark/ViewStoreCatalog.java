@@ -126,9 +126,11 @@ public class ViewStoreCatalog implements ViewCatalog {
         } catch (JsonProcessingException e) {
             throw raise(userError("viewstore catalog '" + catalogName + "': cannot encode " + operation
                     + ": " + e.getOriginalMessage()));
-        } catch (RuntimeException e) {  // py4j: the Python side raised or is gone
+        } catch (RuntimeException e) {  // py4j: the Python side raised (py4j logs its traceback) or is gone
+            String why = e instanceof py4j.Py4JNetworkException ? "the connection to it is lost"
+                    : "it failed; its log has the traceback";
             throw raise(userError("viewstore catalog '" + catalogName + "': " + operation
-                    + " got no answer from the Python driver (" + firstLine(e.getMessage()) + ")"));
+                    + " got no answer from the Python driver (" + why + ")"));
         }
         JsonNode reply;
         try {
@@ -167,14 +169,6 @@ public class ViewStoreCatalog implements ViewCatalog {
     @SuppressWarnings("unchecked")
     private static <T extends Throwable> RuntimeException raise(Throwable error) throws T {
         throw (T) error;
-    }
-
-    private static String firstLine(String text) {
-        if (text == null) {
-            return "no message";
-        }
-        String line = text.strip().split("\n", 2)[0];
-        return line.length() > 200 ? line.substring(0, 200) + "..." : line;
     }
 
     // -- JSON --------------------------------------------------------------------------------
