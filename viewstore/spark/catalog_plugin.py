@@ -389,7 +389,12 @@ class _Bridge:
         return self._spark_view(view, view.sql_for(ENGINE_NAME) or "")
 
     def _create_or_replace_view(self, request: dict[str, Any]) -> dict[str, Any]:
-        """SQL's CREATE OR REPLACE as one store call: replace_view(replace_properties=True)."""
+        """SQL's CREATE OR REPLACE as one store call: replace_view(replace_properties=True).
+
+        The events are those :meth:`~viewstore.ViewStore.replace_view` records: a new (or reused)
+        version when the definition changed, then the comment and property changes that make the
+        properties exactly the statement's.
+        """
         ident = request["ident"]
         try:
             key = self._identifier(ident)
@@ -399,7 +404,9 @@ class _Bridge:
             if current is not None:
                 self._keep_unchanged(definition, incoming, current)
             self._check_cycle(key, definition)
-            view = self.store.replace_view(key, **definition, replace_properties=True)
+            # the decisions above hold only for the view as read: a concurrent change is refused
+            expected = current.stream_version if current is not None else 0
+            view = self.store.replace_view(key, **definition, replace_properties=True, expected_version=expected)
         except ViewStoreError as e:
             raise self._refuse(ident, "create or replace", e) from e
         return self._spark_view(view, view.sql_for(ENGINE_NAME) or "")
