@@ -60,8 +60,9 @@ from ..errors import (ConcurrencyError, NoSuchViewError, NotInstalledError, Vali
 from ..model import Column, SQLRepresentation, View, normalize_name, to_identifier, to_namespace
 from .types import columns_to_schema, schema_to_columns
 
-__all__ = ["attach", "detach", "jar_path", "session_conf", "check_spark_version", "SUPPORTED_SPARK", "CATALOG_CLASS", "ENGINE_NAME",
-           "QUERY_COLUMN_NAMES", "SCHEMA_MODE", "SQL_CONFIGS"]
+__all__ = ["attach", "detach", "jar_path", "session_conf", "check_spark_version", "spark_schema_to_columns",
+           "columns_to_spark_schema", "SUPPORTED_SPARK", "CATALOG_CLASS", "ENGINE_NAME", "QUERY_COLUMN_NAMES",
+           "SCHEMA_MODE", "SQL_CONFIGS"]
 
 _log = logging.getLogger(__name__)
 
