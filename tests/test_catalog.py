@@ -2,6 +2,7 @@
 
 import datetime as dt
 import sqlite3
+import time
 
 import pytest
 
@@ -175,6 +176,7 @@ def test_rollback(store):
 def test_as_of_time_travel(store):
     make(store, comment="first")
     t1 = store.load_view("sales.daily").audit.last_modified_time_ms
+    time.sleep(0.005)  # times are milliseconds: let the clock move past t1
     store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 2")], default_namespace="sales")
     store.alter_view("sales.daily", ViewChange.update_comment("second"))
     store.rename_view("sales.daily", "sales.renamed")
