@@ -24,8 +24,9 @@ from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, Re
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)
 from .log import EventLog, connect, read_only_query, transaction
-from .model import (Column, Identifier, SQLRepresentation, VersionLogEntry, View, ViewVersion, identifier_str,
-                    normalize_name, to_identifier, to_namespace, validate_properties, validate_property_key)
+from .model import (Column, Identifier, SQLRepresentation, VersionLogEntry, View, ViewVersion, check_unicode,
+                    identifier_str, normalize_name, to_identifier, to_namespace, validate_properties,
+                    validate_property_key)
 from .projections import DDL, Projections, ViewState, apply, state_to_view
 
 __all__ = ["ViewStore", "ViewChange", "DROP_DIALECT_ALLOWED"]
@@ -151,6 +152,8 @@ def _summary(value: Any) -> dict[str, str]:
         return {}
     if not isinstance(value, dict) or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in value.items()):
         raise ValidationError(f"a summary must be a dict of non-empty string keys to strings, not {value!r}")
+    for key in value:
+        check_unicode(key, "summary key")
     return dict(value)
 
 
@@ -429,6 +432,10 @@ class ViewStore:
             unknown = [t for t in kinds if t not in EVENT_TYPES]
             if unknown:
                 raise ValidationError(f"unknown event type(s) {unknown}; known: {sorted(EVENT_TYPES)}")
+        if actor is not None:
+            if not isinstance(actor, str):
+                raise ValidationError(f"an actor must be a string, not {actor!r}")
+            check_unicode(actor, "actor")
         since_ms = to_epoch_ms(since, "since") if since is not None else None
         until_ms = to_epoch_ms(until, "until") if until is not None else None
         with self._lock:

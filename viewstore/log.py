@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from .errors import ConcurrencyError, CorruptLogError, ViewStoreError
+from .errors import ConcurrencyError, CorruptLogError, ValidationError, ViewStoreError
 from .events import Event, decode_event
 
 __all__ = ["connect", "transaction", "EventLog", "SCHEMA_VERSION", "EVENT_COLUMNS"]
@@ -150,6 +150,8 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             raise ConcurrencyError(f"the database was busy: {error}") from error
         if isinstance(error, sqlite3.Error):
             raise ViewStoreError(f"the database refused the write: {error}") from error
+        if isinstance(error, UnicodeEncodeError):  # a lone surrogate in some text: SQLite stores UTF-8 only
+            raise ValidationError(f"text that is not valid Unicode cannot be stored: {error}") from error
         raise
 
 

@@ -53,7 +53,19 @@ def normalize_name(part: Any, what: str = "name") -> str:
         raise ValidationError(f"bad {what} {part[:20]!r}...: longer than {_NAME_MAX} characters")
     if _BAD_NAME.search(part):
         raise ValidationError(f"bad {what} {part!r}: dots, backquotes and control characters are not allowed")
+    check_unicode(part, what)
     return part.lower()
+
+
+def check_unicode(text: str, what: str) -> str:
+    """Refuse text with a lone surrogate: SQLite stores UTF-8, which cannot hold one (and pydantic's JSON
+    dump would silently replace one in a dict key)."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValidationError(f"bad {what} {text!r}: it is not valid Unicode (a lone surrogate)") from e
+    return text
 
 
 def to_identifier(identifier: str | tuple[str, ...] | list[str]) -> Identifier:
@@ -106,7 +118,7 @@ def validate_properties(properties: Any) -> dict[str, str]:
 def validate_property_key(key: Any) -> str:
     if not isinstance(key, str) or not key.strip():
         raise ValidationError(f"bad property key {key!r}: it must be a non-empty string")
-    return key
+    return check_unicode(key, "property key")
 
 
 def _to_type(value: Any) -> IcebergType:

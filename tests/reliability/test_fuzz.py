@@ -66,7 +66,8 @@ def refused(store: ViewStore, kind: str, call: Callable[[], Any]) -> None:
 # -- identifiers ------------------------------------------------------------------------------
 
 PART = st.builds(str.__add__, st.sampled_from("abcdefghkmnpqrstuvwxyz"), st.text("abcxyz_0189", max_size=8))
-BAD_CHAR = st.sampled_from(["`", "\x00", "\t", "\n", "\x1f", "\x7f", "\r"])
+BAD_CHAR = st.sampled_from(["`", "\x00", "\t", "\n", "\x1f", "\x7f", "\r", "\ud800", "\udfff"])
+SURROGATE = st.sampled_from(["\ud800", "\udc80", "\udfff"])  # not valid Unicode: cannot be stored as UTF-8
 
 
 @st.composite
@@ -133,6 +134,7 @@ IDENTIFIER_CALLS: dict[str, Callable[[ViewStore, Any], Any]] = {
     "rollback_view": lambda s, i: s.rollback_view(i, 1),
     "events": lambda s, i: s.events(view=i if i is not None else ""),
     "list_views": lambda s, i: s.list_views(_bad_namespace(i)),
+    "events_by_actor": lambda s, i: s.events(actor=i if not isinstance(i, str) else i + "\udc00"),
     "export_iceberg": lambda s, i: s.export_iceberg(i),
 }
 
@@ -171,6 +173,8 @@ def bad_type(draw: st.DrawFn) -> Any:
         return draw(st.sampled_from(["", " ", "\t", "\n"]))
     if kind == "dup":
         return "struct<a: int, A: string>" if draw(st.booleans()) else "struct<a: int, a: int>"
+    if draw(st.booleans()):
+        return base + draw(SURROGATE)
     return "zz" + draw(st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8))
 
 
@@ -204,7 +208,7 @@ def bad_representation(draw: st.DrawFn, kind: str) -> Any:
     if kind == "dialect":
         return (draw(st.one_of(NOT_STR, BLANK, PART.map(lambda p: f" {p}"), PART.map(lambda p: f"{p} "))), "SELECT 1")
     if kind == "sql":
-        return ("trino", draw(st.one_of(NOT_STR, BLANK)))
+        return ("trino", draw(st.one_of(NOT_STR, BLANK, SURROGATE.map(lambda c: f"SELECT '{c}'"))))
     if kind == "duplicate":  # spark is already there, in another case
         return (draw(st.sampled_from(["spark", "SPARK", "Spark"])), "SELECT 2")
     return {"dialect": "trino", "sql": "SELECT 1", draw(st.sampled_from(["type", "x", "sq1"])): "y"}
@@ -256,6 +260,8 @@ def bad_properties(draw: st.DrawFn, kinds: tuple[str, ...] = ("container", "key"
     if kind == "key":
         key = draw(st.one_of(st.integers(), st.none(), st.tuples(PART), BLANK, st.floats(allow_nan=False)))
         return {**good, key: "v"}
+    if draw(st.booleans()):
+        return {**good, draw(SURROGATE.map(lambda c: f"key{c}")): "v"} if draw(st.booleans()) else {**good, "k": draw(SURROGATE)}
     return {**good, "k": draw(NOT_STR.filter(lambda v: v is not None) | st.none() | st.booleans())}
 
 
@@ -290,9 +296,10 @@ OTHER_ARGUMENTS = {
                          st.just([{"name": "x", "type": "int", "extra": 1}]), st.just([Column("a", "int"), 5])),
     "default_namespace": st.one_of(st.none(), st.integers(), st.just(["a", ""]), st.just("a..b"), st.just([3])),
     "default_catalog": st.one_of(st.just(""), st.just("  "), st.integers(), st.just(["c"])),
-    "comment": st.one_of(st.integers(), st.lists(PART, max_size=1), st.booleans()),
+    "comment": st.one_of(st.integers(), st.lists(PART, max_size=1), st.booleans(), SURROGATE),
     "security_mode": st.one_of(st.sampled_from(["", "owner", "DEFINERS", "invoker "]), st.integers(), st.none()),
-    "summary": st.one_of(st.integers(), st.just({"": "x"}), st.just({"k": 1}), st.just({1: "v"}), st.text(max_size=2)),
+    "summary": st.one_of(st.integers(), st.just({"": "x"}), st.just({"k": 1}), st.just({1: "v"}), st.text(max_size=2),
+                         SURROGATE.map(lambda c: {"engine": c})),
 }
 
 
@@ -321,7 +328,7 @@ def bad_change(draw: st.DrawFn) -> Callable[[], Any]:
     """A change that must fail, built lazily (some fail already when built)."""
     kind = draw(st.sampled_from(["missing-dialect", "remove-missing", "add-existing", "rename-taken", "not-a-change",
                                  "unknown-kind", "bad-key", "bad-comment", "bad-value", "bad-dialect", "blank-sql",
-                                 "rename-bad"]))
+                                 "rename-bad", "surrogate-text"]))
     dialect = draw(PART.map(lambda p: f"x_{p}"))
     return {
         "missing-dialect": lambda: ViewChange.update_representation(dialect, "SELECT 1"),
@@ -336,6 +343,10 @@ def bad_change(draw: st.DrawFn) -> Callable[[], Any]:
         "bad-dialect": lambda: ViewChange.remove_representation(draw(st.sampled_from(["", " ", None, 7]))),
         "blank-sql": lambda: ViewChange.update_representation("spark", draw(st.sampled_from(["", "  ", None]))),
         "rename-bad": lambda: ViewChange.rename(draw(bad_identifier().filter(_not_bare))),
+        "surrogate-text": lambda: draw(st.sampled_from([
+            lambda c: ViewChange.update_comment(f"a{c}"), lambda c: ViewChange.set_property(f"k{c}", "v"),
+            lambda c: ViewChange.set_property("k", c), lambda c: ViewChange.update_representation("spark", f"SELECT '{c}'"),
+            lambda c: ViewChange.add_representation((f"d{c}", "SELECT 1"))]))(draw(SURROGATE)),
     }[kind]
 
 
