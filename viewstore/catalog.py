@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import getpass
-import json
 import threading
 import time
 import uuid as uuidlib
@@ -23,7 +22,7 @@ from .errors import (ConcurrencyError, NoSuchViewError, ValidationError, ViewAlr
 from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, RepresentationAdded,
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)
-from .log import EventLog, connect, read_only_query, transaction
+from .log import EventLog, connect, loads, read_only_query, transaction
 from .model import (Column, Identifier, SQLRepresentation, VersionLogEntry, View, ViewVersion, check_unicode,
                     identifier_str, normalize_name, to_identifier, to_namespace, validate_properties,
                     validate_property_key)
@@ -348,7 +347,7 @@ class ViewStore:
         state = self._projections.snapshot_before(view_id, until_ms) if until_ms is not None else None
         after = state.stream_version if state else 0
         for row in self._log.stream_rows(view_id, until_ms=until_ms, after_version=after):
-            state = apply(state, row, json.loads(row[8]))
+            state = apply(state, row, loads(row[8]))
         return state
 
     def _load_as_of(self, ident: Identifier, ms: int) -> View:
@@ -903,7 +902,7 @@ class ViewStore:
                 for rows in self._log.iter_rows():
                     for row in rows:
                         view_id = row[2]
-                        states[view_id] = apply(states.get(view_id), row, json.loads(row[8]))
+                        states[view_id] = apply(states.get(view_id), row, loads(row[8]))
                     done += len(rows)
                     position = rows[-1][0]
                     if progress is not None:

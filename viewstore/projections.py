@@ -16,7 +16,6 @@ Tables:
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
@@ -27,6 +26,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlmodel import Field, SQLModel
 
 from .errors import CorruptLogError
+from .log import dumps, loads
 from .model import (AuditInfo, Column, SQLRepresentation, VersionLogEntry, View, ViewVersion)
 from .types import parse_type
 
@@ -112,10 +112,6 @@ def _ddl() -> str:
 DDL = _ddl()
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
 @dataclass(slots=True)
 class ViewState:
     """The mutable working state of one view while events are folded into it."""
@@ -145,7 +141,7 @@ class ViewState:
         return (*self.namespace.split("."), self.name)
 
     def to_json(self) -> str:
-        return _dumps({
+        return dumps({
             "view_id": self.view_id, "namespace": self.namespace, "name": self.name, "live": self.live,
             "stream_version": self.stream_version, "current_version_id": self.current_version_id,
             "properties": self.properties, "security_mode": self.security_mode, "creator": self.creator,
@@ -156,7 +152,7 @@ class ViewState:
 
     @classmethod
     def from_json(cls, data: str) -> "ViewState":
-        d = json.loads(data)
+        d = loads(data)
         versions = {v["version_id"]: v for v in d.pop("versions")}
         log = [tuple(e) for e in d.pop("version_log")]
         return cls(**d, versions=versions, version_log=log)  # type: ignore[arg-type]
@@ -307,13 +303,13 @@ class Projections:
         view_rows, version_rows, log_rows, snapshot_rows = [], [], [], []
         for s in states:
             view_rows.append((s.view_id, s.namespace, s.name, int(s.live), s.stream_version, s.current_version_id,
-                              _dumps(s.properties), s.security_mode, s.creator, s.created_at, s.modifier,
+                              dumps(s.properties), s.security_mode, s.creator, s.created_at, s.modifier,
                               s.modified_at, s.last_position))
             for vid in s.new_versions:
                 v = s.versions[vid]
-                version_rows.append((s.view_id, vid, v["timestamp_ms"], v["schema_id"], _dumps(v["columns"]),
-                                     _dumps(v["representations"]), v.get("default_catalog"),
-                                     _dumps(v.get("default_namespace") or []), _dumps(v.get("summary") or {})))
+                version_rows.append((s.view_id, vid, v["timestamp_ms"], v["schema_id"], dumps(v["columns"]),
+                                     dumps(v["representations"]), v.get("default_catalog"),
+                                     dumps(v.get("default_namespace") or []), dumps(v.get("summary") or {})))
             for seq in range(s.log_saved, len(s.version_log)):
                 ts, vid = s.version_log[seq]
                 log_rows.append((s.view_id, seq + 1, ts, vid))
@@ -359,16 +355,16 @@ class Projections:
             return None
         (vid, namespace, name, live, stream_version, current, properties, security, creator, created_at,
          modifier, modified_at, last_position) = row
-        state = ViewState(vid, namespace, name, bool(live), stream_version, current, json.loads(properties),
+        state = ViewState(vid, namespace, name, bool(live), stream_version, current, loads(properties),
                           security, creator, created_at, modifier, modified_at, last_position)
         for (version_id, ts, schema_id, columns, reps, catalog, namespace_json, summary) in conn.execute(
                 "SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
                 "default_namespace, summary FROM view_versions WHERE view_id = ?", (view_id,)):
             state.versions[version_id] = {
                 "version_id": version_id, "timestamp_ms": ts, "schema_id": schema_id,
-                "columns": json.loads(columns), "representations": json.loads(reps),
-                "default_catalog": catalog, "default_namespace": json.loads(namespace_json),
-                "summary": json.loads(summary)}
+                "columns": loads(columns), "representations": loads(reps),
+                "default_catalog": catalog, "default_namespace": loads(namespace_json),
+                "summary": loads(summary)}
         state.version_log = [(ts, v) for ts, v in conn.execute(
             "SELECT timestamp_ms, version_id FROM view_version_log WHERE view_id = ? ORDER BY seq", (view_id,))]
         state.log_saved = len(state.version_log)

@@ -1,0 +1,48 @@
+"""The log's JSON codec (pydantic-core) writes and reads exactly what the json module would."""
+
+import json
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import given, settings
+
+from viewstore import ValidationError
+from viewstore.log import dumps, loads
+
+# what the store ever writes: model_dump(mode="json") of events and projection state (no floats)
+TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)  # Cs: lone surrogates, refused
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def reference(value):
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES)
+def test_dumps_is_byte_for_byte_json_dumps(value):
+    assert dumps(value) == reference(value)
+    assert loads(dumps(value)) == value == json.loads(reference(value))
+
+
+@pytest.mark.parametrize("text", ['{"a":1,"a":2}', '"\\u00e9\\n\\t\\"\\\\"', "[1e2, 0.5, -0]", '{"k": [true, null]}',
+                                  "123456789012345678901234567890", '"\\ud83d\\ude00"'])
+def test_loads_agrees_with_json_loads(text):
+    assert loads(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ["", "{", "[1,]", "nope", '{"a" 1}'])
+def test_loads_refuses_what_json_refuses(text):
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(ValueError):
+        loads(text)
+
+
+def test_a_lone_surrogate_is_a_validation_error():
+    with pytest.raises(ValidationError):
+        dumps({"comment": "a\ud800"})
