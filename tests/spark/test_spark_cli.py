@@ -1,0 +1,37 @@
+"""``viewstore spark check`` on the test session (commands use the active session)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from click.testing import CliRunner
+
+from viewstore.cli import main
+from viewstore.spark import create_view
+
+pytestmark = pytest.mark.spark
+
+
+def test_spark_check_exits_1_on_drift_and_prints_json(spark, store, tmp_path):
+    ns = "t" + uuid.uuid4().hex[:10]
+    spark.sql(f"CREATE DATABASE {ns}")
+    try:
+        spark.sql(f"CREATE TABLE {ns}.src (id INT) USING parquet")
+        create_view(spark, store, f"{ns}.ids", f"SELECT id FROM {ns}.src")
+        runner = CliRunner()
+        ok = runner.invoke(main, ["--db", str(store.path), "spark", "check", ns])
+        assert ok.exit_code == 0, ok.output
+        assert f"{ns}.ids" in ok.output and "1 ok" in ok.output
+
+        spark.sql(f"DROP TABLE {ns}.src")
+        spark.sql(f"CREATE TABLE {ns}.src (id STRING) USING parquet")
+        bad = runner.invoke(main, ["--db", str(store.path), "spark", "check", "--json"])
+        assert bad.exit_code == 1
+        report = json.loads(bad.output)
+        assert report["ok"] is False
+        (view,) = report["views"]
+        assert view["status"] == "drifted" and view["problems"] == ["column 'id': type int is now string"]
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {ns} CASCADE")

@@ -1,0 +1,47 @@
+"""``viewstore demo`` end to end, on the test session (the command uses the active session)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from click.testing import CliRunner
+
+from viewstore import ViewStore
+from viewstore.cli import main
+
+pytestmark = pytest.mark.spark
+
+
+def test_demo_runs_every_step_and_leaves_a_consistent_store(spark, tmp_path):
+    namespace = "demo" + uuid.uuid4().hex[:8]
+    db = tmp_path / "demo.db"
+    try:
+        result = CliRunner().invoke(main, ["--db", str(db), "demo", "--namespace", namespace],
+                                    env={"COLUMNS": "120"})
+        assert result.exit_code == 0, result.output + repr(result.exception)
+        out = result.output
+        for step in range(1, 8):
+            assert f"Step {step}/7" in out
+        assert "TABLE_OR_VIEW_NOT_FOUND" in out  # the new driver's session lacks the views
+        assert f"registered in dependency order: {namespace}.daily_orders, {namespace}.region_totals" in out
+        assert "the original figures are back" in out and "both answers agree" in out
+        assert "Demo finished" in out
+
+        with ViewStore(db) as store:
+            daily = store.load_view(f"{namespace}.daily_orders")
+            totals = store.load_view(f"{namespace}.region_totals")
+            assert daily.current_version_id == 1 and len(daily.versions) == 2  # replaced, then rolled back
+            assert [str(c.type) for c in daily.columns] == ["date", "string", "long", "decimal(20,2)"]
+            assert sorted(totals.dialects) == ["spark", "trino"]
+            assert totals.comment == "Orders and revenue per region, all days"
+            assert {(e.actor, e.type) for e in store.events(actor="bob")} == {
+                ("bob", "view.comment_updated"), ("bob", "view.representation_added")}
+            metadata = sorted((tmp_path / "warehouse" / namespace).glob("*/metadata/*.metadata.json"))
+            assert len(metadata) == 2
+            assert json.loads(metadata[0].read_text())["current-version-id"] == 1
+        assert spark.sql(f"SELECT count(*) AS n FROM {namespace}.region_totals").first().n == 4
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+        spark.sql(f"DROP DATABASE IF EXISTS {namespace} CASCADE")

@@ -1,0 +1,114 @@
+"""``viewstore spark ...`` and ``viewstore demo``: the commands that need pyspark.
+
+Both are loaded by the main CLI only when called (see ``_LAZY_COMMANDS`` in :mod:`viewstore.cli`).
+A command that needs a SparkSession uses the one already active in the process (a notebook, a
+test) and leaves it running; otherwise it starts one and stops it at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import click
+from pyspark.sql import SparkSession
+from rich.table import Table
+
+from ..cli import CliContext, pass_cli
+from .demo import quiet_analysis_errors, run_demo
+from .session import check_views
+
+__all__ = ["spark", "demo"]
+
+
+def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[SparkSession, bool]:
+    """The active session, or a new one from the options (and spark-defaults.conf); True if new."""
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder.appName("viewstore").config("spark.ui.showConsoleProgress", "false")
+    if master:
+        builder = builder.master(master)
+    for item in confs:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{item!r}: use KEY=VALUE", param_hint="--conf")
+        builder = builder.config(key, value)
+    if hive:
+        builder = builder.enableHiveSupport()
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    quiet_analysis_errors()
+    return session, True
+
+
+@click.group()
+def spark() -> None:
+    """Work with the store from Spark (needs pyspark: pip install 'viewstore[spark]')."""
+
+
+@spark.command()
+@click.argument("namespace", required=False)
+@click.option("--master", help="Spark master, e.g. local[2] (default: spark-defaults.conf or local).")
+@click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable).")
+@click.option("--hive", is_flag=True, help="Enable Hive support (to see the tables of a Hive metastore).")
+@click.option("--json", "as_json", is_flag=True, help="Print the drift report as JSON.")
+@pass_cli
+@click.pass_context
+def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: str | None, confs: tuple[str, ...],
+          hive: bool, as_json: bool) -> None:
+    """Check that every view with Spark SQL still analyzes and still has its stored columns.
+
+    Exit code 0 when every view matches, 1 when a view drifted or no longer analyzes, so a
+    pipeline can fail on it.
+
+    Example:
+
+        viewstore --db views.db spark check sales --hive --json
+    """
+    session, own = _session(master, confs, hive)
+    try:
+        report = check_views(session, cli.store(), namespace)
+    finally:
+        if own:
+            session.stop()
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        _print_drift(cli, report)
+    if not report.ok:
+        ctx.exit(1)
+
+
+def _print_drift(cli: CliContext, report: Any) -> None:
+    colours = {"ok": "green", "drifted": "yellow", "broken": "red"}
+    table = Table("view", "status", "details", title=str(report), title_justify="left")
+    for view in report.views:
+        details = "\n".join(view.problems)
+        if view.condition:
+            details = f"[{view.condition}] " + details.split("\n")[0][:200]
+        table.add_row(view.identifier, f"[{colours[view.status]}]{view.status}[/]", details)
+    cli.console.print(table)
+    if report.skipped:
+        cli.console.print(f"not checked (no spark representation): {', '.join(report.skipped)}")
+
+
+@click.command()
+@click.option("--namespace", default="sales", show_default=True, help="The database for the demo's tables and views.")
+@pass_cli
+def demo(cli: CliContext, namespace: str) -> None:
+    """Run the end-to-end demo on a local SparkSession (about half a minute).
+
+    Sample tables, two views defined in Spark SQL (one reading the other), a new driver
+    registering them, a trino representation and a comment, a replace and its rollback, Iceberg
+    metadata export, and one audit question asked in Python and in Spark SQL. The store is a
+    temporary file unless --db (or VIEWSTORE_DB) names one.
+
+    Example:
+
+        viewstore --db demo.db demo
+    """
+    active = SparkSession.getActiveSession()
+    run_demo(cli.console, db=cli.db if cli.db_explicit else None, spark=active, namespace=namespace)
