@@ -947,6 +947,49 @@ class ViewStore:
                                 current_version_id=meta.current_version_id, properties=meta.properties,
                                 view_uuid=meta.view_uuid)
 
+    # -- Hive metastore records -------------------------------------------------------------------
+
+    def import_hms(self, table: Any, identifier: str | tuple[str, ...] | None = None, *,
+                   metadata_file: str | Path | None = None) -> View:
+        """Record a view from an engine-native Hive metastore record (Trino, Spark, Hive, Flink, Iceberg).
+
+        The record is decoded by :mod:`viewstore.formats` and recorded as one ``view.imported``
+        event with ``source="hms:<engine>"``: one version with the view's SQL in the engine's
+        dialect, columns, default catalog and namespace; the comment, the metastore owner (as the
+        ``owner`` property) and the decoded properties. An Iceberg view's metadata file (at
+        ``metadata_location``, a local path or ``file:`` URI) is read and its whole history
+        imported. See :mod:`viewstore.hms`.
+
+        Args:
+            table: an HMS table record (a dict shaped like the Thrift ``Table``).
+            identifier: where to record it; defaults to the record's ``dbName.tableName``.
+            metadata_file: for an Iceberg view, a local copy of the metadata file to read instead.
+
+        Raises:
+            ValidationError: the record is not a logical view or is malformed (the message names
+                the field), or no identifier is given or recorded.
+            IcebergMetadataError: an Iceberg view's metadata file is unreadable, invalid or another view's.
+            ViewAlreadyExistsError: a live view has the identifier (or the Iceberg view UUID is in the store).
+        """
+        from .hms import prepare_import
+
+        prepared = prepare_import(table, identifier, metadata_file=metadata_file)
+        return self.import_view(prepared.identifier, **prepared.import_view_arguments())
+
+    def export_hms(self, identifier: str | tuple[str, ...], engine: str) -> dict[str, Any]:
+        """The Hive metastore record ``engine`` itself would write for the view (see :func:`viewstore.formats.encode`).
+
+        The record's owner is the view's ``owner`` property, else its creator.
+
+        Raises:
+            NoSuchViewError: no live view has that identifier.
+            ValidationError: an unknown engine, no SQL in the engine's dialect, a namespace of more
+                than one level, or something the engine cannot express.
+        """
+        from .formats import encode
+
+        return encode(self.load_view(identifier), engine)
+
 
 def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],
                   current_version_id: int) -> list[tuple[int, type[Event], dict[str, Any]]]:

@@ -34,6 +34,7 @@ __all__ = [
     "VIRTUAL_VIEW",
     "RESERVED_PREFIX",
     "HMS_MANAGED_PARAMETERS",
+    "OWNER_PROPERTY",
     "reserved_key",
     "invalid",
     "as_record",
@@ -59,6 +60,11 @@ RESERVED_PREFIX = "hms."
 
 #: Parameters the metastore maintains itself: dropped on decode, never written on encode.
 HMS_MANAGED_PARAMETERS = frozenset({"transient_lastDdlTime"})
+
+#: The store's view property that holds the owner of a view imported from the metastore (the HMS
+#: table owner). :func:`definition_from_view` makes it the record's owner and never writes it as
+#: a parameter; a view without it is owned by its creator.
+OWNER_PROPERTY = "owner"
 
 
 def reserved_key(engine: str, what: str) -> str:
@@ -327,6 +333,9 @@ def strip_nested(t: IcebergType) -> IcebergType:
 def definition_from_view(view: View) -> ViewDefinition:
     """The store's view as a definition: its first representation is the primary one.
 
+    The owner is the view's ``owner`` property (:data:`OWNER_PROPERTY`, set when the view was
+    imported from a metastore record), else the view's creator.
+
     Raises:
         ValidationError: the view's namespace has more than one level (an HMS database is one).
     """
@@ -339,8 +348,8 @@ def definition_from_view(view: View) -> ViewDefinition:
         dialect=first.dialect, sql=first.sql, other_representations=tuple(others),
         columns=view.columns, comment=view.comment,
         default_catalog=view.default_catalog, default_namespace=view.default_namespace,
-        owner=view.audit.creator, security_mode=view.security_mode,
-        properties={k: v for k, v in view.properties.items() if k != "comment"},
+        owner=view.properties.get(OWNER_PROPERTY) or view.audit.creator, security_mode=view.security_mode,
+        properties={k: v for k, v in view.properties.items() if k not in ("comment", OWNER_PROPERTY)},
         summary=dict(view.summary), database=namespace[0], name=view.identifier[-1])
 
 

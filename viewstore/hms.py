@@ -1,0 +1,257 @@
+"""Views from Hive-metastore records: what :meth:`~viewstore.catalog.ViewStore.import_hms` records.
+
+:mod:`viewstore.formats` decodes a record without any I/O; this module turns the decoded definition
+into the arguments of :meth:`~viewstore.catalog.ViewStore.import_view`, and for an Iceberg view reads
+the metadata file the record points at.
+
+What an imported record becomes:
+
+* one version (id 1, timestamped at the import): the SQL as a representation in the engine's
+  dialect (``trino``, ``spark``, ``hive``, ``flink``), the columns with Iceberg types, the default
+  catalog and namespace the engine recorded (none when it recorded none; the store's catalog is
+  not filled in), and the summary (only Iceberg views have one);
+* the properties: ``comment``, ``owner`` (the view's owner in the metastore, see
+  :data:`~viewstore.formats.base.OWNER_PROPERTY`) and every other decoded property under its own
+  name, including the ``hms.<engine>.*`` facts the codec needs to write the same record back;
+* the security mode the engine recorded (Trino's ``runAsInvoker``), otherwise ``DEFINER``;
+* one ``view.imported`` event with ``source="hms:<engine>"`` and, as ``source_location``, the
+  record's ``database.table``.
+
+An Iceberg view registered in the metastore (``table_type=ICEBERG-VIEW``) keeps its definition in
+the metadata file its ``metadata_location`` names. That file (a local path or a ``file:`` URI, plain
+or gzip) is read and validated as :meth:`~viewstore.catalog.ViewStore.import_iceberg` validates it,
+and its whole history is imported under its view UUID; ``source_location`` is the metadata file.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
+
+from .errors import ValidationError, ViewAlreadyExistsError, ViewStoreError
+from .formats import definition_from_table, detect
+from .formats.base import OWNER_PROPERTY, ViewDefinition, as_record, invalid, parameters_of, text_of
+from .iceberg import _load_json, parse_metadata
+from .model import Identifier, VersionLogEntry, ViewVersion, to_identifier
+
+__all__ = ["HmsImport", "prepare_import", "metadata_file_path", "record_identifier", "HmsImportReport",
+           "ImportedRecord", "SkippedRecord", "FailedRecord"]
+
+_ICEBERG = "iceberg"
+_METADATA_LOCATION = "metadata_location"
+
+
+@dataclass(frozen=True)
+class HmsImport:
+    """Everything :meth:`~viewstore.catalog.ViewStore.import_view` needs to record one HMS view."""
+
+    identifier: Identifier
+    engine: str
+    """The engine that wrote the record (see :func:`viewstore.formats.detect`)."""
+    source: str
+    """``hms:<engine>``, the ``source`` of the ``view.imported`` event."""
+    source_location: str | None
+    versions: tuple[ViewVersion, ...]
+    version_log: tuple[VersionLogEntry, ...]
+    current_version_id: int
+    properties: dict[str, str]
+    security_mode: str
+    view_uuid: str | None = None
+
+    def import_view_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of :meth:`~viewstore.catalog.ViewStore.import_view` (all but the identifier)."""
+        return {"source": self.source, "source_location": self.source_location, "versions": self.versions,
+                "version_log": self.version_log, "current_version_id": self.current_version_id,
+                "properties": self.properties, "security_mode": self.security_mode, "view_uuid": self.view_uuid}
+
+
+def record_identifier(table: Mapping[str, Any] | Any) -> Identifier:
+    """The record's ``(dbName, tableName)`` as a store identifier.
+
+    Raises:
+        ValidationError: the record lacks either name, or a name is not a valid identifier part.
+    """
+    record = as_record(table)
+    database, name = text_of(record, "dbName"), text_of(record, "tableName")
+    if not database or not name:
+        raise invalid("identifier", "the record has no dbName and tableName to name the view; give an identifier")
+    return to_identifier((database, name))
+
+
+def metadata_file_path(location: str) -> Path:
+    """The local file behind a ``metadata_location``: a plain path or a ``file:`` URI.
+
+    Raises:
+        ValidationError: the location is on another file system (``s3://``, ``hdfs://``...) or on
+            another host.
+    """
+    parts = urlsplit(location)
+    if parts.scheme.lower() == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise invalid(f"parameters.{_METADATA_LOCATION}", f"{location!r} is on another host; "
+                                                            "viewstore reads local files only")
+        return Path(url2pathname(parts.path))
+    if len(parts.scheme) > 1:  # a one-letter scheme is a Windows drive
+        raise invalid(f"parameters.{_METADATA_LOCATION}",
+                      f"{location!r} is not a local file; viewstore reads local paths and file: URIs "
+                      "(pass metadata_file= with a local copy of the metadata file)")
+    return Path(location)
+
+
+def prepare_import(table: Mapping[str, Any] | Any, identifier: str | tuple[str, ...] | None = None, *,
+                   metadata_file: str | Path | None = None, now_ms: int | None = None) -> HmsImport:
+    """Decode an HMS view record into what the store records for it (no writing).
+
+    Args:
+        table: an HMS table record (a dict shaped like the Thrift ``Table``, as the conformance
+            ``hms_table`` objects and :func:`viewstore.spark.read_metastore_table` are).
+        identifier: the store identifier; defaults to the record's ``dbName`` and ``tableName``.
+        metadata_file: for an Iceberg view only, the metadata file to read instead of the one
+            ``metadata_location`` names (a local copy of a remote file).
+        now_ms: the version's timestamp for a non-Iceberg record (default: now).
+
+    Raises:
+        ValidationError: the record is not a logical view or is malformed (the message names the
+            field), the identifier is missing or bad, or the metadata location is not a local file.
+        IcebergMetadataError: the Iceberg metadata file is unreadable, invalid, or another view's.
+    """
+    record = as_record(table)
+    engine = detect(record)
+    ident = to_identifier(identifier) if identifier is not None else record_identifier(record)
+    if engine == _ICEBERG:
+        return _prepare_iceberg(record, ident, metadata_file)
+    if metadata_file is not None:
+        raise invalid("metadata_file", f"only Iceberg views have a metadata file; this is a {engine} view")
+    _, definition = definition_from_table(record)
+    now = now_ms if now_ms is not None else time.time_ns() // 1_000_000
+    try:
+        version = ViewVersion(
+            version_id=1, timestamp_ms=now, schema_id=0, columns=definition.columns,
+            representations=definition.representations, default_catalog=definition.default_catalog,
+            default_namespace=definition.default_namespace, summary=definition.summary)
+    except ValidationError:
+        raise
+    except ValueError as e:  # pydantic's error: the definition was validated, so this is a bug guard
+        raise ValidationError(f"cannot make a version of the {engine} view: {e}") from e
+    database, name = text_of(record, "dbName"), text_of(record, "tableName")
+    return HmsImport(
+        identifier=ident, engine=engine, source=f"hms:{engine}",
+        source_location=f"{database}.{name}" if database and name else None,
+        versions=(version,), version_log=(VersionLogEntry(timestamp_ms=now, version_id=1),),
+        current_version_id=1, properties=_properties(definition),
+        security_mode=definition.security_mode or "DEFINER")
+
+
+def _prepare_iceberg(record: Mapping[str, Any], ident: Identifier, metadata_file: str | Path | None) -> HmsImport:
+    location = parameters_of(record).get(_METADATA_LOCATION)
+    if not location:
+        raise invalid(f"parameters.{_METADATA_LOCATION}", "an Iceberg view in HMS must name its metadata file")
+    path = Path(metadata_file) if metadata_file is not None else metadata_file_path(location)
+    document = _load_json(path)
+    _, definition = definition_from_table(record, metadata=document)  # the record and the file agree
+    metadata = parse_metadata(document, str(path))
+    return HmsImport(
+        identifier=ident, engine=_ICEBERG, source=f"hms:{_ICEBERG}", source_location=location,
+        versions=metadata.versions, version_log=metadata.version_log,
+        current_version_id=metadata.current_version_id, properties=_properties(definition),
+        security_mode=definition.security_mode or "DEFINER", view_uuid=metadata.view_uuid)
+
+
+def _properties(definition: ViewDefinition) -> dict[str, str]:
+    """The store properties of a decoded view: its properties, its comment and its owner."""
+    properties = dict(definition.properties)
+    if definition.comment is not None:
+        properties["comment"] = definition.comment
+    if definition.owner:
+        properties[OWNER_PROPERTY] = definition.owner  # the metastore's owner wins over a parameter
+    return properties
+
+
+
+# --------------------------------------------------------------------------------------------
+# Importing many records
+
+
+@dataclass(frozen=True)
+class ImportedRecord:
+    """A record recorded in the store."""
+
+    identifier: str
+    engine: str
+    versions: int
+
+
+@dataclass(frozen=True)
+class SkippedRecord:
+    """A record left alone, and why."""
+
+    name: str
+    reason: str
+    """``exists`` (a view with that identifier or UUID is in the store already) or ``not-a-view``
+    (a table or a Hive materialized view)."""
+    detail: str
+
+
+@dataclass(frozen=True)
+class FailedRecord:
+    """A record that could not be imported: the error's class and message."""
+
+    name: str
+    error: str
+    """The error class, e.g. ``ValidationError`` or ``IcebergMetadataError``."""
+    message: str
+
+
+@dataclass
+class HmsImportReport:
+    """What importing several HMS records did. Each record is its own transaction, so the views
+    in ``imported`` are stored whatever happened to the others."""
+
+    imported: list[ImportedRecord] = field(default_factory=list)
+    skipped: list[SkippedRecord] = field(default_factory=list)
+    failed: list[FailedRecord] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when no record failed (skipped records are not failures)."""
+        return not self.failed
+
+    def import_one(self, store: Any, name: str, table: Mapping[str, Any] | Any,
+                   identifier: str | tuple[str, ...] | None = None) -> None:
+        """Import one record with :meth:`~viewstore.catalog.ViewStore.import_hms` and note the outcome.
+
+        A view already in the store is skipped; any other :class:`~viewstore.errors.ViewStoreError`
+        is noted as a failure (nothing of that record is written).
+        """
+        try:
+            engine = detect(table)
+            view = store.import_hms(table, identifier)
+        except ViewAlreadyExistsError as error:
+            self.skipped.append(SkippedRecord(name, "exists", str(error)))
+        except ViewStoreError as error:
+            self.failed.append(FailedRecord(name, type(error).__name__, str(error)))
+        else:
+            self.imported.append(ImportedRecord(".".join(view.identifier), engine, len(view.versions)))
+
+    def raise_for_failures(self) -> "HmsImportReport":
+        """Return self, or raise ValidationError listing the failed records.
+
+        Raises:
+            ValidationError: at least one record failed.
+        """
+        if self.failed:
+            lines = [f"{f.name}: {f.error}: {f.message.splitlines()[0] if f.message else ''}" for f in self.failed]
+            raise ValidationError(f"{len(self.failed)} record(s) failed to import:\n" + "\n".join(lines))
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return (f"imported {len(self.imported)}, skipped {len(self.skipped)}, failed {len(self.failed)} "
+                f"({self.seconds:.2f} s)")
