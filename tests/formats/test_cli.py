@@ -1,0 +1,145 @@
+"""``viewstore hms import`` and ``viewstore hms export``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import pytest
+from click.testing import CliRunner
+from conftest import CONFORMANCE
+
+from viewstore import ViewStore, formats
+from viewstore.cli import main
+from viewstore.formats import ViewDefinition
+from viewstore.model import Column
+
+ENGINE_VIEWS = CONFORMANCE / "engine-views"
+SPARK_FILE = ENGINE_VIEWS / "spark-hms-view-3.5.reconstructed.json"  # sales.v_customers, owner bob
+TRINO_FILE = ENGINE_VIEWS / "trino-hms-starrocks-trinoviewtest-basic.json"  # no dbName/tableName
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch):
+    monkeypatch.delenv("VIEWSTORE_DB", raising=False)
+    monkeypatch.delenv("VIEWSTORE_ACTOR", raising=False)
+    db = tmp_path / "hms.db"
+    runner = CliRunner()
+
+    def invoke(*args, code=0):
+        result = runner.invoke(main, ["--db", str(db), "--actor", "carol", *args], catch_exceptions=False)
+        assert result.exit_code == code, result.output
+        return result.stdout if code == 0 else result.output
+
+    invoke.db = db
+    return invoke
+
+
+def record(name: str, sql: str = "SELECT 1 AS a", engine: str = "spark") -> dict:
+    return formats.encode(ViewDefinition(dialect=engine, sql=sql, columns=(Column("a", "int", "an a"),),
+                                         comment=f"view {name}", owner="olga", database="sales", name=name), engine)
+
+
+def test_import_one_conformance_file_and_export_it_again(run):
+    assert run("hms", "import", str(SPARK_FILE)).strip() == \
+        "imported sales.v_customers from a spark record (1 version, 1 event)"
+    assert "imported s.t from a trino record" in run("hms", "import", str(TRINO_FILE), "s.t")
+    view = json.loads(run("show", "sales.v_customers", "--json"))
+    assert view["properties"]["owner"] == "bob" and view["comment"] == "customers view"
+    assert view["representations"] == [{"dialect": "spark", "sql": "SELECT Id, name FROM customers"}]
+
+    exported = json.loads(run("hms", "export", "sales.v_customers", "--engine", "SPARK", "--json"))
+    original = json.loads(SPARK_FILE.read_text())["hms_table"]
+    assert exported["owner"] == "bob" and exported["viewOriginalText"] == original["viewOriginalText"]
+    assert formats.decode(exported).columns == formats.decode(original).columns
+    assert json.loads(run("hms", "export", "sales.v_customers", "--engine", "spark")) == exported
+    trino = json.loads(run("hms", "export", "s.t", "--engine", "trino", "--json"))
+    assert formats.decode(trino).owner == "wenbo"
+
+
+def test_import_a_list_with_a_progress_summary_and_json(run, tmp_path):
+    dump = tmp_path / "dump.json"
+    conformance_style = json.loads(SPARK_FILE.read_text())
+    dump.write_text(json.dumps([record("one"), conformance_style, record("two", engine="trino")]))
+    text = run("hms", "import", str(dump))
+    assert "imported 3, skipped 0, failed 0" in text and "sales.one" in text and "sales.v_customers" in text
+    assert ViewStore(run.db).list_views("sales") == [("sales", "one"), ("sales", "two"), ("sales", "v_customers")]
+
+    # again, with one new record and one broken one: the known ones are skipped, the broken one fails
+    broken = {**record("three"), "parameters": {"spark.sql.create.version": "4.3.0",
+                                                "spark.sql.sources.schema": "{not json"}}
+    dump.write_text(json.dumps([record("one"), broken, record("four")]))
+    report = json.loads(run("hms", "import", str(dump), "--json", code=1))
+    assert [i["identifier"] for i in report["imported"]] == ["sales.four"]
+    assert report["imported"][0]["engine"] == "spark" and report["imported"][0]["versions"] == 1
+    assert [(s["name"], s["reason"]) for s in report["skipped"]] == [("sales.one", "exists")]
+    (failed,) = report["failed"]
+    assert failed["name"] == "sales.three" and failed["error"] == "ValidationError"
+    assert failed["message"].startswith("parameters.spark.sql.sources.schema:")
+    assert ViewStore(run.db).event_count() == 4
+
+    text = run("hms", "import", str(dump), code=1)
+    assert "imported 0, skipped 2, failed 1" in text and "spark.sql.sources.schema" in text
+
+
+def test_import_json_of_one_record(run, tmp_path):
+    single = tmp_path / "one.json"
+    single.write_text(json.dumps(record("solo")))
+    report = json.loads(run("hms", "import", str(single), "--json"))
+    assert [(i["identifier"], i["engine"]) for i in report["imported"]] == [("sales.solo", "spark")]
+    assert report["skipped"] == report["failed"] == []
+
+
+def test_import_an_iceberg_view_with_a_local_metadata_copy(run, tmp_path):
+    metadata = json.loads((ENGINE_VIEWS / "iceberg-view-spec-example.json").read_text())["metadata"]
+    copy = tmp_path / "v.metadata.json"
+    copy.write_text(json.dumps(metadata))
+    conformance_file = ENGINE_VIEWS / "iceberg-view-in-hms.reconstructed.json"
+    assert run("hms", "import", str(conformance_file), "db.v", code=1).startswith(
+        "error: parameters.metadata_location: 's3://")
+    assert "imported db.v from an iceberg record (1 version, 1 event)" in run("hms", "import", str(conformance_file), "db.v", "--metadata", str(copy))
+
+
+def test_errors_are_one_line_and_write_nothing(run, tmp_path):
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps([record("a"), record("b")]))
+    not_json = tmp_path / "bad.json"
+    not_json.write_text("{nope")
+    scalar = tmp_path / "scalar.json"
+    scalar.write_text("[1]")
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps({**record("t"), "tableType": "MANAGED_TABLE"}))
+    cases = [
+        (["hms", "import", str(tmp_path / "missing.json")], "cannot read"),
+        (["hms", "import", str(not_json)], "is not JSON"),
+        (["hms", "import", str(scalar)], "[0]: an HMS record must be a JSON object"),
+        (["hms", "import", str(empty)], "holds no HMS record"),
+        (["hms", "import", str(table)], "tableType: 'MANAGED_TABLE' is not a view"),
+        (["hms", "import", str(TRINO_FILE)], "identifier: the record has no dbName and tableName"),
+        (["hms", "import", str(many), "s.v"], "holds 2 records; IDENT and --metadata apply to one record only"),
+        (["hms", "export", "sales.nope", "--engine", "trino"], "no such view"),
+    ]
+    for args, message in cases:
+        result = CliRunner().invoke(main, ["--db", str(run.db), *args], catch_exceptions=False)
+        assert result.exit_code == 1, (args, result.output)
+        assert result.output.startswith("error: ") and message in result.output, (args, result.output)
+        assert result.output.count("\n") == 1 and "Traceback" not in result.output
+    assert ViewStore(run.db).event_count() == 0
+    run("hms", "import", str(SPARK_FILE))
+    result = CliRunner().invoke(main, ["--db", str(run.db), "hms", "export", "sales.v_customers", "--engine",
+                                       "trino"])
+    assert result.output.strip() == "error: dialect: writing a trino view needs trino SQL, but the view only has: spark"
+    result = CliRunner().invoke(main, ["--db", str(run.db), "hms", "export", "sales.v_customers", "--engine", "x"])
+    assert result.exit_code == 2 and "trino" in result.output  # click names the choices
+
+
+def test_every_hms_command_has_an_example():
+    group = main.get_command(click.Context(main), "hms")
+    assert isinstance(group, click.Group) and "Example:" in group.help
+    ctx = click.Context(group)
+    commands = {name: group.get_command(ctx, name) for name in group.list_commands(ctx)}
+    assert set(commands) == {"import", "export"}
+    for name, command in commands.items():
+        assert "Example:" in command.help and f"viewstore hms {name}" in command.help, name

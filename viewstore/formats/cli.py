@@ -1,0 +1,196 @@
+"""``viewstore hms ...``: engine-native view records of a Hive metastore in and out of the store.
+
+Loaded by the main CLI only when called (see ``_LAZY_COMMANDS`` in :mod:`viewstore.cli`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from ..cli import CliContext, pass_cli
+from ..errors import ValidationError
+from ..catalog import ViewStore
+from ..hms import HmsImportReport, ImportedRecord
+from ..model import View, identifier_str
+from . import detect
+
+__all__ = ["hms", "records_of"]
+
+#: The engines ``hms export`` writes.
+EXPORT_ENGINES = ("trino", "spark", "hive", "flink")
+
+
+@click.group()
+def hms() -> None:
+    """Engine-native views of a Hive metastore: import their records, export a view as one engine's record.
+
+    Trino, Spark, Hive, Flink and Iceberg views are recognised; see viewstore.formats.
+
+    Example:
+
+    \b
+        viewstore hms import trino_views.json
+        viewstore hms export sales.daily --engine spark --json
+    """
+
+
+def records_of(data: Any, source: str = "the file") -> list[dict[str, Any]]:
+    """The HMS records in a loaded JSON document: one record, a list of records, or an object
+    holding one under ``hms_table`` (as the conformance files do); list items may be either.
+
+    Raises:
+        ValidationError: the document or an item is not a JSON object.
+    """
+    items = data if isinstance(data, list) else [data]
+    records = []
+    for i, item in enumerate(items):
+        where = f"{source}[{i}]" if isinstance(data, list) else source
+        if isinstance(item, dict) and isinstance(item.get("hms_table"), dict):
+            item = item["hms_table"]
+        if not isinstance(item, dict):
+            raise ValidationError(f"{where}: an HMS record must be a JSON object, not {type(item).__name__}")
+        records.append(item)
+    return records
+
+
+def _load(path: str) -> list[dict[str, Any]]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValidationError(f"cannot read {path}: {e}") from e
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise ValidationError(f"{path} is not JSON: {e}") from e
+    records = records_of(data, path)
+    if not records:
+        raise ValidationError(f"{path} holds no HMS record")
+    return records
+
+
+def _record_name(record: dict[str, Any], index: int) -> str:
+    database, name = record.get("dbName"), record.get("tableName")
+    if isinstance(database, str) and isinstance(name, str) and database and name:
+        return f"{database}.{name}"
+    return f"record {index}"
+
+
+@hms.command("import")
+@click.argument("file", metavar="FILE.json")
+@click.argument("identifier", required=False, metavar="[IDENT]")
+@click.option("--metadata", "metadata_file", type=click.Path(dir_okay=False),
+              help="An Iceberg view's metadata file, read instead of its metadata_location (one record only).")
+@click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
+@pass_cli
+@click.pass_context
+def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | None, metadata_file: str | None,
+            as_json: bool) -> None:
+    """Record views from HMS table records in FILE.json (one record, a list, or an object with hms_table).
+
+    A view is recorded as IDENT, or by default as the record's dbName.tableName. Each record is
+    its own transaction: with several records, the failed ones are reported (exit code 1) and
+    the others are imported; views already in the store are skipped.
+
+    Example:
+
+    \b
+        viewstore hms import trino_view.json sales.orders_by_day
+        viewstore hms import metastore_dump.json --json
+    """
+    records = _load(file)
+    store = cli.store()
+    if len(records) == 1:
+        started = time.perf_counter()
+        engine = detect(records[0])
+        view = store.import_hms(records[0], identifier, metadata_file=metadata_file)
+        report = HmsImportReport(seconds=time.perf_counter() - started)
+        report.imported.append(_imported(view, engine))
+        if as_json:
+            click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        else:
+            article = "an" if engine[0] in "aeiou" else "a"
+            cli.console.print(f"imported {identifier_str(view.identifier)} from {article} {engine} record "
+                              f"({len(view.versions)} version{'s' if len(view.versions) != 1 else ''}, "
+                              f"{view.stream_version} event{'s' if view.stream_version != 1 else ''})")
+        return
+    if identifier is not None or metadata_file is not None:
+        raise ValidationError(f"{file} holds {len(records)} records; IDENT and --metadata apply to one record only")
+    report = _import_many(cli, store, records)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        _print_report(cli, report)
+    if not report.ok:
+        ctx.exit(1)
+
+
+def _imported(view: View, engine: str) -> ImportedRecord:
+    return ImportedRecord(identifier_str(view.identifier), engine, len(view.versions))
+
+
+def _import_many(cli: CliContext, store: ViewStore, records: list[dict[str, Any]]) -> HmsImportReport:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    report = HmsImportReport()
+    started = time.perf_counter()
+    columns = (TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.description}"))
+    with Progress(*columns, console=cli.err, transient=True) as progress:
+        task = progress.add_task("", total=len(records))
+        for i, record in enumerate(records):
+            name = _record_name(record, i)
+            progress.update(task, description=name)
+            report.import_one(store, name, record)
+            progress.advance(task)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _print_report(cli: CliContext, report: HmsImportReport) -> None:
+    if report.imported:
+        table = Table("view", "engine", "versions", title="imported", title_justify="left")
+        for item in report.imported:
+            table.add_row(item.identifier, item.engine, str(item.versions))
+        cli.console.print(table)
+    if report.skipped:
+        table = Table("record", "reason", "detail", title="skipped", title_justify="left")
+        for skipped in report.skipped:
+            table.add_row(skipped.name, skipped.reason, skipped.detail)
+        cli.console.print(table)
+    if report.failed:
+        table = Table("record", "error", "message", title="failed", title_justify="left")
+        for failed in report.failed:
+            table.add_row(failed.name, failed.error, failed.message)
+        cli.console.print(table)
+    cli.console.print(str(report))
+
+
+@hms.command("export")
+@click.argument("identifier", metavar="IDENT")
+@click.option("--engine", required=True, type=click.Choice(EXPORT_ENGINES, case_sensitive=False),
+              help="Whose record to write.")
+@click.option("--json", "as_json", is_flag=True, help="Print plain JSON (for scripts) instead of highlighted JSON.")
+@pass_cli
+def export_(cli: CliContext, identifier: str, engine: str, as_json: bool) -> None:
+    """Print the HMS table record ENGINE itself would write for a view, as JSON.
+
+    The view needs SQL in the engine's dialect; the record's owner is the view's owner property,
+    else its creator.
+
+    Example:
+
+    \b
+        viewstore hms export sales.orders_by_day --engine trino --json > record.json
+    """
+    record = cli.store().export_hms(identifier, engine.lower())
+    text = json.dumps(record, indent=2, ensure_ascii=False)
+    if as_json:
+        click.echo(text)
+    else:
+        cli.console.print_json(text)
