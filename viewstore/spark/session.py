@@ -34,7 +34,7 @@ import json
 import logging
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 import sqlglot
@@ -186,7 +186,7 @@ class _CurrentNamespace:
         self._saved_catalog = self._manager.currentCatalog().name()
         self._saved_namespace = self._manager.currentNamespace()  # a Java String[], handed back as is
         self.original = (self._saved_catalog, tuple(self._saved_namespace))
-        self._current = self.original
+        self._current: tuple[str, tuple[str, ...]] | None = self.original  # None: not known
         self._moved = False
 
     def __enter__(self) -> "_CurrentNamespace":
@@ -201,7 +201,7 @@ class _CurrentNamespace:
         if target == self._current:
             return
         self._moved = True
-        self._current = (self._current[0], ())  # unknown until both steps succeed
+        self._current = None  # until both steps succeed
         if catalog != self._manager.currentCatalog().name():
             self._spark.catalog.setCurrentCatalog(catalog)
         self._spark.catalog.setCurrentDatabase(".".join(_quote_name(p) for p in namespace))
@@ -281,8 +281,13 @@ def table_references(query: str, dialect: str = "spark") -> set[tuple[str, ...]]
     return found
 
 
-def _resolve_reference(reference: tuple[str, ...], view: View, store_catalog: str | None) -> Identifier | None:
-    """The store identifier a reference in ``view``'s SQL would name, or None if it names another catalog."""
+def _resolve_reference(reference: tuple[str, ...], view: View, store_catalog: str | None) -> Identifier:
+    """The store identifier a table reference in ``view``'s SQL would name.
+
+    A bare name is in the view's default namespace; a leading session-catalog, default-catalog or
+    store-catalog name is dropped. Anything else is taken as written (and matches no stored view
+    if it names another catalog).
+    """
     if len(reference) == 1:
         namespace = tuple(view.default_namespace) or view.namespace
         return (*namespace, reference[0])
@@ -778,18 +783,20 @@ def _ddl_create(spark: SparkSession, store: ViewStore, plan: Any, statement: str
     if ident is None:
         return _passthrough(spark, statement)
     or_replace, if_not_exists = bool(plan.replace()), bool(plan.allowExisting())
+    security_mode = "DEFINER"
     if store.view_exists(ident):
         if if_not_exists:
             _sync(spark, store, ident)
             return store.load_view(ident)
         if not or_replace:
             raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
+        security_mode = store.load_view(ident).security_mode
     column_names = [(str(pair._1()), _option(pair._2())) for pair in _jlist(spark, plan.userSpecifiedColumns())]
     definition = _prepare(spark, ident, _option(plan.originalText()) or "", column_names=column_names or None,
                           comment=_option(plan.comment()), properties=_jmap(spark, plan.properties()))
     definition.mirror(spark)
     try:
-        return definition.write(store, replace=or_replace, replace_properties=True)
+        return definition.write(store, replace=or_replace, replace_properties=True, security_mode=security_mode)
     except BaseException:
         _after_store_failure(spark, store, ident)
         raise
