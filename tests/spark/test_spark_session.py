@@ -135,11 +135,15 @@ def test_register_views_never_replaces_a_table(spark, store, data, ns):
     assert [tuple(r) for r in spark.sql(f"SELECT * FROM {ns}.daily").collect()] == [(dt.date(2026, 1, 1), 7)]
 
 
-def test_register_views_falls_back_to_the_session_catalog_for_the_stores_catalog(spark, store, data, ns):
-    view = _stored(store, f"{ns}.v", f"SELECT region FROM {data}.orders", ns, [Column("region", "string")])
-    assert view.default_catalog == "prod"  # the store's catalog, not a Spark catalog
+def test_register_views_with_nested_columns_and_the_stores_catalog_as_default(spark, store, data, ns):
+    view = _stored(store, f"{ns}.v", f"SELECT region, items, attrs FROM {data}.orders", ns,
+                   [Column("region", "string"), Column("items", "list<struct<sku: string, qty: int>>", "order lines"),
+                    Column("attrs", "map<string, string>")])
+    assert view.default_catalog == "prod"  # the store's catalog, not a Spark catalog: the session catalog is used
     assert register_views(spark, store, ns).registered == [f"{ns}.v"]
-    assert spark.sql(f"SELECT count(*) AS n FROM {ns}.v").first().n == 3
+    row = spark.sql(f"SELECT items[0].sku AS sku, attrs['channel'] AS channel FROM {ns}.v WHERE region = 'south'").first()
+    assert (row.sku, row.channel) == ("b", "shop")
+    assert spark.table(f"{ns}.v").schema["items"].metadata == {"comment": "order lines"}
 
 
 def test_register_views_replaces_earlier_copies_and_reports_cycles(spark, store, data, ns):

@@ -259,7 +259,8 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
     console.print()
     console.print("[dim]time per step: " + " · ".join(f"{k} {v:.1f} s" for k, v in result.step_seconds.items())
                   + "[/dim]")
-    console.print(Panel.fit(f"[bold green]Demo finished in {result.seconds:.1f} s.[/bold green] Next:\n"
+    keep = "" if db is not None else f"  viewstore --db {db_hint} demo      (the same, keeping the store)\n"
+    console.print(Panel.fit(f"[bold green]Demo finished in {result.seconds:.1f} s.[/bold green] Next:\n{keep}"
                             f"  viewstore --db {db_hint} show {namespace}.{DAILY}\n"
                             f"  viewstore --db {db_hint} history {namespace}.{DAILY}\n"
                             f"  viewstore --db {db_hint} audit --actor bob", border_style="green"))
