@@ -135,6 +135,8 @@ class ViewState:
     new_versions: list[int] = field(default_factory=list)
     log_saved: int = 0
     snapshots: list[tuple[int, int, str]] = field(default_factory=list)
+    stored_key: tuple[str, str, bool] | None = None
+    """(namespace, name, live) of this view's row in ``views`` as stored now; None: no row yet."""
 
     @property
     def identifier(self) -> tuple[str, ...]:
@@ -161,7 +163,8 @@ class ViewState:
         return ViewState(self.view_id, self.namespace, self.name, self.live, self.stream_version,
                          self.current_version_id, dict(self.properties), self.security_mode, self.creator,
                          self.created_at, self.modifier, self.modified_at, self.last_position,
-                         dict(self.versions), list(self.version_log), [], len(self.version_log), [])
+                         dict(self.versions), list(self.version_log), [], len(self.version_log), [],
+                         self.stored_key)
 
 
 def _split_identifier(identifier: str) -> tuple[str, str]:
@@ -286,7 +289,13 @@ _INSERT_VERSION = ("INSERT OR REPLACE INTO view_versions (view_id, version_id, t
                    "representations, default_catalog, default_namespace, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 _INSERT_LOG = "INSERT INTO view_version_log (view_id, seq, timestamp_ms, version_id) VALUES (?, ?, ?, ?)"
 _INSERT_SNAPSHOT = "INSERT OR REPLACE INTO view_snapshots (view_id, stream_version, occurred_at, state) VALUES (?, ?, ?, ?)"
-_SET_POSITION = "INSERT OR REPLACE INTO projection (name, position) VALUES ('views', ?)"
+# Only the changed columns, none of them indexed: SQLite then rewrites just the row's table page, where
+# INSERT OR REPLACE deletes and re-inserts the row and so rewrites a page of each of the four indexes
+# of ``views`` too. A commit's cost is mostly the pages it writes to the WAL.
+_UPDATE_VIEW = ("UPDATE views SET stream_version = ?, current_version_id = ?, properties = ?, security_mode = ?, "
+                "modifier = ?, modified_at = ?, last_position = ? WHERE view_id = ?")
+_SET_POSITION = ("INSERT INTO projection (name, position) VALUES ('views', ?) "
+                 "ON CONFLICT (name) DO UPDATE SET position = excluded.position")
 _SELECT_STATE = f"SELECT {', '.join(_STATE_COLUMNS)} FROM views"
 
 
@@ -300,11 +309,17 @@ class Projections:
 
     def save(self, states: Iterable[ViewState], position: int) -> None:
         """Store what the fold changed, inside the caller's transaction."""
-        view_rows, version_rows, log_rows, snapshot_rows = [], [], [], []
+        view_rows, update_rows, version_rows, log_rows, snapshot_rows = [], [], [], [], []
         for s in states:
-            view_rows.append((s.view_id, s.namespace, s.name, int(s.live), s.stream_version, s.current_version_id,
-                              dumps(s.properties), s.security_mode, s.creator, s.created_at, s.modifier,
-                              s.modified_at, s.last_position))
+            key = (s.namespace, s.name, s.live)
+            if s.stored_key == key:  # the row exists and keeps its identifier and live flag
+                update_rows.append((s.stream_version, s.current_version_id, dumps(s.properties), s.security_mode,
+                                    s.modifier, s.modified_at, s.last_position, s.view_id))
+            else:
+                view_rows.append((s.view_id, s.namespace, s.name, int(s.live), s.stream_version,
+                                  s.current_version_id, dumps(s.properties), s.security_mode, s.creator,
+                                  s.created_at, s.modifier, s.modified_at, s.last_position))
+            s.stored_key = key
             for vid in s.new_versions:
                 v = s.versions[vid]
                 version_rows.append((s.view_id, vid, v["timestamp_ms"], v["schema_id"], dumps(v["columns"]),
@@ -318,6 +333,8 @@ class Projections:
         conn = self.conn
         if view_rows:
             conn.executemany(_UPSERT_VIEW, view_rows)
+        if update_rows and conn.executemany(_UPDATE_VIEW, update_rows).rowcount != len(update_rows):
+            raise CorruptLogError("a row of the views projection vanished under a write; run rebuild()")
         if version_rows:
             conn.executemany(_INSERT_VERSION, version_rows)
         if log_rows:
@@ -357,6 +374,7 @@ class Projections:
          modifier, modified_at, last_position) = row
         state = ViewState(vid, namespace, name, bool(live), stream_version, current, loads(properties),
                           security, creator, created_at, modifier, modified_at, last_position)
+        state.stored_key = (namespace, name, state.live)
         for (version_id, ts, schema_id, columns, reps, catalog, namespace_json, summary) in conn.execute(
                 "SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
                 "default_namespace, summary FROM view_versions WHERE view_id = ?", (view_id,)):
