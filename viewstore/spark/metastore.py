@@ -174,7 +174,7 @@ def import_metastore_views(spark: SparkSession, store: ViewStore, database: str)
         except ViewStoreError as error:  # dropped meanwhile, or unreadable
             report.failed.append(FailedRecord(qualified, type(error).__name__, str(error)))
             continue
-        if record["tableType"] != VIRTUAL_VIEW:
+        if isinstance(record["tableType"], str) and record["tableType"] != VIRTUAL_VIEW:
             report.skipped.append(SkippedRecord(qualified, "not-a-view", f"a {record['tableType']}"))
             continue
         report.import_one(store, qualified, record)
