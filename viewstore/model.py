@@ -75,6 +75,9 @@ def to_identifier(identifier: str | tuple[str, ...] | list[str]) -> Identifier:
         ValidationError: fewer than two parts (a namespace and a name), or a bad part.
     """
     if isinstance(identifier, str):
+        cached = _IDENTIFIERS.get(identifier)
+        if cached is not None:
+            return cached
         parts: tuple[Any, ...] = tuple(identifier.split("."))
     elif isinstance(identifier, (tuple, list)):
         parts = tuple(identifier)
@@ -82,7 +85,14 @@ def to_identifier(identifier: str | tuple[str, ...] | list[str]) -> Identifier:
         raise ValidationError(f"an identifier must be a 'namespace.name' string or a tuple, not {identifier!r}")
     if len(parts) < 2:
         raise ValidationError(f"bad identifier {identifier!r}: it needs a namespace and a name, as 'ns.view'")
-    return tuple(normalize_name(p, "identifier part") for p in parts)
+    result = tuple(normalize_name(p, "identifier part") for p in parts)
+    if isinstance(identifier, str) and len(_IDENTIFIERS) < 4096:
+        _IDENTIFIERS[identifier] = result
+    return result
+
+
+#: valid identifier strings already normalised (every load_view and write starts here)
+_IDENTIFIERS: dict[str, Identifier] = {}
 
 
 def to_namespace(namespace: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
