@@ -489,40 +489,44 @@ class ViewStore:
 
     def _write_once(self, decide: Callable[[], _Plan | None]) -> tuple[_Plan | None, ViewState | None]:
         with self._lock:
-            self._fresh()
+            if self._closed:
+                raise ViewStoreError("the store is closed")
             plan: _Plan | None = None
+            stored: list[tuple[int, dict[str, Any]]] = []
             try:
                 with transaction(self._conn):
+                    # checked once the write lock is held: no other commit can come between this and ours
                     self._fresh()
                     plan = decide()
                     if plan is None or not plan.events:
                         return plan, None
-                    try:
-                        signals.before_commit.send(self, events=list(plan.events))
-                    except ViewStoreError:
-                        raise
-                    except Exception as veto:
-                        raise ViewStoreError(f"a before_commit receiver refused the change: {veto}") from veto
-                    stored = self._log.append(plan.events)
+                    if signals.before_commit.receivers:  # building the list costs; most stores have none
+                        try:
+                            signals.before_commit.send(self, events=list(plan.events))
+                        except ViewStoreError:
+                            raise
+                        except Exception as veto:
+                            raise ViewStoreError(f"a before_commit receiver refused the change: {veto}") from veto
+                    stored = self._log.insert(plan.events)
                     state = plan.state.copy() if plan.state is not None else None
-                    for event, payload in stored:
-                        row = (event.position, event.commit_id, event.view_id, event.stream_version, event.type,
+                    for event, (position, payload) in zip(plan.events, stored):
+                        row = (position, event.commit_id, event.view_id, event.stream_version, event.type,
                                identifier_str(event.identifier), event.actor, event.occurred_at)
                         state = apply(state, row, payload)
                     assert state is not None
-                    self._projections.save([state], stored[-1][0].position or 0)
-                    plan.events = [e for e, _ in stored]
+                    self._projections.save([state], stored[-1][0])
             except BaseException as error:
                 self._cache.clear()
-                if plan is not None and plan.events:
-                    signals.commit_failed.send(self, events=list(plan.events), error=error)
+                if plan is not None and plan.events and signals.commit_failed.receivers:
+                    signals.commit_failed.send(self, events=_positioned(plan.events, stored), error=error)
                 raise
-            # committed: refresh the cache
-            if plan.state is not None:
-                self._cache.pop(plan.state.identifier, None)
+            # committed: cache the new state with its View, built from the previous View where it can be
+            previous = self._cache.pop(plan.state.identifier, None) if plan.state is not None else None
             if state.live:
-                self._cache[state.identifier] = (state, None)
-        signals.committed.send(self, events=list(plan.events))
+                earlier = previous[1] if previous is not None and previous[0] is plan.state else None
+                self._cache[state.identifier] = (state, state_to_view(state, self._version_models, earlier))
+        if signals.committed.receivers:  # only then are copies of the events with their positions needed
+            signals.committed.send(self, events=_positioned(plan.events, stored))
         return plan, state
 
     def _plan_for(self, ident: Identifier, expected_version: int | None, *, must_exist: bool = True) -> _Plan:
@@ -699,16 +703,18 @@ class ViewStore:
             plan = self._plan_for(ident, expected_version)
             assert state is not None
             props = dict(state.properties)
-            current = state.versions[state.current_version_id]
-            reps = [SQLRepresentation.model_construct(dialect=r["dialect"], sql=r["sql"])
-                    for r in current["representations"]]
+            reps: list[SQLRepresentation] | None = None  # built on the first representation change only
             rep_events: list[tuple[type[Event], dict[str, Any]]] = []
             for change in changes:
                 if change.kind in ("add_representation", "update_representation", "remove_representation"):
+                    if reps is None:
+                        reps = [SQLRepresentation.model_construct(dialect=r["dialect"], sql=r["sql"])
+                                for r in state.versions[state.current_version_id]["representations"]]
                     rep_events.append(self._representation_change(ident, reps, change))
                 else:
                     self._simple_change(plan, ident, props, change)
             if rep_events:  # the batch's representation changes make one version, decided last
+                assert reps is not None
                 self._flush_representations(plan, state, reps, rep_events)
             return plan
 
@@ -989,6 +995,11 @@ class ViewStore:
         from .formats import encode
 
         return encode(self.load_view(identifier), engine)
+
+
+def _positioned(events: list[Event], stored: list[tuple[int, dict[str, Any]]]) -> list[Event]:
+    """The events with the positions the log gave them (as far as they were stored)."""
+    return [e.model_copy(update={"position": p}) for e, (p, _) in zip(events, stored)] + events[len(stored):]
 
 
 def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],

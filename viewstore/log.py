@@ -223,6 +223,15 @@ class EventLog:
         Raises:
             sqlite3.IntegrityError: a stream version is taken (translated by :func:`transaction`).
         """
+        return [(event.model_copy(update={"position": position}), payload)
+                for event, (position, payload) in zip(events, self.insert(events))]
+
+    def insert(self, events: Sequence[Event]) -> list[tuple[int, dict[str, Any]]]:
+        """Like :meth:`append`, but returns only each event's position and payload.
+
+        The store's write path uses this: it needs the payloads for the projections, and a copy of
+        each event with its position only when a ``committed`` receiver will see it.
+        """
         stored = []
         execute = self.conn.execute
         for event in events:
@@ -230,7 +239,7 @@ class EventLog:
             cursor = execute(_INSERT, (event.commit_id, event.view_id, event.stream_version, event.type,
                                        ".".join(event.identifier), event.actor, event.occurred_at,
                                        dumps(payload)))
-            stored.append((event.model_copy(update={"position": cursor.lastrowid}), payload))
+            stored.append((cursor.lastrowid, payload))
         return stored
 
     def stream_rows(self, view_id: str, *, until_ms: int | None = None,

@@ -268,17 +268,42 @@ def _version_model(view_id: str, v: dict[str, Any], cache: dict[tuple[str, int],
     return model
 
 
-def state_to_view(state: ViewState, cache: dict[tuple[str, int], ViewVersion] | None = None) -> View:
-    """The public, immutable View of a folded state."""
+def state_to_view(state: ViewState, cache: dict[tuple[str, int], ViewVersion] | None = None,
+                  previous: View | None = None) -> View:
+    """The public, immutable View of a folded state.
+
+    Args:
+        cache: version models by (view id, version id), shared between calls (versions never change).
+        previous: the View of an earlier state of the same stream (the state a write started from).
+            A stream's versions and version log only ever grow, so its tuples are reused when the
+            count is unchanged, and its log is extended rather than rebuilt: on a view with a long
+            history a commit then builds a few models instead of hundreds.
+    """
+    versions: tuple[ViewVersion, ...] | None = None
+    log: tuple[VersionLogEntry, ...] | None = None
+    if previous is not None and previous.uuid == state.view_id:
+        if len(previous.versions) == len(state.versions):
+            versions = previous.versions
+        n = len(previous.version_log)
+        if n <= len(state.version_log) and (n == 0 or _same_entry(previous.version_log[-1],
+                                                                  state.version_log[n - 1])):
+            log = previous.version_log + tuple(VersionLogEntry.model_construct(timestamp_ms=t, version_id=v)
+                                               for t, v in state.version_log[n:])
+    if versions is None:
+        versions = tuple(_version_model(state.view_id, state.versions[k], cache) for k in sorted(state.versions))
+    if log is None:
+        log = tuple(VersionLogEntry.model_construct(timestamp_ms=t, version_id=v) for t, v in state.version_log)
     return View.model_construct(
         identifier=state.identifier, uuid=state.view_id, properties=dict(state.properties),
         security_mode=state.security_mode, current_version_id=state.current_version_id,
-        versions=tuple(_version_model(state.view_id, state.versions[k], cache) for k in sorted(state.versions)),
-        version_log=tuple(VersionLogEntry.model_construct(timestamp_ms=t, version_id=v)
-                          for t, v in state.version_log),
+        versions=versions, version_log=log,
         audit=AuditInfo.model_construct(creator=state.creator, create_time_ms=state.created_at,
                                         last_modifier=state.modifier, last_modified_time_ms=state.modified_at),
         stream_version=state.stream_version)
+
+
+def _same_entry(entry: VersionLogEntry, pair: tuple[int, int]) -> bool:
+    return (entry.timestamp_ms, entry.version_id) == tuple(pair)
 
 
 _STATE_COLUMNS = ("view_id", "namespace", "name", "live", "stream_version", "current_version_id", "properties",
