@@ -842,7 +842,7 @@ def _ddl_set_properties(spark: SparkSession, store: ViewStore, plan: Any, statem
     view = store.alter_view(ident, *changes)
     shown = {k: v for k, v in sorted(updates.items()) if not k.startswith("view.")}
     _follow_properties(spark, store, view, "SET TBLPROPERTIES (" + ", ".join(
-        f"{_quote_string(k)} = {_quote_string(v)}" for k, v in shown.items()) + ")")
+        f"{_quote_string(k)} = {_quote_string(v)}" for k, v in shown.items()) + ")" if shown else None)
     return view
 
 
@@ -858,19 +858,22 @@ def _ddl_unset_properties(spark: SparkSession, store: ViewStore, plan: Any, stat
                               f"properties {missing}; use UNSET TBLPROPERTIES IF EXISTS")
     changes = [ViewChange.update_comment(None) if k == "comment" else ViewChange.remove_property(k) for k in keys]
     view = store.alter_view(ident, *changes)
-    kept = [k for k in keys if k == "comment" or not k.startswith("view.")]
+    kept = [k for k in keys if not k.startswith("view.")]
     _follow_properties(spark, store, view, "UNSET TBLPROPERTIES IF EXISTS ("
-                       + ", ".join(_quote_string(k) for k in kept) + ")")
+                       + ", ".join(_quote_string(k) for k in kept) + ")" if kept else None)
     return view
 
 
-def _follow_properties(spark: SparkSession, store: ViewStore, view: View, clause: str) -> None:
-    """Bring a property or comment change to the session copy (or register the view if it has none)."""
-    if _session_object(spark, view.identifier) == "view":
-        if not clause.endswith("()"):
-            _run_session(spark, f"ALTER VIEW {_session_name(view.identifier)} {clause}", view.identifier)
-    else:
+def _follow_properties(spark: SparkSession, store: ViewStore, view: View, clause: str | None) -> None:
+    """Bring a property or comment change to the session copy (or register the view if it has none).
+
+    ``clause`` is the ``SET``/``UNSET TBLPROPERTIES`` clause for the session copy, or None when
+    the change concerns only keys a Spark view does not carry.
+    """
+    if _session_object(spark, view.identifier) != "view":
         _sync(spark, store, view.identifier)
+    elif clause is not None:
+        _run_session(spark, f"ALTER VIEW {_session_name(view.identifier)} {clause}", view.identifier)
 
 
 def _ddl_rename(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
