@@ -346,17 +346,25 @@ class ViewStore:
     def _fold_until(self, view_id: str, until_ms: int | None) -> ViewState | None:
         state = self._projections.snapshot_before(view_id, until_ms) if until_ms is not None else None
         after = state.stream_version if state else 0
-        for row in self._log.stream_rows(view_id, until_ms=until_ms, after_version=after):
+        for row in self._log.stream_cursor(view_id, after_version=after):
+            if until_ms is not None and row[7] > until_ms:
+                break  # a stream's times never go backwards (see _now), so no later event is earlier
             state = apply(state, row, loads(row[8]))
         return state
+
+    def _as_of_view(self, ident: Identifier, state: ViewState) -> View:
+        """The View of a past state, sharing what it can with the cached current View of that stream."""
+        cached = self._cache.get(ident)
+        current = cached[1] if cached is not None else None
+        return state_to_view(state, self._version_models, current)
 
     def _load_as_of(self, ident: Identifier, ms: int) -> View:
         with self._lock:
             self._fresh()
-            for view_id in self._log.view_ids_named(identifier_str(ident), until_ms=ms):
+            for view_id in self._log.streams_that_took(identifier_str(ident), until_ms=ms):
                 state = self._fold_until(view_id, ms)
                 if state is not None and state.live and state.identifier == ident:
-                    return state_to_view(state, self._version_models)
+                    return self._as_of_view(ident, state)
             # not named so then: the view known by this name now, as it was then (under its old name)
             view_id = self._projections.latest_view_id(identifier_str(ident[:-1]), ident[-1])
             if view_id is not None:
@@ -441,7 +449,7 @@ class ViewStore:
             self._fresh()
             view_ids = None
             if view is not None:
-                view_ids = self._log.view_ids_named(identifier_str(to_identifier(view)))
+                view_ids = self._log.streams_that_took(identifier_str(to_identifier(view)))
             return self._log.query(view_ids=view_ids, actor=actor, since=since_ms, until=until_ms, types=kinds,
                                    limit=limit)
 

@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_by_actor ON events (actor, occurred_at);
 CREATE INDEX IF NOT EXISTS events_by_time ON events (occurred_at);
-CREATE INDEX IF NOT EXISTS events_by_identifier ON events (identifier);
+CREATE INDEX IF NOT EXISTS events_by_identifier ON events (identifier, type);
 CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'the event log is append-only: events cannot be updated'); END;
 CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
@@ -252,6 +252,14 @@ class EventLog:
             params.append(until_ms)
         return self.conn.execute(sql + " ORDER BY stream_version", params).fetchall()
 
+    def stream_cursor(self, view_id: str, *, after_version: int = 0) -> Iterator[tuple[Any, ...]]:
+        """Raw rows of one stream in stream order after a version, read as the caller iterates.
+
+        A caller that stops early (``as_of``: at the first event after the time) reads no further.
+        """
+        return self.conn.execute(f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE view_id = ? "
+                                 f"AND stream_version > ? ORDER BY stream_version", (view_id, after_version))
+
     def stream(self, view_id: str) -> list[Event]:
         return [_row_to_event(r) for r in self.stream_rows(view_id)]
 
@@ -262,6 +270,23 @@ class EventLog:
     def view_ids_named(self, identifier: str, *, until_ms: int | None = None) -> list[str]:
         """Streams that carried this identifier at some event (up to a time), newest first."""
         sql = "SELECT view_id, max(position) AS p FROM events WHERE identifier = ?"
+        params: list[Any] = [identifier]
+        if until_ms is not None:
+            sql += " AND occurred_at <= ?"
+            params.append(until_ms)
+        return [r[0] for r in self.conn.execute(sql + " GROUP BY view_id ORDER BY p DESC", params)]
+
+    def streams_that_took(self, identifier: str, *, until_ms: int | None = None) -> list[str]:
+        """Streams that took this identifier (created, imported or renamed to it; up to a time), newest first.
+
+        For a log the store wrote this is :meth:`view_ids_named`, found through the few events that
+        give a stream its name (``events_by_identifier`` is on identifier and type) instead of every
+        event of a busy view. Every event carries the identifier a stream has after it, and a stream
+        only gets one by one of these events, so the streams are the same; and as two live views never
+        share an identifier, the stream that took it last also carried it last, so the order is too.
+        """
+        sql = ("SELECT view_id, max(position) AS p FROM events WHERE identifier = ? "
+               "AND type IN ('view.created', 'view.imported', 'view.renamed')")
         params: list[Any] = [identifier]
         if until_ms is not None:
             sql += " AND occurred_at <= ?"

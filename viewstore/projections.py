@@ -269,26 +269,30 @@ def _version_model(view_id: str, v: dict[str, Any], cache: dict[tuple[str, int],
 
 
 def state_to_view(state: ViewState, cache: dict[tuple[str, int], ViewVersion] | None = None,
-                  previous: View | None = None) -> View:
+                  related: View | None = None) -> View:
     """The public, immutable View of a folded state.
 
     Args:
         cache: version models by (view id, version id), shared between calls (versions never change).
-        previous: the View of an earlier state of the same stream (the state a write started from).
-            A stream's versions and version log only ever grow, so its tuples are reused when the
-            count is unchanged, and its log is extended rather than rebuilt: on a view with a long
-            history a commit then builds a few models instead of hundreds.
+        related: a View of another state of the same stream: the state a write started from, or
+            the current state when an earlier one is loaded. Within a stream versions and version-log
+            entries are only ever added, so one state's log is a prefix of a later one's and its
+            versions are mostly a prefix too: the related View's tuples are reused, cut or extended
+            where they fit, and on a view with a long history a load or a commit builds a few models
+            instead of hundreds.
     """
     versions: tuple[ViewVersion, ...] | None = None
     log: tuple[VersionLogEntry, ...] | None = None
-    if previous is not None and previous.uuid == state.view_id:
-        if len(previous.versions) == len(state.versions):
-            versions = previous.versions
-        n = len(previous.version_log)
-        if n <= len(state.version_log) and (n == 0 or _same_entry(previous.version_log[-1],
-                                                                  state.version_log[n - 1])):
-            log = previous.version_log + tuple(VersionLogEntry.model_construct(timestamp_ms=t, version_id=v)
-                                               for t, v in state.version_log[n:])
+    if related is not None and related.uuid == state.view_id:
+        m = len(state.versions)
+        if len(related.versions) >= m and [v.version_id for v in related.versions[:m]] == sorted(state.versions):
+            versions = related.versions[:m] if len(related.versions) > m else related.versions
+        want, have = len(state.version_log), len(related.version_log)
+        if have >= want and (want == 0 or _same_entry(related.version_log[want - 1], state.version_log[want - 1])):
+            log = related.version_log[:want] if have > want else related.version_log
+        elif have < want and (have == 0 or _same_entry(related.version_log[-1], state.version_log[have - 1])):
+            log = related.version_log + tuple(VersionLogEntry.model_construct(timestamp_ms=t, version_id=v)
+                                              for t, v in state.version_log[have:])
     if versions is None:
         versions = tuple(_version_model(state.view_id, state.versions[k], cache) for k in sorted(state.versions))
     if log is None:
@@ -329,6 +333,9 @@ class Projections:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        # parsed snapshots by (view id, stream version): a snapshot is the fold of an immutable log
+        # prefix, so it never changes; as_of on a busy view parses the same few again and again
+        self._snapshots: dict[tuple[str, int], ViewState] = {}
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -370,6 +377,7 @@ class Projections:
             conn.execute(_SET_POSITION, (position,))
 
     def clear(self) -> None:
+        self._snapshots.clear()
         for table in PROJECTION_TABLES:
             self.conn.execute(f"DELETE FROM {table}")
 
@@ -414,13 +422,20 @@ class Projections:
         return state
 
     def snapshot_before(self, view_id: str, until_ms: int) -> ViewState | None:
-        row = self.conn.execute("SELECT state FROM view_snapshots WHERE view_id = ? AND occurred_at <= ? "
+        row = self.conn.execute("SELECT stream_version FROM view_snapshots WHERE view_id = ? AND occurred_at <= ? "
                                 "ORDER BY stream_version DESC LIMIT 1", (view_id, until_ms)).fetchone()
         if row is None:
             return None
-        state = ViewState.from_json(row[0])
-        state.log_saved = len(state.version_log)
-        return state
+        key = (view_id, row[0])
+        state = self._snapshots.get(key)
+        if state is None:
+            (data,) = self.conn.execute("SELECT state FROM view_snapshots WHERE view_id = ? AND stream_version = ?",
+                                        key).fetchone()
+            state = ViewState.from_json(data)
+            if len(self._snapshots) >= 256:
+                self._snapshots.clear()
+            self._snapshots[key] = state
+        return state.copy()  # the fold changes the state it is given
 
     def live_identifiers(self, namespace: str | None = None) -> list[tuple[str, ...]]:
         if namespace is None:
