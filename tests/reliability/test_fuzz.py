@@ -118,6 +118,13 @@ def _bad_namespace(identifier: Any) -> Any:
     return "" if identifier is None else identifier
 
 
+def _bad_actor(identifier: Any) -> Any:
+    """Not a string, or a string with a lone surrogate (None would mean: any actor)."""
+    if isinstance(identifier, str):
+        return identifier + "\udc00"
+    return "\udc00" if identifier is None else identifier
+
+
 IDENTIFIER_CALLS: dict[str, Callable[[ViewStore, Any], Any]] = {
     "create_view": lambda s, i: s.create_view(i, columns=COLUMNS, representations=REPS, default_namespace="fuzz"),
     "replace_view": lambda s, i: s.replace_view(i, columns=COLUMNS, representations=REPS, default_namespace="fuzz"),
@@ -134,7 +141,7 @@ IDENTIFIER_CALLS: dict[str, Callable[[ViewStore, Any], Any]] = {
     "rollback_view": lambda s, i: s.rollback_view(i, 1),
     "events": lambda s, i: s.events(view=i if i is not None else ""),
     "list_views": lambda s, i: s.list_views(_bad_namespace(i)),
-    "events_by_actor": lambda s, i: s.events(actor=i if not isinstance(i, str) else i + "\udc00"),
+    "events_by_actor": lambda s, i: s.events(actor=_bad_actor(i)),
     "export_iceberg": lambda s, i: s.export_iceberg(i),
 }
 
@@ -261,7 +268,9 @@ def bad_properties(draw: st.DrawFn, kinds: tuple[str, ...] = ("container", "key"
         key = draw(st.one_of(st.integers(), st.none(), st.tuples(PART), BLANK, st.floats(allow_nan=False)))
         return {**good, key: "v"}
     if draw(st.booleans()):
-        return {**good, draw(SURROGATE.map(lambda c: f"key{c}")): "v"} if draw(st.booleans()) else {**good, "k": draw(SURROGATE)}
+        if draw(st.booleans()):
+            return {**good, draw(SURROGATE.map(lambda c: f"key{c}")): "v"}
+        return {**good, "k": draw(SURROGATE)}
     return {**good, "k": draw(NOT_STR.filter(lambda v: v is not None) | st.none() | st.booleans())}
 
 
@@ -292,7 +301,8 @@ def test_malformed_properties(store, data, call):
 
 OTHER_ARGUMENTS = {
     "columns": st.one_of(st.none(), st.integers(), st.text(max_size=3), st.just([("id", "int"), ("ID", "int")]),
-                         st.just([("x",)]), st.just([("x", "int", None, True, 5)]), st.just([{"name": "", "type": "int"}]),
+                         st.just([("x",)]), st.just([("x", "int", None, True, 5)]),
+                         st.just([{"name": "", "type": "int"}]),
                          st.just([{"name": "x", "type": "int", "extra": 1}]), st.just([Column("a", "int"), 5])),
     "default_namespace": st.one_of(st.none(), st.integers(), st.just(["a", ""]), st.just("a..b"), st.just([3])),
     "default_catalog": st.one_of(st.just(""), st.just("  "), st.integers(), st.just(["c"])),
@@ -345,7 +355,8 @@ def bad_change(draw: st.DrawFn) -> Callable[[], Any]:
         "rename-bad": lambda: ViewChange.rename(draw(bad_identifier().filter(_not_bare))),
         "surrogate-text": lambda: draw(st.sampled_from([
             lambda c: ViewChange.update_comment(f"a{c}"), lambda c: ViewChange.set_property(f"k{c}", "v"),
-            lambda c: ViewChange.set_property("k", c), lambda c: ViewChange.update_representation("spark", f"SELECT '{c}'"),
+            lambda c: ViewChange.set_property("k", c),
+            lambda c: ViewChange.update_representation("spark", f"SELECT '{c}'"),
             lambda c: ViewChange.add_representation((f"d{c}", "SELECT 1"))]))(draw(SURROGATE)),
     }[kind]
 
@@ -396,8 +407,8 @@ def broken_metadata(draw: st.DrawFn, conformance: Path) -> bytes:
         del data[draw(st.sampled_from(REQUIRED))]
     elif kind == "wrong-type":
         key = draw(st.sampled_from(REQUIRED))
-        wrong = {"view-uuid": [None, 1, 1.5, ["x"], {"a": 1}, True], "location": [None, 1, 1.5, ["x"], {"a": 1}, True],
-                 "format-version": [None, "1", 1.5, True, [1], {}], "current-version-id": [None, "1", 1.5, True, [1], {}]}
+        not_str, not_int = [None, 1, 1.5, ["x"], {"a": 1}, True], [None, "1", 1.5, True, [1], {}]
+        wrong = {"view-uuid": not_str, "location": not_str, "format-version": not_int, "current-version-id": not_int}
         data[key] = draw(st.sampled_from(wrong.get(key, [None, "x", 1, {"a": 1}, True])))
     elif kind == "format":
         data["format-version"] = draw(st.sampled_from([0, 2, 3, -1]))
