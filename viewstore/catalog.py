@@ -269,7 +269,8 @@ class ViewStore:
         self._log = EventLog(self._conn)
         self._projections = Projections(self._conn)
         self._lock = threading.RLock()
-        self._cache: dict[Identifier, tuple[ViewState, View | None]] = {}
+        # identifier -> (state, its View or None, the data_version at which it was known current)
+        self._cache: dict[Identifier, tuple[ViewState, View | None, int]] = {}
         self._data_version = self._log.data_version()
         self._version_models: dict[tuple[str, int], ViewVersion] = {}
         self._closed = False
@@ -294,24 +295,36 @@ class ViewStore:
     # -- reading ----------------------------------------------------------------------------------
 
     def _fresh(self) -> None:
-        """Drop cached views when another connection has committed since we last looked."""
+        """Note whether another connection has committed since we last looked (SQLite's data_version).
+
+        Cached views cached before such a commit are checked again before use (see _live_state).
+        """
         if self._closed:
             raise ViewStoreError("the store is closed")
-        dv = self._log.data_version()
-        if dv != self._data_version:
-            self._cache.clear()
-            self._data_version = dv
+        self._data_version = self._log.data_version()
 
     def _live_state(self, ident: Identifier) -> ViewState | None:
         cached = self._cache.get(ident)
         if cached is not None:
-            return cached[0]
-        view_id = self._projections.live_view_id(identifier_str(ident[:-1]), ident[-1])
+            state = cached[0]
+            if cached[2] == self._data_version:  # nobody else committed since it was known current
+                return state
+            # Someone did. Each event of a stream moves its version, so the cached state is still
+            # current if the live view of that name is the same stream at the same version: one
+            # indexed row read instead of loading and parsing the whole view again.
+            current = self._projections.live_version(identifier_str(ident[:-1]), ident[-1])
+            if current == (state.view_id, state.stream_version):
+                self._cache[ident] = (state, cached[1], self._data_version)
+                return state
+            del self._cache[ident]
+            view_id = current[0] if current is not None else None
+        else:
+            view_id = self._projections.live_view_id(identifier_str(ident[:-1]), ident[-1])
         if view_id is None:
             return None
         state = self._projections.load(view_id)
         if state is not None:
-            self._cache[ident] = (state, None)
+            self._cache[ident] = (state, None, self._data_version)
         return state
 
     def _view(self, ident: Identifier, state: ViewState) -> View:
@@ -320,7 +333,7 @@ class ViewStore:
             return cached[1]
         view = state_to_view(state, self._version_models)
         if state.live:
-            self._cache[ident] = (state, view)
+            self._cache[ident] = (state, view, self._data_version)
         return view
 
     def load_view(self, identifier: str | tuple[str, ...], *, as_of: Any = None) -> View:
@@ -532,7 +545,8 @@ class ViewStore:
             previous = self._cache.pop(plan.state.identifier, None) if plan.state is not None else None
             if state.live:
                 earlier = previous[1] if previous is not None and previous[0] is plan.state else None
-                self._cache[state.identifier] = (state, state_to_view(state, self._version_models, earlier))
+                self._cache[state.identifier] = (state, state_to_view(state, self._version_models, earlier),
+                                                 self._data_version)
         if signals.committed.receivers:  # only then are copies of the events with their positions needed
             signals.committed.send(self, events=_positioned(plan.events, stored))
         return plan, state

@@ -392,6 +392,12 @@ class Projections:
                                 (namespace, name)).fetchone()
         return row[0] if row else None
 
+    def live_version(self, namespace: str, name: str) -> tuple[str, int] | None:
+        """The live view of that name and its stream version."""
+        row = self.conn.execute("SELECT view_id, stream_version FROM views WHERE namespace = ? AND name = ? "
+                                "AND live = 1", (namespace, name)).fetchone()
+        return (row[0], row[1]) if row else None
+
     def latest_view_id(self, namespace: str, name: str) -> str | None:
         """The live view of that name, else the one of that name dropped last."""
         row = self.conn.execute("SELECT view_id FROM views WHERE namespace = ? AND name = ? "
