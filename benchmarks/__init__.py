@@ -1,0 +1,1 @@
+"""viewstore's benchmarks: ``python -m benchmarks`` (see README.md in this folder)."""

@@ -1,0 +1,42 @@
+"""Renders a run's JSON as RESULTS.md: the machine, the table, the reliability figures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .harness import Result, markdown_table
+
+
+def results_markdown(payload: dict[str, Any]) -> str:
+    m = payload["machine"]
+    results = [Result(**r) for r in payload["results"]]
+    met = [r for r in results if r.met is True]
+    missed = [r for r in results if r.met is False]
+    lines = [
+        "# viewstore benchmark results",
+        "",
+        f"A {payload['mode']} run of `python -m benchmarks --reliability` started {payload['started_utc']} and took "
+        f"{payload['duration_s'] / 60:.0f} minutes. Its JSON is `benchmarks/results.json`.",
+        "",
+        f"Machine: {m['cores']} cores, {m.get('memory_gb', '?')} GB, Python {m['python']}, SQLite {m['sqlite']}, "
+        f"{m['platform']}; pydantic {m.get('pydantic')}, pyiceberg {m.get('pyiceberg')}, pyspark {m.get('pyspark')}. "
+        f"Load average at the start: {m.get('load_average')} (the machine is shared: absolute times vary, "
+        "which is why every figure with a comparator is a ratio measured in the same run, interleaved).",
+        "",
+        markdown_table(results),
+        "",
+        f"Targets met: {len(met)} of {len(met) + len(missed)}"
+        + (f"; missed: {', '.join(r.name for r in missed)} (see below)." if missed else "."),
+    ]
+    notes = payload.get("notes") or {}
+    log = notes.get("event_log")
+    if log:
+        lines += ["", f"The {log['events']:,}-event log (rebuild, audit query, storage, Spark) was built with "
+                      f"{log['built_with']}: {log['calls']:,} calls by {log['actors']} actors on {log['views']:,} "
+                      f"views ({log['events_per_call']} events per call), in {log['build_seconds']:.0f} s."]
+    reliability = payload.get("reliability")
+    if reliability:
+        from .reliability import reliability_markdown
+
+        lines += ["", "## Reliability", "", reliability_markdown(reliability)]
+    return "\n".join(lines) + "\n"

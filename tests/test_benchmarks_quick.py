@@ -1,0 +1,62 @@
+"""Every benchmark runs at tiny sizes, so the harness never rots. No timing is asserted here:
+only that each benchmark produced sane, complete numbers, a table and JSON."""
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.core import CORE  # noqa: E402
+from benchmarks.harness import markdown_table, results_payload  # noqa: E402
+from benchmarks.run import main, run  # noqa: E402
+from benchmarks.spark import SPARK  # noqa: E402
+
+
+def check(results, names):
+    assert {r.name for r in results} >= set(names)
+    for r in results:
+        assert math.isfinite(r.figure) and r.figure > 0, r
+        assert r.unit and r.what and r.target, r
+        if r.comparator_figure is not None:
+            assert math.isfinite(r.comparator_figure) and r.comparator_figure > 0, r
+            assert math.isfinite(r.ratio) and r.ratio > 0, r
+            assert r.ratio_text != "—", r
+        assert r.met in (True, False, None)
+        assert (r.met is None) == (r.target in ("reported", "both reported")), r
+    table = markdown_table(results)
+    assert table.count("\n") == len(results) + 1
+    json.dumps(results_payload(results, mode="quick", started=0, extra={}), default=str)
+
+
+def test_every_core_benchmark_runs_at_tiny_sizes(tmp_path):
+    results = run(list(CORE), quick=True, workdir=tmp_path, say=lambda message: None)
+    check(results, ["alter_view_commits", "history_commits", "history_commits_full", "load_view",
+                    "load_view_after_commit", "rebuild", "audit_query", "load_view_as_of", "list_views", "storage",
+                    "durability"])
+    by_name = {r.name: r for r in results}
+    assert by_name["audit_query"].details["matched"] > 0
+    assert by_name["storage"].details["events"] > 1000
+
+
+def test_the_command_prints_a_table_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "run.json"
+    md = tmp_path / "RESULTS.md"
+    assert main(["--quick", "--only", "alter_view", "load_view", "--json", str(out), "--results-md", str(md)]) == 0
+    printed = capsys.readouterr().out
+    assert "cores" in printed and "| alter_view commits/s" in printed
+    payload = json.loads(out.read_text())
+    assert payload["machine"]["cores"] >= 1 and payload["machine"]["sqlite"]
+    assert [r["name"] for r in payload["results"]] == ["alter_view_commits", "load_view", "load_view_after_commit"]
+    assert "| load_view p50" in md.read_text()
+
+
+@pytest.mark.spark
+def test_the_spark_benchmarks_run_at_tiny_sizes(spark, tmp_path):
+    results = run(list(SPARK), quick=True, spark=spark, workdir=tmp_path, say=lambda message: None)
+    check(results, ["spark_register_views", "spark_events_dataframe"])
+    assert not [d.name for d in spark.catalog.listDatabases() if d.name.startswith("bench_ns")]  # cleaned up
