@@ -148,7 +148,11 @@ def test_register_views_with_nested_columns_and_the_stores_catalog_as_default(sp
 
 def test_register_views_replaces_earlier_copies_and_reports_cycles(spark, store, data, ns):
     _stored(store, f"{ns}.v", f"SELECT order_id FROM {data}.orders", ns, [Column("order_id", "long")])
-    register_views(spark, store, ns)
+    _stored(store, f"{ns}.same", f"SELECT region FROM {data}.orders", ns, [Column("region", "string")])
+    assert register_views(spark, store, ns).unchanged == []
+    again = register_views(spark, store, ns)
+    assert again.registered == again.unchanged == [f"{ns}.same", f"{ns}.v"]  # identical copies stay as they are
+    assert register_views(spark, store, ns, refresh=True).unchanged == []
     store.replace_view(f"{ns}.v", columns=[Column("order_id", "long")],
                        representations=[("spark", f"SELECT order_id FROM {data}.orders WHERE region = 'south'")],
                        default_namespace=ns)
@@ -157,7 +161,7 @@ def test_register_views_replaces_earlier_copies_and_reports_cycles(spark, store,
 
     report = register_views(spark, store, ns)
 
-    assert report.registered == [f"{ns}.v"]
+    assert report.registered == [f"{ns}.same", f"{ns}.v"] and report.unchanged == [f"{ns}.same"]
     assert sorted((f.identifier, f.condition) for f in report.failed) == [
         (f"{ns}.ping", "RECURSIVE_VIEW"), (f"{ns}.pong", "RECURSIVE_VIEW")]
     assert [r.order_id for r in spark.sql(f"SELECT * FROM {ns}.v").collect()] == [2]
