@@ -325,9 +325,14 @@ class EventLog:
             sql += f" LIMIT {int(limit)}"
         return [_row_to_event(r) for r in self.conn.execute(sql, params)]
 
-    def iter_rows(self, batch: int = 10_000) -> Iterator[list[tuple[Any, ...]]]:
-        """Every event row in log order, in batches (for rebuild)."""
-        cursor = self.conn.execute(f"SELECT {', '.join(EVENT_COLUMNS)} FROM events ORDER BY position")
+    def iter_rows(self, batch: int = 10_000, *, without_commit_id: bool = False) -> Iterator[list[tuple[Any, ...]]]:
+        """Every event row in log order, in batches (for rebuild).
+
+        With ``without_commit_id`` that column reads as None (the fold does not use it, and a
+        rebuild of a big log need not make a string of it for every event).
+        """
+        columns = ["NULL" if c == "commit_id" and without_commit_id else c for c in EVENT_COLUMNS]
+        cursor = self.conn.execute(f"SELECT {', '.join(columns)} FROM events ORDER BY position")
         while True:
             rows = cursor.fetchmany(batch)
             if not rows:

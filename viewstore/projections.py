@@ -167,11 +167,6 @@ class ViewState:
                          self.stored_key)
 
 
-def _split_identifier(identifier: str) -> tuple[str, str]:
-    namespace, _, name = identifier.rpartition(".")
-    return namespace, name
-
-
 def _version_change(state: ViewState, payload: dict[str, Any]) -> None:
     version = payload.get("version")
     if version is not None:
@@ -194,7 +189,7 @@ def apply(state: ViewState | None, row: Sequence[Any], payload: dict[str, Any]) 
         CorruptLogError: the event does not fit the state (an event before ``created``, a gap).
     """
     position, _commit, view_id, stream_version, kind, identifier, actor, occurred_at = row[:8]
-    namespace, name = _split_identifier(identifier)
+    namespace, _, name = identifier.rpartition(".")  # inline: rebuild() runs this for every event
     if kind in ("view.created", "view.imported"):
         if state is not None:
             raise CorruptLogError(f"{kind} at position {position} for a view that already exists")
