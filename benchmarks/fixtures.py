@@ -72,9 +72,10 @@ def event_log(path: Path, *, events: int, views: int, actors: int = 20, block: i
     """Fill a store with at least ``events`` events from ``actors`` actors working on ``views`` views.
 
     Each actor has its own ``ViewStore`` (its own connection, as separate processes would) and the
-    actors take turns in blocks of ``block`` calls. The calls are a realistic mix: alter_view batches
-    of comment and property changes (one to four events per call), replaces and representation
-    updates that add versions, property removals, and a few renames.
+    actors take turns in blocks of ``block`` calls. Each actor mostly changes the views its team owns
+    (nine calls in ten) and sometimes anyone's. The calls are a realistic mix: alter_view batches of
+    comment and property changes (one to four events per call), replaces and representation updates
+    that add versions, property removals, and a few renames.
     """
     rng = random.Random(seed)
     names = [f"ns{i % 50:02d}.view_{i:06d}" for i in range(views)]
@@ -88,12 +89,15 @@ def event_log(path: Path, *, events: int, views: int, actors: int = 20, block: i
         total = stores[0].event_count()
         turn = 0
         while total < events:
-            store = stores[turn % actors]
+            actor = turn % actors
+            store = stores[actor]
             turn += 1
             for _ in range(block):
                 if total >= events:
                     break
                 k = rng.randrange(views)
+                if rng.random() < 0.9:  # one of the actor's own views
+                    k = k - k % actors + actor if k - k % actors + actor < views else actor
                 name = names[k]
                 roll = rng.random()
                 seq = f"{turn}-{calls}"
