@@ -141,7 +141,8 @@ def test_register_views_with_nested_columns_and_the_stores_catalog_as_default(sp
                     Column("attrs", "map<string, string>")])
     assert view.default_catalog == "prod"  # the store's catalog, not a Spark catalog: the session catalog is used
     assert register_views(spark, store, ns).registered == [f"{ns}.v"]
-    row = spark.sql(f"SELECT items[0].sku AS sku, attrs['channel'] AS channel FROM {ns}.v WHERE region = 'south'").first()
+    row = spark.sql(f"SELECT items[0].sku AS sku, attrs['channel'] AS channel FROM {ns}.v "
+                    "WHERE region = 'south'").first()
     assert (row.sku, row.channel) == ("b", "shop")
     assert spark.table(f"{ns}.v").schema["items"].metadata == {"comment": "order lines"}
 
@@ -221,6 +222,8 @@ def test_create_view_bare_name_goes_to_the_current_database_and_replace_makes_a_
         spark.catalog.setCurrentDatabase("default")
     assert view.identifier == (data, "by_region")
     assert view.current_version_id == 2 and [c.name for c in view.columns] == ["region"]
+    view = create_view(spark, store, f"spark_catalog.{data}.by_day", f"SELECT day FROM {data}.orders")
+    assert view.identifier == (data, "by_day")
 
 
 @pytest.mark.parametrize("query, condition", [

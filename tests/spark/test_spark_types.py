@@ -113,5 +113,5 @@ def test_types_spark_infers_for_a_real_query(spark):
         "named_struct('a', 1, 'b', array('x')) AS s, map('k', 1.5D) AS m, X'00' AS bin").schema
     got = {c.name: str(c.type) for c in schema_to_columns(schema)}
     assert got == {"l": "long", "d": "double", "dec": "decimal(12,3)", "ts": "timestamptz", "ntz": "timestamp",
-                   "dt": "date", "s": "struct<a: int not null, b: list<string not null> not null>", "m": "map<string, double not null>",
-                   "bin": "binary"}
+                   "dt": "date", "s": "struct<a: int not null, b: list<string not null> not null>",
+                   "m": "map<string, double not null>", "bin": "binary"}

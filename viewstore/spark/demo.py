@@ -185,7 +185,7 @@ def _sample_tables(spark: SparkSession, namespace: str) -> tuple[int, int]:
     """Write the demo's orders and customers as Spark tables (deterministic data)."""
     customers = [(i, f"customer {i}", ("north", "south", "east", "west")[i % 4]) for i in range(1, 13)]
     start = dt.date(2026, 11, 1)
-    orders = [(n, 1 + (n * 7) % 12, start + dt.timedelta(days=n % 5), Decimal(15 + (n * 37) % 90).quantize(Decimal("0.01")))
+    orders = [(n, 1 + (n * 7) % 12, start + dt.timedelta(days=n % 5), Decimal(f"{15 + (n * 37) % 90}.00"))
               for n in range(1, 61)]
     customer_schema = T.StructType([T.StructField("customer_id", T.IntegerType(), False),
                                     T.StructField("name", T.StringType()),

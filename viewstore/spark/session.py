@@ -622,11 +622,13 @@ def _current(spark: SparkSession) -> tuple[str, tuple[str, ...]]:
 
 
 def _qualify(spark: SparkSession, identifier: str | tuple[str, ...] | list[str]) -> Identifier:
-    """An identifier; a bare name goes into the session's current database."""
-    if isinstance(identifier, str) and "." not in identifier:
-        identifier = (*_current(spark)[1], identifier)
-    elif isinstance(identifier, (tuple, list)) and len(identifier) == 1:
-        identifier = (*_current(spark)[1], *identifier)
+    """An identifier: a bare name goes into the session's current database; ``spark_catalog.`` is dropped."""
+    parts = identifier.split(".") if isinstance(identifier, str) else identifier
+    if isinstance(parts, (tuple, list)):
+        if len(parts) == 1:
+            identifier = (*_current(spark)[1], *parts)
+        elif len(parts) >= 3 and isinstance(parts[0], str) and parts[0].lower() == SESSION_CATALOG:
+            identifier = tuple(parts[1:])
     return to_identifier(identifier)
 
 
