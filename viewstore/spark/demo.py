@@ -37,7 +37,7 @@ from rich.table import Table
 
 from ..catalog import ViewChange, ViewStore
 from ..errors import ValidationError, ViewStoreError
-from ..model import SQLRepresentation
+from ..model import SQLRepresentation, View
 from .session import check_views, events_dataframe, register_views, sql
 
 __all__ = ["run_demo", "DemoResult", "local_session"]
@@ -285,7 +285,10 @@ def _steps(spark: SparkSession, alice: ViewStore, bob: ViewStore, out: _Printer,
         out.code(f'sql(spark, store, "USE {namespace}")')
         for ddl in (_DAILY_SQL, _TOTALS_SQL):
             out.sql(ddl)
-            sql(spark, alice, ddl)
+            view = sql(spark, alice, ddl)
+            if isinstance(view, View):
+                out.ok(f"{'.'.join(view.identifier)}: stored (version {view.current_version_id}) and usable "
+                       f"in this session")
         spark.catalog.setCurrentDatabase("default")
     stored = alice.load_view(daily)
     out.rows(f"{daily}: columns as stored (Iceberg types inferred by Spark)", ["column", "type", "comment"],
