@@ -56,3 +56,24 @@ def test_readme_cli_session_runs_as_written(tmp_path):
 def test_readme_has_the_ci_command():
     ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
     assert ci in README
+def _commands(group, prefix=()):
+    import click
+
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        yield prefix + (name,), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, prefix + (name,))
+
+
+def test_every_command_has_help_with_an_example():
+    names = []
+    for path, command in _commands(main):
+        names.append(" ".join(path))
+        assert command.help, f"viewstore {' '.join(path)} has no help"
+        if not hasattr(command, "commands"):
+            assert "Example" in command.help, f"viewstore {' '.join(path)} has no example in its help"
+    for core in ["create", "replace", "show", "list", "alter", "rename", "drop", "rollback", "history", "audit",
+                 "export", "import", "rebuild"]:
+        assert core in names
