@@ -19,6 +19,16 @@ def blocks(language):
     return re.findall(rf"```{language}\n(.*?)```", README, re.S)
 
 
+@pytest.mark.spark
+def test_readme_spark_examples_run(spark, tmp_path, monkeypatch):
+    """The ```python spark blocks run in order in one driver, on the test suite's session."""
+    monkeypatch.chdir(tmp_path)
+    examples = blocks("python spark")
+    assert len(examples) == 2
+    for code in examples:
+        exec(compile(code, "README.md", "exec"), {"spark": spark})
+
+
 @pytest.mark.parametrize("index", range(len(blocks("python"))))
 def test_readme_python_examples_run(tmp_path, monkeypatch, index):
     monkeypatch.chdir(tmp_path)
