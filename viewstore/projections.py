@@ -143,21 +143,31 @@ class ViewState:
         return (*self.namespace.split("."), self.name)
 
     def to_json(self) -> str:
+        """The snapshot of this state. Versions are named by id, not copied: each is stored once, in
+        ``view_versions``; copying them made snapshots the bulk of the projections (and of rebuild())."""
         return dumps({
             "view_id": self.view_id, "namespace": self.namespace, "name": self.name, "live": self.live,
             "stream_version": self.stream_version, "current_version_id": self.current_version_id,
             "properties": self.properties, "security_mode": self.security_mode, "creator": self.creator,
             "created_at": self.created_at, "modifier": self.modifier, "modified_at": self.modified_at,
-            "last_position": self.last_position, "versions": list(self.versions.values()),
+            "last_position": self.last_position, "version_ids": list(self.versions),
             "version_log": self.version_log,
         })
 
     @classmethod
-    def from_json(cls, data: str) -> "ViewState":
+    def from_json(cls, data: str, versions: dict[int, dict[str, Any]] | None = None) -> "ViewState":
+        """A state from its snapshot; ``versions`` holds (at least) the versions it names."""
         d = loads(data)
-        versions = {v["version_id"]: v for v in d.pop("versions")}
+        if "versions" in d:  # a snapshot written when they held whole versions
+            found = {v["version_id"]: v for v in d.pop("versions")}
+        else:
+            try:
+                found = {i: (versions or {})[i] for i in d.pop("version_ids")}
+            except KeyError as e:
+                raise CorruptLogError(f"the snapshot of view {d.get('view_id')} names version {e}, "
+                                      f"which view_versions does not hold; run rebuild()") from e
         log = [tuple(e) for e in d.pop("version_log")]
-        return cls(**d, versions=versions, version_log=log)  # type: ignore[arg-type]
+        return cls(**d, versions=found, version_log=log)  # type: ignore[arg-type]
 
     def copy(self) -> "ViewState":
         return ViewState(self.view_id, self.namespace, self.name, self.live, self.stream_version,
@@ -409,18 +419,26 @@ class Projections:
         state = ViewState(vid, namespace, name, bool(live), stream_version, current, loads(properties),
                           security, creator, created_at, modifier, modified_at, last_position)
         state.stored_key = (namespace, name, state.live)
-        for (version_id, ts, schema_id, columns, reps, catalog, namespace_json, summary) in conn.execute(
-                "SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
-                "default_namespace, summary FROM view_versions WHERE view_id = ?", (view_id,)):
-            state.versions[version_id] = {
-                "version_id": version_id, "timestamp_ms": ts, "schema_id": schema_id,
-                "columns": loads(columns), "representations": loads(reps),
-                "default_catalog": catalog, "default_namespace": loads(namespace_json),
-                "summary": loads(summary)}
+        state.versions = self._versions(view_id)
         state.version_log = [(ts, v) for ts, v in conn.execute(
             "SELECT timestamp_ms, version_id FROM view_version_log WHERE view_id = ? ORDER BY seq", (view_id,))]
         state.log_saved = len(state.version_log)
         return state
+
+    def _versions(self, view_id: str, wanted: Iterable[int] | None = None) -> dict[int, dict[str, Any]]:
+        """The stored versions of a view (only the ``wanted`` ids, if given), parsed."""
+        keep = set(wanted) if wanted is not None else None
+        versions = {}
+        for (version_id, ts, schema_id, columns, reps, catalog, namespace_json, summary) in self.conn.execute(
+                "SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
+                "default_namespace, summary FROM view_versions WHERE view_id = ?", (view_id,)):
+            if keep is None or version_id in keep:
+                versions[version_id] = {
+                    "version_id": version_id, "timestamp_ms": ts, "schema_id": schema_id,
+                    "columns": loads(columns), "representations": loads(reps),
+                    "default_catalog": catalog, "default_namespace": loads(namespace_json),
+                    "summary": loads(summary)}
+        return versions
 
     def snapshot_before(self, view_id: str, until_ms: int) -> ViewState | None:
         row = self.conn.execute("SELECT stream_version FROM view_snapshots WHERE view_id = ? AND occurred_at <= ? "
@@ -432,7 +450,8 @@ class Projections:
         if state is None:
             (data,) = self.conn.execute("SELECT state FROM view_snapshots WHERE view_id = ? AND stream_version = ?",
                                         key).fetchone()
-            state = ViewState.from_json(data)
+            named = loads(data).get("version_ids")  # parsed twice, but only on a cache miss
+            state = ViewState.from_json(data, self._versions(view_id, named) if named is not None else None)
             if len(self._snapshots) >= 256:
                 self._snapshots.clear()
             self._snapshots[key] = state
