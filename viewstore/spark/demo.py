@@ -94,8 +94,11 @@ class DemoResult:
     seconds: float = 0.0
 
 
-def local_session(workdir: Path, *, app_name: str = "viewstore-demo") -> SparkSession:
-    """A quiet local SparkSession with an in-memory catalog and its warehouse under ``workdir``.
+def local_session(workdir: Path, *, app_name: str = "viewstore-demo", hive: bool = False) -> SparkSession:
+    """A quiet local SparkSession with its warehouse under ``workdir``.
+
+    The catalog is in memory, or with ``hive=True`` a real Hive metastore in an embedded Derby
+    database under ``workdir``.
 
     The settings are the fast ones measured for small local work: two cores, one shuffle
     partition, no UI, a serial GC and a JIT that stops at C1, errors-only logging.
@@ -108,7 +111,9 @@ def local_session(workdir: Path, *, app_name: str = "viewstore-demo") -> SparkSe
                      "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
                      "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n")
     java_options = f"-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j.configurationFile=file:{log4j}"
-    session = (
+    if hive:
+        java_options += f" -Dderby.system.home={workdir}"
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName(app_name)
         .config("spark.ui.enabled", "false")
@@ -117,11 +122,16 @@ def local_session(workdir: Path, *, app_name: str = "viewstore-demo") -> SparkSe
         .config("spark.default.parallelism", "1")
         .config("spark.sql.adaptive.enabled", "false")
         .config("spark.driver.memory", "1g")
-        .config("spark.sql.catalogImplementation", "in-memory")
         .config("spark.sql.warehouse.dir", str(workdir / "warehouse"))
         .config("spark.driver.extraJavaOptions", java_options)
-        .getOrCreate()
     )
+    if hive:
+        builder = builder.enableHiveSupport().config(
+            "spark.hadoop.javax.jdo.option.ConnectionURL",
+            f"jdbc:derby:;databaseName={workdir / 'metastore_db'};create=true")
+    else:
+        builder = builder.config("spark.sql.catalogImplementation", "in-memory")
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     quiet_analysis_errors()
     return session
