@@ -428,8 +428,7 @@ def bench_storage(ctx: Context) -> list[Result]:
     except sqlite3.OperationalError:  # dbstat is not compiled into every SQLite
         pass
     conn.close()
-    log_names = {"events", "sqlite_autoindex_events_1", "events_by_actor", "events_by_time",
-                 "events_by_identifier", "sqlite_sequence"}
+    log_names = {"events", "sqlite_autoindex_events_1", "events_by_actor", "events_naming"}
     log_bytes = sum(v for k, v in parts.items() if k in log_names)
     per_event = total / log.events
     details = {"file_bytes": total, "events": log.events, "by_table_and_index": parts}

@@ -4,7 +4,7 @@ import pytest
 
 from viewstore.errors import ConcurrencyError, CorruptLogError, ViewStoreError
 from viewstore.events import CommentUpdated
-from viewstore.log import EventLog, connect, transaction
+from viewstore.log import _ACTORS, EventLog, connect, transaction
 
 
 def event(version, comment="c"):
@@ -68,6 +68,49 @@ def test_newer_schema_is_refused(tmp_path):
         connect(tmp_path / "x.db")
     with pytest.raises(ViewStoreError):
         connect(tmp_path / "y.db", durability="sometimes")
+
+
+def test_a_schema_1_database_is_upgraded_in_place(tmp_path):
+    from viewstore import ViewChange, ViewStore
+
+    path = tmp_path / "old.db"
+    with ViewStore(path, actor="me") as store:
+        store.create_view("a.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="a")
+    # what schema 1 had and schema 2 drops: two indexes every commit wrote, and a position row
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE INDEX events_by_time ON events (occurred_at);
+        CREATE INDEX events_by_identifier ON events (identifier, type);
+        CREATE TABLE projection (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
+        INSERT INTO projection VALUES ('views', 1);
+        UPDATE meta SET value = '1' WHERE key = 'schema_version';
+    """)
+    conn.close()
+    with ViewStore(path, actor="me") as store:
+        objects = {name for (name,) in store._conn.execute("SELECT name FROM sqlite_master")}
+        assert {"events_by_time", "events_by_identifier", "projection"}.isdisjoint(objects)
+        assert {"events_by_actor", "events_naming"} <= objects
+        assert store._conn.execute("SELECT value FROM meta").fetchall() == [("2",)]
+        view = store.alter_view("a.v", ViewChange.update_comment("after the upgrade"))
+        assert view.comment == "after the upgrade" and store.event_count() == 2
+        live = store.projection_dump()
+        store.rebuild()
+        assert store.projection_dump() == live
+
+
+def test_a_time_range_reads_every_actor(tmp_path):
+    log = EventLog(connect(tmp_path / "x.db"))
+    with transaction(log.conn):
+        for version, actor in enumerate(["carol", "alice", "bob", "alice", "carol"], start=1):
+            log.append([event(version).model_copy(update={"actor": actor})])
+    assert [e.stream_version for e in log.query(since=1002, until=1004)] == [2, 3, 4]
+    assert [e.actor for e in log.query(until=1003)] == ["carol", "alice", "bob"]
+    assert [e.stream_version for e in log.query(actor="alice", since=1003)] == [4]
+    plan = " ".join(r[3] for r in log.conn.execute(
+        f"EXPLAIN QUERY PLAN SELECT payload FROM events WHERE actor IN ({_ACTORS}) "
+        "AND occurred_at >= 1 AND occurred_at <= 2"))
+    assert "events_by_actor (actor=? AND occurred_at>? AND occurred_at<?)" in plan and "SCAN events" not in plan
 
 
 def test_corrupt_payload_is_reported(tmp_path):

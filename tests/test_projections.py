@@ -3,7 +3,7 @@ import json
 import pytest
 
 from viewstore.errors import CorruptLogError
-from viewstore.projections import DDL, SNAPSHOT_EVERY, ViewState, apply, state_to_view
+from viewstore.projections import DDL, PROJECTION_TABLES, SNAPSHOT_EVERY, ViewState, apply, state_to_view
 
 VERSION = {"version_id": 1, "timestamp_ms": 5, "schema_id": 0, "columns": [{"name": "x", "type": "int",
            "comment": None, "nullable": True}], "representations": [{"dialect": "spark", "sql": "SELECT 1"}],
@@ -21,7 +21,8 @@ def created():
 
 
 def test_ddl_declares_every_projection_table():
-    for table in ("views", "view_versions", "view_version_log", "view_snapshots", "projection"):
+    assert PROJECTION_TABLES == ("views", "view_versions", "view_version_log", "view_snapshots")
+    for table in PROJECTION_TABLES:
         assert f"CREATE TABLE IF NOT EXISTS {table}" in DDL
     assert "WHERE live = 1" in DDL  # names are unique among live views only
 

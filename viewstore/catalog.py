@@ -536,7 +536,7 @@ class ViewStore:
                                identifier_str(event.identifier), event.actor, event.occurred_at)
                         state = apply(state, row, payload)
                     assert state is not None
-                    self._projections.save([state], stored[-1][0])
+                    self._projections.save([state])
             except BaseException as error:
                 self._cache.clear()
                 if plan is not None and plan.events and signals.commit_failed.receivers:
@@ -927,7 +927,7 @@ class ViewStore:
                 total = self._log.count()
                 self._projections.clear()
                 states: dict[str, ViewState] = {}
-                done, position = 0, 0
+                done = 0
                 get = states.get
                 # The fold makes a few short-lived dicts per event and no cycles; the cyclic garbage
                 # collector would still walk the growing states again and again (about 7% of a rebuild).
@@ -939,13 +939,12 @@ class ViewStore:
                             view_id = row[2]
                             states[view_id] = apply(get(view_id), row, loads(row[8]))
                         done += len(rows)
-                        position = rows[-1][0]
                         if progress is not None:
                             progress(done, total)
                 finally:
                     if collecting:
                         gc.enable()
-                self._projections.save(states.values(), position)
+                self._projections.save(states.values())
             self._cache.clear()
 
     def projection_dump(self) -> dict[str, list[tuple[Any, ...]]]:

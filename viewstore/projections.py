@@ -1,7 +1,7 @@
 """Projections: the current state of every view, folded from the log.
 
 The schema is declared once with SQLModel (``ViewRow``, ``VersionRow``, ``VersionLogRow``,
-``SnapshotRow``, ``ProjectionRow``) and created from those declarations. The fold (:func:`apply`)
+``SnapshotRow``) and created from those declarations. The fold (:func:`apply`)
 works on the stored event rows and their JSON payloads, so the live path (one commit) and
 :meth:`Projections.rebuild` (the whole log) run the very same code and must give the same tables.
 
@@ -11,7 +11,9 @@ Tables:
     view_versions     every version of every view (immutable rows)
     view_version_log  every change of the current version, in order
     view_snapshots    the folded state every ``SNAPSHOT_EVERY`` events of a stream (for ``as_of``)
-    projection        how far the projections have applied the log
+
+The projections are written in the transaction of the events they fold, so they have always applied
+the whole log: no "position" row is kept (it cost a page write per commit and was never read).
 """
 
 from __future__ import annotations
@@ -87,24 +89,19 @@ class SnapshotRow(SQLModel, table=True):
     state: str
 
 
-class ProjectionRow(SQLModel, table=True):
-    __tablename__ = "projection"
-    name: str = Field(primary_key=True)
-    position: int
-
-
-PROJECTION_TABLES = ("views", "view_versions", "view_version_log", "view_snapshots", "projection")
+PROJECTION_TABLES = ("views", "view_versions", "view_version_log", "view_snapshots")
 
 
 def _ddl() -> str:
     dialect = sqlite_dialect.dialect()
     statements = []
-    for model in (ViewRow, VersionRow, VersionLogRow, SnapshotRow, ProjectionRow):
+    for model in (ViewRow, VersionRow, VersionLogRow, SnapshotRow):
         table = model.__table__  # type: ignore[attr-defined]
         create = str(CreateTable(table, if_not_exists=True).compile(dialect=dialect)).strip()
         statements.append(create + ";")
         for index in sorted(table.indexes, key=lambda i: i.name):
             statements.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=dialect)).strip() + ";")
+    statements.append("DROP TABLE IF EXISTS projection;")  # schema 1 kept a position row here
     return "\n".join(statements) + "\n"
 
 
@@ -328,8 +325,6 @@ _INSERT_SNAPSHOT = "INSERT OR REPLACE INTO view_snapshots (view_id, stream_versi
 # of ``views`` too. A commit's cost is mostly the pages it writes to the WAL.
 _UPDATE_VIEW = ("UPDATE views SET stream_version = ?, current_version_id = ?, properties = ?, security_mode = ?, "
                 "modifier = ?, modified_at = ?, last_position = ? WHERE view_id = ?")
-_SET_POSITION = ("INSERT INTO projection (name, position) VALUES ('views', ?) "
-                 "ON CONFLICT (name) DO UPDATE SET position = excluded.position")
 _SELECT_STATE = f"SELECT {', '.join(_STATE_COLUMNS)} FROM views"
 
 
@@ -344,7 +339,7 @@ class Projections:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def save(self, states: Iterable[ViewState], position: int) -> None:
+    def save(self, states: Iterable[ViewState]) -> None:
         """Store what the fold changed, inside the caller's transaction."""
         view_rows, update_rows, version_rows, log_rows, snapshot_rows = [], [], [], [], []
         for s in states:
@@ -378,8 +373,6 @@ class Projections:
             conn.executemany(_INSERT_LOG, log_rows)
         if snapshot_rows:
             conn.executemany(_INSERT_SNAPSHOT, snapshot_rows)
-        if position:
-            conn.execute(_SET_POSITION, (position,))
 
     def clear(self) -> None:
         self._snapshots.clear()
@@ -387,10 +380,6 @@ class Projections:
             self.conn.execute(f"DELETE FROM {table}")
 
     # -- reading ------------------------------------------------------------------------------
-
-    def position(self) -> int:
-        row = self.conn.execute("SELECT position FROM projection WHERE name = 'views'").fetchone()
-        return row[0] if row else 0
 
     def live_view_id(self, namespace: str, name: str) -> str | None:
         row = self.conn.execute("SELECT view_id FROM views WHERE namespace = ? AND name = ? AND live = 1",
