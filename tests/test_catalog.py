@@ -8,6 +8,7 @@ import pytest
 
 from viewstore import (DROP_DIALECT_ALLOWED, Column, ConcurrencyError, NoSuchViewError, SQLRepresentation,
                        ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals)
+from viewstore.projections import SNAPSHOT_EVERY
 
 COLS = [Column("day", "date"), Column("orders", "bigint", "orders that day")]
 SPARK = SQLRepresentation("spark", "SELECT day, count(*) AS orders FROM orders GROUP BY day")
@@ -263,10 +264,51 @@ def test_rebuild_equals_live_projections(store):
         store.alter_view("sales.daily", ViewChange.set_property("n", str(i)))
     live = store.projection_dump()
     progress = []
-    store.rebuild(progress=lambda done, total: progress.append((done, total)))
+    repaired = store.rebuild(progress=lambda done, total: progress.append((done, total)))
+    assert repaired == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
     assert store.projection_dump() == live
     assert progress[-1] == (store.event_count(), store.event_count())
     assert store.load_view("sales.daily").properties["n"] == "119"
+
+
+def test_rebuild_repairs_exactly_the_rows_that_differ(store):
+    make(store)
+    store.replace_view("sales.daily", columns=[("id", "bigint")], representations=[("spark", "SELECT 2 AS id")],
+                       default_namespace="sales")
+    make(store, "sales.other")
+    store.rename_view("sales.other", "sales.moved")
+    for i in range(SNAPSHOT_EVERY):
+        store.alter_view("sales.daily", ViewChange.set_property("n", str(i)))
+    live = store.projection_dump()
+    daily = store.load_view("sales.daily").uuid
+    conn = sqlite3.connect(store.path)
+    with conn:  # damage one row of each table, and add rows no event explains
+        conn.execute("UPDATE views SET properties = '{}' WHERE view_id = ?", (daily,))
+        conn.execute("UPDATE views SET name = 'other', live = 1 WHERE name = 'moved'")
+        conn.execute("DELETE FROM view_versions WHERE view_id = ? AND version_id = 2", (daily,))
+        conn.execute("INSERT INTO view_versions SELECT 'ghost', version_id, timestamp_ms, schema_id, columns, "
+                     "representations, default_catalog, default_namespace, summary FROM view_versions LIMIT 1")
+        conn.execute("UPDATE view_version_log SET version_id = 9 WHERE view_id = ? AND seq = 2", (daily,))
+        conn.execute("UPDATE view_snapshots SET state = '{}' WHERE view_id = ?", (daily,))
+    conn.close()
+    assert store.rebuild() == {"views": 2, "view_versions": 2, "view_version_log": 1, "view_snapshots": 1}
+    assert store.projection_dump() == live
+    assert store.load_view("sales.moved").uuid != daily and store.list_views("sales") == [("sales", "daily"),
+                                                                                          ("sales", "moved")]
+
+
+def test_rebuild_into_empty_projections(store):
+    make(store)
+    store.alter_view("sales.daily", ViewChange.update_comment("x"))
+    live = store.projection_dump()
+    conn = sqlite3.connect(store.path)
+    with conn:
+        for table in live:
+            conn.execute(f"DELETE FROM {table}")
+    conn.close()
+    repaired = store.rebuild()
+    assert repaired == {table: len(rows) for table, rows in live.items()}
+    assert store.projection_dump() == live and store.load_view("sales.daily").comment == "x"
 
 
 def test_signals(store):

@@ -1,6 +1,7 @@
 """The CLI: a thin layer over the API, JSON for scripts, one-line errors with exit code 1."""
 
 import json
+import sqlite3
 
 import pytest
 from click.testing import CliRunner
@@ -106,7 +107,14 @@ def test_export_import_rebuild(run, tmp_path, conformance):
     assert out.endswith(".gz.metadata.json") and (tmp_path / "loc" / "metadata").is_dir()
     run("import", str(conformance / "iceberg-view" / "ValidViewMetadata.json"), "s.imported")
     assert json.loads(run("show", "s.imported", "--json"))["current_version_id"] == 2
-    assert "rebuilt projections from 3 events" in run("rebuild")
+    assert "rebuilt projections from 3 events: they matched the log" in run("rebuild")
+    assert json.loads(run("rebuild", "--json")) == {"events": 3, "repaired": {
+        "views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}}
+    conn = sqlite3.connect(tmp_path / "cli.db")
+    with conn:
+        conn.execute("UPDATE views SET properties = '{}'")
+    conn.close()
+    assert "repaired 1 row (views 1)" in run("rebuild")  # s.v had a property; s.imported has none
 
 
 def test_environment_variables(tmp_path, monkeypatch):

@@ -915,17 +915,24 @@ class ViewStore:
 
     # -- maintenance ------------------------------------------------------------------------------
 
-    def rebuild(self, progress: Callable[[int, int], None] | None = None) -> None:
-        """Replay the whole log into fresh projections (in one transaction).
+    def rebuild(self, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+        """Replay the whole log and make the projections match it (in one transaction).
+
+        Only projection rows that differ from the replay are rewritten, so rebuilding consistent
+        projections writes nothing, and the result says what was repaired.
 
         Args:
             progress: called as ``progress(done, total)`` while events are replayed.
+
+        Returns:
+            For each projection table (``views``, ``view_versions``, ``view_version_log``,
+            ``view_snapshots``), how many rows were rewritten, added or removed: all zero when
+            the projections already matched the log.
         """
         with self._lock:
             self._fresh()
             with transaction(self._conn):
                 total = self._log.count()
-                self._projections.clear()
                 states: dict[str, ViewState] = {}
                 done = 0
                 get = states.get
@@ -941,11 +948,12 @@ class ViewStore:
                         done += len(rows)
                         if progress is not None:
                             progress(done, total)
+                    repaired = self._projections.replace(states.values())
                 finally:
                     if collecting:
                         gc.enable()
-                self._projections.save(states.values())
             self._cache.clear()
+            return repaired
 
     def projection_dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every projection row (for checking that :meth:`rebuild` reproduces the live state)."""

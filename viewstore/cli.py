@@ -516,9 +516,10 @@ def import_(cli: CliContext, path: str, identifier: str) -> None:
 
 
 @main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the rows repaired per table as JSON.")
 @pass_cli
-def rebuild(cli: CliContext) -> None:
-    """Replay the whole event log into fresh projections.
+def rebuild(cli: CliContext, as_json: bool) -> None:
+    """Replay the whole event log and repair the projections that differ from it.
 
     Example:
 
@@ -529,8 +530,17 @@ def rebuild(cli: CliContext) -> None:
     store = cli.store()
     with Progress(console=cli.err, transient=True) as progress:
         task = progress.add_task("replaying events", total=None)
-        store.rebuild(progress=lambda done, total: progress.update(task, completed=done, total=total))
-    cli.console.print(f"rebuilt projections from {store.event_count()} events")
+        repaired = store.rebuild(progress=lambda done, total: progress.update(task, completed=done, total=total))
+    events = store.event_count()
+    if as_json:
+        _print_json({"events": events, "repaired": repaired})
+    elif not any(repaired.values()):
+        cli.console.print(f"rebuilt projections from {events} events: they matched the log")
+    else:
+        fixed = ", ".join(f"{table} {n}" for table, n in repaired.items() if n)
+        total = sum(repaired.values())
+        cli.console.print(f"rebuilt projections from {events} events: repaired {total} "
+                          f"row{'' if total == 1 else 's'} ({fixed})")
 
 
 def run() -> None:  # pragma: no cover - the console script

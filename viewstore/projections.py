@@ -326,6 +326,49 @@ _INSERT_SNAPSHOT = "INSERT OR REPLACE INTO view_snapshots (view_id, stream_versi
 _UPDATE_VIEW = ("UPDATE views SET stream_version = ?, current_version_id = ?, properties = ?, security_mode = ?, "
                 "modifier = ?, modified_at = ?, last_position = ? WHERE view_id = ?")
 _SELECT_STATE = f"SELECT {', '.join(_STATE_COLUMNS)} FROM views"
+#: each projection table's columns, in the order the row builders write them, and how many lead the key
+_TABLE_COLUMNS: dict[str, tuple[tuple[str, ...], int]] = {
+    "views": (_STATE_COLUMNS, 1),
+    "view_versions": (("view_id", "version_id", "timestamp_ms", "schema_id", "columns", "representations",
+                       "default_catalog", "default_namespace", "summary"), 2),
+    "view_version_log": (("view_id", "seq", "timestamp_ms", "version_id"), 2),
+    "view_snapshots": (("view_id", "stream_version", "occurred_at", "state"), 2),
+}
+
+
+@dataclass(slots=True)
+class _Rows:
+    views: list[tuple[Any, ...]] = field(default_factory=list)          # whole rows (new, renamed, dropped)
+    view_updates: list[tuple[Any, ...]] = field(default_factory=list)   # the changed columns of a stored row
+    versions: list[tuple[Any, ...]] = field(default_factory=list)
+    log: list[tuple[Any, ...]] = field(default_factory=list)
+    snapshots: list[tuple[Any, ...]] = field(default_factory=list)
+
+
+def _changed_rows(states: Iterable[ViewState]) -> _Rows:
+    """The projection rows the fold changed in these states; marks the states as stored."""
+    rows = _Rows()
+    for s in states:
+        key = (s.namespace, s.name, s.live)
+        if s.stored_key == key:  # the row exists and keeps its identifier and live flag
+            rows.view_updates.append((s.stream_version, s.current_version_id, dumps(s.properties), s.security_mode,
+                                      s.modifier, s.modified_at, s.last_position, s.view_id))
+        else:
+            rows.views.append((s.view_id, s.namespace, s.name, int(s.live), s.stream_version,
+                               s.current_version_id, dumps(s.properties), s.security_mode, s.creator,
+                               s.created_at, s.modifier, s.modified_at, s.last_position))
+        s.stored_key = key
+        for vid in s.new_versions:
+            v = s.versions[vid]
+            rows.versions.append((s.view_id, vid, v["timestamp_ms"], v["schema_id"], dumps(v["columns"]),
+                                  dumps(v["representations"]), v.get("default_catalog"),
+                                  dumps(v.get("default_namespace") or []), dumps(v.get("summary") or {})))
+        for seq in range(s.log_saved, len(s.version_log)):
+            ts, vid = s.version_log[seq]
+            rows.log.append((s.view_id, seq + 1, ts, vid))
+        rows.snapshots.extend((s.view_id, sv, at, data) for sv, at, data in s.snapshots)
+        s.new_versions, s.log_saved, s.snapshots = [], len(s.version_log), []
+    return rows
 
 
 class Projections:
@@ -341,43 +384,54 @@ class Projections:
 
     def save(self, states: Iterable[ViewState]) -> None:
         """Store what the fold changed, inside the caller's transaction."""
-        view_rows, update_rows, version_rows, log_rows, snapshot_rows = [], [], [], [], []
-        for s in states:
-            key = (s.namespace, s.name, s.live)
-            if s.stored_key == key:  # the row exists and keeps its identifier and live flag
-                update_rows.append((s.stream_version, s.current_version_id, dumps(s.properties), s.security_mode,
-                                    s.modifier, s.modified_at, s.last_position, s.view_id))
-            else:
-                view_rows.append((s.view_id, s.namespace, s.name, int(s.live), s.stream_version,
-                                  s.current_version_id, dumps(s.properties), s.security_mode, s.creator,
-                                  s.created_at, s.modifier, s.modified_at, s.last_position))
-            s.stored_key = key
-            for vid in s.new_versions:
-                v = s.versions[vid]
-                version_rows.append((s.view_id, vid, v["timestamp_ms"], v["schema_id"], dumps(v["columns"]),
-                                     dumps(v["representations"]), v.get("default_catalog"),
-                                     dumps(v.get("default_namespace") or []), dumps(v.get("summary") or {})))
-            for seq in range(s.log_saved, len(s.version_log)):
-                ts, vid = s.version_log[seq]
-                log_rows.append((s.view_id, seq + 1, ts, vid))
-            snapshot_rows.extend((s.view_id, sv, at, data) for sv, at, data in s.snapshots)
-            s.new_versions, s.log_saved, s.snapshots = [], len(s.version_log), []
+        rows = _changed_rows(states)
         conn = self.conn
-        if view_rows:
-            conn.executemany(_UPSERT_VIEW, view_rows)
-        if update_rows and conn.executemany(_UPDATE_VIEW, update_rows).rowcount != len(update_rows):
+        if rows.views:
+            conn.executemany(_UPSERT_VIEW, rows.views)
+        if rows.view_updates and conn.executemany(_UPDATE_VIEW, rows.view_updates).rowcount != len(rows.view_updates):
             raise CorruptLogError("a row of the views projection vanished under a write; run rebuild()")
-        if version_rows:
-            conn.executemany(_INSERT_VERSION, version_rows)
-        if log_rows:
-            conn.executemany(_INSERT_LOG, log_rows)
-        if snapshot_rows:
-            conn.executemany(_INSERT_SNAPSHOT, snapshot_rows)
+        if rows.versions:
+            conn.executemany(_INSERT_VERSION, rows.versions)
+        if rows.log:
+            conn.executemany(_INSERT_LOG, rows.log)
+        if rows.snapshots:
+            conn.executemany(_INSERT_SNAPSHOT, rows.snapshots)
 
-    def clear(self) -> None:
+    def replace(self, states: Iterable[ViewState]) -> dict[str, int]:
+        """Make the projection tables hold exactly the rows of these freshly folded states (a rebuild).
+
+        Each table is compared with what it holds and only the rows that differ are deleted or
+        written, so a rebuild of consistent projections writes nothing, and one that repairs a few
+        rows writes those. Returns, per table, how many rows were rewritten, added or removed.
+        """
         self._snapshots.clear()
-        for table in PROJECTION_TABLES:
-            self.conn.execute(f"DELETE FROM {table}")
+        rows = _changed_rows(states)
+        assert not rows.view_updates, "replace() takes fresh states, which have no stored rows"
+        repaired = {}
+        for table, new in (("views", rows.views), ("view_versions", rows.versions),
+                           ("view_version_log", rows.log), ("view_snapshots", rows.snapshots)):
+            repaired[table] = self._sync(table, new)
+        return repaired
+
+    def _sync(self, table: str, new_rows: list[tuple[Any, ...]]) -> int:
+        columns, key_width = _TABLE_COLUMNS[table]
+        key_names = columns[:key_width]
+        wanted = {row[:key_width]: row for row in new_rows}
+        stale = []
+        for row in self.conn.execute(f"SELECT {', '.join(columns)} FROM {table}"):
+            key = row[:key_width]
+            if wanted.get(key) == row:
+                del wanted[key]  # already stored as it should be
+            else:
+                stale.append(key)  # wrong, or of no view the log knows
+        # delete first, then insert: a changed row never meets its old self (or an old name) in an index
+        if stale:
+            where = " AND ".join(f"{k} = ?" for k in key_names)
+            self.conn.executemany(f"DELETE FROM {table} WHERE {where}", stale)
+        if wanted:
+            self.conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) "
+                                  f"VALUES ({', '.join('?' * len(columns))})", wanted.values())
+        return len(set(stale) | wanted.keys())
 
     # -- reading ------------------------------------------------------------------------------
 
