@@ -77,7 +77,10 @@ class Event(BaseModel):
 
     def payload(self) -> dict[str, Any]:
         """The type-specific fields, as stored in the log's JSON payload."""
-        return self.model_dump(mode="json", exclude=set(self.ENVELOPE))
+        return self.model_dump(mode="json", exclude=_ENVELOPE)
+
+
+_ENVELOPE = frozenset(Event.ENVELOPE)
 
 
 class _VersionChange(BaseModel):
