@@ -134,6 +134,8 @@ class ViewState:
     snapshots: list[tuple[int, int, str]] = field(default_factory=list)
     stored_key: tuple[str, str, bool] | None = None
     """(namespace, name, live) of this view's row in ``views`` as stored now; None: no row yet."""
+    qualified: str = ""
+    """``namespace.name`` as the fold last split it ("": not yet), so it splits only on a change."""
 
     @property
     def identifier(self) -> tuple[str, ...]:
@@ -171,7 +173,7 @@ class ViewState:
                          self.current_version_id, dict(self.properties), self.security_mode, self.creator,
                          self.created_at, self.modifier, self.modified_at, self.last_position,
                          dict(self.versions), list(self.version_log), [], len(self.version_log), [],
-                         self.stored_key)
+                         self.stored_key, self.qualified)
 
 
 def _version_change(state: ViewState, payload: dict[str, Any]) -> None:
@@ -189,31 +191,20 @@ def _version_change(state: ViewState, payload: dict[str, Any]) -> None:
         state.version_log.append((entry["timestamp_ms"], entry["version_id"]))
 
 
+_CREATING = frozenset(("view.created", "view.imported"))
+
+
 def apply(state: ViewState | None, row: Sequence[Any], payload: dict[str, Any]) -> ViewState:
     """Fold one stored event (a row of ``events`` and its decoded payload) into a view's state.
+
+    rebuild() runs this for every event of the log, so the common case (an event of a view that
+    exists, keeping its name) comes first and does as little as it can.
 
     Raises:
         CorruptLogError: the event does not fit the state (an event before ``created``, a gap).
     """
     position, _commit, view_id, stream_version, kind, identifier, actor, occurred_at = row[:8]
-    namespace, _, name = identifier.rpartition(".")  # inline: rebuild() runs this for every event
-    if kind in ("view.created", "view.imported"):
-        if state is not None:
-            raise CorruptLogError(f"{kind} at position {position} for a view that already exists")
-        state = ViewState(view_id, namespace, name, True, 0, 0, dict(payload.get("properties") or {}),
-                          payload.get("security_mode") or "DEFINER", actor, occurred_at, actor, occurred_at,
-                          position)
-        if kind == "view.imported":
-            for version in payload["versions"]:
-                state.versions[version["version_id"]] = version
-                state.new_versions.append(version["version_id"])
-            state.version_log.extend((e["timestamp_ms"], e["version_id"]) for e in payload["version_log"])
-            state.current_version_id = payload["current_version_id"]
-        else:
-            _version_change(state, payload)
-    else:
-        if state is None:
-            raise CorruptLogError(f"{kind} at position {position} for view {view_id}, which was never created")
+    if state is not None and kind not in _CREATING:
         if kind == "view.comment_updated":
             comment = payload["comment"]
             if comment is None:
@@ -233,10 +224,28 @@ def apply(state: ViewState | None, row: Sequence[Any], payload: dict[str, Any]) 
             if kind == "view.replaced" and payload.get("security_mode"):
                 state.security_mode = payload["security_mode"]
             _version_change(state, payload)
+    elif state is None and kind in _CREATING:
+        state = ViewState(view_id, "", "", True, 0, 0, dict(payload.get("properties") or {}),
+                          payload.get("security_mode") or "DEFINER", actor, occurred_at, actor, occurred_at,
+                          position)
+        if kind == "view.imported":
+            for version in payload["versions"]:
+                state.versions[version["version_id"]] = version
+                state.new_versions.append(version["version_id"])
+            state.version_log.extend((e["timestamp_ms"], e["version_id"]) for e in payload["version_log"])
+            state.current_version_id = payload["current_version_id"]
+        else:
+            _version_change(state, payload)
+    elif state is None:
+        raise CorruptLogError(f"{kind} at position {position} for view {view_id}, which was never created")
+    else:
+        raise CorruptLogError(f"{kind} at position {position} for a view that already exists")
     if stream_version != state.stream_version + 1:
         raise CorruptLogError(f"view {view_id}: stream version {stream_version} follows {state.stream_version}")
     state.stream_version = stream_version
-    state.namespace, state.name = namespace, name
+    if identifier != state.qualified:  # created or renamed: split the identifier only then
+        state.namespace, _, state.name = identifier.rpartition(".")
+        state.qualified = identifier
     state.modifier, state.modified_at = actor, occurred_at
     state.last_position = position
     if stream_version % SNAPSHOT_EVERY == 0:
@@ -462,6 +471,7 @@ class Projections:
         state = ViewState(vid, namespace, name, bool(live), stream_version, current, loads(properties),
                           security, creator, created_at, modifier, modified_at, last_position)
         state.stored_key = (namespace, name, state.live)
+        state.qualified = f"{namespace}.{name}"
         state.versions = self._versions(view_id)
         state.version_log = [(ts, v) for ts, v in conn.execute(
             "SELECT timestamp_ms, version_id FROM view_version_log WHERE view_id = ? ORDER BY seq", (view_id,))]
