@@ -40,3 +40,29 @@ def test_every_kind_of_foreign_commit_is_seen_by_the_next_load(tmp_path):
     assert theirs.load_view("a.w").properties == {"k1": "theirs", "k2": "mine"}
     mine.close()
     theirs.close()
+
+
+def test_a_call_returning_after_a_newer_commit_does_not_cache_its_older_state(tmp_path):
+    # A write returns its View after the store's lock is released; another thread's write may land
+    # in between. The returning call must not put its (now older) state back in the cache: the
+    # next load would be stale. A committed receiver writes again in exactly that gap.
+    from viewstore import signals
+
+    store = ViewStore(tmp_path / "s.db", actor="me")
+    _create(store, "a.v")
+    nested = []
+
+    def write_again(sender, events):
+        if not nested:
+            nested.append(store.alter_view("a.v", ViewChange.update_comment("second")))
+
+    signals.committed.connect(write_again)
+    try:
+        first = store.alter_view("a.v", ViewChange.update_comment("first"))
+    finally:
+        signals.committed.disconnect(write_again)
+    assert first.comment == "first" and nested[0].comment == "second"
+    assert store.load_view("a.v").comment == "second"
+    assert store.load_view("a.v").stream_version == 3
+    store.alter_view("a.v", ViewChange.set_property("k", "v"))  # decided from the current state
+    assert store.load_view("a.v").stream_version == 4

@@ -567,12 +567,21 @@ class ViewStore:
         return _Plan(state, state.view_id, ident, self.actor, self._now(state), state.stream_version)
 
     def _result(self, ident: Identifier, result: tuple[_Plan | None, ViewState | None]) -> View:
+        """The View a write returns: the state it wrote (or, for a no-op, the state it found).
+
+        This runs after the store's lock was released, so another thread may have committed since:
+        the View comes from the cache only if the cache still holds this very state, and is never
+        put back into it (that would hide the newer commit from the next load).
+        """
         plan, state = result
         if state is None:  # nothing changed
             assert plan is not None and plan.state is not None
             state = plan.state
         with self._lock:
-            return self._view(state.identifier, state)
+            cached = self._cache.get(state.identifier)
+            if cached is not None and cached[0] is state and cached[1] is not None:
+                return cached[1]
+        return state_to_view(state, self._version_models)
 
     def create_view(self, identifier: str | tuple[str, ...], *, columns: Sequence[Any],
                     representations: Any, default_namespace: Any, default_catalog: str | None = None,
