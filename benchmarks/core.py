@@ -49,7 +49,7 @@ class Sizes:
 
 FULL = Sizes(rounds=15, commits=1000, history_versions=100, history_commits=300, iceberg_commits=30,
              load_calls=2000, iceberg_loads=100, as_of_events=10_000, as_of_calls=100, list_total=100_000,
-             list_namespaces=10, log_events=1_000_000, log_views=5000, rebuild_rounds=3, audit_window=1000,
+             list_namespaces=10, log_events=1_000_000, log_views=5000, rebuild_rounds=5, audit_window=1000,
              audit_rounds=7, spark_views=1000, spark_rounds=3)
 
 QUICK = Sizes(rounds=2, commits=30, history_versions=5, history_commits=10, iceberg_commits=3, load_calls=50,
