@@ -1,6 +1,7 @@
 """The ViewStore API: semantics of every call, and every bad input leaving the log unchanged."""
 
 import datetime as dt
+import gc
 import sqlite3
 import time
 
@@ -8,6 +9,7 @@ import pytest
 
 from viewstore import (DROP_DIALECT_ALLOWED, Column, ConcurrencyError, NoSuchViewError, SQLRepresentation,
                        ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals)
+from viewstore.errors import CorruptLogError
 from viewstore.projections import SNAPSHOT_EVERY
 
 COLS = [Column("day", "date"), Column("orders", "bigint", "orders that day")]
@@ -295,6 +297,30 @@ def test_rebuild_repairs_exactly_the_rows_that_differ(store):
     assert store.projection_dump() == live
     assert store.load_view("sales.moved").uuid != daily and store.list_views("sales") == [("sales", "daily"),
                                                                                           ("sales", "moved")]
+
+
+def test_rebuild_gives_the_garbage_collector_back(store):
+    """rebuild() folds with the cyclic collector off; it is on again afterwards, even when the fold
+    fails, and stays off for a caller who had turned it off."""
+    make(store)
+    assert gc.isenabled()
+    store.rebuild()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        store.rebuild()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    conn = sqlite3.connect(store.path)
+    with conn:  # an event of a stream that was never created: the fold refuses the log
+        conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                     "payload) VALUES ('c', 'nope', 1, 'view.comment_updated', 'a.b', 'x', 1, '{\"comment\":null}')")
+    conn.close()
+    before = store.projection_dump()
+    with pytest.raises(CorruptLogError, match="never created"):
+        store.rebuild()
+    assert gc.isenabled() and store.projection_dump() == before  # and nothing was written
 
 
 def test_rebuild_into_empty_projections(store):

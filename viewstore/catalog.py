@@ -960,6 +960,9 @@ class ViewStore:
                             progress(done, total)
                     repaired = self._projections.replace(states.values())
                 finally:
+                    # free the fold's objects while the collector is still off: back on, its first
+                    # pass would walk every one of them (0.3 s after a 1M-event rebuild)
+                    states.clear()
                     if collecting:
                         gc.enable()
             self._cache.clear()
