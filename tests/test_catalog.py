@@ -204,6 +204,45 @@ def test_as_of_uses_snapshots_for_long_streams(store):
     assert store.load_view("sales.daily", as_of=times[249]).properties["i"] == "249"
 
 
+def test_as_of_an_event_is_exact_within_a_millisecond(store, monkeypatch):
+    """Times are milliseconds, so commits in one millisecond are one moment for ``as_of=time``;
+    ``as_of=event`` gives the view right after that event's commit."""
+    import viewstore.catalog
+
+    frozen = time.time_ns()
+    monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: frozen)  # every commit in one millisecond
+    make(store, comment="first")
+    store.alter_view("sales.daily", ViewChange.update_comment("second"))
+    store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 2")], default_namespace="sales")
+    history = store.history("sales.daily")
+    assert len({e.occurred_at for e in history}) == 1
+    assert store.load_view("sales.daily", as_of=history[0].occurred_at).comment == "second"  # the moment's end
+    first, second, third = (store.load_view("sales.daily", as_of=e) for e in history)
+    assert (first.comment, first.current_version_id) == ("first", 1)
+    assert (second.comment, second.current_version_id) == ("second", 1)
+    assert third.current_version_id == 2 and third == store.load_view("sales.daily")
+
+
+def test_as_of_an_event_follows_renames_and_refuses_strangers(store):
+    make(store, comment="first")
+    make(store, "sales.other")
+    for i in range(SNAPSHOT_EVERY + 20):
+        store.alter_view("sales.daily", ViewChange.set_property("i", str(i)))
+    store.rename_view("sales.daily", "sales.renamed")
+    history = store.history("sales.renamed")
+    before = store.load_view("sales.renamed", as_of=history[0])  # under the name it had then
+    assert before.identifier == ("sales", "daily") and before.comment == "first" and "i" not in before.properties
+    late = history[SNAPSHOT_EVERY + 10]  # folded from the snapshot at stream version 100
+    assert store.load_view("sales.renamed", as_of=late).properties["i"] == str(late.stream_version - 2)
+    with pytest.raises(ValidationError, match="not of the history of sales.renamed"):
+        store.load_view("sales.renamed", as_of=store.history("sales.other")[0])
+    with pytest.raises(ValidationError, match="not in this store's log"):
+        store.load_view("sales.renamed", as_of=late.model_copy(update={"position": late.position + 1}))
+    store.drop_view("sales.renamed")
+    with pytest.raises(NoSuchViewError, match="dropped by that event"):
+        store.load_view("sales.renamed", as_of=store.history("sales.renamed")[-1])
+
+
 def test_events_filters(store):
     make(store)
     bob = ViewStore(store.path, actor="bob")

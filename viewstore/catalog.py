@@ -339,16 +339,22 @@ class ViewStore:
         return view
 
     def load_view(self, identifier: str | tuple[str, ...], *, as_of: Any = None) -> View:
-        """Load a view: its current state, or its state at ``as_of`` (a datetime or epoch ms).
+        """Load a view: its current state, or its state at ``as_of``.
 
-        With ``as_of``, the view that had this identifier at that time is returned; if none had,
-        the view known by this identifier now is returned as it was then (under its old name).
+        ``as_of`` is a time (a datetime or epoch ms) or an :class:`Event` of this view's history.
+        At a time, the view that had this identifier then is returned; if none had, the view known
+        by this identifier now is returned as it was then (under its old name). Times have
+        millisecond resolution, so two commits in one millisecond are one moment; an event is exact:
+        the view right after that event's commit.
 
         Raises:
-            NoSuchViewError: no live view has that identifier (at that time).
-            ValidationError: a bad identifier or time.
+            NoSuchViewError: no live view has that identifier (at that time; or the event dropped it).
+            ValidationError: a bad identifier or time, or an event that is not of this view's history
+                in this store.
         """
         ident = to_identifier(identifier)
+        if isinstance(as_of, Event):
+            return self._load_at_event(ident, as_of)
         if as_of is not None:
             return self._load_as_of(ident, to_epoch_ms(as_of, "as_of"))
         with self._lock:
@@ -358,14 +364,32 @@ class ViewStore:
                 raise NoSuchViewError(f"no such view: {identifier_str(ident)}")
             return self._view(ident, state)
 
-    def _fold_until(self, view_id: str, until_ms: int | None) -> ViewState | None:
-        state = self._projections.snapshot_before(view_id, until_ms) if until_ms is not None else None
+    def _fold_until(self, view_id: str, until_ms: int | None, until_version: int | None = None) -> ViewState | None:
+        """The state of a stream at a time, or after a stream version (from the latest snapshot before)."""
+        state = (self._projections.snapshot_before(view_id, until_ms, until_version)
+                 if until_ms is not None or until_version is not None else None)
         after = state.stream_version if state else 0
         for row in self._log.stream_cursor(view_id, after_version=after):
             if until_ms is not None and row[7] > until_ms:
                 break  # a stream's times never go backwards (see _now), so no later event is earlier
+            if until_version is not None and row[3] > until_version:
+                break
             state = apply(state, row, loads(row[8]))
         return state
+
+    def _load_at_event(self, ident: Identifier, event: Event) -> View:
+        name = identifier_str(ident)
+        with self._lock:
+            self._fresh()
+            if event.view_id not in self._log.streams_that_took(name):
+                raise ValidationError(f"that event ({event.type} of {event.view}) is not of the history of {name}")
+            state = self._fold_until(event.view_id, None, event.stream_version)
+            if state is None or state.stream_version != event.stream_version or state.last_position != event.position:
+                raise ValidationError(f"that event ({event.type} of {event.view}, stream version "
+                                      f"{event.stream_version}) is not in this store's log")
+            if not state.live:
+                raise NoSuchViewError(f"view {identifier_str(state.identifier)} was dropped by that event")
+            return self._as_of_view(ident, state)
 
     def _as_of_view(self, ident: Identifier, state: ViewState) -> View:
         """The View of a past state, sharing what it can with the cached current View of that stream."""

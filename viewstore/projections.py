@@ -493,9 +493,11 @@ class Projections:
                     "summary": loads(summary)}
         return versions
 
-    def snapshot_before(self, view_id: str, until_ms: int) -> ViewState | None:
-        row = self.conn.execute("SELECT stream_version FROM view_snapshots WHERE view_id = ? AND occurred_at <= ? "
-                                "ORDER BY stream_version DESC LIMIT 1", (view_id, until_ms)).fetchone()
+    def snapshot_before(self, view_id: str, until_ms: int | None, until_version: int | None = None) -> ViewState | None:
+        """The latest snapshot of a stream taken at or before a time, or at or before a stream version."""
+        column, bound = ("occurred_at", until_ms) if until_version is None else ("stream_version", until_version)
+        row = self.conn.execute(f"SELECT stream_version FROM view_snapshots WHERE view_id = ? AND {column} <= ? "
+                                "ORDER BY stream_version DESC LIMIT 1", (view_id, bound)).fetchone()
         if row is None:
             return None
         key = (view_id, row[0])
