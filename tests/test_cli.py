@@ -88,7 +88,14 @@ def test_history_audit_as_of_rollback_rename_drop(run):
     create(run)
     first = json.loads(run("history", "s.v", "--json"))[0]
     run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")
-    assert json.loads(run("show", "s.v", "--json", "--as-of", str(first["occurred_at_ms"])))["current_version_id"] == 1
+    at_first = json.loads(run("show", "s.v", "--json", "--at-event", str(first["position"])))
+    assert at_first["current_version_id"] == 1 and at_first["stream_version"] == 1
+    last = json.loads(run("history", "s.v", "--json"))[-1]  # a time is to the millisecond: its last commit
+    assert json.loads(run("show", "s.v", "--json", "--as-of", str(last["occurred_at_ms"])))["current_version_id"] == 2
+    assert "SELECT 2 AS x" in run("show", "s.v", "--at-event", str(last["position"]))  # the table, too
+    for args in (["--at-event", "999"], ["--at-event", str(last["position"]), "--as-of", "0"]):
+        out = run("show", "s.v", *args, code=1)
+        assert out.startswith("error: ") and out.count("\n") == 1, out
     assert "is at version 1" in run("rollback", "s.v", "1")
     audit = json.loads(run("audit", "--actor", "carol", "--type", "view.rolled_back", "--json"))
     assert [e["type"] for e in audit] == ["view.rolled_back"] and audit[0]["payload"]["current_version_id"] == 1

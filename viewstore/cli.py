@@ -304,17 +304,30 @@ def replace(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> 
 
 @main.command()
 @click.argument("identifier")
-@click.option("--as-of", help="Show the view as it was then (ISO time or epoch ms).")
+@click.option("--as-of", help="Show the view as it was then (ISO time or epoch ms; to the millisecond).")
+@click.option("--at-event", type=int, metavar="POSITION",
+              help="Show the view right after this event of its history (the pos column of `viewstore history`).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_cli
-def show(cli: CliContext, identifier: str, as_of: str | None, as_json: bool) -> None:
+def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | None, as_json: bool) -> None:
     """Show a view: columns, representations, properties, versions.
 
-    Example:
+    Examples:
 
         viewstore show sales.daily --as-of 2026-11-01T00:00:00Z
+
+        viewstore show sales.daily --at-event 42
     """
-    view = cli.store().load_view(identifier, as_of=as_of)
+    store = cli.store()
+    if at_event is not None:
+        if as_of is not None:
+            raise ViewStoreError("give --as-of or --at-event, not both")
+        event = next((e for e in store.history(identifier) if e.position == at_event), None)
+        if event is None:
+            raise ViewStoreError(f"no event at position {at_event} in the history of {identifier}")
+        view = store.load_view(identifier, as_of=event)
+    else:
+        view = store.load_view(identifier, as_of=as_of)
     if as_json:
         _print_json(view_to_json(view))
     else:
