@@ -321,28 +321,31 @@ def _same_entry(entry: VersionLogEntry, pair: tuple[int, int]) -> bool:
     return (entry.timestamp_ms, entry.version_id) == tuple(pair)
 
 
-_STATE_COLUMNS = ("view_id", "namespace", "name", "live", "stream_version", "current_version_id", "properties",
-                  "security_mode", "creator", "created_at", "modifier", "modified_at", "last_position")
-_UPSERT_VIEW = (f"INSERT OR REPLACE INTO views ({', '.join(_STATE_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(_STATE_COLUMNS))})")
-_INSERT_VERSION = ("INSERT OR REPLACE INTO view_versions (view_id, version_id, timestamp_ms, schema_id, columns, "
-                   "representations, default_catalog, default_namespace, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-_INSERT_LOG = "INSERT INTO view_version_log (view_id, seq, timestamp_ms, version_id) VALUES (?, ?, ?, ?)"
-_INSERT_SNAPSHOT = "INSERT OR REPLACE INTO view_snapshots (view_id, stream_version, occurred_at, state) VALUES (?, ?, ?, ?)"
+#: each projection table's columns, as its SQLModel declares them (the order the row builders write),
+#: and how many of them lead as the primary key
+_TABLE_COLUMNS: dict[str, tuple[tuple[str, ...], int]] = {
+    model.__tablename__: (tuple(c.name for c in model.__table__.columns),  # type: ignore[attr-defined]
+                          len(model.__table__.primary_key.columns))  # type: ignore[attr-defined]
+    for model in (ViewRow, VersionRow, VersionLogRow, SnapshotRow)
+}
+
+
+def _insert(table: str, verb: str = "INSERT") -> str:
+    columns = _TABLE_COLUMNS[table][0]
+    return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+_STATE_COLUMNS = _TABLE_COLUMNS["views"][0]
+_UPSERT_VIEW = _insert("views", "INSERT OR REPLACE")
+_INSERT_VERSION = _insert("view_versions", "INSERT OR REPLACE")
+_INSERT_LOG = _insert("view_version_log")
+_INSERT_SNAPSHOT = _insert("view_snapshots", "INSERT OR REPLACE")
 # Only the changed columns, none of them indexed: SQLite then rewrites just the row's table page, where
 # INSERT OR REPLACE deletes and re-inserts the row and so rewrites a page of each of the four indexes
 # of ``views`` too. A commit's cost is mostly the pages it writes to the WAL.
 _UPDATE_VIEW = ("UPDATE views SET stream_version = ?, current_version_id = ?, properties = ?, security_mode = ?, "
                 "modifier = ?, modified_at = ?, last_position = ? WHERE view_id = ?")
 _SELECT_STATE = f"SELECT {', '.join(_STATE_COLUMNS)} FROM views"
-#: each projection table's columns, in the order the row builders write them, and how many lead the key
-_TABLE_COLUMNS: dict[str, tuple[tuple[str, ...], int]] = {
-    "views": (_STATE_COLUMNS, 1),
-    "view_versions": (("view_id", "version_id", "timestamp_ms", "schema_id", "columns", "representations",
-                       "default_catalog", "default_namespace", "summary"), 2),
-    "view_version_log": (("view_id", "seq", "timestamp_ms", "version_id"), 2),
-    "view_snapshots": (("view_id", "stream_version", "occurred_at", "state"), 2),
-}
 
 
 @dataclass(slots=True)
@@ -438,8 +441,7 @@ class Projections:
             where = " AND ".join(f"{k} = ?" for k in key_names)
             self.conn.executemany(f"DELETE FROM {table} WHERE {where}", stale)
         if wanted:
-            self.conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) "
-                                  f"VALUES ({', '.join('?' * len(columns))})", wanted.values())
+            self.conn.executemany(_insert(table), wanted.values())
         return len(set(stale) | wanted.keys())
 
     # -- reading ------------------------------------------------------------------------------
