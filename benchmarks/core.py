@@ -11,6 +11,7 @@ import random
 import sqlite3
 import statistics
 import time
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -401,11 +402,8 @@ def bench_rebuild(ctx: Context) -> list[Result]:
             rates.append(log.events / (time.perf_counter() - start))
             assert not any(repaired.values()), repaired  # the live projections matched the log
         # the worst case: every projection row missing, so rebuild() writes them all
-        conn = sqlite3.connect(log.path)
-        with conn:
-            for table in PROJECTION_TABLES:
-                conn.execute(f"DELETE FROM {table}")
-        conn.close()
+        with closing(sqlite3.connect(log.path)) as conn:
+            conn.executescript("".join(f"DELETE FROM {table};" for table in PROJECTION_TABLES))
         start = time.perf_counter()
         repaired = store.rebuild()
         from_empty = log.events / (time.perf_counter() - start)
