@@ -31,7 +31,6 @@ def test_append_assigns_positions_and_reads_back(tmp_path):
     assert log.count() == 2 and log.max_position() == 2
     assert [e.stream_version for e in log.query(actor="me", since=1002)] == [2]
     assert log.query(view_ids=[]) == []
-    assert log.view_ids_named("a.v") == ["view-1"]
 
 
 def test_duplicate_stream_version_is_a_concurrency_error_and_rolls_back(tmp_path):

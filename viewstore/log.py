@@ -282,20 +282,11 @@ class EventLog:
         row = self.conn.execute("SELECT max(occurred_at) FROM events WHERE view_id = ?", (view_id,)).fetchone()
         return row[0]
 
-    def view_ids_named(self, identifier: str, *, until_ms: int | None = None) -> list[str]:
-        """Streams that carried this identifier at some event (up to a time), newest first."""
-        sql = "SELECT view_id, max(position) AS p FROM events WHERE identifier = ?"
-        params: list[Any] = [identifier]
-        if until_ms is not None:
-            sql += " AND occurred_at <= ?"
-            params.append(until_ms)
-        return [r[0] for r in self.conn.execute(sql + " GROUP BY view_id ORDER BY p DESC", params)]
-
     def streams_that_took(self, identifier: str, *, until_ms: int | None = None) -> list[str]:
         """Streams that took this identifier (created, imported or renamed to it; up to a time), newest first.
 
-        For a log the store wrote this is :meth:`view_ids_named`, found through the few events that
-        give a stream its name (``events_naming`` indexes only those) instead of every
+        These are the streams that carried the identifier at some event, found through the few
+        events that give a stream its name (``events_naming`` indexes only those) instead of every
         event of a busy view. Every event carries the identifier a stream has after it, and a stream
         only gets one by one of these events, so the streams are the same; and as two live views never
         share an identifier, the stream that took it last also carried it last, so the order is too.
