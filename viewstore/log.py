@@ -278,10 +278,6 @@ class EventLog:
     def stream(self, view_id: str) -> list[Event]:
         return [_row_to_event(r) for r in self.stream_rows(view_id)]
 
-    def last_occurred_at(self, view_id: str) -> int | None:
-        row = self.conn.execute("SELECT max(occurred_at) FROM events WHERE view_id = ?", (view_id,)).fetchone()
-        return row[0]
-
     def streams_that_took(self, identifier: str, *, until_ms: int | None = None) -> list[str]:
         """Streams that took this identifier (created, imported or renamed to it; up to a time), newest first.
 
@@ -349,9 +345,6 @@ class EventLog:
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM events").fetchone()[0]
-
-    def max_position(self) -> int:
-        return self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
 
     def data_version(self) -> int:
         """SQLite's counter of commits made by other connections (for cache invalidation)."""

@@ -234,12 +234,6 @@ class ViewVersion(BaseModel):
     default_namespace: tuple[str, ...] = ()
     summary: dict[str, str] = Field(default_factory=dict)
 
-    def same_definition(self, other: "ViewVersion") -> bool:
-        """Iceberg's version equality: everything but version id and timestamp."""
-        return (self.schema_id == other.schema_id and self.representations == other.representations
-                and self.default_catalog == other.default_catalog
-                and self.default_namespace == other.default_namespace and self.summary == other.summary)
-
 
 class AuditInfo(BaseModel):
     """Who created the view and when, and who changed it last and when (UTC epoch ms)."""
