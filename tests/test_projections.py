@@ -3,7 +3,8 @@ import json
 import pytest
 
 from viewstore.errors import CorruptLogError
-from viewstore.projections import DDL, PROJECTION_TABLES, SNAPSHOT_EVERY, ViewState, apply, state_to_view
+from viewstore.projections import (DDL, PROJECTION_TABLES, SNAPSHOT_EVERY, ViewState, apply, fold_stored,
+                                   state_to_view)
 
 VERSION = {"version_id": 1, "timestamp_ms": 5, "schema_id": 0, "columns": [{"name": "x", "type": "int",
            "comment": None, "nullable": True}], "representations": [{"dialect": "spark", "sql": "SELECT 1"}],
@@ -46,6 +47,49 @@ def test_fold_refuses_gaps_and_orphans():
         apply(None, row(1, 1, "view.dropped"), {})
     with pytest.raises(CorruptLogError):
         apply(created(), row(2, 2, "view.created"), {})
+
+
+def stored(position, version, kind, payload, identifier="a.v", actor="me", at=5):
+    """A row as read back from the log: the payload as stored JSON text."""
+    return (*row(position, version, kind, identifier, at)[:6], actor, at,
+            payload if isinstance(payload, str) else json.dumps(payload))
+
+
+def test_fold_stored_takes_what_the_library_writes():
+    states = {}
+    fold_stored(states, [
+        stored(1, 1, "view.created", {"version": VERSION, "current_version_id": 1,
+                                      "log_entry": {"timestamp_ms": 5, "version_id": 1}}),
+        stored(2, 2, "view.comment_updated", {"comment": "hi"}),
+        stored(3, 3, "view.rolled_back", {"current_version_id": 1, "log_entry": {"timestamp_ms": 6, "version_id": 1}})])
+    assert states["u"].properties == {"comment": "hi"} and states["u"].version_log == [(5, 1), (6, 1)]
+
+
+@pytest.mark.parametrize("kind, payload, why", [
+    ("view.comment_updated", "{not json", "not an event this library wrote"),
+    ("view.comment_updated", [], "not an event this library wrote"),
+    ("view.comment_updated", {"comment": 5}, "comment"),
+    ("view.comment_updated", {"comment": "x", "extra": 1}, "extra"),
+    ("view.properties_set", {"updates": {"k": 1}}, "updates"),
+    ("view.properties_removed", {"removals": "k"}, "removals"),
+    ("view.replaced", {"version": {**VERSION, "version_id": "2"}}, "version_id"),
+    ("view.replaced", {"version": {**VERSION, "version_id": 2, "columns": [{"name": "x", "type": "no such type"}]}},
+     "type"),
+    ("view.rolled_back", {"current_version_id": 7, "log_entry": {"timestamp_ms": 6, "version_id": 7}},
+     "version 7 of view u current, which it does not have"),
+    ("view.exploded", {}, "no event type has that name"),
+])
+def test_fold_stored_refuses_rows_the_library_did_not_write(kind, payload, why):
+    """A row that entered the log behind the library's back ends in CorruptLogError, named by position."""
+    with pytest.raises(CorruptLogError, match="position 2") as refused:
+        fold_stored({"u": created()}, [stored(2, 2, kind, payload)])
+    assert why in str(refused.value)
+
+
+@pytest.mark.parametrize("field, value", [("actor", 7), ("identifier", None), ("at", "late")])
+def test_fold_stored_refuses_envelopes_of_the_wrong_type(field, value):
+    with pytest.raises(CorruptLogError, match="position 2"):
+        fold_stored({"u": created()}, [stored(2, 2, "view.dropped", {}, **{field: value})])
 
 
 def test_snapshots_every_n_events_round_trip():

@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from . import signals
-from .errors import (ConcurrencyError, NoSuchViewError, ValidationError, ViewAlreadyExistsError, ViewStoreError)
+from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, ValidationError, ViewAlreadyExistsError, ViewStoreError)
 from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, RepresentationAdded,
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)
-from .log import EventLog, connect, loads, read_only_query, transaction
+from .log import EventLog, connect, read_only_query, transaction
 from .model import (Column, Identifier, SQLRepresentation, VersionLogEntry, View, ViewVersion, check_unicode,
                     identifier_str, normalize_name, to_identifier, to_namespace, validate_properties,
                     validate_property_key)
-from .projections import DDL, Projections, ViewState, apply, state_to_view
+from .projections import DDL, Projections, ViewState, apply, fold_stored, state_to_view
 
 __all__ = ["ViewStore", "ViewChange", "DROP_DIALECT_ALLOWED"]
 
@@ -369,13 +369,18 @@ class ViewStore:
         state = (self._projections.snapshot_before(view_id, until_ms, until_version)
                  if until_ms is not None or until_version is not None else None)
         after = state.stream_version if state else 0
+        states = {view_id: state} if state is not None else {}
         for row in self._log.stream_cursor(view_id, after_version=after):
-            if until_ms is not None and row[7] > until_ms:
-                break  # a stream's times never go backwards (see _now), so no later event is earlier
-            if until_version is not None and row[3] > until_version:
-                break
-            state = apply(state, row, loads(row[8]))
-        return state
+            try:
+                if until_ms is not None and row[7] > until_ms:
+                    break  # a stream's times never go backwards (see _now), so no later event is earlier
+                if until_version is not None and row[3] > until_version:
+                    break
+            except TypeError as e:
+                raise CorruptLogError(f"event at position {row[0]} has a time or a stream version that is not "
+                                      "an integer") from e
+            fold_stored(states, (row,))
+        return states.get(view_id)
 
     def _load_at_event(self, ident: Identifier, event: Event) -> View:
         name = identifier_str(ident)
@@ -969,16 +974,13 @@ class ViewStore:
                 total = self._log.count()
                 states: dict[str, ViewState] = {}
                 done = 0
-                get = states.get
                 # The fold makes a few short-lived dicts per event and no cycles; the cyclic garbage
                 # collector would still walk the growing states again and again (about 7% of a rebuild).
                 collecting = gc.isenabled()
                 gc.disable()
                 try:
                     for rows in self._log.iter_rows(without_commit_id=True):
-                        for row in rows:
-                            view_id = row[2]
-                            states[view_id] = apply(get(view_id), row, loads(row[8]))
+                        fold_stored(states, rows)
                         done += len(rows)
                         if progress is not None:
                             progress(done, total)

@@ -220,6 +220,9 @@ def _row_to_event(row: Sequence[Any]) -> Event:
         data = loads(payload)
     except ValueError as e:
         raise CorruptLogError(f"event at position {position} has a payload that is not JSON") from e
+    if not isinstance(data, dict) or not isinstance(identifier, str):
+        raise CorruptLogError(f"event at position {position} has a payload that is not a JSON object, "
+                              "or an identifier that is not text")
     envelope = {"position": position, "commit_id": commit_id, "view_id": view_id,
                 "stream_version": stream_version, "type": type_, "identifier": tuple(identifier.split(".")),
                 "actor": actor, "occurred_at": occurred_at}

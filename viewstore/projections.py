@@ -28,11 +28,12 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlmodel import Field, SQLModel
 
 from .errors import CorruptLogError
+from .events import payload_readers
 from .log import dumps, loads
 from .model import (AuditInfo, Column, SQLRepresentation, VersionLogEntry, View, ViewVersion)
 from .types import parse_type
 
-__all__ = ["Projections", "ViewState", "apply", "DDL", "SNAPSHOT_EVERY", "state_to_view"]
+__all__ = ["Projections", "ViewState", "apply", "fold_stored", "DDL", "SNAPSHOT_EVERY", "state_to_view"]
 
 #: a snapshot of a stream's state is kept every this many events, so ``as_of`` folds at most this many
 SNAPSHOT_EVERY = 100
@@ -176,15 +177,24 @@ class ViewState:
                          self.stored_key, self.qualified)
 
 
-def _version_change(state: ViewState, payload: dict[str, Any]) -> None:
+def _add_version(state: ViewState, version: dict[str, Any]) -> None:
+    for column in version["columns"]:
+        parse_type(column["type"])  # cached; a type viewstore cannot read raises ValidationError here
+    vid = version["version_id"]
+    if vid not in state.versions:
+        state.new_versions.append(vid)
+    state.versions[vid] = version
+
+
+def _version_change(state: ViewState, payload: dict[str, Any], position: int) -> None:
     version = payload.get("version")
     if version is not None:
-        vid = version["version_id"]
-        if vid not in state.versions:
-            state.new_versions.append(vid)
-        state.versions[vid] = version
+        _add_version(state, version)
     current = payload.get("current_version_id")
     if current is not None:
+        if current not in state.versions:
+            raise CorruptLogError(f"event at position {position} makes version {current} of view {state.view_id} "
+                                  "current, which it does not have")
         state.current_version_id = current
     entry = payload.get("log_entry")
     if entry is not None:
@@ -223,19 +233,23 @@ def apply(state: ViewState | None, row: Sequence[Any], payload: dict[str, Any]) 
         else:
             if kind == "view.replaced" and payload.get("security_mode"):
                 state.security_mode = payload["security_mode"]
-            _version_change(state, payload)
+            _version_change(state, payload, position)
     elif state is None and kind in _CREATING:
         state = ViewState(view_id, "", "", True, 0, 0, dict(payload.get("properties") or {}),
                           payload.get("security_mode") or "DEFINER", actor, occurred_at, actor, occurred_at,
                           position)
         if kind == "view.imported":
             for version in payload["versions"]:
-                state.versions[version["version_id"]] = version
-                state.new_versions.append(version["version_id"])
+                _add_version(state, version)
             state.version_log.extend((e["timestamp_ms"], e["version_id"]) for e in payload["version_log"])
             state.current_version_id = payload["current_version_id"]
+            if state.current_version_id not in state.versions:
+                raise CorruptLogError(f"event at position {position} imports view {view_id} with current version "
+                                      f"{state.current_version_id}, which it does not carry")
         else:
-            _version_change(state, payload)
+            _version_change(state, payload, position)
+            if not state.versions:
+                raise CorruptLogError(f"event at position {position} creates view {view_id} without a version")
     elif state is None:
         raise CorruptLogError(f"{kind} at position {position} for view {view_id}, which was never created")
     else:
@@ -251,6 +265,44 @@ def apply(state: ViewState | None, row: Sequence[Any], payload: dict[str, Any]) 
     if stream_version % SNAPSHOT_EVERY == 0:
         state.snapshots.append((stream_version, occurred_at, state.to_json()))
     return state
+
+
+def fold_stored(states: dict[str, ViewState], rows: Iterable[Sequence[Any]]) -> None:
+    """Fold event rows as read back from the log into ``states`` (by view id): each payload is parsed
+    and checked, then folded with :func:`apply`.
+
+    The library only appends events it has validated, but a row can enter the file behind its back
+    (another program, a hand-edited or badly restored file). Reading the log (rebuild, as_of) checks
+    every payload against the shape the library writes (:func:`viewstore.events.payload_readers`) and
+    the envelope's types, so such a row ends in CorruptLogError instead of reaching the projections.
+    rebuild() folds the whole log through here, so the loop keeps to the few steps each row needs.
+
+    Raises:
+        CorruptLogError: a payload is not JSON or not the payload of its type, an envelope holds
+            values of the wrong type, or an event does not fit its state (see :func:`apply`).
+    """
+    readers = payload_readers()
+    get = states.get
+    row: Sequence[Any] = ()
+    try:
+        for row in rows:
+            payload = readers[row[4]](row[8])
+            if type(row[5]) is not str or type(row[6]) is not str or type(row[7]) is not int:
+                raise TypeError("its identifier and actor must be text and its time an integer")
+            view_id = row[2]
+            states[view_id] = apply(get(view_id), row, payload)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
+        raise CorruptLogError(f"event at position {row[0]} ({row[4]}) is not an event this library wrote: "
+                              f"{_why(e) if row[4] in readers else 'no event type has that name'}") from e
+
+
+def _why(error: Exception) -> str:
+    """A one-line reason: pydantic's first problems as ``field: message``, else the error itself."""
+    problems = getattr(error, "errors", None)
+    if not callable(problems):
+        return str(error) or type(error).__name__
+    return "; ".join(f"{'.'.join(map(str, p['loc'])) or 'the payload'}: {p['msg']}"
+                     for p in problems(include_url=False)[:3])
 
 
 def _columns(data: list[dict[str, Any]]) -> tuple[Column, ...]:
