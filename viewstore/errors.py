@@ -10,7 +10,7 @@ Every public call either succeeds completely or raises one of these and writes n
     ├── ValidationError                 bad identifier, type, SQL, dialect, property, version id
     │                                   (also a ValueError)
     ├── IcebergMetadataError            an Iceberg view metadata file is broken or does not fit
-    ├── CorruptLogError                 the event log holds something this version cannot read
+    ├── CorruptLogError                 the file holds an event or projection row the library did not write
     └── NotInstalledError               an optional dependency (pyspark, ...) is missing
 """
 
@@ -66,7 +66,9 @@ class IcebergMetadataError(ViewStoreError):
 
 
 class CorruptLogError(ViewStoreError):
-    """The event log holds an event this version of viewstore cannot decode."""
+    """The file holds something the library did not write: an event it cannot read back (not JSON,
+    not the payload of its type, out of order), or damaged projection rows (``rebuild()`` repairs
+    those from the log). The message names the event's position or the view."""
 
 
 class NotInstalledError(ViewStoreError, ImportError):

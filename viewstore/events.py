@@ -40,6 +40,7 @@ __all__ = [
     "EVENT_TYPES",
     "decode_event",
     "payload_readers",
+    "check_stored_version",
 ]
 
 _EVENT_CONFIG = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -307,6 +308,9 @@ _PAYLOADS: dict[str, type] = {
     "view.dropped": _DroppedData, "view.imported": _ImportedData,
 }
 assert _PAYLOADS.keys() == EVENT_TYPES.keys()
+
+#: checks a version as stored (a payload's, or a row of ``view_versions`` as a dict); returns a copy
+check_stored_version: Callable[[Any], dict[str, Any]] = TypeAdapter(_VersionData).validator.validate_python
 
 #: for each event type, pydantic-core's reader of a stored payload: JSON text in, checked dicts out
 _READERS: dict[str, Callable[[str | bytes], Any]] = {kind: TypeAdapter(shape).validator.validate_json

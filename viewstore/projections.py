@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Literal, Optional, Sequence
 
+from typing_extensions import NotRequired, TypedDict
+
+from pydantic import ConfigDict, TypeAdapter
 from sqlalchemy import Index, text
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlmodel import Field, SQLModel
 
 from .errors import CorruptLogError
-from .events import payload_readers
+from .events import check_stored_version, payload_readers
 from .log import dumps, loads
 from .model import (AuditInfo, Column, SQLRepresentation, VersionLogEntry, View, ViewVersion)
 from .types import parse_type
@@ -91,6 +94,42 @@ class SnapshotRow(SQLModel, table=True):
 
 
 PROJECTION_TABLES = ("views", "view_versions", "view_version_log", "view_snapshots")
+
+
+class _StateData(TypedDict):
+    """A view's folded state as the projections hold it (a ``views`` row, or a snapshot's JSON).
+
+    Projections are derived data that nothing guards but rebuild(); this shape is checked whenever
+    they are read back, so damage ends in CorruptLogError instead of a wrong view or a stray error.
+    Values are coerced where the meaning is plain (SQLite's 0 and 1 for ``live``, JSON's lists for
+    the version log's pairs).
+    """
+
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+    view_id: str
+    namespace: str
+    name: str
+    live: bool
+    stream_version: int
+    current_version_id: int
+    properties: dict[str, str]
+    security_mode: Literal["DEFINER", "INVOKER"]
+    creator: str
+    created_at: int
+    modifier: str
+    modified_at: int
+    last_position: int
+    version_ids: NotRequired[list[int]]
+    versions: NotRequired[list[Any]]  # snapshots written when they held whole versions (checked one by one)
+    version_log: NotRequired[list[tuple[int, int]]]
+
+
+_check_state = TypeAdapter(_StateData).validator.validate_python
+
+
+def _damaged(where: str, error: Exception) -> CorruptLogError:
+    return CorruptLogError(f"the projections are damaged at {where} ({_why(error)}); rebuild() repairs them "
+                           "from the log")
 
 
 def _ddl() -> str:
@@ -156,18 +195,27 @@ class ViewState:
 
     @classmethod
     def from_json(cls, data: str, versions: dict[int, dict[str, Any]] | None = None) -> "ViewState":
-        """A state from its snapshot; ``versions`` holds (at least) the versions it names."""
-        d = loads(data)
-        if "versions" in d:  # a snapshot written when they held whole versions
-            found = {v["version_id"]: v for v in d.pop("versions")}
-        else:
-            try:
+        """A state from its snapshot; ``versions`` holds (at least) the versions it names.
+
+        Raises:
+            CorruptLogError: the snapshot is not one the library wrote, or names a version that
+                ``versions`` lacks.
+        """
+        try:
+            d = dict(_check_state(loads(data)))
+            if "versions" in d:  # a snapshot written when they held whole versions
+                found = {v["version_id"]: v for v in map(check_stored_version, d.pop("versions"))}
+            else:
                 found = {i: (versions or {})[i] for i in d.pop("version_ids")}
-            except KeyError as e:
-                raise CorruptLogError(f"the snapshot of view {d.get('view_id')} names version {e}, "
-                                      f"which view_versions does not hold; run rebuild()") from e
-        log = [tuple(e) for e in d.pop("version_log")]
-        return cls(**d, versions=found, version_log=log)  # type: ignore[arg-type]
+            log = d.pop("version_log")
+            if d["current_version_id"] not in found:
+                raise KeyError(f"the current version {d['current_version_id']} is not among its versions")
+        except KeyError as e:
+            raise CorruptLogError(f"the snapshot of view {d.get('view_id')} names version {e}, "
+                                  f"which view_versions does not hold; rebuild() repairs it") from e
+        except (ValueError, TypeError) as e:
+            raise CorruptLogError(f"a snapshot in view_snapshots is damaged ({_why(e)}); rebuild() repairs it") from e
+        return cls(**d, versions=found, version_log=log)
 
     def copy(self) -> "ViewState":
         return ViewState(self.view_id, self.namespace, self.name, self.live, self.stream_version,
@@ -369,6 +417,12 @@ def state_to_view(state: ViewState, cache: dict[tuple[str, int], ViewVersion] | 
         stream_version=state.stream_version)
 
 
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise TypeError(f"{value!r} is not text")
+    return value
+
+
 def _same_entry(entry: VersionLogEntry, pair: tuple[int, int]) -> bool:
     return (entry.timestamp_ms, entry.version_id) == tuple(pair)
 
@@ -520,15 +574,21 @@ class Projections:
         row = conn.execute(_SELECT_STATE + " WHERE view_id = ?", (view_id,)).fetchone()
         if row is None:
             return None
-        (vid, namespace, name, live, stream_version, current, properties, security, creator, created_at,
-         modifier, modified_at, last_position) = row
-        state = ViewState(vid, namespace, name, bool(live), stream_version, current, loads(properties),
-                          security, creator, created_at, modifier, modified_at, last_position)
-        state.stored_key = (namespace, name, state.live)
-        state.qualified = f"{namespace}.{name}"
-        state.versions = self._versions(view_id)
-        state.version_log = [(ts, v) for ts, v in conn.execute(
-            "SELECT timestamp_ms, version_id FROM view_version_log WHERE view_id = ? ORDER BY seq", (view_id,))]
+        try:
+            data = dict(zip(_STATE_COLUMNS, row))
+            data["properties"] = loads(data["properties"])
+            data["version_log"] = conn.execute("SELECT timestamp_ms, version_id FROM view_version_log "
+                                               "WHERE view_id = ? ORDER BY seq", (view_id,)).fetchall()
+            d = _check_state(data)
+            state = ViewState(**d, versions=self._versions(view_id))
+            if state.current_version_id not in state.versions:
+                raise KeyError(f"the current version {state.current_version_id} is not among its versions")
+        except CorruptLogError:
+            raise
+        except (ValueError, TypeError, KeyError) as e:
+            raise _damaged(f"view {view_id}", e) from e
+        state.stored_key = (state.namespace, state.name, state.live)
+        state.qualified = f"{state.namespace}.{state.name}"
         state.log_saved = len(state.version_log)
         return state
 
@@ -540,11 +600,17 @@ class Projections:
                 "SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
                 "default_namespace, summary FROM view_versions WHERE view_id = ?", (view_id,)):
             if keep is None or version_id in keep:
-                versions[version_id] = {
-                    "version_id": version_id, "timestamp_ms": ts, "schema_id": schema_id,
-                    "columns": loads(columns), "representations": loads(reps),
-                    "default_catalog": catalog, "default_namespace": loads(namespace_json),
-                    "summary": loads(summary)}
+                try:
+                    version = check_stored_version({
+                        "version_id": version_id, "timestamp_ms": ts, "schema_id": schema_id,
+                        "columns": loads(columns), "representations": loads(reps),
+                        "default_catalog": catalog, "default_namespace": loads(namespace_json),
+                        "summary": loads(summary)})
+                    for column in version["columns"]:
+                        parse_type(column["type"])
+                except (ValueError, TypeError) as e:
+                    raise _damaged(f"view {view_id}", e) from e
+                versions[version_id] = version
         return versions
 
     def snapshot_before(self, view_id: str, until_ms: int | None, until_version: int | None = None) -> ViewState | None:
@@ -559,7 +625,12 @@ class Projections:
         if state is None:
             (data,) = self.conn.execute("SELECT state FROM view_snapshots WHERE view_id = ? AND stream_version = ?",
                                         key).fetchone()
-            named = loads(data).get("version_ids")  # parsed twice, but only on a cache miss
+            try:  # parsed twice, but only on a cache miss; from_json checks it and says what is wrong
+                named = loads(data).get("version_ids")
+            except (ValueError, AttributeError):
+                named = None
+            if not (isinstance(named, list) and all(type(i) is int for i in named)):
+                named = None
             state = ViewState.from_json(data, self._versions(view_id, named) if named is not None else None)
             if len(self._snapshots) >= 256:
                 self._snapshots.clear()
@@ -569,15 +640,24 @@ class Projections:
     def live_identifiers(self, namespace: str | None = None) -> list[tuple[str, ...]]:
         if namespace is None:
             rows = self.conn.execute("SELECT namespace, name FROM views WHERE live = 1 ORDER BY namespace, name")
-            return [(*ns.split("."), name) for ns, name in rows]
+            try:
+                return [(*ns.split("."), _text(name)) for ns, name in rows]
+            except (AttributeError, TypeError) as e:
+                raise _damaged("a name or namespace in views", e) from e
         # one namespace: split it once, not once per view (10,000 views: half the time of the call)
         levels = tuple(namespace.split("."))
-        rows = self.conn.execute("SELECT name FROM views WHERE live = 1 AND namespace = ? ORDER BY name", (namespace,))
+        rows = self.conn.execute("SELECT name FROM views WHERE live = 1 AND namespace = ? ORDER BY name",
+                                 (namespace,)).fetchall()
+        if any(type(row[0]) is not str for row in rows):
+            raise _damaged(f"a name in views of namespace {namespace}", TypeError("a name that is not text"))
         return [levels + row for row in rows]
 
     def namespaces(self) -> list[tuple[str, ...]]:
-        return [tuple(r[0].split(".")) for r in
-                self.conn.execute("SELECT DISTINCT namespace FROM views WHERE live = 1 ORDER BY namespace")]
+        try:
+            return [tuple(r[0].split(".")) for r in
+                    self.conn.execute("SELECT DISTINCT namespace FROM views WHERE live = 1 ORDER BY namespace")]
+        except AttributeError as e:
+            raise _damaged("a namespace in views", e) from e
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every projection row, sorted: what :meth:`ViewStore.rebuild` must reproduce."""
