@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Optional, Sequence
-
-from typing_extensions import NotRequired, TypedDict
+from typing import Any, ClassVar, Iterable, Optional, Sequence
 
 from pydantic import ConfigDict, TypeAdapter
 from sqlalchemy import Index, text
@@ -33,7 +31,7 @@ from sqlmodel import Field, SQLModel
 from .errors import CorruptLogError
 from .events import check_stored_version, payload_readers
 from .log import dumps, loads
-from .model import (AuditInfo, Column, SQLRepresentation, VersionLogEntry, View, ViewVersion)
+from .model import AuditInfo, Column, SecurityMode, SQLRepresentation, VersionLogEntry, View, ViewVersion
 from .types import parse_type
 
 __all__ = ["Projections", "ViewState", "apply", "fold_stored", "DDL", "SNAPSHOT_EVERY", "state_to_view"]
@@ -96,35 +94,6 @@ class SnapshotRow(SQLModel, table=True):
 PROJECTION_TABLES = ("views", "view_versions", "view_version_log", "view_snapshots")
 
 
-class _StateData(TypedDict):
-    """A view's folded state as the projections hold it (a ``views`` row, or a snapshot's JSON).
-
-    Projections are derived data that nothing guards but rebuild(); this shape is checked whenever
-    they are read back, so damage ends in CorruptLogError instead of a wrong view or a stray error.
-    Values are coerced where the meaning is plain (SQLite's 0 and 1 for ``live``, JSON's lists for
-    the version log's pairs).
-    """
-
-    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
-    view_id: str
-    namespace: str
-    name: str
-    live: bool
-    stream_version: int
-    current_version_id: int
-    properties: dict[str, str]
-    security_mode: Literal["DEFINER", "INVOKER"]
-    creator: str
-    created_at: int
-    modifier: str
-    modified_at: int
-    last_position: int
-    version_ids: NotRequired[list[int]]
-    versions: NotRequired[list[Any]]  # snapshots written when they held whole versions (checked one by one)
-    version_log: NotRequired[list[tuple[int, int]]]
-
-
-_check_state = TypeAdapter(_StateData).validator.validate_python
 
 
 def _damaged(where: str, error: Exception) -> CorruptLogError:
@@ -151,8 +120,16 @@ DDL = _ddl()
 
 @dataclass(slots=True)
 class ViewState:
-    """The mutable working state of one view while events are folded into it."""
+    """The mutable working state of one view while events are folded into it.
 
+    Read back from the projections (a ``views`` row, a snapshot), a state is built through pydantic
+    (:data:`_read_state`), which checks every field against these annotations: projections are
+    derived data that nothing guards but rebuild(), so damage ends in CorruptLogError instead of a
+    wrong view or a stray error. Values are coerced only where the meaning is plain (SQLite's 0 and 1
+    for ``live``, JSON's lists for the version log's pairs).
+    """
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
     view_id: str
     namespace: str
     name: str
@@ -160,7 +137,7 @@ class ViewState:
     stream_version: int
     current_version_id: int
     properties: dict[str, str]
-    security_mode: str
+    security_mode: SecurityMode
     creator: str
     created_at: int
     modifier: str
@@ -202,20 +179,22 @@ class ViewState:
                 ``versions`` lacks.
         """
         try:
-            d = dict(_check_state(loads(data)))
+            d = loads(data)
+            if not isinstance(d, dict):
+                raise TypeError("it is not a JSON object")
             if "versions" in d:  # a snapshot written when they held whole versions
-                found = {v["version_id"]: v for v in map(check_stored_version, d.pop("versions"))}
+                d["versions"] = {v["version_id"]: v for v in map(check_stored_version, d["versions"])}
             else:
-                found = {i: (versions or {})[i] for i in d.pop("version_ids")}
-            log = d.pop("version_log")
-            if d["current_version_id"] not in found:
-                raise KeyError(f"the current version {d['current_version_id']} is not among its versions")
+                d["versions"] = {i: (versions or {})[i] for i in d.pop("version_ids")}
+            state = _read_state(d)
+            if state.current_version_id not in state.versions:
+                raise KeyError(state.current_version_id)
         except KeyError as e:
             raise CorruptLogError(f"the snapshot of view {d.get('view_id')} names version {e}, "
                                   f"which view_versions does not hold; rebuild() repairs it") from e
         except (ValueError, TypeError) as e:
             raise CorruptLogError(f"a snapshot in view_snapshots is damaged ({_why(e)}); rebuild() repairs it") from e
-        return cls(**d, versions=found, version_log=log)
+        return state
 
     def copy(self) -> "ViewState":
         return ViewState(self.view_id, self.namespace, self.name, self.live, self.stream_version,
@@ -223,6 +202,10 @@ class ViewState:
                          self.created_at, self.modifier, self.modified_at, self.last_position,
                          dict(self.versions), list(self.version_log), [], len(self.version_log), [],
                          self.stored_key, self.qualified)
+
+
+#: a ViewState from a dict read back from the projections, every field checked (see ViewState)
+_read_state: Any = TypeAdapter(ViewState).validator.validate_python
 
 
 def _add_version(state: ViewState, version: dict[str, Any]) -> None:
@@ -579,8 +562,8 @@ class Projections:
             data["properties"] = loads(data["properties"])
             data["version_log"] = conn.execute("SELECT timestamp_ms, version_id FROM view_version_log "
                                                "WHERE view_id = ? ORDER BY seq", (view_id,)).fetchall()
-            d = _check_state(data)
-            state = ViewState(**d, versions=self._versions(view_id))
+            data["versions"] = self._versions(view_id)
+            state = _read_state(data)
             if state.current_version_id not in state.versions:
                 raise KeyError(f"the current version {state.current_version_id} is not among its versions")
         except CorruptLogError:
