@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from . import signals
-from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, ValidationError, ViewAlreadyExistsError, ViewStoreError)
+from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
+                     ViewStoreError)
 from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, RepresentationAdded,
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)

@@ -184,8 +184,10 @@ class ViewState:
                 raise TypeError("it is not a JSON object")
             if "versions" in d:  # a snapshot written when they held whole versions
                 d["versions"] = {v["version_id"]: v for v in map(check_stored_version, d["versions"])}
-            else:
+            elif isinstance(d.get("version_ids"), list):
                 d["versions"] = {i: (versions or {})[i] for i in d.pop("version_ids")}
+            else:
+                raise TypeError("it does not name its versions")
             state = _read_state(d)
             if state.current_version_id not in state.versions:
                 raise KeyError(state.current_version_id)

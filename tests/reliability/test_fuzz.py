@@ -545,7 +545,8 @@ def every_event_type(tmp_path_factory):
         s.create_view("fuzz.gone", columns=COLUMNS, representations=REPS, default_namespace="fuzz")
         s.drop_view("fuzz.gone")
         v = s.load_view("fuzz.v")
-        s.import_view("fuzz.imported", source="test", versions=v.versions, version_log=v.version_log, current_version_id=1)
+        s.import_view("fuzz.imported", source="test", versions=v.versions, version_log=v.version_log,
+                      current_version_id=1)
     with sqlite3.connect(path) as raw:
         templates = dict(raw.execute("SELECT type, payload FROM events ORDER BY position"))
         view_id = raw.execute("SELECT view_id FROM views WHERE name = 'v'").fetchone()[0]
@@ -596,8 +597,8 @@ def test_damaged_event_rows_end_in_corrupt_log_error(every_event_type, tmp_path_
     path = folder / "damaged.db"
     shutil.copyfile(template, path)
     with sqlite3.connect(path) as raw:  # the damaged row, appended behind the library's back
-        stream, version = ("another", 1) if new_stream else (
-            view_id, raw.execute("SELECT max(stream_version) + 1 FROM events WHERE view_id = ?", (view_id,)).fetchone()[0])
+        next_version = raw.execute("SELECT max(stream_version) + 1 FROM events WHERE view_id = ?", (view_id,))
+        stream, version = ("another", 1) if new_stream else (view_id, next_version.fetchone()[0])
         raw.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
                     "payload) VALUES ('damaged', ?, ?, ?, 'fuzz.v', 'intruder', 4102444800000, ?)",
                     (stream, version, kind, payload))
