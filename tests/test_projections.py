@@ -99,6 +99,6 @@ def test_snapshots_every_n_events_round_trip():
     (version, at, data), = state.snapshots
     assert version == SNAPSHOT_EVERY
     assert "versions" not in json.loads(data)  # named by id: each version is stored once, in view_versions
-    again = ViewState.from_json(data, {1: VERSION, 2: "not named by the snapshot"})
+    again = ViewState.from_json(data, lambda named: {1: VERSION, 2: "not named by the snapshot"})
     assert again.properties["n"] == str(SNAPSHOT_EVERY) and again.versions == {1: VERSION}
     assert json.loads(again.to_json()) == json.loads(data)

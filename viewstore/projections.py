@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Optional, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Optional, Sequence
 
 from pydantic import ConfigDict, TypeAdapter
 from sqlalchemy import Index, text
@@ -171,8 +171,8 @@ class ViewState:
         })
 
     @classmethod
-    def from_json(cls, data: str, versions: dict[int, dict[str, Any]] | None = None) -> "ViewState":
-        """A state from its snapshot; ``versions`` holds (at least) the versions it names.
+    def from_json(cls, data: str, versions: Callable[[list[int]], dict[int, dict[str, Any]]]) -> "ViewState":
+        """A state from its snapshot; ``versions(ids)`` gives (at least) the versions it names.
 
         Raises:
             CorruptLogError: the snapshot is not one the library wrote, or names a version that
@@ -183,11 +183,13 @@ class ViewState:
             if not isinstance(d, dict):
                 raise TypeError("it is not a JSON object")
             if "versions" in d:  # a snapshot written when they held whole versions
-                d["versions"] = {v["version_id"]: v for v in map(check_stored_version, d["versions"])}
-            elif isinstance(d.get("version_ids"), list):
-                d["versions"] = {i: (versions or {})[i] for i in d.pop("version_ids")}
+                d["versions"] = {v["version_id"]: _check_types(check_stored_version(v)) for v in d["versions"]}
             else:
-                raise TypeError("it does not name its versions")
+                named = d.pop("version_ids", None)
+                if not (isinstance(named, list) and all(type(i) is int for i in named)):
+                    raise TypeError("it does not name its versions")
+                stored = versions(named)
+                d["versions"] = {i: stored[i] for i in named}
             state = _read_state(d)
             if state.current_version_id not in state.versions:
                 raise KeyError(state.current_version_id)
@@ -210,9 +212,18 @@ class ViewState:
 _read_state: Any = TypeAdapter(ViewState).validator.validate_python
 
 
-def _add_version(state: ViewState, version: dict[str, Any]) -> None:
+def _check_types(version: dict[str, Any]) -> dict[str, Any]:
+    """The version, once each of its column types parses (cached; ValidationError, a ValueError, if not).
+
+    The stored shape (:func:`viewstore.events.check_stored_version`) only says a type is text: this
+    says viewstore can read it."""
     for column in version["columns"]:
-        parse_type(column["type"])  # cached; a type viewstore cannot read raises ValidationError here
+        parse_type(column["type"])
+    return version
+
+
+def _add_version(state: ViewState, version: dict[str, Any]) -> None:
+    _check_types(version)
     vid = version["version_id"]
     if vid not in state.versions:
         state.new_versions.append(vid)
@@ -568,9 +579,7 @@ class Projections:
             state = _read_state(data)
             if state.current_version_id not in state.versions:
                 raise KeyError(f"the current version {state.current_version_id} is not among its versions")
-        except CorruptLogError:
-            raise
-        except (ValueError, TypeError, KeyError) as e:
+        except (ValueError, TypeError, KeyError) as e:  # not CorruptLogError: _versions names the damage itself
             raise _damaged(f"view {view_id}", e) from e
         state.stored_key = (state.namespace, state.name, state.live)
         state.qualified = f"{state.namespace}.{state.name}"
@@ -586,16 +595,13 @@ class Projections:
                 "default_namespace, summary FROM view_versions WHERE view_id = ?", (view_id,)):
             if keep is None or version_id in keep:
                 try:
-                    version = check_stored_version({
+                    versions[version_id] = _check_types(check_stored_version({
                         "version_id": version_id, "timestamp_ms": ts, "schema_id": schema_id,
                         "columns": loads(columns), "representations": loads(reps),
                         "default_catalog": catalog, "default_namespace": loads(namespace_json),
-                        "summary": loads(summary)})
-                    for column in version["columns"]:
-                        parse_type(column["type"])
+                        "summary": loads(summary)}))
                 except (ValueError, TypeError) as e:
                     raise _damaged(f"view {view_id}", e) from e
-                versions[version_id] = version
         return versions
 
     def snapshot_before(self, view_id: str, until_ms: int | None, until_version: int | None = None) -> ViewState | None:
@@ -610,13 +616,7 @@ class Projections:
         if state is None:
             (data,) = self.conn.execute("SELECT state FROM view_snapshots WHERE view_id = ? AND stream_version = ?",
                                         key).fetchone()
-            try:  # parsed twice, but only on a cache miss; from_json checks it and says what is wrong
-                named = loads(data).get("version_ids")
-            except (ValueError, AttributeError):
-                named = None
-            if not (isinstance(named, list) and all(type(i) is int for i in named)):
-                named = None
-            state = ViewState.from_json(data, self._versions(view_id, named) if named is not None else None)
+            state = ViewState.from_json(data, lambda named: self._versions(view_id, named))
             if len(self._snapshots) >= 256:
                 self._snapshots.clear()
             self._snapshots[key] = state
