@@ -4,7 +4,9 @@ reference implementation's own files, accepted and refused as it does."""
 import copy
 import gzip
 import json
+import os
 import shutil
+import stat
 
 import pytest
 from pyiceberg.view.metadata import ViewMetadata
@@ -171,6 +173,24 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
     (lambda m: m["versions"][0]["representations"][0].update({"type": "substrait"}), "only 'sql'"),
     (lambda m: m["schemas"][0]["fields"][0].update({"type": "blob"}), "bad field"),
     (lambda m: m.pop("version-log"), "missing array: version-log"),
+    # read as strictly as the reference reads (JsonUtil.getInt / getBool): no coercion
+    (lambda m: m["versions"][0].update({"version-id": "1"}), "versions.0.version-id: Input should be a valid integer"),
+    (lambda m: m.update({"current-version-id": 2**31}), "current-version-id: Input should be less than or equal"),
+    (lambda m: [v.update({"schema-id": 2**63}) for v in m["versions"]], "schema-id: Input should be less than or equal"),
+    (lambda m: m["versions"][1].update({"timestamp-ms": 2**64}), "timestamp-ms: Input should be less than or equal"),
+    (lambda m: m["versions"][1].update({"timestamp-ms": 1.0}), "timestamp-ms: Input should be a valid integer"),
+    (lambda m: m["versions"][1]["summary"].update({"n": 1}), "summary.n: Input should be a valid string"),
+    (lambda m: m["schemas"][0]["fields"][0].update({"required": "false"}), "'required' must be a boolean"),
+    (lambda m: m["schemas"][0]["fields"][0].pop("id"), "missing int 'id'"),
+    (lambda m: m["schemas"][0]["fields"][0].update({"doc": 7}), "doc of struct field 'x' must be a string"),
+    (lambda m: m["schemas"][0]["fields"][0].update({"name": 5}), "'name' must be a string"),
+    (lambda m: m["schemas"][0]["fields"][0].update(
+        {"type": {"type": "list", "element-id": 9, "element": "int", "element-required": "false"}}),
+     "'element-required' must be a boolean"),
+    (lambda m: m["schemas"][0]["fields"][0].update({"type": {"type": "struct", "fields": [
+        {"id": 8, "name": "a", "required": False, "type": "int"},
+        {"id": 9, "name": "A", "required": False, "type": "int"}]}}), "unique \\(ignoring case\\), not 'A'"),
+    (lambda m: m["schemas"][0]["fields"][0].update({"type": _nested_lists(150)}), "nest deeper than 100"),
 ])
 def test_import_refuses_broken_files(store, conformance, tmp_path, mutate, message):
     meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
@@ -180,6 +200,56 @@ def test_import_refuses_broken_files(store, conformance, tmp_path, mutate, messa
     with pytest.raises(IcebergMetadataError, match=message):
         store.import_iceberg(path, "bad.v")
     assert store.event_count() == 0
+
+
+def _nested_lists(depth):
+    t = "int"
+    for i in range(depth):
+        t = {"type": "list", "element-id": 100 + i, "element": t, "element-required": False}
+    return t
+
+
+def test_import_refuses_json_nested_too_deep_for_the_parser(store, tmp_path):
+    path = tmp_path / "deep.metadata.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(IcebergMetadataError, match="not view metadata JSON"):
+        store.import_iceberg(path, "bad.v")
+    assert store.event_count() == 0
+
+
+def test_import_keeps_the_version_log_in_file_order(store, conformance, tmp_path):
+    """A log whose times do not rise (one writer stamps a new version with its clock, another a
+    rollback with its own) stays a list in file order, and its current version stays current."""
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    meta["current-version-id"] = 1
+    meta["versions"][0]["timestamp-ms"], meta["versions"][1]["timestamp-ms"] = 1000, 3000
+    meta["version-log"] = [{"timestamp-ms": 1000, "version-id": 1}, {"timestamp-ms": 3000, "version-id": 2},
+                           {"timestamp-ms": 2000, "version-id": 1}]
+    path = tmp_path / "00000-x.metadata.json"
+    path.write_text(json.dumps(meta))
+    view = store.import_iceberg(path, "a.v")
+    assert view.current_version_id == 1
+    assert [(e.timestamp_ms, e.version_id) for e in view.version_log] == [(1000, 1), (3000, 2), (2000, 1)]
+    times = [e.occurred_at for e in store.history("a.v")]
+    assert times == sorted(times) == [1000, 3000, 3000]  # the events' own times never go backwards
+    exported, _ = load(store.export_iceberg("a.v", tmp_path / "again"))
+    assert exported["version-log"] == meta["version-log"] and exported["current-version-id"] == 1
+    before = store.projection_dump()
+    store.rebuild()
+    assert store.projection_dump() == before
+
+
+def test_exported_files_are_readable_by_other_users(store, tmp_path):
+    """Metadata files are made like any other file (0666 less the umask), not owner-only."""
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    old = os.umask(0o022)
+    try:
+        path = store.export_iceberg("a.v", tmp_path / "loc")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert stat.S_IMODE((path.parent / "version-hint.text").stat().st_mode) == 0o644
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(".")] == []  # no temporary left
 
 
 def test_read_metadata_errors(tmp_path):

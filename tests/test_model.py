@@ -1,7 +1,7 @@
 import pytest
 
 from viewstore import Column, SQLRepresentation, ValidationError
-from viewstore.model import to_identifier, to_namespace
+from viewstore.model import VersionLogEntry, ViewVersion, to_identifier, to_namespace
 
 
 def test_identifiers():
@@ -28,3 +28,17 @@ def test_columns_and_representations_take_positional_arguments():
         SQLRepresentation(" spark", "SELECT 1")
     with pytest.raises(ValidationError):
         SQLRepresentation("spark", 5)
+
+
+@pytest.mark.parametrize("field, value", [("version_id", 2**31), ("schema_id", -(2**31) - 1), ("timestamp_ms", 2**63),
+                                          ("version_id", "1"), ("version_id", True), ("timestamp_ms", 1.0)])
+def test_versions_hold_iceberg_ints_and_longs(field, value):
+    """Ids are Iceberg ints (32 bits) and times longs (64 bits), so every value fits SQLite and the
+    reference implementation; a wrong one is a ValidationError, never an overflow further down."""
+    good = dict(version_id=1, timestamp_ms=1, schema_id=0, columns=(),
+                representations=(SQLRepresentation("spark", "SELECT 1"),))
+    with pytest.raises(ValidationError, match=field):
+        ViewVersion(**{**good, field: value})
+    if field != "schema_id":
+        with pytest.raises(ValidationError, match=field):
+            VersionLogEntry(**{"version_id": 1, "timestamp_ms": 1, field: value})

@@ -3,8 +3,8 @@ import itertools
 import pytest
 
 from viewstore.errors import ValidationError
-from viewstore.types import (DecimalType, FixedType, ListType, MapType, PrimitiveType, StructType, from_iceberg_json,
-                             parse_type, to_iceberg_json)
+from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapType, PrimitiveType, StructType,
+                             from_iceberg_json, parse_type, to_iceberg_json)
 
 
 @pytest.mark.parametrize("text, canonical", [
@@ -69,3 +69,30 @@ def test_iceberg_json_round_trip():
         from_iceberg_json({"type": "tuple"})
     with pytest.raises(ValidationError):
         from_iceberg_json({"type": "list"})
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"type": "struct", "fields": [{"id": 1, "name": "a", "required": "false", "type": "int"}]},
+     "'required' must be a boolean"),
+    ({"type": "struct", "fields": [{"id": 1, "name": "a", "type": "int"}]}, "missing boolean 'required'"),
+    ({"type": "struct", "fields": [{"id": True, "name": "a", "required": False, "type": "int"}]}, "'id' must be a int"),
+    ({"type": "struct", "fields": [{"id": 2**31, "name": "a", "required": False, "type": "int"}]}, "'id' must be a int"),
+    ({"type": "struct", "fields": [{"id": 1, "name": 5, "required": False, "type": "int"}]}, "'name' must be a string"),
+    ({"type": "struct", "fields": [{"id": 1, "name": "a", "required": False, "type": "int", "doc": 5}]},
+     "must be a string"),
+    ({"type": "struct", "fields": [{"id": 1, "name": "a", "required": False, "type": "int"},
+                                   {"id": 2, "name": "A", "required": False, "type": "int"}]}, "ignoring case"),
+    ({"type": "struct", "fields": ["a"]}, "must be an object"),
+    ({"type": "list", "element-id": 1, "element": "int", "element-required": 0}, "must be a boolean"),
+    ({"type": "map", "key-id": 1, "key": "string", "value": "int", "value-required": False}, "missing int 'value-id'"),
+])
+def test_iceberg_json_is_read_as_strictly_as_the_reference(data, message):
+    with pytest.raises(ValidationError, match=message):
+        from_iceberg_json(data)
+
+
+def test_types_nest_at_most_max_depth():
+    assert str(parse_type("list<" * (MAX_DEPTH - 1) + "int" + ">" * (MAX_DEPTH - 1))).count("list") == MAX_DEPTH - 1
+    for text in ("array<" * 5000 + "int" + ">" * 5000, "struct<a:" * 5000 + "int" + ">" * 5000):
+        with pytest.raises(ValidationError, match=f"nest deeper than {MAX_DEPTH}"):
+            parse_type(text)

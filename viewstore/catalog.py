@@ -1095,11 +1095,13 @@ def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],
         if not rep_version.representations:
             raise ValidationError(f"version {rep_version.version_id} has no representation")
         _check_dialects(rep_version.representations)
+    # The log keeps the file's order: it is a list, and its last entry agrees with the current
+    # version. Its times need not rise (a writer stamps an added version with its own clock and a
+    # rollback with the committer's), so only the events' times are kept from going backwards.
     entries = [e for e in log if e.version_id in by_id]
     if not entries or entries[-1].version_id != current_version_id:
         last = max([by_id[current_version_id].timestamp_ms] + [e.timestamp_ms for e in entries])
         entries.append(VersionLogEntry(timestamp_ms=last, version_id=current_version_id))
-    entries.sort(key=lambda e: e.timestamp_ms)  # a stream's times never go backwards
     dump = lambda v: v.model_dump(mode="json")  # noqa: E731
     first = entries[0]
     introduced: set[int] = {v.version_id for v in versions if v.timestamp_ms <= first.timestamp_ms}
@@ -1111,17 +1113,17 @@ def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],
     for entry in entries[1:]:
         added = [v for v in versions if v.version_id not in introduced and v.timestamp_ms <= entry.timestamp_ms
                  and v.version_id != entry.version_id]
+        at = max(steps[-1][0], entry.timestamp_ms)
         # versions that appeared without becoming current ride along with the next step
         fields: dict[str, Any] = {"current_version_id": entry.version_id, "log_entry": entry.model_dump()}
         if entry.version_id not in introduced:
             introduced.add(entry.version_id)
-            steps.append((entry.timestamp_ms, ViewReplaced, {**fields, "version": dump(by_id[entry.version_id])}))
+            steps.append((at, ViewReplaced, {**fields, "version": dump(by_id[entry.version_id])}))
         else:
-            steps.append((entry.timestamp_ms, ViewRolledBack, fields))
+            steps.append((at, ViewRolledBack, fields))
         for v in added:
             introduced.add(v.version_id)
-            steps.append((entry.timestamp_ms, ViewReplaced, {"version": dump(v), "current_version_id": None,
-                                                            "log_entry": None}))
+            steps.append((at, ViewReplaced, {"version": dump(v), "current_version_id": None, "log_entry": None}))
     rest = [v for v in versions if v.version_id not in introduced]
     for v in rest:
         steps.append((max(steps[-1][0], v.timestamp_ms), ViewReplaced,

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import NotRequired, TypedDict
 
 from .errors import CorruptLogError
-from .model import SecurityMode, VersionLogEntry, ViewVersion, identifier_str
+from .model import Int32, Int64, SecurityMode, VersionLogEntry, ViewVersion, identifier_str
 
 __all__ = [
     "Event",
@@ -222,9 +222,9 @@ class _RepresentationData(TypedDict):
 
 class _VersionData(TypedDict):
     __pydantic_config__ = _STORED  # type: ignore[misc]
-    version_id: int
-    timestamp_ms: int
-    schema_id: int
+    version_id: Int32
+    timestamp_ms: Int64
+    schema_id: Int32
     columns: list[_ColumnData]
     representations: list[_RepresentationData]
     default_catalog: NotRequired[str | None]
@@ -234,14 +234,14 @@ class _VersionData(TypedDict):
 
 class _LogEntryData(TypedDict):
     __pydantic_config__ = _STORED  # type: ignore[misc]
-    timestamp_ms: int
-    version_id: int
+    timestamp_ms: Int64
+    version_id: Int32
 
 
 class _VersionChangeData(TypedDict, total=False):
     __pydantic_config__ = _STORED  # type: ignore[misc]
     version: _VersionData | None
-    current_version_id: int | None
+    current_version_id: Int32 | None
     log_entry: _LogEntryData | None
 
 
@@ -292,7 +292,7 @@ class _ImportedData(TypedDict):
     source: str
     source_location: NotRequired[str | None]
     versions: list[_VersionData]
-    current_version_id: int
+    current_version_id: Int32
     version_log: list[_LogEntryData]
     properties: NotRequired[dict[str, str]]
     security_mode: NotRequired[SecurityMode]

@@ -17,7 +17,6 @@ import itertools
 import json
 import os
 import re
-import tempfile
 import uuid as uuidlib
 import zlib
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticValidationError
 
 from .errors import IcebergMetadataError, ValidationError
-from .model import Column, SQLRepresentation, VersionLogEntry, View, ViewVersion
+from .model import Column, Int32, Int64, SQLRepresentation, VersionLogEntry, View, ViewVersion
 from .types import StructField, StructType, from_iceberg_json, to_iceberg_json
 
 __all__ = [
@@ -48,7 +47,9 @@ VERSION_HISTORY_SIZE = "version.history.num-entries"
 _DEFAULT_HISTORY = 10
 _FILE = re.compile(r"^(\d{5,})-([0-9a-fA-F-]{36})(\.gz)?\.metadata\.json$")
 
-_CONFIG = ConfigDict(populate_by_name=True, serialize_by_alias=True, validate_by_name=True, extra="ignore")
+# strict, as the reference reads: "2" is not an id, 1.0 not an int, "false" not a boolean
+_CONFIG = ConfigDict(populate_by_name=True, serialize_by_alias=True, validate_by_name=True, extra="ignore",
+                     strict=True)
 
 
 class IcebergSQLRepresentation(BaseModel):
@@ -67,11 +68,11 @@ class IcebergViewVersion(BaseModel):
     """One version in ``versions``."""
 
     model_config = _CONFIG
-    version_id: int = Field(alias="version-id")
+    version_id: Int32 = Field(alias="version-id")
     """ID of the version."""
-    timestamp_ms: int = Field(alias="timestamp-ms")
+    timestamp_ms: Int64 = Field(alias="timestamp-ms")
     """When the version was created (ms from epoch)."""
-    schema_id: int = Field(alias="schema-id")
+    schema_id: Int32 = Field(alias="schema-id")
     """ID of the version's schema."""
     summary: dict[str, str]
     """Metadata about the version, e.g. engine-name and engine-version."""
@@ -87,8 +88,8 @@ class IcebergVersionLogEntry(BaseModel):
     """One entry of ``version-log``: the current version changed to ``version-id`` then."""
 
     model_config = _CONFIG
-    timestamp_ms: int = Field(alias="timestamp-ms")
-    version_id: int = Field(alias="version-id")
+    timestamp_ms: Int64 = Field(alias="timestamp-ms")
+    version_id: Int32 = Field(alias="version-id")
 
 
 class IcebergSchema(BaseModel):
@@ -96,8 +97,8 @@ class IcebergSchema(BaseModel):
 
     model_config = _CONFIG
     type: Literal["struct"] = "struct"
-    schema_id: int = Field(alias="schema-id")
-    identifier_field_ids: list[int] | None = Field(default=None, alias="identifier-field-ids")
+    schema_id: Int32 = Field(alias="schema-id")
+    identifier_field_ids: list[Int32] | None = Field(default=None, alias="identifier-field-ids")
     fields: list[dict[str, Any]]
 
 
@@ -110,7 +111,7 @@ class IcebergViewMetadata(BaseModel):
     location: str
     properties: dict[str, str] | None = None
     schemas: list[IcebergSchema]
-    current_version_id: int = Field(alias="current-version-id")
+    current_version_id: Int32 = Field(alias="current-version-id")
     versions: list[IcebergViewVersion]
     version_log: list[IcebergVersionLogEntry] = Field(alias="version-log")
 
@@ -244,7 +245,10 @@ def write_metadata(view: View, location: str | Path, *, gzip: bool = False) -> P
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    # created like any file (mode 0666 less the umask), so engines running as another user can read
+    # it; tempfile.mkstemp would make it readable by its owner only
+    tmp = target.parent / f".{target.name}.{uuidlib.uuid4().hex}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -257,6 +261,12 @@ def _atomic_write(target: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+    # and the rename itself survives a power loss once the folder's entry is on disk
+    folder = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -284,7 +294,8 @@ def _load_json(path: Path) -> dict[str, Any]:
         if raw[:2] == b"\x1f\x8b":
             raw = gzip_module.decompress(raw)
         data = json.loads(raw)
-    except (OSError, EOFError, ValueError, zlib.error) as e:  # zlib.error: a corrupt deflate stream
+    # zlib.error: a corrupt deflate stream; RecursionError: JSON nested thousands of levels deep
+    except (OSError, EOFError, ValueError, zlib.error, RecursionError) as e:
         raise IcebergMetadataError(f"{path} is not view metadata JSON: {e}") from e
     if not isinstance(data, dict):
         raise IcebergMetadataError(f"{path} is not view metadata: the top level is not an object")
@@ -323,10 +334,11 @@ def parse_metadata(data: dict[str, Any], source: str = "metadata") -> ImportedVi
         if schema.schema_id in schemas:
             raise IcebergMetadataError(f"{source}: duplicate schema id {schema.schema_id}")
         try:
-            schemas[schema.schema_id] = tuple(
-                Column(f["name"], from_iceberg_json(f["type"]), f.get("doc"), not f.get("required", False))
-                for f in schema.fields)
-        except (KeyError, TypeError, ValidationError) as e:
+            struct = from_iceberg_json({"type": "struct", "fields": schema.fields})
+            assert isinstance(struct, StructType)
+            schemas[schema.schema_id] = tuple(Column(f.name, f.type, f.comment, not f.required)
+                                              for f in struct.fields)
+        except ValidationError as e:
             raise IcebergMetadataError(f"{source}: schema {schema.schema_id} has a bad field: {e}") from e
     versions: dict[int, ViewVersion] = {}
     for v in meta.versions:

@@ -35,6 +35,11 @@ Identifier = tuple[str, ...]
 
 SecurityMode = Literal["DEFINER", "INVOKER"]
 
+#: Iceberg's ``int`` (version and schema ids): 32 bits, as the reference implementation reads them
+Int32 = Annotated[int, Field(strict=True, ge=-(2**31), le=2**31 - 1)]
+#: Iceberg's ``long`` (timestamps in ms): 64 bits, what SQLite and Spark store
+Int64 = Annotated[int, Field(strict=True, ge=-(2**63), le=2**63 - 1)]
+
 _NAME_MAX = 255
 _BAD_NAME = re.compile(r"[.\x00-\x1f\x7f`]")
 
@@ -216,8 +221,14 @@ class VersionLogEntry(BaseModel):
 
     model_config = _FROZEN
 
-    timestamp_ms: int
-    version_id: int
+    timestamp_ms: Int64
+    version_id: Int32
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValueError as e:
+            raise _wrap(e, "version log entry") from e
 
 
 class ViewVersion(BaseModel):
@@ -225,14 +236,20 @@ class ViewVersion(BaseModel):
 
     model_config = _FROZEN
 
-    version_id: int
-    timestamp_ms: int
-    schema_id: int
+    version_id: Int32
+    timestamp_ms: Int64
+    schema_id: Int32
     columns: tuple[Column, ...]
     representations: tuple[SQLRepresentation, ...]
     default_catalog: str | None = None
     default_namespace: tuple[str, ...] = ()
     summary: dict[str, str] = Field(default_factory=dict)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValueError as e:
+            raise _wrap(e, "view version") from e
 
 
 class AuditInfo(BaseModel):

@@ -31,6 +31,7 @@ __all__ = [
     "to_iceberg_json",
     "from_iceberg_json",
     "PRIMITIVES",
+    "MAX_DEPTH",
 ]
 
 #: Iceberg's primitive type names (without the parametrised decimal and fixed).
@@ -38,6 +39,10 @@ PRIMITIVES = frozenset({
     "boolean", "int", "long", "float", "double", "date", "time", "timestamp", "timestamptz",
     "timestamp_ns", "timestamptz_ns", "string", "uuid", "binary", "variant", "unknown",
 })
+
+#: how deep types may nest (``list<list<...>>``): deeper ones are refused as invalid, not left to
+#: exhaust Python's recursion limit in the parser, pydantic or an engine
+MAX_DEPTH = 100
 
 #: SQL (and engine) spellings accepted on input, mapped to the Iceberg primitive they mean.
 _ALIASES = {
@@ -242,22 +247,24 @@ def _optional_length(tokens: _Tokens) -> None:
         tokens.expect(")")
 
 
-def _parse(tokens: _Tokens) -> IcebergType:
+def _parse(tokens: _Tokens, depth: int = 0) -> IcebergType:
     kind, raw = tokens.next()
     if kind != "word":
         raise ValidationError(f"unknown type {tokens.text!r}: unexpected {raw!r}")
     word = raw.lower()
+    if depth >= MAX_DEPTH and word in ("array", "list", "map", "struct"):
+        raise ValidationError(f"unknown type {tokens.text[:60]!r}...: types nest deeper than {MAX_DEPTH} levels")
     if word in ("array", "list"):
         tokens.expect("<")
-        element = _parse(tokens)
+        element = _parse(tokens, depth + 1)
         required = _not_null(tokens)
         tokens.expect(">")
         return ListType(element, required)
     if word == "map":
         tokens.expect("<")
-        key = _parse(tokens)
+        key = _parse(tokens, depth + 1)
         tokens.expect(",")
-        value = _parse(tokens)
+        value = _parse(tokens, depth + 1)
         required = _not_null(tokens)
         tokens.expect(">")
         return MapType(key, value, required)
@@ -267,7 +274,7 @@ def _parse(tokens: _Tokens) -> IcebergType:
         names: set[str] = set()
         if not tokens.accept(">"):
             while True:
-                fields.append(_struct_field(tokens, names))
+                fields.append(_struct_field(tokens, names, depth + 1))
                 if tokens.accept(">"):
                     break
                 tokens.expect(",")
@@ -324,7 +331,7 @@ def _not_null(tokens: _Tokens) -> bool:
     return False
 
 
-def _struct_field(tokens: _Tokens, names: set[str]) -> StructField:
+def _struct_field(tokens: _Tokens, names: set[str], depth: int) -> StructField:
     kind, raw = tokens.next()
     if kind == "qid":
         name = raw[1:-1].replace(raw[0] * 2, raw[0])
@@ -338,7 +345,7 @@ def _struct_field(tokens: _Tokens, names: set[str]) -> StructField:
         raise ValidationError(f"unknown type {tokens.text!r}: duplicate struct field {name!r}")
     names.add(name.lower())
     tokens.accept(":")
-    ftype = _parse(tokens)
+    ftype = _parse(tokens, depth)
     required = _not_null(tokens)
     comment = None
     if tokens.word() == "comment":
@@ -381,9 +388,18 @@ def to_iceberg_json(t: IcebergType, next_id: Iterator[int]) -> Any:
 def from_iceberg_json(data: Any) -> IcebergType:
     """Read an Iceberg JSON type (a string for primitives, an object for nested types).
 
+    Reads as strictly as the reference implementation: every id, ``required`` flag and name must be
+    present and of its JSON type (``"required": "false"`` is refused, not taken as true), and a
+    ``doc`` is text or null. Beyond Iceberg: field names are unique within a struct ignoring case (as
+    column names are in viewstore), and types nest at most :data:`MAX_DEPTH` deep.
+
     Raises:
         ValidationError: the JSON is not an Iceberg type.
     """
+    return _from_json(data, 0)
+
+
+def _from_json(data: Any, depth: int) -> IcebergType:
     if isinstance(data, str):
         t = parse_type(data)
         if not t.is_primitive or str(t).replace(" ", "") != data.replace(" ", "").lower():
@@ -391,19 +407,47 @@ def from_iceberg_json(data: Any) -> IcebergType:
         return t
     if not isinstance(data, dict):
         raise ValidationError(f"an Iceberg type must be a string or an object, not {data!r}")
+    if depth >= MAX_DEPTH:
+        raise ValidationError(f"types nest deeper than {MAX_DEPTH} levels")
     kind = data.get("type")
-    try:
-        if kind == "struct":
-            fields = []
-            for f in data["fields"]:
-                fields.append(StructField(str(f["name"]), from_iceberg_json(f["type"]),
-                                          bool(f.get("required", False)), f.get("doc")))
-            return StructType(tuple(fields))
-        if kind == "list":
-            return ListType(from_iceberg_json(data["element"]), bool(data.get("element-required", False)))
-        if kind == "map":
-            return MapType(from_iceberg_json(data["key"]), from_iceberg_json(data["value"]),
-                           bool(data.get("value-required", False)))
-    except (KeyError, TypeError) as e:
-        raise ValidationError(f"malformed Iceberg {kind} type: missing {e}") from e
+    if kind == "struct":
+        fields = _get(data, "fields", list, "array", kind)
+        names: set[str] = set()
+        out = []
+        for f in fields:
+            if not isinstance(f, dict):
+                raise ValidationError(f"a struct field must be an object, not {f!r}")
+            _get(f, "id", int, "int", "struct field")
+            name = _get(f, "name", str, "string", "struct field")
+            # unique ignoring case, as everywhere in viewstore (Spark resolves names that way);
+            # Iceberg alone would allow both a and A
+            if not name or name.lower() in names:
+                raise ValidationError(f"a struct field name must be non-empty and unique (ignoring case), "
+                                      f"not {name!r}")
+            names.add(name.lower())
+            doc = f.get("doc")
+            if doc is not None and not isinstance(doc, str):
+                raise ValidationError(f"the doc of struct field {name!r} must be a string, not {doc!r}")
+            required = _get(f, "required", bool, "boolean", f"struct field {name!r}")
+            out.append(StructField(name, _from_json(f.get("type"), depth + 1), required, doc))
+        return StructType(tuple(out))
+    if kind == "list":
+        _get(data, "element-id", int, "int", kind)
+        required = _get(data, "element-required", bool, "boolean", kind)
+        return ListType(_from_json(data.get("element"), depth + 1), required)
+    if kind == "map":
+        _get(data, "key-id", int, "int", kind)
+        _get(data, "value-id", int, "int", kind)
+        required = _get(data, "value-required", bool, "boolean", kind)
+        return MapType(_from_json(data.get("key"), depth + 1), _from_json(data.get("value"), depth + 1), required)
     raise ValidationError(f"unknown Iceberg type {data!r}")
+
+
+def _get(data: dict[str, Any], key: str, kind: type, name: str, where: str) -> Any:
+    """``data[key]``, which must be a JSON ``name`` (ids: 32-bit, as Iceberg's ``int``)."""
+    value = data.get(key)
+    if value is None:
+        raise ValidationError(f"malformed Iceberg {where}: missing {name} {key!r}")
+    if not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or not -2**31 <= value < 2**31)):
+        raise ValidationError(f"malformed Iceberg {where}: {key!r} must be a {name}, not {value!r}")
+    return value

@@ -471,7 +471,9 @@ def test_broken_iceberg_metadata(store, conformance, files, data):
     refused(store, "iceberg", lambda: store.import_iceberg(path, "fuzz.imported"))
 
 
-JSON_VALUE = st.recursive(st.none() | st.booleans() | st.integers(-5, 5000) | st.text(max_size=6),
+# integers include those beyond Iceberg's int and beyond SQLite's 64 bits
+JSON_VALUE = st.recursive(st.none() | st.booleans() | st.integers(-5, 5000) | st.sampled_from([2**31, 2**63, -2**64])
+                          | st.text(max_size=6),
                           lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner,
                                                                                       max_size=2), max_leaves=4)
 
