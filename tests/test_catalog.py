@@ -9,6 +9,7 @@ import pytest
 
 from viewstore import (DROP_DIALECT_ALLOWED, Column, ConcurrencyError, NoSuchViewError, SQLRepresentation,
                        ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals)
+from viewstore.catalog import to_epoch_ms
 from viewstore.errors import CorruptLogError
 from viewstore.projections import SNAPSHOT_EVERY
 
@@ -466,3 +467,145 @@ def test_store_arguments_are_checked(tmp_path):
         make(s)
     with pytest.raises(ViewStoreError, match="closed"):
         s.list_views()
+
+
+# -- found by an audit of the edges -------------------------------------------------------------------
+
+def test_a_datetime_is_read_to_the_exact_millisecond(store):
+    """A datetime becomes epoch ms in integers (through a float, one time in five came out 1 ms low)."""
+    ms = 1079337347001  # 2004-03-15T07:55:47.001Z: * 1000 of its float timestamp gives ...000
+    at = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=ms)
+    assert int(at.timestamp() * 1000) == ms - 1  # what the old conversion gave
+    assert to_epoch_ms(at) == to_epoch_ms(at.replace(tzinfo=None)) == to_epoch_ms(at.isoformat()) == ms
+    assert to_epoch_ms(dt.date(2004, 3, 15)) == 1079308800000
+    make(store)
+    event = store.history("sales.daily")[0]
+    exact = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=event.occurred_at)
+    assert store.events(since=exact, until=exact) == [event]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda s: s.load_view("sales.daily", as_of=float("nan")), "not a finite number"),
+    (lambda s: s.load_view("sales.daily", as_of=2**70), "beyond the 64-bit"),
+    (lambda s: s.load_view("sales.daily", as_of="9" * 30), "beyond the 64-bit"),
+    (lambda s: s.events(since=float("inf")), "not a finite number"),
+    (lambda s: s.events(limit="x"), "limit must be"),
+    (lambda s: s.events(limit=-1), "limit must be"),
+    (lambda s: s.events(types=5), "types must be"),
+    (lambda s: s.query(None), "SQL text"),
+    (lambda s: s.query("VACUUM INTO 'copy.db'"), "returns rows"),
+    (lambda s: s.drop_view("sales.daily", expected_version="1"), "expected_version must be"),
+    (lambda s: s.alter_view("sales.daily", ViewChange.update_comment("x"), expected_version=1.0),
+     "expected_version must be"),
+    (lambda s: s.export_iceberg("sales.daily", 5), "must be a path"),
+    (lambda s: s.import_iceberg(None, "a.b"), "must be a path"),
+    (lambda s: ViewStore(123), "must be a path"),
+    (lambda s: ViewStore(s.path, warehouse=5), "must be a path"),
+])
+def test_bad_arguments_are_validation_errors(store, call, message):
+    make(store)
+    make(store, "sales.other")
+    store.drop_view("sales.other")
+    before = store.projection_dump(), store.event_count()
+    with pytest.raises(ValidationError, match=message):
+        call(store)
+    assert (store.projection_dump(), store.event_count()) == before
+
+
+def test_import_view_checks_its_arguments(store):
+    view = make(store)
+    good = dict(source="x", versions=view.versions, version_log=view.version_log, current_version_id=1)
+    for bad in ({"view_uuid": 5}, {"source": 5}, {"source_location": 3}, {"versions": None},
+                {"versions": [view.versions[0].model_dump()]}, {"version_log": [(1, 1)]},
+                {"current_version_id": "1"}):
+        with pytest.raises(ValidationError):
+            store.import_view("sales.imported", **{**good, **bad})
+    assert store.event_count() == 1
+
+
+@pytest.mark.parametrize("where", ["missing folder", "folder", "not a database"])
+def test_opening_what_is_not_a_store_is_a_viewstore_error(tmp_path, where):
+    path = {"missing folder": tmp_path / "no" / "such" / "x.db", "folder": tmp_path}.get(where, tmp_path / "t.db")
+    if where == "not a database":
+        path.write_text("plain text, not SQLite " * 100)
+    with pytest.raises(ViewStoreError, match="cannot open"):
+        ViewStore(path)
+
+
+def test_a_closed_store_refuses_every_call(store):
+    make(store)
+    store.close()
+    for call in (store.event_count, store.projection_dump, lambda: store.query("SELECT 1"),
+                 lambda: store.load_view("sales.daily"), store.rebuild):
+        with pytest.raises(ViewStoreError, match="closed"):
+            call()
+
+
+def test_query_reads_the_store_it_opened_after_a_chdir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with ViewStore("relative.db", actor="alice") as store:
+        make(store)
+        (tmp_path / "elsewhere").mkdir()
+        monkeypatch.chdir(tmp_path / "elsewhere")
+        assert store.query("SELECT count(*) AS n FROM events") == [{"n": 1}]
+
+
+def test_representation_changes_that_end_where_they_started_write_nothing(store):
+    make(store)
+    same = store.alter_view("sales.daily", ViewChange.update_representation("spark", SPARK.sql))
+    assert same.stream_version == 1 and store.event_count() == 1
+    store.alter_view("sales.daily", ViewChange.add_representation(("trino", "SELECT 1")),
+                     ViewChange.remove_representation("trino"))
+    assert store.event_count() == 1 and len(store.load_view("sales.daily").versions) == 1
+    # a real change next to a no-op one is written, once
+    changed = store.alter_view("sales.daily", ViewChange.update_representation("spark", SPARK.sql),
+                               ViewChange.update_comment("new"))
+    assert [e.type for e in store.history("sales.daily")] == ["view.created", "view.comment_updated"]
+    assert changed.current_version_id == 1
+
+
+def test_a_batch_may_rename_a_view_away_and_back(store):
+    make(store)
+    make(store, "sales.taken")
+    view = store.alter_view("sales.daily", ViewChange.rename("w"), ViewChange.update_comment("c"),
+                            ViewChange.rename("daily"))
+    assert view.identifier == ("sales", "daily") and view.comment == "c"
+    with pytest.raises(ViewAlreadyExistsError, match="sales.taken"):  # another view's name is still refused
+        store.alter_view("sales.daily", ViewChange.rename("taken"))
+    before = store.projection_dump()
+    store.rebuild()
+    assert store.projection_dump() == before
+
+
+def test_history_finds_a_view_by_a_name_it_was_renamed_from(store):
+    view = make(store)
+    store.rename_view("sales.daily", "sales.weekly")
+    history = store.history("sales.daily")
+    assert [e.type for e in history] == ["view.created", "view.renamed"] and history[0].view_id == view.uuid
+    with pytest.raises(NoSuchViewError, match="ever named"):
+        store.history("sales.never")
+
+
+@pytest.mark.parametrize("identifier", ["NS.W", "w", "ns..w", "ns.w."])
+def test_rebuild_refuses_an_identifier_the_library_never_writes(store, identifier):
+    make(store)
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                    "payload) SELECT commit_id, 'other', 1, type, ?, actor, occurred_at, payload FROM events "
+                    "WHERE position = 1", (identifier,))
+    raw.close()
+    before = store.projection_dump()
+    with pytest.raises(CorruptLogError, match="event at position 2 "):
+        store.rebuild()
+    assert store.projection_dump() == before
+
+
+def test_rebuild_refuses_a_log_with_two_live_views_of_one_name(store):
+    make(store)
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                    "payload) SELECT commit_id, 'other', 1, type, identifier, actor, occurred_at, payload FROM events "
+                    "WHERE position = 1")
+    raw.close()
+    with pytest.raises(CorruptLogError, match="two live views named sales.daily"):
+        store.rebuild()

@@ -11,7 +11,7 @@ import stat
 import pytest
 from pyiceberg.view.metadata import ViewMetadata
 
-from viewstore import Column, IcebergMetadataError, SQLRepresentation, ViewChange
+from viewstore import Column, IcebergMetadataError, SQLRepresentation, ValidationError, ViewChange
 from viewstore.iceberg import read_metadata
 
 APPENDIX_SQL_1 = "SELECT\n    COUNT(1), CAST(event_ts AS DATE)\nFROM events\nGROUP BY 2"
@@ -107,9 +107,19 @@ def test_export_refuses_a_location_of_another_view(store, tmp_path):
     with pytest.raises(IcebergMetadataError, match="another view"):
         store.export_iceberg("a.two", tmp_path / "shared")
     assert len(list((tmp_path / "shared" / "metadata").glob("*.metadata.json"))) == 1
-    store.alter_view("a.one", ViewChange.set_property("version.history.num-entries", "0"))
-    with pytest.raises(IcebergMetadataError, match="positive"):
-        store.export_iceberg("a.one", tmp_path / "shared")
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "ten", "1.5", " 4", str(2**31)])
+def test_version_history_size_is_refused_when_set_not_at_export(store, value):
+    """As the reference refuses the commit, a bad version.history.num-entries never gets stored."""
+    store.create_view("a.one", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a",
+                      properties={"version.history.num-entries": "2"})
+    with pytest.raises(ValidationError, match="positive integer"):
+        store.alter_view("a.one", ViewChange.set_property("version.history.num-entries", value))
+    with pytest.raises(ValidationError, match="positive integer"):
+        store.create_view("a.two", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a",
+                          properties={"version.history.num-entries": value})
+    assert store.event_count() == 1 and store.load_view("a.one").properties["version.history.num-entries"] == "2"
 
 
 @pytest.mark.parametrize("name", ["ValidViewMetadata.json", "view-spec-appendix-a-00001.metadata.json",
@@ -282,3 +292,28 @@ def test_import_from_a_view_location_takes_the_latest_file(store, tmp_path):
     with pytest.raises(IcebergMetadataError, match="holds no metadata"):
         other.import_iceberg(tmp_path, "b.w")
     other.close()
+
+
+def test_import_under_a_name_another_view_held_starts_after_it(store, conformance, tmp_path):
+    """History brought in under a name that a dropped view held is dated from when that view let go,
+    so a time names one view: as_of a time agrees with as_of the event of that time."""
+    store.create_view("default.event_agg", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                      default_namespace="default")
+    created = store.history("default.event_agg")[0]
+    store.drop_view("default.event_agg")
+    dropped = store.history("default.event_agg")[-1]
+    assert dropped.type == "view.dropped"
+    # ValidViewMetadata's history is dated 2023, long before the view above existed
+    view = store.import_iceberg(conformance / "iceberg-view" / "ValidViewMetadata.json", "default.event_agg")
+    imported = store.history("default.event_agg")
+    assert imported[0].occurred_at == dropped.occurred_at + 1
+    assert [e.occurred_at for e in imported] == sorted(e.occurred_at for e in imported)
+    for at in (created.occurred_at, dropped.occurred_at - 1):
+        assert store.load_view("default.event_agg", as_of=at).uuid != view.uuid
+    assert store.load_view("default.event_agg", as_of=created).uuid == store.load_view(
+        "default.event_agg", as_of=created.occurred_at).uuid
+    assert store.load_view("default.event_agg", as_of=imported[-1].occurred_at) == view
+    # the versions keep their own times, and the export gives them back unchanged
+    original = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    meta, _ = load(store.export_iceberg("default.event_agg", tmp_path / "again"))
+    assert meta["version-log"] == original["version-log"]

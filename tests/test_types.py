@@ -96,3 +96,8 @@ def test_types_nest_at_most_max_depth():
     for text in ("array<" * 5000 + "int" + ">" * 5000, "struct<a:" * 5000 + "int" + ">" * 5000):
         with pytest.raises(ValidationError, match=f"nest deeper than {MAX_DEPTH}"):
             parse_type(text)
+
+
+def test_a_field_name_ending_in_a_newline_keeps_it():
+    t = parse_type("struct<`a\n`: int>")
+    assert t.fields[0].name == "a\n" and str(t) == "struct<`a\n`: int>" and parse_type(str(t)) == t

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import getpass
+import math
 import os
 import threading
 import time
@@ -28,7 +29,7 @@ from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, Re
 from .log import EventLog, connect, read_only_query, transaction
 from .model import (Column, Identifier, SQLRepresentation, VersionLogEntry, View, ViewVersion, check_unicode,
                     identifier_str, normalize_name, to_identifier, to_namespace, validate_properties,
-                    validate_property_key)
+                    validate_property_key, validate_property_value)
 from .projections import DDL, Projections, ViewState, apply, fold_stored, state_to_view
 
 __all__ = ["ViewStore", "ViewChange", "DROP_DIALECT_ALLOWED"]
@@ -55,10 +56,7 @@ class ViewChange:
 
     @staticmethod
     def set_property(key: str, value: str) -> "ViewChange":
-        validate_property_key(key)
-        if not isinstance(value, str):
-            raise ValidationError(f"property {key!r} must have a string value, not {value!r}")
-        return ViewChange("set_property", key=key, value=value)
+        return ViewChange("set_property", key=key, value=validate_property_value(validate_property_key(key), value))
 
     @staticmethod
     def remove_property(key: str) -> "ViewChange":
@@ -166,26 +164,66 @@ def _security_mode(value: Any) -> str:
 
 
 def to_epoch_ms(value: Any, what: str = "time") -> int:
-    """Epoch milliseconds from a datetime (naive means UTC), a date, an ISO string or a number."""
+    """Epoch milliseconds from a datetime (naive means UTC), a date, an ISO string or a number.
+
+    Raises:
+        ValidationError: not a time, or one beyond the 64-bit milliseconds the log stores.
+    """
     if isinstance(value, bool):
         raise ValidationError(f"bad {what} {value!r}")
-    if isinstance(value, (int, float)):
-        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValidationError(f"bad {what} {value!r}: not a finite number of epoch milliseconds")
+        value = int(value)
     if isinstance(value, str):
         text = value.strip()
         if text.lstrip("-").isdigit():
-            return int(text)
-        try:
-            value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError as e:
-            raise ValidationError(f"bad {what} {text!r}: use ISO 8601 (2026-11-22T10:00:00Z) or epoch ms") from e
+            value = int(text)
+        else:
+            try:
+                value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError as e:
+                raise ValidationError(f"bad {what} {text!r}: use ISO 8601 (2026-11-22T10:00:00Z) or epoch ms") from e
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         value = dt.datetime(value.year, value.month, value.day)
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=dt.timezone.utc)
-        return int(value.timestamp() * 1000)
-    raise ValidationError(f"bad {what} {value!r}: give a datetime, an ISO string or epoch milliseconds")
+        # in integers: value.timestamp() * 1000 is a float, 1 ms low for about one time in five
+        value = (value - _EPOCH) // dt.timedelta(milliseconds=1)
+    if not isinstance(value, int):
+        raise ValidationError(f"bad {what} {value!r}: give a datetime, an ISO string or epoch milliseconds")
+    if not -(2**63) <= value < 2**63:
+        raise ValidationError(f"bad {what} {value}: beyond the 64-bit epoch milliseconds the log stores")
+    return value
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _path(value: Any, what: str) -> Path:
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise ValidationError(f"a {what} must be a path (text or os.PathLike), not {value!r}")
+    return Path(value)
+
+
+def _all_of(values: Any, kind: type, what: str) -> list[Any]:
+    if not isinstance(values, (list, tuple)) or not all(isinstance(v, kind) for v in values):
+        raise ValidationError(f"{what} must be a list of {kind.__name__}, not {values!r}"[:300])
+    return list(values)
+
+
+def _check_expected(value: Any) -> None:
+    if type(value) is not int:
+        raise ValidationError(f"expected_version must be a stream version (an int), not {value!r}")
+
+
+def _when(ms: int) -> str:
+    """An epoch-ms time for a message: ISO 8601 when it is a date Python can write."""
+    try:
+        return (_EPOCH + dt.timedelta(milliseconds=ms)).isoformat()
+    except OverflowError:
+        return f"{ms} ms after the epoch"
 
 
 def _version_json(version_id: int, timestamp_ms: int, schema_id: int, columns: Sequence[Column],
@@ -259,7 +297,8 @@ class ViewStore:
 
     def __init__(self, path: str | Path, *, catalog: str | None = None, actor: str | None = None,
                  durability: str = "normal", warehouse: str | Path | None = None) -> None:
-        self.path = Path(path)
+        # resolved once: a later chdir must not make query() (which opens the file again) read another
+        self.path = _path(path, "store path").resolve()
         if catalog is not None and (not isinstance(catalog, str) or not catalog.strip()):
             raise ValidationError(f"bad catalog name {catalog!r}")
         self.catalog = catalog
@@ -267,7 +306,7 @@ class ViewStore:
         if not isinstance(self.actor, str) or not self.actor.strip():
             raise ValidationError(f"bad actor {actor!r}")
         self.durability = durability
-        self.warehouse = Path(warehouse) if warehouse is not None else self.path.parent / "warehouse"
+        self.warehouse = _path(warehouse, "warehouse") if warehouse is not None else self.path.parent / "warehouse"
         self._conn = connect(self.path, durability=durability, extra_ddl=DDL)
         self._log = EventLog(self._conn)
         self._projections = Projections(self._conn)
@@ -416,8 +455,7 @@ class ViewStore:
                 state = self._fold_until(view_id, ms)
                 if state is not None and state.live:
                     return state_to_view(state, self._version_models)
-        when = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat()
-        raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {when}")
+        raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {_when(ms)}")
 
     def view_exists(self, identifier: str | tuple[str, ...]) -> bool:
         """Whether a live view has this identifier.
@@ -448,7 +486,8 @@ class ViewStore:
             return self._projections.namespaces()
 
     def history(self, identifier: str | tuple[str, ...]) -> list[Event]:
-        """Every event of the view, oldest first: the live view of that name, else the one dropped last.
+        """Every event of the view, oldest first: the live view of that name, else the one dropped
+        last under it, else the one that took the name last and has since been renamed.
 
         Raises:
             NoSuchViewError: no view, live or dropped, ever had that name.
@@ -458,7 +497,10 @@ class ViewStore:
             self._fresh()
             view_id = self._projections.latest_view_id(identifier_str(ident[:-1]), ident[-1])
             if view_id is None:
-                raise NoSuchViewError(f"no view was ever named {identifier_str(ident)}")
+                renamed = self._log.streams_that_took(identifier_str(ident))
+                if not renamed:
+                    raise NoSuchViewError(f"no view was ever named {identifier_str(ident)}")
+                view_id = renamed[0]
             return self._log.stream(view_id)
 
     def events(self, *, view: str | tuple[str, ...] | None = None, actor: str | None = None,
@@ -480,6 +522,8 @@ class ViewStore:
 
         kinds = None
         if types is not None:
+            if not isinstance(types, (str, list, tuple, set, frozenset)):
+                raise ValidationError(f"types must be an event type or a list of them, not {types!r}")
             kinds = [types] if isinstance(types, str) else list(types)
             unknown = [t for t in kinds if t not in EVENT_TYPES]
             if unknown:
@@ -488,6 +532,8 @@ class ViewStore:
             if not isinstance(actor, str):
                 raise ValidationError(f"an actor must be a string, not {actor!r}")
             check_unicode(actor, "actor")
+        if limit is not None and (type(limit) is not int or limit < 0):
+            raise ValidationError(f"limit must be a whole number of events, not {limit!r}")
         since_ms = to_epoch_ms(since, "since") if since is not None else None
         until_ms = to_epoch_ms(until, "until") if until is not None else None
         with self._lock:
@@ -511,11 +557,16 @@ class ViewStore:
         Raises:
             ValidationError: the statement fails, or tries to write (the connection is read-only).
         """
+        if not isinstance(sql, str):
+            raise ValidationError(f"a query must be SQL text, not {sql!r}")
+        if self._closed:
+            raise ViewStoreError("the store is closed")
         return read_only_query(self.path, sql, params)
 
     def event_count(self) -> int:
         """How many events the log holds."""
         with self._lock:
+            self._fresh()
             return self._log.count()
 
     # -- writing ----------------------------------------------------------------------------------
@@ -584,6 +635,8 @@ class ViewStore:
         return plan, state
 
     def _plan_for(self, ident: Identifier, expected_version: int | None, *, must_exist: bool = True) -> _Plan:
+        if expected_version is not None:
+            _check_expected(expected_version)
         state = self._live_state(ident)
         if state is None:
             if must_exist:
@@ -684,6 +737,8 @@ class ViewStore:
         def decide() -> _Plan:
             state = self._live_state(ident)
             if state is None:
+                if expected_version is not None:
+                    _check_expected(expected_version)
                 if expected_version not in (None, 0):
                     raise ConcurrencyError(f"view {identifier_str(ident)} does not exist (expected version "
                                            f"{expected_version})", view=identifier_str(ident),
@@ -767,16 +822,18 @@ class ViewStore:
             assert state is not None
             props = dict(state.properties)
             reps: list[SQLRepresentation] | None = None  # built on the first representation change only
+            current = state.versions[state.current_version_id]["representations"]
             rep_events: list[tuple[type[Event], dict[str, Any]]] = []
             for change in changes:
                 if change.kind in ("add_representation", "update_representation", "remove_representation"):
                     if reps is None:
-                        reps = [SQLRepresentation.model_construct(dialect=r["dialect"], sql=r["sql"])
-                                for r in state.versions[state.current_version_id]["representations"]]
+                        reps = [SQLRepresentation.model_construct(dialect=r["dialect"], sql=r["sql"]) for r in current]
                     rep_events.append(self._representation_change(ident, reps, change))
                 else:
                     self._simple_change(plan, ident, props, change)
-            if rep_events:  # the batch's representation changes make one version, decided last
+            # the batch's representation changes make one version, decided last; changes that end
+            # where they started (the same SQL again, a dialect added and removed) write nothing
+            if rep_events and [(r.dialect, r.sql) for r in reps or ()] != [(r["dialect"], r["sql"]) for r in current]:
                 assert reps is not None
                 self._flush_representations(plan, state, reps, rep_events)
             return plan
@@ -850,7 +907,8 @@ class ViewStore:
     def _add_rename(self, plan: _Plan, target: Identifier) -> None:
         if target == plan.identifier:
             return
-        if self._live_state(target) is not None:
+        holder = self._live_state(target)
+        if holder is not None and holder.view_id != plan.view_id:  # its own first name is free again
             raise ViewAlreadyExistsError(f"cannot rename {identifier_str(plan.identifier)}: "
                                          f"view already exists: {identifier_str(target)}")
         source = plan.identifier
@@ -922,13 +980,23 @@ class ViewStore:
 
         The history becomes events with the original timestamps: ``view.imported`` with the
         versions that existed at the first version-log entry, then one ``view.replaced`` (a new
-        version became current) or ``view.rolled_back`` (an older one did) per later entry.
+        version became current) or ``view.rolled_back`` (an older one did) per later entry. Events
+        dated while another view held the identifier (since dropped or renamed) are dated just after
+        it let go instead; the versions and the version log keep their own times.
 
         Raises:
             ViewAlreadyExistsError: a live view has that identifier, or the UUID is already in the store.
-            ValidationError: the versions and log do not fit together.
+            ValidationError: a bad argument, or versions and log that do not fit together.
         """
         ident = to_identifier(identifier)
+        for value, what, optional in ((source, "source", False), (source_location, "source_location", True),
+                                      (view_uuid, "view_uuid", True)):
+            if not (value is None and optional) and (not isinstance(value, str) or not value.strip()):
+                raise ValidationError(f"{what} must be non-empty text, not {value!r}")
+        versions = _all_of(versions, ViewVersion, "versions")
+        version_log = _all_of(version_log, VersionLogEntry, "version_log")
+        if type(current_version_id) is not int:
+            raise ValidationError(f"current_version_id must be a version id (an int), not {current_version_id!r}")
         props = validate_properties(properties)
         mode = _security_mode(security_mode)
         plan_events = _import_steps(list(versions), list(version_log), current_version_id)
@@ -940,9 +1008,14 @@ class ViewStore:
             if self._log.stream_rows(view_id, after_version=0)[:1]:
                 raise ViewAlreadyExistsError(f"a view with UUID {view_id} is already in the store")
             plan = _Plan(None, view_id, ident, self.actor, 0, 0)
+            # The events keep the history's own times, except where another view held this name
+            # (dropped, or renamed away): those move to just after it let go, so that a time names
+            # one view, and as_of a time agrees with as_of that view's events.
+            taken = self._log.last_time_named(identifier_str(ident))
+            not_before = taken + 1 if taken is not None else None
             first = True
             for occurred_at, kind, fields in plan_events:
-                plan.now = occurred_at
+                plan.now = occurred_at if not_before is None else max(occurred_at, not_before)
                 if first:
                     plan.add(ViewImported, source=source, source_location=source_location,
                              properties=props, security_mode=mode, **fields)
@@ -998,6 +1071,7 @@ class ViewStore:
     def projection_dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every projection row (for checking that :meth:`rebuild` reproduces the live state)."""
         with self._lock:
+            self._fresh()
             return self._projections.dump()
 
     # -- Iceberg ----------------------------------------------------------------------------------
@@ -1012,8 +1086,10 @@ class ViewStore:
         """
         from .iceberg import write_metadata
 
+        base = _path(location, "location") if location is not None else None
         view = self.load_view(identifier)
-        base = Path(location) if location is not None else self.warehouse.joinpath(*view.identifier)
+        if base is None:
+            base = self.warehouse.joinpath(*view.identifier)
         return write_metadata(view, base, gzip=gzip)
 
     def import_iceberg(self, metadata_path: str | Path, identifier: str | tuple[str, ...]) -> View:
@@ -1026,7 +1102,7 @@ class ViewStore:
         from .iceberg import read_metadata
 
         ident = to_identifier(identifier)
-        meta = read_metadata(metadata_path)
+        meta = read_metadata(_path(metadata_path, "metadata path"))
         return self.import_view(ident, source="iceberg", source_location=str(metadata_path),
                                 versions=meta.versions, version_log=meta.version_log,
                                 current_version_id=meta.current_version_id, properties=meta.properties,

@@ -25,7 +25,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticValidationError
 
 from .errors import IcebergMetadataError, ValidationError
-from .model import Column, Int32, Int64, SQLRepresentation, VersionLogEntry, View, ViewVersion
+from .model import (VERSION_HISTORY_SIZE, Column, Int32, Int64, SQLRepresentation, VersionLogEntry, View,
+                    ViewVersion)
 from .types import StructField, StructType, from_iceberg_json, to_iceberg_json
 
 __all__ = [
@@ -42,8 +43,6 @@ __all__ = [
     "VERSION_HISTORY_SIZE",
 ]
 
-#: the view property that bounds how many versions a metadata file keeps (default 10)
-VERSION_HISTORY_SIZE = "version.history.num-entries"
 _DEFAULT_HISTORY = 10
 _FILE = re.compile(r"^(\d{5,})-([0-9a-fA-F-]{36})(\.gz)?\.metadata\.json$")
 

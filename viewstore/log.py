@@ -82,8 +82,11 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
     """
     if durability not in ("normal", "full"):
         raise ViewStoreError(f"durability must be 'normal' or 'full', not {durability!r}")
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
-                           timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
+                               timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error as e:  # a folder that does not exist, a path that is a folder, no permission
+        raise ViewStoreError(f"cannot open {path} as a viewstore database: {e}") from e
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
@@ -187,6 +190,8 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
         return list(sqlite_utils.Database(conn).query(sql, params))
     except sqlite3.Error as e:
         raise ValidationError(f"query failed: {e}") from e
+    except ValueError as e:  # sqlite-utils: a statement that returns no rows (ATTACH, VACUUM INTO, ...)
+        raise ValidationError(f"query answers questions: give a statement that returns rows ({e})") from e
     finally:
         conn.close()
 
@@ -296,6 +301,18 @@ class EventLog:
             sql += " AND occurred_at <= ?"
             params.append(until_ms)
         return [r[0] for r in self.conn.execute(sql + " GROUP BY view_id ORDER BY p DESC", params)]
+
+    def last_time_named(self, identifier: str) -> int | None:
+        """The time of the latest event of any stream that carried this identifier (None: none ever did).
+
+        An import dates its events by the history it brings; this says when the name was last
+        someone else's, so that no two views hold one name at the same time (see import_view).
+        """
+        row = self.conn.execute(
+            "SELECT max(occurred_at) FROM events WHERE identifier = ? AND view_id IN "
+            f"(SELECT view_id FROM events WHERE identifier = ? AND type IN {NAMING_TYPES})",
+            (identifier, identifier)).fetchone()
+        return row[0]
 
     def query(self, *, view_ids: Iterable[str] | None = None, actor: str | None = None,
               since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,

@@ -28,6 +28,8 @@ __all__ = [
     "View",
     "SecurityMode",
     "validate_properties",
+    "validate_property_value",
+    "VERSION_HISTORY_SIZE",
 ]
 
 #: A view identifier: the namespace levels followed by the view name, all normalised.
@@ -118,16 +120,28 @@ def identifier_str(identifier: Identifier) -> str:
 
 
 def validate_properties(properties: Any) -> dict[str, str]:
-    """Check a property map: non-empty string keys, string values."""
+    """Check a property map: non-empty string keys, string values (see :func:`validate_property_value`)."""
     if properties is None:
         return {}
     if not isinstance(properties, dict):
         raise ValidationError(f"properties must be a dict of strings, not {type(properties).__name__}")
     for key, value in properties.items():
-        validate_property_key(key)
-        if not isinstance(value, str):
-            raise ValidationError(f"property {key!r} must have a string value, not {value!r}")
+        validate_property_value(validate_property_key(key), value)
     return dict(properties)
+
+
+#: the view property that bounds how many versions an Iceberg metadata file keeps (default 10)
+VERSION_HISTORY_SIZE = "version.history.num-entries"
+
+
+def validate_property_value(key: str, value: Any) -> str:
+    """A property's value: text; for ``version.history.num-entries``, a positive int, refused when it is
+    set (as the Iceberg reference refuses the commit), not when a later export reads it."""
+    if not isinstance(value, str):
+        raise ValidationError(f"property {key!r} must have a string value, not {value!r}")
+    if key == VERSION_HISTORY_SIZE and not (re.fullmatch(r"[+-]?[0-9]+", value) and 0 < int(value) < 2**31):
+        raise ValidationError(f"{VERSION_HISTORY_SIZE} must be a positive integer, not {value!r}")
+    return value
 
 
 def validate_property_key(key: Any) -> str:

@@ -31,7 +31,8 @@ from sqlmodel import Field, SQLModel
 from .errors import CorruptLogError
 from .events import check_stored_version, payload_readers
 from .log import dumps, loads
-from .model import AuditInfo, Column, SecurityMode, SQLRepresentation, VersionLogEntry, View, ViewVersion
+from .model import (AuditInfo, Column, SecurityMode, SQLRepresentation, VersionLogEntry, View, ViewVersion,
+                    identifier_str, to_identifier)
 from .types import parse_type
 
 __all__ = ["Projections", "ViewState", "apply", "fold_stored", "DDL", "SNAPSHOT_EVERY", "state_to_view"]
@@ -301,7 +302,9 @@ def apply(state: ViewState | None, row: Sequence[Any], payload: dict[str, Any]) 
     if stream_version != state.stream_version + 1:
         raise CorruptLogError(f"view {view_id}: stream version {stream_version} follows {state.stream_version}")
     state.stream_version = stream_version
-    if identifier != state.qualified:  # created or renamed: split the identifier only then
+    if identifier != state.qualified:  # created or renamed: check and split the identifier only then
+        if identifier_str(to_identifier(identifier)) != identifier:
+            raise ValueError(f"{identifier!r} is not an identifier as the library writes them")
         state.namespace, _, state.name = identifier.rpartition(".")
         state.qualified = identifier
     state.modifier, state.modified_at = actor, occurred_at
@@ -331,8 +334,9 @@ def fold_stored(states: dict[str, ViewState], rows: Iterable[Sequence[Any]]) -> 
     try:
         for row in rows:
             payload = readers[row[4]](row[8])
-            if type(row[5]) is not str or type(row[6]) is not str or type(row[7]) is not int:
-                raise TypeError("its identifier and actor must be text and its time an integer")
+            if type(row[5]) is not str or type(row[6]) is not str or not row[6] or type(row[7]) is not int:
+                raise TypeError("its identifier and actor must be text (an actor is never empty) and its time "
+                                "an integer")
             view_id = row[2]
             states[view_id] = apply(get(view_id), row, payload)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
@@ -519,6 +523,14 @@ class Projections:
         rows writes those. Returns, per table, how many rows were rewritten, added or removed.
         """
         self._snapshots.clear()
+        states = list(states)
+        holders: dict[str, str] = {}
+        for state in states:
+            if state.live:
+                other = holders.setdefault(state.qualified, state.view_id)
+                if other != state.view_id:
+                    raise CorruptLogError(f"the log leaves two live views named {state.qualified} ({other} and "
+                                          f"{state.view_id}); the library never writes such a log")
         rows = _changed_rows(states)
         assert not rows.view_updates, "replace() takes fresh states, which have no stored rows"
         repaired = {}

@@ -100,7 +100,7 @@ class FixedType(IcebergType):
         return f"fixed[{self.length}]"
 
 
-_PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _quote(text: str) -> str:
@@ -115,7 +115,7 @@ class StructField:
     comment: str | None = None
 
     def __str__(self) -> str:
-        name = self.name if _PLAIN_NAME.match(self.name) else "`" + self.name.replace("`", "``") + "`"
+        name = self.name if _PLAIN_NAME.fullmatch(self.name) else "`" + self.name.replace("`", "``") + "`"
         text = f"{name}: {self.type}"
         if self.required:
             text += " not null"
