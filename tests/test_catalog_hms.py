@@ -296,6 +296,18 @@ def test_an_iceberg_view_reads_a_plain_path_a_gzip_file_or_a_local_copy(store, t
     assert store.event_count() == 3
 
 
+def test_an_iceberg_view_with_upper_case_representation_types_imports(store, tmp_path):
+    metadata = load("iceberg-view-spec-example.json")["metadata"]
+    for version in metadata["versions"]:
+        for representation in version["representations"]:
+            representation["type"] = "SQL"  # Iceberg's Java parser lower-cases the type on read
+    path = tmp_path / "00001-x.metadata.json"
+    path.write_text(json.dumps(metadata))
+    view = store.import_hms(iceberg_record(str(path)))
+    reference = ViewStore(tmp_path / "reference.db", actor="alice").import_iceberg(path, "db.iv")
+    assert view.representations == reference.representations and view.representations
+
+
 def test_bad_iceberg_views_write_nothing(store, tmp_path):
     example = load("iceberg-view-spec-example.json")["metadata"]
     path = tmp_path / "m.json"

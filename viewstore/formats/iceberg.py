@@ -118,6 +118,9 @@ def definition_from_version(version: Mapping[str, Any], properties: Mapping[str,
                             schema: Mapping[str, Any] | None = None) -> ViewDefinition:
     """The view definition of one version entry, with the view properties and the version's schema.
 
+    A representation's ``type`` is compared case-insensitively (Iceberg's Java parser lower-cases
+    it on read, so ``"SQL"`` is a SQL representation); other types are skipped.
+
     Args:
         version: one entry of the metadata's ``versions``.
         properties: the view's ``properties`` (the comment is taken from them).
@@ -128,7 +131,8 @@ def definition_from_version(version: Mapping[str, Any], properties: Mapping[str,
     """
     representations = []
     for i, rep in enumerate(_typed(version.get("representations"), list, "versions.representations")):
-        if not isinstance(rep, dict) or rep.get("type") != "sql":
+        kind = rep.get("type") if isinstance(rep, dict) else None
+        if not isinstance(kind, str) or kind.lower() != "sql":
             continue  # only SQL representations exist today; others are for future engines
         try:
             representations.append(SQLRepresentation(rep.get("dialect"), rep.get("sql")))
