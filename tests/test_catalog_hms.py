@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from viewstore import ViewChange, ViewStore, formats
 from viewstore.errors import IcebergMetadataError, NoSuchViewError, ValidationError, ViewAlreadyExistsError
 from viewstore.formats import ViewDefinition
-from viewstore.hms import metadata_file_path
+from viewstore.hms import FailedRecord, HmsImportReport, ImportedRecord, SkippedRecord, metadata_file_path
 from viewstore.model import Column
 
 ENGINE_VIEWS = CONFORMANCE / "engine-views"
@@ -166,6 +166,34 @@ def test_the_owner_is_the_owner_property_or_the_creator(store):
                       default_namespace="sales")
     trino_record = store.export_hms("sales.native", "trino")
     assert trino_record["owner"] == "alice" and formats.decode(trino_record).owner == "alice"
+
+
+# -- importing many records ------------------------------------------------------------------------
+
+
+def test_a_report_skips_tables_and_materialized_views_without_failing(store):
+    view = formats.encode(ViewDefinition(dialect="hive", sql="SELECT 1", columns=(Column("a", "int"),),
+                                         database="db", name="v"), "hive")
+    report = HmsImportReport()
+    report.import_one(store, "db.t", {"dbName": "db", "tableName": "t", "tableType": "MANAGED_TABLE",
+                                      "parameters": {}})
+    report.import_one(store, "db.mv", {"dbName": "db", "tableName": "mv", "tableType": "MATERIALIZED_VIEW"})
+    report.import_one(store, "db.tmv", {"dbName": "db", "tableName": "tmv", "tableType": "VIRTUAL_VIEW",
+                                        "parameters": {"presto_view": "true", "comment": "Presto Materialized View"}})
+    report.import_one(store, "db.v", view)
+    report.import_one(store, "db.v", view)
+    report.import_one(store, "db.bad", {"dbName": "db", "tableName": "bad", "parameters": {}})
+    assert report.skipped == [SkippedRecord("db.t", "not-a-view", "a MANAGED_TABLE"),
+                              SkippedRecord("db.mv", "not-a-view", "a MATERIALIZED_VIEW"),
+                              SkippedRecord("db.tmv", "not-a-view", "a Trino materialized view"),
+                              SkippedRecord("db.v", "exists", "view already exists: db.v")]
+    assert report.imported == [ImportedRecord("db.v", "hive", 1)]
+    assert report.failed == [FailedRecord("db.bad", "ValidationError",
+                                          "tableType: is missing; a view record has table type VIRTUAL_VIEW")]
+    assert store.list_views() == [("db", "v")] and store.event_count() == 1
+    report.failed.clear()
+    assert report.ok and report.raise_for_failures() is report
+    assert str(report).startswith("imported 1, skipped 4, failed 0")
 
 
 # -- export errors --------------------------------------------------------------------------------

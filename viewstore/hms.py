@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
 from .errors import ValidationError, ViewAlreadyExistsError, ViewStoreError
-from .formats import definition_from_table, detect
+from .formats import definition_from_table, detect, not_a_view
 from .formats.base import OWNER_PROPERTY, ViewDefinition, as_record, invalid, parameters_of, text_of
 from .iceberg import _load_json, parse_metadata
 from .model import Identifier, VersionLogEntry, ViewVersion, to_identifier
@@ -192,7 +192,7 @@ class SkippedRecord:
     name: str
     reason: str
     """``exists`` (a view with that identifier or UUID is in the store already) or ``not-a-view``
-    (a table or a Hive materialized view)."""
+    (a table, a Hive or a Trino materialized view; ``detail`` says which, as ``a MANAGED_TABLE``)."""
     detail: str
 
 
@@ -225,10 +225,17 @@ class HmsImportReport:
                    identifier: str | tuple[str, ...] | None = None) -> None:
         """Import one record with :meth:`~viewstore.catalog.ViewStore.import_hms` and note the outcome.
 
-        A view already in the store is skipped; any other :class:`~viewstore.errors.ViewStoreError`
-        is noted as a failure (nothing of that record is written).
+        A record of another kind of object (a table, a materialized view: see
+        :func:`viewstore.formats.not_a_view`) is skipped as ``not-a-view``, and a view already in
+        the store as ``exists``; neither is a failure. Any other
+        :class:`~viewstore.errors.ViewStoreError` is noted as a failure (nothing of that record is
+        written).
         """
         try:
+            kind = not_a_view(table)
+            if kind is not None:
+                self.skipped.append(SkippedRecord(name, "not-a-view", kind))
+                return
             engine = detect(table)
             view = store.import_hms(table, identifier)
         except ViewAlreadyExistsError as error:

@@ -82,6 +82,21 @@ def test_import_a_list_with_a_progress_summary_and_json(run, tmp_path):
     assert "imported 0, skipped 2, failed 1" in text and "spark.sql.sources.schema" in text
 
 
+def test_a_metastore_dump_with_tables_imports_its_views_and_skips_the_rest(run, tmp_path):
+    dump = tmp_path / "dump.json"
+    table = {"dbName": "sales", "tableName": "orders", "tableType": "MANAGED_TABLE", "parameters": {}}
+    materialized = {"dbName": "sales", "tableName": "mv", "tableType": "MATERIALIZED_VIEW", "parameters": {}}
+    dump.write_text(json.dumps([table, record("one"), materialized]))
+    report = json.loads(run("hms", "import", str(dump), "--json"))  # exit code 0
+    assert [i["identifier"] for i in report["imported"]] == ["sales.one"]
+    assert [(s["name"], s["reason"], s["detail"]) for s in report["skipped"]] == [
+        ("sales.orders", "not-a-view", "a MANAGED_TABLE"), ("sales.mv", "not-a-view", "a MATERIALIZED_VIEW")]
+    assert report["failed"] == []
+    text = run("hms", "import", str(dump))
+    assert "imported 0, skipped 3, failed 0" in text and "not-a-view" in text and "exists" in text
+    assert ViewStore(run.db).list_views("sales") == [("sales", "one")]
+
+
 def test_import_json_of_one_record(run, tmp_path):
     single = tmp_path / "one.json"
     single.write_text(json.dumps(record("solo")))

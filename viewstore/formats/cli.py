@@ -95,7 +95,8 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
 
     A view is recorded as IDENT, or by default as the record's dbName.tableName. Each record is
     its own transaction: with several records, the failed ones are reported (exit code 1) and
-    the others are imported; views already in the store are skipped.
+    the others are imported; tables, materialized views and views already in the store are
+    skipped and reported as such (exit code 0 when nothing failed).
 
     Example:
 
