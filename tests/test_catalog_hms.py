@@ -168,6 +168,42 @@ def test_the_owner_is_the_owner_property_or_the_creator(store):
     assert trino_record["owner"] == "alice" and formats.decode(trino_record).owner == "alice"
 
 
+# -- the second view text follows the SQL ---------------------------------------------------------
+
+
+TWO_TEXT_RECORDS = {
+    "spark": {"dbName": "db", "tableName": "sv", "tableType": "VIRTUAL_VIEW",
+              "parameters": {"spark.sql.create.version": "3.5.3", "view.query.out.numCols": "1",
+                             "view.query.out.col.0": "a", "spark.sql.sources.schema": json.dumps(
+                                 {"type": "struct", "fields": [{"name": "a", "type": "integer", "nullable": True,
+                                                                "metadata": {}}]})},
+              "viewOriginalText": "SELECT 1 AS a", "viewExpandedText": "SELECT 1 AS `a`"},
+    "hive": {"dbName": "db", "tableName": "hv", "tableType": "VIRTUAL_VIEW", "parameters": {},
+             "sd": {"cols": [{"name": "a", "type": "int"}]},
+             "viewOriginalText": "select 1 as a from t", "viewExpandedText": "select 1 as `a` from `db`.`t`"},
+    "flink": {"dbName": "db", "tableName": "fv", "tableType": "VIRTUAL_VIEW",
+              "parameters": {"is_generic": "true", "flink.schema.0.name": "a", "flink.schema.0.data-type": "INT"},
+              "viewOriginalText": "select a from t", "viewExpandedText": "SELECT `t`.`a` FROM `c`.`db`.`t`"},
+}
+
+
+@pytest.mark.parametrize("engine", sorted(TWO_TEXT_RECORDS))
+def test_after_the_sql_changes_export_writes_the_new_sql_to_both_texts(store, engine):
+    record = TWO_TEXT_RECORDS[engine]
+    texts = (record["viewOriginalText"], record["viewExpandedText"])
+    ident = ".".join(store.import_hms(record).identifier)
+    out = store.export_hms(ident, engine)
+    assert (out["viewOriginalText"], out["viewExpandedText"]) == texts
+
+    store.alter_view(ident, ViewChange.update_representation(engine, "SELECT 2 AS a"))
+    out = store.export_hms(ident, engine)
+    assert (out["viewOriginalText"], out["viewExpandedText"]) == ("SELECT 2 AS a", "SELECT 2 AS a")
+
+    store.rollback_view(ident, 1)  # the recorded SQL is current again, and so are both recorded texts
+    out = store.export_hms(ident, engine)
+    assert (out["viewOriginalText"], out["viewExpandedText"]) == texts
+
+
 # -- importing many records ------------------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ import pytest
 from viewstore import formats
 from viewstore.errors import ValidationError
 from viewstore.formats import ViewDefinition, hive
+from viewstore.formats.base import second_text_properties
 from viewstore.model import Column
 from viewstore.types import parse_type
 
@@ -80,7 +81,8 @@ def test_encode():
     definition = ViewDefinition(
         dialect="hive", sql="SELECT `t`.`a` FROM `db`.`t`", database="db", name="v", owner="o", comment="c",
         columns=(Column("a", "timestamptz", "x"), Column("b", "struct<p: int not null comment 'dropped'>")),
-        properties={hive.ORIGINAL_TEXT_KEY: "SELECT a FROM t", "k": "v"})
+        properties={**second_text_properties(hive.ORIGINAL_TEXT_KEY, "SELECT a FROM t", "SELECT `t`.`a` FROM `db`.`t`"),
+                    "k": "v"})
     out = formats.encode(definition, "hive")
     assert out["parameters"] == {"k": "v", "comment": "c"}
     assert out["sd"]["cols"] == [{"name": "a", "type": "timestamp with local time zone", "comment": "x"},
@@ -104,3 +106,15 @@ def test_lenient_stand_ins_follow_icebergs_hive_integration():
 def test_encode_needs_columns():
     with pytest.raises(ValidationError, match="columns: a Hive view needs at least one column"):
         formats.encode(ViewDefinition(dialect="hive", sql="SELECT 1"), "hive")
+
+
+def test_the_original_text_is_written_back_only_with_the_sql_it_was_recorded_with():
+    definition = formats.decode(record(("key", "string", None)))
+    same = formats.encode(definition, "hive")
+    assert (same["viewOriginalText"], same["viewExpandedText"]) == (
+        "SELECT key FROM src", "SELECT `src`.`key` FROM `default`.`src`")
+    changed = formats.encode(definition.model_copy(update={"sql": "SELECT 2 AS key"}), "hive")
+    assert (changed["viewOriginalText"], changed["viewExpandedText"]) == ("SELECT 2 AS key", "SELECT 2 AS key")
+    unproven = {k: v for k, v in definition.properties.items() if k != hive.ORIGINAL_TEXT_KEY + "-sql"}
+    out = formats.encode(definition.model_copy(update={"properties": unproven}), "hive")
+    assert out["viewOriginalText"] == "SELECT `src`.`key` FROM `default`.`src`"

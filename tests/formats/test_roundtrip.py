@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from viewstore import formats
 from viewstore.formats import ViewDefinition, flink, hive, iceberg, spark, trino
+from viewstore.formats.base import second_text_properties
 from viewstore.model import AuditInfo, Column, SQLRepresentation, View, ViewVersion
 from viewstore.types import (DecimalType, FixedType, IcebergType, ListType, MapType, PrimitiveType, StructField,
                              StructType, to_iceberg_json)
@@ -134,17 +135,14 @@ def definitions(draw, engine: str) -> ViewDefinition:
         properties.update({f"view.sqlConfig.spark.sql.{k}": v for k, v in draw(
             st.dictionaries(identifier, st.text(max_size=5), max_size=2)).items()})
         expanded = draw(st.none() | text.filter(lambda s: s != sql))
-        if expanded is not None:
-            properties[spark.EXPANDED_TEXT_KEY] = expanded
+        properties.update(second_text_properties(spark.EXPANDED_TEXT_KEY, expanded, sql))
     elif engine == "hive":
         namespace = (database,) if database else ()
         original = draw(st.none() | text.filter(lambda s: s != sql))
-        if original is not None:
-            properties[hive.ORIGINAL_TEXT_KEY] = original
+        properties.update(second_text_properties(hive.ORIGINAL_TEXT_KEY, original, sql))
     elif engine == "flink":
         expanded = draw(st.none() | text.filter(lambda s: s != sql))
-        if expanded is not None:
-            properties[flink.EXPANDED_TEXT_KEY] = expanded
+        properties.update(second_text_properties(flink.EXPANDED_TEXT_KEY, expanded, sql))
         plain = draw(st.none() | st.text(max_size=5))
         if plain is not None:
             properties[flink.PLAIN_COMMENT_KEY] = plain

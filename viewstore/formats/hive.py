@@ -6,7 +6,8 @@ comment is the ``comment`` parameter. Unqualified names in the original text res
 view's own database.
 
 The definition's SQL is the expanded text; the original text is kept in the property
-``hms.hive.original-text`` when it differs.
+``hms.hive.original-text`` when it differs, and written back only while the SQL is unchanged (after
+the SQL changes, both texts are the new SQL; see :func:`viewstore.formats.base.second_text`).
 """
 
 from __future__ import annotations
@@ -18,15 +19,15 @@ from ..errors import ValidationError
 from ..model import Column
 from ..types import DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructType, parse_type
 from .base import (VIRTUAL_VIEW, TypeTokens, ViewDefinition, chosen_engine_types, column_types_property,
-                   hive_columns_of, hms_record, invalid, parameters_of, passthrough, reserved_key, strip_nested,
-                   text_of)
+                   hive_columns_of, hms_record, invalid, parameters_of, passthrough, reserved_key, second_text,
+                   second_text_properties, strip_nested, text_of)
 
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "iceberg_type", "engine_type",
            "ORIGINAL_TEXT_KEY"]
 
 NAME = "hive"
 
-#: The property that keeps ``viewOriginalText`` when it differs from the expanded text.
+#: The property that keeps ``viewOriginalText`` when it differs from the expanded text (the SQL).
 ORIGINAL_TEXT_KEY = reserved_key(NAME, "original-text")
 
 
@@ -59,8 +60,7 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
 
     properties = passthrough(params, lambda key: key == "comment")
     properties.update(column_types_property(NAME, [type_ for _, type_, _ in hive_columns]))
-    if original is not None and original != sql:
-        properties[ORIGINAL_TEXT_KEY] = original
+    properties.update(second_text_properties(ORIGINAL_TEXT_KEY, original, sql))
     database = text_of(record, "dbName")
     return ViewDefinition(
         dialect=NAME, sql=sql, columns=columns, comment=params.get("comment"),
@@ -88,9 +88,9 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
     parameters = passthrough(definition.properties, lambda key: key == "comment")
     if definition.comment is not None:
         parameters["comment"] = definition.comment
-    original = definition.properties.get(ORIGINAL_TEXT_KEY, definition.sql)
     return hms_record(definition, parameters=parameters, cols=cols,
-                      original_text=original, expanded_text=definition.sql)
+                      original_text=second_text(definition.properties, ORIGINAL_TEXT_KEY, definition.sql),
+                      expanded_text=definition.sql)
 
 
 def _consistent(type_string: str, type_: IcebergType) -> bool:
