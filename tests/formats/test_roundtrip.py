@@ -43,6 +43,8 @@ KEEPS_NULLABILITY = {"spark", "flink", "iceberg"}
 text = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12).filter(str.strip)
 maybe_text = st.none() | st.text(st.characters(codec="utf-8"), max_size=12)
 identifier = st.text(string.ascii_lowercase + "_", min_size=1, max_size=8)
+#: What Hive's type parser reads as a struct field name: Unicode letters and digits, ``_``, ``.``, ``$``, space.
+hive_field_names = st.text(st.characters(categories=["L", "Nd"], include_characters="_.$ "), min_size=1, max_size=8)
 decimals = st.integers(1, 38).flatmap(lambda p: st.integers(0, p).map(lambda s: DecimalType(p, s)))
 
 
@@ -55,7 +57,7 @@ def iceberg_types(engine: str) -> st.SearchStrategy[IcebergType]:
     detail = engine in KEEPS_NESTED_DETAIL
     flags = st.booleans() if detail else st.just(False)
     comments = maybe_text if detail else st.none()
-    names = identifier if engine == "hive" else text
+    names = hive_field_names if engine == "hive" else text
     keys = primitives(engine).filter(lambda t: str(t) != "unknown")
 
     def nested(children: st.SearchStrategy[IcebergType]) -> st.SearchStrategy[IcebergType]:
