@@ -337,6 +337,50 @@ def test_an_iceberg_view_in_hms_imports_its_whole_history(store, tmp_path):
     assert record["parameters"]["uuid"] == metadata["view-uuid"] and record["owner"] == "ivan"
 
 
+def test_an_iceberg_record_points_at_a_metadata_file_that_describes_the_view(store, tmp_path, monkeypatch):
+    metadata = load("iceberg-view-spec-example.json")["metadata"]
+    imported = tmp_path / "00001-x.metadata.json"
+    imported.write_text(json.dumps(metadata))
+    view = store.import_hms(iceberg_record(imported.as_uri(), metadata["view-uuid"]))
+    assert store.export_hms("db.iv", "iceberg")["parameters"]["metadata_location"] == imported.as_uri()
+    store.rename_view("db.iv", "db.renamed")  # a rename leaves the metadata file as it is
+    assert store.export_hms("db.renamed", "iceberg")["parameters"]["metadata_location"] == imported.as_uri()
+
+    store.replace_view("db.renamed", columns=view.columns, representations=[("spark", "SELECT 42")],
+                       default_namespace=["default"])
+    before = store.event_count()
+    with pytest.raises(ValidationError, match=r"metadata_location: the view db.renamed changed \(view.replaced\) "
+                                              r"since it was imported from .*; write its metadata with export_iceberg"):
+        store.export_hms("db.renamed", "iceberg")
+    written = store.export_iceberg("db.renamed", tmp_path / "out")
+    record = store.export_hms("db.renamed", "iceberg", metadata_location=written)
+    assert record["parameters"]["metadata_location"] == written.absolute().as_uri()
+    assert record["viewOriginalText"] == "SELECT 42" and store.event_count() == before
+    # the record and the file it names bring the current view into another store
+    other = ViewStore(tmp_path / "other.db", actor="bob").import_hms(record)
+    assert other.representations == store.load_view("db.renamed").representations
+
+    remote = "s3://wh/db/renamed/metadata/00002-x.metadata.json"
+    assert store.export_hms("db.renamed", "iceberg", metadata_location=remote)["parameters"]["metadata_location"] == remote
+    monkeypatch.chdir(tmp_path)
+    relative = store.export_hms("db.renamed", "iceberg", metadata_location="out/m.json")
+    assert relative["parameters"]["metadata_location"] == (tmp_path / "out" / "m.json").as_uri()
+    with pytest.raises(ValidationError, match="metadata_location: must be a non-empty string"):
+        store.export_hms("db.renamed", "iceberg", metadata_location=" ")
+    with pytest.raises(ValidationError, match="metadata_location: only Iceberg view records"):
+        store.export_hms("db.renamed", "spark", metadata_location=remote)
+
+
+def test_a_view_not_imported_from_an_iceberg_record_needs_a_metadata_location(store, tmp_path):
+    store.create_view("db.v", columns=[("a", "int")], representations=[("spark", "SELECT 1 AS a")],
+                      default_namespace="db", properties={formats.iceberg.METADATA_LOCATION_KEY: "s3://made/up.json"})
+    with pytest.raises(ValidationError, match="metadata_location: the view db.v was not imported from an Iceberg"):
+        store.export_hms("db.v", "iceberg")
+    written = store.export_iceberg("db.v", tmp_path / "v")
+    assert store.export_hms("db.v", "iceberg", metadata_location=written)["parameters"]["metadata_location"] == \
+        written.as_uri()
+
+
 def test_an_iceberg_view_reads_a_plain_path_a_gzip_file_or_a_local_copy(store, tmp_path):
     example = load("iceberg-view-spec-example.json")["metadata"]
     plain = tmp_path / "00001-a.metadata.json"

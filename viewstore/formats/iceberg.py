@@ -239,11 +239,15 @@ def encode(definition: ViewDefinition, metadata_location: str | None = None) -> 
     Args:
         definition: the view.
         metadata_location: where its metadata file is; defaults to the location the definition was
-            decoded from.
+            decoded from. The codec cannot tell whether that file still describes the view:
+            :meth:`viewstore.catalog.ViewStore.export_hms` uses it only while the view is unchanged.
 
     Raises:
-        ValidationError: no metadata location is known.
+        ValidationError: no metadata location is known, or ``metadata_location`` is not a
+            non-empty string.
     """
+    if metadata_location is not None and (not isinstance(metadata_location, str) or not metadata_location.strip()):
+        raise invalid("metadata_location", f"must be a non-empty string, not {metadata_location!r}")
     location = metadata_location or definition.properties.get(METADATA_LOCATION_KEY)
     if not location:
         raise invalid("metadata_location", "an Iceberg view record must point at the view's metadata file")
