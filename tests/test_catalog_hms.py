@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from viewstore import ViewChange, ViewStore, formats
 from viewstore.errors import IcebergMetadataError, NoSuchViewError, ValidationError, ViewAlreadyExistsError
 from viewstore.formats import ViewDefinition
-from viewstore.hms import metadata_file_path
+from viewstore.hms import FailedRecord, HmsImportReport, ImportedRecord, SkippedRecord, metadata_file_path
 from viewstore.model import Column
 
 ENGINE_VIEWS = CONFORMANCE / "engine-views"
@@ -168,6 +168,70 @@ def test_the_owner_is_the_owner_property_or_the_creator(store):
     assert trino_record["owner"] == "alice" and formats.decode(trino_record).owner == "alice"
 
 
+# -- the second view text follows the SQL ---------------------------------------------------------
+
+
+TWO_TEXT_RECORDS = {
+    "spark": {"dbName": "db", "tableName": "sv", "tableType": "VIRTUAL_VIEW",
+              "parameters": {"spark.sql.create.version": "3.5.3", "view.query.out.numCols": "1",
+                             "view.query.out.col.0": "a", "spark.sql.sources.schema": json.dumps(
+                                 {"type": "struct", "fields": [{"name": "a", "type": "integer", "nullable": True,
+                                                                "metadata": {}}]})},
+              "viewOriginalText": "SELECT 1 AS a", "viewExpandedText": "SELECT 1 AS `a`"},
+    "hive": {"dbName": "db", "tableName": "hv", "tableType": "VIRTUAL_VIEW", "parameters": {},
+             "sd": {"cols": [{"name": "a", "type": "int"}]},
+             "viewOriginalText": "select 1 as a from t", "viewExpandedText": "select 1 as `a` from `db`.`t`"},
+    "flink": {"dbName": "db", "tableName": "fv", "tableType": "VIRTUAL_VIEW",
+              "parameters": {"is_generic": "true", "flink.schema.0.name": "a", "flink.schema.0.data-type": "INT"},
+              "viewOriginalText": "select a from t", "viewExpandedText": "SELECT `t`.`a` FROM `c`.`db`.`t`"},
+}
+
+
+@pytest.mark.parametrize("engine", sorted(TWO_TEXT_RECORDS))
+def test_after_the_sql_changes_export_writes_the_new_sql_to_both_texts(store, engine):
+    record = TWO_TEXT_RECORDS[engine]
+    texts = (record["viewOriginalText"], record["viewExpandedText"])
+    ident = ".".join(store.import_hms(record).identifier)
+    out = store.export_hms(ident, engine)
+    assert (out["viewOriginalText"], out["viewExpandedText"]) == texts
+
+    store.alter_view(ident, ViewChange.update_representation(engine, "SELECT 2 AS a"))
+    out = store.export_hms(ident, engine)
+    assert (out["viewOriginalText"], out["viewExpandedText"]) == ("SELECT 2 AS a", "SELECT 2 AS a")
+
+    store.rollback_view(ident, 1)  # the recorded SQL is current again, and so are both recorded texts
+    out = store.export_hms(ident, engine)
+    assert (out["viewOriginalText"], out["viewExpandedText"]) == texts
+
+
+# -- importing many records ------------------------------------------------------------------------
+
+
+def test_a_report_skips_tables_and_materialized_views_without_failing(store):
+    view = formats.encode(ViewDefinition(dialect="hive", sql="SELECT 1", columns=(Column("a", "int"),),
+                                         database="db", name="v"), "hive")
+    report = HmsImportReport()
+    report.import_one(store, "db.t", {"dbName": "db", "tableName": "t", "tableType": "MANAGED_TABLE",
+                                      "parameters": {}})
+    report.import_one(store, "db.mv", {"dbName": "db", "tableName": "mv", "tableType": "MATERIALIZED_VIEW"})
+    report.import_one(store, "db.tmv", {"dbName": "db", "tableName": "tmv", "tableType": "VIRTUAL_VIEW",
+                                        "parameters": {"presto_view": "true", "comment": "Presto Materialized View"}})
+    report.import_one(store, "db.v", view)
+    report.import_one(store, "db.v", view)
+    report.import_one(store, "db.bad", {"dbName": "db", "tableName": "bad", "parameters": {}})
+    assert report.skipped == [SkippedRecord("db.t", "not-a-view", "a MANAGED_TABLE"),
+                              SkippedRecord("db.mv", "not-a-view", "a MATERIALIZED_VIEW"),
+                              SkippedRecord("db.tmv", "not-a-view", "a Trino materialized view"),
+                              SkippedRecord("db.v", "exists", "view already exists: db.v")]
+    assert report.imported == [ImportedRecord("db.v", "hive", 1)]
+    assert report.failed == [FailedRecord("db.bad", "ValidationError",
+                                          "tableType: is missing; a view record has table type VIRTUAL_VIEW")]
+    assert store.list_views() == [("db", "v")] and store.event_count() == 1
+    report.failed.clear()
+    assert report.ok and report.raise_for_failures() is report
+    assert str(report).startswith("imported 1, skipped 4, failed 0")
+
+
 # -- export errors --------------------------------------------------------------------------------
 
 
@@ -273,6 +337,50 @@ def test_an_iceberg_view_in_hms_imports_its_whole_history(store, tmp_path):
     assert record["parameters"]["uuid"] == metadata["view-uuid"] and record["owner"] == "ivan"
 
 
+def test_an_iceberg_record_points_at_a_metadata_file_that_describes_the_view(store, tmp_path, monkeypatch):
+    metadata = load("iceberg-view-spec-example.json")["metadata"]
+    imported = tmp_path / "00001-x.metadata.json"
+    imported.write_text(json.dumps(metadata))
+    view = store.import_hms(iceberg_record(imported.as_uri(), metadata["view-uuid"]))
+    assert store.export_hms("db.iv", "iceberg")["parameters"]["metadata_location"] == imported.as_uri()
+    store.rename_view("db.iv", "db.renamed")  # a rename leaves the metadata file as it is
+    assert store.export_hms("db.renamed", "iceberg")["parameters"]["metadata_location"] == imported.as_uri()
+
+    store.replace_view("db.renamed", columns=view.columns, representations=[("spark", "SELECT 42")],
+                       default_namespace=["default"])
+    before = store.event_count()
+    with pytest.raises(ValidationError, match=r"metadata_location: the view db.renamed changed \(view.replaced\) "
+                                              r"since it was imported from .*; write its metadata with export_iceberg"):
+        store.export_hms("db.renamed", "iceberg")
+    written = store.export_iceberg("db.renamed", tmp_path / "out")
+    record = store.export_hms("db.renamed", "iceberg", metadata_location=written)
+    assert record["parameters"]["metadata_location"] == written.absolute().as_uri()
+    assert record["viewOriginalText"] == "SELECT 42" and store.event_count() == before
+    # the record and the file it names bring the current view into another store
+    other = ViewStore(tmp_path / "other.db", actor="bob").import_hms(record)
+    assert other.representations == store.load_view("db.renamed").representations
+
+    remote = "s3://wh/db/renamed/metadata/00002-x.metadata.json"
+    assert store.export_hms("db.renamed", "iceberg", metadata_location=remote)["parameters"]["metadata_location"] == remote
+    monkeypatch.chdir(tmp_path)
+    relative = store.export_hms("db.renamed", "iceberg", metadata_location="out/m.json")
+    assert relative["parameters"]["metadata_location"] == (tmp_path / "out" / "m.json").as_uri()
+    with pytest.raises(ValidationError, match="metadata_location: must be a non-empty string"):
+        store.export_hms("db.renamed", "iceberg", metadata_location=" ")
+    with pytest.raises(ValidationError, match="metadata_location: only Iceberg view records"):
+        store.export_hms("db.renamed", "spark", metadata_location=remote)
+
+
+def test_a_view_not_imported_from_an_iceberg_record_needs_a_metadata_location(store, tmp_path):
+    store.create_view("db.v", columns=[("a", "int")], representations=[("spark", "SELECT 1 AS a")],
+                      default_namespace="db", properties={formats.iceberg.METADATA_LOCATION_KEY: "s3://made/up.json"})
+    with pytest.raises(ValidationError, match="metadata_location: the view db.v was not imported from an Iceberg"):
+        store.export_hms("db.v", "iceberg")
+    written = store.export_iceberg("db.v", tmp_path / "v")
+    assert store.export_hms("db.v", "iceberg", metadata_location=written)["parameters"]["metadata_location"] == \
+        written.as_uri()
+
+
 def test_an_iceberg_view_reads_a_plain_path_a_gzip_file_or_a_local_copy(store, tmp_path):
     example = load("iceberg-view-spec-example.json")["metadata"]
     plain = tmp_path / "00001-a.metadata.json"
@@ -294,6 +402,18 @@ def test_an_iceberg_view_reads_a_plain_path_a_gzip_file_or_a_local_copy(store, t
     with pytest.raises(ViewAlreadyExistsError, match="UUID"):  # the same Iceberg view again
         store.import_hms(iceberg_record(str(plain)), "db.again")
     assert store.event_count() == 3
+
+
+def test_an_iceberg_view_with_upper_case_representation_types_imports(store, tmp_path):
+    metadata = load("iceberg-view-spec-example.json")["metadata"]
+    for version in metadata["versions"]:
+        for representation in version["representations"]:
+            representation["type"] = "SQL"  # Iceberg's Java parser lower-cases the type on read
+    path = tmp_path / "00001-x.metadata.json"
+    path.write_text(json.dumps(metadata))
+    view = store.import_hms(iceberg_record(str(path)))
+    reference = ViewStore(tmp_path / "reference.db", actor="alice").import_iceberg(path, "db.iv")
+    assert view.representations == reference.representations and view.representations
 
 
 def test_bad_iceberg_views_write_nothing(store, tmp_path):

@@ -1137,19 +1137,36 @@ class ViewStore:
         prepared = prepare_import(table, identifier, metadata_file=metadata_file)
         return self.import_view(prepared.identifier, **prepared.import_view_arguments())
 
-    def export_hms(self, identifier: str | tuple[str, ...], engine: str) -> dict[str, Any]:
+    def export_hms(self, identifier: str | tuple[str, ...], engine: str, *,
+                   metadata_location: str | Path | None = None) -> dict[str, Any]:
         """The Hive metastore record ``engine`` itself would write for the view (see :func:`viewstore.formats.encode`).
 
         The record's owner is the view's ``owner`` property, else its creator.
 
+        Args:
+            identifier: the view.
+            engine: ``trino``, ``spark``, ``hive``, ``flink`` or ``iceberg``.
+            metadata_location: for ``iceberg`` only, the metadata file the record points at: a URI
+                (``s3://...``) as given, a local path (such as :meth:`export_iceberg` returns) as its
+                absolute ``file:`` URI. By default, the file the view was imported from by
+                :meth:`import_hms`, but only while the view is unchanged since (renames aside).
+
         Raises:
             NoSuchViewError: no live view has that identifier.
             ValidationError: an unknown engine, no SQL in the engine's dialect, a namespace of more
-                than one level, or something the engine cannot express.
+                than one level, or something the engine cannot express; for ``iceberg``, no
+                ``metadata_location`` while the view changed since its import or was not imported
+                from an Iceberg HMS record; ``metadata_location`` for another engine.
         """
-        from .formats import encode
+        from .formats import encode, get_format
+        from .hms import imported_metadata_location, metadata_location_uri
 
-        return encode(self.load_view(identifier), engine)
+        view = self.load_view(identifier)
+        if metadata_location is not None:
+            metadata_location = metadata_location_uri(metadata_location)
+        elif get_format(engine).NAME == "iceberg":
+            metadata_location = imported_metadata_location(view, self.history(view.identifier))
+        return encode(view, engine, metadata_location=metadata_location)
 
 
 def _positioned(events: list[Event], stored: list[tuple[int, dict[str, Any]]]) -> list[Event]:

@@ -21,6 +21,8 @@ An Iceberg view registered in the metastore (``table_type=ICEBERG-VIEW``) keeps 
 the metadata file its ``metadata_location`` names. That file (a local path or a ``file:`` URI, plain
 or gzip) is read and validated as :meth:`~viewstore.catalog.ViewStore.import_iceberg` validates it,
 and its whole history is imported under its view UUID; ``source_location`` is the metadata file.
+Exported again (:meth:`~viewstore.catalog.ViewStore.export_hms`), the record points at that file only
+while the view is unchanged since the import (:func:`imported_metadata_location`).
 """
 
 from __future__ import annotations
@@ -28,18 +30,21 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
 from .errors import ValidationError, ViewAlreadyExistsError, ViewStoreError
-from .formats import definition_from_table, detect
+from .events import Event, ViewImported
+from .formats import definition_from_table, detect, not_a_view
 from .formats.base import OWNER_PROPERTY, ViewDefinition, as_record, invalid, parameters_of, text_of
+from .formats.iceberg import METADATA_LOCATION_KEY
 from .iceberg import _load_json, parse_metadata
-from .model import Identifier, VersionLogEntry, ViewVersion, to_identifier
+from .model import Identifier, VersionLogEntry, View, ViewVersion, identifier_str, to_identifier
 
-__all__ = ["HmsImport", "prepare_import", "metadata_file_path", "record_identifier", "HmsImportReport",
-           "ImportedRecord", "SkippedRecord", "FailedRecord"]
+__all__ = ["HmsImport", "prepare_import", "metadata_file_path", "record_identifier", "metadata_location_uri",
+           "imported_metadata_location",
+           "HmsImportReport", "ImportedRecord", "SkippedRecord", "FailedRecord"]
 
 _ICEBERG = "iceberg"
 _METADATA_LOCATION = "metadata_location"
@@ -161,6 +166,53 @@ def _prepare_iceberg(record: Mapping[str, Any], ident: Identifier, metadata_file
         security_mode=definition.security_mode or "DEFINER", view_uuid=metadata.view_uuid)
 
 
+def metadata_location_uri(location: str | Path) -> str:
+    """How an HMS record names a metadata file: a URI (``s3://...``, ``file:/...``) as given, a local
+    path (a ``Path``, or a string without a scheme) as its absolute ``file:`` URI.
+
+    Raises:
+        ValidationError: the location is empty or not a string or path.
+    """
+    if isinstance(location, str) and location.strip():
+        if len(urlsplit(location).scheme) > 1:  # a one-letter scheme is a Windows drive
+            return location
+        location = Path(location)
+    if not isinstance(location, Path):
+        raise invalid("metadata_location", f"must be a non-empty string or a path, not {location!r}")
+    return location.absolute().as_uri()
+
+
+def imported_metadata_location(view: View, history: Sequence[Event]) -> str:
+    """The metadata file an Iceberg view was imported from, as long as it still describes the view.
+
+    That is the ``metadata_location`` of the HMS record :meth:`~viewstore.catalog.ViewStore.import_hms`
+    read, provided nothing but renames happened to the view since (a rename leaves the metadata
+    file alone; any other change makes the file describe an older state of the view).
+
+    Args:
+        view: the view as loaded.
+        history: the view's events (:meth:`~viewstore.catalog.ViewStore.history`); events after
+            ``view.stream_version`` are ignored.
+
+    Raises:
+        ValidationError: the view was not imported from an Iceberg view's HMS record, or it changed
+            since; the message says to pass the location of a metadata file written for it now.
+    """
+    events = [e for e in history if e.view_id == view.uuid and e.stream_version <= view.stream_version]
+    location = view.properties.get(METADATA_LOCATION_KEY)
+    name = identifier_str(view.identifier)
+    advice = "write its metadata with export_iceberg and pass that file's location as metadata_location"
+    first = events[0] if events else None
+    if not location or not isinstance(first, ViewImported) or first.source != "hms:iceberg":
+        raise invalid("metadata_location", f"the view {name} was not imported from an Iceberg view's HMS "
+                                           f"record, so no metadata file describes it; {advice}")
+    changed = next((e for e in events if e.commit_id != first.commit_id and e.type != "view.renamed"), None)
+    if changed is not None:
+        raise invalid("metadata_location", f"the view {name} changed ({changed.type}) since it was imported "
+                                           f"from {location!r}, which no longer describes it; {advice}")
+    return location
+
+
 def _properties(definition: ViewDefinition) -> dict[str, str]:
     """The store properties of a decoded view: its properties, its comment and its owner."""
     properties = dict(definition.properties)
@@ -192,7 +244,7 @@ class SkippedRecord:
     name: str
     reason: str
     """``exists`` (a view with that identifier or UUID is in the store already) or ``not-a-view``
-    (a table or a Hive materialized view)."""
+    (a table, a Hive or a Trino materialized view; ``detail`` says which, as ``a MANAGED_TABLE``)."""
     detail: str
 
 
@@ -225,10 +277,17 @@ class HmsImportReport:
                    identifier: str | tuple[str, ...] | None = None) -> None:
         """Import one record with :meth:`~viewstore.catalog.ViewStore.import_hms` and note the outcome.
 
-        A view already in the store is skipped; any other :class:`~viewstore.errors.ViewStoreError`
-        is noted as a failure (nothing of that record is written).
+        A record of another kind of object (a table, a materialized view: see
+        :func:`viewstore.formats.not_a_view`) is skipped as ``not-a-view``, and a view already in
+        the store as ``exists``; neither is a failure. Any other
+        :class:`~viewstore.errors.ViewStoreError` is noted as a failure (nothing of that record is
+        written).
         """
         try:
+            kind = not_a_view(table)
+            if kind is not None:
+                self.skipped.append(SkippedRecord(name, "not-a-view", kind))
+                return
             engine = detect(table)
             view = store.import_hms(table, identifier)
         except ViewAlreadyExistsError as error:

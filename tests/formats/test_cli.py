@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 import pytest
@@ -82,6 +83,21 @@ def test_import_a_list_with_a_progress_summary_and_json(run, tmp_path):
     assert "imported 0, skipped 2, failed 1" in text and "spark.sql.sources.schema" in text
 
 
+def test_a_metastore_dump_with_tables_imports_its_views_and_skips_the_rest(run, tmp_path):
+    dump = tmp_path / "dump.json"
+    table = {"dbName": "sales", "tableName": "orders", "tableType": "MANAGED_TABLE", "parameters": {}}
+    materialized = {"dbName": "sales", "tableName": "mv", "tableType": "MATERIALIZED_VIEW", "parameters": {}}
+    dump.write_text(json.dumps([table, record("one"), materialized]))
+    report = json.loads(run("hms", "import", str(dump), "--json"))  # exit code 0
+    assert [i["identifier"] for i in report["imported"]] == ["sales.one"]
+    assert [(s["name"], s["reason"], s["detail"]) for s in report["skipped"]] == [
+        ("sales.orders", "not-a-view", "a MANAGED_TABLE"), ("sales.mv", "not-a-view", "a MATERIALIZED_VIEW")]
+    assert report["failed"] == []
+    text = run("hms", "import", str(dump))
+    assert "imported 0, skipped 3, failed 0" in text and "not-a-view" in text and "exists" in text
+    assert ViewStore(run.db).list_views("sales") == [("sales", "one")]
+
+
 def test_import_json_of_one_record(run, tmp_path):
     single = tmp_path / "one.json"
     single.write_text(json.dumps(record("solo")))
@@ -98,6 +114,33 @@ def test_import_an_iceberg_view_with_a_local_metadata_copy(run, tmp_path):
     assert run("hms", "import", str(conformance_file), "db.v", code=1).startswith(
         "error: parameters.metadata_location: 's3://")
     assert "imported db.v from an iceberg record (1 version, 1 event)" in run("hms", "import", str(conformance_file), "db.v", "--metadata", str(copy))
+
+
+def test_export_an_iceberg_record_pointing_at_the_current_metadata_file(run, tmp_path):
+    metadata = json.loads((ENGINE_VIEWS / "iceberg-view-spec-example.json").read_text())["metadata"]
+    copy = tmp_path / "v.metadata.json"
+    copy.write_text(json.dumps(metadata))
+    conformance_file = ENGINE_VIEWS / "iceberg-view-in-hms.reconstructed.json"
+    imported_from = json.loads(conformance_file.read_text())["hms_table"]["parameters"]["metadata_location"]
+    run("hms", "import", str(conformance_file), "db.v", "--metadata", str(copy))
+    record = json.loads(run("hms", "export", "db.v", "--engine", "iceberg", "--json"))
+    assert record["parameters"]["metadata_location"] == imported_from  # unchanged since the import
+
+    view = ViewStore(run.db).load_view("db.v")
+    ViewStore(run.db).replace_view("db.v", columns=view.columns, representations=[("spark", "SELECT 42")],
+                                   default_namespace=["default"])
+    error = run("hms", "export", "db.v", "--engine", "iceberg", code=1)
+    assert error.startswith("error: metadata_location: the view db.v changed (view.replaced)") and \
+        error.count("\n") == 1
+    written = run("export", "db.v", "--location", str(tmp_path / "wh")).strip()
+    record = json.loads(run("hms", "export", "db.v", "--engine", "ICEBERG", "--metadata-location", written, "--json"))
+    assert record["parameters"]["metadata_location"] == Path(written).as_uri()
+    assert record["viewOriginalText"] == "SELECT 42"
+    remote = "s3://wh/db/v/metadata/00002-x.metadata.json"
+    record = json.loads(run("hms", "export", "db.v", "--engine", "iceberg", "--metadata-location", remote, "--json"))
+    assert record["parameters"]["metadata_location"] == remote
+    error = run("hms", "export", "db.v", "--engine", "spark", "--metadata-location", remote, code=1)
+    assert "metadata_location: only Iceberg view records point at a metadata file" in error
 
 
 def test_errors_are_one_line_and_write_nothing(run, tmp_path):

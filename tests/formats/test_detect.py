@@ -59,6 +59,20 @@ def test_detect_rejects(table, reason):
         formats.detect(table)
 
 
+@pytest.mark.parametrize("table, kind", [
+    ({"tableType": "MANAGED_TABLE", "parameters": {}}, "a MANAGED_TABLE"),
+    ({"tableType": "EXTERNAL_TABLE"}, "a EXTERNAL_TABLE"),
+    ({"tableType": "MATERIALIZED_VIEW", "parameters": {}}, "a MATERIALIZED_VIEW"),
+    (view(presto_view="true", comment="PRESTO MATERIALIZED VIEW"), "a Trino materialized view"),
+    (view(presto_view="true", comment="Presto View"), None),
+    (view(presto_view="TRUE", comment="Presto Materialized View"), None),  # malformed: detect says why
+    (view(), None),
+    ({"parameters": {}}, None),
+])
+def test_not_a_view_names_the_objects_a_bulk_import_skips(table, kind):
+    assert formats.not_a_view(table) == kind
+
+
 def test_a_hive_view_altered_by_spark_is_spark_and_flagged():
     record = {"tableType": "VIRTUAL_VIEW", "viewOriginalText": "select `t`.`a` from `db`.`t`",
               "viewExpandedText": "select `t`.`a` from `db`.`t`",

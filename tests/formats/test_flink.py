@@ -152,3 +152,16 @@ def test_a_non_generic_view_is_a_hive_view():
              "viewExpandedText": "expanded q", "sd": {"cols": [{"name": "i", "type": "int"}]}}
     engine, definition = formats.definition_from_table(table)
     assert engine == "hive" and definition.sql == "expanded q"
+
+
+def test_the_expanded_query_is_written_back_only_with_the_query_it_was_recorded_with():
+    definition = formats.decode(record(**{"flink.schema.0.name": "x", "flink.schema.0.data-type": "INT"}))
+    same = formats.encode(definition, "flink")
+    assert (same["viewOriginalText"], same["viewExpandedText"]) == (
+        "select x from v1", "SELECT `v1`.`x` FROM `c`.`db1`.`v1`")
+    # Flink runs the expanded query: after the query changes, the old one must not be written
+    changed = formats.encode(definition.model_copy(update={"sql": "select 2 as x"}), "flink")
+    assert (changed["viewOriginalText"], changed["viewExpandedText"]) == ("select 2 as x", "select 2 as x")
+    unproven = {k: v for k, v in definition.properties.items() if k != flink.EXPANDED_TEXT_KEY + "-sql"}
+    out = formats.encode(definition.model_copy(update={"properties": unproven}), "flink")
+    assert out["viewExpandedText"] == "select x from v1"

@@ -7,8 +7,9 @@ import pytest
 from viewstore import formats
 from viewstore.errors import ValidationError
 from viewstore.formats import ViewDefinition, hive
+from viewstore.formats.base import second_text_properties
 from viewstore.model import Column
-from viewstore.types import parse_type
+from viewstore.types import PrimitiveType, StructField, StructType, parse_type
 
 
 def record(*cols: tuple[str, str, str | None], **extra) -> dict:
@@ -80,7 +81,8 @@ def test_encode():
     definition = ViewDefinition(
         dialect="hive", sql="SELECT `t`.`a` FROM `db`.`t`", database="db", name="v", owner="o", comment="c",
         columns=(Column("a", "timestamptz", "x"), Column("b", "struct<p: int not null comment 'dropped'>")),
-        properties={hive.ORIGINAL_TEXT_KEY: "SELECT a FROM t", "k": "v"})
+        properties={**second_text_properties(hive.ORIGINAL_TEXT_KEY, "SELECT a FROM t", "SELECT `t`.`a` FROM `db`.`t`"),
+                    "k": "v"})
     out = formats.encode(definition, "hive")
     assert out["parameters"] == {"k": "v", "comment": "c"}
     assert out["sd"]["cols"] == [{"name": "a", "type": "timestamp with local time zone", "comment": "x"},
@@ -104,3 +106,53 @@ def test_lenient_stand_ins_follow_icebergs_hive_integration():
 def test_encode_needs_columns():
     with pytest.raises(ValidationError, match="columns: a Hive view needs at least one column"):
         formats.encode(ViewDefinition(dialect="hive", sql="SELECT 1"), "hive")
+
+
+def test_the_original_text_is_written_back_only_with_the_sql_it_was_recorded_with():
+    definition = formats.decode(record(("key", "string", None)))
+    same = formats.encode(definition, "hive")
+    assert (same["viewOriginalText"], same["viewExpandedText"]) == (
+        "SELECT key FROM src", "SELECT `src`.`key` FROM `default`.`src`")
+    changed = formats.encode(definition.model_copy(update={"sql": "SELECT 2 AS key"}), "hive")
+    assert (changed["viewOriginalText"], changed["viewExpandedText"]) == ("SELECT 2 AS key", "SELECT 2 AS key")
+    unproven = {k: v for k, v in definition.properties.items() if k != hive.ORIGINAL_TEXT_KEY + "-sql"}
+    out = formats.encode(definition.model_copy(update={"properties": unproven}), "hive")
+    assert out["viewOriginalText"] == "SELECT `src`.`key` FROM `default`.`src`"
+
+
+@pytest.mark.parametrize("hive_type, field_name", [
+    ("struct<größe:int>", "größe"), ("struct<a$b:int>", "a$b"), ("struct<1x:int>", "1x"),
+    ("struct<x y:int>", "x y"), ("struct<a.b:int>", "a.b"), ("struct<名前:int>", "名前"),
+    ("struct<a:int,_b:int>", "_b"), ("struct<a:int, b:int>", " b"),  # Hive keeps the space, as here
+])
+def test_struct_field_names_are_read_as_hive_reads_them(hive_type, field_name):
+    (*_, last) = hive.iceberg_type(hive_type).fields
+    assert last.name == field_name and str(last.type) == "int"
+    assert hive.iceberg_type(f"array<{hive_type}>").element.fields[-1].name == field_name
+
+
+@pytest.mark.parametrize("hive_type, reason", [
+    ("struct<a-b:int>", "expected ':' at position 8, found '-'"),
+    ("struct<`a`:int>", "expected a struct field name at position 7, found '`'"),
+    ("struct<a:int,A:int>", "duplicate struct field 'A'"),
+    ("struct<:int>", "expected a struct field name"),
+    ("array<" * 101 + "int" + ">" * 101, "nested more than 100 levels"),
+])
+def test_bad_struct_types(hive_type, reason):
+    with pytest.raises(ValidationError, match=reason):
+        hive.iceberg_type(hive_type, "sd.cols[0].type")
+
+
+def test_struct_field_names_hive_can_hold_round_trip_and_others_are_refused():
+    names = ["größe", "a$b", "1x", "x y", "a.b", " lead"]
+    type_ = parse_type("struct<" + ", ".join(f"`{n}`: list<int>" for n in names) + ">")
+    definition = ViewDefinition(dialect="hive", sql="SELECT 1", columns=(Column("s", type_),), database="d", name="v")
+    out = formats.encode(definition, "hive")
+    assert out["sd"]["cols"][0]["type"] == "struct<größe:array<int>,a$b:array<int>,1x:array<int>,x y:array<int>," \
+                                           "a.b:array<int>, lead:array<int>>"
+    assert formats.decode(out).columns == definition.columns
+    for name in ["x:y", "a,b", "a>b", "a`b", "a'b", "a-b"]:
+        struct = StructType((StructField(name, PrimitiveType("int")),))
+        bad = ViewDefinition(dialect="hive", sql="SELECT 1", columns=(Column("s", struct),))
+        with pytest.raises(ValidationError, match=r"columns\[0\]\.type: Hive struct field names"):
+            formats.encode(bad, "hive")

@@ -154,3 +154,14 @@ def test_encode_needs_a_metadata_location():
 def test_wrongly_typed_metadata_is_an_iceberg_metadata_error(path, value):
     with pytest.raises(IcebergMetadataError, match=r"^metadata"):
         iceberg.definition_from_metadata(changed(path, value))
+
+
+def test_representation_type_is_read_case_insensitively_as_java_does():
+    metadata = copy.deepcopy(METADATA)
+    spark_sql, hive_sql = metadata["versions"][1]["representations"]
+    spark_sql["type"], hive_sql["type"] = "SQL", "Sql"
+    definition = iceberg.definition_from_metadata(metadata)
+    assert definition.representations == (SQLRepresentation("spark", "SELECT 1"),
+                                           SQLRepresentation("hive", "SELECT 1 FROM h"))
+    hive_sql["type"] = "substrait"  # another kind of representation is still skipped
+    assert iceberg.definition_from_metadata(metadata).representations == (SQLRepresentation("spark", "SELECT 1"),)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from viewstore import formats
 from viewstore.formats import ViewDefinition, flink, hive, iceberg, spark, trino
+from viewstore.formats.base import second_text_properties
 from viewstore.model import AuditInfo, Column, SQLRepresentation, View, ViewVersion
 from viewstore.types import (DecimalType, FixedType, IcebergType, ListType, MapType, PrimitiveType, StructField,
                              StructType, to_iceberg_json)
@@ -42,6 +43,8 @@ KEEPS_NULLABILITY = {"spark", "flink", "iceberg"}
 text = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12).filter(str.strip)
 maybe_text = st.none() | st.text(st.characters(codec="utf-8"), max_size=12)
 identifier = st.text(string.ascii_lowercase + "_", min_size=1, max_size=8)
+#: What Hive's type parser reads as a struct field name: Unicode letters and digits, ``_``, ``.``, ``$``, space.
+hive_field_names = st.text(st.characters(categories=["L", "Nd"], include_characters="_.$ "), min_size=1, max_size=8)
 decimals = st.integers(1, 38).flatmap(lambda p: st.integers(0, p).map(lambda s: DecimalType(p, s)))
 
 
@@ -54,7 +57,7 @@ def iceberg_types(engine: str) -> st.SearchStrategy[IcebergType]:
     detail = engine in KEEPS_NESTED_DETAIL
     flags = st.booleans() if detail else st.just(False)
     comments = maybe_text if detail else st.none()
-    names = identifier if engine == "hive" else text
+    names = hive_field_names if engine == "hive" else text
     keys = primitives(engine).filter(lambda t: str(t) != "unknown")
 
     def nested(children: st.SearchStrategy[IcebergType]) -> st.SearchStrategy[IcebergType]:
@@ -134,17 +137,14 @@ def definitions(draw, engine: str) -> ViewDefinition:
         properties.update({f"view.sqlConfig.spark.sql.{k}": v for k, v in draw(
             st.dictionaries(identifier, st.text(max_size=5), max_size=2)).items()})
         expanded = draw(st.none() | text.filter(lambda s: s != sql))
-        if expanded is not None:
-            properties[spark.EXPANDED_TEXT_KEY] = expanded
+        properties.update(second_text_properties(spark.EXPANDED_TEXT_KEY, expanded, sql))
     elif engine == "hive":
         namespace = (database,) if database else ()
         original = draw(st.none() | text.filter(lambda s: s != sql))
-        if original is not None:
-            properties[hive.ORIGINAL_TEXT_KEY] = original
+        properties.update(second_text_properties(hive.ORIGINAL_TEXT_KEY, original, sql))
     elif engine == "flink":
         expanded = draw(st.none() | text.filter(lambda s: s != sql))
-        if expanded is not None:
-            properties[flink.EXPANDED_TEXT_KEY] = expanded
+        properties.update(second_text_properties(flink.EXPANDED_TEXT_KEY, expanded, sql))
         plain = draw(st.none() | st.text(max_size=5))
         if plain is not None:
             properties[flink.PLAIN_COMMENT_KEY] = plain

@@ -265,3 +265,18 @@ def test_ddl_type_strings():
     assert spark.engine_type(parse_type("map<string, list<timestamptz>>")) == "map<string,array<timestamp>>"
     with pytest.raises(ValidationError, match="unknown Spark type 'uniontype'"):
         spark.parse_type_string("uniontype<int,string>", "sd.cols[0].type")
+
+
+def test_the_expanded_text_is_written_back_only_with_the_sql_it_was_recorded_with():
+    older = {**record(schema(field("a", "integer"))), "dbName": "db", "tableName": "v",
+             "viewOriginalText": "SELECT 1 AS a", "viewExpandedText": "SELECT 1 AS `a`"}
+    definition = formats.decode(older)
+    same = formats.encode(definition, "spark")
+    assert (same["viewOriginalText"], same["viewExpandedText"]) == ("SELECT 1 AS a", "SELECT 1 AS `a`")
+    # Spark runs viewExpandedText: after the SQL changes, the old expanded text must not be written
+    changed = formats.encode(definition.model_copy(update={"sql": "SELECT 2 AS a"}), "spark")
+    assert (changed["viewOriginalText"], changed["viewExpandedText"]) == ("SELECT 2 AS a", "SELECT 2 AS a")
+    # a kept text without the digest of its SQL cannot be shown to belong to it
+    unproven = {k: v for k, v in definition.properties.items() if k != spark.EXPANDED_TEXT_KEY + "-sql"}
+    out = formats.encode(definition.model_copy(update={"properties": unproven}), "spark")
+    assert out["viewExpandedText"] == "SELECT 1 AS a"

@@ -19,7 +19,8 @@ One module per engine, each with the same functions (``claims``, ``owns_paramete
 4. ``flink`` - ``is_generic=true`` (or ``flink.connector`` without the flag);
 5. ``hive`` - every other ``VIRTUAL_VIEW``.
 
-Hive materialized views (``MATERIALIZED_VIEW``) and tables are not logical views and are rejected.
+Hive materialized views (``MATERIALIZED_VIEW``), Trino materialized views and tables are not logical
+views: :func:`detect` rejects them, and :func:`not_a_view` names them so a bulk import can skip them.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = [
     "ViewDefinition",
     "get_format",
     "detect",
+    "not_a_view",
     "decode",
     "encode",
     "definition_from_table",
@@ -108,6 +110,32 @@ def detect(table: Mapping[str, Any] | Any) -> str:
         if ENGINES[name].claims(table_type, parameters):
             return name
     raise invalid("tableType", "no engine format recognizes this view record")  # hive claims every view
+
+
+def not_a_view(table: Mapping[str, Any] | Any) -> str | None:
+    """What an HMS record is when it is another kind of object than a logical view.
+
+    Args:
+        table: an HMS table record.
+
+    Returns:
+        ``"a MANAGED_TABLE"`` (any table type other than ``VIRTUAL_VIEW``, including a Hive
+        ``MATERIALIZED_VIEW``), ``"a Trino materialized view"``, or None for a view record and for
+        a record too malformed to tell (:func:`detect` says what is wrong with it).
+
+    Raises:
+        ValidationError: ``table`` is not a record, or its ``tableType`` or ``parameters`` has the
+            wrong type.
+    """
+    record = as_record(table)
+    table_type = text_of(record, "tableType")
+    if table_type is None:
+        return None
+    if table_type != VIRTUAL_VIEW:
+        return f"a {table_type}"
+    if trino.is_materialized_view(parameters_of(record)):
+        return "a Trino materialized view"
+    return None
 
 
 def definition_from_table(table: Mapping[str, Any] | Any, *,

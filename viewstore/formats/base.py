@@ -15,10 +15,20 @@ its own name (``view.sqlConfig.spark.sql.session.timeZone``, ``trino_version``, 
 What a codec learns from elsewhere in the record goes under the reserved ``hms.<engine>.`` prefix
 (for example ``hms.trino.column-types`` or ``hms.hive.original-text``). Reserved keys are read back
 by ``encode`` of the same engine and are never written into HMS parameters.
+
+The second view text
+--------------------
+An HMS record has two texts, ``viewOriginalText`` and ``viewExpandedText``. The definition's SQL is
+the one the engine treats as the view's query; when the other differs, it is kept under a reserved
+key together with the SHA-256 of the SQL it was recorded with (:func:`second_text_properties`).
+``encode`` writes the kept text back only while the SQL is still that one; once the SQL changes (or
+when the digest is missing) both texts are the current SQL, so an engine never runs an old query
+(:func:`second_text`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
@@ -45,6 +55,8 @@ __all__ = [
     "strip_nested",
     "column_types_property",
     "chosen_engine_types",
+    "second_text_properties",
+    "second_text",
     "definition_from_view",
     "for_dialect",
     "hms_record",
@@ -220,6 +232,36 @@ def chosen_engine_types(properties: Mapping[str, str], engine: str, count: int) 
     if not isinstance(types, list) or len(types) != count or not all(isinstance(t, str) for t in types):
         return ()
     return tuple(types)
+
+
+def _sql_digest(sql: str) -> str:
+    return "sha256:" + hashlib.sha256(sql.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def second_text_properties(key: str, text: str | None, sql: str) -> dict[str, str]:
+    """The properties that keep the record's other view text under ``key``, tied to ``sql``.
+
+    Args:
+        key: the reserved key, e.g. ``hms.spark.expanded-text``.
+        text: the other text as the record holds it (None when absent).
+        sql: the definition's SQL that ``text`` was recorded with.
+
+    Returns:
+        ``{key: text, key + "-sql": "sha256:<hex of sql>"}``, or nothing when ``text`` is absent or
+        equal to ``sql``.
+    """
+    if text is None or text == sql:
+        return {}
+    return {key: text, f"{key}-sql": _sql_digest(sql)}
+
+
+def second_text(properties: Mapping[str, str], key: str, sql: str) -> str:
+    """The other view text to write for ``sql``: the kept one when it was recorded with this very
+    SQL (see :func:`second_text_properties`), otherwise ``sql`` itself."""
+    text = properties.get(key)
+    if text is not None and properties.get(f"{key}-sql") == _sql_digest(sql):
+        return text
+    return sql
 
 
 # --------------------------------------------------------------------------------------------

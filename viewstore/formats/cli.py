@@ -23,7 +23,7 @@ from . import detect
 __all__ = ["hms", "records_of"]
 
 #: The engines ``hms export`` writes.
-EXPORT_ENGINES = ("trino", "spark", "hive", "flink")
+EXPORT_ENGINES = ("trino", "spark", "hive", "flink", "iceberg")
 
 
 @click.group()
@@ -95,7 +95,8 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
 
     A view is recorded as IDENT, or by default as the record's dbName.tableName. Each record is
     its own transaction: with several records, the failed ones are reported (exit code 1) and
-    the others are imported; views already in the store are skipped.
+    the others are imported; tables, materialized views and views already in the store are
+    skipped and reported as such (exit code 0 when nothing failed).
 
     Example:
 
@@ -175,20 +176,29 @@ def _print_report(cli: CliContext, report: HmsImportReport) -> None:
 @click.argument("identifier", metavar="IDENT")
 @click.option("--engine", required=True, type=click.Choice(EXPORT_ENGINES, case_sensitive=False),
               help="Whose record to write.")
+@click.option("--metadata-location", metavar="URI",
+              help="For --engine iceberg: the metadata file the record points at, a URI or a local path "
+                   "(as 'viewstore export' prints it). Default: the file the view was imported from, "
+                   "while the view is unchanged since.")
 @click.option("--json", "as_json", is_flag=True, help="Print plain JSON (for scripts) instead of highlighted JSON.")
 @pass_cli
-def export_(cli: CliContext, identifier: str, engine: str, as_json: bool) -> None:
+def export_(cli: CliContext, identifier: str, engine: str, metadata_location: str | None, as_json: bool) -> None:
     """Print the HMS table record ENGINE itself would write for a view, as JSON.
 
-    The view needs SQL in the engine's dialect; the record's owner is the view's owner property,
-    else its creator.
+    The view needs SQL in the engine's dialect (an Iceberg record takes all of them from its
+    metadata file); the record's owner is the view's owner property, else its creator.
+
+    An Iceberg record points at a metadata file: give it with --metadata-location. Without it, the
+    record points at the file the view was imported from, and the export fails if the view changed
+    since (that file no longer describes it).
 
     Example:
 
     \b
         viewstore hms export sales.orders_by_day --engine trino --json > record.json
+        viewstore hms export sales.events --engine iceberg --metadata-location s3://wh/sales/events/metadata/00003-x.metadata.json
     """
-    record = cli.store().export_hms(identifier, engine.lower())
+    record = cli.store().export_hms(identifier, engine.lower(), metadata_location=metadata_location)
     text = json.dumps(record, indent=2, ensure_ascii=False)
     if as_json:
         click.echo(text)

@@ -11,8 +11,9 @@ A view with ``is_generic=false`` (or without the flag and without ``flink.connec
 to Flink too, and is decoded by the Hive codec.
 
 The definition's SQL is the original query; the expanded query is kept in the property
-``hms.flink.expanded-text`` when it differs, and a plain ``comment`` parameter (not Flink's) in
-``hms.flink.comment-parameter``.
+``hms.flink.expanded-text`` when it differs (and written back only while the SQL is unchanged:
+Flink runs the expanded query, so after a change both texts are the new SQL), and a plain
+``comment`` parameter (not Flink's) in ``hms.flink.comment-parameter``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ..errors import ValidationError
 from ..model import Column
 from ..types import DecimalType, FixedType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
 from .base import (ViewDefinition, TypeTokens, chosen_engine_types, column_types_property, hms_record, invalid,
-                   parameters_of, passthrough, reserved_key, text_of)
+                   parameters_of, passthrough, reserved_key, second_text, second_text_properties, text_of)
 
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "parse_data_type", "iceberg_type",
            "engine_type", "EXPANDED_TEXT_KEY", "PLAIN_COMMENT_KEY"]
@@ -36,7 +37,8 @@ COMMENT = "flink.comment"
 SCHEMA_PREFIX = "flink.schema."
 LEGACY_SCHEMA_PREFIX = "flink.generic.table.schema."
 
-#: The property that keeps ``viewExpandedText`` when it differs from the original text.
+#: The property that keeps ``viewExpandedText`` when it differs from the original text (the SQL);
+#: written back only while the SQL is unchanged (see :func:`viewstore.formats.base.second_text`).
 EXPANDED_TEXT_KEY = reserved_key(NAME, "expanded-text")
 #: The property that keeps a plain ``comment`` parameter (Flink's own comment is ``flink.comment``).
 PLAIN_COMMENT_KEY = reserved_key(NAME, "comment-parameter")
@@ -111,8 +113,7 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
     properties.update(column_types_property(NAME, types))
     if "comment" in params:
         properties[PLAIN_COMMENT_KEY] = params["comment"]
-    if expanded is not None and expanded != sql:
-        properties[EXPANDED_TEXT_KEY] = expanded
+    properties.update(second_text_properties(EXPANDED_TEXT_KEY, expanded, sql))
     return ViewDefinition(
         dialect=NAME, sql=sql, columns=tuple(columns), comment=params.get(COMMENT),
         owner=text_of(record, "owner"), properties=properties,
@@ -156,7 +157,7 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
     if PLAIN_COMMENT_KEY in definition.properties:
         parameters["comment"] = definition.properties[PLAIN_COMMENT_KEY]
     return hms_record(definition, parameters=parameters, cols=[], original_text=definition.sql,
-                      expanded_text=definition.properties.get(EXPANDED_TEXT_KEY, definition.sql))
+                      expanded_text=second_text(definition.properties, EXPANDED_TEXT_KEY, definition.sql))
 
 
 def _consistent(data_type: str, column: Column) -> bool:

@@ -6,27 +6,29 @@ comment is the ``comment`` parameter. Unqualified names in the original text res
 view's own database.
 
 The definition's SQL is the expanded text; the original text is kept in the property
-``hms.hive.original-text`` when it differs.
+``hms.hive.original-text`` when it differs, and written back only while the SQL is unchanged (after
+the SQL changes, both texts are the new SQL; see :func:`viewstore.formats.base.second_text`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ValidationError
 from ..model import Column
-from ..types import DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructType, parse_type
-from .base import (VIRTUAL_VIEW, TypeTokens, ViewDefinition, chosen_engine_types, column_types_property,
-                   hive_columns_of, hms_record, invalid, parameters_of, passthrough, reserved_key, strip_nested,
-                   text_of)
+from ..types import DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType, parse_type
+from .base import (VIRTUAL_VIEW, ViewDefinition, chosen_engine_types, column_types_property,
+                   hive_columns_of, hms_record, invalid, parameters_of, passthrough, reserved_key, second_text,
+                   second_text_properties, strip_nested, text_of)
 
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "iceberg_type", "engine_type",
            "ORIGINAL_TEXT_KEY"]
 
 NAME = "hive"
 
-#: The property that keeps ``viewOriginalText`` when it differs from the expanded text.
+#: The property that keeps ``viewOriginalText`` when it differs from the expanded text (the SQL).
 ORIGINAL_TEXT_KEY = reserved_key(NAME, "original-text")
 
 
@@ -59,8 +61,7 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
 
     properties = passthrough(params, lambda key: key == "comment")
     properties.update(column_types_property(NAME, [type_ for _, type_, _ in hive_columns]))
-    if original is not None and original != sql:
-        properties[ORIGINAL_TEXT_KEY] = original
+    properties.update(second_text_properties(ORIGINAL_TEXT_KEY, original, sql))
     database = text_of(record, "dbName")
     return ViewDefinition(
         dialect=NAME, sql=sql, columns=columns, comment=params.get("comment"),
@@ -88,9 +89,9 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
     parameters = passthrough(definition.properties, lambda key: key == "comment")
     if definition.comment is not None:
         parameters["comment"] = definition.comment
-    original = definition.properties.get(ORIGINAL_TEXT_KEY, definition.sql)
     return hms_record(definition, parameters=parameters, cols=cols,
-                      original_text=original, expanded_text=definition.sql)
+                      original_text=second_text(definition.properties, ORIGINAL_TEXT_KEY, definition.sql),
+                      expanded_text=definition.sql)
 
 
 def _consistent(type_string: str, type_: IcebergType) -> bool:
@@ -114,27 +115,129 @@ _STAND_INS = {"time": "string", "uuid": "string", "timestamp_ns": "timestamp",
               "timestamptz_ns": "timestamp with local time zone"}
 
 
+#: How deeply Hive types may nest here (Hive sets no limit; this keeps the parser's recursion bounded).
+MAX_NESTING = 100
+
+
 def iceberg_type(type_string: str, field: str = "type") -> IcebergType:
     """The Iceberg type of a Hive column type (``bigint``, ``varchar(20)``, ``array<int>``...).
 
+    Struct field names are read as Hive's own type parser reads them: any run of letters and
+    digits (Unicode), ``_``, ``.``, ``$`` and spaces, kept exactly (``struct<x y:int>`` has a field
+    ``x y``). Primitive type names are compared case-insensitively and may have surrounding spaces.
+
     Raises:
-        ValidationError: not a Hive type with an Iceberg equivalent.
+        ValidationError: not a Hive type with an Iceberg equivalent (``uniontype``, intervals...),
+            or nested more than :data:`MAX_NESTING` levels deep.
     """
-    try:
-        return parse_type(_without_local(type_string, field))
-    except ValidationError as e:
-        raise invalid(field, str(e)) from e
+    parser = _HiveTypeParser(type_string, field)
+    result = parser.parse_type(0)
+    if parser.index < len(parser.tokens):
+        raise parser.error(f"unexpected {parser.tokens[parser.index][1]!r}")
+    return result
 
 
-def _without_local(type_string: str, field: str) -> str:
-    """Hive 3 spells ``timestamptz`` as ``timestamp with local time zone``; the shared parser knows
-    it as ``timestamp with time zone``, so drop each ``local`` that follows ``with``."""
-    tokens = TypeTokens(type_string, field)
-    for i in reversed(range(len(tokens.tokens))):
-        if tokens.at_word("with", "local", "time", "zone", offset=i):
-            local = tokens.tokens[i + 1]
-            type_string = type_string[:local.position] + type_string[local.position + len(local.value):]
-    return type_string
+def _is_name_char(ch: str) -> bool:
+    """The characters Hive's type parser reads as part of a name (Java letters and digits, ``_.$`` and space)."""
+    return ch.isalpha() or ch.isdecimal() or ch in "_.$ "
+
+
+class _HiveTypeParser:
+    """Hive's type grammar over its tokens: runs of name characters, and single other characters."""
+
+    def __init__(self, text: str, field: str) -> None:
+        self.text, self.field, self.index = text, field, 0
+        self.tokens: list[tuple[int, str]] = []
+        i = 0
+        while i < len(text):
+            j = i + 1
+            if _is_name_char(text[i]):
+                while j < len(text) and _is_name_char(text[j]):
+                    j += 1
+            self.tokens.append((i, text[i:j]))
+            i = j
+
+    def error(self, message: str) -> ValidationError:
+        return invalid(self.field, f"{message} in Hive type {self.text!r}")
+
+    def next(self, what: str) -> tuple[int, str]:
+        if self.index >= len(self.tokens):
+            raise self.error(f"expected {what}, found the end")
+        token = self.tokens[self.index]
+        self.index += 1
+        return token
+
+    def expect(self, punct: str) -> None:
+        position, text = self.next(repr(punct))
+        if text != punct:
+            raise self.error(f"expected {punct!r} at position {position}, found {text!r}")
+
+    def accept(self, punct: str) -> bool:
+        if self.index < len(self.tokens) and self.tokens[self.index][1] == punct:
+            self.index += 1
+            return True
+        return False
+
+    def parse_type(self, depth: int) -> IcebergType:
+        if depth > MAX_NESTING:
+            raise self.error(f"types nested more than {MAX_NESTING} levels deep are not supported")
+        position, text = self.next("a type")
+        name = text.strip().lower()
+        if not name or not _is_name_char(text[0]):
+            raise self.error(f"expected a type name at position {position}, found {text!r}")
+        if name == "array":
+            self.expect("<")
+            element = self.parse_type(depth + 1)
+            self.expect(">")
+            return ListType(element)
+        if name == "map":
+            self.expect("<")
+            key = self.parse_type(depth + 1)
+            self.expect(",")
+            value = self.parse_type(depth + 1)
+            self.expect(">")
+            return MapType(key, value)
+        if name == "struct":
+            return self._struct(depth)
+        if name == "uniontype":
+            raise self.error("Hive uniontype has no Iceberg equivalent")
+        end = position + len(text)
+        if self.accept("("):  # decimal(10,2), varchar(20): the shared parser reads the parameters
+            while self.next("')'")[1] != ")":
+                pass
+            end = self.tokens[self.index - 1][0] + 1
+        primitive = self.text[position:end].strip()
+        try:
+            type_ = parse_type(_WITH_LOCAL_TIME_ZONE.sub("with time zone", primitive))
+        except ValidationError as e:
+            raise self.error(str(e)) from e
+        if not type_.is_primitive:
+            raise self.error(f"{primitive!r} is not a Hive primitive type")
+        return type_
+
+    def _struct(self, depth: int) -> StructType:
+        self.expect("<")
+        fields: list[StructField] = []
+        seen: set[str] = set()
+        if self.accept(">"):
+            return StructType(())
+        while True:
+            position, name = self.next("a field name")
+            if not _is_name_char(name[0]):
+                raise self.error(f"expected a struct field name at position {position}, found {name!r}")
+            if name.lower() in seen:
+                raise self.error(f"duplicate struct field {name!r}")
+            seen.add(name.lower())
+            self.expect(":")
+            fields.append(StructField(name, self.parse_type(depth + 1)))
+            if self.accept(">"):
+                return StructType(tuple(fields))
+            self.expect(",")
+
+
+#: Hive 3 spells ``timestamptz`` as ``timestamp with local time zone``; the shared parser knows it as
+#: ``timestamp with time zone``.
+_WITH_LOCAL_TIME_ZONE = re.compile(r"\bwith\s+local\s+time\s+zone\b", re.IGNORECASE)
 
 
 def engine_type(type_: IcebergType, field: str = "type", *, lenient: bool = False) -> str:
@@ -147,7 +250,9 @@ def engine_type(type_: IcebergType, field: str = "type", *, lenient: bool = Fals
             instead of failing; used where the HMS columns are informational only.
 
     Raises:
-        ValidationError: Hive has no exact type for it and ``lenient`` is false.
+        ValidationError: Hive has no exact type for it and ``lenient`` is false, or a struct field
+            name has a character Hive's type parser does not read as part of a name (``:``, ``,``,
+            ``<``, quotes...).
     """
     if isinstance(type_, DecimalType):
         return f"decimal({type_.precision},{type_.scale})"
@@ -157,6 +262,10 @@ def engine_type(type_: IcebergType, field: str = "type", *, lenient: bool = Fals
         key = engine_type(type_.key, field, lenient=lenient)
         return f"map<{key},{engine_type(type_.value, field, lenient=lenient)}>"
     if isinstance(type_, StructType):
+        for f in type_.fields:
+            if not f.name or not all(_is_name_char(ch) for ch in f.name):
+                raise invalid(field, f"Hive struct field names hold only letters, digits, '_', '.', '$' and "
+                                     f"spaces; the field {f.name!r} cannot be written")
         fields = ",".join(f"{f.name}:{engine_type(f.type, field, lenient=lenient)}" for f in type_.fields)
         return f"struct<{fields}>"
     name = str(type_)

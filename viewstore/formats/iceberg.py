@@ -118,6 +118,9 @@ def definition_from_version(version: Mapping[str, Any], properties: Mapping[str,
                             schema: Mapping[str, Any] | None = None) -> ViewDefinition:
     """The view definition of one version entry, with the view properties and the version's schema.
 
+    A representation's ``type`` is compared case-insensitively (Iceberg's Java parser lower-cases
+    it on read, so ``"SQL"`` is a SQL representation); other types are skipped.
+
     Args:
         version: one entry of the metadata's ``versions``.
         properties: the view's ``properties`` (the comment is taken from them).
@@ -128,7 +131,8 @@ def definition_from_version(version: Mapping[str, Any], properties: Mapping[str,
     """
     representations = []
     for i, rep in enumerate(_typed(version.get("representations"), list, "versions.representations")):
-        if not isinstance(rep, dict) or rep.get("type") != "sql":
+        kind = rep.get("type") if isinstance(rep, dict) else None
+        if not isinstance(kind, str) or kind.lower() != "sql":
             continue  # only SQL representations exist today; others are for future engines
         try:
             representations.append(SQLRepresentation(rep.get("dialect"), rep.get("sql")))
@@ -235,11 +239,15 @@ def encode(definition: ViewDefinition, metadata_location: str | None = None) -> 
     Args:
         definition: the view.
         metadata_location: where its metadata file is; defaults to the location the definition was
-            decoded from.
+            decoded from. The codec cannot tell whether that file still describes the view:
+            :meth:`viewstore.catalog.ViewStore.export_hms` uses it only while the view is unchanged.
 
     Raises:
-        ValidationError: no metadata location is known.
+        ValidationError: no metadata location is known, or ``metadata_location`` is not a
+            non-empty string.
     """
+    if metadata_location is not None and (not isinstance(metadata_location, str) or not metadata_location.strip()):
+        raise invalid("metadata_location", f"must be a non-empty string, not {metadata_location!r}")
     location = metadata_location or definition.properties.get(METADATA_LOCATION_KEY)
     if not location:
         raise invalid("metadata_location", "an Iceberg view record must point at the view's metadata file")

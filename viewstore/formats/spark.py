@@ -15,6 +15,10 @@ rest in parameters:
 * ``view.referredTempViewNames`` and friends - JSON lists, ``[]`` for a persistent view;
 * ``comment`` - the view comment.
 
+The definition's SQL is ``viewOriginalText``. An older record whose ``viewExpandedText`` differs keeps
+it in ``hms.spark.expanded-text``; Spark runs the expanded text, so it is written back only while the
+SQL is unchanged, and after a change both texts are the new SQL.
+
 ``sd.cols`` repeats the schema with Hive types (names in lower case, as the metastore keeps them) when
 Hive can express them, and is Spark's placeholder ``col array<string>`` otherwise. The codec keeps
 every ``view.*`` and ``spark.sql.*`` parameter it does not turn into a field under its own name;
@@ -34,7 +38,8 @@ from ..errors import ValidationError
 from ..model import Column
 from ..types import DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
 from .base import (ViewDefinition, TypeTokens, chosen_engine_types, column_types_property, hive_columns_of,
-                   hms_record, invalid, parameters_of, passthrough, reserved_key, text_of)
+                   hms_record, invalid, parameters_of, passthrough, reserved_key, second_text,
+                   second_text_properties, text_of)
 
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "schema_json", "sql_configs",
            "query_output_columns", "schema_mode", "is_altered_hive_view", "iceberg_type", "engine_type",
@@ -71,7 +76,8 @@ PLACEHOLDER_COLUMN = {"name": "col", "type": "array<string>", "comment": "from d
 
 #: Set to ``"true"`` on a Hive view that Spark later altered: its SQL is HiveQL written by Hive.
 ALTERED_HIVE_VIEW_KEY = reserved_key(NAME, "hive-view-altered")
-#: The property that keeps ``viewExpandedText`` when it differs from the original text.
+#: The property that keeps ``viewExpandedText`` when it differs from the original text (the SQL);
+#: written back only while the SQL is unchanged (see :func:`viewstore.formats.base.second_text`).
 EXPANDED_TEXT_KEY = reserved_key(NAME, "expanded-text")
 
 _MARKER_PREFIXES = (SCHEMA, "view.catalogAndNamespace.", "view.query.out.", SQL_CONFIG_PREFIX)
@@ -190,8 +196,7 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
 
     properties = passthrough(params, _becomes_a_field)
     properties.update(column_types_property(NAME, types))
-    if expanded is not None and expanded != sql:
-        properties[EXPANDED_TEXT_KEY] = expanded
+    properties.update(second_text_properties(EXPANDED_TEXT_KEY, expanded, sql))
     if is_altered_hive_view(params):
         properties[ALTERED_HIVE_VIEW_KEY] = "true"
     return ViewDefinition(
@@ -345,7 +350,7 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
                  "comment": f["metadata"].get("comment")} for f in fields]
     return hms_record(
         definition, parameters=parameters, cols=cols, original_text=definition.sql,
-        expanded_text=props.get(EXPANDED_TEXT_KEY, definition.sql),
+        expanded_text=second_text(props, EXPANDED_TEXT_KEY, definition.sql),
         storage={"location": None,
                  "inputFormat": "org.apache.hadoop.mapred.SequenceFileInputFormat",
                  "outputFormat": "org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat",

@@ -23,8 +23,8 @@ from ..types import DecimalType, IcebergType, ListType, MapType, PrimitiveType, 
 from .base import (VIRTUAL_VIEW, TypeTokens, ViewDefinition, chosen_engine_types, column_types_property, hms_record,
                    invalid, parameters_of, passthrough, reserved_key, strip_nested, text_of)
 
-__all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "read_payload", "iceberg_type", "engine_type",
-           "PATH_KEY"]
+__all__ = ["NAME", "claims", "is_materialized_view", "owns_parameter", "decode", "encode", "read_payload",
+           "iceberg_type", "engine_type", "PATH_KEY"]
 
 NAME = "trino"
 
@@ -66,12 +66,20 @@ def claims(table_type: str, parameters: Mapping[str, str]) -> bool:
     if flag != "true":
         raise invalid(f"parameters.{FLAG}", f"is {flag!r}; Trino accepts only exactly 'true', and with the "
                                             "flag present the record is not a Hive view either")
-    if comment is not None and comment.lower() == MATERIALIZED_VIEW_COMMENT.lower():
+    if is_materialized_view(parameters):
         raise invalid("parameters.comment", f"{comment!r} marks a Trino materialized view, not a logical view")
     if comment is None or comment.lower() != VIEW_COMMENT.lower():
         raise invalid("parameters.comment", f"is {comment!r}; a Trino view has presto_view=true together with "
                                             f"comment {VIEW_COMMENT!r}")
     return table_type == VIRTUAL_VIEW
+
+
+def is_materialized_view(parameters: Mapping[str, str]) -> bool:
+    """Whether the parameters mark a Trino materialized view (``presto_view=true`` with the comment
+    ``Presto Materialized View`` in any case), as Trino itself tells one from a view."""
+    comment = parameters.get("comment")
+    return (parameters.get(FLAG) == "true" and comment is not None
+            and comment.lower() == MATERIALIZED_VIEW_COMMENT.lower())
 
 
 def owns_parameter(key: str) -> bool:

@@ -28,8 +28,7 @@ from pyspark.sql import SparkSession
 
 from ..catalog import ViewStore
 from ..errors import NoSuchViewError, ValidationError, ViewStoreError
-from ..formats.base import VIRTUAL_VIEW
-from ..hms import FailedRecord, HmsImportReport, SkippedRecord
+from ..hms import FailedRecord, HmsImportReport
 from ..model import normalize_name
 
 __all__ = ["read_metastore_table", "import_metastore_views", "record_from_thrift_json"]
@@ -174,10 +173,7 @@ def import_metastore_views(spark: SparkSession, store: ViewStore, database: str)
         except ViewStoreError as error:  # dropped meanwhile, or unreadable
             report.failed.append(FailedRecord(qualified, type(error).__name__, str(error)))
             continue
-        if isinstance(record["tableType"], str) and record["tableType"] != VIRTUAL_VIEW:
-            report.skipped.append(SkippedRecord(qualified, "not-a-view", f"a {record['tableType']}"))
-            continue
-        report.import_one(store, qualified, record)
+        report.import_one(store, qualified, record)  # skips tables and materialized views
     report.seconds = time.perf_counter() - started
     return report
 
