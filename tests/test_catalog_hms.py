@@ -336,6 +336,10 @@ def test_an_iceberg_view_in_hms_imports_its_whole_history(store, tmp_path):
     assert record["parameters"]["metadata_location"] == path.as_uri()
     assert record["parameters"]["uuid"] == metadata["view-uuid"] and record["owner"] == "ivan"
 
+    # the codecs' bookkeeping (hms.*) stays in the store: the Iceberg metadata gets the view's own properties
+    exported = json.loads(store.export_iceberg("db.iv", tmp_path / "out").read_text())
+    assert exported["properties"] == {**metadata["properties"], "owner": "ivan"}
+
 
 def test_an_iceberg_record_points_at_a_metadata_file_that_describes_the_view(store, tmp_path, monkeypatch):
     metadata = load("iceberg-view-spec-example.json")["metadata"]

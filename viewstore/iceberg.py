@@ -25,8 +25,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticValidationError
 
 from .errors import IcebergMetadataError, ValidationError
-from .model import (VERSION_HISTORY_SIZE, Column, Int32, Int64, SQLRepresentation, VersionLogEntry, View,
-                    ViewVersion)
+from .model import (RESERVED_PREFIX, VERSION_HISTORY_SIZE, Column, Int32, Int64, SQLRepresentation, VersionLogEntry,
+                    View, ViewVersion)
 from .types import StructField, StructType, from_iceberg_json, to_iceberg_json
 
 __all__ = [
@@ -172,8 +172,9 @@ def build_metadata(view: View, location: str) -> dict[str, Any]:
     for v in versions:
         schemas.setdefault(v.schema_id, _schema_json(v.schema_id, v.columns))
     data: dict[str, Any] = {"view-uuid": view.uuid, "format-version": 1, "location": location}
-    if view.properties:
-        data["properties"] = dict(view.properties)
+    properties = {k: v for k, v in view.properties.items() if not k.startswith(RESERVED_PREFIX)}
+    if properties:
+        data["properties"] = properties
     data["schemas"] = [schemas[k] for k in sorted(schemas)]
     data["current-version-id"] = view.current_version_id
     data["versions"] = [_version_json(v) for v in versions]

@@ -30,6 +30,7 @@ __all__ = [
     "validate_properties",
     "validate_property_value",
     "VERSION_HISTORY_SIZE",
+    "RESERVED_PREFIX",
 ]
 
 #: A view identifier: the namespace levels followed by the view name, all normalised.
@@ -129,6 +130,10 @@ def validate_properties(properties: Any) -> dict[str, str]:
         validate_property_value(validate_property_key(key), value)
     return dict(properties)
 
+
+#: Prefix of the view properties the metastore codecs keep for themselves (``hms.<engine>.<what>``):
+#: bookkeeping of viewstore, never written to a metastore record nor to Iceberg metadata.
+RESERVED_PREFIX = "hms."
 
 #: the view property that bounds how many versions an Iceberg metadata file keeps (default 10)
 VERSION_HISTORY_SIZE = "version.history.num-entries"

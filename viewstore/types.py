@@ -32,6 +32,7 @@ __all__ = [
     "from_iceberg_json",
     "PRIMITIVES",
     "MAX_DEPTH",
+    "check_depth",
 ]
 
 #: Iceberg's primitive type names (without the parametrised decimal and fixed).
@@ -355,6 +356,30 @@ def _struct_field(tokens: _Tokens, names: set[str], depth: int) -> StructField:
             raise ValidationError(f"unknown type {tokens.text!r}: a comment must be a quoted string")
         comment = re.sub(r"\\(.)|''", lambda m: m.group(1) or "'", value[1:-1])
     return StructField(name, ftype, required, comment)
+
+
+def check_depth(t: IcebergType, what: str = "type") -> IcebergType:
+    """``t``, once it is known to nest at most :data:`MAX_DEPTH` levels (for parsers other than
+    :func:`parse_type`, which checks as it reads).
+
+    Raises:
+        ValidationError: it nests deeper.
+    """
+    level, depth = [t], 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH + 1:
+            raise ValidationError(f"{what}: types nest deeper than {MAX_DEPTH} levels")
+        nxt: list[IcebergType] = []
+        for item in level:
+            if isinstance(item, StructType):
+                nxt.extend(f.type for f in item.fields)
+            elif isinstance(item, ListType):
+                nxt.append(item.element)
+            elif isinstance(item, MapType):
+                nxt.extend((item.key, item.value))
+        level = nxt
+    return t
 
 
 # --------------------------------------------------------------------------------------------

@@ -135,3 +135,29 @@ def test_tokenizer_errors_name_the_field(text, reason):
     with pytest.raises(ValidationError, match=reason) as caught:
         TypeTokens(text, "sd.cols[3].type")
     assert str(caught.value).startswith("sd.cols[3].type: ")
+
+
+@pytest.mark.parametrize("engine, deep", [
+    ("trino", "array(" * 150 + "integer" + ")" * 150),
+    ("trino", "array(" * 5000 + "integer" + ")" * 5000),
+    ("flink", "ARRAY<" * 150 + "INT" + ">" * 150),
+    ("flink", "ARRAY<" * 5000 + "INT" + ">" * 5000),
+    ("hive", "array<" * 5000 + "int" + ">" * 5000),
+    ("spark", "array<" * 150 + "int" + ">" * 150),
+    ("spark", "array<" * 5000 + "int" + ">" * 5000),
+    ("spark", {"type": "array", "elementType": "integer", "containsNull": True}),
+])
+def test_types_nested_too_deep_are_validation_errors(engine, deep):
+    """Every engine's type reader stops at MAX_DEPTH levels with a ValidationError, not a RecursionError."""
+    from viewstore.formats import flink, hive, spark, trino
+    from viewstore.types import MAX_DEPTH
+
+    if engine == "spark" and isinstance(deep, dict):
+        for _ in range(MAX_DEPTH + 5):
+            deep = {"type": "array", "elementType": deep, "containsNull": True}
+        reader = spark.iceberg_type
+    else:
+        reader = {"trino": trino.iceberg_type, "flink": flink.iceberg_type, "hive": hive.iceberg_type,
+                  "spark": lambda t: spark.iceberg_type(spark.parse_type_string(t))}[engine]
+    with pytest.raises(ValidationError, match=f"{MAX_DEPTH} levels"):
+        reader(deep)

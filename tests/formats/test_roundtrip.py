@@ -101,9 +101,11 @@ user_properties = st.dictionaries(identifier.map(lambda k: f"user.{k}"), st.text
 @st.composite
 def definitions(draw, engine: str) -> ViewDefinition:
     """A definition exactly as ``engine`` holds it (the form decode returns)."""
+    # an Iceberg schema names each field once (viewstore: ignoring case); engine records may repeat one
+    unique = (lambda c: c.name.lower()) if engine == "iceberg" else id
     columns = tuple(draw(st.lists(st.builds(
         Column, text, iceberg_types(engine), maybe_text,
-        st.booleans() if engine in KEEPS_NULLABILITY else st.just(True)), min_size=1, max_size=4)))
+        st.booleans() if engine in KEEPS_NULLABILITY else st.just(True)), min_size=1, max_size=4, unique_by=unique)))
     sql = draw(text)
     database = draw(st.none() | text)
     properties = draw(user_properties)

@@ -36,8 +36,8 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import ValidationError
-from ..model import Column, SecurityMode, SQLRepresentation, View, validate_properties
-from ..types import IcebergType, ListType, MapType, StructField, StructType
+from ..model import RESERVED_PREFIX, Column, SecurityMode, SQLRepresentation, View, validate_properties
+from ..types import MAX_DEPTH, IcebergType, ListType, MapType, StructField, StructType, check_depth
 
 __all__ = [
     "ViewDefinition",
@@ -67,8 +67,6 @@ __all__ = [
 #: The HMS table type of every logical view, whatever engine wrote it.
 VIRTUAL_VIEW = "VIRTUAL_VIEW"
 
-#: Prefix of the property keys a codec owns (``hms.<engine>.<what>``); never written to HMS.
-RESERVED_PREFIX = "hms."
 
 #: Parameters the metastore maintains itself: dropped on decode, never written on encode.
 HMS_MANAGED_PARAMETERS = frozenset({"transient_lastDdlTime"})
@@ -82,6 +80,15 @@ OWNER_PROPERTY = "owner"
 def reserved_key(engine: str, what: str) -> str:
     """The property key under which the ``engine`` codec keeps ``what``: ``hms.trino.path``."""
     return f"{RESERVED_PREFIX}{engine}.{what}"
+
+
+def bounded(parse: Callable[[], IcebergType], field: str) -> IcebergType:
+    """Run an engine type parser so that a type nested too deeply is a ValidationError, whether the
+    parser's recursion runs out first (RecursionError) or the result nests past MAX_DEPTH."""
+    try:
+        return check_depth(parse(), field)
+    except RecursionError as e:
+        raise invalid(field, f"types nest deeper than {MAX_DEPTH} levels") from e
 
 
 def invalid(field: str, message: str) -> ValidationError:
@@ -227,7 +234,7 @@ def chosen_engine_types(properties: Mapping[str, str], engine: str, count: int) 
         return ()
     try:
         types = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return ()
     if not isinstance(types, list) or len(types) != count or not all(isinstance(t, str) for t in types):
         return ()

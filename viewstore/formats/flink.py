@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import ValidationError
 from ..model import Column
 from ..types import DecimalType, FixedType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
-from .base import (ViewDefinition, TypeTokens, chosen_engine_types, column_types_property, hms_record, invalid,
+from .base import (ViewDefinition, TypeTokens, bounded, chosen_engine_types, column_types_property, hms_record, invalid,
                    parameters_of, passthrough, reserved_key, second_text, second_text_properties, text_of)
 
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "parse_data_type", "iceberg_type",
@@ -196,9 +196,15 @@ def parse_data_type(text: str, field: str = "data-type") -> tuple[IcebergType, b
             ``RAW``, intervals, ``TIMESTAMP WITH TIME ZONE``).
     """
     tokens = TypeTokens(text, field)
-    result = _parse(tokens)
-    tokens.expect_end()
-    return result
+    nullable: list[bool] = []
+
+    def parse() -> IcebergType:
+        result, is_nullable = _parse(tokens)
+        tokens.expect_end()
+        nullable.append(is_nullable)
+        return result
+
+    return bounded(parse, field), nullable[0]
 
 
 def iceberg_type(text: str, field: str = "data-type") -> IcebergType:

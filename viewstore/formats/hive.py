@@ -18,7 +18,8 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..model import Column
-from ..types import DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType, parse_type
+from ..types import (MAX_DEPTH, DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType,
+                     parse_type)
 from .base import (VIRTUAL_VIEW, ViewDefinition, chosen_engine_types, column_types_property,
                    hive_columns_of, hms_record, invalid, parameters_of, passthrough, reserved_key, second_text,
                    second_text_properties, strip_nested, text_of)
@@ -115,8 +116,6 @@ _STAND_INS = {"time": "string", "uuid": "string", "timestamp_ns": "timestamp",
               "timestamptz_ns": "timestamp with local time zone"}
 
 
-#: How deeply Hive types may nest here (Hive sets no limit; this keeps the parser's recursion bounded).
-MAX_NESTING = 100
 
 
 def iceberg_type(type_string: str, field: str = "type") -> IcebergType:
@@ -128,7 +127,7 @@ def iceberg_type(type_string: str, field: str = "type") -> IcebergType:
 
     Raises:
         ValidationError: not a Hive type with an Iceberg equivalent (``uniontype``, intervals...),
-            or nested more than :data:`MAX_NESTING` levels deep.
+            or nested more than :data:`~viewstore.types.MAX_DEPTH` levels deep.
     """
     parser = _HiveTypeParser(type_string, field)
     result = parser.parse_type(0)
@@ -179,8 +178,8 @@ class _HiveTypeParser:
         return False
 
     def parse_type(self, depth: int) -> IcebergType:
-        if depth > MAX_NESTING:
-            raise self.error(f"types nested more than {MAX_NESTING} levels deep are not supported")
+        if depth > MAX_DEPTH:
+            raise self.error(f"types nested more than {MAX_DEPTH} levels deep are not supported")
         position, text = self.next("a type")
         name = text.strip().lower()
         if not name or not _is_name_char(text[0]):

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import IcebergMetadataError, ValidationError
 from ..model import Column, SQLRepresentation
-from ..types import from_iceberg_json
+from ..types import StructType, from_iceberg_json
 from .base import (ViewDefinition, hms_record, invalid, parameters_of, passthrough, reserved_key,
                    text_of)
 from .hive import engine_type as hive_type
@@ -187,16 +187,12 @@ def _columns(schema: Mapping[str, Any]) -> tuple[Column, ...]:
     fields = schema.get("fields")
     if not isinstance(fields, list):
         raise IcebergMetadataError("metadata.schemas.fields: must be a list")
-    columns = []
-    for i, item in enumerate(fields):
-        try:
-            if not isinstance(item, dict) or not isinstance(item.get("required", False), bool):
-                raise TypeError("a field must be an object with name, type and a boolean required")
-            columns.append(Column(item["name"], from_iceberg_json(item["type"]), item.get("doc"),
-                                  not item.get("required", False)))
-        except (KeyError, TypeError, ValidationError) as e:
-            raise IcebergMetadataError(f"metadata.schemas.fields[{i}]: {e}") from e
-    return tuple(columns)
+    try:  # read as the whole-file importer reads a schema (viewstore.iceberg)
+        struct = from_iceberg_json({"type": "struct", "fields": fields})
+    except ValidationError as e:
+        raise IcebergMetadataError(f"metadata.schemas.fields: {e}") from e
+    assert isinstance(struct, StructType)
+    return tuple(Column(f.name, f.type, f.comment, not f.required) for f in struct.fields)
 
 
 # --------------------------------------------------------------------------------------------

@@ -36,8 +36,8 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..model import Column
-from ..types import DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
-from .base import (ViewDefinition, TypeTokens, chosen_engine_types, column_types_property, hive_columns_of,
+from ..types import MAX_DEPTH, DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
+from .base import (ViewDefinition, TypeTokens, bounded, chosen_engine_types, column_types_property, hive_columns_of,
                    hms_record, invalid, parameters_of, passthrough, reserved_key, second_text,
                    second_text_properties, text_of)
 
@@ -209,7 +209,7 @@ def _columns_from_schema_json(text: str) -> tuple[tuple[Column, ...], list[str]]
     field = f"parameters.{SCHEMA}"
     try:
         schema = json.loads(text)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise invalid(field, f"the Spark schema is not valid JSON: {e}") from e
     if not isinstance(schema, dict) or schema.get("type") != "struct" or not isinstance(schema.get("fields"), list):
         raise invalid(field, "the Spark schema must be a JSON struct type with a fields list")
@@ -441,6 +441,10 @@ def iceberg_type(spark_type: Any, field: str = "type") -> IcebergType:
     Raises:
         ValidationError: not a Spark type, or one without an Iceberg equivalent (intervals, UDTs).
     """
+    return bounded(lambda: _iceberg_type(spark_type, field), field)
+
+
+def _iceberg_type(spark_type: Any, field: str) -> IcebergType:
     if isinstance(spark_type, str):
         return _primitive(spark_type, field)
     if not isinstance(spark_type, dict):
@@ -448,11 +452,11 @@ def iceberg_type(spark_type: Any, field: str = "type") -> IcebergType:
     kind = spark_type.get("type")
     try:
         if kind == "array":
-            return ListType(iceberg_type(spark_type["elementType"], f"{field}.elementType"),
+            return ListType(_iceberg_type(spark_type["elementType"], f"{field}.elementType"),
                             not _flag(spark_type, "containsNull", field))
         if kind == "map":
-            return MapType(iceberg_type(spark_type["keyType"], f"{field}.keyType"),
-                           iceberg_type(spark_type["valueType"], f"{field}.valueType"),
+            return MapType(_iceberg_type(spark_type["keyType"], f"{field}.keyType"),
+                           _iceberg_type(spark_type["valueType"], f"{field}.valueType"),
                            not _flag(spark_type, "valueContainsNull", field))
         if kind == "struct":
             fields, seen = [], set()
@@ -461,7 +465,7 @@ def iceberg_type(spark_type: Any, field: str = "type") -> IcebergType:
                 if name.lower() in seen:
                     raise invalid(f"{field}.fields[{i}].name", f"duplicate field {name!r}")
                 seen.add(name.lower())
-                fields.append(StructField(name, iceberg_type(type_, f"{field}.fields[{i}].type"), not nullable,
+                fields.append(StructField(name, _iceberg_type(type_, f"{field}.fields[{i}].type"), not nullable,
                                           _comment(metadata, f"{field}.fields[{i}]")))
             return StructType(tuple(fields))
     except (KeyError, TypeError) as e:
@@ -562,7 +566,10 @@ def parse_type_string(text: str, field: str = "type") -> Any:
         ValidationError: not a Spark type string.
     """
     tokens = TypeTokens(text, field)
-    result = _parse_ddl(tokens)
+    try:
+        result = _parse_ddl(tokens)
+    except RecursionError as e:
+        raise invalid(field, f"types nest deeper than {MAX_DEPTH} levels") from e
     tokens.expect_end()
     return result
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from ..model import Column
 from ..types import DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
-from .base import (VIRTUAL_VIEW, TypeTokens, ViewDefinition, chosen_engine_types, column_types_property, hms_record,
-                   invalid, parameters_of, passthrough, reserved_key, strip_nested, text_of)
+from .base import (VIRTUAL_VIEW, TypeTokens, ViewDefinition, bounded, chosen_engine_types, column_types_property,
+                   hms_record, invalid, parameters_of, passthrough, reserved_key, strip_nested, text_of)
 
 __all__ = ["NAME", "claims", "is_materialized_view", "owns_parameter", "decode", "encode", "read_payload",
            "iceberg_type", "engine_type", "PATH_KEY"]
@@ -117,7 +117,7 @@ def read_payload(text: str | None, field: str = "viewOriginalText") -> dict[str,
         document = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise invalid(field, f"the Presto View payload is not UTF-8: {e}") from e
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise invalid(field, f"the Presto View payload is not JSON: {e}") from e
     if not isinstance(document, dict):
         raise invalid(field, f"the Presto View payload must be a JSON object, not {type(document).__name__}")
@@ -312,9 +312,13 @@ def iceberg_type(signature: str, field: str = "type") -> IcebergType:
             (``json``, ``time with time zone``, a row field without a name...).
     """
     tokens = TypeTokens(signature, field)
-    result = _parse(tokens)
-    tokens.expect_end()
-    return result
+
+    def parse() -> IcebergType:
+        result = _parse(tokens)
+        tokens.expect_end()
+        return result
+
+    return bounded(parse, field)
 
 
 def _parse(tokens: TypeTokens) -> IcebergType:
