@@ -609,3 +609,16 @@ def test_rebuild_refuses_a_log_with_two_live_views_of_one_name(store):
     raw.close()
     with pytest.raises(CorruptLogError, match="two live views named sales.daily"):
         store.rebuild()
+
+
+def test_expected_version_of_a_view_that_does_not_exist(store):
+    """A missing view is at stream version 0: create and drop honour expected_version like every write."""
+    with pytest.raises(ConcurrencyError, match="does not exist"):
+        make(store, expected_version=3)
+    assert make(store, expected_version=0).stream_version == 1
+    assert store.drop_view("sales.daily", expected_version=1) is True
+    assert store.drop_view("sales.daily") is False
+    with pytest.raises(ConcurrencyError, match="does not exist"):
+        store.drop_view("sales.daily", expected_version=2)
+    assert store.drop_view("sales.daily", expected_version=0) is False
+    assert store.event_count() == 2

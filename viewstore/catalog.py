@@ -218,6 +218,16 @@ def _check_expected(value: Any) -> None:
         raise ValidationError(f"expected_version must be a stream version (an int), not {value!r}")
 
 
+def _expect_missing(ident: Identifier, expected_version: int | None) -> None:
+    """A view that does not exist is at stream version 0: any other expectation is stale."""
+    if expected_version is not None:
+        _check_expected(expected_version)
+        if expected_version != 0:
+            raise ConcurrencyError(f"view {identifier_str(ident)} does not exist (expected version "
+                                   f"{expected_version})", view=identifier_str(ident), expected=expected_version,
+                                   actual=0)
+
+
 def _when(ms: int) -> str:
     """An epoch-ms time for a message: ISO 8601 when it is a date Python can write."""
     try:
@@ -676,6 +686,7 @@ class ViewStore:
         Raises:
             ViewAlreadyExistsError: a live view has that identifier.
             ValidationError: a bad identifier, column, type, representation, dialect, property.
+            ConcurrencyError: ``expected_version`` is not 0 (the version of a view not yet created).
         """
         ident = to_identifier(identifier)
         definition = self._definition(columns, representations, default_namespace, default_catalog, comment,
@@ -684,6 +695,7 @@ class ViewStore:
         def decide() -> _Plan:
             if self._live_state(ident) is not None:
                 raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
+            _expect_missing(ident, expected_version)
             plan = self._plan_for(ident, None, must_exist=False)
             self._add_create(plan, definition)
             return plan
@@ -737,12 +749,7 @@ class ViewStore:
         def decide() -> _Plan:
             state = self._live_state(ident)
             if state is None:
-                if expected_version is not None:
-                    _check_expected(expected_version)
-                if expected_version not in (None, 0):
-                    raise ConcurrencyError(f"view {identifier_str(ident)} does not exist (expected version "
-                                           f"{expected_version})", view=identifier_str(ident),
-                                           expected=expected_version, actual=0)
+                _expect_missing(ident, expected_version)
                 plan = self._plan_for(ident, None, must_exist=False)
                 self._add_create(plan, d)
                 return plan
@@ -933,11 +940,17 @@ class ViewStore:
         return self._result(target, self._write(decide))
 
     def drop_view(self, identifier: str | tuple[str, ...], *, expected_version: int | None = None) -> bool:
-        """Drop a view; its history stays in the log. Returns False when there was no such view."""
+        """Drop a view; its history stays in the log. Returns False when there was no such view.
+
+        Raises:
+            ConcurrencyError: ``expected_version`` is stale (also: it names a version, 1 or more, of
+                a view that does not exist).
+        """
         ident = to_identifier(identifier)
 
         def decide() -> _Plan | None:
             if self._live_state(ident) is None:
+                _expect_missing(ident, expected_version)
                 return None
             plan = self._plan_for(ident, expected_version)
             plan.add(ViewDropped)
