@@ -1,7 +1,11 @@
 """The CLI: a thin layer over the API, JSON for scripts, one-line errors with exit code 1."""
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -139,3 +143,79 @@ def test_query_is_read_only(run):
     assert "view.created" in run("query", "SELECT type FROM events")
     assert run("query", "DELETE FROM views", code=1).startswith("error: query failed")
     assert run("query", "SELEC nonsense", code=1).startswith("error: query failed")
+
+
+# -- user data is printed as it is -------------------------------------------------------------
+
+
+def one_error_line(out):
+    return out.startswith("error: ") and out.count("\n") == 1 and "Traceback" not in out
+
+
+def test_markup_like_data_prints_as_it_is_in_every_command(run, tmp_path, monkeypatch):
+    """Brackets and emoji codes in names, SQL, comments, properties, actors, paths and error messages
+    are data: each command prints them unchanged, and a command that committed exits 0."""
+    monkeypatch.setenv("COLUMNS", "250")  # wide enough that no table cell has to fold
+    sql = "SELECT arr[i] AS x, m[key] AS y FROM t"
+    sql2 = "SELECT arr[/i] AS x, m[bold]k[/bold] AS y FROM t"
+    out = run("--actor", "[/who]", "create", "ns.[/b]", "--sql", sql, "--column", "x:int:[red]c[/red]",
+              "--comment", "closing [/x] tag :smile:", "--property", "[k]=[/v]", "--default-catalog", "[cat]")
+    assert out == "created ns.[/b] (version 1, stream version 1)\n"
+    assert ViewStore(run.db).load_view("ns.[/b]").representations[0].sql == sql
+    show = run("show", "ns.[/b]")
+    for text in ("ns.[/b]", sql, "[red]c[/red]", "closing [/x] tag :smile:", "[k]", "[/v]", "by [/who] at",
+                 "default: [cat].ns"):
+        assert text in show, text
+    assert run("replace", "ns.[/b]", "--sql", sql2, "--column", "x:int") == \
+        "replaced ns.[/b] (version 2, stream version 2)\n"
+    assert sql2 in run("show", "ns.[/b]")
+    assert run("alter", "ns.[/b]", "--comment", "[/c]", "--set", "[/p]=[i]") == \
+        "altered ns.[/b] (version 2, stream version 4)\n"
+    assert run("list") == "ns.[/b]\n" and run("list", "ns") == "ns.[/b]\n"
+    for out in (run("history", "ns.[/b]"), run("audit", "--view", "ns.[/b]")):
+        assert "history of ns.[/b]" in out or "4 events" in out
+        assert "ns.[/b]" in out and "[/who]" in out and "comment=[/c]" in out
+    assert "[/p]" in run("query", "SELECT properties FROM views")
+    location = tmp_path / "[/loc] :x:"
+    path = run("export", "ns.[/b]", "--location", str(location)).strip()
+    assert path.startswith(str(location / "metadata")) and (location / "metadata").is_dir()
+    assert run("--db", str(tmp_path / "other.db"), "import", path, "ns.[/imported]").startswith(
+        "imported ns.[/imported] (2 versions,")
+    assert run("rollback", "ns.[/b]", "1") == "ns.[/b] is at version 1\n"
+    assert run("rename", "ns.[/b]", "ns.[bold]new") == "renamed ns.[/b] to ns.[bold]new\n"
+    assert run("drop", "ns.[bold]new") == "dropped ns.[bold]new\n"
+    assert run("drop", "ns.[bold]new", "--if-exists") == "no view ns.[bold]new; nothing dropped\n"
+    for args in (["show", "ns.[/nope]"], ["drop", "ns.[/nope]"], ["create", "[/x]", "--sql", "1"],
+                 ["import", str(tmp_path / "[/none].json"), "ns.[/i]"]):
+        out = run(*args, code=1)
+        assert one_error_line(out) and "[/" in out, (args, out)
+    assert "[/" in run("alter", "ns.[/nope]", "--comment", "x", code=1)
+
+
+def test_long_sql_folds_in_a_table_instead_of_being_cut(run):
+    word = "y" * 150
+    run("create", "s.long", "--sql", f"SELECT {word} FROM t")
+    out = run("show", "s.long")
+    assert word in "".join(ch for ch in out if ch not in "│ \n")
+    assert "…" not in out
+
+
+def test_hms_import_prints_a_markup_like_name_as_it_is(run, conformance):
+    record = conformance / "engine-views" / "spark-hms-view-3.5.reconstructed.json"
+    out = run("hms", "import", str(record), "sales.[/h]")
+    assert out == "imported sales.[/h] from a spark record (1 version, 1 event)\n"
+
+
+def test_a_real_process_prints_markup_like_data_without_a_traceback(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VIEWSTORE_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "viewstore", "--db", str(tmp_path / "p.db"), *args],
+                              capture_output=True, text=True, env=env, timeout=60)
+
+    created = cli("create", "ns.[/b]", "--sql", "SELECT arr[i] AS x FROM t", "--comment", "closing [/x] tag")
+    assert (created.returncode, created.stderr) == (0, "")
+    assert created.stdout == "created ns.[/b] (version 1, stream version 1)\n"
+    shown = cli("show", "ns.[/b]")
+    assert shown.returncode == 0 and "SELECT arr[i] AS x FROM t" in shown.stdout and "closing [/x] tag" in shown.stdout

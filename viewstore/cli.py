@@ -4,6 +4,10 @@ Each command opens the store, calls one API method and prints the result: rich t
 people, ``--json`` for scripts. A :class:`~viewstore.errors.ViewStoreError` becomes a one-line
 message on stderr and exit code 1, never a traceback.
 
+Everything printed comes from user data (names, SQL, comments, properties, actors, paths), so
+the consoles interpret no rich markup or emoji codes and table cells fold instead of cutting
+text: what was stored is what is printed.
+
 Commands that need optional parts (``spark``, ``demo``, ``hms``) live beside those parts and are
 loaded only when called.
 """
@@ -21,6 +25,7 @@ from typing import Any, Callable, Iterable
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .catalog import ViewChange, ViewStore, _os_user
 from .errors import ViewStoreError
@@ -45,8 +50,9 @@ class CliContext:
         self.db = db or os.environ.get("VIEWSTORE_DB") or "viewstore.db"
         self.actor = actor or os.environ.get("VIEWSTORE_ACTOR") or _os_user()
         self.catalog = catalog
-        self.console = Console()
-        self.err = Console(stderr=True)
+        # no markup, emoji codes or highlighting: view data such as "arr[i]" or ":x:" prints as it is
+        self.console = Console(markup=False, emoji=False, highlight=False)
+        self.err = Console(stderr=True, markup=False, emoji=False, highlight=False)
         self._store: ViewStore | None = None
 
     def store(self) -> ViewStore:
@@ -88,7 +94,7 @@ def _unavailable(name: str, error: ImportError) -> click.Command:
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
     def command(args: Any) -> None:
         click.echo(f"error: 'viewstore {name}' needs an optional dependency: {error}. "
-                   f"Install it with: pip install 'viewstore[spark]'", err=True)
+            f"Install it with: pip install 'viewstore[spark]'", err=True)
         sys.exit(1)
 
     return command
@@ -147,34 +153,46 @@ def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def _table(*headers: str, title: str | None = None) -> Table:
+    """A table whose cells wrap long text onto more lines instead of cutting it."""
+    table = Table(title=title, title_justify="left")
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    return table
+
+
 def _print_view(cli: CliContext, view: View) -> None:
     c = cli.console
-    c.print(f"[bold]{identifier_str(view.identifier)}[/bold]  uuid {view.uuid}")
+
+    def line(*parts: str | tuple[str, str]) -> None:
+        c.print(Text.assemble(*parts), soft_wrap=True)
+
+    line((identifier_str(view.identifier), "bold"), f"  uuid {view.uuid}")
     if view.comment:
-        c.print(f"comment: {view.comment}")
-    c.print(f"current version: {view.current_version_id} of {len(view.versions)}   "
-            f"default: {view.default_catalog or '-'}.{'.'.join(view.default_namespace) or '-'}   "
-            f"security: {view.security_mode}   stream version: {view.stream_version}")
-    c.print(f"created by {view.audit.creator} at {_ms(view.audit.create_time_ms)}; "
-            f"last changed by {view.audit.last_modifier} at {_ms(view.audit.last_modified_time_ms)}")
-    cols = Table("column", "type", "nullable", "comment", title="columns", title_justify="left")
+        line(f"comment: {view.comment}")
+    line(f"current version: {view.current_version_id} of {len(view.versions)}   "
+         f"default: {view.default_catalog or '-'}.{'.'.join(view.default_namespace) or '-'}   "
+         f"security: {view.security_mode}   stream version: {view.stream_version}")
+    line(f"created by {view.audit.creator} at {_ms(view.audit.create_time_ms)}; "
+         f"last changed by {view.audit.last_modifier} at {_ms(view.audit.last_modified_time_ms)}")
+    cols = _table("column", "type", "nullable", "comment", title="columns")
     for col in view.columns:
         cols.add_row(col.name, str(col.type), "yes" if col.nullable else "no", col.comment or "")
     c.print(cols)
-    reps = Table("dialect", "sql", title="representations", title_justify="left")
+    reps = _table("dialect", "sql", title="representations")
     for rep in view.representations:
         reps.add_row(rep.dialect, rep.sql)
     c.print(reps)
     props = {k: v for k, v in view.properties.items() if k != "comment"}
     if props:
-        table = Table("property", "value", title="properties", title_justify="left")
+        table = _table("property", "value", title="properties")
         for k, v in sorted(props.items()):
             table.add_row(k, v)
         c.print(table)
 
 
 def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
-    table = Table("pos", "time (UTC)", "actor", "view", "v", "type", "details", title=title, title_justify="left")
+    table = _table("pos", "time (UTC)", "actor", "view", "v", "type", "details", title=title)
     for e in events:
         table.add_row(str(e.position), _ms(e.occurred_at), e.actor, e.view, str(e.stream_version), e.type,
                       _details(e))
@@ -267,8 +285,8 @@ def _show_result(cli: CliContext, view: View, as_json: bool, verb: str) -> None:
     if as_json:
         _print_json(view_to_json(view))
     else:
-        cli.console.print(f"{verb} {identifier_str(view.identifier)} (version {view.current_version_id}, "
-                          f"stream version {view.stream_version})")
+        click.echo(f"{verb} {identifier_str(view.identifier)} (version {view.current_version_id}, "
+                   f"stream version {view.stream_version})")
 
 
 @main.command()
@@ -397,7 +415,7 @@ def rename(cli: CliContext, identifier: str, new_identifier: str) -> None:
         viewstore rename sales.daily sales.daily_orders
     """
     view = cli.store().rename_view(identifier, new_identifier)
-    cli.console.print(f"renamed {identifier} to {identifier_str(view.identifier)}")
+    click.echo(f"renamed {identifier} to {identifier_str(view.identifier)}")
 
 
 @main.command()
@@ -412,9 +430,9 @@ def drop(cli: CliContext, identifier: str, if_exists: bool) -> None:
         viewstore drop sales.daily
     """
     if cli.store().drop_view(identifier):
-        cli.console.print(f"dropped {identifier}")
+        click.echo(f"dropped {identifier}")
     elif if_exists:
-        cli.console.print(f"no view {identifier}; nothing dropped")
+        click.echo(f"no view {identifier}; nothing dropped")
     else:
         raise ViewStoreError(f"no such view: {identifier}")
 
@@ -431,7 +449,7 @@ def rollback(cli: CliContext, identifier: str, version_id: int) -> None:
         viewstore rollback sales.daily 1
     """
     view = cli.store().rollback_view(identifier, version_id)
-    cli.console.print(f"{identifier_str(view.identifier)} is at version {view.current_version_id}")
+    click.echo(f"{identifier_str(view.identifier)} is at version {view.current_version_id}")
 
 
 @main.command()
@@ -491,7 +509,7 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
     if as_json:
         _print_json(rows)
         return
-    table = Table(*(rows[0].keys() if rows else ["(no rows)"]))
+    table = _table(*(rows[0].keys() if rows else ["(no rows)"]))
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row.values()))
     cli.console.print(table)
@@ -524,8 +542,8 @@ def import_(cli: CliContext, path: str, identifier: str) -> None:
         viewstore import warehouse/sales/daily/metadata/00003-....metadata.json sales.daily
     """
     view = cli.store().import_iceberg(path, identifier)
-    cli.console.print(f"imported {identifier_str(view.identifier)} ({len(view.versions)} versions, "
-                      f"{view.stream_version} events)")
+    click.echo(f"imported {identifier_str(view.identifier)} ({len(view.versions)} versions, "
+               f"{view.stream_version} events)")
 
 
 @main.command()
@@ -548,12 +566,12 @@ def rebuild(cli: CliContext, as_json: bool) -> None:
     if as_json:
         _print_json({"events": events, "repaired": repaired})
     elif not any(repaired.values()):
-        cli.console.print(f"rebuilt projections from {events} events: they matched the log")
+        click.echo(f"rebuilt projections from {events} events: they matched the log")
     else:
         fixed = ", ".join(f"{table} {n}" for table, n in repaired.items() if n)
         total = sum(repaired.values())
-        cli.console.print(f"rebuilt projections from {events} events: repaired {total} "
-                          f"row{'' if total == 1 else 's'} ({fixed})")
+        click.echo(f"rebuilt projections from {events} events: repaired {total} "
+                   f"row{'' if total == 1 else 's'} ({fixed})")
 
 
 def run() -> None:  # pragma: no cover - the console script
