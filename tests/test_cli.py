@@ -200,6 +200,16 @@ def test_long_sql_folds_in_a_table_instead_of_being_cut(run):
     assert "…" not in out
 
 
+def test_query_json_gives_blobs_as_hex_and_infinities_as_strings(run):
+    create(run)
+    rows = json.loads(run("query", "SELECT x'00ff' AS b, x'' AS e, 1e999 AS inf, -1e999 AS ninf, NULL AS n, 1.5 AS r",
+                          "--json"))
+    assert rows == [{"b": "00FF", "e": "", "inf": "Infinity", "ninf": "-Infinity", "n": None, "r": 1.5}]
+    assert rows[0]["b"] == ViewStore(run.db).query("SELECT hex(x'00ff') AS h")[0]["h"]
+    table = run("query", "SELECT x'00ff' AS b")
+    assert "00FF" in table and "\\x" not in table
+
+
 def test_hms_import_prints_a_markup_like_name_as_it_is(run, conformance):
     record = conformance / "engine-views" / "spark-hms-view-3.5.reconstructed.json"
     out = run("hms", "import", str(record), "sales.[/h]")

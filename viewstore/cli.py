@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -147,6 +148,16 @@ def event_to_json(event: Event) -> dict[str, Any]:
             "view_id": event.view_id, "stream_version": event.stream_version, "type": event.type,
             "actor": event.actor, "occurred_at": _ms(event.occurred_at), "occurred_at_ms": event.occurred_at,
             "payload": event.payload()}
+
+
+def sql_value_to_json(value: Any) -> Any:
+    """A value of a ``query`` row as JSON: a BLOB becomes its bytes in hex (upper case, as SQLite's
+    ``hex()`` writes them), an infinite REAL the string ``"Infinity"`` or ``"-Infinity"``."""
+    if isinstance(value, bytes):
+        return value.hex().upper()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value).replace("inf", "Infinity")
+    return value
 
 
 def _print_json(data: Any) -> None:
@@ -505,7 +516,7 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
 
         viewstore query "SELECT actor, type, count(*) AS n FROM events GROUP BY 1, 2"
     """
-    rows = cli.store().query(sql)
+    rows = [{k: sql_value_to_json(v) for k, v in row.items()} for row in cli.store().query(sql)]
     if as_json:
         _print_json(rows)
         return
