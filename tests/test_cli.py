@@ -216,7 +216,66 @@ def test_hms_import_prints_a_markup_like_name_as_it_is(run, conformance):
     assert out == "imported sales.[/h] from a spark record (1 version, 1 event)\n"
 
 
-def test_a_real_process_prints_markup_like_data_without_a_traceback(tmp_path):
+# -- bad input is one clear line ---------------------------------------------------------------
+
+
+def test_out_of_range_or_malformed_times_are_one_line_errors(run):
+    create(run)
+    for option in ("--as-of", "--since", "--until"):
+        command = ["show", "s.v"] if option == "--as-of" else ["audit"]
+        for value in ("99999999999999999999999", "-99999999999999999", "10000-01-01", "2026-13-01", "²", "",
+                      "1e3"):
+            out = run(*command, option, value, code=1)
+            assert one_error_line(out) and option in out, (option, value, out)
+    assert json.loads(run("audit", "--since", "0001-01-01", "--until", "9999-12-31T23:59:59Z", "--json"))
+
+
+@pytest.mark.parametrize("args", [
+    ["show", "s.v", "--at-event", "99999999999999999999999"], ["show", "s.v", "--at-event", "-1"],
+    ["rollback", "s.v", "99999999999999999999999"], ["rollback", "s.v", "one"],
+    ["alter", "s.v", "--comment", "c", "--expected-version", "99999999999999999999999"],
+    ["audit", "--limit", "99999999999999999999999"], ["audit", "--limit", "-1"],
+])
+def test_out_of_range_numbers_are_usage_errors(run, args):
+    create(run)
+    out = run(*args, code=2)
+    assert "Error: Invalid value" in out and "Traceback" not in out, out
+    assert ViewStore(run.db).event_count() == 1
+
+
+def test_bad_database_paths_are_one_line_errors(tmp_path):
+    real = tmp_path / "real.db"
+    with ViewStore(real) as store:
+        store.create_view("s.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="s")
+    truncated = tmp_path / "truncated.db"
+    truncated.write_bytes(real.read_bytes()[:2000])
+    (tmp_path / "garbage.db").write_text("not a database at all " * 100)
+    (tmp_path / "folder.db").mkdir()
+    runner = CliRunner()
+    for db in (tmp_path / "missing" / "x.db", tmp_path / "folder.db", tmp_path / "garbage.db", truncated):
+        for args in (["list"], ["show", "s.v"], ["create", "s.w", "--sql", "SELECT 1"]):
+            result = runner.invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+            assert result.exit_code == 1 and one_error_line(result.output), (db, args, result.output)
+            assert str(db) in result.output
+
+
+def test_other_bad_input_is_one_clear_line(run, tmp_path):
+    create(run)
+    latin1 = tmp_path / "latin1.sql"
+    latin1.write_bytes("SELECT 'caf\xe9' AS x".encode("latin-1"))
+    for args in (["create", "s.w", "--sql-file", str(latin1)], ["query", ""], ["query", "/* only a comment */"],
+                 ["query", "SELECT '\ud800'"]):
+        out = run(*args, code=1)
+        assert one_error_line(out), (args, out)
+    for args in (["--db", "", "list"], ["--actor", "", "list"], ["export", "s.v", "--location", ""],
+                 ["import", "", "s.i"]):
+        out = run(*args, code=2)
+        assert "must not be empty" in out and "Traceback" not in out, (args, out)
+    assert not (tmp_path / "metadata").exists()
+    assert ViewStore(run.db).event_count() == 1
+
+
+def test_a_real_process_prints_markup_like_data_and_errors_without_a_traceback(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("VIEWSTORE_")}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
 
@@ -229,3 +288,5 @@ def test_a_real_process_prints_markup_like_data_without_a_traceback(tmp_path):
     assert created.stdout == "created ns.[/b] (version 1, stream version 1)\n"
     shown = cli("show", "ns.[/b]")
     assert shown.returncode == 0 and "SELECT arr[i] AS x FROM t" in shown.stdout and "closing [/x] tag" in shown.stdout
+    bad = cli("show", "ns.[/b]", "--as-of", "99999999999999999999999")
+    assert bad.returncode == 1 and bad.stdout == "" and one_error_line(bad.stderr), bad.stderr

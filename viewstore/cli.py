@@ -1,8 +1,9 @@
 """The ``viewstore`` command line: a thin layer over :class:`~viewstore.catalog.ViewStore`.
 
 Each command opens the store, calls one API method and prints the result: rich tables for
-people, ``--json`` for scripts. A :class:`~viewstore.errors.ViewStoreError` becomes a one-line
-message on stderr and exit code 1, never a traceback.
+people, ``--json`` for scripts. A :class:`~viewstore.errors.ViewStoreError` (or a file the
+system refuses) becomes a one-line message on stderr and exit code 1, never a traceback; a bad
+option value is click's usage error, exit code 2.
 
 Everything printed comes from user data (names, SQL, comments, properties, actors, paths), so
 the consoles interpret no rich markup or emoji codes and table cells fold instead of cutting
@@ -19,6 +20,7 @@ import importlib
 import json
 import math
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -28,8 +30,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .catalog import ViewChange, ViewStore, _os_user
-from .errors import ViewStoreError
+from .catalog import ViewChange, ViewStore, _os_user, to_epoch_ms
+from .errors import ValidationError, ViewStoreError
 from .events import Event
 from .model import Column, SQLRepresentation, View, identifier_str
 
@@ -58,7 +60,10 @@ class CliContext:
 
     def store(self) -> ViewStore:
         if self._store is None:
-            self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
+            try:
+                self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
+            except sqlite3.Error as e:  # e.g. a folder, or a file in a folder that does not exist
+                raise ViewStoreError(f"cannot open {self.db} as a viewstore database: {e}") from e
         return self._store
 
     def close(self) -> None:
@@ -68,7 +73,7 @@ class CliContext:
 
 
 class _Group(click.Group):
-    """The main group: lazy optional commands, and ViewStoreError as a one-line message."""
+    """The main group: lazy optional commands; a ViewStoreError or OSError as a one-line message."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *_LAZY_COMMANDS])
@@ -85,7 +90,7 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except ViewStoreError as e:
+        except (ViewStoreError, OSError) as e:
             click.echo(f"error: {e}", err=True)
             ctx.exit(1)
 
@@ -95,15 +100,24 @@ def _unavailable(name: str, error: ImportError) -> click.Command:
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
     def command(args: Any) -> None:
         click.echo(f"error: 'viewstore {name}' needs an optional dependency: {error}. "
-            f"Install it with: pip install 'viewstore[spark]'", err=True)
+                   f"Install it with: pip install 'viewstore[spark]'", err=True)
         sys.exit(1)
 
     return command
 
 
+def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Refuse '' for a path (it would mean the current folder) or an actor (it would mean the OS user)."""
+    if value == "":
+        raise click.BadParameter("must not be empty", ctx, param)
+    return value
+
+
 @click.group(cls=_Group)
-@click.option("--db", envvar="VIEWSTORE_DB", help="The store's SQLite file [env VIEWSTORE_DB; default ./viewstore.db].")
-@click.option("--actor", envvar="VIEWSTORE_ACTOR", help="Who makes the changes [env VIEWSTORE_ACTOR; default: OS user].")
+@click.option("--db", envvar="VIEWSTORE_DB", callback=_not_empty,
+              help="The store's SQLite file [env VIEWSTORE_DB; default ./viewstore.db].")
+@click.option("--actor", envvar="VIEWSTORE_ACTOR", callback=_not_empty,
+              help="Who makes the changes [env VIEWSTORE_ACTOR; default: OS user].")
 @click.option("--catalog", help="Catalog name used as default catalog of new views.")
 @click.version_option(package_name="viewstore")
 @click.pass_context
@@ -120,6 +134,25 @@ def main(ctx: click.Context, db: str | None, actor: str | None, catalog: str | N
 
 
 pass_cli = click.make_pass_decorator(CliContext)
+
+
+# -- option types ------------------------------------------------------------------------------
+
+#: positions, stream versions, version ids and limits: SQLite holds no integer above 2**63 - 1
+INT64 = click.IntRange(0, 2**63 - 1)
+
+
+def _time(value: str | None, option: str) -> int | None:
+    """Epoch ms from an option's ISO 8601 time or epoch ms, as the API reads it, in the years 1 to 9999."""
+    if value is None:
+        return None
+    try:
+        ms = to_epoch_ms(value, option)
+        dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)  # refuses a time out of range
+    except (ValueError, OverflowError, OSError) as e:  # ValidationError is a ValueError
+        raise ValidationError(f"bad {option} {value!r}: use ISO 8601 (2026-11-22T10:00:00Z) or epoch "
+                              "milliseconds, in the years 1 to 9999") from e
+    return ms
 
 
 # -- output helpers ----------------------------------------------------------------------------
@@ -279,7 +312,12 @@ def _definition(identifier: str, dialect: str, sql: str | None, sql_file: Any, e
                 summary: tuple[str, ...]) -> dict[str, Any]:
     if sql is not None and sql_file is not None:
         raise ViewStoreError("give --sql or --sql-file, not both")
-    text = sql if sql is not None else sql_file.read() if sql_file is not None else None
+    text = sql
+    if sql_file is not None:
+        try:
+            text = sql_file.read()
+        except UnicodeDecodeError as e:
+            raise ViewStoreError(f"--sql-file {sql_file.name} is not UTF-8 text: {e}") from e
     reps = [SQLRepresentation(dialect, text)] if text is not None else []
     reps += [SQLRepresentation(d, s) for d, s in extra_reps]
     if not reps:
@@ -333,8 +371,9 @@ def replace(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> 
 
 @main.command()
 @click.argument("identifier")
-@click.option("--as-of", help="Show the view as it was then (ISO time or epoch ms; to the millisecond).")
-@click.option("--at-event", type=int, metavar="POSITION",
+@click.option("--as-of", metavar="TIME",
+              help="Show the view as it was then (ISO time or epoch ms; to the millisecond).")
+@click.option("--at-event", type=INT64, metavar="POSITION",
               help="Show the view right after this event of its history (the pos column of `viewstore history`).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_cli
@@ -356,7 +395,7 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
             raise ViewStoreError(f"no event at position {at_event} in the history of {identifier}")
         view = store.load_view(identifier, as_of=event)
     else:
-        view = store.load_view(identifier, as_of=as_of)
+        view = store.load_view(identifier, as_of=_time(as_of, "--as-of"))
     if as_json:
         _print_json(view_to_json(view))
     else:
@@ -390,7 +429,7 @@ def list_(cli: CliContext, namespace: str | None, as_json: bool) -> None:
 @click.option("--comment", help="Set the comment ('' removes it).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Set a property (repeatable).")
 @click.option("--unset", "unsets", multiple=True, metavar="KEY", help="Remove a property (repeatable).")
-@click.option("--expected-version", type=int, help="Fail unless the view is at this stream version.")
+@click.option("--expected-version", type=INT64, help="Fail unless the view is at this stream version.")
 @click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
 @pass_cli
 def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: Any, comment: str | None,
@@ -450,7 +489,7 @@ def drop(cli: CliContext, identifier: str, if_exists: bool) -> None:
 
 @main.command()
 @click.argument("identifier")
-@click.argument("version_id", type=int)
+@click.argument("version_id", type=INT64)
 @pass_cli
 def rollback(cli: CliContext, identifier: str, version_id: int) -> None:
     """Make an earlier version current again.
@@ -485,9 +524,9 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
 @click.option("--actor", "who", help="Only this actor's events.")
 @click.option("--view", help="Only events of views that had this identifier.")
 @click.option("--type", "types", multiple=True, help="Only these event types (repeatable).")
-@click.option("--since", help="From this time (ISO or epoch ms, inclusive).")
-@click.option("--until", help="Up to this time (ISO or epoch ms, inclusive).")
-@click.option("--limit", type=int, help="At most this many events.")
+@click.option("--since", metavar="TIME", help="From this time (ISO or epoch ms, inclusive).")
+@click.option("--until", metavar="TIME", help="Up to this time (ISO or epoch ms, inclusive).")
+@click.option("--limit", type=INT64, help="At most this many events.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_cli
 def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, ...], since: str | None,
@@ -498,7 +537,8 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
 
         viewstore audit --actor alice --since 2026-11-01 --type view.replaced
     """
-    events = cli.store().events(view=view, actor=who, since=since, until=until, types=types or None, limit=limit)
+    events = cli.store().events(view=view, actor=who, since=_time(since, "--since"), until=_time(until, "--until"),
+                                types=types or None, limit=limit)
     if as_json:
         _print_json([event_to_json(e) for e in events])
     else:
@@ -516,7 +556,13 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
 
         viewstore query "SELECT actor, type, count(*) AS n FROM events GROUP BY 1, 2"
     """
-    rows = [{k: sql_value_to_json(v) for k, v in row.items()} for row in cli.store().query(sql)]
+    try:
+        result = cli.store().query(sql)
+    except ValidationError:
+        raise
+    except ValueError as e:  # e.g. SQL that is empty or only a comment, which the driver refuses as such
+        raise ValidationError(f"query failed: {e}") from e
+    rows = [{k: sql_value_to_json(v) for k, v in row.items()} for row in result]
     if as_json:
         _print_json(rows)
         return
@@ -528,7 +574,8 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
 
 @main.command("export")
 @click.argument("identifier")
-@click.option("--location", type=click.Path(file_okay=False), help="The view's base location (a folder).")
+@click.option("--location", type=click.Path(file_okay=False), callback=_not_empty,
+              help="The view's base location (a folder).")
 @click.option("--gzip", is_flag=True, help="Write NNNNN-<uuid>.gz.metadata.json.")
 @pass_cli
 def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool) -> None:
@@ -542,7 +589,7 @@ def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool) 
 
 
 @main.command("import")
-@click.argument("path", type=click.Path())
+@click.argument("path", type=click.Path(), callback=_not_empty)
 @click.argument("identifier")
 @pass_cli
 def import_(cli: CliContext, path: str, identifier: str) -> None:
