@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from viewstore import ViewStore
-from viewstore.cli import main
+from viewstore.cli import main, view_to_json
 
 
 @pytest.fixture
@@ -290,3 +290,29 @@ def test_a_real_process_prints_markup_like_data_and_errors_without_a_traceback(t
     assert shown.returncode == 0 and "SELECT arr[i] AS x FROM t" in shown.stdout and "closing [/x] tag" in shown.stdout
     bad = cli("show", "ns.[/b]", "--as-of", "99999999999999999999999")
     assert bad.returncode == 1 and bad.stdout == "" and one_error_line(bad.stderr), bad.stderr
+
+
+# -- --json on every command that reports a result ---------------------------------------------
+
+
+def test_every_core_command_has_json():
+    for name, command in main.commands.items():
+        assert "--json" in [opt for p in command.params for opt in p.opts], name
+
+
+def test_json_of_rollback_rename_drop_export_import_is_the_api_result(run, tmp_path):
+    create(run)
+    run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")
+    rolled = json.loads(run("rollback", "s.v", "1", "--json"))
+    assert rolled == view_to_json(ViewStore(run.db).load_view("s.v")) and rolled["current_version_id"] == 1
+    renamed = json.loads(run("rename", "s.v", "t.w", "--json"))
+    assert renamed == view_to_json(ViewStore(run.db).load_view("t.w")) and renamed["identifier"] == "t.w"
+    exported = json.loads(run("export", "t.w", "--location", str(tmp_path / "loc"), "--json"))
+    assert exported["identifier"] == "t.w" and exported["path"].startswith(str(tmp_path / "loc" / "metadata"))
+    assert json.loads(Path(exported["path"]).read_text())["view-uuid"] == renamed["uuid"]
+    imported = json.loads(run("--db", str(tmp_path / "b.db"), "import", exported["path"], "u.x", "--json"))
+    assert imported == view_to_json(ViewStore(tmp_path / "b.db").load_view("u.x"))
+    assert imported["uuid"] == renamed["uuid"] and imported["current_version_id"] == 1
+    assert json.loads(run("drop", "t.w", "--json")) == {"identifier": "t.w", "dropped": True}
+    assert json.loads(run("drop", "t.w", "--if-exists", "--json")) == {"identifier": "t.w", "dropped": False}
+    assert one_error_line(run("drop", "t.w", "--json", code=1))

@@ -33,7 +33,7 @@ from rich.text import Text
 from .catalog import ViewChange, ViewStore, _os_user, to_epoch_ms
 from .errors import ValidationError, ViewStoreError
 from .events import Event
-from .model import Column, SQLRepresentation, View, identifier_str
+from .model import Column, SQLRepresentation, View, identifier_str, to_identifier
 
 __all__ = ["main", "CliContext"]
 
@@ -456,8 +456,9 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
 @main.command()
 @click.argument("identifier")
 @click.argument("new_identifier")
+@click.option("--json", "as_json", is_flag=True, help="Print the renamed view as JSON.")
 @pass_cli
-def rename(cli: CliContext, identifier: str, new_identifier: str) -> None:
+def rename(cli: CliContext, identifier: str, new_identifier: str, as_json: bool) -> None:
     """Rename a view (to any namespace).
 
     Example:
@@ -465,33 +466,42 @@ def rename(cli: CliContext, identifier: str, new_identifier: str) -> None:
         viewstore rename sales.daily sales.daily_orders
     """
     view = cli.store().rename_view(identifier, new_identifier)
-    click.echo(f"renamed {identifier} to {identifier_str(view.identifier)}")
+    if as_json:
+        _print_json(view_to_json(view))
+    else:
+        click.echo(f"renamed {identifier} to {identifier_str(view.identifier)}")
 
 
 @main.command()
 @click.argument("identifier")
 @click.option("--if-exists", is_flag=True, help="Succeed when there is no such view.")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"identifier": ..., "dropped": true or false} (false only with --if-exists).')
 @pass_cli
-def drop(cli: CliContext, identifier: str, if_exists: bool) -> None:
+def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool) -> None:
     """Drop a view (its history stays).
 
     Example:
 
-        viewstore drop sales.daily
+        viewstore drop sales.daily --if-exists --json
     """
-    if cli.store().drop_view(identifier):
-        click.echo(f"dropped {identifier}")
-    elif if_exists:
-        click.echo(f"no view {identifier}; nothing dropped")
-    else:
+    dropped = cli.store().drop_view(identifier)
+    if not dropped and not if_exists:
         raise ViewStoreError(f"no such view: {identifier}")
+    if as_json:
+        _print_json({"identifier": identifier_str(to_identifier(identifier)), "dropped": dropped})
+    elif dropped:
+        click.echo(f"dropped {identifier}")
+    else:
+        click.echo(f"no view {identifier}; nothing dropped")
 
 
 @main.command()
 @click.argument("identifier")
 @click.argument("version_id", type=INT64)
+@click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
 @pass_cli
-def rollback(cli: CliContext, identifier: str, version_id: int) -> None:
+def rollback(cli: CliContext, identifier: str, version_id: int, as_json: bool) -> None:
     """Make an earlier version current again.
 
     Example:
@@ -499,7 +509,10 @@ def rollback(cli: CliContext, identifier: str, version_id: int) -> None:
         viewstore rollback sales.daily 1
     """
     view = cli.store().rollback_view(identifier, version_id)
-    click.echo(f"{identifier_str(view.identifier)} is at version {view.current_version_id}")
+    if as_json:
+        _print_json(view_to_json(view))
+    else:
+        click.echo(f"{identifier_str(view.identifier)} is at version {view.current_version_id}")
 
 
 @main.command()
@@ -577,22 +590,28 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
 @click.option("--location", type=click.Path(file_okay=False), callback=_not_empty,
               help="The view's base location (a folder).")
 @click.option("--gzip", is_flag=True, help="Write NNNNN-<uuid>.gz.metadata.json.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"identifier": ..., "path": ...}.')
 @pass_cli
-def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool) -> None:
+def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool, as_json: bool) -> None:
     """Write the view's Iceberg metadata file and print its path.
 
     Example:
 
         viewstore export sales.daily --location /data/warehouse/sales/daily
     """
-    click.echo(str(cli.store().export_iceberg(identifier, location, gzip=gzip)))
+    path = cli.store().export_iceberg(identifier, location, gzip=gzip)
+    if as_json:
+        _print_json({"identifier": identifier_str(to_identifier(identifier)), "path": str(path)})
+    else:
+        click.echo(str(path))
 
 
 @main.command("import")
 @click.argument("path", type=click.Path(), callback=_not_empty)
 @click.argument("identifier")
+@click.option("--json", "as_json", is_flag=True, help="Print the imported view as JSON.")
 @pass_cli
-def import_(cli: CliContext, path: str, identifier: str) -> None:
+def import_(cli: CliContext, path: str, identifier: str, as_json: bool) -> None:
     """Record a view from an Iceberg metadata file (or a view location's latest one), with its history.
 
     Example:
@@ -600,8 +619,11 @@ def import_(cli: CliContext, path: str, identifier: str) -> None:
         viewstore import warehouse/sales/daily/metadata/00003-....metadata.json sales.daily
     """
     view = cli.store().import_iceberg(path, identifier)
-    click.echo(f"imported {identifier_str(view.identifier)} ({len(view.versions)} versions, "
-               f"{view.stream_version} events)")
+    if as_json:
+        _print_json(view_to_json(view))
+    else:
+        click.echo(f"imported {identifier_str(view.identifier)} ({len(view.versions)} versions, "
+                   f"{view.stream_version} events)")
 
 
 @main.command()
