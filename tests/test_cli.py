@@ -1,13 +1,17 @@
 """The CLI: a thin layer over the API, JSON for scripts, one-line errors with exit code 1."""
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from viewstore import ViewStore
-from viewstore.cli import main
+from viewstore.cli import main, view_to_json
 
 
 @pytest.fixture
@@ -139,3 +143,176 @@ def test_query_is_read_only(run):
     assert "view.created" in run("query", "SELECT type FROM events")
     assert run("query", "DELETE FROM views", code=1).startswith("error: query failed")
     assert run("query", "SELEC nonsense", code=1).startswith("error: query failed")
+
+
+# -- user data is printed as it is -------------------------------------------------------------
+
+
+def one_error_line(out):
+    return out.startswith("error: ") and out.count("\n") == 1 and "Traceback" not in out
+
+
+def test_markup_like_data_prints_as_it_is_in_every_command(run, tmp_path, monkeypatch):
+    """Brackets and emoji codes in names, SQL, comments, properties, actors, paths and error messages
+    are data: each command prints them unchanged, and a command that committed exits 0."""
+    monkeypatch.setenv("COLUMNS", "250")  # wide enough that no table cell has to fold
+    sql = "SELECT arr[i] AS x, m[key] AS y FROM t"
+    sql2 = "SELECT arr[/i] AS x, m[bold]k[/bold] AS y FROM t"
+    out = run("--actor", "[/who]", "create", "ns.[/b]", "--sql", sql, "--column", "x:int:[red]c[/red]",
+              "--comment", "closing [/x] tag :smile:", "--property", "[k]=[/v]", "--default-catalog", "[cat]")
+    assert out == "created ns.[/b] (version 1, stream version 1)\n"
+    assert ViewStore(run.db).load_view("ns.[/b]").representations[0].sql == sql
+    show = run("show", "ns.[/b]")
+    for text in ("ns.[/b]", sql, "[red]c[/red]", "closing [/x] tag :smile:", "[k]", "[/v]", "by [/who] at",
+                 "default: [cat].ns"):
+        assert text in show, text
+    assert run("replace", "ns.[/b]", "--sql", sql2, "--column", "x:int") == \
+        "replaced ns.[/b] (version 2, stream version 2)\n"
+    assert sql2 in run("show", "ns.[/b]")
+    assert run("alter", "ns.[/b]", "--comment", "[/c]", "--set", "[/p]=[i]") == \
+        "altered ns.[/b] (version 2, stream version 4)\n"
+    assert run("list") == "ns.[/b]\n" and run("list", "ns") == "ns.[/b]\n"
+    for out in (run("history", "ns.[/b]"), run("audit", "--view", "ns.[/b]")):
+        assert "history of ns.[/b]" in out or "4 events" in out
+        assert "ns.[/b]" in out and "[/who]" in out and "comment=[/c]" in out
+    assert "[/p]" in run("query", "SELECT properties FROM views")
+    location = tmp_path / "[/loc] :x:"
+    path = run("export", "ns.[/b]", "--location", str(location)).strip()
+    assert path.startswith(str(location / "metadata")) and (location / "metadata").is_dir()
+    assert run("--db", str(tmp_path / "other.db"), "import", path, "ns.[/imported]").startswith(
+        "imported ns.[/imported] (2 versions,")
+    assert run("rollback", "ns.[/b]", "1") == "ns.[/b] is at version 1\n"
+    assert run("rename", "ns.[/b]", "ns.[bold]new") == "renamed ns.[/b] to ns.[bold]new\n"
+    assert run("drop", "ns.[bold]new") == "dropped ns.[bold]new\n"
+    assert run("drop", "ns.[bold]new", "--if-exists") == "no view ns.[bold]new; nothing dropped\n"
+    for args in (["show", "ns.[/nope]"], ["drop", "ns.[/nope]"], ["create", "[/x]", "--sql", "1"],
+                 ["import", str(tmp_path / "[/none].json"), "ns.[/i]"]):
+        out = run(*args, code=1)
+        assert one_error_line(out) and "[/" in out, (args, out)
+    assert "[/" in run("alter", "ns.[/nope]", "--comment", "x", code=1)
+
+
+def test_long_sql_folds_in_a_table_instead_of_being_cut(run):
+    word = "y" * 150
+    run("create", "s.long", "--sql", f"SELECT {word} FROM t")
+    out = run("show", "s.long")
+    assert word in "".join(ch for ch in out if ch not in "│ \n")
+    assert "…" not in out
+
+
+def test_query_json_gives_blobs_as_hex_and_infinities_as_strings(run):
+    create(run)
+    rows = json.loads(run("query", "SELECT x'00ff' AS b, x'' AS e, 1e999 AS inf, -1e999 AS ninf, NULL AS n, 1.5 AS r",
+                          "--json"))
+    assert rows == [{"b": "00FF", "e": "", "inf": "Infinity", "ninf": "-Infinity", "n": None, "r": 1.5}]
+    assert rows[0]["b"] == ViewStore(run.db).query("SELECT hex(x'00ff') AS h")[0]["h"]
+    table = run("query", "SELECT x'00ff' AS b")
+    assert "00FF" in table and "\\x" not in table
+
+
+def test_hms_import_prints_a_markup_like_name_as_it_is(run, conformance):
+    record = conformance / "engine-views" / "spark-hms-view-3.5.reconstructed.json"
+    out = run("hms", "import", str(record), "sales.[/h]")
+    assert out == "imported sales.[/h] from a spark record (1 version, 1 event)\n"
+
+
+# -- bad input is one clear line ---------------------------------------------------------------
+
+
+def test_out_of_range_or_malformed_times_are_one_line_errors(run):
+    create(run)
+    for option in ("--as-of", "--since", "--until"):
+        command = ["show", "s.v"] if option == "--as-of" else ["audit"]
+        for value in ("99999999999999999999999", "-99999999999999999", "10000-01-01", "2026-13-01", "²", "",
+                      "1e3"):
+            out = run(*command, option, value, code=1)
+            assert one_error_line(out) and option in out, (option, value, out)
+    assert json.loads(run("audit", "--since", "0001-01-01", "--until", "9999-12-31T23:59:59Z", "--json"))
+
+
+@pytest.mark.parametrize("args", [
+    ["show", "s.v", "--at-event", "99999999999999999999999"], ["show", "s.v", "--at-event", "-1"],
+    ["rollback", "s.v", "99999999999999999999999"], ["rollback", "s.v", "one"],
+    ["alter", "s.v", "--comment", "c", "--expected-version", "99999999999999999999999"],
+    ["audit", "--limit", "99999999999999999999999"], ["audit", "--limit", "-1"],
+])
+def test_out_of_range_numbers_are_usage_errors(run, args):
+    create(run)
+    out = run(*args, code=2)
+    assert "Error: Invalid value" in out and "Traceback" not in out, out
+    assert ViewStore(run.db).event_count() == 1
+
+
+def test_bad_database_paths_are_one_line_errors(tmp_path):
+    real = tmp_path / "real.db"
+    with ViewStore(real) as store:
+        store.create_view("s.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="s")
+    truncated = tmp_path / "truncated.db"
+    truncated.write_bytes(real.read_bytes()[:2000])
+    (tmp_path / "garbage.db").write_text("not a database at all " * 100)
+    (tmp_path / "folder.db").mkdir()
+    runner = CliRunner()
+    for db in (tmp_path / "missing" / "x.db", tmp_path / "folder.db", tmp_path / "garbage.db", truncated):
+        for args in (["list"], ["show", "s.v"], ["create", "s.w", "--sql", "SELECT 1"]):
+            result = runner.invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+            assert result.exit_code == 1 and one_error_line(result.output), (db, args, result.output)
+            assert str(db) in result.output
+
+
+def test_other_bad_input_is_one_clear_line(run, tmp_path):
+    create(run)
+    latin1 = tmp_path / "latin1.sql"
+    latin1.write_bytes("SELECT 'caf\xe9' AS x".encode("latin-1"))
+    for args in (["create", "s.w", "--sql-file", str(latin1)], ["query", ""], ["query", "/* only a comment */"],
+                 ["query", "SELECT '\ud800'"]):
+        out = run(*args, code=1)
+        assert one_error_line(out), (args, out)
+    for args in (["--db", "", "list"], ["--actor", "", "list"], ["export", "s.v", "--location", ""],
+                 ["import", "", "s.i"]):
+        out = run(*args, code=2)
+        assert "must not be empty" in out and "Traceback" not in out, (args, out)
+    assert not (tmp_path / "metadata").exists()
+    assert ViewStore(run.db).event_count() == 1
+
+
+def test_a_real_process_prints_markup_like_data_and_errors_without_a_traceback(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VIEWSTORE_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "viewstore", "--db", str(tmp_path / "p.db"), *args],
+                              capture_output=True, text=True, env=env, timeout=60)
+
+    created = cli("create", "ns.[/b]", "--sql", "SELECT arr[i] AS x FROM t", "--comment", "closing [/x] tag")
+    assert (created.returncode, created.stderr) == (0, "")
+    assert created.stdout == "created ns.[/b] (version 1, stream version 1)\n"
+    shown = cli("show", "ns.[/b]")
+    assert shown.returncode == 0 and "SELECT arr[i] AS x FROM t" in shown.stdout and "closing [/x] tag" in shown.stdout
+    bad = cli("show", "ns.[/b]", "--as-of", "99999999999999999999999")
+    assert bad.returncode == 1 and bad.stdout == "" and one_error_line(bad.stderr), bad.stderr
+
+
+# -- --json on every command that reports a result ---------------------------------------------
+
+
+def test_every_core_command_has_json():
+    for name, command in main.commands.items():
+        assert "--json" in [opt for p in command.params for opt in p.opts], name
+
+
+def test_json_of_rollback_rename_drop_export_import_is_the_api_result(run, tmp_path):
+    create(run)
+    run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")
+    rolled = json.loads(run("rollback", "s.v", "1", "--json"))
+    assert rolled == view_to_json(ViewStore(run.db).load_view("s.v")) and rolled["current_version_id"] == 1
+    renamed = json.loads(run("rename", "s.v", "t.w", "--json"))
+    assert renamed == view_to_json(ViewStore(run.db).load_view("t.w")) and renamed["identifier"] == "t.w"
+    exported = json.loads(run("export", "t.w", "--location", str(tmp_path / "loc"), "--json"))
+    assert exported["identifier"] == "t.w" and exported["path"].startswith(str(tmp_path / "loc" / "metadata"))
+    assert json.loads(Path(exported["path"]).read_text())["view-uuid"] == renamed["uuid"]
+    imported = json.loads(run("--db", str(tmp_path / "b.db"), "import", exported["path"], "u.x", "--json"))
+    assert imported == view_to_json(ViewStore(tmp_path / "b.db").load_view("u.x"))
+    assert imported["uuid"] == renamed["uuid"] and imported["current_version_id"] == 1
+    assert json.loads(run("drop", "t.w", "--json")) == {"identifier": "t.w", "dropped": True}
+    assert json.loads(run("drop", "t.w", "--if-exists", "--json")) == {"identifier": "t.w", "dropped": False}
+    assert one_error_line(run("drop", "t.w", "--json", code=1))

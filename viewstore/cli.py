@@ -1,8 +1,13 @@
 """The ``viewstore`` command line: a thin layer over :class:`~viewstore.catalog.ViewStore`.
 
 Each command opens the store, calls one API method and prints the result: rich tables for
-people, ``--json`` for scripts. A :class:`~viewstore.errors.ViewStoreError` becomes a one-line
-message on stderr and exit code 1, never a traceback.
+people, ``--json`` for scripts. A :class:`~viewstore.errors.ViewStoreError` (or a file the
+system refuses) becomes a one-line message on stderr and exit code 1, never a traceback; a bad
+option value is click's usage error, exit code 2.
+
+Everything printed comes from user data (names, SQL, comments, properties, actors, paths), so
+the consoles interpret no rich markup or emoji codes and table cells fold instead of cutting
+text: what was stored is what is printed.
 
 Commands that need optional parts (``spark``, ``demo``, ``hms``) live beside those parts and are
 loaded only when called.
@@ -13,7 +18,9 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import json
+import math
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -21,11 +28,12 @@ from typing import Any, Callable, Iterable
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from .catalog import ViewChange, ViewStore, _os_user
-from .errors import ViewStoreError
+from .catalog import ViewChange, ViewStore, _os_user, to_epoch_ms
+from .errors import ValidationError, ViewStoreError
 from .events import Event
-from .model import Column, SQLRepresentation, View, identifier_str
+from .model import Column, SQLRepresentation, View, identifier_str, to_identifier
 
 __all__ = ["main", "CliContext"]
 
@@ -45,13 +53,17 @@ class CliContext:
         self.db = db or os.environ.get("VIEWSTORE_DB") or "viewstore.db"
         self.actor = actor or os.environ.get("VIEWSTORE_ACTOR") or _os_user()
         self.catalog = catalog
-        self.console = Console()
-        self.err = Console(stderr=True)
+        # no markup, emoji codes or highlighting: view data such as "arr[i]" or ":x:" prints as it is
+        self.console = Console(markup=False, emoji=False, highlight=False)
+        self.err = Console(stderr=True, markup=False, emoji=False, highlight=False)
         self._store: ViewStore | None = None
 
     def store(self) -> ViewStore:
         if self._store is None:
-            self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
+            try:
+                self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
+            except sqlite3.Error as e:  # e.g. a folder, or a file in a folder that does not exist
+                raise ViewStoreError(f"cannot open {self.db} as a viewstore database: {e}") from e
         return self._store
 
     def close(self) -> None:
@@ -61,7 +73,7 @@ class CliContext:
 
 
 class _Group(click.Group):
-    """The main group: lazy optional commands, and ViewStoreError as a one-line message."""
+    """The main group: lazy optional commands; a ViewStoreError or OSError as a one-line message."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *_LAZY_COMMANDS])
@@ -78,7 +90,7 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except ViewStoreError as e:
+        except (ViewStoreError, OSError) as e:
             click.echo(f"error: {e}", err=True)
             ctx.exit(1)
 
@@ -94,9 +106,18 @@ def _unavailable(name: str, error: ImportError) -> click.Command:
     return command
 
 
+def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Refuse '' for a path (it would mean the current folder) or an actor (it would mean the OS user)."""
+    if value == "":
+        raise click.BadParameter("must not be empty", ctx, param)
+    return value
+
+
 @click.group(cls=_Group)
-@click.option("--db", envvar="VIEWSTORE_DB", help="The store's SQLite file [env VIEWSTORE_DB; default ./viewstore.db].")
-@click.option("--actor", envvar="VIEWSTORE_ACTOR", help="Who makes the changes [env VIEWSTORE_ACTOR; default: OS user].")
+@click.option("--db", envvar="VIEWSTORE_DB", callback=_not_empty,
+              help="The store's SQLite file [env VIEWSTORE_DB; default ./viewstore.db].")
+@click.option("--actor", envvar="VIEWSTORE_ACTOR", callback=_not_empty,
+              help="Who makes the changes [env VIEWSTORE_ACTOR; default: OS user].")
 @click.option("--catalog", help="Catalog name used as default catalog of new views.")
 @click.version_option(package_name="viewstore")
 @click.pass_context
@@ -113,6 +134,25 @@ def main(ctx: click.Context, db: str | None, actor: str | None, catalog: str | N
 
 
 pass_cli = click.make_pass_decorator(CliContext)
+
+
+# -- option types ------------------------------------------------------------------------------
+
+#: positions, stream versions, version ids and limits: SQLite holds no integer above 2**63 - 1
+INT64 = click.IntRange(0, 2**63 - 1)
+
+
+def _time(value: str | None, option: str) -> int | None:
+    """Epoch ms from an option's ISO 8601 time or epoch ms, as the API reads it, in the years 1 to 9999."""
+    if value is None:
+        return None
+    try:
+        ms = to_epoch_ms(value, option)
+        dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)  # refuses a time out of range
+    except (ValueError, OverflowError, OSError) as e:  # ValidationError is a ValueError
+        raise ValidationError(f"bad {option} {value!r}: use ISO 8601 (2026-11-22T10:00:00Z) or epoch "
+                              "milliseconds, in the years 1 to 9999") from e
+    return ms
 
 
 # -- output helpers ----------------------------------------------------------------------------
@@ -143,38 +183,60 @@ def event_to_json(event: Event) -> dict[str, Any]:
             "payload": event.payload()}
 
 
+def sql_value_to_json(value: Any) -> Any:
+    """A value of a ``query`` row as JSON: a BLOB becomes its bytes in hex (upper case, as SQLite's
+    ``hex()`` writes them), an infinite REAL the string ``"Infinity"`` or ``"-Infinity"``."""
+    if isinstance(value, bytes):
+        return value.hex().upper()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value).replace("inf", "Infinity")
+    return value
+
+
 def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def _table(*headers: str, title: str | None = None) -> Table:
+    """A table whose cells wrap long text onto more lines instead of cutting it."""
+    table = Table(title=title, title_justify="left")
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    return table
+
+
 def _print_view(cli: CliContext, view: View) -> None:
     c = cli.console
-    c.print(f"[bold]{identifier_str(view.identifier)}[/bold]  uuid {view.uuid}")
+
+    def line(*parts: str | tuple[str, str]) -> None:
+        c.print(Text.assemble(*parts), soft_wrap=True)
+
+    line((identifier_str(view.identifier), "bold"), f"  uuid {view.uuid}")
     if view.comment:
-        c.print(f"comment: {view.comment}")
-    c.print(f"current version: {view.current_version_id} of {len(view.versions)}   "
-            f"default: {view.default_catalog or '-'}.{'.'.join(view.default_namespace) or '-'}   "
-            f"security: {view.security_mode}   stream version: {view.stream_version}")
-    c.print(f"created by {view.audit.creator} at {_ms(view.audit.create_time_ms)}; "
-            f"last changed by {view.audit.last_modifier} at {_ms(view.audit.last_modified_time_ms)}")
-    cols = Table("column", "type", "nullable", "comment", title="columns", title_justify="left")
+        line(f"comment: {view.comment}")
+    line(f"current version: {view.current_version_id} of {len(view.versions)}   "
+         f"default: {view.default_catalog or '-'}.{'.'.join(view.default_namespace) or '-'}   "
+         f"security: {view.security_mode}   stream version: {view.stream_version}")
+    line(f"created by {view.audit.creator} at {_ms(view.audit.create_time_ms)}; "
+         f"last changed by {view.audit.last_modifier} at {_ms(view.audit.last_modified_time_ms)}")
+    cols = _table("column", "type", "nullable", "comment", title="columns")
     for col in view.columns:
         cols.add_row(col.name, str(col.type), "yes" if col.nullable else "no", col.comment or "")
     c.print(cols)
-    reps = Table("dialect", "sql", title="representations", title_justify="left")
+    reps = _table("dialect", "sql", title="representations")
     for rep in view.representations:
         reps.add_row(rep.dialect, rep.sql)
     c.print(reps)
     props = {k: v for k, v in view.properties.items() if k != "comment"}
     if props:
-        table = Table("property", "value", title="properties", title_justify="left")
+        table = _table("property", "value", title="properties")
         for k, v in sorted(props.items()):
             table.add_row(k, v)
         c.print(table)
 
 
 def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
-    table = Table("pos", "time (UTC)", "actor", "view", "v", "type", "details", title=title, title_justify="left")
+    table = _table("pos", "time (UTC)", "actor", "view", "v", "type", "details", title=title)
     for e in events:
         table.add_row(str(e.position), _ms(e.occurred_at), e.actor, e.view, str(e.stream_version), e.type,
                       _details(e))
@@ -250,7 +312,12 @@ def _definition(identifier: str, dialect: str, sql: str | None, sql_file: Any, e
                 summary: tuple[str, ...]) -> dict[str, Any]:
     if sql is not None and sql_file is not None:
         raise ViewStoreError("give --sql or --sql-file, not both")
-    text = sql if sql is not None else sql_file.read() if sql_file is not None else None
+    text = sql
+    if sql_file is not None:
+        try:
+            text = sql_file.read()
+        except UnicodeDecodeError as e:
+            raise ViewStoreError(f"--sql-file {sql_file.name} is not UTF-8 text: {e}") from e
     reps = [SQLRepresentation(dialect, text)] if text is not None else []
     reps += [SQLRepresentation(d, s) for d, s in extra_reps]
     if not reps:
@@ -267,8 +334,8 @@ def _show_result(cli: CliContext, view: View, as_json: bool, verb: str) -> None:
     if as_json:
         _print_json(view_to_json(view))
     else:
-        cli.console.print(f"{verb} {identifier_str(view.identifier)} (version {view.current_version_id}, "
-                          f"stream version {view.stream_version})")
+        click.echo(f"{verb} {identifier_str(view.identifier)} (version {view.current_version_id}, "
+                   f"stream version {view.stream_version})")
 
 
 @main.command()
@@ -304,8 +371,9 @@ def replace(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> 
 
 @main.command()
 @click.argument("identifier")
-@click.option("--as-of", help="Show the view as it was then (ISO time or epoch ms; to the millisecond).")
-@click.option("--at-event", type=int, metavar="POSITION",
+@click.option("--as-of", metavar="TIME",
+              help="Show the view as it was then (ISO time or epoch ms; to the millisecond).")
+@click.option("--at-event", type=INT64, metavar="POSITION",
               help="Show the view right after this event of its history (the pos column of `viewstore history`).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_cli
@@ -327,7 +395,7 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
             raise ViewStoreError(f"no event at position {at_event} in the history of {identifier}")
         view = store.load_view(identifier, as_of=event)
     else:
-        view = store.load_view(identifier, as_of=as_of)
+        view = store.load_view(identifier, as_of=_time(as_of, "--as-of"))
     if as_json:
         _print_json(view_to_json(view))
     else:
@@ -361,7 +429,7 @@ def list_(cli: CliContext, namespace: str | None, as_json: bool) -> None:
 @click.option("--comment", help="Set the comment ('' removes it).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Set a property (repeatable).")
 @click.option("--unset", "unsets", multiple=True, metavar="KEY", help="Remove a property (repeatable).")
-@click.option("--expected-version", type=int, help="Fail unless the view is at this stream version.")
+@click.option("--expected-version", type=INT64, help="Fail unless the view is at this stream version.")
 @click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
 @pass_cli
 def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: Any, comment: str | None,
@@ -388,8 +456,9 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
 @main.command()
 @click.argument("identifier")
 @click.argument("new_identifier")
+@click.option("--json", "as_json", is_flag=True, help="Print the renamed view as JSON.")
 @pass_cli
-def rename(cli: CliContext, identifier: str, new_identifier: str) -> None:
+def rename(cli: CliContext, identifier: str, new_identifier: str, as_json: bool) -> None:
     """Rename a view (to any namespace).
 
     Example:
@@ -397,33 +466,42 @@ def rename(cli: CliContext, identifier: str, new_identifier: str) -> None:
         viewstore rename sales.daily sales.daily_orders
     """
     view = cli.store().rename_view(identifier, new_identifier)
-    cli.console.print(f"renamed {identifier} to {identifier_str(view.identifier)}")
+    if as_json:
+        _print_json(view_to_json(view))
+    else:
+        click.echo(f"renamed {identifier} to {identifier_str(view.identifier)}")
 
 
 @main.command()
 @click.argument("identifier")
 @click.option("--if-exists", is_flag=True, help="Succeed when there is no such view.")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"identifier": ..., "dropped": true or false} (false only with --if-exists).')
 @pass_cli
-def drop(cli: CliContext, identifier: str, if_exists: bool) -> None:
+def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool) -> None:
     """Drop a view (its history stays).
 
     Example:
 
-        viewstore drop sales.daily
+        viewstore drop sales.daily --if-exists --json
     """
-    if cli.store().drop_view(identifier):
-        cli.console.print(f"dropped {identifier}")
-    elif if_exists:
-        cli.console.print(f"no view {identifier}; nothing dropped")
-    else:
+    dropped = cli.store().drop_view(identifier)
+    if not dropped and not if_exists:
         raise ViewStoreError(f"no such view: {identifier}")
+    if as_json:
+        _print_json({"identifier": identifier_str(to_identifier(identifier)), "dropped": dropped})
+    elif dropped:
+        click.echo(f"dropped {identifier}")
+    else:
+        click.echo(f"no view {identifier}; nothing dropped")
 
 
 @main.command()
 @click.argument("identifier")
-@click.argument("version_id", type=int)
+@click.argument("version_id", type=INT64)
+@click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
 @pass_cli
-def rollback(cli: CliContext, identifier: str, version_id: int) -> None:
+def rollback(cli: CliContext, identifier: str, version_id: int, as_json: bool) -> None:
     """Make an earlier version current again.
 
     Example:
@@ -431,7 +509,10 @@ def rollback(cli: CliContext, identifier: str, version_id: int) -> None:
         viewstore rollback sales.daily 1
     """
     view = cli.store().rollback_view(identifier, version_id)
-    cli.console.print(f"{identifier_str(view.identifier)} is at version {view.current_version_id}")
+    if as_json:
+        _print_json(view_to_json(view))
+    else:
+        click.echo(f"{identifier_str(view.identifier)} is at version {view.current_version_id}")
 
 
 @main.command()
@@ -456,9 +537,9 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
 @click.option("--actor", "who", help="Only this actor's events.")
 @click.option("--view", help="Only events of views that had this identifier.")
 @click.option("--type", "types", multiple=True, help="Only these event types (repeatable).")
-@click.option("--since", help="From this time (ISO or epoch ms, inclusive).")
-@click.option("--until", help="Up to this time (ISO or epoch ms, inclusive).")
-@click.option("--limit", type=int, help="At most this many events.")
+@click.option("--since", metavar="TIME", help="From this time (ISO or epoch ms, inclusive).")
+@click.option("--until", metavar="TIME", help="Up to this time (ISO or epoch ms, inclusive).")
+@click.option("--limit", type=INT64, help="At most this many events.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_cli
 def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, ...], since: str | None,
@@ -469,7 +550,8 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
 
         viewstore audit --actor alice --since 2026-11-01 --type view.replaced
     """
-    events = cli.store().events(view=view, actor=who, since=since, until=until, types=types or None, limit=limit)
+    events = cli.store().events(view=view, actor=who, since=_time(since, "--since"), until=_time(until, "--until"),
+                                types=types or None, limit=limit)
     if as_json:
         _print_json([event_to_json(e) for e in events])
     else:
@@ -487,11 +569,17 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
 
         viewstore query "SELECT actor, type, count(*) AS n FROM events GROUP BY 1, 2"
     """
-    rows = cli.store().query(sql)
+    try:
+        result = cli.store().query(sql)
+    except ValidationError:
+        raise
+    except ValueError as e:  # e.g. SQL that is empty or only a comment, which the driver refuses as such
+        raise ValidationError(f"query failed: {e}") from e
+    rows = [{k: sql_value_to_json(v) for k, v in row.items()} for row in result]
     if as_json:
         _print_json(rows)
         return
-    table = Table(*(rows[0].keys() if rows else ["(no rows)"]))
+    table = _table(*(rows[0].keys() if rows else ["(no rows)"]))
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row.values()))
     cli.console.print(table)
@@ -499,24 +587,31 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
 
 @main.command("export")
 @click.argument("identifier")
-@click.option("--location", type=click.Path(file_okay=False), help="The view's base location (a folder).")
+@click.option("--location", type=click.Path(file_okay=False), callback=_not_empty,
+              help="The view's base location (a folder).")
 @click.option("--gzip", is_flag=True, help="Write NNNNN-<uuid>.gz.metadata.json.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"identifier": ..., "path": ...}.')
 @pass_cli
-def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool) -> None:
+def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool, as_json: bool) -> None:
     """Write the view's Iceberg metadata file and print its path.
 
     Example:
 
         viewstore export sales.daily --location /data/warehouse/sales/daily
     """
-    click.echo(str(cli.store().export_iceberg(identifier, location, gzip=gzip)))
+    path = cli.store().export_iceberg(identifier, location, gzip=gzip)
+    if as_json:
+        _print_json({"identifier": identifier_str(to_identifier(identifier)), "path": str(path)})
+    else:
+        click.echo(str(path))
 
 
 @main.command("import")
-@click.argument("path", type=click.Path())
+@click.argument("path", type=click.Path(), callback=_not_empty)
 @click.argument("identifier")
+@click.option("--json", "as_json", is_flag=True, help="Print the imported view as JSON.")
 @pass_cli
-def import_(cli: CliContext, path: str, identifier: str) -> None:
+def import_(cli: CliContext, path: str, identifier: str, as_json: bool) -> None:
     """Record a view from an Iceberg metadata file (or a view location's latest one), with its history.
 
     Example:
@@ -524,8 +619,11 @@ def import_(cli: CliContext, path: str, identifier: str) -> None:
         viewstore import warehouse/sales/daily/metadata/00003-....metadata.json sales.daily
     """
     view = cli.store().import_iceberg(path, identifier)
-    cli.console.print(f"imported {identifier_str(view.identifier)} ({len(view.versions)} versions, "
-                      f"{view.stream_version} events)")
+    if as_json:
+        _print_json(view_to_json(view))
+    else:
+        click.echo(f"imported {identifier_str(view.identifier)} ({len(view.versions)} versions, "
+                   f"{view.stream_version} events)")
 
 
 @main.command()
@@ -548,12 +646,12 @@ def rebuild(cli: CliContext, as_json: bool) -> None:
     if as_json:
         _print_json({"events": events, "repaired": repaired})
     elif not any(repaired.values()):
-        cli.console.print(f"rebuilt projections from {events} events: they matched the log")
+        click.echo(f"rebuilt projections from {events} events: they matched the log")
     else:
         fixed = ", ".join(f"{table} {n}" for table, n in repaired.items() if n)
         total = sum(repaired.values())
-        cli.console.print(f"rebuilt projections from {events} events: repaired {total} "
-                          f"row{'' if total == 1 else 's'} ({fixed})")
+        click.echo(f"rebuilt projections from {events} events: repaired {total} "
+                   f"row{'' if total == 1 else 's'} ({fixed})")
 
 
 def run() -> None:  # pragma: no cover - the console script

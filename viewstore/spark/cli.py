@@ -13,7 +13,9 @@ from typing import Any
 
 import click
 from pyspark.sql import SparkSession
+from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..cli import CliContext, pass_cli
 from .demo import quiet_analysis_errors, run_demo
@@ -89,7 +91,7 @@ def _print_drift(cli: CliContext, report: Any) -> None:
         details = "\n".join(view.problems)
         if view.condition:
             details = f"[{view.condition}] " + details.split("\n")[0][:200]
-        table.add_row(view.identifier, f"[{colours[view.status]}]{view.status}[/]", details)
+        table.add_row(view.identifier, Text(view.status, style=colours[view.status]), details)
     cli.console.print(table)
     if report.skipped:
         cli.console.print(f"not checked (no spark representation): {', '.join(report.skipped)}")
@@ -111,4 +113,5 @@ def demo(cli: CliContext, namespace: str) -> None:
         viewstore --db demo.db demo
     """
     active = SparkSession.getActiveSession()
-    run_demo(cli.console, db=cli.db if cli.db_explicit else None, spark=active, namespace=namespace)
+    # the demo's own text uses rich markup; cli.console prints data and reads none
+    run_demo(Console(), db=cli.db if cli.db_explicit else None, spark=active, namespace=namespace)
