@@ -622,3 +622,19 @@ def test_expected_version_of_a_view_that_does_not_exist(store):
         store.drop_view("sales.daily", expected_version=2)
     assert store.drop_view("sales.daily", expected_version=0) is False
     assert store.event_count() == 2
+
+
+def test_an_empty_actor_is_refused_not_replaced(tmp_path):
+    with pytest.raises(ValidationError, match="bad actor"):
+        ViewStore(tmp_path / "s.db", actor="")
+    with ViewStore(tmp_path / "s.db", actor=None) as store:
+        assert store.actor  # None: the operating-system user
+
+
+def test_a_database_of_another_program_is_refused(tmp_path):
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as raw:
+        raw.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, what TEXT)")
+    raw.close()
+    with pytest.raises(ViewStoreError, match="not a viewstore database: its events table has the columns id, what"):
+        ViewStore(path)

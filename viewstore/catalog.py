@@ -312,9 +312,9 @@ class ViewStore:
         if catalog is not None and (not isinstance(catalog, str) or not catalog.strip()):
             raise ValidationError(f"bad catalog name {catalog!r}")
         self.catalog = catalog
-        self.actor = actor or _os_user()
+        self.actor = actor if actor is not None else _os_user()
         if not isinstance(self.actor, str) or not self.actor.strip():
-            raise ValidationError(f"bad actor {actor!r}")
+            raise ValidationError(f"bad actor {actor!r}: give a name, or None for the operating-system user")
         self.durability = durability
         self.warehouse = _path(warehouse, "warehouse") if warehouse is not None else self.path.parent / "warehouse"
         self._conn = connect(self.path, durability=durability, extra_ddl=DDL)

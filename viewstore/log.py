@@ -101,6 +101,10 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
             if row is not None and int(row[0]) > SCHEMA_VERSION:
                 raise CorruptLogError(f"{path} was written by a newer viewstore (schema {row[0]}); "
                                       f"this one reads schema {SCHEMA_VERSION}")
+            columns = tuple(r[1] for r in conn.execute("PRAGMA table_info(events)"))
+            if columns and columns != EVENT_COLUMNS:  # a table of another program, which the DDL would keep
+                raise ViewStoreError(f"{path} is not a viewstore database: its events table has the columns "
+                                     f"{', '.join(columns)}")
             for statement in _split(_LOG_DDL + extra_ddl):
                 conn.execute(statement)
             if row is None or int(row[0]) < SCHEMA_VERSION:  # new, or upgraded by the DDL just run
