@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import stat
+import time
 
 import pytest
 from pyiceberg.view.metadata import ViewMetadata
@@ -300,6 +301,7 @@ def test_import_under_a_name_another_view_held_starts_after_it(store, conformanc
     store.create_view("default.event_agg", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
                       default_namespace="default")
     created = store.history("default.event_agg")[0]
+    time.sleep(0.005)  # times have millisecond resolution: the drop comes a few ms later
     store.drop_view("default.event_agg")
     dropped = store.history("default.event_agg")[-1]
     assert dropped.type == "view.dropped"

@@ -20,7 +20,6 @@ import importlib
 import json
 import math
 import os
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -60,10 +59,7 @@ class CliContext:
 
     def store(self) -> ViewStore:
         if self._store is None:
-            try:
-                self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
-            except sqlite3.Error as e:  # e.g. a folder, or a file in a folder that does not exist
-                raise ViewStoreError(f"cannot open {self.db} as a viewstore database: {e}") from e
+            self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
         return self._store
 
     def close(self) -> None:
