@@ -34,7 +34,7 @@ from .errors import ValidationError, ViewStoreError
 from .events import Event
 from .model import Column, SQLRepresentation, View, identifier_str, to_identifier
 
-__all__ = ["main", "CliContext"]
+__all__ = ["main", "CliContext", "data_table"]
 
 #: commands defined in optional modules: name -> "module:attribute"
 _LAZY_COMMANDS = {
@@ -193,7 +193,7 @@ def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
-def _table(*headers: str, title: str | None = None) -> Table:
+def data_table(*headers: str, title: str | None = None) -> Table:
     """A table whose cells wrap long text onto more lines instead of cutting it."""
     table = Table(title=title, title_justify="left")
     for header in headers:
@@ -215,24 +215,24 @@ def _print_view(cli: CliContext, view: View) -> None:
          f"security: {view.security_mode}   stream version: {view.stream_version}")
     line(f"created by {view.audit.creator} at {_ms(view.audit.create_time_ms)}; "
          f"last changed by {view.audit.last_modifier} at {_ms(view.audit.last_modified_time_ms)}")
-    cols = _table("column", "type", "nullable", "comment", title="columns")
+    cols = data_table("column", "type", "nullable", "comment", title="columns")
     for col in view.columns:
         cols.add_row(col.name, str(col.type), "yes" if col.nullable else "no", col.comment or "")
     c.print(cols)
-    reps = _table("dialect", "sql", title="representations")
+    reps = data_table("dialect", "sql", title="representations")
     for rep in view.representations:
         reps.add_row(rep.dialect, rep.sql)
     c.print(reps)
     props = {k: v for k, v in view.properties.items() if k != "comment"}
     if props:
-        table = _table("property", "value", title="properties")
+        table = data_table("property", "value", title="properties")
         for k, v in sorted(props.items()):
             table.add_row(k, v)
         c.print(table)
 
 
 def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
-    table = _table("pos", "time (UTC)", "actor", "view", "v", "type", "details", title=title)
+    table = data_table("pos", "time (UTC)", "actor", "view", "v", "type", "details", title=title)
     for e in events:
         table.add_row(str(e.position), _ms(e.occurred_at), e.actor, e.view, str(e.stream_version), e.type,
                       _details(e))
@@ -575,7 +575,7 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
     if as_json:
         _print_json(rows)
         return
-    table = _table(*(rows[0].keys() if rows else ["(no rows)"]))
+    table = data_table(*(rows[0].keys() if rows else ["(no rows)"]))
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row.values()))
     cli.console.print(table)

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
-from ..cli import CliContext, pass_cli
+from ..cli import CliContext, data_table, pass_cli
 from ..errors import ValidationError
 from ..catalog import ViewStore
 from ..hms import HmsImportReport, ImportedRecord
@@ -155,17 +154,17 @@ def _import_many(cli: CliContext, store: ViewStore, records: list[dict[str, Any]
 
 def _print_report(cli: CliContext, report: HmsImportReport) -> None:
     if report.imported:
-        table = Table("view", "engine", "versions", title="imported", title_justify="left")
+        table = data_table("view", "engine", "versions", title="imported")
         for item in report.imported:
             table.add_row(item.identifier, item.engine, str(item.versions))
         cli.console.print(table)
     if report.skipped:
-        table = Table("record", "reason", "detail", title="skipped", title_justify="left")
+        table = data_table("record", "reason", "detail", title="skipped")
         for skipped in report.skipped:
             table.add_row(skipped.name, skipped.reason, skipped.detail)
         cli.console.print(table)
     if report.failed:
-        table = Table("record", "error", "message", title="failed", title_justify="left")
+        table = data_table("record", "error", "message", title="failed")
         for failed in report.failed:
             table.add_row(failed.name, failed.error, failed.message)
         cli.console.print(table)

@@ -14,10 +14,9 @@ from typing import Any
 import click
 from pyspark.sql import SparkSession
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from ..cli import CliContext, pass_cli
+from ..cli import CliContext, data_table, pass_cli
 from .demo import quiet_analysis_errors, run_demo
 from .session import check_views
 
@@ -86,7 +85,7 @@ def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: st
 
 def _print_drift(cli: CliContext, report: Any) -> None:
     colours = {"ok": "green", "drifted": "yellow", "broken": "red"}
-    table = Table("view", "status", "details", title=str(report), title_justify="left")
+    table = data_table("view", "status", "details", title=str(report))
     for view in report.views:
         details = "\n".join(view.problems)
         if view.condition:
