@@ -233,6 +233,34 @@ def test_query_output_names_follow_the_schema_mode():
     assert "view.schemaMode" not in rewritten  # decoded from Spark 3.5: nothing is added
 
 
+def test_query_output_names_are_the_recorded_query_columns_not_the_renamed_ones(store):
+    """A column list renames the query's columns; Spark resolves the query's output by its own names."""
+    renamed = dict(columns=[Column("ident", "long"), Column("amt", "decimal(10,2)")],
+                   representations=[("spark", "SELECT id, amount FROM t")], default_namespace=["hx"])
+
+    def query_out(identifier):
+        return spark.query_output_columns(formats.decode(store.export_hms(identifier, "spark")))
+
+    # the Spark catalog records them in the version summary, viewstore.spark.sql in a property
+    store.create_view("hx.by_catalog", **renamed, summary={"spark.query-column-names": '["id","amount"]'})
+    store.create_view("hx.by_sql", **renamed, properties={"spark.query-column-names": "id,amount"})
+    store.create_view("hx.both", **renamed, summary={"spark.query-column-names": '["id","amount"]'},
+                      properties={"spark.query-column-names": "old,names"})
+    for name in ("by_catalog", "by_sql", "both"):
+        assert query_out(f"hx.{name}") == ("id", "amount"), name
+    # with nothing recorded, or nothing that fits the columns, the column names are all there is
+    store.create_view("hx.plain", **renamed)
+    store.create_view("hx.unfit", **renamed, summary={"spark.query-column-names": '["id"]'},
+                      properties={"spark.query-column-names": "a,b,c"})
+    assert query_out("hx.plain") == query_out("hx.unfit") == ("ident", "amt")
+    # recorded names replace a list decoded from a record, which may predate the column list
+    stale = {"spark.sql.create.version": "4.3.0", "view.query.out.numCols": "2",
+             "view.query.out.col.0": "Id", "view.query.out.col.1": "name"}
+    out = formats.encode(fresh(properties=stale, summary={"spark.query-column-names": '["a","b"]'}), "spark")
+    assert spark.query_output_columns(formats.decode(out)) == ("a", "b")
+    assert spark.query_output_columns(formats.decode(formats.encode(fresh(properties=stale), "spark"))) == ("Id", "name")
+
+
 def test_a_namespace_without_catalog_goes_under_the_session_catalog():
     params = formats.encode(fresh(default_catalog=None), "spark")["parameters"]
     assert [params[f"view.catalogAndNamespace.part.{i}"] for i in range(2)] == ["spark_catalog", "sales"]

@@ -239,3 +239,27 @@ def test_errors(spark, hms, store):
         read_metastore_table(spark, hms, "a.b")
     assert read_metastore_table(spark, hms.upper(), "V_ORDERS")["tableName"] == "v_orders"
     assert store.event_count() == 0
+
+
+def test_an_exported_view_with_a_column_list_reads_back_in_spark(spark, store):
+    """Spark resolves a view's query by the query's own column names, not the names a column list gave."""
+    import viewstore.spark as vs
+
+    db = "hmsren" + uuid.uuid4().hex[:8]
+    spark.sql(f"CREATE DATABASE {db}")
+    try:
+        spark.sql(f"CREATE TABLE {db}.t (id BIGINT, amount DECIMAL(10,2)) USING parquet")
+        spark.sql(f"INSERT INTO {db}.t VALUES (1, 5.00)")
+        vs.sql(spark, store, f"CREATE VIEW {db}.by_sql (ident, amt) AS SELECT id, amount FROM {db}.t")
+        vs.attach(spark, store, name="vs")
+        try:
+            spark.sql(f"CREATE VIEW vs.{db}.by_catalog (ident, amt) AS SELECT id, amount FROM spark_catalog.{db}.t")
+        finally:
+            vs.detach(spark, "vs")
+        for name in ("by_sql", "by_catalog"):
+            record = store.export_hms(f"{db}.{name}", "spark")
+            write_record(spark, {**record, "tableName": f"{name}_exported"})
+            assert [tuple(r) for r in spark.sql(f"SELECT * FROM {db}.{name}_exported").collect()] == [(1, 5)], name
+            assert spark.table(f"{db}.{name}_exported").columns == ["ident", "amt"]
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")

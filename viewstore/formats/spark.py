@@ -42,8 +42,8 @@ from .base import (ViewDefinition, TypeTokens, bounded, chosen_engine_types, col
                    second_text_properties, text_of)
 
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "schema_json", "sql_configs",
-           "query_output_columns", "schema_mode", "is_altered_hive_view", "iceberg_type", "engine_type",
-           "SPARK_VERSION", "ALTERED_HIVE_VIEW_KEY", "EXPANDED_TEXT_KEY"]
+           "query_output_columns", "recorded_query_columns", "schema_mode", "is_altered_hive_view", "iceberg_type",
+           "engine_type", "SPARK_VERSION", "ALTERED_HIVE_VIEW_KEY", "EXPANDED_TEXT_KEY", "QUERY_COLUMN_NAMES"]
 
 NAME = "spark"
 
@@ -60,6 +60,8 @@ CATALOG_NS_PART = "view.catalogAndNamespace.part."
 LEGACY_DEFAULT_DATABASE = "view.default.database"
 QUERY_OUT_NUM_COLS = "view.query.out.numCols"
 QUERY_OUT_COL = "view.query.out.col."
+#: Where the store records the query's own output column names (see :func:`recorded_query_columns`).
+QUERY_COLUMN_NAMES = "spark.query-column-names"
 SQL_CONFIG_PREFIX = "view.sqlConfig."
 SCHEMA_MODE = "view.schemaMode"
 REFERRED_TEMP_NAMES = ("view.referredTempViewNames", "view.referredTempFunctionsNames",
@@ -301,8 +303,9 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
     Properties decoded from a Spark record (they include ``spark.sql.create.version``) are written
     back as they are. A definition from elsewhere gets what Spark 4.3 adds by default: the create
     version, schema mode ``COMPENSATION``, empty temporary-object lists and the query output names
-    (the column names). The catalog and namespace become ``view.catalogAndNamespace.*``; a namespace
-    without a catalog is recorded under Spark's session catalog ``spark_catalog``.
+    (see :func:`recorded_query_columns`; the column names when none are recorded). The catalog and
+    namespace become ``view.catalogAndNamespace.*``; a namespace without a catalog is recorded
+    under Spark's session catalog ``spark_catalog``.
 
     Raises:
         ValidationError: the view has no columns or a column type Spark cannot express
@@ -359,10 +362,12 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
 
 
 def _write_query_output(parameters: dict[str, str], definition: ViewDefinition, *, add_missing: bool) -> None:
-    """Keep ``view.query.out.*`` when it fits the columns; otherwise write the column names.
+    """Write ``view.query.out.*``, the names Spark resolves the query's output columns by.
 
-    Spark leaves the list out for ``EVOLUTION`` views. A stale list (another column count) is
-    replaced, because Spark matches the query's output against it by name.
+    The names are the query's own (:func:`recorded_query_columns`) when recorded, else the record's
+    list when it fits the columns, else the column names, which are right only while no column list
+    renamed the query's columns. A stale list (another column count) is never kept. Spark leaves
+    the list out for ``EVOLUTION`` views, and a Spark record without one stays without.
     """
     existing = None
     if QUERY_OUT_NUM_COLS in parameters:
@@ -370,15 +375,44 @@ def _write_query_output(parameters: dict[str, str], definition: ViewDefinition, 
             existing = _indexed(parameters, QUERY_OUT_NUM_COLS, QUERY_OUT_COL)
         except ValidationError:
             existing = None
-    is_evolution = parameters.get(SCHEMA_MODE) == "EVOLUTION"
-    if existing is not None and len(existing) == len(definition.columns) and not is_evolution:
-        return
     for key in [k for k in parameters if k.startswith("view.query.out.")]:
         del parameters[key]
-    if is_evolution or (existing is None and not add_missing):
+    if parameters.get(SCHEMA_MODE) == "EVOLUTION" or (existing is None and not add_missing):
         return
-    parameters[QUERY_OUT_NUM_COLS] = str(len(definition.columns))
-    parameters.update({f"{QUERY_OUT_COL}{i}": column.name for i, column in enumerate(definition.columns)})
+    names = recorded_query_columns(definition)
+    if not names and existing is not None and len(existing) == len(definition.columns):
+        names = tuple(existing)
+    if not names:
+        names = tuple(column.name for column in definition.columns)
+    parameters[QUERY_OUT_NUM_COLS] = str(len(names))
+    parameters.update({f"{QUERY_OUT_COL}{i}": name for i, name in enumerate(names)})
+
+
+def recorded_query_columns(definition: ViewDefinition) -> tuple[str, ...]:
+    """The query's own output column names as the store recorded them; empty when not recorded.
+
+    A column list (``CREATE VIEW v (a, b) AS SELECT x, y ...``) renames the query's columns, and
+    Spark needs the query's names (``x``, ``y``) to read the view. Views made through the Spark
+    catalog keep them in the version summary under :data:`QUERY_COLUMN_NAMES` as a JSON list;
+    views made with ``viewstore.spark.sql`` keep them in the property of that name, comma-separated.
+    The summary wins; a value that does not name one column per view column is ignored.
+    """
+    count = len(definition.columns)
+    text = definition.summary.get(QUERY_COLUMN_NAMES)
+    if text is not None:
+        try:
+            names = json.loads(text)
+        except ValueError:
+            names = None
+        if (isinstance(names, list) and len(names) == count
+                and all(isinstance(name, str) and name for name in names)):
+            return tuple(names)
+    text = definition.properties.get(QUERY_COLUMN_NAMES)
+    if text is not None:
+        names = text.split(",")
+        if len(names) == count and all(names):
+            return tuple(names)
+    return ()
 
 
 def _apply_kept_type(kept: str, type_: IcebergType, json_type: Any,
