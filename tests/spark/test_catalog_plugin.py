@@ -150,6 +150,20 @@ def test_python_api_views_are_usable_from_spark(spark, vs):
     assert kinds(vs) == ["view.created", "view.properties_set"]
 
 
+def test_property_changes_keep_types_spark_sees_as_wider_ones(spark, vs):
+    """Spark sees uuid as string and fixed[n] as binary; a property change must not store those."""
+    vs.create_view("s.u2", columns=[Column("id", "uuid"), Column("raw", "fixed[4]")], default_namespace=["s"],
+                   representations=[("spark", "SELECT uuid() AS id, X'00010203' AS raw"),
+                                    ("trino", "SELECT uuid() AS id, X'00010203' AS raw")])
+    run(spark, "ALTER VIEW vs.s.u2 SET TBLPROPERTIES ('k'='v')")
+    run(spark, "ALTER VIEW vs.s.u2 UNSET TBLPROPERTIES ('k')")
+    view = vs.load_view("s.u2")
+    assert [str(c.type) for c in view.columns] == ["uuid", "fixed[4]"]
+    assert view.current_version_id == 1 and view.dialects == ("spark", "trino")
+    assert kinds(vs) == ["view.created", "view.properties_set", "view.properties_removed"]
+    assert run(spark, "DESCRIBE vs.s.u2") == [("id", "string", None), ("raw", "binary", None)]
+
+
 def test_spark_views_are_usable_from_python_cli_and_iceberg(spark, vs, tmp_path):
     from click.testing import CliRunner
 

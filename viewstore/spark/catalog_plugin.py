@@ -513,7 +513,7 @@ class _Bridge:
         definition["security_mode"] = current.security_mode
         definition["properties"].update(_reserved(current.properties))
         sql = current.sql_for(ENGINE_NAME)
-        if sql is None or not self._same_definition(incoming, self._spark_view(current, sql), current):
+        if sql is None or not self._same_definition(incoming, self._spark_view(current, sql)):
             return False
         definition.update(columns=current.columns, representations=current.representations,
                           default_catalog=current.default_catalog, default_namespace=current.default_namespace,
@@ -562,14 +562,21 @@ class _Bridge:
                 "schema": columns_to_spark_schema(view.columns), "properties": properties}
 
     @staticmethod
-    def _same_definition(incoming: dict[str, Any], served: dict[str, Any], current: View) -> bool:
-        """Whether Spark sent back the definition it loaded (so only properties may differ)."""
+    def _same_definition(incoming: dict[str, Any], served: dict[str, Any]) -> bool:
+        """Whether Spark sent back the definition it loaded (so only properties may differ).
+
+        The schema is compared with the one served to Spark, not with the stored columns: Spark
+        sees some Iceberg types as wider ones (``uuid`` as ``string``, ``fixed[n]`` as ``binary``),
+        and reading those back would change the stored types.
+        """
         for key in ("queryText", "currentCatalog", "currentNamespace", "schemaMode", "queryColumnNames", "sqlConfigs"):
             if (incoming.get(key) or None) != (served.get(key) or None):
                 return False
+        from pyspark.sql.types import StructType as SparkStructType
+
         try:
-            return spark_schema_to_columns(incoming["schema"]) == current.columns
-        except ValidationError:
+            return SparkStructType.fromJson(incoming["schema"]) == SparkStructType.fromJson(served["schema"])
+        except (KeyError, TypeError, ValueError):
             return False
 
 
