@@ -115,3 +115,19 @@ def test_types_spark_infers_for_a_real_query(spark):
     assert got == {"l": "long", "d": "double", "dec": "decimal(12,3)", "ts": "timestamptz", "ntz": "timestamp",
                    "dt": "date", "s": "struct<a: int not null, b: list<string not null> not null>",
                    "m": "map<string, double not null>", "bin": "binary"}
+
+
+@pytest.mark.parametrize("call, argument", [
+    (spark_to_iceberg, "int"),
+    (spark_to_iceberg, None),
+    (spark_to_iceberg, T.IntegerType),  # the class, not a type
+    (iceberg_to_spark, T.IntegerType()),
+    (schema_to_columns, "id int"),
+    (schema_to_columns, [T.StructField("a", T.IntegerType())]),
+    (columns_to_schema, None),
+    (columns_to_schema, "ab"),
+    (columns_to_schema, [Column("a", "int"), ("b", "int")]),
+])
+def test_bad_arguments_are_validation_errors(call, argument):
+    with pytest.raises(ValidationError):
+        call(argument)

@@ -90,8 +90,11 @@ def spark_to_iceberg(data_type: T.DataType) -> IcebergType:
     ``comment`` metadata (as the field doc), array element and map value nullability.
 
     Raises:
-        ValidationError: a Spark type with no Iceberg counterpart (intervals, geometry, ...).
+        ValidationError: not a Spark DataType instance (a type name such as ``"int"``, or the class
+            ``IntegerType`` itself), or a Spark type with no Iceberg counterpart (intervals, geometry, ...).
     """
+    if not isinstance(data_type, T.DataType):
+        raise ValidationError(f"spark_to_iceberg needs a Spark DataType such as IntegerType(), not {data_type!r}")
     if isinstance(data_type, T.StructType):
         return StructType(tuple(
             StructField(f.name, spark_to_iceberg(f.dataType), not f.nullable, _comment(f))
@@ -143,8 +146,10 @@ def schema_to_columns(schema: T.StructType) -> list[Column]:
     """View columns from a Spark schema: name, Iceberg type, ``comment`` metadata, nullability.
 
     Raises:
-        ValidationError: a column type with no Iceberg counterpart.
+        ValidationError: ``schema`` is not a Spark StructType, or a column type has no Iceberg counterpart.
     """
+    if not isinstance(schema, T.StructType):
+        raise ValidationError(f"schema_to_columns needs a Spark StructType, not {schema!r}")
     columns = []
     for field in schema.fields:
         try:
@@ -159,8 +164,15 @@ def columns_to_schema(columns: Iterable[Column]) -> T.StructType:
     """The Spark schema of view columns (the inverse of :func:`schema_to_columns`).
 
     Raises:
-        ValidationError: a column type Spark cannot hold.
+        ValidationError: ``columns`` is not an iterable of :class:`~viewstore.Column`, or a column
+            type Spark cannot hold.
     """
+    if isinstance(columns, (str, bytes)) or not isinstance(columns, Iterable):
+        raise ValidationError(f"columns_to_schema needs Column objects, not {columns!r}")
+    columns = list(columns)
+    for c in columns:
+        if not isinstance(c, Column):
+            raise ValidationError(f"columns_to_schema needs Column objects, not {c!r}")
     return T.StructType([
         T.StructField(c.name, iceberg_to_spark(c.type), c.nullable,
                       {_COMMENT: c.comment} if c.comment is not None else None)
