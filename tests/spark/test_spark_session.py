@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from viewstore import Column, NoSuchViewError, SQLRepresentation, ValidationError, ViewAlreadyExistsError, ViewChange
-from viewstore.spark import (check_views, create_view, events_dataframe, register_views, sql)
+from viewstore.spark import check_views, create_view, events_dataframe, import_metastore_views, register_views, sql
 from viewstore.spark.session import table_references
 
 pytestmark = pytest.mark.spark
@@ -204,9 +204,10 @@ def test_create_view_infers_iceberg_columns(spark, store, data, ns):
     ]
     assert view.columns[1].comment == "in EUR"
     assert view.comment == "orders, wide" and view.properties["owner"] == "finance"
-    assert view.properties["spark.query-column-names"].startswith("order_id,amount,amount_d,")
+    assert json.loads(view.summary["spark.query-column-names"])[:3] == ["order_id", "amount", "amount_d"]
     assert (view.default_catalog, view.default_namespace) == ("spark_catalog", (data,))
-    assert view.summary == {"engine-name": "spark", "engine-version": spark.version}
+    assert set(view.summary) == {"engine-name", "engine-version", "spark.query-column-names"}
+    assert view.summary["engine-version"] == spark.version
     assert view.representations[0].dialect == "spark"
     assert not spark.catalog.tableExists(f"{ns}.orders_wide")  # create_view stores; it does not register
 
@@ -281,8 +282,8 @@ def test_sql_create_view_stores_and_mirrors(spark, store, data, ns):
     assert [(c.name, str(c.type), c.comment) for c in view.columns] == [
         ("day", "date", "order day"), ("orders", "long", None), ("revenue", "decimal(20,2)", "in EUR")]
     assert view.comment == "Orders per day"
-    assert view.properties == {"comment": "Orders per day", "owner": "finance", "tier": "gold",
-                               "spark.query-column-names": "day,n,total"}
+    assert view.properties == {"comment": "Orders per day", "owner": "finance", "tier": "gold"}
+    assert json.loads(view.summary["spark.query-column-names"]) == ["day", "n", "total"]
     assert view.sql_for("spark") == f"SELECT day, count(*) AS n, sum(amount) AS total FROM {data}.orders GROUP BY day"
     assert view.default_namespace == (ns,)
     rows = spark.sql(f"SELECT day, orders FROM {ns}.daily ORDER BY day").collect()  # usable at once
@@ -319,7 +320,7 @@ def test_sql_replace_alter_properties_rename_drop(spark, store, data, ns):
 
     view = sql(spark, store, f"ALTER VIEW {ns}.v AS SELECT region FROM {data}.orders WHERE amount > 25")
     assert view.current_version_id == 3 and [c.name for c in view.columns] == ["region"]
-    assert view.properties["b"] == "2" and view.properties["spark.query-column-names"] == "region"
+    assert view.properties["b"] == "2" and view.summary["spark.query-column-names"] == '["region"]'
     assert [r.region for r in spark.sql(f"SELECT * FROM {ns}.v").collect()] == ["north"]
 
     view = sql(spark, store, f"ALTER VIEW {ns}.v SET TBLPROPERTIES ('steward' = 'ops', 'comment' = 'regions')")
@@ -346,7 +347,7 @@ def test_sql_replace_alter_properties_rename_drop(spark, store, data, ns):
     types = [e.type for e in store.history(f"{ns}.w")]
     assert types == ["view.created",
                      "view.replaced", "view.properties_set", "view.comment_updated", "view.properties_removed",
-                     "view.replaced", "view.properties_set",  # ALTER VIEW AS: new query column names
+                     "view.replaced",  # ALTER VIEW AS: the new query column names are in the summary
                      "view.comment_updated", "view.properties_set", "view.properties_removed",
                      "view.renamed", "view.dropped"]
 
@@ -489,3 +490,120 @@ def test_register_unknown_namespace_is_empty(spark, store):
         register_views(spark, store, "bad..namespace")
     with pytest.raises(NoSuchViewError):
         store.load_view("nothing_here.v")
+
+
+# -- fixed defects ---------------------------------------------------------------------------------
+
+
+def _show_create(spark, name):
+    return spark.sql(f"SHOW CREATE TABLE {name}").first()[0]
+
+
+def test_stored_text_reaches_spark_without_variable_substitution(spark, store, ns):
+    text = "SELECT '${spark.app.name}' AS s"
+    _stored(store, f"{ns}.v", text, ns, [Column("s", "string", "col ${spark.app.name}")],
+            comment="${spark.app.name}", properties={"p": "${spark.app.name}"})
+    spark.conf.set("spark.sql.variable.substitute", "true")
+    try:
+        assert register_views(spark, store, ns).registered == [f"{ns}.v"]
+        assert spark.conf.get("spark.sql.variable.substitute") == "true"  # the session's own setting is back
+    finally:
+        spark.conf.unset("spark.sql.variable.substitute")
+    assert spark.sql(f"SELECT s FROM {ns}.v").first().s == "${spark.app.name}"
+    described = {r.col_name: r for r in spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").collect()}
+    assert described["s"].comment == "col ${spark.app.name}"
+    assert described["Comment"].data_type == "${spark.app.name}"
+    assert {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.v").collect()}["p"] == "${spark.app.name}"
+    assert check_views(spark, store, ns).ok
+    view = create_view(spark, store, f"{ns}.w", text)  # analyzed and stored as written
+    assert view.sql_for("spark") == text and view.columns[0].name == "s"
+
+
+def test_sql_create_view_never_replaces_a_spark_view_the_store_does_not_hold(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.legacy COMMENT 'hand made' AS SELECT 1 AS x")
+    before = _show_create(spark, f"{ns}.legacy")
+    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
+        sql(spark, store, f"CREATE VIEW {ns}.legacy AS SELECT 2 AS y")
+    assert sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.legacy AS SELECT 2 AS y") is None
+    # the store refuses this property value after Spark replaced the view: the old view comes back
+    with pytest.raises(ValidationError):
+        sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.legacy TBLPROPERTIES ('version.history.num-entries'='x') "
+                          "AS SELECT 2 AS y")
+    assert _show_create(spark, f"{ns}.legacy") == before
+    assert spark.sql(f"SELECT * FROM {ns}.legacy").collect()[0].x == 1
+    other = _name()
+    with pytest.raises(ValidationError):  # a database the statement created goes away again
+        sql(spark, store, f"CREATE VIEW {other}.v TBLPROPERTIES ('version.history.num-entries'='x') AS SELECT 1 AS x")
+    assert not spark.catalog.databaseExists(other)
+    assert store.event_count() == 0
+
+
+def test_check_views_reads_the_recorded_query_column_names(spark, store, data, ns):
+    sql(spark, store, f"CREATE VIEW {ns}.v1 (order_id, amt) AS SELECT order_id AS id, amount FROM {data}.orders")
+    sql(spark, store, f"CREATE VIEW {ns}.v2 (a, b) AS SELECT order_id AS `x,y`, region FROM {data}.orders")
+    spark.sql(f"CREATE VIEW {ns}.hms (order_id, amt) AS SELECT order_id AS id, amount FROM {data}.orders")
+    assert [i.identifier for i in import_metastore_views(spark, store, ns).imported] == [f"{ns}.hms"]
+    report = check_views(spark, store, ns)
+    assert report.ok, report.views
+    assert len(report.views) == 3
+
+
+def test_register_views_of_a_view_imported_from_the_metastore(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.hms COMMENT 'from hms' TBLPROPERTIES ('team' = 'ops') AS "
+              f"SELECT region FROM {data}.orders")
+    import_metastore_views(spark, store, ns)
+    assert any(k.startswith("spark.sql.") for k in store.load_view(f"{ns}.hms").properties)
+    spark.sql(f"DROP VIEW {ns}.hms")
+    report = register_views(spark, store, ns)
+    assert report.ok and report.registered == [f"{ns}.hms"], report.failed
+    assert spark.sql(f"SELECT count(*) AS n FROM {ns}.hms").first().n == 3
+    props = {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.hms").collect()}
+    assert props["team"] == "ops" and not any(k.startswith("hms.") for k in props)
+
+
+def test_register_views_restores_a_copy_changed_in_spark(spark, store, ns):
+    _stored(store, f"{ns}.z", "SELECT 1 AS x", ns, [Column("x", "int")])
+    register_views(spark, store, ns)
+    spark.sql(f"ALTER VIEW {ns}.z AS SELECT 2 AS x")  # keeps the fingerprint property
+    report = register_views(spark, store, ns)
+    assert report.registered == [f"{ns}.z"] and report.unchanged == []
+    assert spark.sql(f"SELECT x FROM {ns}.z").first().x == 1
+    assert register_views(spark, store, ns).unchanged == [f"{ns}.z"]
+
+
+def test_sql_create_view_keeps_the_schema_mode(spark, store, data, ns):
+    view = sql(spark, store, f"CREATE VIEW {ns}.b WITH SCHEMA BINDING AS SELECT region FROM {data}.orders")
+    assert view.summary["spark.schema-mode"] == "BINDING"
+    assert "WITH SCHEMA BINDING" in _show_create(spark, f"{ns}.b")
+    spark.sql(f"DROP VIEW {ns}.b")
+    assert register_views(spark, store, ns).registered == [f"{ns}.b"]
+    assert "WITH SCHEMA BINDING" in _show_create(spark, f"{ns}.b")
+    view = sql(spark, store, f"ALTER VIEW {ns}.b AS SELECT day FROM {data}.orders")
+    assert view.summary["spark.schema-mode"] == "BINDING"
+    assert "WITH SCHEMA BINDING" in _show_create(spark, f"{ns}.b")
+
+
+@pytest.mark.parametrize("call", [
+    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", None),
+    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", properties="ab"),
+    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", properties=[1, 2]),
+    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", properties={"a": 1}),
+    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", replace="yes"),
+    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", comment=5),
+    lambda spark, store, ns: create_view(spark, store, 5, "SELECT 1 AS x"),
+    lambda spark, store, ns: create_view(spark, "not a store", f"{ns}.v", "SELECT 1 AS x"),
+    lambda spark, store, ns: create_view("not spark", store, f"{ns}.v", "SELECT 1 AS x"),
+    lambda spark, store, ns: events_dataframe(spark, store, types=5),
+    lambda spark, store, ns: events_dataframe(spark, store, actor=5),
+    lambda spark, store, ns: events_dataframe(spark, None),
+    lambda spark, store, ns: register_views(spark, store, refresh="x"),
+    lambda spark, store, ns: register_views(spark, object()),
+    lambda spark, store, ns: check_views(spark, {}),
+    lambda spark, store, ns: sql(spark, None, "SELECT 1"),
+])
+def test_bad_arguments_raise_validation_errors_and_write_nothing(spark, store, ns, call):
+    with pytest.raises(ValidationError):
+        call(spark, store, ns)
+    assert store.event_count() == 0
