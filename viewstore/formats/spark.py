@@ -379,7 +379,7 @@ def _write_query_output(parameters: dict[str, str], definition: ViewDefinition, 
         del parameters[key]
     if parameters.get(SCHEMA_MODE) == "EVOLUTION" or (existing is None and not add_missing):
         return
-    names = recorded_query_columns(definition)
+    names = recorded_query_columns(definition.summary, definition.properties, len(definition.columns))
     if not names and existing is not None and len(existing) == len(definition.columns):
         names = tuple(existing)
     if not names:
@@ -388,29 +388,30 @@ def _write_query_output(parameters: dict[str, str], definition: ViewDefinition, 
     parameters.update({f"{QUERY_OUT_COL}{i}": name for i, name in enumerate(names)})
 
 
-def recorded_query_columns(definition: ViewDefinition) -> tuple[str, ...]:
+def recorded_query_columns(summary: Mapping[str, str], properties: Mapping[str, str],
+                           count: int | None = None) -> tuple[str, ...]:
     """The query's own output column names as the store recorded them; empty when not recorded.
 
     A column list (``CREATE VIEW v (a, b) AS SELECT x, y ...``) renames the query's columns, and
-    Spark needs the query's names (``x``, ``y``) to read the view. Views made through the Spark
-    catalog keep them in the version summary under :data:`QUERY_COLUMN_NAMES` as a JSON list;
-    views made with ``viewstore.spark.sql`` keep them in the property of that name, comma-separated.
-    The summary wins; a value that does not name one column per view column is ignored.
+    Spark needs the query's names (``x``, ``y``) to read the view. The store keeps them in the
+    version summary under :data:`QUERY_COLUMN_NAMES` as a JSON list (the Spark catalog and
+    ``viewstore.spark`` write it); views recorded by earlier releases have them comma-separated in
+    the view property of that name. The summary wins; a value that does not name ``count`` columns
+    (when given) is ignored.
     """
-    count = len(definition.columns)
-    text = definition.summary.get(QUERY_COLUMN_NAMES)
+    text = summary.get(QUERY_COLUMN_NAMES)
     if text is not None:
         try:
             names = json.loads(text)
         except ValueError:
             names = None
-        if (isinstance(names, list) and len(names) == count
+        if (isinstance(names, list) and (count is None or len(names) == count)
                 and all(isinstance(name, str) and name for name in names)):
             return tuple(names)
-    text = definition.properties.get(QUERY_COLUMN_NAMES)
+    text = properties.get(QUERY_COLUMN_NAMES)
     if text is not None:
         names = text.split(",")
-        if len(names) == count and all(names):
+        if (count is None or len(names) == count) and all(names):
             return tuple(names)
     return ()
 

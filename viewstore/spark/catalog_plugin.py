@@ -57,6 +57,7 @@ from typing import Any, Callable
 from ..catalog import ViewChange, ViewStore
 from ..errors import (ConcurrencyError, NoSuchViewError, NotInstalledError, ValidationError, ViewAlreadyExistsError,
                       ViewStoreError)
+from ..formats.spark import QUERY_COLUMN_NAMES
 from ..model import Column, SQLRepresentation, View, normalize_name, to_identifier, to_namespace
 from .types import columns_to_schema, schema_to_columns
 
@@ -75,8 +76,6 @@ _JAR = Path(__file__).resolve().parent / "jars" / "viewstore-spark-catalog.jar"
 
 #: the version summary's engine name for views written through the catalog
 ENGINE_NAME = "spark"
-#: summary key: the query's own output column names, as a JSON list
-QUERY_COLUMN_NAMES = "spark.query-column-names"
 #: summary key: Spark's schema binding mode (BINDING, COMPENSATION, TYPE EVOLUTION)
 SCHEMA_MODE = "spark.schema-mode"
 #: summary key: the SQL configs Spark captured with the view, as a JSON object

@@ -58,9 +58,11 @@ from sqlglot import exp
 from ..catalog import ViewChange, ViewStore, to_epoch_ms
 from ..errors import NoSuchViewError, ValidationError, ViewAlreadyExistsError
 from ..events import EVENT_TYPES
+from ..formats.spark import QUERY_COLUMN_NAMES, recorded_query_columns
 from ..model import (RESERVED_PREFIX, Column, Identifier, SQLRepresentation, View, identifier_str, to_identifier,
                      to_namespace, validate_properties)
 from ..types import IcebergType, ListType, MapType, StructType
+from .catalog_plugin import SCHEMA_MODE  # the summary key: the view's schema binding mode, as the catalog writes it
 from .types import schema_to_columns
 
 __all__ = [
@@ -81,11 +83,6 @@ _log = logging.getLogger("viewstore.spark")
 
 #: the session catalog: where stored views are registered
 SESSION_CATALOG = "spark_catalog"
-#: the summary key holding the query's own output column names, a JSON list (as the catalog plugin writes
-#: it); views stored by earlier releases have them comma-joined in the view property of the same name
-QUERY_COLUMN_NAMES = "spark.query-column-names"
-#: the summary key holding the view's schema binding mode (as the catalog plugin writes it)
-SCHEMA_MODE = "spark.schema-mode"
 #: the schema modes Spark knows; COMPENSATION is Spark 4's default
 _SCHEMA_MODES = ("BINDING", "COMPENSATION", "TYPE EVOLUTION", "EVOLUTION")
 #: the Spark configuration that substitutes ``${...}`` in SQL text
@@ -1349,27 +1346,20 @@ def _bare(t: IcebergType) -> str:
 def _query_names(view: View) -> list[str] | None:
     """The query's own output column names as recorded with the view, or None.
 
-    Read from the summary's ``spark.query-column-names`` (a JSON list: :func:`sql`,
-    :func:`create_view` and the catalog plugin write it), else from Spark's metastore properties
-    ``view.query.out.numCols`` / ``view.query.out.col.N`` (views imported from a metastore), else
-    from the comma-joined property ``spark.query-column-names`` of earlier releases.
+    As the store records them (:func:`viewstore.formats.spark.recorded_query_columns`), else from
+    Spark's metastore properties ``view.query.out.numCols`` / ``view.query.out.col.N`` (views
+    imported from a metastore).
     """
-    recorded = view.summary.get(QUERY_COLUMN_NAMES)
-    if recorded is not None:
-        try:
-            names = json.loads(recorded)
-        except ValueError:
-            names = None
-        if isinstance(names, list) and all(isinstance(n, str) for n in names):
-            return names
+    recorded = recorded_query_columns(view.summary, view.properties)
+    if recorded:
+        return list(recorded)
     props = view.properties
     count = props.get("view.query.out.numCols", "")
     if count.isdigit():
         names = [props.get(f"view.query.out.col.{i}") for i in range(int(count))]
         if all(n is not None for n in names):
             return names  # type: ignore[return-value]
-    legacy = props.get(QUERY_COLUMN_NAMES)
-    return legacy.split(",") if legacy is not None else None
+    return None
 
 
 def _compare(view: View, analyzed: list[Column]) -> list[str]:
