@@ -561,8 +561,8 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
     reported as skipped. A copy made earlier from the very same definition (the property
     ``viewstore.fingerprint`` tells, and the copy's view text is still the stored SQL, so an
     ``ALTER VIEW ... AS`` run directly in Spark is noticed) is left as it is, which makes
-    registering again cheap in a persistent metastore. The catalog lookups are one listing of the session's databases and one
-    batch read of the existing copies per database.
+    registering again cheap in a persistent metastore. The catalog lookups are one listing of the
+    session's databases and one batch read of the existing copies per database.
 
     Args:
         spark: the session.
