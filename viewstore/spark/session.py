@@ -635,7 +635,10 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
                                                        view.properties, target, _schema_mode(view))
             copy = copies.get(view.identifier)
             try:
-                if copy is not None and copy[0] == fingerprint and copy[1] == _recorded_text(spark, statement):
+                # the copy's text is the query as Spark's parser cut it out of the statement: most often
+                # the query itself (no parse needed), else what a parse of the statement records
+                if copy is not None and copy[0] == fingerprint and (
+                        copy[1] == query or copy[1] == _recorded_text(spark, statement)):
                     report.registered.append(name)
                     report.unchanged.append(name)
                     continue
