@@ -42,6 +42,7 @@ import hashlib
 import heapq
 import json
 import logging
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -154,17 +155,31 @@ _SPARK_ERRORS = (CapturedException, Py4JJavaError)
 
 @contextmanager
 def _verbatim(spark: SparkSession) -> Iterator[None]:
-    """Spark parses SQL text as written: ``${...}`` is not substituted; the session's setting comes back."""
+    """Spark parses SQL text as written: ``${...}`` is not substituted; the session's setting comes back.
+
+    Nested uses inside one block cost nothing (register_views runs one block around all its
+    statements: the setting's round trips to the JVM were about a tenth of registering a view).
+    """
+    active = _VERBATIM.__dict__.setdefault("sessions", set())
+    if id(spark) in active:
+        yield
+        return
     conf = _jsession(spark).sessionState().conf()
     saved = conf.getConfString(_SUBSTITUTE) if conf.contains(_SUBSTITUTE) else None
     conf.setConfString(_SUBSTITUTE, "false")
+    active.add(id(spark))
     try:
         yield
     finally:
+        active.discard(id(spark))
         if saved is None:
             conf.unsetConf(_SUBSTITUTE)
         else:
             conf.setConfString(_SUBSTITUTE, saved)
+
+
+#: per thread, the sessions inside a :func:`_verbatim` block
+_VERBATIM = threading.local()
 
 
 def _run_verbatim(spark: SparkSession, statement: str) -> Any:
@@ -627,7 +642,7 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
     for view, _ in cyclic:
         report.failed.append(FailedView(identifier_str(view.identifier), "RECURSIVE_VIEW",
                                         "the view reads itself through other stored views"))
-    with _CurrentNamespace(spark) as current:
+    with _CurrentNamespace(spark) as current, _verbatim(spark):
         for view, query in ordered:
             name = identifier_str(view.identifier)
             target = targets[view.identifier]
