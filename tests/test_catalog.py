@@ -494,6 +494,8 @@ def test_a_datetime_is_read_to_the_exact_millisecond(store):
     (lambda s: s.events(types=5), "types must be"),
     (lambda s: s.query(None), "SQL text"),
     (lambda s: s.query("VACUUM INTO 'copy.db'"), "returns rows"),
+    (lambda s: s.query("-- a comment, no statement"), "returns rows"),
+    (lambda s: s.query("SELECT '\ud800'"), "not valid Unicode"),
     (lambda s: s.drop_view("sales.daily", expected_version="1"), "expected_version must be"),
     (lambda s: s.alter_view("sales.daily", ViewChange.update_comment("x"), expected_version=1.0),
      "expected_version must be"),

@@ -565,13 +565,7 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
 
         viewstore query "SELECT actor, type, count(*) AS n FROM events GROUP BY 1, 2"
     """
-    try:
-        result = cli.store().query(sql)
-    except ValidationError:
-        raise
-    except ValueError as e:  # e.g. SQL that is empty or only a comment, which the driver refuses as such
-        raise ValidationError(f"query failed: {e}") from e
-    rows = [{k: sql_value_to_json(v) for k, v in row.items()} for row in result]
+    rows = [{k: sql_value_to_json(v) for k, v in row.items()} for row in cli.store().query(sql)]
     if as_json:
         _print_json(rows)
         return

@@ -194,7 +194,9 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
         return list(sqlite_utils.Database(conn).query(sql, params))
     except sqlite3.Error as e:
         raise ValidationError(f"query failed: {e}") from e
-    except ValueError as e:  # sqlite-utils: a statement that returns no rows (ATTACH, VACUUM INTO, ...)
+    except UnicodeError as e:  # a lone surrogate, which SQLite cannot take as text
+        raise ValidationError(f"query failed: the SQL is not valid Unicode text ({e})") from e
+    except ValueError as e:  # sqlite-utils: no statement that returns rows (empty, ATTACH, VACUUM INTO, ...)
         raise ValidationError(f"query answers questions: give a statement that returns rows ({e})") from e
     finally:
         conn.close()
