@@ -222,13 +222,14 @@ def parse_type(text: str | IcebergType) -> IcebergType:
     Raises:
         ValidationError: the text is not a type viewstore knows.
     """
+    if type(text) is str:  # the common case first: a spelling parsed before (rebuild checks every column)
+        cached = _CACHE.get(text)
+        if cached is not None:
+            return cached
     if isinstance(text, IcebergType):
         return text
     if not isinstance(text, str) or not text.strip():
         raise ValidationError(f"a column type must be a non-empty string, not {text!r}")
-    cached = _CACHE.get(text)
-    if cached is not None:
-        return cached
     tokens = _Tokens(text)
     result = _parse(tokens)
     if tokens.peek() is not None:
