@@ -11,6 +11,7 @@ from viewstore import (DROP_DIALECT_ALLOWED, Column, ConcurrencyError, NoSuchVie
                        ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals)
 from viewstore.catalog import to_epoch_ms
 from viewstore.errors import CorruptLogError
+from viewstore.log import row_to_event
 from viewstore.projections import SNAPSHOT_EVERY
 
 COLS = [Column("day", "date"), Column("orders", "bigint", "orders that day")]
@@ -263,6 +264,24 @@ def test_events_filters(store):
     with pytest.raises(ValidationError):
         store.events(since="yesterday-ish")
     bob.close()
+
+def test_event_rows_are_the_rows_of_the_events_that_events_returns(store):
+    make(store)
+    store.rename_view("sales.daily", "sales.renamed")
+    make(store, "sales.daily")  # a second stream under the first one's old name
+    store.alter_view("sales.daily", ViewChange.set_property("k", "v"))
+    filters = [{}, {"view": "sales.daily"}, {"actor": store.actor}, {"types": ["view.renamed", "view.created"]},
+               {"limit": 2}, {"since": store.events()[2].occurred_at}, {"view": "sales.renamed", "limit": 1}]
+    for f in filters:
+        rows = store.event_rows(**f)
+        assert rows, f
+        assert [row_to_event(r) for r in rows] == store.events(**f), f
+    assert len(store.event_rows(view="sales.daily")) == 4  # both streams that carried the name
+    assert store.event_rows(actor="nobody") == []
+    for bad in ({"types": ["view.nope"]}, {"limit": -1}, {"actor": 7}, {"since": "yesterday-ish"}, {"view": "a..b"}):
+        with pytest.raises(ValidationError):
+            store.event_rows(**bad)
+
 
 
 def test_other_connections_see_commits_at_once(store):

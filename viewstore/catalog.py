@@ -528,6 +528,25 @@ class ViewStore:
         Raises:
             ValidationError: a bad identifier, time or type.
         """
+        return self._event_query(view, actor, since, until, types, limit, self._log.query)
+
+    def event_rows(self, *, view: str | tuple[str, ...] | None = None, actor: str | None = None,
+                   since: Any = None, until: Any = None, types: str | Iterable[str] | None = None,
+                   limit: int | None = None) -> list[tuple[Any, ...]]:
+        """The rows of the ``events`` table that :meth:`events` would return, as plain tuples.
+
+        For bulk transfer (Arrow, Spark): no model is built per event. The columns are those of
+        :data:`viewstore.log.EVENT_COLUMNS` (position, commit_id, view_id, stream_version, type,
+        identifier, actor, occurred_at in epoch ms, payload as JSON text); the filters are those of
+        :meth:`events`.
+
+        Raises:
+            ValidationError: a bad identifier, time or type.
+        """
+        return self._event_query(view, actor, since, until, types, limit, self._log.rows)
+
+    def _event_query(self, view: Any, actor: Any, since: Any, until: Any, types: Any, limit: Any,
+                     read: Callable[..., list[Any]]) -> list[Any]:
         from .events import EVENT_TYPES
 
         kinds = None
@@ -551,8 +570,7 @@ class ViewStore:
             view_ids = None
             if view is not None:
                 view_ids = self._log.streams_that_took(identifier_str(to_identifier(view)))
-            return self._log.query(view_ids=view_ids, actor=actor, since=since_ms, until=until_ms, types=kinds,
-                                   limit=limit)
+            return read(view_ids=view_ids, actor=actor, since=since_ms, until=until_ms, types=kinds, limit=limit)
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         """Answer an ad-hoc audit question in SQL over the log and the projections (read-only).
@@ -814,8 +832,9 @@ class ViewStore:
 
         Raises:
             NoSuchViewError: no live view has that identifier.
+            ViewAlreadyExistsError: a rename onto the name of another live view.
             ValidationError: a duplicate or unknown dialect, removing the last representation, a
-                rename onto a name in use, a bad change.
+                bad change.
             ConcurrencyError: ``expected_version`` is stale.
         """
         ident = to_identifier(identifier)

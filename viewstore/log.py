@@ -324,6 +324,13 @@ class EventLog:
               since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,
               limit: int | None = None) -> list[Event]:
         """Events matching every filter given, in log order."""
+        return [_row_to_event(r) for r in self.rows(view_ids=view_ids, actor=actor, since=since, until=until,
+                                                    types=types, limit=limit)]
+
+    def rows(self, *, view_ids: Iterable[str] | None = None, actor: str | None = None,
+             since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,
+             limit: int | None = None) -> list[tuple[Any, ...]]:
+        """Raw rows (columns as in :data:`EVENT_COLUMNS`) matching every filter given, in log order."""
         where, params = [], []  # type: ignore[var-annotated]
         if view_ids is not None:
             ids = list(view_ids)
@@ -353,7 +360,7 @@ class EventLog:
         sql += " ORDER BY position"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [_row_to_event(r) for r in self.conn.execute(sql, params)]
+        return self.conn.execute(sql, params).fetchall()
 
     def iter_rows(self, batch: int = 10_000, *, without_commit_id: bool = False) -> Iterator[list[tuple[Any, ...]]]:
         """Every event row in log order, in batches (for rebuild).

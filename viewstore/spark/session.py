@@ -56,10 +56,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from ..catalog import ViewChange, ViewStore, to_epoch_ms
+from ..catalog import ViewChange, ViewStore
 from ..errors import NoSuchViewError, ValidationError, ViewAlreadyExistsError
-from ..events import EVENT_TYPES
 from ..formats.spark import QUERY_COLUMN_NAMES, recorded_query_columns
+from ..log import EVENT_COLUMNS
 from ..model import (RESERVED_PREFIX, Column, Identifier, SQLRepresentation, View, identifier_str, to_identifier,
                      to_namespace, validate_properties)
 from ..types import IcebergType, ListType, MapType, StructType
@@ -1203,46 +1203,6 @@ _EVENT_FIELDS = (
 EVENTS_SCHEMA = pa.schema([pa.field(name, kind, nullable=False) for name, kind, _ in _EVENT_FIELDS])
 
 
-def _events_query(view: Any, actor: Any, since: Any, until: Any, types: Any,
-                  limit: Any) -> tuple[str, dict[str, Any]]:
-    """The SELECT over the log for ``store.events``-style filters (checked the way it checks them)."""
-    where, params = [], {}  # type: ignore[var-annotated]
-    if view is not None:
-        where.append("view_id IN (SELECT view_id FROM events WHERE identifier = :view)")
-        params["view"] = identifier_str(to_identifier(view))
-    if actor is not None:
-        if not isinstance(actor, str):
-            raise ValidationError(f"an actor must be a string, not {actor!r}")
-        where.append("actor = :actor")
-        params["actor"] = actor
-    if since is not None:
-        where.append("occurred_at >= :since")
-        params["since"] = to_epoch_ms(since, "since")
-    if until is not None:
-        where.append("occurred_at <= :until")
-        params["until"] = to_epoch_ms(until, "until")
-    if types is not None:
-        if not isinstance(types, (str, list, tuple, set, frozenset)):
-            raise ValidationError(f"types must be an event type or a list of them, not {types!r}")
-        kinds = [types] if isinstance(types, str) else list(types)
-        unknown = [t for t in kinds if t not in EVENT_TYPES]
-        if unknown:
-            raise ValidationError(f"unknown event type(s) {unknown}; known: {sorted(EVENT_TYPES)}")
-        names = [f"type{i}" for i in range(len(kinds))]
-        where.append(f"type IN ({', '.join(':' + n for n in names)})" if kinds else "0")
-        params.update(zip(names, kinds))
-    columns = ", ".join(f"{column} AS {name}" if column != name else name for name, _, column in _EVENT_FIELDS)
-    text = f"SELECT {columns} FROM events"
-    if where:
-        text += " WHERE " + " AND ".join(where)
-    text += " ORDER BY position"
-    if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise ValidationError(f"limit must be a non-negative integer, not {limit!r}")
-        text += f" LIMIT {limit}"
-    return text, params
-
-
 def events_arrow(store: ViewStore, *, view: str | tuple[str, ...] | None = None, actor: str | None = None,
                  since: Any = None, until: Any = None, types: str | Iterable[str] | None = None,
                  limit: int | None = None) -> pa.Table:
@@ -1253,11 +1213,11 @@ def events_arrow(store: ViewStore, *, view: str | tuple[str, ...] | None = None,
     """
     if not isinstance(store, ViewStore):
         raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
-    text, params = _events_query(view, actor, since, until, types, limit)
-    rows = store.query(text, params)
+    rows = store.event_rows(view=view, actor=actor, since=since, until=until, types=types, limit=limit)
+    columns = list(zip(*rows)) if rows else [() for _ in EVENT_COLUMNS]
     arrays = []
-    for name, kind, _ in _EVENT_FIELDS:
-        values = [r[name] for r in rows]
+    for _, kind, column in _EVENT_FIELDS:
+        values = columns[EVENT_COLUMNS.index(column)]
         if pa.types.is_timestamp(kind):  # epoch milliseconds in the log
             arrays.append(pa.array(values, type=pa.int64()).cast(kind))
         else:
