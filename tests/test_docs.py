@@ -82,8 +82,7 @@ def test_every_command_has_help_with_an_example():
     for path, command in _commands(main):
         names.append(" ".join(path))
         assert command.help, f"viewstore {' '.join(path)} has no help"
-        if not hasattr(command, "commands"):
-            assert "Example" in command.help, f"viewstore {' '.join(path)} has no example in its help"
+        assert "Example" in command.help, f"viewstore {' '.join(path)} has no example in its help"
     for core in ["create", "replace", "show", "list", "alter", "rename", "drop", "rollback", "history", "audit",
                  "export", "import", "rebuild"]:
         assert core in names

@@ -47,7 +47,14 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[Sp
 
 @click.group()
 def spark() -> None:
-    """Work with the store from Spark (needs pyspark: pip install 'viewstore[spark]')."""
+    """Work with the store from Spark (needs pyspark: pip install 'viewstore[spark]').
+
+    Example:
+
+    \b
+        viewstore spark check sales --master 'local[2]'
+        viewstore spark check --json
+    """
 
 
 @spark.command()
