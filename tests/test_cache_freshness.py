@@ -66,3 +66,56 @@ def test_a_call_returning_after_a_newer_commit_does_not_cache_its_older_state(tm
     assert store.load_view("a.v").stream_version == 3
     store.alter_view("a.v", ViewChange.set_property("k", "v"))  # decided from the current state
     assert store.load_view("a.v").stream_version == 4
+
+
+def test_a_load_reads_one_state_while_another_store_commits_in_the_middle(tmp_path, monkeypatch):
+    """load_view reads the views row, the version log and the versions (and first the name): another
+    process committing between two of those reads must not make a View of two states."""
+    mine, theirs = ViewStore(tmp_path / "s.db", actor="me"), ViewStore(tmp_path / "s.db", actor="them")
+    _create(mine, "a.v")
+    theirs.alter_view("a.v", ViewChange.update_comment("bump"))  # mine must read the view again
+    versions = mine._projections._versions
+
+    def versions_after_their_commit(*args, **kwargs):
+        monkeypatch.setattr(mine._projections, "_versions", versions)
+        theirs.alter_view("a.v", ViewChange.update_representation("spark", "SELECT 2 AS x"))  # a new version
+        return versions(*args, **kwargs)
+
+    monkeypatch.setattr(mine._projections, "_versions", versions_after_their_commit)
+    seen = mine.load_view("a.v")
+    assert seen.stream_version == 2 and [v.version_id for v in seen.versions] == [1]  # before their commit
+    assert seen == theirs.load_view("a.v", as_of=theirs.history("a.v")[1])
+    assert mine.load_view("a.v").current_version_id == 2  # and the next load sees it
+
+    load = mine._projections.load
+
+    def load_after_their_rename(view_id):
+        monkeypatch.setattr(mine._projections, "load", load)
+        theirs.rename_view("a.v", "a.w")
+        return load(view_id)
+
+    theirs.alter_view("a.v", ViewChange.update_comment("bump again"))
+    monkeypatch.setattr(mine._projections, "load", load_after_their_rename)
+    assert mine.load_view("a.v").identifier == ("a", "v")  # the name it was asked for, as it was then
+    with pytest.raises(NoSuchViewError):
+        mine.load_view("a.v")
+    assert mine.load_view("a.w").comment == "bump again"
+
+
+def test_a_repair_by_another_stores_rebuild_reaches_the_cache(tmp_path):
+    import sqlite3
+
+    mine, theirs = ViewStore(tmp_path / "s.db", actor="me"), ViewStore(tmp_path / "s.db", actor="them")
+    _create(mine, "a.v")
+    mine.alter_view("a.v", ViewChange.set_property("owner", "alice"))
+    conn = sqlite3.connect(tmp_path / "s.db")
+    with conn:
+        conn.execute("""UPDATE views SET properties = '{"owner":"mallory"}'""")  # damage of the right type
+    conn.close()
+    mine.close()
+    mine = ViewStore(tmp_path / "s.db", actor="me")
+    assert mine.load_view("a.v").properties == {"owner": "mallory"}  # undetectable until a rebuild
+    assert theirs.rebuild()["views"] == 1
+    assert mine.load_view("a.v").properties == {"owner": "alice"}  # same stream version, yet seen
+    assert theirs.rebuild()["views"] == 0
+    assert mine.load_view("a.v").properties == {"owner": "alice"}

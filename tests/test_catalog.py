@@ -426,6 +426,62 @@ def test_signals(store):
         signals.before_commit.disconnect(veto)
 
 
+def test_receivers_that_misbehave_get_typed_errors_at_once_and_nothing_is_written(store, caplog):
+    make(store)
+    other = ViewStore(store.path, actor="bob")
+    count = store.event_count()
+
+    def write_through_another_store(sender, events):  # would wait for the write lock its own thread holds
+        if sender is store:
+            other.alter_view("sales.daily", ViewChange.update_comment("from the receiver"))
+
+    def close_the_store(sender, events):
+        sender.close()
+
+    def broken_audit_sink(sender, events, error):
+        raise RuntimeError("audit sink down")
+
+    def veto(sender, events):
+        raise PermissionError("no")
+
+    try:
+        signals.before_commit.connect(write_through_another_store)
+        start = time.monotonic()
+        with pytest.raises(ViewStoreError, match="already writing to .* through another ViewStore"):
+            store.alter_view("sales.daily", ViewChange.update_comment("x"))
+        assert time.monotonic() - start < 5  # refused, not waited out (it took 12 minutes)
+        signals.before_commit.disconnect(write_through_another_store)
+        assert store.event_count() == count and other.load_view("sales.daily").comment is None
+
+        signals.commit_failed.connect(broken_audit_sink)
+        signals.before_commit.connect(veto)
+        with pytest.raises(ViewStoreError, match="refused") as info:  # the write's own error, not the hook's
+            store.alter_view("sales.daily", ViewChange.update_comment("x"))
+        assert "audit sink down" in " ".join(info.value.__notes__)
+        assert "a commit_failed receiver raised" in caplog.text
+        signals.before_commit.disconnect(veto)
+        assert store.event_count() == count
+
+        signals.before_commit.connect(close_the_store)
+        with pytest.raises(ViewStoreError, match="closed during the write"):
+            store.alter_view("sales.daily", ViewChange.update_comment("x"))
+        signals.before_commit.disconnect(close_the_store)
+        assert other.event_count() == count and other.load_view("sales.daily").comment is None
+        with pytest.raises(ViewStoreError, match="closed"):
+            store.load_view("sales.daily")
+    finally:
+        for signal, receiver in ((signals.before_commit, write_through_another_store), (signals.before_commit, veto),
+                                 (signals.before_commit, close_the_store), (signals.commit_failed, broken_audit_sink)):
+            signal.disconnect(receiver)
+        other.close()
+
+
+def test_a_rebuild_callback_that_closes_the_store_gets_a_typed_error(store):
+    make(store)
+    with pytest.raises(ViewStoreError, match="closed during the write"):
+        store.rebuild(progress=lambda done, total: store.close())
+
+
 # -- every bad input raises its typed error and writes nothing -----------------------------------
 
 BAD_CALLS = {

@@ -11,14 +11,16 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import getpass
+import logging
 import math
 import os
 import threading
 import time
 import uuid as uuidlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import signals
 from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
@@ -26,7 +28,7 @@ from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, Validat
 from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, RepresentationAdded,
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)
-from .log import EventLog, connect, read_only_query, transaction
+from .log import EventLog, connect, read_only_query, snapshot, transaction
 from .model import (Column, Identifier, SQLRepresentation, VersionLogEntry, View, ViewVersion, check_unicode,
                     identifier_str, normalize_name, to_identifier, to_namespace, validate_properties,
                     validate_property_key, validate_property_value)
@@ -267,6 +269,12 @@ def _schema_id(state: ViewState | None, columns_json: list[dict[str, Any]]) -> i
     return max(v["schema_id"] for v in state.versions.values()) + 1
 
 
+_logger = logging.getLogger("viewstore")
+
+#: the store files this thread holds a write transaction on (see ViewStore._write_transaction)
+_WRITING = threading.local()
+
+
 class _Plan:
     """The events one call decided, with the state they apply to."""
 
@@ -324,6 +332,7 @@ class ViewStore:
         # identifier -> (state, its View or None, the data_version at which it was known current)
         self._cache: dict[Identifier, tuple[ViewState, View | None, int]] = {}
         self._data_version = self._log.data_version()
+        self._repairs = self._projections.repairs()
         self._version_models: dict[tuple[str, int], ViewVersion] = {}
         self._closed = False
 
@@ -353,7 +362,38 @@ class ViewStore:
         """
         if self._closed:
             raise ViewStoreError("the store is closed")
-        self._data_version = self._log.data_version()
+        self._note_version(self._log.data_version())
+
+    def _note_version(self, version: int) -> None:
+        """Take note of SQLite's data_version as read just now (see :meth:`_fresh`)."""
+        if version != self._data_version:
+            repairs = self._projections.repairs()
+            if repairs != self._repairs:  # another store's rebuild() repaired rows no stream version names
+                self._repairs = repairs
+                self._cache.clear()
+                self._version_models.clear()
+                self._projections.forget_parsed()
+        self._data_version = version
+
+    @contextmanager
+    def _reading(self, version: int | None = None) -> Iterator[None]:
+        """The store's lock and one read snapshot of the file (see :func:`viewstore.log.snapshot`):
+        what a read finds in several tables, or by name and then by id, comes from one state of the
+        log, even while other processes commit.
+
+        Args:
+            version: a data_version the caller read just before (under the lock), so as not to
+                read it again; the snapshot may then be newer, and the cache only more cautious.
+        """
+        with self._lock:
+            if self._closed:
+                raise ViewStoreError("the store is closed")
+            with snapshot(self._conn):
+                if version is None:
+                    self._fresh()
+                else:
+                    self._note_version(version)
+                yield
 
     def _live_state(self, ident: Identifier) -> ViewState | None:
         cached = self._cache.get(ident)
@@ -408,11 +448,17 @@ class ViewStore:
         if as_of is not None:
             return self._load_as_of(ident, to_epoch_ms(as_of, "as_of"))
         with self._lock:
-            self._fresh()
-            state = self._live_state(ident)
-            if state is None:
-                raise NoSuchViewError(f"no such view: {identifier_str(ident)}")
-            return self._view(ident, state)
+            if self._closed:
+                raise ViewStoreError("the store is closed")
+            cached = self._cache.get(ident)
+            version = self._log.data_version()
+            if cached is not None and cached[1] is not None and cached[2] == version:
+                return cached[1]  # nobody committed since it was known current: no snapshot needed
+            with self._reading(version):
+                state = self._live_state(ident)
+                if state is None:
+                    raise NoSuchViewError(f"no such view: {identifier_str(ident)}")
+                return self._view(ident, state)
 
     def _fold_until(self, view_id: str, until_ms: int | None, until_version: int | None = None) -> ViewState | None:
         """The state of a stream at a time, or after a stream version (from the latest snapshot before)."""
@@ -434,8 +480,7 @@ class ViewStore:
 
     def _load_at_event(self, ident: Identifier, event: Event) -> View:
         name = identifier_str(ident)
-        with self._lock:
-            self._fresh()
+        with self._reading():
             if event.view_id not in self._log.streams_that_took(name):
                 raise ValidationError(f"that event ({event.type} of {event.view}) is not of the history of {name}")
             state = self._fold_until(event.view_id, None, event.stream_version)
@@ -453,8 +498,7 @@ class ViewStore:
         return state_to_view(state, self._version_models, current)
 
     def _load_as_of(self, ident: Identifier, ms: int) -> View:
-        with self._lock:
-            self._fresh()
+        with self._reading():
             for view_id in self._log.streams_that_took(identifier_str(ident), until_ms=ms):
                 state = self._fold_until(view_id, ms)
                 if state is not None and state.live and state.identifier == ident:
@@ -474,8 +518,7 @@ class ViewStore:
             ValidationError: a bad identifier.
         """
         ident = to_identifier(identifier)
-        with self._lock:
-            self._fresh()
+        with self._reading():
             return self._live_state(ident) is not None
 
     def list_views(self, namespace: str | tuple[str, ...] | None = None) -> list[tuple[str, ...]]:
@@ -485,14 +528,12 @@ class ViewStore:
             ValidationError: a bad namespace.
         """
         ns = identifier_str(to_namespace(namespace)) if namespace is not None else None
-        with self._lock:
-            self._fresh()
+        with self._reading():
             return self._projections.live_identifiers(ns)
 
     def list_namespaces(self) -> list[tuple[str, ...]]:
         """The namespaces holding at least one live view, sorted."""
-        with self._lock:
-            self._fresh()
+        with self._reading():
             return self._projections.namespaces()
 
     def history(self, identifier: str | tuple[str, ...]) -> list[Event]:
@@ -503,8 +544,7 @@ class ViewStore:
             NoSuchViewError: no view, live or dropped, ever had that name.
         """
         ident = to_identifier(identifier)
-        with self._lock:
-            self._fresh()
+        with self._reading():
             view_id = self._projections.latest_view_id(identifier_str(ident[:-1]), ident[-1])
             if view_id is None:
                 renamed = self._log.streams_that_took(identifier_str(ident))
@@ -565,8 +605,7 @@ class ViewStore:
             raise ValidationError(f"limit must be a whole number of events, not {limit!r}")
         since_ms = to_epoch_ms(since, "since") if since is not None else None
         until_ms = to_epoch_ms(until, "until") if until is not None else None
-        with self._lock:
-            self._fresh()
+        with self._reading():
             view_ids = None
             if view is not None:
                 view_ids = self._log.streams_that_took(identifier_str(to_identifier(view)))
@@ -593,8 +632,7 @@ class ViewStore:
 
     def event_count(self) -> int:
         """How many events the log holds."""
-        with self._lock:
-            self._fresh()
+        with self._reading():
             return self._log.count()
 
     # -- writing ----------------------------------------------------------------------------------
@@ -626,7 +664,7 @@ class ViewStore:
             plan: _Plan | None = None
             stored: list[tuple[int, dict[str, Any]]] = []
             try:
-                with transaction(self._conn):
+                with self._write_transaction():
                     # checked once the write lock is held: no other commit can come between this and ours
                     self._fresh()
                     plan = decide()
@@ -650,7 +688,11 @@ class ViewStore:
             except BaseException as error:
                 self._cache.clear()
                 if plan is not None and plan.events and signals.commit_failed.receivers:
-                    signals.commit_failed.send(self, events=_positioned(plan.events, stored), error=error)
+                    try:
+                        signals.commit_failed.send(self, events=_positioned(plan.events, stored), error=error)
+                    except Exception as hook:  # the caller is owed the write's own error, not the hook's
+                        _logger.exception("a commit_failed receiver raised")
+                        error.add_note(f"a commit_failed receiver raised too: {hook!r}")
                 raise
             # committed: cache the new state with its View, built from the previous View where it can be
             previous = self._cache.pop(plan.state.identifier, None) if plan.state is not None else None
@@ -661,6 +703,28 @@ class ViewStore:
         if signals.committed.receivers:  # only then are copies of the events with their positions needed
             signals.committed.send(self, events=_positioned(plan.events, stored))
         return plan, state
+
+    @contextmanager
+    def _write_transaction(self) -> Iterator[None]:
+        """A write transaction on the store's connection (:func:`viewstore.log.transaction`).
+
+        A write that would wait for itself is refused at once: a signal receiver or a callback
+        of a write in this thread writing through another ViewStore on the same file (this thread
+        holds the file's write lock, so that store would wait out every retry and then fail).
+        """
+        held: set[Path] = _WRITING.__dict__.setdefault("files", set())
+        mine = self.path not in held
+        if not mine and not self._conn.in_transaction:
+            raise ViewStoreError(f"this thread is already writing to {self.path} through another ViewStore "
+                                 "(from a signal receiver or a callback?); that write would wait for itself")
+        if mine:
+            held.add(self.path)
+        try:
+            with transaction(self._conn):
+                yield
+        finally:
+            if mine:
+                held.discard(self.path)
 
     def _plan_for(self, ident: Identifier, expected_version: int | None, *, must_exist: bool = True) -> _Plan:
         if expected_version is not None:
@@ -1076,7 +1140,7 @@ class ViewStore:
         """
         with self._lock:
             self._fresh()
-            with transaction(self._conn):
+            with self._write_transaction():
                 total = self._log.count()
                 states: dict[str, ViewState] = {}
                 done = 0
@@ -1098,12 +1162,14 @@ class ViewStore:
                     if collecting:
                         gc.enable()
             self._cache.clear()
+            if any(repaired.values()):
+                self._version_models.clear()
+                self._repairs = self._projections.repairs()
             return repaired
 
     def projection_dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every projection row (for checking that :meth:`rebuild` reproduces the live state)."""
-        with self._lock:
-            self._fresh()
+        with self._reading():
             return self._projections.dump()
 
     # -- Iceberg ----------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import orjson
 from .errors import ConcurrencyError, CorruptLogError, ValidationError, ViewStoreError
 from .events import Event, decode_event
 
-__all__ = ["connect", "transaction", "EventLog", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps", "loads"]
+__all__ = ["connect", "transaction", "snapshot", "EventLog", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps", "loads"]
 
 SCHEMA_VERSION = 2
 
@@ -165,8 +165,11 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         yield conn
         conn.execute("COMMIT")
     except BaseException as error:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.ProgrammingError:  # closed under the write (by a signal receiver or a callback)
+            raise ViewStoreError("the store was closed during the write; nothing was written") from error
         if isinstance(error, sqlite3.IntegrityError) and "events.view_id" in str(error):
             raise ConcurrencyError(f"another writer appended to the view first: {error}") from error
         if isinstance(error, sqlite3.OperationalError) and _is_busy(error):
@@ -176,6 +179,27 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         if isinstance(error, UnicodeEncodeError):  # a lone surrogate in some text: SQLite stores UTF-8 only
             raise ValidationError(f"text that is not valid Unicode cannot be stored: {error}") from error
         raise
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One read transaction: in WAL mode every SELECT inside it sees the same state of the file, so
+    a commit by another connection cannot land between two of them (a views row read before a
+    commit and its versions after it). Inside a write transaction, which is one already, it does
+    nothing.
+    """
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        try:
+            if conn.in_transaction:
+                conn.execute("COMMIT")  # read only: this just ends the snapshot
+        except sqlite3.ProgrammingError:  # closed inside (a callback closed the store): nothing to end
+            pass
 
 
 def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:

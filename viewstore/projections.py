@@ -537,7 +537,21 @@ class Projections:
         for table, new in (("views", rows.views), ("view_versions", rows.versions),
                            ("view_version_log", rows.log), ("view_snapshots", rows.snapshots)):
             repaired[table] = self._sync(table, new)
+        if any(repaired.values()):
+            # a repair changes rows without moving any stream version: tell the other stores' caches
+            self.conn.execute("INSERT INTO meta (key, value) VALUES ('projection_repairs', '1') ON CONFLICT (key) "
+                              "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
         return repaired
+
+    def repairs(self) -> object:
+        """A counter of the rebuilds that repaired these projections (any store, any process), as
+        stored: a cache of projection rows is stale when it changed."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'projection_repairs'").fetchone()
+        return row[0] if row is not None else None
+
+    def forget_parsed(self) -> None:
+        """Drop the parsed snapshots (after another store repaired the tables they came from)."""
+        self._snapshots.clear()
 
     def _sync(self, table: str, new_rows: list[tuple[Any, ...]]) -> int:
         columns, key_width = _TABLE_COLUMNS[table]
