@@ -11,6 +11,13 @@ The sender is always the :class:`~viewstore.catalog.ViewStore`; the events go in
     receivers propagate to the caller, but the commit stands.
 ``commit_failed(store, events=[...], error=exc)``
     Sent when a write fails after its events were decided (a veto, a lost race, a database error).
+    The caller still gets the write's own error: an exception raised by a receiver is logged (logger
+    ``viewstore``) and added to that error as a note.
+
+A receiver may read the store. Writing from a ``before_commit`` receiver is refused with a
+:class:`~viewstore.errors.ViewStoreError` (the write transaction is open), through this store or
+through another ``ViewStore`` on the same file, which would otherwise wait for this thread's own
+write lock.
 
 Example::
 
