@@ -110,6 +110,55 @@ def test_export_refuses_a_location_of_another_view(store, tmp_path):
     assert len(list((tmp_path / "shared" / "metadata").glob("*.metadata.json"))) == 1
 
 
+def _export_many(path, location, times):  # in a process of its own
+    from viewstore import ViewStore
+
+    with ViewStore(path, actor="exporter") as store:
+        return [store.export_iceberg("a.one", location).name for _ in range(times)]
+
+
+def test_concurrent_exports_take_turns(store, tmp_path):
+    """Threads and processes exporting to one location: every number once, in the order of the
+    state they wrote, and another view's export refused even when it starts at the same moment."""
+    import multiprocessing as mp
+    import threading
+
+    store.create_view("a.one", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    store.create_view("a.two", columns=[], representations=[("spark", "SELECT 2")], default_namespace="a")
+    location = tmp_path / "shared"
+    written = [store.export_iceberg("a.one", location)]  # the location is a.one's
+    start, errors = threading.Barrier(5), []
+
+    def alter():
+        start.wait()
+        for i in range(1, 40):
+            store.alter_view("a.one", ViewChange.update_comment(str(i)))
+
+    def export(name):
+        start.wait()
+        for _ in range(6):
+            try:
+                written.append(store.export_iceberg(name, location))
+            except IcebergMetadataError as e:
+                errors.append(str(e))
+
+    threads = [threading.Thread(target=alter)] + [threading.Thread(target=export, args=("a.one",)) for _ in range(3)]
+    threads.append(threading.Thread(target=export, args=("a.two",)))
+    for t in threads:
+        t.start()
+    with mp.get_context("spawn").Pool(2) as pool:
+        names = sum(pool.starmap(_export_many, [(store.path, location, 5)] * 2), [])
+    for t in threads:
+        t.join(60)
+    files = sorted((location / "metadata").glob("*.metadata.json"))
+    numbers = [int(f.name.split("-")[0]) for f in files]
+    assert numbers == list(range(1 + 18 + 10))  # 3 threads x 6 and 2 processes x 5, each number once
+    assert {f.name for f in files} == {f.name for f in written} | set(names)
+    assert len(errors) == 6 and all("another view" in e for e in errors)  # a.two never got in
+    comments = [int(load(f)[0].get("properties", {}).get("comment", "0")) for f in files]
+    assert comments == sorted(comments)  # a higher number never holds an older state
+
+
 @pytest.mark.parametrize("value", ["0", "-3", "ten", "1.5", " 4", str(2**31)])
 def test_version_history_size_is_refused_when_set_not_at_export(store, value):
     """As the reference refuses the commit, a bad version.history.num-entries never gets stored."""

@@ -1182,13 +1182,16 @@ class ViewStore:
             NoSuchViewError: no live view has that identifier.
             IcebergMetadataError: the location holds another view's metadata, or cannot be written.
         """
-        from .iceberg import write_metadata
+        from .iceberg import exclusive, write_metadata
 
         base = _path(location, "location") if location is not None else None
-        view = self.load_view(identifier)
+        view = self.load_view(identifier)  # a view that does not exist makes no folder
         if base is None:
             base = self.warehouse.joinpath(*view.identifier)
-        return write_metadata(view, base, gzip=gzip)
+        # one export to a location at a time (threads, processes), each with the view as it is once
+        # it has the lock: numbers are never taken twice, and a higher number never holds older state
+        with exclusive(base):
+            return write_metadata(self.load_view(view.identifier), base, gzip=gzip)
 
     def import_iceberg(self, metadata_path: str | Path, identifier: str | tuple[str, ...]) -> View:
         """Record a view from an Iceberg metadata file (plain or gzip), with its whole history.

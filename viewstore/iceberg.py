@@ -17,10 +17,12 @@ import itertools
 import json
 import os
 import re
+import time
 import uuid as uuidlib
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticValidationError
 
@@ -210,8 +212,57 @@ def _location_uri(location: Path) -> str:
     return str(location.resolve())
 
 
+try:
+    import fcntl
+except ImportError:  # not on Windows: exports there are not serialised
+    fcntl = None  # type: ignore[assignment]
+
+#: how long an export waits for another export to the same location to finish
+EXPORT_LOCK_TIMEOUT_S = 30.0
+
+
+@contextmanager
+def exclusive(location: str | Path) -> Iterator[None]:
+    """Hold the export lock of a location: an advisory lock (flock) on its ``metadata`` folder.
+
+    Exports through viewstore, from threads or processes, then take turns: each one picks the next
+    number after the files the previous one wrote, so no two write one number, and the numbers
+    follow the order in which they took the lock. Creates the folder.
+
+    Raises:
+        IcebergMetadataError: the folder cannot be made or opened, or another export held the lock
+            for :data:`EXPORT_LOCK_TIMEOUT_S` seconds.
+    """
+    folder = Path(location) / "metadata"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError as e:
+        raise IcebergMetadataError(f"cannot write metadata under {location}: {e}") from e
+    try:
+        if fcntl is not None:
+            deadline = time.monotonic() + EXPORT_LOCK_TIMEOUT_S
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise IcebergMetadataError(f"another export to {location} held its lock for "
+                                                   f"{EXPORT_LOCK_TIMEOUT_S:.0f} s") from None
+                    time.sleep(0.005)
+                except OSError:  # a file system without locks: go on unserialised, as before
+                    break
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def write_metadata(view: View, location: str | Path, *, gzip: bool = False) -> Path:
     """Write the next metadata file for ``view`` under ``location`` and return its path.
+
+    Writers that may run at once hold :func:`exclusive` around this (``ViewStore.export_iceberg``
+    does, around loading the view too).
 
     Raises:
         IcebergMetadataError: the latest metadata file there belongs to another view (the spec's
