@@ -344,6 +344,21 @@ def test_import_from_a_view_location_takes_the_latest_file(store, tmp_path):
     other.close()
 
 
+def test_import_under_a_name_another_view_renamed_away_from_starts_after_the_rename(store, conformance):
+    store.create_view("default.event_agg", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                      default_namespace="default")
+    created = store.history("default.event_agg")[0]
+    time.sleep(0.02)
+    renamed = store.rename_view("default.event_agg", "default.elsewhere")  # the rename carries the new name
+    let_go = renamed.audit.last_modified_time_ms
+    assert let_go > created.occurred_at + 10
+    view = store.import_iceberg(conformance / "iceberg-view" / "ValidViewMetadata.json", "default.event_agg")
+    assert store.history("default.event_agg")[0].occurred_at == let_go + 1
+    for at in (created.occurred_at, created.occurred_at + 5, let_go - 1):  # the first view held the name then
+        assert store.load_view("default.event_agg", as_of=at).uuid == renamed.uuid
+    assert store.load_view("default.event_agg", as_of=let_go + 1).uuid == view.uuid
+
+
 def test_import_under_a_name_another_view_held_starts_after_it(store, conformance, tmp_path):
     """History brought in under a name that a dropped view held is dated from when that view let go,
     so a time names one view: as_of a time agrees with as_of the event of that time."""

@@ -433,9 +433,11 @@ class ViewStore:
 
         ``as_of`` is a time (a datetime or epoch ms) or an :class:`Event` of this view's history.
         At a time, the view that had this identifier then is returned; if none had, the view known
-        by this identifier now is returned as it was then (under its old name). Times have
-        millisecond resolution, so two commits in one millisecond are one moment; an event is exact:
-        the view right after that event's commit.
+        by this identifier now (the live one, else the one dropped last, as :meth:`history` picks)
+        is returned as it was then (under its old name). Times have millisecond resolution, so two
+        commits in one millisecond are one moment; an event is exact: the view right after that
+        event's commit. A name a view held only inside one commit (``alter_view`` renaming it twice)
+        is in its history, so ``as_of`` that event finds it, but no time names it.
 
         Raises:
             NoSuchViewError: no live view has that identifier (at that time; or the event dropped it).

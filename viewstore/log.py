@@ -333,14 +333,18 @@ class EventLog:
         return [r[0] for r in self.conn.execute(sql + " GROUP BY view_id ORDER BY p DESC", params)]
 
     def last_time_named(self, identifier: str) -> int | None:
-        """The time of the latest event of any stream that carried this identifier (None: none ever did).
+        """When the last stream that carried this identifier let go of it (None: none ever did).
 
-        An import dates its events by the history it brings; this says when the name was last
-        someone else's, so that no two views hold one name at the same time (see import_view).
+        That is the time of its last event under the name (a drop carries the name it ends), or of
+        the event right after it: a rename, which carries the new name. An import dates its events by
+        the history it brings; this says when the name was last someone else's, so that no two views
+        hold one name at the same time (see import_view).
         """
         row = self.conn.execute(
-            "SELECT max(occurred_at) FROM events WHERE identifier = ? AND view_id IN "
-            f"(SELECT view_id FROM events WHERE identifier = ? AND type IN {NAMING_TYPES})",
+            "WITH held AS (SELECT view_id, max(stream_version) AS last FROM events WHERE identifier = ? AND view_id IN "
+            f"(SELECT view_id FROM events WHERE identifier = ? AND type IN {NAMING_TYPES}) GROUP BY view_id) "
+            "SELECT max(e.occurred_at) FROM held JOIN events e ON e.view_id = held.view_id "
+            "AND e.stream_version IN (held.last, held.last + 1)",
             (identifier, identifier)).fetchone()
         return row[0]
 

@@ -161,13 +161,15 @@ class ViewState:
 
     def to_json(self) -> str:
         """The snapshot of this state. Versions are named by id, not copied: each is stored once, in
-        ``view_versions``; copying them made snapshots the bulk of the projections (and of rebuild())."""
+        ``view_versions``; copying them made snapshots the bulk of the projections (and of rebuild()).
+        The ids are sorted: a state read back from the projections and one folded from the log must
+        give the same text, or rebuild() would count a repair where there is none."""
         return dumps({
             "view_id": self.view_id, "namespace": self.namespace, "name": self.name, "live": self.live,
             "stream_version": self.stream_version, "current_version_id": self.current_version_id,
             "properties": self.properties, "security_mode": self.security_mode, "creator": self.creator,
             "created_at": self.created_at, "modifier": self.modifier, "modified_at": self.modified_at,
-            "last_position": self.last_position, "version_ids": list(self.versions),
+            "last_position": self.last_position, "version_ids": sorted(self.versions),
             "version_log": self.version_log,
         })
 
