@@ -159,6 +159,18 @@ def test_concurrent_exports_take_turns(store, tmp_path):
     assert comments == sorted(comments)  # a higher number never holds an older state
 
 
+def test_an_export_waits_for_the_location_lock_within_a_bound(store, tmp_path, monkeypatch):
+    import viewstore.iceberg
+
+    store.create_view("a.one", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    monkeypatch.setattr(viewstore.iceberg, "EXPORT_LOCK_TIMEOUT_S", 0.2)
+    with viewstore.iceberg.exclusive(tmp_path / "loc"):  # another export holding the location
+        with pytest.raises(IcebergMetadataError, match="held its lock"):
+            store.export_iceberg("a.one", tmp_path / "loc")
+    assert not list((tmp_path / "loc" / "metadata").iterdir())  # nothing written
+    assert store.export_iceberg("a.one", tmp_path / "loc").name.startswith("00000-")
+
+
 @pytest.mark.parametrize("value", ["0", "-3", "ten", "1.5", " 4", str(2**31)])
 def test_version_history_size_is_refused_when_set_not_at_export(store, value):
     """As the reference refuses the commit, a bad version.history.num-entries never gets stored."""

@@ -236,23 +236,25 @@ def exclusive(location: str | Path) -> Iterator[None]:
     folder = Path(location) / "metadata"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder, os.O_RDONLY)
+        fd = os.open(folder, os.O_RDONLY) if fcntl is not None else None
     except OSError as e:
         raise IcebergMetadataError(f"cannot write metadata under {location}: {e}") from e
+    if fd is None:  # no flock (Windows, where a folder cannot be opened either): exports are not serialised
+        yield
+        return
     try:
-        if fcntl is not None:
-            deadline = time.monotonic() + EXPORT_LOCK_TIMEOUT_S
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise IcebergMetadataError(f"another export to {location} held its lock for "
-                                                   f"{EXPORT_LOCK_TIMEOUT_S:.0f} s") from None
-                    time.sleep(0.005)
-                except OSError:  # a file system without locks: go on unserialised, as before
-                    break
+        deadline = time.monotonic() + EXPORT_LOCK_TIMEOUT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise IcebergMetadataError(f"another export to {location} held its lock for "
+                                               f"{EXPORT_LOCK_TIMEOUT_S:.0f} s") from None
+                time.sleep(0.005)
+            except OSError:  # a file system without locks: go on unserialised
+                break
         yield
     finally:
         os.close(fd)  # releases the lock
