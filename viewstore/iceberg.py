@@ -24,6 +24,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
+try:
+    import fcntl
+except ImportError:  # absent on Windows, where exports are not serialised
+    fcntl = None  # type: ignore[assignment]
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticValidationError
 
 from .errors import IcebergMetadataError, ValidationError
@@ -211,11 +216,6 @@ def latest_metadata(location: Path) -> tuple[int, Path] | None:
 def _location_uri(location: Path) -> str:
     return str(location.resolve())
 
-
-try:
-    import fcntl
-except ImportError:  # not on Windows: exports there are not serialised
-    fcntl = None  # type: ignore[assignment]
 
 #: how long an export waits for another export to the same location to finish
 EXPORT_LOCK_TIMEOUT_S = 30.0
