@@ -119,3 +119,30 @@ def test_a_repair_by_another_stores_rebuild_reaches_the_cache(tmp_path):
     assert mine.load_view("a.v").properties == {"owner": "alice"}  # same stream version, yet seen
     assert theirs.rebuild()["views"] == 0
     assert mine.load_view("a.v").properties == {"owner": "alice"}
+
+
+def test_the_cache_holds_a_bounded_number_of_views(tmp_path, monkeypatch):
+    import viewstore.catalog
+
+    monkeypatch.setattr(viewstore.catalog, "CACHED_VIEWS", 3)
+    store = ViewStore(tmp_path / "s.db", actor="me")
+    for i in range(10):
+        _create(store, f"a.v{i}", f"SELECT {i} AS x")
+    for _ in range(2):
+        for i in range(10):
+            assert store.load_view(f"a.v{i}").sql_for("spark") == f"SELECT {i} AS x"
+            assert len(store._cache) <= 3
+    store.alter_view("a.v0", ViewChange.update_comment("still right after being forgotten"))
+    assert store.load_view("a.v0").comment == "still right after being forgotten"
+
+
+def test_a_write_that_adds_a_version_reuses_the_other_version_models(tmp_path):
+    store = ViewStore(tmp_path / "s.db", actor="me")
+    first = _create(store, "a.v")
+    second = store.replace_view("a.v", columns=[("x", "int")], representations=[("spark", "SELECT 2 AS x")],
+                                default_namespace="a")
+    third = store.alter_view("a.v", ViewChange.update_representation("spark", "SELECT 3 AS x"))
+    assert second.versions[0] is first.versions[0] and third.versions[:2] == second.versions
+    assert all(a is b for a, b in zip(third.versions, second.versions))
+    assert [v.version_id for v in third.versions] == [1, 2, 3]
+    assert third == ViewStore(tmp_path / "s.db", actor="other").load_view("a.v")  # as a fresh read builds it

@@ -271,6 +271,9 @@ def _schema_id(state: ViewState | None, columns_json: list[dict[str, Any]]) -> i
 
 _logger = logging.getLogger("viewstore")
 
+#: how many views a store keeps cached (their folded states and Views)
+CACHED_VIEWS = 2048
+
 #: the store files this thread holds a write transaction on (see ViewStore._write_transaction)
 _WRITING = threading.local()
 
@@ -416,8 +419,16 @@ class ViewStore:
             return None
         state = self._projections.load(view_id)
         if state is not None:
-            self._cache[ident] = (state, None, self._data_version)
+            self._remember(ident, (state, None, self._data_version))
         return state
+
+    def _remember(self, ident: Identifier, entry: tuple[ViewState, View | None, int]) -> None:
+        """Cache a view's state, forgetting the oldest entry beyond :data:`CACHED_VIEWS` (a store that
+        has loaded 100,000 views must not hold them all: that was 788 MB)."""
+        cache = self._cache
+        cache[ident] = entry
+        if len(cache) > CACHED_VIEWS:
+            del cache[next(iter(cache))]  # insertion order: the oldest (a bound on memory, not an LRU)
 
     def _view(self, ident: Identifier, state: ViewState) -> View:
         cached = self._cache.get(ident)
@@ -425,7 +436,7 @@ class ViewStore:
             return cached[1]
         view = state_to_view(state, self._version_models)
         if state.live:
-            self._cache[ident] = (state, view, self._data_version)
+            self._remember(ident, (state, view, self._data_version))
         return view
 
     def load_view(self, identifier: str | tuple[str, ...], *, as_of: Any = None) -> View:
@@ -700,8 +711,8 @@ class ViewStore:
             previous = self._cache.pop(plan.state.identifier, None) if plan.state is not None else None
             if state.live:
                 earlier = previous[1] if previous is not None and previous[0] is plan.state else None
-                self._cache[state.identifier] = (state, state_to_view(state, self._version_models, earlier),
-                                                 self._data_version)
+                self._remember(state.identifier, (state, state_to_view(state, self._version_models, earlier),
+                                                  self._data_version))
         if signals.committed.receivers:  # only then are copies of the events with their positions needed
             signals.committed.send(self, events=_positioned(plan.events, stored))
         return plan, state

@@ -375,7 +375,7 @@ def _version_model(view_id: str, v: dict[str, Any], cache: dict[tuple[str, int],
         default_catalog=v.get("default_catalog"), default_namespace=tuple(v.get("default_namespace") or ()),
         summary=dict(v.get("summary") or {}))
     if cache is not None:
-        if len(cache) > 100_000:
+        if len(cache) > 20_000:  # each holds its SQL texts: a bound on memory
             cache.clear()
         cache[key] = model
     return model
@@ -397,9 +397,11 @@ def state_to_view(state: ViewState, cache: dict[tuple[str, int], ViewVersion] | 
     versions: tuple[ViewVersion, ...] | None = None
     log: tuple[VersionLogEntry, ...] | None = None
     if related is not None and related.uuid == state.view_id:
-        m = len(state.versions)
-        if len(related.versions) >= m and [v.version_id for v in related.versions[:m]] == sorted(state.versions):
-            versions = related.versions[:m] if len(related.versions) > m else related.versions
+        ids, have = sorted(state.versions), related.versions
+        if len(have) >= len(ids) and [v.version_id for v in have[:len(ids)]] == ids:
+            versions = have[:len(ids)] if len(have) > len(ids) else have
+        elif [v.version_id for v in have] == ids[:len(have)]:  # a write added versions: build only those
+            versions = have + tuple(_version_model(state.view_id, state.versions[k], cache) for k in ids[len(have):])
         want, have = len(state.version_log), len(related.version_log)
         if have >= want and (want == 0 or _same_entry(related.version_log[want - 1], state.version_log[want - 1])):
             log = related.version_log[:want] if have > want else related.version_log
@@ -616,20 +618,23 @@ class Projections:
 
     def _versions(self, view_id: str, wanted: Iterable[int] | None = None) -> dict[int, dict[str, Any]]:
         """The stored versions of a view (only the ``wanted`` ids, if given), parsed."""
-        keep = set(wanted) if wanted is not None else None
+        sql = ("SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
+               "default_namespace, summary FROM view_versions WHERE view_id = ?")
+        params: tuple[Any, ...] = (view_id,)
+        if wanted is not None:  # a snapshot names the few it needs: read only those rows
+            sql += " AND version_id IN (SELECT value FROM json_each(?))"
+            params += (dumps(sorted(set(wanted))),)
         versions = {}
         for (version_id, ts, schema_id, columns, reps, catalog, namespace_json, summary) in self.conn.execute(
-                "SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
-                "default_namespace, summary FROM view_versions WHERE view_id = ?", (view_id,)):
-            if keep is None or version_id in keep:
-                try:
-                    versions[version_id] = _check_types(check_stored_version({
-                        "version_id": version_id, "timestamp_ms": ts, "schema_id": schema_id,
-                        "columns": loads(columns), "representations": loads(reps),
-                        "default_catalog": catalog, "default_namespace": loads(namespace_json),
-                        "summary": loads(summary)}))
-                except (ValueError, TypeError) as e:
-                    raise _damaged(f"view {view_id}", e) from e
+                sql, params):
+            try:
+                versions[version_id] = _check_types(check_stored_version({
+                    "version_id": version_id, "timestamp_ms": ts, "schema_id": schema_id,
+                    "columns": loads(columns), "representations": loads(reps),
+                    "default_catalog": catalog, "default_namespace": loads(namespace_json),
+                    "summary": loads(summary)}))
+            except (ValueError, TypeError) as e:
+                raise _damaged(f"view {view_id}", e) from e
         return versions
 
     def snapshot_before(self, view_id: str, until_ms: int | None, until_version: int | None = None) -> ViewState | None:
