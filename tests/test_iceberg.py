@@ -159,6 +159,22 @@ def test_concurrent_exports_take_turns(store, tmp_path):
     assert comments == sorted(comments)  # a higher number never holds an older state
 
 
+def test_an_export_removes_what_killed_exports_left(store, tmp_path):
+    import uuid
+
+    store.create_view("a.one", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    folder = tmp_path / "loc" / "metadata"
+    first = store.export_iceberg("a.one", tmp_path / "loc")
+    stale = [folder / f".00001-{uuid.uuid4()}.metadata.json.{uuid.uuid4().hex}.tmp",
+             folder / f".version-hint.text.{uuid.uuid4().hex}.tmp"]
+    other = [folder / ".keep", folder / "notes.tmp"]  # not written by an export: left alone
+    for path in stale + other:
+        path.write_text("partial")
+    second = store.export_iceberg("a.one", tmp_path / "loc")
+    assert sorted(p.name for p in folder.iterdir()) == sorted([first.name, second.name, "version-hint.text",
+                                                                ".keep", "notes.tmp"])
+
+
 def test_an_export_waits_for_the_location_lock_within_a_bound(store, tmp_path, monkeypatch):
     import viewstore.iceberg
 

@@ -59,6 +59,41 @@ def test_busy_database_becomes_concurrency_error(tmp_path, monkeypatch):
         first.execute("ROLLBACK")
 
 
+def test_opening_a_set_up_store_does_not_wait_behind_a_writer(tmp_path, monkeypatch):
+    import time
+
+    import viewstore.log as log_module
+    from viewstore import ViewChange, ViewStore
+
+    monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 300)
+    path = tmp_path / "x.db"
+    with ViewStore(path, actor="me") as store:
+        store.create_view("a.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="a")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process in the middle of a long write (a rebuild, say)
+    try:
+        start = time.monotonic()
+        reader = ViewStore(path, actor="reader")
+        assert reader.load_view("a.v").stream_version == 1 and time.monotonic() - start < 0.25
+        start = time.monotonic()
+        with pytest.raises(ConcurrencyError, match="stayed locked") as info:
+            reader.alter_view("a.v", ViewChange.update_comment("x"))
+        assert info.value.busy and time.monotonic() - start < 2.5  # one bounded wait, not five in a row
+        reader.close()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TRIGGER events_append_only_delete")  # a hand-made change to the schema
+    conn.close()
+    ViewStore(path, actor="me").close()  # is repaired by the next open, which runs the DDL again
+    conn = sqlite3.connect(path)
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        conn.execute("DELETE FROM events")
+    conn.close()
+
+
 def test_newer_schema_is_refused(tmp_path):
     conn = connect(tmp_path / "x.db")
     conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")

@@ -658,14 +658,15 @@ class ViewStore:
     def _write(self, decide: Callable[[], _Plan | None]) -> tuple[_Plan | None, ViewState | None]:
         """Run ``decide`` and write its events in one transaction; tell the signals.
 
-        A write that loses a race it did not ask to detect (no ``expected_version``: the stream
-        version was taken, or the database stayed busy) is decided again, a bounded number of times.
+        A write that loses a race it did not ask to detect (no ``expected_version``: another writer
+        took the stream version first) is decided again, a bounded number of times. A database that
+        stayed locked through the whole wait is not tried again: that would multiply the wait.
         """
         for attempt in range(5):
             try:
                 return self._write_once(decide)
             except ConcurrencyError as error:
-                if error.expected is not None or attempt == 4:
+                if error.expected is not None or error.busy or attempt == 4:
                     raise
                 time.sleep(0.002 * (attempt + 1))
         raise AssertionError("unreachable")

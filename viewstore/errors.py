@@ -47,14 +47,16 @@ class ConcurrencyError(ViewStoreError):
         view: the identifier string, when known.
         expected: the stream version the caller expected, when given.
         actual: the stream version found, when known.
+        busy: the database stayed locked by another writer past the wait (not a lost race).
     """
 
     def __init__(self, message: str, *, view: str | None = None, expected: int | None = None,
-                 actual: int | None = None) -> None:
+                 actual: int | None = None, busy: bool = False) -> None:
         super().__init__(message)
         self.view = view
         self.expected = expected
         self.actual = actual
+        self.busy = busy
 
 
 class ValidationError(ViewStoreError, ValueError):

@@ -255,9 +255,25 @@ def exclusive(location: str | Path) -> Iterator[None]:
                 time.sleep(0.005)
             except OSError:  # a file system without locks: go on unserialised
                 break
+        _remove_leftovers(folder)
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+#: the temporary files of :func:`_atomic_write` in a metadata folder
+_LEFTOVER = re.compile(r"\.(\d+-[^/]*\.metadata\.json(\.gz)?|version-hint\.text)\.[0-9a-f]{32}\.tmp")
+
+
+def _remove_leftovers(folder: Path) -> None:
+    """Delete the temporary files of exports killed before their rename. Only the holder of the
+    location's lock writes them, so under the lock every one found is a leftover."""
+    for path in folder.iterdir():
+        if _LEFTOVER.fullmatch(path.name):
+            try:
+                path.unlink()
+            except OSError:
+                pass  # gone already, or not ours to remove: it was only clutter
 
 
 def write_metadata(view: View, location: str | Path, *, gzip: bool = False) -> Path:

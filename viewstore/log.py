@@ -7,6 +7,7 @@ translated in one place) and :meth:`EventLog.append`. Optimistic concurrency res
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -95,6 +96,8 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         conn.execute(f"PRAGMA synchronous = {durability.upper()}")
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -16000")
+        if _schema_in_place(conn, path, _LOG_DDL + extra_ddl):
+            return conn  # no write lock taken: an open does not wait behind a long write elsewhere
         with transaction(conn):
             conn.execute(_META_DDL)
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
@@ -117,6 +120,33 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         conn.close()
         raise
     return conn
+
+
+_CREATED = re.compile(r"CREATE (?:UNIQUE )?(?:TABLE|INDEX|TRIGGER) IF NOT EXISTS (\w+)")
+_DROPPED = re.compile(r"DROP (?:TABLE|INDEX|TRIGGER) IF EXISTS (\w+)")
+
+
+def _schema_in_place(conn: sqlite3.Connection, path: str | Path, ddl: str) -> bool:
+    """Whether the file holds this schema version and every object the DDL creates (and none it drops).
+
+    Only then may an open skip the DDL, which needs the write lock: reads alone do not wait behind
+    another process's write, so neither does opening a store that is already set up.
+
+    Raises:
+        CorruptLogError: a newer viewstore wrote the file.
+    """
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = int(row[0]) if row is not None else None
+    except (sqlite3.OperationalError, ValueError, TypeError):  # a new file (no meta), or a damaged value
+        return False
+    if version is None or version < SCHEMA_VERSION:
+        return False
+    if version > SCHEMA_VERSION:
+        raise CorruptLogError(f"{path} was written by a newer viewstore (schema {version}); "
+                              f"this one reads schema {SCHEMA_VERSION}")
+    present = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    return set(_CREATED.findall(ddl)) <= present and not set(_DROPPED.findall(ddl)) & present
 
 
 def _split(script: str) -> list[str]:
@@ -159,7 +189,8 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"), attempts=3)
     except sqlite3.OperationalError as e:
         if _is_busy(e):
-            raise ConcurrencyError(f"the database stayed locked for {BUSY_TIMEOUT_MS * 3 // 1000} s: {e}") from e
+            raise ConcurrencyError(f"the database stayed locked for {BUSY_TIMEOUT_MS * 3 // 1000} s: {e}",
+                                   busy=True) from e
         raise ViewStoreError(f"cannot start a transaction: {e}") from e
     try:
         yield conn
@@ -173,7 +204,7 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         if isinstance(error, sqlite3.IntegrityError) and "events.view_id" in str(error):
             raise ConcurrencyError(f"another writer appended to the view first: {error}") from error
         if isinstance(error, sqlite3.OperationalError) and _is_busy(error):
-            raise ConcurrencyError(f"the database was busy: {error}") from error
+            raise ConcurrencyError(f"the database was busy: {error}", busy=True) from error
         if isinstance(error, sqlite3.Error):
             raise ViewStoreError(f"the database refused the write: {error}") from error
         if isinstance(error, UnicodeEncodeError):  # a lone surrogate in some text: SQLite stores UTF-8 only
