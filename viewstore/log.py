@@ -101,9 +101,8 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         with transaction(conn):
             conn.execute(_META_DDL)
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is not None and int(row[0]) > SCHEMA_VERSION:
-                raise CorruptLogError(f"{path} was written by a newer viewstore (schema {row[0]}); "
-                                      f"this one reads schema {SCHEMA_VERSION}")
+            if row is not None:
+                _refuse_newer(path, int(row[0]))
             columns = tuple(r[1] for r in conn.execute("PRAGMA table_info(events)"))
             if columns and columns != EVENT_COLUMNS:  # a table of another program, which the DDL would keep
                 raise ViewStoreError(f"{path} is not a viewstore database: its events table has the columns "
@@ -142,11 +141,15 @@ def _schema_in_place(conn: sqlite3.Connection, path: str | Path, ddl: str) -> bo
         return False
     if version is None or version < SCHEMA_VERSION:
         return False
+    _refuse_newer(path, version)
+    present = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    return set(_CREATED.findall(ddl)) <= present and not set(_DROPPED.findall(ddl)) & present
+
+
+def _refuse_newer(path: str | Path, version: int) -> None:
     if version > SCHEMA_VERSION:
         raise CorruptLogError(f"{path} was written by a newer viewstore (schema {version}); "
                               f"this one reads schema {SCHEMA_VERSION}")
-    present = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
-    return set(_CREATED.findall(ddl)) <= present and not set(_DROPPED.findall(ddl)) & present
 
 
 def _split(script: str) -> list[str]:
