@@ -12,6 +12,7 @@ from viewstore import (DROP_DIALECT_ALLOWED, Column, ConcurrencyError, NoSuchVie
 from viewstore.catalog import to_epoch_ms
 from viewstore.errors import CorruptLogError
 from viewstore.log import row_to_event
+from viewstore.model import VersionLogEntry, ViewVersion
 from viewstore.projections import SNAPSHOT_EVERY
 
 COLS = [Column("day", "date"), Column("orders", "bigint", "orders that day")]
@@ -68,6 +69,39 @@ def test_replace_makes_versions_and_reuses_identical_ones(store):
     back = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales")
     assert back.current_version_id == 1 and [v.version_id for v in back.versions] == [1, 2]
     assert [e.version_id for e in back.version_log] == [1, 2, 1]
+
+
+def test_a_definition_differing_only_in_its_default_namespace_is_a_new_version(store):
+    make(store)
+    store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 2")], default_namespace="sales")
+    view = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="other")
+    assert view.current_version_id == 3 and view.current_version.default_namespace == ("other",)
+    view = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="other",
+                              default_catalog="elsewhere")
+    assert view.current_version_id == 4 and view.default_catalog == "elsewhere"
+    view = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="other",
+                              default_catalog="elsewhere", summary={"engine-name": "trino"})
+    assert view.current_version_id == 5 and view.summary == {"engine-name": "trino"}
+
+
+def test_times_of_a_stream_never_go_backwards_when_the_clock_does(store, monkeypatch):
+    import viewstore.catalog
+
+    make(store)
+    t0 = store.load_view("sales.daily").audit.last_modified_time_ms
+    monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: (t0 - 5_000) * 1_000_000)  # stepped back 5 s
+    store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 2")], default_namespace="sales")
+    assert [e.occurred_at for e in store.history("sales.daily")] == [t0, t0]
+    assert store.load_view("sales.daily", as_of=t0).current_version_id == 2
+
+
+def test_history_of_a_name_held_by_two_dropped_views_is_the_one_dropped_last(store):
+    first = make(store)
+    store.drop_view("sales.daily")
+    second = make(store, representations=[("spark", "SELECT 2")])
+    store.drop_view("sales.daily")
+    assert {e.view_id for e in store.history("sales.daily")} == {second.uuid} != {first.uuid}
+    assert store.load_view("sales.daily", as_of=second.audit.create_time_ms).uuid == second.uuid
 
 
 def test_schema_ids_follow_iceberg(store):
@@ -618,6 +652,19 @@ def test_import_view_checks_its_arguments(store):
         with pytest.raises(ValidationError):
             store.import_view("sales.imported", **{**good, **bad})
     assert store.event_count() == 1
+
+
+def test_import_brings_the_versions_dated_at_its_first_entry_in_the_import_event(store):
+    def version(i, ts):
+        return ViewVersion(version_id=i, timestamp_ms=ts, schema_id=0, columns=(Column("c", "int"),),
+                           representations=(SQLRepresentation("spark", f"SELECT {i}"),), default_namespace=("a",))
+
+    store.import_view("a.v", source="test", versions=[version(1, 1000), version(2, 1000), version(3, 2000)],
+                      version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1),
+                                   VersionLogEntry(timestamp_ms=2000, version_id=3)], current_version_id=3)
+    assert [e.type for e in store.history("a.v")] == ["view.imported", "view.replaced"]
+    assert [v.version_id for v in store.load_view("a.v", as_of=1000).versions] == [1, 2]
+    assert [v.version_id for v in store.load_view("a.v", as_of=2000).versions] == [1, 2, 3]
 
 
 @pytest.mark.parametrize("where", ["missing folder", "folder", "not a database"])

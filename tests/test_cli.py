@@ -75,6 +75,15 @@ def test_alter_is_one_commit(run):
     assert json.loads(run("show", "s.v", "--json"))["comment"] is None
 
 
+def test_history_and_audit_json_carry_each_events_own_numbers(run):
+    create(run, "s.other")  # a second stream, so a view's positions and stream versions differ
+    create(run, "s.v")
+    run("alter", "s.v", "--set", "k=v")
+    for events in (json.loads(run("history", "s.v", "--json")), json.loads(run("audit", "--view", "s.v", "--json"))):
+        assert [(e["position"], e["stream_version"]) for e in events] == [(2, 1), (3, 2)]
+        assert [e["view"] for e in events] == ["s.v", "s.v"] and events[1]["payload"] == {"updates": {"k": "v"}}
+
+
 def test_errors_are_one_line_with_exit_code_1(run):
     create(run)
     for args in (["show", "s.nope"], ["create", "s.v", "--sql", "SELECT 1"], ["create", "bad", "--sql", "x"],

@@ -90,6 +90,7 @@ def test_retention_and_log_trimming_follow_the_reference(store, tmp_path):
                       properties={"version.history.num-entries": "3"})
     for i in range(1, 6):
         store.replace_view("a.v", columns=[], representations=[("spark", f"SELECT {i}")], default_namespace="a")
+    time.sleep(0.002)  # so the rollback's time differs from version 2's
     store.rollback_view("a.v", 2)
     meta, raw = load(store.export_iceberg("a.v", tmp_path / "v"))
     ViewMetadata.model_validate_json(raw)
@@ -97,8 +98,22 @@ def test_retention_and_log_trimming_follow_the_reference(store, tmp_path):
     assert sorted(v["version-id"] for v in meta["versions"]) == [2, 5, 6]
     # everything up to the last entry naming an expired version is dropped
     assert [e["version-id"] for e in meta["version-log"]] == [5, 6, 2]
+    # the rollback made 2 current, and its log entry is dated by the rollback, not by version 2
+    rollback = store.history("a.v")[-1]
+    assert meta["current-version-id"] == 2 and rollback.type == "view.rolled_back"
+    assert meta["version-log"][-1]["timestamp-ms"] == rollback.occurred_at
+    assert next(v for v in meta["versions"] if v["version-id"] == 2)["timestamp-ms"] < rollback.occurred_at
     # the store itself keeps everything
     assert len(store.load_view("a.v").versions) == 6
+
+
+def test_without_the_property_an_export_keeps_the_reference_default_of_ten_versions(store, tmp_path):
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 0")], default_namespace="a")
+    for i in range(1, 12):
+        store.replace_view("a.v", columns=[], representations=[("spark", f"SELECT {i}")], default_namespace="a")
+    meta, _ = load(store.export_iceberg("a.v", tmp_path / "v"))
+    assert [v["version-id"] for v in meta["versions"]] == list(range(3, 13))
+    assert [e["version-id"] for e in meta["version-log"]] == list(range(3, 13))
 
 
 def test_export_refuses_a_location_of_another_view(store, tmp_path):
