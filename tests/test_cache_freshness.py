@@ -71,9 +71,10 @@ def test_a_call_returning_after_a_newer_commit_does_not_cache_its_older_state(tm
 def test_a_load_reads_one_state_while_another_store_commits_in_the_middle(tmp_path, monkeypatch):
     """load_view reads the views row, the version log and the versions (and first the name): another
     process committing between two of those reads must not make a View of two states."""
-    mine, theirs = ViewStore(tmp_path / "s.db", actor="me"), ViewStore(tmp_path / "s.db", actor="them")
-    _create(mine, "a.v")
-    theirs.alter_view("a.v", ViewChange.update_comment("bump"))  # mine must read the view again
+    theirs = ViewStore(tmp_path / "s.db", actor="them")
+    _create(theirs, "a.v")
+    theirs.alter_view("a.v", ViewChange.update_comment("bump"))
+    mine = ViewStore(tmp_path / "s.db", actor="me")  # nothing cached: it reads the projection rows
     versions = mine._projections._versions
 
     def versions_after_their_commit(*args, **kwargs):
@@ -87,6 +88,8 @@ def test_a_load_reads_one_state_while_another_store_commits_in_the_middle(tmp_pa
     assert seen == theirs.load_view("a.v", as_of=theirs.history("a.v")[1])
     assert mine.load_view("a.v").current_version_id == 2  # and the next load sees it
 
+    theirs.alter_view("a.v", ViewChange.update_comment("bump again"))
+    mine = ViewStore(tmp_path / "s.db", actor="me")
     load = mine._projections.load
 
     def load_after_their_rename(view_id):
@@ -94,12 +97,84 @@ def test_a_load_reads_one_state_while_another_store_commits_in_the_middle(tmp_pa
         theirs.rename_view("a.v", "a.w")
         return load(view_id)
 
-    theirs.alter_view("a.v", ViewChange.update_comment("bump again"))
     monkeypatch.setattr(mine._projections, "load", load_after_their_rename)
     assert mine.load_view("a.v").identifier == ("a", "v")  # the name it was asked for, as it was then
     with pytest.raises(NoSuchViewError):
         mine.load_view("a.v")
     assert mine.load_view("a.w").comment == "bump again"
+
+
+def test_a_cached_view_catches_up_with_foreign_commits_as_a_fresh_store_reads_them(tmp_path):
+    """A view another store changed is brought up to date from its new events, not read again: it
+    must be the very View a store with nothing cached reads, and our writes must go on from it."""
+    from viewstore.catalog import CATCH_UP_EVENTS
+
+    path = tmp_path / "s.db"
+    mine, theirs = ViewStore(path, actor="me"), ViewStore(path, actor="them")
+    _create(mine, "a.v")
+    mine.alter_view("a.v", ViewChange.set_property("mine", "1"))
+
+    def check(name="a.v"):
+        with ViewStore(path, actor="fresh") as fresh:
+            assert mine.load_view(name) == fresh.load_view(name)
+
+    steps = [
+        lambda: theirs.alter_view("a.v", ViewChange.update_comment("theirs")),
+        lambda: theirs.alter_view("a.v", ViewChange.set_property("k", "v"), ViewChange.remove_property("mine")),
+        lambda: theirs.replace_view("a.v", columns=[("x", "int"), ("y", "int")],
+                                    representations=[("spark", "SELECT 1 AS x, 2 AS y")], default_namespace="a"),
+        lambda: theirs.alter_view("a.v", ViewChange.add_representation(("trino", "SELECT 1 AS x, 2 AS y"))),
+        lambda: theirs.rollback_view("a.v", 1),
+        lambda: (theirs.rename_view("a.v", "a.w"), theirs.rename_view("a.w", "a.v")),  # away and back
+    ]
+    for step in steps:
+        mine.load_view("a.v")  # cached
+        step()
+        check()
+        # our next write starts from the caught-up state and stores exactly what it changes
+        mine.alter_view("a.v", ViewChange.set_property("turn", str(mine.load_view("a.v").stream_version)))
+        check()
+    mine.load_view("a.v")
+    mine.replace_view("a.v", columns=[("x", "int")], representations=[("spark", "SELECT 3 AS x")],
+                      default_namespace="a")  # a version and a log entry of our own after theirs
+    check()
+
+    mine.load_view("a.v")
+    for i in range(CATCH_UP_EVENTS + 1):  # too far behind: read again instead
+        theirs.alter_view("a.v", ViewChange.update_comment(f"many {i}"))
+    check()
+    assert mine.load_view("a.v").comment == f"many {CATCH_UP_EVENTS}"
+
+    theirs.rename_view("a.v", "a.gone")  # renamed away: the name has no live view
+    with pytest.raises(NoSuchViewError):
+        mine.load_view("a.v")
+    mine.load_view("a.gone")
+    theirs.drop_view("a.gone")
+    with pytest.raises(NoSuchViewError):
+        mine.load_view("a.gone")
+    assert mine.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
+    mine.close()
+    theirs.close()
+
+
+def test_a_view_caught_up_across_a_snapshot_writes_none_again(tmp_path):
+    """Another store's commits crossed a stream version at which a snapshot is kept: the catch-up
+    folds that event too, but the snapshot is theirs to store, so our next write must not."""
+    from viewstore.projections import SNAPSHOT_EVERY
+
+    path = tmp_path / "s.db"
+    mine, theirs = ViewStore(path, actor="me"), ViewStore(path, actor="them")
+    _create(mine, "a.v")
+    for i in range(SNAPSHOT_EVERY - 3):
+        mine.alter_view("a.v", ViewChange.update_comment(f"mine {i}"))
+    mine.load_view("a.v")
+    for i in range(4):
+        theirs.alter_view("a.v", ViewChange.update_comment(f"theirs {i}"))
+    assert mine.load_view("a.v").stream_version == SNAPSHOT_EVERY + 2
+    mine.alter_view("a.v", ViewChange.update_comment("mine again"))
+    assert mine.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
+    mine.close()
+    theirs.close()
 
 
 def test_a_repair_by_another_stores_rebuild_reaches_the_cache(tmp_path):

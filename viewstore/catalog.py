@@ -273,6 +273,9 @@ _logger = logging.getLogger("viewstore")
 
 #: how many views a store keeps cached (their folded states and Views)
 CACHED_VIEWS = 2048
+#: a cached view that another connection changed by at most this many events is brought up to date by
+#: folding them (see ViewStore._catch_up); beyond that, reading its projection rows costs less
+CATCH_UP_EVENTS = 64
 
 #: the store files this thread holds a write transaction on (see ViewStore._write_transaction)
 _WRITING = threading.local()
@@ -404,23 +407,46 @@ class ViewStore:
             state = cached[0]
             if cached[2] == self._data_version:  # nobody else committed since it was known current
                 return state
-            # Someone did. Each event of a stream moves its version, so the cached state is still
-            # current if the live view of that name is the same stream at the same version: one
-            # indexed row read instead of loading and parsing the whole view again.
-            current = self._projections.live_version(identifier_str(ident[:-1]), ident[-1])
-            if current == (state.view_id, state.stream_version):
-                self._cache[ident] = (state, cached[1], self._data_version)
-                return state
+            caught_up = self._catch_up(ident, state, cached[1])
+            if caught_up is not None:
+                return caught_up
             del self._cache[ident]
-            view_id = current[0] if current is not None else None
-        else:
-            view_id = self._projections.live_view_id(identifier_str(ident[:-1]), ident[-1])
+        view_id = self._projections.live_view_id(identifier_str(ident[:-1]), ident[-1])
         if view_id is None:
             return None
         state = self._projections.load(view_id)
         if state is not None:
             self._remember(ident, (state, None, self._data_version))
         return state
+
+    def _catch_up(self, ident: Identifier, state: ViewState, view: View | None) -> ViewState | None:
+        """A cached state (and its View, if built) after other connections committed: brought up to
+        date by folding the events its stream gained since, usually none (they changed other views).
+        None when it gained more than :data:`CATCH_UP_EVENTS` (reading the projection rows then
+        costs less), or when those events dropped the view or renamed it away from ``ident``.
+
+        Folding the stored events with :func:`apply` is how the projection rows were made in the
+        first place, so this gives the rows' state without reading and parsing every version of
+        the view again: a load after another process's commit costs that commit, not the view's
+        history. The view that is live under ``ident`` after its own events is the one live under
+        it now, since two live views never share an identifier.
+        """
+        rows = self._log.stream_rows(state.view_id, after_version=state.stream_version, limit=CATCH_UP_EVENTS + 1)
+        if not rows:  # its stream did not move, so neither did it
+            self._cache[ident] = (state, view, self._data_version)
+            return state
+        if len(rows) > CATCH_UP_EVENTS:
+            return None
+        states = {state.view_id: state.copy()}
+        fold_stored(states, rows)
+        caught_up = states[state.view_id]
+        if not caught_up.live or caught_up.identifier != ident:
+            return None
+        # What the fold marks as still to store, the other connection stored: a write starts from a
+        # copy(), which clears those marks; and the views row keeps the name and live flag it had.
+        new_view = state_to_view(caught_up, self._version_models, view) if view is not None else None
+        self._remember(ident, (caught_up, new_view, self._data_version))
+        return caught_up
 
     def _remember(self, ident: Identifier, entry: tuple[ViewState, View | None, int]) -> None:
         """Cache a view's state, forgetting the oldest entry beyond :data:`CACHED_VIEWS` (a store that

@@ -397,11 +397,18 @@ def state_to_view(state: ViewState, cache: dict[tuple[str, int], ViewVersion] | 
     versions: tuple[ViewVersion, ...] | None = None
     log: tuple[VersionLogEntry, ...] | None = None
     if related is not None and related.uuid == state.view_id:
-        ids, have = sorted(state.versions), related.versions
-        if len(have) >= len(ids) and [v.version_id for v in have[:len(ids)]] == ids:
-            versions = have[:len(ids)] if len(have) > len(ids) else have
-        elif [v.version_id for v in have] == ids[:len(have)]:  # a write added versions: build only those
-            versions = have + tuple(_version_model(state.view_id, state.versions[k], cache) for k in ids[len(have):])
+        have = related.versions
+        if have and len(have) == len(state.versions) and have[-1].version_id in state.versions:
+            # a stream never loses a version, so of two of its states one holds the other's versions:
+            # as many means the same ones (the common case: a commit or a load that added no version)
+            versions = have
+        else:
+            ids = sorted(state.versions)
+            if len(have) >= len(ids) and [v.version_id for v in have[:len(ids)]] == ids:
+                versions = have[:len(ids)]
+            elif [v.version_id for v in have] == ids[:len(have)]:  # versions were added: build only those
+                versions = have + tuple(_version_model(state.view_id, state.versions[k], cache)
+                                        for k in ids[len(have):])
         want, have = len(state.version_log), len(related.version_log)
         if have >= want and (want == 0 or _same_entry(related.version_log[want - 1], state.version_log[want - 1])):
             log = related.version_log[:want] if have > want else related.version_log
@@ -582,12 +589,6 @@ class Projections:
         row = self.conn.execute("SELECT view_id FROM views WHERE namespace = ? AND name = ? AND live = 1",
                                 (namespace, name)).fetchone()
         return row[0] if row else None
-
-    def live_version(self, namespace: str, name: str) -> tuple[str, int] | None:
-        """The live view of that name and its stream version."""
-        row = self.conn.execute("SELECT view_id, stream_version FROM views WHERE namespace = ? AND name = ? "
-                                "AND live = 1", (namespace, name)).fetchone()
-        return (row[0], row[1]) if row else None
 
     def latest_view_id(self, namespace: str, name: str) -> str | None:
         """The live view of that name, else the one of that name dropped last."""
