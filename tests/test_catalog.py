@@ -99,6 +99,7 @@ def test_history_of_a_name_held_by_two_dropped_views_is_the_one_dropped_last(sto
     first = make(store)
     store.drop_view("sales.daily")
     second = make(store, representations=[("spark", "SELECT 2")])
+    time.sleep(0.002)  # a time at which the second was live
     store.drop_view("sales.daily")
     assert {e.view_id for e in store.history("sales.daily")} == {second.uuid} != {first.uuid}
     assert store.load_view("sales.daily", as_of=second.audit.create_time_ms).uuid == second.uuid
