@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
 CONFORMANCE = SHARED / "conformance"
 sys.path.insert(0, str(Path(__file__).parent))
+# Child processes (the crash and load workers, the CLI run as a program) import the library of this
+# checkout too, not whichever one the environment's install points at.
+os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
 @pytest.fixture

@@ -185,10 +185,11 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path):
             events = check_store(path, all_intents, all_done, all_dropped)
     finally:
         zygote.close()
+    # at least 50 kills, as the issue asks; fewer only in a quick run that asks for fewer
+    assert killed == KILLS and (killed >= 50 or "VIEWSTORE_CRASH_KILLS" in os.environ)
+    assert reported > killed  # the kills did land among commits, not only before the first one
     record("crash", kills=killed, kills_before_ready=during_open, commits_reported=reported, events=events,
            seconds=round(time.perf_counter() - started, 1))
-    assert killed >= 50
-    assert reported > killed  # the kills did land among commits, not only before the first one
 
 
 def test_check_store_sees_a_missing_commit(tmp_path):
