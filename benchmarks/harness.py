@@ -162,4 +162,4 @@ def write_json(path: Path, payload: dict[str, Any]) -> None:
 def results_payload(results: list[Result], *, mode: str, started: float, extra: dict[str, Any]) -> dict[str, Any]:
     return {"mode": mode, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
             "duration_s": round(time.time() - started, 1), "machine": machine(),
-            "argv": sys.argv[1:], "results": [asdict(r) for r in results], **extra}
+            "argv": sys.argv[1:], "results": [asdict(r) for r in results], **extra}  # extra may give the argv

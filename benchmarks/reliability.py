@@ -29,7 +29,7 @@ def run_reliability(extra_env: dict[str, str] | None = None) -> dict[str, Any]:
 
 
 def reliability_markdown(r: dict[str, Any]) -> str:
-    crash, load, fuzz = r.get("crash", {}), r.get("load", {}), r.get("fuzz", {})
+    crash, load, busy, fuzz = r.get("crash", {}), r.get("load", {}), r.get("load_busy", {}), r.get("fuzz", {})
     lines = ["| reliability check (tests/reliability) | figure | result |", "|---|---|---|"]
     verdict = "passed" if r.get("passed") else f"**failed** ({r.get('summary')})"
     if crash:
@@ -44,6 +44,12 @@ def reliability_markdown(r: dict[str, Any]) -> str:
                      f"{load['reads']:,} reads; {load['optimistic_conflicts']} refused stale expected_version); "
                      f"{load['events']:,} events = creates + successful writes; lost updates {load['lost_updates']}; "
                      f"raw sqlite3 errors 0; busy errors {load['busy_errors']} | {verdict} |")
+    if busy:
+        lines.append(f"| load with a {busy['busy_timeout_ms']} ms busy timeout: {busy['processes']} processes whose "
+                     f"writers do give up on a locked database | {busy['operations']:,} operations "
+                     f"({busy['successful_writes']:,} successful writes; {busy['busy_errors']} ended in "
+                     f"ConcurrencyError (busy) and wrote nothing); lost updates {busy['lost_updates']}; raw sqlite3 "
+                     f"errors 0 | {verdict} |")
     if fuzz:
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(fuzz.get("by_kind", {}).items()))
         lines.append(f"| fuzz: malformed input, every case a ViewStoreError and the log unchanged | "

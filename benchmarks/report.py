@@ -15,8 +15,8 @@ def results_markdown(payload: dict[str, Any]) -> str:
     lines = [
         "# viewstore benchmark results",
         "",
-        f"A {payload['mode']} run of `python -m benchmarks --reliability` started {payload['started_utc']} and took "
-        f"{payload['duration_s'] / 60:.0f} minutes. Its JSON is `benchmarks/results.json`.",
+        f"A {payload['mode']} run of `python -m benchmarks {' '.join(payload['argv'])}` started "
+        f"{payload['started_utc']} and took {payload['duration_s'] / 60:.0f} minutes.",
         "",
         f"Machine: {m['cores']} cores, {m.get('memory_gb', '?')} GB, Python {m['python']}, SQLite {m['sqlite']}, "
         f"{m['platform']}; pydantic {m.get('pydantic')}, pyiceberg {m.get('pyiceberg')}, pyspark {m.get('pyspark')}. "

@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         print("- reliability (tests/reliability)", flush=True)
         reliability = run_reliability()
     payload = results_payload(results, mode="quick" if args.quick else "full", started=started,
-                              extra={"notes": getattr(run, "notes", {}), "reliability": reliability})
+                              extra={"notes": getattr(run, "notes", {}), "reliability": reliability,
+                                     "argv": sys.argv[1:] if argv is None else list(argv)})
     out = args.json or HERE / "results" / time.strftime("%Y%m%dT%H%M%SZ.json", time.gmtime(started))
     write_json(out, payload)
     table = markdown_table(results)

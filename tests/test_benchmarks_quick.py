@@ -36,12 +36,12 @@ def check(results, names):
 def test_every_core_benchmark_runs_at_tiny_sizes(tmp_path):
     results = run(list(CORE), quick=True, workdir=tmp_path, say=lambda message: None)
     check(results, ["alter_view_commits", "alter_view_sql_floor", "history_commits", "history_commits_full", "load_view",
-                    "load_view_after_commit", "rebuild", "audit_query", "load_view_as_of", "list_views", "storage",
+                    "load_view_after_commit", "load_view_after_change", "rebuild", "rebuild_from_empty", "audit_query", "load_view_as_of", "list_views", "storage",
                     "durability"])
     by_name = {r.name: r for r in results}
     assert by_name["audit_query"].details["matched"] > 0
     assert by_name["storage"].details["events"] > 1000
-    assert by_name["rebuild"].details["rows_written_from_empty"]["view_versions"] > 0
+    assert by_name["rebuild_from_empty"].details["rows_written"]["view_versions"] > 0
 
 
 def test_the_command_prints_a_table_and_writes_json(tmp_path, capsys):
@@ -53,8 +53,24 @@ def test_the_command_prints_a_table_and_writes_json(tmp_path, capsys):
     payload = json.loads(out.read_text())
     assert payload["machine"]["cores"] >= 1 and payload["machine"]["sqlite"]
     assert [r["name"] for r in payload["results"]] == ["alter_view_commits", "alter_view_sql_floor", "load_view",
-                                                      "load_view_after_commit"]
+                                                      "load_view_after_commit", "load_view_after_change"]
     assert "| load_view p50" in md.read_text()
+
+
+def test_the_reliability_run_reports_every_figure_at_tiny_sizes():
+    """What ``--reliability`` does, with a few kills, operations and fuzz cases: every check the
+    tests record reaches the report, so a renamed figure cannot break only the full run."""
+    from benchmarks.reliability import reliability_markdown, run_reliability
+
+    result = run_reliability({"VIEWSTORE_CRASH_KILLS": "3", "VIEWSTORE_LOAD_OPERATIONS": "40",
+                              "VIEWSTORE_FUZZ_EXAMPLES": "3"})
+    assert result["passed"], result["summary"]
+    assert result["crash"]["kills"] == 3 and result["load"]["operations"] == 160
+    assert result["load_busy"]["busy_errors"] > 0 and result["fuzz"]["cases"] > 0
+    table = reliability_markdown(result)
+    assert [line.split(":")[0] for line in table.splitlines()[2:]] == [
+        "| crash", "| load", "| load with a 1 ms busy timeout", "| fuzz"]
+    assert "failed" not in table
 
 
 @pytest.mark.spark
