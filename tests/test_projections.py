@@ -86,6 +86,30 @@ def test_fold_stored_refuses_rows_the_library_did_not_write(kind, payload, why):
     assert why in str(refused.value)
 
 
+@pytest.mark.parametrize("damage", [
+    {"default_namespace": None}, {"summary": None},
+    {"columns": [{"name": " ", "type": "int"}]},
+    {"representations": [{"dialect": "", "sql": "SELECT 1"}]},
+    {"representations": [{"dialect": "spark ", "sql": "SELECT 1"}]},
+    {"representations": [{"dialect": "\x1c", "sql": "SELECT 1"}]},
+    {"representations": [{"dialect": "spark", "sql": " \n"}]},
+])
+def test_what_the_fold_refuses_the_event_models_refuse_too(damage):
+    """A version the event models refuse (history() and events() decode rows with them) is refused by
+    the fold as well, so a rebuild never accepts a log that history() then cannot read (the fuzz found
+    a null default namespace that rebuild took and history refused)."""
+    from viewstore.events import decode_event
+
+    payload = {"version": {**VERSION, "version_id": 2, **damage}, "current_version_id": 2,
+               "log_entry": {"timestamp_ms": 6, "version_id": 2}}
+    with pytest.raises(CorruptLogError, match="position 2"):
+        fold_stored({"u": created()}, [stored(2, 2, "view.replaced", payload)])
+    envelope = {"position": 2, "commit_id": "c", "view_id": "u", "stream_version": 2, "type": "view.replaced",
+                "identifier": ("a", "v"), "actor": "me", "occurred_at": 6}
+    with pytest.raises(CorruptLogError, match="position 2"):
+        decode_event(envelope, payload)
+
+
 @pytest.mark.parametrize("field, value", [("actor", 7), ("identifier", None), ("at", "late")])
 def test_fold_stored_refuses_envelopes_of_the_wrong_type(field, value):
     with pytest.raises(CorruptLogError, match="position 2"):

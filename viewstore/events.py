@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import NotRequired, TypedDict
 
 from .errors import CorruptLogError
-from .model import Int32, Int64, SecurityMode, VersionLogEntry, ViewVersion, identifier_str
+from .model import (ColumnName, Dialect, Int32, Int64, SecurityMode, SQLText, VersionLogEntry, ViewVersion,
+                    identifier_str)
 
 __all__ = [
     "Event",
@@ -208,7 +209,7 @@ _STORED = ConfigDict(strict=True, extra="forbid")
 
 class _ColumnData(TypedDict):
     __pydantic_config__ = _STORED  # type: ignore[misc]
-    name: str
+    name: ColumnName
     type: str  # whether viewstore can parse it is checked by the fold, which parses each type once
     comment: NotRequired[str | None]
     nullable: NotRequired[bool]
@@ -216,8 +217,8 @@ class _ColumnData(TypedDict):
 
 class _RepresentationData(TypedDict):
     __pydantic_config__ = _STORED  # type: ignore[misc]
-    dialect: str
-    sql: str
+    dialect: Dialect
+    sql: SQLText
 
 
 class _VersionData(TypedDict):
@@ -228,8 +229,8 @@ class _VersionData(TypedDict):
     columns: list[_ColumnData]
     representations: list[_RepresentationData]
     default_catalog: NotRequired[str | None]
-    default_namespace: NotRequired[list[str] | None]
-    summary: NotRequired[dict[str, str] | None]
+    default_namespace: NotRequired[list[str]]
+    summary: NotRequired[dict[str, str]]
 
 
 class _LogEntryData(TypedDict):

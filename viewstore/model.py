@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictStr, WithJsonSchema,
-                      field_validator)
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictStr,
+                      WithJsonSchema)
 
 from .errors import ValidationError
 from .types import IcebergType, parse_type
@@ -42,6 +42,34 @@ SecurityMode = Literal["DEFINER", "INVOKER"]
 Int32 = Annotated[int, Field(strict=True, ge=-(2**31), le=2**31 - 1)]
 #: Iceberg's ``long`` (timestamps in ms): 64 bits, what SQLite and Spark store
 Int64 = Annotated[int, Field(strict=True, ge=-(2**63), le=2**63 - 1)]
+
+
+def _column_name(v: str) -> str:
+    if not v or not v.strip():
+        raise ValidationError("a column name must be non-empty")
+    return v
+
+
+def _dialect(v: str) -> str:
+    if not v or not v.strip() or v != v.strip():
+        raise ValidationError(f"bad dialect {v!r}: it must be a non-empty word without surrounding spaces")
+    return v
+
+
+def _sql(v: str) -> str:
+    if not v.strip():
+        raise ValidationError("the SQL of a representation must not be empty")
+    return v
+
+
+# Text with a rule, used by the models below and by the shapes of stored payloads (events.py), so that
+# what a rebuild accepts from the log, the event models accept too.
+#: a column name: not empty or blank
+ColumnName = Annotated[StrictStr, AfterValidator(_column_name)]
+#: a representation's dialect: a non-empty word without surrounding spaces
+Dialect = Annotated[StrictStr, AfterValidator(_dialect)]
+#: a representation's SQL: not blank
+SQLText = Annotated[StrictStr, AfterValidator(_sql)]
 
 _NAME_MAX = 255
 _BAD_NAME = re.compile(r"[.\x00-\x1f\x7f`]")
@@ -174,7 +202,7 @@ class Column(BaseModel):
 
     model_config = _FROZEN
 
-    name: StrictStr
+    name: ColumnName
     """The column name, kept as given (case preserved)."""
     type: ColumnType
     """The canonical Iceberg type; ``str(column.type)`` is its Iceberg spelling."""
@@ -192,13 +220,6 @@ class Column(BaseModel):
         except ValueError as e:  # pydantic's ValidationError is a ValueError
             raise _wrap(e, "column") from e
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not v or not v.strip():
-            raise ValidationError("a column name must be non-empty")
-        return v
-
 
 class SQLRepresentation(BaseModel):
     """The view's query in one SQL dialect: ``SQLRepresentation("spark", "SELECT ...")``.
@@ -209,8 +230,8 @@ class SQLRepresentation(BaseModel):
     model_config = _FROZEN
 
     # strict: bytes or numbers are refused, not decoded or converted behind the caller's back
-    dialect: StrictStr
-    sql: StrictStr
+    dialect: Dialect
+    sql: SQLText
 
     def __init__(self, dialect: Any = None, sql: Any = None, **data: Any) -> None:
         if data:
@@ -219,20 +240,6 @@ class SQLRepresentation(BaseModel):
             super().__init__(dialect=dialect, sql=sql)
         except ValueError as e:
             raise _wrap(e, "representation") from e
-
-    @field_validator("dialect")
-    @classmethod
-    def _dialect(cls, v: str) -> str:
-        if not v or not v.strip() or v != v.strip():
-            raise ValidationError(f"bad dialect {v!r}: it must be a non-empty word without surrounding spaces")
-        return v
-
-    @field_validator("sql")
-    @classmethod
-    def _sql(cls, v: str) -> str:
-        if not v.strip():
-            raise ValidationError("the SQL of a representation must not be empty")
-        return v
 
 
 class VersionLogEntry(BaseModel):
