@@ -20,8 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import NotRequired, TypedDict
 
 from .errors import CorruptLogError
-from .model import (ColumnName, Dialect, Int32, Int64, SecurityMode, SQLText, VersionLogEntry, ViewVersion,
-                    identifier_str)
+from .model import Int32, Int64, SecurityMode, VersionLogEntry, ViewVersion, identifier_str
 
 __all__ = [
     "Event",
@@ -209,16 +208,18 @@ _STORED = ConfigDict(strict=True, extra="forbid")
 
 class _ColumnData(TypedDict):
     __pydantic_config__ = _STORED  # type: ignore[misc]
-    name: ColumnName
-    type: str  # whether viewstore can parse it is checked by the fold, which parses each type once
+    # whether the name is one and the type parses (and a representation's texts too), the fold
+    # checks with the models' own rules: projections._check_types
+    name: str
+    type: str
     comment: NotRequired[str | None]
     nullable: NotRequired[bool]
 
 
 class _RepresentationData(TypedDict):
     __pydantic_config__ = _STORED  # type: ignore[misc]
-    dialect: Dialect
-    sql: SQLText
+    dialect: str
+    sql: str
 
 
 class _VersionData(TypedDict):

@@ -32,7 +32,7 @@ from .errors import CorruptLogError
 from .events import check_stored_version, payload_readers
 from .log import dumps, loads
 from .model import (AuditInfo, Column, SecurityMode, SQLRepresentation, VersionLogEntry, View, ViewVersion,
-                    identifier_str, to_identifier)
+                    check_column_name, check_dialect, check_sql, identifier_str, to_identifier)
 from .types import parse_type
 
 __all__ = ["Projections", "ViewState", "apply", "fold_stored", "DDL", "SNAPSHOT_EVERY", "state_to_view"]
@@ -216,12 +216,17 @@ _read_state: Any = TypeAdapter(ViewState).validator.validate_python
 
 
 def _check_types(version: dict[str, Any]) -> dict[str, Any]:
-    """The version, once each of its column types parses (cached; ValidationError, a ValueError, if not).
+    """The version, once each of its column types parses (cached) and its column names, dialects and
+    SQL pass the models' own rules (ValidationError, a ValueError, if not).
 
-    The stored shape (:func:`viewstore.events.check_stored_version`) only says a type is text: this
-    says viewstore can read it."""
+    The stored shape (:func:`viewstore.events.check_stored_version`) only says these are text: this
+    says viewstore can read them, and that the event models take what the fold took."""
     for column in version["columns"]:
         parse_type(column["type"])
+        check_column_name(column["name"])
+    for representation in version["representations"]:
+        check_dialect(representation["dialect"])
+        check_sql(representation["sql"])
     return version
 
 
