@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from viewstore import ViewChange, ViewStore, formats
 from viewstore.errors import IcebergMetadataError, NoSuchViewError, ValidationError, ViewAlreadyExistsError
 from viewstore.formats import ViewDefinition
-from viewstore.hms import FailedRecord, HmsImportReport, ImportedRecord, SkippedRecord, metadata_file_path
+from viewstore.hms import (FailedRecord, HmsImportReport, ImportedRecord, SkippedRecord, metadata_file_path,
+                           prepare_import)
 from viewstore.model import Column
 
 ENGINE_VIEWS = CONFORMANCE / "engine-views"
@@ -485,3 +486,11 @@ def test_export_gives_back_the_record_that_was_imported(engine_and_record):
         with ViewStore(Path(folder) / "p.db", actor="someone-else") as store:
             view = store.import_hms(record)
             assert store.export_hms(view.identifier, engine) == record
+
+
+def test_the_metastore_owner_wins_over_an_owner_parameter():
+    """The metastore's owner wins over a stray ``owner`` table parameter."""
+    record = {"dbName": "db", "tableName": "hv", "tableType": "VIRTUAL_VIEW", "owner": "table-owner",
+              "parameters": {"owner": "param-owner"}, "sd": {"cols": [{"name": "a", "type": "int"}]},
+              "viewOriginalText": "select 1 as a", "viewExpandedText": "select 1 as `a`"}
+    assert prepare_import(record).properties["owner"] == "table-owner"

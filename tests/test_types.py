@@ -3,7 +3,8 @@ import itertools
 import pytest
 
 from viewstore.errors import ValidationError
-from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapType, PrimitiveType, StructType,
+from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapType, PrimitiveType, StructField,
+                             StructType,
                              from_iceberg_json, parse_type, to_iceberg_json)
 
 
@@ -101,3 +102,13 @@ def test_types_nest_at_most_max_depth():
 def test_a_field_name_ending_in_a_newline_keeps_it():
     t = parse_type("struct<`a\n`: int>")
     assert t.fields[0].name == "a\n" and str(t) == "struct<`a\n`: int>" and parse_type(str(t)) == t
+
+
+@pytest.mark.parametrize("comment", ["C:\\temp", "ends with \\", "a\\'b", "two \\\\ slashes"])
+def test_struct_comment_with_backslash_round_trips(comment):
+    """Backslashes and quotes in a struct field comment survive printing and parsing again."""
+    t = StructType((StructField("a", PrimitiveType("int"), False, comment),))
+    parsed = parse_type(str(t))
+    assert parsed == t
+    assert parsed.fields[0].comment == comment
+    assert str(parsed) == str(t)

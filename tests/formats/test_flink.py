@@ -165,3 +165,15 @@ def test_the_expanded_query_is_written_back_only_with_the_query_it_was_recorded_
     unproven = {k: v for k, v in definition.properties.items() if k != flink.EXPANDED_TEXT_KEY + "-sql"}
     out = formats.encode(definition.model_copy(update={"properties": unproven}), "flink")
     assert out["viewExpandedText"] == "select x from v1"
+
+
+def test_flink_reads_more_than_ten_columns_in_index_order():
+    """Column indexes are numbers: a record of twelve columns reads them all, in index order."""
+    params = {"is_generic": "true"}
+    for i in range(12):
+        params[f"flink.schema.{i}.name"] = f"c{i}"
+        params[f"flink.schema.{i}.data-type"] = "INT"
+    record = {"tableType": "VIRTUAL_VIEW", "dbName": "db", "tableName": "v", "parameters": params,
+              "viewOriginalText": "select 1", "viewExpandedText": "select 1"}
+    definition = flink.decode(record)
+    assert [c.name for c in definition.columns] == [f"c{i}" for i in range(12)]

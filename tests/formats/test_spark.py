@@ -308,3 +308,39 @@ def test_the_expanded_text_is_written_back_only_with_the_sql_it_was_recorded_wit
     unproven = {k: v for k, v in definition.properties.items() if k != spark.EXPANDED_TEXT_KEY + "-sql"}
     out = formats.encode(definition.model_copy(update={"properties": unproven}), "spark")
     assert out["viewExpandedText"] == "SELECT 1 AS a"
+
+
+def test_spark_field_without_nullable_is_nullable():
+    """A schema field without ``nullable`` is nullable, as in Spark, nested fields too."""
+    schema = {"type": "struct", "fields": [
+        {"name": "a", "type": "integer", "metadata": {}},
+        {"name": "s", "type": {"type": "struct", "fields": [{"name": "x", "type": "long"}]}}]}
+    record = {"tableType": "VIRTUAL_VIEW",
+              "parameters": {"spark.sql.create.version": "3.5.3", "spark.sql.sources.schema": json.dumps(schema)},
+              "viewOriginalText": "SELECT 1 AS a", "viewExpandedText": "SELECT 1 AS a"}
+    definition = spark.decode(record)
+    assert [c.nullable for c in definition.columns] == [True, True]
+    assert definition.columns[1].type == parse_type("struct<x: long>")  # nested field not required
+
+
+def _spark_definition(name_length: int) -> ViewDefinition:
+    return ViewDefinition(dialect="spark", sql="SELECT 1", columns=(Column("a" * name_length, parse_type("string")),),
+                          database="db", name="v")
+
+
+def _schema_length(name_length: int) -> int:
+    field = {"name": "a" * name_length, "type": "string", "nullable": True, "metadata": {}}
+    return len(json.dumps({"type": "struct", "fields": [field]}, ensure_ascii=False, separators=(",", ":")))
+
+
+def test_spark_splits_the_schema_only_above_the_threshold():
+    """The schema is split into parts only when longer than the threshold, as Spark's
+    ``CatalogTable.splitLargeTableProp`` does: a schema of exactly the threshold stays in one key."""
+    n = spark.SCHEMA_LENGTH_THRESHOLD - _schema_length(0)
+    assert _schema_length(n) == spark.SCHEMA_LENGTH_THRESHOLD
+    params = spark.encode(_spark_definition(n))["parameters"]
+    assert spark.SCHEMA in params and spark.SCHEMA_NUM_PARTS not in params
+    assert len(params[spark.SCHEMA]) == spark.SCHEMA_LENGTH_THRESHOLD
+    params = spark.encode(_spark_definition(n + 1))["parameters"]
+    assert spark.SCHEMA not in params and params[spark.SCHEMA_NUM_PARTS] == "2"
+    assert len(params[spark.SCHEMA_PART + "1"]) == 1

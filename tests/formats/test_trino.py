@@ -231,3 +231,16 @@ def test_gravitino_form_is_normalised_to_trinos_form(conformance):
     assert "owner" not in payload and "comment" not in payload["columns"][0]  # no explicit nulls
     assert out["parameters"] == {"presto_view": "true", "comment": "Presto View"}  # decoded from Trino: no labels
     assert formats.decode(out) == definition
+
+
+def test_trino_prefix_is_case_sensitive():
+    """Trino's prefix is ``/* Presto View: `` exactly: a blob in another case is not a Trino view."""
+    payload = base64.b64encode(json.dumps(
+        {"originalSql": "SELECT 1 x", "columns": [{"name": "x", "type": "integer"}]}).encode()).decode()
+    text = "/* presto view: " + payload + trino.SUFFIX
+    with pytest.raises(ValidationError):
+        trino.read_payload(text)
+    record = {"tableType": "VIRTUAL_VIEW", "parameters": {"presto_view": "true", "comment": "Presto View"},
+              "viewOriginalText": text, "viewExpandedText": trino.EXPANDED_MARKER}
+    with pytest.raises(ValidationError):
+        formats.decode(record)
