@@ -325,3 +325,25 @@ def test_json_of_rollback_rename_drop_export_import_is_the_api_result(run, tmp_p
     assert json.loads(run("drop", "t.w", "--json")) == {"identifier": "t.w", "dropped": True}
     assert json.loads(run("drop", "t.w", "--if-exists", "--json")) == {"identifier": "t.w", "dropped": False}
     assert one_error_line(run("drop", "t.w", "--json", code=1))
+
+
+def test_list_json_is_sorted_by_the_whole_identifier(run):
+    create(run, "b.a")
+    create(run, "a.z")
+    assert json.loads(run("list", "--json")) == ["a.z", "b.a"]
+
+
+def test_audit_since_and_until_include_their_millisecond(run):
+    create(run, "s.v")
+    (event,) = json.loads(run("history", "s.v", "--json"))
+    for option in ("--until", "--since"):
+        out = json.loads(run("audit", option, str(event["occurred_at_ms"]), "--json"))
+        assert [e["position"] for e in out] == [event["position"]]
+
+
+def test_show_at_event_takes_a_log_position(run):
+    create(run, "s.other")  # position 1
+    create(run, "s.v")  # position 2, stream version 1
+    run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")  # position 3, stream version 2
+    assert json.loads(run("show", "s.v", "--at-event", "2", "--json"))["current_version_id"] == 1
+    assert run("show", "s.v", "--at-event", "1", code=1).startswith("error: no event at position 1")

@@ -35,3 +35,18 @@ def test_spark_check_exits_1_on_drift_and_prints_json(spark, store, tmp_path):
         assert view["status"] == "drifted" and view["problems"] == ["column 'id': type int is now string"]
     finally:
         spark.sql(f"DROP DATABASE IF EXISTS {ns} CASCADE")
+
+
+def test_spark_check_exits_1_on_a_broken_view(spark, store):
+    ns = "t" + uuid.uuid4().hex[:10]
+    spark.sql(f"CREATE DATABASE {ns}")
+    try:
+        spark.sql(f"CREATE TABLE {ns}.src (id INT) USING parquet")
+        create_view(spark, store, f"{ns}.ids", f"SELECT id FROM {ns}.src")
+        spark.sql(f"DROP TABLE {ns}.src")
+        result = CliRunner().invoke(main, ["--db", str(store.path), "spark", "check", "--json"])
+        assert result.exit_code == 1, result.output
+        assert json.loads(result.output)["views"][0]["status"] == "broken"
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+        spark.sql(f"DROP DATABASE IF EXISTS {ns} CASCADE")

@@ -7,6 +7,7 @@ import json
 import uuid
 
 import pytest
+from pyspark.sql import types as T
 
 from viewstore import Column, NoSuchViewError, SQLRepresentation, ValidationError, ViewAlreadyExistsError, ViewChange
 from viewstore.spark import check_views, create_view, events_dataframe, import_metastore_views, register_views, sql
@@ -607,3 +608,113 @@ def test_bad_arguments_raise_validation_errors_and_write_nothing(spark, store, n
     with pytest.raises(ValidationError):
         call(spark, store, ns)
     assert store.event_count() == 0
+
+
+# -- edges found by planting bugs -----------------------------------------------------------------
+
+
+def test_check_views_sees_a_decimal_precision_or_scale_change(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.src (amount DECIMAL(10,2)) USING parquet")
+    create_view(spark, store, f"{ns}.amounts", f"SELECT amount FROM {ns}.src")
+    assert check_views(spark, store, ns).ok
+    spark.sql(f"DROP TABLE {ns}.src")
+    spark.sql(f"CREATE TABLE {ns}.src (amount DECIMAL(12,4)) USING parquet")
+    (entry,) = check_views(spark, store, ns).views
+    assert entry.status == "drifted"
+    assert entry.problems == ("column 'amount': type decimal(10,2) is now decimal(12,4)",)
+
+
+def test_register_views_follows_changes_of_comments_and_properties_alone(spark, store, ns):
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int", "old column note")], comment="old")
+    assert register_views(spark, store, ns).registered == [f"{ns}.v"]
+    store.alter_view(f"{ns}.v", ViewChange.update_comment("new"), ViewChange.set_property("owner", "ops"))
+    store.replace_view(f"{ns}.v", columns=[Column("x", "int", "new column note")],
+                       representations=[("spark", "SELECT 1 AS x")], default_namespace=ns)
+    report = register_views(spark, store, ns)
+    assert report.registered == [f"{ns}.v"] and report.unchanged == []
+    described = {r.col_name: r for r in spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").collect()}
+    assert described["x"].comment == "new column note"
+    assert described["Comment"].data_type == "new"
+    assert {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.v").collect()}["owner"] == "ops"
+
+
+def test_register_views_orders_by_names_read_in_the_default_namespace(spark, store, ns):
+    """A view whose default namespace is not its own reads a bare name there: that view goes first."""
+    a, b = f"pa{ns}", f"pb{ns}"  # a sorts before b
+    _stored(store, f"{a}.top", "SELECT x FROM base", b, [Column("x", "int")])  # reads b.base, unqualified
+    _stored(store, f"{b}.base", "SELECT 1 AS x", b, [Column("x", "int")])
+    try:
+        report = register_views(spark, store)
+        assert report.ok, report.failed
+        assert report.registered == [f"{b}.base", f"{a}.top"]
+        assert spark.sql(f"SELECT x FROM {a}.top").first().x == 1
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+        for db in (a, b):
+            spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+def test_register_views_keeps_backslashes_in_comments_and_properties(spark, store, ns):
+    text = r"C:\temp\new 50\% \'q\'"
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int", text)], comment=text,
+            properties={"path": text})
+    assert register_views(spark, store, ns).ok
+    described = {r.col_name: r for r in spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").collect()}
+    assert described["x"].comment == text
+    assert described["Comment"].data_type == text
+    assert {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.v").collect()}["path"] == text
+
+
+def test_events_dataframe_of_a_log_longer_than_one_arrow_batch(spark, store):
+    _stored(store, "big.v", "SELECT 1 AS x", "big", [Column("x", "int")])
+    for start in range(0, 2500, 500):
+        store.alter_view("big.v", *[ViewChange.set_property(f"k{i}", "v") for i in range(start, start + 500)])
+    total = store.event_count()
+    assert total > 2048
+    df = events_dataframe(spark, store)
+    assert df.count() == total
+    assert [r.position for r in df.orderBy("position").select("position").collect()] == list(range(1, total + 1))
+
+
+def test_events_dataframe_times_are_instants_in_any_session_time_zone(spark, store):
+    _stored(store, "tz.v", "SELECT 1 AS x", "tz", [Column("x", "int")])
+    store.alter_view("tz.v", ViewChange.set_property("k", "v"))
+    saved = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        df = events_dataframe(spark, store)
+        got = [r.ms for r in df.orderBy("position").selectExpr("unix_millis(occurred_at) AS ms").collect()]
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", saved)
+    assert got == [e.occurred_at for e in store.events()]
+    assert df.schema["occurred_at"].dataType == T.TimestampType()
+
+
+def test_replace_records_the_comment(spark, store, ns):
+    sql(spark, store, f"CREATE VIEW {ns}.v COMMENT 'first' AS SELECT 1 AS x")
+    view = sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.v COMMENT 'second' AS SELECT 2 AS x")
+    assert view.comment == "second" and store.load_view(f"{ns}.v").comment == "second"
+    described = {r.col_name: r for r in spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").collect()}
+    assert described["Comment"].data_type == "second"
+    view = create_view(spark, store, f"{ns}.v", "SELECT 3 AS x", comment="third", replace=True)
+    assert view.comment == "third"
+
+
+def test_sql_takes_the_stores_catalog_prefix(spark, store, ns):
+    assert store.catalog == "prod"
+    view = sql(spark, store, f"CREATE VIEW prod.{ns}.v AS SELECT 1 AS x")
+    assert view.identifier == (ns, "v")
+    assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1
+    assert sql(spark, store, f"DROP VIEW prod.{ns}.v") is None
+    assert not store.view_exists(f"{ns}.v") and not spark.catalog.tableExists(f"{ns}.v")
+
+
+def test_register_views_accounts_for_a_view_in_a_two_level_namespace(spark, store, ns):
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int")])
+    _stored(store, f"{ns}.inner.w", "SELECT 1 AS x", f"{ns}.inner", [Column("x", "int")])
+    report = register_views(spark, store)
+    accounted = (set(report.registered) | {f.identifier for f in report.failed}
+                 | {s.identifier for s in report.skipped})
+    assert accounted == {f"{ns}.v", f"{ns}.inner.w"}
+    assert not report.ok and [f.identifier for f in report.failed] == [f"{ns}.inner.w"]

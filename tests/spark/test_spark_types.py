@@ -131,3 +131,25 @@ def test_types_spark_infers_for_a_real_query(spark):
 def test_bad_arguments_are_validation_errors(call, argument):
     with pytest.raises(ValidationError):
         call(argument)
+
+
+class _PointUDT(T.UserDefinedType):
+    @classmethod
+    def sqlType(cls):
+        return T.ArrayType(T.DoubleType(), False)
+
+    @classmethod
+    def module(cls):
+        return __name__
+
+    def serialize(self, obj):
+        return list(obj)
+
+    def deserialize(self, datum):
+        return tuple(datum)
+
+
+def test_a_user_defined_type_maps_through_its_sql_type():
+    assert str(spark_to_iceberg(_PointUDT())) == "list<double not null>"
+    schema = T.StructType([T.StructField("p", _PointUDT(), True)])
+    assert [(c.name, str(c.type)) for c in schema_to_columns(schema)] == [("p", "list<double not null>")]
