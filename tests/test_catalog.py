@@ -244,13 +244,7 @@ def test_as_of_uses_snapshots_for_long_streams(store):
 def test_a_snapshot_reads_the_same_whoever_wrote_it(store):
     """An import whose version 2 never became current holds its versions in the file's order; the
     snapshot a second store writes from the projections must equal the one a replay writes."""
-    from viewstore.model import VersionLogEntry, ViewVersion
-
-    def version(i, ts):
-        return ViewVersion(version_id=i, timestamp_ms=ts, schema_id=0, columns=(Column("c", "int"),),
-                           representations=(SQLRepresentation("spark", f"SELECT {i} AS c"),), default_namespace=("n",))
-
-    store.import_view("n.x", source="test", versions=[version(1, 100), version(2, 150), version(3, 200)],
+    store.import_view("n.x", source="test", versions=[_version(1, 100), _version(2, 150), _version(3, 200)],
                       version_log=[VersionLogEntry(timestamp_ms=100, version_id=1),
                                    VersionLogEntry(timestamp_ms=200, version_id=3)], current_version_id=3)
     other = ViewStore(store.path, actor="bob")  # reads the state back from the projections
@@ -655,12 +649,14 @@ def test_import_view_checks_its_arguments(store):
     assert store.event_count() == 1
 
 
-def test_import_brings_the_versions_dated_at_its_first_entry_in_the_import_event(store):
-    def version(i, ts):
-        return ViewVersion(version_id=i, timestamp_ms=ts, schema_id=0, columns=(Column("c", "int"),),
-                           representations=(SQLRepresentation("spark", f"SELECT {i}"),), default_namespace=("a",))
+def _version(i, ts):
+    """Version ``i`` of a view with one column, made at ``ts``, for import_view."""
+    return ViewVersion(version_id=i, timestamp_ms=ts, schema_id=0, columns=(Column("c", "int"),),
+                       representations=(SQLRepresentation("spark", f"SELECT {i} AS c"),), default_namespace=("n",))
 
-    store.import_view("a.v", source="test", versions=[version(1, 1000), version(2, 1000), version(3, 2000)],
+
+def test_import_brings_the_versions_dated_at_its_first_entry_in_the_import_event(store):
+    store.import_view("a.v", source="test", versions=[_version(1, 1000), _version(2, 1000), _version(3, 2000)],
                       version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1),
                                    VersionLogEntry(timestamp_ms=2000, version_id=3)], current_version_id=3)
     assert [e.type for e in store.history("a.v")] == ["view.imported", "view.replaced"]
