@@ -3,6 +3,7 @@ only that each benchmark produced sane, complete numbers, a table and JSON."""
 
 import json
 import math
+import statistics
 import sys
 from pathlib import Path
 
@@ -42,6 +43,9 @@ def test_every_core_benchmark_runs_at_tiny_sizes(tmp_path):
     assert by_name["audit_query"].details["matched"] > 0
     assert by_name["storage"].details["events"] > 1000
     assert by_name["rebuild_from_empty"].details["rows_written"]["view_versions"] > 0
+    rebuild = by_name["rebuild"].details
+    assert len(rebuild["per_round"]) == len(rebuild["bare_read_per_round"]) >= 1
+    assert by_name["rebuild"].comparator_figure == statistics.median(rebuild["bare_read_per_round"])
 
 
 def test_the_command_prints_a_table_and_writes_json(tmp_path, capsys):
