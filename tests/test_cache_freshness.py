@@ -1,8 +1,15 @@
 """The load_view cache: a commit by another connection is visible to the very next load."""
 
-import pytest
+import tempfile
+from pathlib import Path
 
-from viewstore import NoSuchViewError, ViewChange, ViewStore
+import hypothesis.strategies as st
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+
+from viewstore import NoSuchViewError, SQLRepresentation, ViewChange, ViewStore, ViewStoreError
+from viewstore.catalog import CATCH_UP_EVENTS
 
 
 def _create(store, name, sql="SELECT 1 AS x"):
@@ -107,8 +114,6 @@ def test_a_load_reads_one_state_while_another_store_commits_in_the_middle(tmp_pa
 def test_a_cached_view_catches_up_with_foreign_commits_as_a_fresh_store_reads_them(tmp_path):
     """A view another store changed is brought up to date from its new events, not read again: it
     must be the very View a store with nothing cached reads, and our writes must go on from it."""
-    from viewstore.catalog import CATCH_UP_EVENTS
-
     path = tmp_path / "s.db"
     mine, theirs = ViewStore(path, actor="me"), ViewStore(path, actor="them")
     _create(mine, "a.v")
@@ -221,3 +226,105 @@ def test_a_write_that_adds_a_version_reuses_the_other_version_models(tmp_path):
     assert all(a is b for a, b in zip(third.versions, second.versions))
     assert [v.version_id for v in third.versions] == [1, 2, 3]
     assert third == ViewStore(tmp_path / "s.db", actor="other").load_view("a.v")  # as a fresh read builds it
+
+
+# -- two stores on one file, random operations: every load agrees with a store that caches nothing --
+
+WHO = st.sampled_from([0, 1])
+NAMES = st.sampled_from(["a.v1", "a.v2", "b.v3"])
+DIALECTS = st.sampled_from(["spark", "trino", "flink"])
+SQLS = st.sampled_from(["SELECT 1 AS x", "SELECT 2 AS x", "SELECT x FROM t"])
+CHANGES = st.one_of(
+    st.builds(ViewChange.update_comment, st.one_of(st.none(), st.sampled_from(["c1", "c2"]))),
+    st.builds(ViewChange.set_property, st.sampled_from(["k1", "k2", "replace.drop-dialect.allowed"]),
+              st.sampled_from(["true", "v"])),
+    st.builds(ViewChange.remove_property, st.sampled_from(["k1", "k2"])),
+    st.builds(lambda d, s: ViewChange.add_representation(SQLRepresentation(d, s)), DIALECTS, SQLS),
+    st.builds(ViewChange.update_representation, DIALECTS, SQLS),
+    st.builds(ViewChange.remove_representation, DIALECTS),
+    st.builds(ViewChange.rename, st.sampled_from(["v1", "v4"])),
+)
+
+
+class TwoStores(RuleBasedStateMachine):
+    """Two stores write to one file in turns and each loads at random moments, so a cached view is
+    any number of foreign events behind (past the catch-up bound too). Whatever either store loads,
+    and whatever a write returns, must be what a store that has cached nothing reads at that moment."""
+
+    @initialize()
+    def open(self):
+        self.path = Path(tempfile.mkdtemp()) / "s.db"
+        self.stores = [ViewStore(self.path, actor="first"), ViewStore(self.path, actor="second")]
+        for name in ("a.v1", "b.v3"):  # most steps then find a view to change
+            _create(self.stores[0], name)
+
+    def teardown(self):
+        for store in self.stores:
+            store.close()
+
+    def fresh(self, name):
+        with ViewStore(self.path, actor="fresh") as fresh:
+            try:
+                return fresh.load_view(name)
+            except NoSuchViewError:
+                return None
+
+    def write(self, who, call):
+        store = self.stores[who]
+        count = store.event_count()
+        try:
+            returned = call(store)
+        except ViewStoreError:
+            assert store.event_count() == count  # a failed call writes nothing
+            return
+        if returned is not None:  # the View a write returns is the view as it now is
+            assert returned == self.fresh(returned.identifier)
+
+    @rule(who=WHO, name=NAMES, sql=SQLS, reps=st.lists(st.tuples(DIALECTS, SQLS), max_size=2), replace=st.booleans())
+    def create_or_replace(self, who, name, sql, reps, replace):
+        self.write(who, lambda s: (s.replace_view if replace else s.create_view)(
+            name, columns=[("x", "int")], representations=[("spark", sql), *reps], default_namespace=name[0]))
+
+    @rule(who=WHO, name=NAMES, changes=st.lists(CHANGES, min_size=1, max_size=3))
+    def alter(self, who, name, changes):
+        self.write(who, lambda s: s.alter_view(name, *changes))
+
+    @rule(who=WHO, name=NAMES, to=NAMES)
+    def rename(self, who, name, to):
+        self.write(who, lambda s: s.rename_view(name, to))
+
+    @rule(who=WHO, name=NAMES)
+    def drop(self, who, name):
+        def call(s):
+            s.drop_view(name)  # returns whether a view was dropped, not a View
+        self.write(who, call)
+
+    @rule(who=WHO, name=NAMES, version=st.integers(1, 4))
+    def rollback(self, who, name, version):
+        self.write(who, lambda s: s.rollback_view(name, version))
+
+    @rule(who=WHO, name=NAMES)
+    def many_comments(self, who, name):
+        """More events at once than a cached view catches up with."""
+        def call(s):
+            for i in range(CATCH_UP_EVENTS + 1):
+                s.alter_view(name, ViewChange.update_comment(f"many {i}"))
+        self.write(who, call)
+
+    @rule(who=WHO)
+    def rebuild(self, who):
+        assert self.stores[who].rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0,
+                                              "view_snapshots": 0}
+
+    @rule(who=WHO, name=NAMES)
+    def load(self, who, name):
+        try:
+            mine = self.stores[who].load_view(name)
+        except NoSuchViewError:
+            mine = None
+        assert mine == self.fresh(name)
+
+
+TestTwoStores = TwoStores.TestCase
+TestTwoStores.settings = settings(max_examples=200, stateful_step_count=30, deadline=None,
+                                  suppress_health_check=[HealthCheck.too_slow])
