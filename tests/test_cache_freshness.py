@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from viewstore import NoSuchViewError, SQLRepresentation, ViewChange, ViewStore, ViewStoreError
+from view_changes import CHANGES, DIALECTS, SQL
+from viewstore import NoSuchViewError, ViewChange, ViewStore, ViewStoreError
 from viewstore.catalog import CATCH_UP_EVENTS
 
 
@@ -232,24 +233,14 @@ def test_a_write_that_adds_a_version_reuses_the_other_version_models(tmp_path):
 
 WHO = st.sampled_from([0, 1])
 NAMES = st.sampled_from(["a.v1", "a.v2", "b.v3"])
-DIALECTS = st.sampled_from(["spark", "trino", "flink"])
-SQLS = st.sampled_from(["SELECT 1 AS x", "SELECT 2 AS x", "SELECT x FROM t"])
-CHANGES = st.one_of(
-    st.builds(ViewChange.update_comment, st.one_of(st.none(), st.sampled_from(["c1", "c2"]))),
-    st.builds(ViewChange.set_property, st.sampled_from(["k1", "k2", "replace.drop-dialect.allowed"]),
-              st.sampled_from(["true", "v"])),
-    st.builds(ViewChange.remove_property, st.sampled_from(["k1", "k2"])),
-    st.builds(lambda d, s: ViewChange.add_representation(SQLRepresentation(d, s)), DIALECTS, SQLS),
-    st.builds(ViewChange.update_representation, DIALECTS, SQLS),
-    st.builds(ViewChange.remove_representation, DIALECTS),
-    st.builds(ViewChange.rename, st.sampled_from(["v1", "v4"])),
-)
+PEEK = st.booleans()
 
 
 class TwoStores(RuleBasedStateMachine):
     """Two stores write to one file in turns and each loads at random moments, so a cached view is
-    any number of foreign events behind (past the catch-up bound too). Whatever either store loads,
-    and whatever a write returns, must be what a store that has cached nothing reads at that moment."""
+    any number of foreign events behind (past the catch-up bound too); with ``peek`` the other store
+    loads the views a write touched right after it. Whatever either store loads, and whatever a write
+    returns, must be what a store that has cached nothing reads at that moment."""
 
     @initialize()
     def open(self):
@@ -269,7 +260,7 @@ class TwoStores(RuleBasedStateMachine):
             except NoSuchViewError:
                 return None
 
-    def write(self, who, call):
+    def write(self, who, call, peek, *names):
         store = self.stores[who]
         count = store.event_count()
         try:
@@ -279,37 +270,42 @@ class TwoStores(RuleBasedStateMachine):
             return
         if returned is not None:  # the View a write returns is the view as it now is
             assert returned == self.fresh(returned.identifier)
+        if peek:
+            for name in names:
+                self.load(1 - who, name)
 
-    @rule(who=WHO, name=NAMES, sql=SQLS, reps=st.lists(st.tuples(DIALECTS, SQLS), max_size=2), replace=st.booleans())
-    def create_or_replace(self, who, name, sql, reps, replace):
+    @rule(who=WHO, name=NAMES, sql=SQL, reps=st.lists(st.tuples(DIALECTS, SQL), max_size=2), replace=st.booleans(),
+          peek=PEEK)
+    def create_or_replace(self, who, name, sql, reps, replace, peek):
         self.write(who, lambda s: (s.replace_view if replace else s.create_view)(
-            name, columns=[("x", "int")], representations=[("spark", sql), *reps], default_namespace=name[0]))
+            name, columns=[("x", "int")], representations=[("spark", sql), *reps], default_namespace=name[0]),
+            peek, name)
 
-    @rule(who=WHO, name=NAMES, changes=st.lists(CHANGES, min_size=1, max_size=3))
-    def alter(self, who, name, changes):
-        self.write(who, lambda s: s.alter_view(name, *changes))
+    @rule(who=WHO, name=NAMES, changes=st.lists(CHANGES, min_size=1, max_size=3), peek=PEEK)
+    def alter(self, who, name, changes, peek):
+        self.write(who, lambda s: s.alter_view(name, *changes), peek, name, *(f"{name[0]}.{n}" for n in ("v1", "v5")))
 
-    @rule(who=WHO, name=NAMES, to=NAMES)
-    def rename(self, who, name, to):
-        self.write(who, lambda s: s.rename_view(name, to))
+    @rule(who=WHO, name=NAMES, to=NAMES, peek=PEEK)
+    def rename(self, who, name, to, peek):
+        self.write(who, lambda s: s.rename_view(name, to), peek, name, to)
 
-    @rule(who=WHO, name=NAMES)
-    def drop(self, who, name):
+    @rule(who=WHO, name=NAMES, peek=PEEK)
+    def drop(self, who, name, peek):
         def call(s):
             s.drop_view(name)  # returns whether a view was dropped, not a View
-        self.write(who, call)
+        self.write(who, call, peek, name)
 
-    @rule(who=WHO, name=NAMES, version=st.integers(1, 4))
-    def rollback(self, who, name, version):
-        self.write(who, lambda s: s.rollback_view(name, version))
+    @rule(who=WHO, name=NAMES, version=st.integers(1, 4), peek=PEEK)
+    def rollback(self, who, name, version, peek):
+        self.write(who, lambda s: s.rollback_view(name, version), peek, name)
 
-    @rule(who=WHO, name=NAMES)
-    def many_comments(self, who, name):
+    @rule(who=WHO, name=NAMES, peek=PEEK)
+    def many_comments(self, who, name, peek):
         """More events at once than a cached view catches up with."""
         def call(s):
             for i in range(CATCH_UP_EVENTS + 1):
                 s.alter_view(name, ViewChange.update_comment(f"many {i}"))
-        self.write(who, call)
+        self.write(who, call, peek, name)
 
     @rule(who=WHO)
     def rebuild(self, who):

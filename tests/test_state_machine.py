@@ -11,25 +11,14 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from pyiceberg.view.metadata import ViewMetadata
 
-from viewstore import Column, SQLRepresentation, ViewChange, ViewStore, ViewStoreError
+from view_changes import CHANGES, DIALECTS, SQL
+from viewstore import Column, ViewStore, ViewStoreError
 
 NAMES = st.sampled_from(["a.v1", "a.v2", "b.v3", "b.c.v4"])
-DIALECTS = st.sampled_from(["spark", "trino", "Hive", "flink"])
-SQL = st.sampled_from(["SELECT 1", "SELECT 2 AS x", "SELECT * FROM t", "select\n  y\nfrom u -- ✓"])
 COLUMNS = st.sampled_from([
     [Column("x", "int")], [Column("x", "bigint", "the x")], [Column("y", "struct<a: int, b: list<string>>")],
     [Column("x", "int"), Column("z", "decimal(9,2)", nullable=False)],
 ])
-CHANGES = st.one_of(
-    st.builds(ViewChange.update_comment, st.one_of(st.none(), st.sampled_from(["c1", "c2"]))),
-    st.builds(ViewChange.set_property, st.sampled_from(["k1", "k2", "replace.drop-dialect.allowed"]),
-              st.sampled_from(["true", "v"])),
-    st.builds(ViewChange.remove_property, st.sampled_from(["k1", "k2"])),
-    st.builds(lambda d, s: ViewChange.add_representation(SQLRepresentation(d, s)), DIALECTS, SQL),
-    st.builds(ViewChange.update_representation, DIALECTS, SQL),
-    st.builds(ViewChange.remove_representation, DIALECTS),
-    st.builds(ViewChange.rename, st.sampled_from(["v1", "v5"])),
-)
 
 
 class StoreMachine(RuleBasedStateMachine):
