@@ -320,6 +320,25 @@ class TwoStores(RuleBasedStateMachine):
             mine = None
         assert mine == self.fresh(name)
 
+    @rule(who=WHO, name=NAMES, pick=st.integers(0, 200), by_time=st.booleans())
+    def load_as_of(self, who, name, pick, by_time):
+        """A past state reuses the models of the store's cached View of that stream, however stale."""
+        with ViewStore(self.path, actor="fresh") as fresh:
+            try:
+                history = fresh.history(name)
+            except NoSuchViewError:
+                return
+            at = history[pick % len(history)]
+            at = at.occurred_at if by_time else at
+
+            def outcome(store):
+                try:
+                    return store.load_view(name, as_of=at)
+                except NoSuchViewError:
+                    return None
+
+            assert outcome(self.stores[who]) == outcome(fresh)
+
 
 TestTwoStores = TwoStores.TestCase
 TestTwoStores.settings = settings(max_examples=200, stateful_step_count=30, deadline=None,
