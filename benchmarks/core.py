@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
-import statistics
 import time
 from contextlib import closing
 from dataclasses import dataclass
@@ -404,15 +403,18 @@ def bench_list_views(ctx: Context) -> list[Result]:
 # the big log
 
 
+#: every row of the log in order, as the comparators read it (straight from SQLite, around the library)
+_EVERY_EVENT = f"SELECT {', '.join(EVENT_COLUMNS)} FROM events ORDER BY position"
+
+
 def _bare_read(conn: sqlite3.Connection) -> Callable[[], float]:
     """Rows per second of the plainest pass over the log: every row fetched and its payload parsed
     with orjson, no checks and no fold. Not something the library could do instead; it tells how
     fast this machine is right now, so the absolute rebuild figure can be read beside it."""
-    select_all = f"SELECT {', '.join(EVENT_COLUMNS)} FROM events ORDER BY position"
 
     def bare() -> float:
         start, n, loads = time.perf_counter(), 0, orjson.loads
-        cursor = conn.execute(select_all)
+        cursor = conn.execute(_EVERY_EVENT)
         while rows := cursor.fetchmany(10_000):
             for row in rows:
                 loads(row[8])
@@ -471,10 +473,9 @@ def bench_audit(ctx: Context) -> list[Result]:
     actor = log.actors[3]
     since, until = _audit_window(log.path, actor, ctx.sizes.audit_window)
     scan_conn = sqlite3.connect(log.path)
-    select_all = f"SELECT {', '.join(EVENT_COLUMNS)} FROM events ORDER BY position"
 
     def full_scan() -> list:
-        return [row_to_event(r) for r in scan_conn.execute(select_all)
+        return [row_to_event(r) for r in scan_conn.execute(_EVERY_EVENT)
                 if r[6] == actor and since <= r[7] <= until]
 
     with ViewStore(log.path, actor="auditor") as store:

@@ -236,6 +236,14 @@ NAMES = st.sampled_from(["a.v1", "a.v2", "b.v3"])
 PEEK = st.booleans()
 
 
+def _load_or_none(store, name, as_of=None):
+    """The view, or None where there is none by that name (then, or now)."""
+    try:
+        return store.load_view(name, as_of=as_of)
+    except NoSuchViewError:
+        return None
+
+
 class TwoStores(RuleBasedStateMachine):
     """Two stores write to one file in turns and each loads at random moments, so a cached view is
     any number of foreign events behind (past the catch-up bound too); with ``peek`` the other store
@@ -255,10 +263,7 @@ class TwoStores(RuleBasedStateMachine):
 
     def fresh(self, name):
         with ViewStore(self.path, actor="fresh") as fresh:
-            try:
-                return fresh.load_view(name)
-            except NoSuchViewError:
-                return None
+            return _load_or_none(fresh, name)
 
     def write(self, who, call, peek, *names):
         store = self.stores[who]
@@ -283,7 +288,8 @@ class TwoStores(RuleBasedStateMachine):
 
     @rule(who=WHO, name=NAMES, changes=st.lists(CHANGES, min_size=1, max_size=3), peek=PEEK)
     def alter(self, who, name, changes, peek):
-        self.write(who, lambda s: s.alter_view(name, *changes), peek, name, *(f"{name[0]}.{n}" for n in ("v1", "v5")))
+        renamed_to = (f"{name[0]}.{n}" for n in ("v1", "v5"))  # the names CHANGES renames a view to
+        self.write(who, lambda s: s.alter_view(name, *changes), peek, name, *renamed_to)
 
     @rule(who=WHO, name=NAMES, to=NAMES, peek=PEEK)
     def rename(self, who, name, to, peek):
@@ -314,11 +320,7 @@ class TwoStores(RuleBasedStateMachine):
 
     @rule(who=WHO, name=NAMES)
     def load(self, who, name):
-        try:
-            mine = self.stores[who].load_view(name)
-        except NoSuchViewError:
-            mine = None
-        assert mine == self.fresh(name)
+        assert _load_or_none(self.stores[who], name) == self.fresh(name)
 
     @rule(who=WHO, name=NAMES, pick=st.integers(0, 200), by_time=st.booleans())
     def load_as_of(self, who, name, pick, by_time):
@@ -330,14 +332,7 @@ class TwoStores(RuleBasedStateMachine):
                 return
             at = history[pick % len(history)]
             at = at.occurred_at if by_time else at
-
-            def outcome(store):
-                try:
-                    return store.load_view(name, as_of=at)
-                except NoSuchViewError:
-                    return None
-
-            assert outcome(self.stores[who]) == outcome(fresh)
+            assert _load_or_none(self.stores[who], name, at) == _load_or_none(fresh, name, at)
 
 
 TestTwoStores = TwoStores.TestCase
