@@ -314,6 +314,27 @@ def test_events_filters(store):
         store.events(since="yesterday-ish")
     bob.close()
 
+
+def test_newest_first_reverses_the_order_and_a_limit_keeps_the_latest(store):
+    make(store)
+    bob = ViewStore(store.path, actor="bob")
+    for i in range(3):
+        bob.alter_view("sales.daily", ViewChange.update_comment(f"by bob {i}"))
+    store.alter_view("sales.daily", ViewChange.update_comment("by the owner"))
+    everything = store.events()
+    assert store.events(newest_first=True) == everything[::-1]
+    assert store.events(limit=2, newest_first=True) == everything[:-3:-1]
+    bobs = [e for e in everything if e.actor == "bob"]
+    assert store.events(actor="bob", limit=2, newest_first=True) == bobs[:-3:-1]
+    assert store.events(since=bobs[1].occurred_at, types="view.comment_updated", newest_first=True, limit=1) \
+        == everything[-1:]
+    assert store.event_rows(limit=3, newest_first=True) == store.event_rows()[:-4:-1]
+    for bad in (1, "yes", None):
+        with pytest.raises(ValidationError, match="newest_first"):
+            store.events(newest_first=bad)
+    bob.close()
+
+
 def test_event_rows_are_the_rows_of_the_events_that_events_returns(store):
     make(store)
     store.rename_view("sales.daily", "sales.renamed")

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -115,6 +116,10 @@ def test_history_audit_as_of_rollback_rename_drop(run):
     assert json.loads(run("audit", "--actor", "nobody", "--json")) == []
     assert len(json.loads(run("audit", "--view", "s.v", "--since", first["occurred_at"], "--json"))) == 3
     assert "3 events" in run("audit")
+    latest = json.loads(run("audit", "--newest-first", "--limit", "2", "--json"))
+    assert [e["type"] for e in latest] == ["view.rolled_back", "view.replaced"]
+    table = run("audit", "--newest-first")
+    assert [int(pos) for pos in re.findall(r"^│ (\d+) ", table, re.M)] == [3, 2, 1]
     run("rename", "s.v", "s.w")
     run("drop", "s.w")
     assert "nothing dropped" in run("drop", "s.w", "--if-exists")

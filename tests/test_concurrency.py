@@ -3,7 +3,6 @@
 import multiprocessing as mp
 import threading
 
-import pytest
 
 from viewstore import ConcurrencyError, ViewChange, ViewStore
 

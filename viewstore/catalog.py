@@ -594,24 +594,25 @@ class ViewStore:
 
     def events(self, *, view: str | tuple[str, ...] | None = None, actor: str | None = None,
                since: Any = None, until: Any = None, types: str | Iterable[str] | None = None,
-               limit: int | None = None) -> list[Event]:
-        """Events matching every filter given, in log order.
+               limit: int | None = None, newest_first: bool = False) -> list[Event]:
+        """Events matching every filter given, in log order (oldest first).
 
         Args:
             view: every view that ever carried this identifier (across renames and re-creations).
             actor: who made the change.
             since, until: an inclusive time range (datetime, ISO string or epoch ms).
             types: one event type or several (``view.created``, ``view.replaced``, ...).
-            limit: at most this many events.
+            limit: at most this many events: the oldest ones, or the latest with ``newest_first``.
+            newest_first: the reverse of log order; ``limit=20, newest_first=True`` gives the last 20.
 
         Raises:
-            ValidationError: a bad identifier, time or type.
+            ValidationError: a bad identifier, time, type or limit.
         """
-        return self._event_query(view, actor, since, until, types, limit, self._log.query)
+        return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.query)
 
     def event_rows(self, *, view: str | tuple[str, ...] | None = None, actor: str | None = None,
                    since: Any = None, until: Any = None, types: str | Iterable[str] | None = None,
-                   limit: int | None = None) -> list[tuple[Any, ...]]:
+                   limit: int | None = None, newest_first: bool = False) -> list[tuple[Any, ...]]:
         """The rows of the ``events`` table that :meth:`events` would return, as plain tuples.
 
         For bulk transfer (Arrow, Spark): no model is built per event. The columns are those of
@@ -620,12 +621,12 @@ class ViewStore:
         :meth:`events`.
 
         Raises:
-            ValidationError: a bad identifier, time or type.
+            ValidationError: a bad identifier, time, type or limit.
         """
-        return self._event_query(view, actor, since, until, types, limit, self._log.rows)
+        return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.rows)
 
     def _event_query(self, view: Any, actor: Any, since: Any, until: Any, types: Any, limit: Any,
-                     read: Callable[..., list[Any]]) -> list[Any]:
+                     newest_first: Any, read: Callable[..., list[Any]]) -> list[Any]:
         from .events import EVENT_TYPES
 
         kinds = None
@@ -642,13 +643,16 @@ class ViewStore:
             check_unicode(actor, "actor")
         if limit is not None and (type(limit) is not int or limit < 0):
             raise ValidationError(f"limit must be a whole number of events, not {limit!r}")
+        if type(newest_first) is not bool:
+            raise ValidationError(f"newest_first must be True or False, not {newest_first!r}")
         since_ms = to_epoch_ms(since, "since") if since is not None else None
         until_ms = to_epoch_ms(until, "until") if until is not None else None
         with self._reading():
             view_ids = None
             if view is not None:
                 view_ids = self._log.streams_that_took(identifier_str(to_identifier(view)))
-            return read(view_ids=view_ids, actor=actor, since=since_ms, until=until_ms, types=kinds, limit=limit)
+            return read(view_ids=view_ids, actor=actor, since=since_ms, until=until_ms, types=kinds, limit=limit,
+                        newest_first=newest_first)
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         """Answer an ad-hoc audit question in SQL over the log and the projections (read-only).

@@ -21,7 +21,6 @@ import json
 import math
 import os
 import sys
-from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import click
@@ -535,19 +534,22 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
 @click.option("--type", "types", multiple=True, help="Only these event types (repeatable).")
 @click.option("--since", metavar="TIME", help="From this time (ISO or epoch ms, inclusive).")
 @click.option("--until", metavar="TIME", help="Up to this time (ISO or epoch ms, inclusive).")
-@click.option("--limit", type=INT64, help="At most this many events.")
+@click.option("--limit", type=INT64, help="At most this many events (the oldest; the latest with --newest-first).")
+@click.option("--newest-first", is_flag=True, help="Latest events first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_cli
 def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, ...], since: str | None,
-          until: str | None, limit: int | None, as_json: bool) -> None:
-    """Query the event log: who changed what, when.
+          until: str | None, limit: int | None, newest_first: bool, as_json: bool) -> None:
+    """Query the event log: who changed what, when (oldest first).
 
-    Example:
+    Examples:
 
         viewstore audit --actor alice --since 2026-11-01 --type view.replaced
+
+        viewstore audit --newest-first --limit 20
     """
     events = cli.store().events(view=view, actor=who, since=_time(since, "--since"), until=_time(until, "--until"),
-                                types=types or None, limit=limit)
+                                types=types or None, limit=limit, newest_first=newest_first)
     if as_json:
         _print_json([event_to_json(e) for e in events])
     else:

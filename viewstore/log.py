@@ -389,15 +389,16 @@ class EventLog:
 
     def query(self, *, view_ids: Iterable[str] | None = None, actor: str | None = None,
               since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,
-              limit: int | None = None) -> list[Event]:
-        """Events matching every filter given, in log order."""
+              limit: int | None = None, newest_first: bool = False) -> list[Event]:
+        """Events matching every filter given, in log order (or the reverse)."""
         return [_row_to_event(r) for r in self.rows(view_ids=view_ids, actor=actor, since=since, until=until,
-                                                    types=types, limit=limit)]
+                                                    types=types, limit=limit, newest_first=newest_first)]
 
     def rows(self, *, view_ids: Iterable[str] | None = None, actor: str | None = None,
              since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,
-             limit: int | None = None) -> list[tuple[Any, ...]]:
-        """Raw rows (columns as in :data:`EVENT_COLUMNS`) matching every filter given, in log order."""
+             limit: int | None = None, newest_first: bool = False) -> list[tuple[Any, ...]]:
+        """Raw rows (columns as in :data:`EVENT_COLUMNS`) matching every filter given, in log order
+        or, with ``newest_first``, the reverse (so a ``limit`` keeps the latest events)."""
         where, params = [], []  # type: ignore[var-annotated]
         if view_ids is not None:
             ids = list(view_ids)
@@ -424,7 +425,7 @@ class EventLog:
         sql = f"SELECT {', '.join(EVENT_COLUMNS)} FROM events"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY position"
+        sql += " ORDER BY position DESC" if newest_first else " ORDER BY position"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return self.conn.execute(sql, params).fetchall()

@@ -427,6 +427,8 @@ def test_events_dataframe_is_the_typed_log(spark, store, data, ns):
     assert events_dataframe(spark, store, types=["view.renamed"]).count() == 1
     assert events_dataframe(spark, store, since=dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).count() == 0
     assert events_dataframe(spark, store, limit=2).count() == 2
+    latest = events_dataframe(spark, store, limit=2, newest_first=True).collect()
+    assert [r.position for r in latest] == [e.position for e in events[:-3:-1]]
     with pytest.raises(ValidationError, match="unknown event type"):
         events_dataframe(spark, store, types="view.exploded")
 

@@ -1205,15 +1205,16 @@ EVENTS_SCHEMA = pa.schema([pa.field(name, kind, nullable=False) for name, kind, 
 
 def events_arrow(store: ViewStore, *, view: str | tuple[str, ...] | None = None, actor: str | None = None,
                  since: Any = None, until: Any = None, types: str | Iterable[str] | None = None,
-                 limit: int | None = None) -> pa.Table:
-    """The event log (filtered as :meth:`ViewStore.events` filters) as a ``pyarrow.Table``.
+                 limit: int | None = None, newest_first: bool = False) -> pa.Table:
+    """The event log (filtered and ordered as :meth:`ViewStore.events` does) as a ``pyarrow.Table``.
 
     Raises:
         ValidationError: a bad identifier, time, type or limit.
     """
     if not isinstance(store, ViewStore):
         raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
-    rows = store.event_rows(view=view, actor=actor, since=since, until=until, types=types, limit=limit)
+    rows = store.event_rows(view=view, actor=actor, since=since, until=until, types=types, limit=limit,
+                            newest_first=newest_first)
     columns = list(zip(*rows)) if rows else [() for _ in EVENT_COLUMNS]
     arrays = []
     for _, kind, column in _EVENT_FIELDS:
@@ -1227,13 +1228,15 @@ def events_arrow(store: ViewStore, *, view: str | tuple[str, ...] | None = None,
 
 def events_dataframe(spark: SparkSession, store: ViewStore, *, view: str | tuple[str, ...] | None = None,
                      actor: str | None = None, since: Any = None, until: Any = None,
-                     types: str | Iterable[str] | None = None, limit: int | None = None) -> DataFrame:
+                     types: str | Iterable[str] | None = None, limit: int | None = None,
+                     newest_first: bool = False) -> DataFrame:
     """The event log as a typed DataFrame, moved from SQLite to Spark through Arrow.
 
     Columns: ``position`` (long), ``view`` (the identifier after the event), ``view_id``,
     ``stream_version`` (long), ``type``, ``actor``, ``occurred_at`` (timestamp, UTC),
     ``commit_id`` and ``payload`` (the event's fields as a JSON string; use ``from_json`` or
-    ``get_json_object``). The filters are those of :meth:`ViewStore.events`.
+    ``get_json_object``). The filters, ``limit`` and ``newest_first`` are those of
+    :meth:`ViewStore.events`.
 
     Example::
 
@@ -1244,7 +1247,8 @@ def events_dataframe(spark: SparkSession, store: ViewStore, *, view: str | tuple
         ValidationError: a bad identifier, time, type or limit.
     """
     _check_args(spark, store)
-    table = events_arrow(store, view=view, actor=actor, since=since, until=until, types=types, limit=limit)
+    table = events_arrow(store, view=view, actor=actor, since=since, until=until, types=types, limit=limit,
+                         newest_first=newest_first)
     return spark.createDataFrame(table)
 
 
