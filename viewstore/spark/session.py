@@ -1061,11 +1061,7 @@ def _ddl_unset_properties(spark: SparkSession, store: ViewStore, plan: Any, stat
     if ident is None:
         return _passthrough(spark, statement)
     keys = [str(k) for k in _jlist(spark, plan.propertyKeys())]
-    view = store.load_view(ident)
-    missing = [k for k in keys if k not in view.properties]
-    if missing and not plan.ifExists():
-        raise ValidationError(f"[UNSET_NONEXISTENT_PROPERTIES] view {identifier_str(ident)} has no "
-                              f"properties {missing}; use UNSET TBLPROPERTIES IF EXISTS")
+    # a key the view does not have is no change, with or without IF EXISTS, as in Spark 4.3's own catalog
     changes = [ViewChange.update_comment(None) if k == "comment" else ViewChange.remove_property(k) for k in keys]
     view = store.alter_view(ident, *changes)
     kept = [k for k in keys if not k.startswith("view.")]
@@ -1148,7 +1144,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     * ``ALTER VIEW name AS query``: a new version; as in Spark, the column comments are dropped,
       the view comment and properties stay.
     * ``ALTER VIEW name SET TBLPROPERTIES (...)`` / ``UNSET TBLPROPERTIES [IF EXISTS] (...)``
-      (the key ``comment`` is the view comment), ``ALTER VIEW name RENAME TO other``,
+      (the key ``comment`` is the view comment; unsetting a key the view lacks changes nothing,
+      with or without ``IF EXISTS``, as in Spark 4.3), ``ALTER VIEW name RENAME TO other``,
       ``DROP VIEW [IF EXISTS] name``: the store decides, then the session copy follows.
 
     A bare view name means the session's current database. ALTER and DROP of a name the store
