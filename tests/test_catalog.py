@@ -528,7 +528,7 @@ def test_receivers_that_misbehave_get_typed_errors_at_once_and_nothing_is_writte
         with pytest.raises(ViewStoreError, match="refused") as info:  # the write's own error, not the hook's
             store.alter_view("sales.daily", ViewChange.update_comment("x"))
         assert "audit sink down" in " ".join(info.value.__notes__)
-        assert "a commit_failed receiver raised" in caplog.text
+        assert "a viewstore.commit-failed receiver raised" in caplog.text
         signals.before_commit.disconnect(veto)
         assert store.event_count() == count
 
@@ -544,6 +544,33 @@ def test_receivers_that_misbehave_get_typed_errors_at_once_and_nothing_is_writte
                                  (signals.before_commit, close_the_store), (signals.commit_failed, broken_audit_sink)):
             signal.disconnect(receiver)
         other.close()
+
+
+def test_a_committed_receiver_that_raises_does_not_turn_a_committed_call_into_an_error(store, caplog):
+    make(store)
+    seen, failed = [], []
+
+    def broken_sink(sender, events):
+        raise RuntimeError("audit sink down")
+
+    def working_sink(sender, events):
+        seen.extend(e.type for e in events)
+
+    def fail(sender, events, error):
+        failed.append(error)
+
+    for receiver in (broken_sink, working_sink):
+        signals.committed.connect(receiver)
+    signals.commit_failed.connect(fail)
+    try:
+        view = store.alter_view("sales.daily", ViewChange.update_comment("kept"))  # no error: it committed
+    finally:
+        for receiver in (broken_sink, working_sink):
+            signals.committed.disconnect(receiver)
+        signals.commit_failed.disconnect(fail)
+    assert view.comment == "kept" and store.load_view("sales.daily") == view
+    assert seen == ["view.comment_updated"] and failed == []  # the other receiver ran; nothing failed
+    assert "a viewstore.committed receiver raised" in caplog.text and "audit sink down" in caplog.text
 
 
 def test_a_rebuild_callback_that_closes_the_store_gets_a_typed_error(store):

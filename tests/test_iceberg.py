@@ -294,6 +294,27 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
         {"id": 8, "name": "a", "required": False, "type": "int"},
         {"id": 9, "name": "A", "required": False, "type": "int"}]}}), "unique \\(ignoring case\\), not 'A'"),
     (lambda m: m["schemas"][0]["fields"][0].update({"type": _nested_lists(150)}), "nest deeper than 100"),
+    # what the reference parser and its Schema refuse beyond the JSON shape
+    (lambda m: m.update({"properties": None}), "properties: Input should be a valid dictionary"),
+    (lambda m: m["schemas"][0].pop("type"), "schemas.0.type: Field required"),
+    (lambda m: m["schemas"][0]["fields"][1].update({"id": 1}), "schema 0: field id 1 is used twice"),
+    (lambda m: m["schemas"][0]["fields"][0].update({"type": {
+        "type": "map", "key-id": 3, "key": "string", "value-id": 9, "value": "int", "value-required": False}}),
+     "field id 3 is used twice"),  # ids of list elements and map keys and values count too
+    (lambda m: m["schemas"][0].update({"identifier-field-ids": [99]}), "identifier field 99 does not exist"),
+    (lambda m: (m["schemas"][0].update({"identifier-field-ids": [1]}),
+                m["schemas"][0]["fields"][0].update({"required": False})), "identifier field 1 is not a required"),
+    (lambda m: (m["schemas"][0].update({"identifier-field-ids": [1]}),
+                m["schemas"][0]["fields"][0].update({"type": "double"})), "must not be a float or double"),
+    (lambda m: (m["schemas"][0].update({"identifier-field-ids": [9]}), m["schemas"][0]["fields"][0].update({"type": {
+        "type": "list", "element-id": 9, "element": "int", "element-required": True}})), "must not be nested in a list"),
+    (lambda m: (m["schemas"][0].update({"identifier-field-ids": [9]}), m["schemas"][0]["fields"][0].update(
+        {"required": False, "type": {"type": "struct", "fields": [{"id": 9, "name": "a", "required": True,
+                                                                    "type": "int"}]}})),
+     "identifier field 9 must not be nested"),
+    (lambda m: (m["schemas"][0].update({"identifier-field-ids": [1]}), m["schemas"][0]["fields"][0].update(
+        {"type": {"type": "struct", "fields": [{"id": 9, "name": "a", "required": True, "type": "int"}]}})),
+     "identifier field 1 is not a primitive"),
 ])
 def test_import_refuses_broken_files(store, conformance, tmp_path, mutate, message):
     meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
@@ -320,6 +341,20 @@ def test_import_refuses_json_nested_too_deep_for_the_parser(store, tmp_path):
     assert store.event_count() == 0
 
 
+def test_import_takes_what_the_reference_parser_takes(store, conformance, tmp_path):
+    """A schema without an id is schema 0, and identifier fields that are required primitives
+    (also inside required structs) are fine."""
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    del meta["schemas"][0]["schema-id"]
+    meta["schemas"][0]["identifier-field-ids"] = [1, 9]
+    meta["schemas"][0]["fields"][2]["type"] = {"type": "struct", "fields": [
+        {"id": 9, "name": "a", "required": True, "type": "int"}]}
+    path = tmp_path / "00000-x.metadata.json"
+    path.write_text(json.dumps(meta))
+    view = store.import_iceberg(path, "a.v")
+    assert [v.schema_id for v in view.versions] == [0, 0] and [c.name for c in view.columns] == ["x", "y", "z"]
+
+
 def test_import_keeps_the_version_log_in_file_order(store, conformance, tmp_path):
     """A log whose times do not rise (one writer stamps a new version with its clock, another a
     rollback with its own) stays a list in file order, and its current version stays current."""
@@ -340,6 +375,27 @@ def test_import_keeps_the_version_log_in_file_order(store, conformance, tmp_path
     before = store.projection_dump()
     store.rebuild()
     assert store.projection_dump() == before
+
+
+@pytest.mark.parametrize("log, kept", [
+    ([0, 1, 2], [1, 2]),  # an expired version's entry at the start goes alone
+    ([1, 7, 2], [2]),  # in the middle it takes every entry before it: 1 was not current up to 2
+    ([1, 2, 9], [2]),  # the current version gains an entry at the file's latest time
+    ([], [2]),
+])
+def test_import_drops_log_entries_of_versions_the_file_lacks_as_the_reference_retention_does(
+        store, conformance, tmp_path, log, kept):
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    meta["version-log"] = [{"timestamp-ms": 1000 + 1000 * i, "version-id": v} for i, v in enumerate(log)]
+    path = tmp_path / "00000-x.metadata.json"
+    path.write_text(json.dumps(meta))
+    view = store.import_iceberg(path, "a.v")
+    assert [e.version_id for e in view.version_log] == kept and view.current_version_id == 2
+    entries = {(e["timestamp-ms"], e["version-id"]) for e in meta["version-log"]}
+    newest = max([e[0] for e in entries] + [v["timestamp-ms"] for v in meta["versions"]])
+    assert all((e.timestamp_ms, e.version_id) in entries or (e.timestamp_ms, e.version_id) == (newest, 2)
+               for e in view.version_log)
+    assert [e["version-id"] for e in load(store.export_iceberg("a.v", tmp_path / "out"))[0]["version-log"]] == kept
 
 
 def test_exported_files_are_readable_by_other_users(store, tmp_path):

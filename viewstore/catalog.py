@@ -732,10 +732,9 @@ class ViewStore:
             except BaseException as error:
                 self._cache.clear()
                 if plan is not None and plan.events and signals.commit_failed.receivers:
-                    try:
-                        signals.commit_failed.send(self, events=_positioned(plan.events, stored), error=error)
-                    except Exception as hook:  # the caller is owed the write's own error, not the hook's
-                        _logger.exception("a commit_failed receiver raised")
+                    # the caller is owed the write's own error, not a receiver's
+                    for hook in _notify(signals.commit_failed, self, events=_positioned(plan.events, stored),
+                                        error=error):
                         error.add_note(f"a commit_failed receiver raised too: {hook!r}")
                 raise
             # committed: cache the new state with its View, built from the previous View where it can be
@@ -745,7 +744,7 @@ class ViewStore:
                 self._remember(state.identifier, (state, state_to_view(state, self._version_models, earlier),
                                                   self._data_version))
         if signals.committed.receivers:  # only then are copies of the events with their positions needed
-            signals.committed.send(self, events=_positioned(plan.events, stored))
+            _notify(signals.committed, self, events=_positioned(plan.events, stored))  # the commit stands
         return plan, state
 
     @contextmanager
@@ -1333,10 +1332,14 @@ def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],
         if not rep_version.representations:
             raise ValidationError(f"version {rep_version.version_id} has no representation")
         _check_dialects(rep_version.representations)
-    # The log keeps the file's order: it is a list, and its last entry agrees with the current
-    # version. Its times need not rise (a writer stamps an added version with its own clock and a
-    # rollback with the committer's), so only the events' times are kept from going backwards.
-    entries = [e for e in log if e.version_id in by_id]
+    # The log keeps the file's order: it is a list. Its times need not rise (a writer stamps an added
+    # version with its own clock and a rollback with the committer's), so only the events' times are
+    # kept from going backwards. Entries that name a version the file no longer holds go as the
+    # reference implementation's retention drops them: every entry up to and including the last
+    # such one (keeping an earlier entry would claim its version stayed current past the gap). A log
+    # that then does not end at the current version gets an entry for it, at the file's latest time.
+    unknown = [i for i, e in enumerate(log) if e.version_id not in by_id]
+    entries = log[unknown[-1] + 1:] if unknown else list(log)
     if not entries or entries[-1].version_id != current_version_id:
         last = max([by_id[current_version_id].timestamp_ms] + [e.timestamp_ms for e in entries])
         entries.append(VersionLogEntry(timestamp_ms=last, version_id=current_version_id))
@@ -1367,6 +1370,19 @@ def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],
         steps.append((max(steps[-1][0], v.timestamp_ms), ViewReplaced,
                       {"version": dump(v), "current_version_id": None, "log_entry": None}))
     return steps
+
+
+def _notify(signal: Any, store: ViewStore, **kwargs: Any) -> list[Exception]:
+    """Send ``signal`` to each of its receivers in turn: one that raises is logged (logger
+    ``viewstore``) and the others still run. Returns what they raised."""
+    raised = []
+    for receiver in signal.receivers_for(store):
+        try:
+            receiver(store, **kwargs)
+        except Exception as error:
+            _logger.exception("a %s receiver raised", signal.name)
+            raised.append(error)
+    return raised
 
 
 def _os_user() -> str:

@@ -102,8 +102,8 @@ class IcebergSchema(BaseModel):
     """A schema in ``schemas`` (a struct with an id)."""
 
     model_config = _CONFIG
-    type: Literal["struct"] = "struct"
-    schema_id: Int32 = Field(alias="schema-id")
+    type: Literal["struct"]
+    schema_id: Int32 = Field(default=0, alias="schema-id")  # the reference parser's default
     identifier_field_ids: list[Int32] | None = Field(default=None, alias="identifier-field-ids")
     fields: list[dict[str, Any]]
 
@@ -115,7 +115,7 @@ class IcebergViewMetadata(BaseModel):
     view_uuid: str = Field(alias="view-uuid")
     format_version: int = Field(alias="format-version")
     location: str
-    properties: dict[str, str] | None = None
+    properties: dict[str, str] = Field(default_factory=dict)  # optional, but not null
     schemas: list[IcebergSchema]
     current_version_id: Int32 = Field(alias="current-version-id")
     versions: list[IcebergViewVersion]
@@ -409,6 +409,9 @@ def parse_metadata(data: dict[str, Any], source: str = "metadata") -> ImportedVi
                                               for f in struct.fields)
         except ValidationError as e:
             raise IcebergMetadataError(f"{source}: schema {schema.schema_id} has a bad field: {e}") from e
+        problem = _field_id_problem(schema)
+        if problem:
+            raise IcebergMetadataError(f"{source}: schema {schema.schema_id}: {problem}")
     versions: dict[int, ViewVersion] = {}
     for v in meta.versions:
         if v.version_id in versions:
@@ -418,9 +421,55 @@ def parse_metadata(data: dict[str, Any], source: str = "metadata") -> ImportedVi
         raise IcebergMetadataError(f"{source}: Cannot find current version {meta.current_version_id} "
                                    f"in view versions: {sorted(versions)}")
     log = tuple(VersionLogEntry(timestamp_ms=e.timestamp_ms, version_id=e.version_id) for e in meta.version_log)
-    return ImportedView(view_uuid=meta.view_uuid, location=meta.location, properties=dict(meta.properties or {}),
+    return ImportedView(view_uuid=meta.view_uuid, location=meta.location, properties=dict(meta.properties),
                         versions=tuple(versions[k] for k in sorted(versions)), version_log=log,
                         current_version_id=meta.current_version_id)
+
+
+def _field_ids(fields: list[dict[str, Any]], plain: bool) -> Iterator[tuple[int, Any, bool, bool]]:
+    """(id, type, required, plain) of every field of a schema JSON already read by
+    :func:`from_iceberg_json`, nested ones too: list elements, map keys and values. ``plain``: every
+    field around it is a required struct field (no list, map or optional struct)."""
+    for f in fields:
+        yield f["id"], f["type"], f["required"], plain
+        yield from _nested_ids(f["type"], plain and f["required"])
+
+
+def _nested_ids(t: Any, plain: bool) -> Iterator[tuple[int, Any, bool, bool]]:
+    if not isinstance(t, dict):
+        return
+    if t["type"] == "struct":
+        yield from _field_ids(t["fields"], plain)
+    elif t["type"] == "list":
+        yield t["element-id"], t["element"], t["element-required"], False
+        yield from _nested_ids(t["element"], False)
+    else:  # map
+        yield t["key-id"], t["key"], True, False
+        yield from _nested_ids(t["key"], False)
+        yield t["value-id"], t["value"], t["value-required"], False
+        yield from _nested_ids(t["value"], False)
+
+
+def _field_id_problem(schema: IcebergSchema) -> str | None:
+    """What the reference implementation refuses in a schema's field ids, or None: an id used twice,
+    and identifier fields that are missing, not primitive, optional, floating point, or nested in a
+    list, a map or an optional struct."""
+    index: dict[int, tuple[Any, bool, bool]] = {}
+    for field_id, kind, required, plain in _field_ids(schema.fields, True):
+        if field_id in index:
+            return f"field id {field_id} is used twice"
+        index[field_id] = (kind, required, plain)
+    for field_id in schema.identifier_field_ids or ():
+        if field_id not in index:
+            return f"identifier field {field_id} does not exist"
+        kind, required, plain = index[field_id]
+        why = ("is not a primitive type field" if not isinstance(kind, str) else
+               "is not a required field" if not required else
+               "must not be a float or double field" if kind in ("float", "double") else
+               "must not be nested in a list, a map or an optional field" if not plain else None)
+        if why:
+            return f"identifier field {field_id} {why}"
+    return None
 
 
 def _import_version(v: IcebergViewVersion, schemas: dict[int, tuple[Column, ...]], current: int,

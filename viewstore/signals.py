@@ -7,12 +7,16 @@ The sender is always the :class:`~viewstore.catalog.ViewStore`; the events go in
     A receiver may veto the change by raising: nothing is written and the caller gets the error
     (wrapped in :class:`~viewstore.errors.ViewStoreError` unless it already is one).
 ``committed(store, events=[...])``
-    Sent after a successful commit, with the stored events (positions set). Exceptions raised by
-    receivers propagate to the caller, but the commit stands.
+    Sent after a successful commit, with the stored events (positions set). The call has succeeded:
+    an exception raised by a receiver is logged (logger ``viewstore``), the other receivers still
+    run, and the caller gets its result. A sink that must not miss an event can read what it
+    missed from the log by position (``store.query("SELECT * FROM events WHERE position > ?", [last])``).
 ``commit_failed(store, events=[...], error=exc)``
-    Sent when a write fails after its events were decided (a veto, a lost race, a database error).
+    Sent when a write fails after its events were decided (a veto, a lost race, a database error);
+    a refusal found while deciding (no such view, a name taken, a bad change) sends nothing.
     The caller still gets the write's own error: an exception raised by a receiver is logged (logger
-    ``viewstore``) and added to that error as a note.
+    ``viewstore``), the other receivers still run, and each such exception is added to that error
+    as a note.
 
 A receiver may read the store. Writing from a ``before_commit`` receiver is refused with a
 :class:`~viewstore.errors.ViewStoreError` (the write transaction is open), through this store or
