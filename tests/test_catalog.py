@@ -825,5 +825,25 @@ def test_a_database_of_another_program_is_refused(tmp_path):
     with sqlite3.connect(path) as raw:
         raw.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, what TEXT)")
     raw.close()
-    with pytest.raises(ViewStoreError, match="not a viewstore database: its events table has the columns id, what"):
+    with pytest.raises(ViewStoreError, match=r"not a viewstore database: it holds other tables \(events\)"):
         ViewStore(path)
+
+
+def test_another_programs_database_is_left_as_it_was(tmp_path):
+    """An application's file passed by mistake gets no viewstore tables and keeps its journal mode."""
+    path = tmp_path / "app.db"
+    raw = sqlite3.connect(path)
+    with raw:
+        raw.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    raw.close()
+    before = path.read_bytes()
+    with pytest.raises(ViewStoreError, match=r"app.db is not a viewstore database: it holds other tables "
+                                             r"\(customers\)"):
+        ViewStore(path)
+    assert path.read_bytes() == before
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert [r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["customers"]
+    raw.close()
+    ViewStore(tmp_path / "new.db").close()  # a file that is not there yet becomes a store
+    ViewStore(tmp_path / "new.db").close()  # and opens again

@@ -352,3 +352,19 @@ def test_show_at_event_takes_a_log_position(run):
     run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")  # position 3, stream version 2
     assert json.loads(run("show", "s.v", "--at-event", "2", "--json"))["current_version_id"] == 1
     assert run("show", "s.v", "--at-event", "1", code=1).startswith("error: no event at position 1")
+
+
+def test_a_mistyped_db_is_an_error_not_an_empty_catalog(run, tmp_path):
+    for args in (["list"], ["audit", "--json"], ["show", "s.v"], ["history", "s.v"], ["rebuild"],
+                 ["query", "SELECT 1 AS one"], ["alter", "s.v", "--comment", "x"], ["drop", "s.v"]):
+        out = run(*args, code=1)
+        assert out.startswith(f"error: no viewstore database at {run.db}") and out.count("\n") == 1, out
+        assert not run.db.exists()
+    create(run)  # adding a view starts the file
+    assert run("list") == "s.v\n"
+    app = tmp_path / "app.db"
+    with sqlite3.connect(app) as raw:
+        raw.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY)")
+    raw.close()
+    result = CliRunner().invoke(main, ["--db", str(app), "create", "s.v", "--sql", "SELECT 1 AS x"])
+    assert result.exit_code == 1 and "is not a viewstore database: it holds other tables (customers)" in result.output

@@ -56,8 +56,13 @@ class CliContext:
         self.err = Console(stderr=True, markup=False, emoji=False, highlight=False)
         self._store: ViewStore | None = None
 
-    def store(self) -> ViewStore:
+    def store(self, *, create: bool = False) -> ViewStore:
+        """The store; only commands that add a view (``create=True``) may start a new file, so a
+        mistyped ``--db`` is an error rather than an empty catalog."""
         if self._store is None:
+            if not create and not os.path.exists(self.db):
+                raise ViewStoreError(f"no viewstore database at {self.db} (create or import a view to start one "
+                                     f"there; --db or VIEWSTORE_DB names another)")
             self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
         return self._store
 
@@ -345,7 +350,7 @@ def create(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> N
         viewstore create sales.daily --sql "SELECT day, count(*) AS n FROM orders GROUP BY day"
         --column day:date --column "n:bigint:orders that day" --comment "Daily orders"
     """
-    view = cli.store().create_view(identifier, **_definition(identifier, **options))
+    view = cli.store(create=True).create_view(identifier, **_definition(identifier, **options))
     _show_result(cli, view, as_json, "created")
 
 
@@ -610,7 +615,7 @@ def import_(cli: CliContext, path: str, identifier: str, as_json: bool) -> None:
 
         viewstore import warehouse/sales/daily/metadata/00003-....metadata.json sales.daily
     """
-    view = cli.store().import_iceberg(path, identifier)
+    view = cli.store(create=True).import_iceberg(path, identifier)
     if as_json:
         _print_json(view_to_json(view))
     else:

@@ -90,6 +90,14 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         raise ViewStoreError(f"cannot open {path} as a viewstore database: {e}") from e
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        # before anything changes the file (WAL mode is kept in it): another program's database is left
+        # as it was; every viewstore file has had its meta table from the start
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                             "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        if tables and "meta" not in tables:
+            raise ViewStoreError(f"{path} is not a viewstore database: it holds other tables "
+                                 f"({', '.join(tables[:5])}{', ...' if len(tables) > 5 else ''}); "
+                                 f"viewstore keeps its catalog in a file of its own")
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if mode != "wal":
             _retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL"))

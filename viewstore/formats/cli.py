@@ -104,7 +104,7 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
         viewstore hms import metastore_dump.json --json
     """
     records = _load(file)
-    store = cli.store()
+    store = cli.store(create=True)
     if len(records) == 1:
         started = time.perf_counter()
         engine = detect(records[0])
