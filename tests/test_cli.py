@@ -368,3 +368,18 @@ def test_a_mistyped_db_is_an_error_not_an_empty_catalog(run, tmp_path):
     raw.close()
     result = CliRunner().invoke(main, ["--db", str(app), "create", "s.v", "--sql", "SELECT 1 AS x"])
     assert result.exit_code == 1 and "is not a viewstore database: it holds other tables (customers)" in result.output
+
+
+def test_a_reader_that_stops_early_is_no_error(tmp_path):
+    """`viewstore list | head -1`: the closed pipe ends the command quietly, with exit code 0."""
+    db = tmp_path / "many.db"
+    with ViewStore(db) as store:
+        for i in range(2000):
+            store.create_view(f"s.v{i}", columns=[], representations=[("spark", "SELECT 1")], default_namespace="s")
+    reader = subprocess.Popen([sys.executable, "-m", "viewstore", "--db", str(db), "list"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert reader.stdout.readline() == b"s.v0\n"
+    reader.stdout.close()  # as head does after its line
+    assert reader.wait(timeout=60) == 0
+    assert reader.stderr.read() == b""
+    reader.stderr.close()

@@ -90,6 +90,10 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:  # the reader went away (`viewstore list | head -1`): it has what it wanted
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
+            ctx.exit(0)
         except (ViewStoreError, OSError) as e:
             click.echo(f"error: {e}", err=True)
             ctx.exit(1)
