@@ -188,7 +188,7 @@ def test_markup_like_data_prints_as_it_is_in_every_command(run, tmp_path, monkey
     assert run("list") == "ns.[/b]\n" and run("list", "ns") == "ns.[/b]\n"
     for out in (run("history", "ns.[/b]"), run("audit", "--view", "ns.[/b]")):
         assert "history of ns.[/b]" in out or "4 events" in out
-        assert "ns.[/b]" in out and "[/who]" in out and "comment=[/c]" in out
+        assert "ns.[/b]" in out and "[/who]" in out and "comment: [/c]" in out
     assert "[/p]" in run("query", "SELECT properties FROM views")
     location = tmp_path / "[/loc] :x:"
     path = run("export", "ns.[/b]", "--location", str(location)).strip()
@@ -383,3 +383,18 @@ def test_a_reader_that_stops_early_is_no_error(tmp_path):
     assert reader.wait(timeout=60) == 0
     assert reader.stderr.read() == b""
     reader.stderr.close()
+
+
+def test_event_tables_read_as_text(run, monkeypatch):
+    """Times whole and compact; properties as key=value, removals as -key, each change on its line."""
+    monkeypatch.setenv("COLUMNS", "200")
+    create(run)
+    run("alter", "s.v", "--set", "owner=finance", "--set", "team=x", "--comment", "Big orders, in EUR")
+    run("alter", "s.v", "--unset", "team")
+    run("rename", "s.v", "s.w")
+    out = run("history", "s.w")
+    when = json.loads(run("history", "s.w", "--json"))[0]["occurred_at"]  # 2026-11-25T18:49:59.121+00:00
+    assert f"│ {when[:10]} {when[11:23]} │" in out
+    for cell in ("│ version 1 ", "│ comment: Big orders, in EUR ", "│ owner=finance ", "│ team=x ", "│ -team ",
+                 "│ from s.v "):
+        assert cell in out, cell

@@ -241,22 +241,40 @@ def _print_view(cli: CliContext, view: View) -> None:
 
 def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
     table = data_table("pos", "time (UTC)", "actor", "view", "v", "type", "details", title=title)
+    for column in (table.columns[0], table.columns[1], table.columns[4]):  # numbers and times stay whole
+        column.no_wrap = True
     for e in events:
-        table.add_row(str(e.position), _ms(e.occurred_at), e.actor, e.view, str(e.stream_version), e.type,
+        table.add_row(str(e.position), _table_time(e.occurred_at), e.actor, e.view, str(e.stream_version), e.type,
                       _details(e))
     cli.console.print(table)
 
 
+def _table_time(ms: int) -> str:
+    """A time for a table cell: ``2026-11-25 18:43:50.232`` (UTC, said in the header)."""
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+#: how each payload field reads in a table's details cell (``--json`` has the payload itself)
+_DETAILS = {"source": "from {}", "from_identifier": "from {}", "dialect": "{}", "comment": "comment: {}",
+            "current_version_id": "version {}"}
+
+
 def _details(event: Event) -> str:
+    """What an event changed, a line each: ``owner=finance`` for a property set, ``-team`` for one
+    removed, ``version 2`` for a new current version, ``from sales.old`` for a rename."""
     payload = event.payload()
-    parts = []
-    for key in ("dialect", "comment", "updates", "removals", "from_identifier", "current_version_id", "source"):
-        if payload.get(key) is not None:
-            value = payload[key]
-            if key == "from_identifier":
-                value = ".".join(value)
-            parts.append(f"{key}={value}")
-    return ", ".join(parts)
+    lines = []
+    for key in ("source", "from_identifier", "dialect", "comment", "updates", "removals", "current_version_id"):
+        value = payload.get(key)
+        if value is None:
+            continue
+        if key == "updates":
+            lines.extend(f"{k}={v}" for k, v in sorted(value.items()))
+        elif key == "removals":
+            lines.extend(f"-{k}" for k in sorted(value))
+        else:
+            lines.append(_DETAILS[key].format(".".join(value) if key == "from_identifier" else value))
+    return "\n".join(lines)
 
 
 # -- definition options shared by create and replace --------------------------------------------
