@@ -398,3 +398,19 @@ def test_event_tables_read_as_text(run, monkeypatch):
     for cell in ("│ version 1 ", "│ comment: Big orders, in EUR ", "│ owner=finance ", "│ team=x ", "│ -team ",
                  "│ from s.v "):
         assert cell in out, cell
+
+
+def test_show_lists_the_versions_and_the_version_log(run, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    create(run)
+    run("alter", "s.v", "--add-representation", "trino", "SELECT 1 AS x")
+    run("rollback", "s.v", "1")
+    out = run("show", "s.v")
+    assert re.search(r"│ 1 \(current\) +│ \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} │ 0 +│ spark +│ x +│", out), out
+    assert re.search(r"│ 2 +│ [-\d: .]+│ 0 +│ spark, trino +│ x +│", out), out
+    assert "version log: 1 → 2 → 1" in out
+    for i in range(12):
+        run("replace", "s.v", "--sql", f"SELECT {i} AS x", "--column", "x:int")
+    out = run("show", "s.v")
+    assert "versions (the latest 10; --json has all)" in out and "│ 14 (current) " in out and "│ 4 " not in out
+    assert "version log (the latest 10 of 15): 5 → 6 → " in out

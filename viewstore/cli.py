@@ -209,6 +209,10 @@ def data_table(*headers: str, title: str | None = None) -> Table:
     return table
 
 
+#: how many versions (and version-log entries) ``show`` lists; ``--json`` has every one
+SHOWN_VERSIONS = 10
+
+
 def _print_view(cli: CliContext, view: View) -> None:
     c = cli.console
 
@@ -237,6 +241,18 @@ def _print_view(cli: CliContext, view: View) -> None:
         for k, v in sorted(props.items()):
             table.add_row(k, v)
         c.print(table)
+    shown = view.versions[-SHOWN_VERSIONS:]
+    earlier = len(view.versions) - len(shown)
+    versions = data_table("version", "created (UTC)", "schema", "dialects", "columns",
+                          title=f"versions{f' (the latest {len(shown)}; --json has all)' if earlier else ''}")
+    for v in shown:
+        mark = " (current)" if v.version_id == view.current_version_id else ""
+        versions.add_row(f"{v.version_id}{mark}", _table_time(v.timestamp_ms), str(v.schema_id),
+                         ", ".join(r.dialect for r in v.representations), ", ".join(col.name for col in v.columns))
+    c.print(versions)
+    log = view.version_log[-SHOWN_VERSIONS:]
+    cut = f" (the latest {len(log)} of {len(view.version_log)})" if len(log) < len(view.version_log) else ""
+    line(f"version log{cut}: " + " → ".join(str(e.version_id) for e in log))
 
 
 def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
@@ -400,7 +416,7 @@ def replace(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> 
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_cli
 def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | None, as_json: bool) -> None:
-    """Show a view: columns, representations, properties, versions.
+    """Show a view: columns, representations, properties, versions and version log.
 
     Examples:
 
