@@ -414,3 +414,23 @@ def test_show_lists_the_versions_and_the_version_log(run, monkeypatch):
     out = run("show", "s.v")
     assert "versions (the latest 10; --json has all)" in out and "│ 14 (current) " in out and "│ 4 " not in out
     assert "version log (the latest 10 of 15): 5 → 6 → " in out
+
+
+def test_alter_representation_options_in_any_order_and_changes_that_change_nothing(run):
+    create(run)  # spark only
+    run("alter", "s.v", "--remove-representation", "spark", "--add-representation", "trino", "SELECT 2 AS x")
+    view = json.loads(run("show", "s.v", "--json"))
+    assert [r["dialect"] for r in view["representations"]] == ["trino"]  # added before the last one went
+    run("alter", "s.v", "--remove-representation", "TRINO", "--add-representation", "trino", "SELECT 3 AS x")
+    assert json.loads(run("history", "s.v", "--json"))[-1]["type"] == "view.representation_updated"
+    assert json.loads(run("show", "s.v", "--json"))["representations"] == [{"dialect": "trino", "sql": "SELECT 3 AS x"}]
+    events = len(json.loads(run("audit", "--json")))
+    assert run("alter", "s.v", "--unset", "no_such_key").startswith("nothing to change in s.v ")
+    assert run("rename", "s.v", "S.V") == "s.v already has that name; nothing renamed\n"
+    assert len(json.loads(run("audit", "--json"))) == events
+
+
+def test_names_given_in_capitals_are_printed_and_used_as_stored(run):
+    create(run, "Sales.Orders")
+    assert json.loads(run("show", "sales.orders", "--json"))["default_namespace"] == ["sales"]
+    assert run("rename", "Sales.Orders", "Sales.Orders2") == "renamed sales.orders to sales.orders2\n"

@@ -57,7 +57,7 @@ class CliContext:
         self._store: ViewStore | None = None
 
     def store(self, *, create: bool = False) -> ViewStore:
-        """The store; only commands that add a view (``create=True``) may start a new file, so a
+        """The store; only commands that can add a view (``create=True``) may start a new file, so a
         mistyped ``--db`` is an error rather than an empty catalog."""
         if self._store is None:
             if not create and not os.path.exists(self.db):
@@ -360,7 +360,7 @@ def _definition(identifier: str, dialect: str, sql: str | None, sql_file: Any, e
     reps += [SQLRepresentation(d, s) for d, s in extra_reps]
     if not reps:
         raise ViewStoreError("a view needs SQL: give --sql, --sql-file or --representation")
-    namespace = default_namespace if default_namespace is not None else ".".join(identifier.split(".")[:-1])
+    namespace = default_namespace if default_namespace is not None else ".".join(to_identifier(identifier)[:-1])
     return {"columns": [_parse_column(c) for c in columns], "representations": reps,
             "default_namespace": namespace, "default_catalog": default_catalog, "comment": comment,
             "properties": dict(_parse_kv(p, "--property") for p in properties),
@@ -399,11 +399,15 @@ def create(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> N
 def replace(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> None:
     """Create or replace a view (a new version, or a reused identical one).
 
+    A replace is a whole new definition: give every column and representation again (what is left
+    out is gone: no --column means no columns), and the default namespace, comment, properties
+    and security mode if they are not the defaults.
+
     Example:
 
         viewstore replace sales.daily --sql "SELECT ..." --column day:date --column n:bigint
     """
-    view = cli.store().replace_view(identifier, **_definition(identifier, **options))
+    view = cli.store(create=True).replace_view(identifier, **_definition(identifier, **options))
     _show_result(cli, view, as_json, "replaced")
 
 
@@ -474,21 +478,30 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
           sets: Any, unsets: Any, expected_version: int | None, as_json: bool) -> None:
     """Change a view: all the changes given are one commit, or none.
 
+    Representation changes apply as updates, then additions, then removals, whatever their order
+    on the command line; removing a dialect and adding it again updates its SQL. Changes that
+    leave the view as it is write nothing.
+
     Example:
 
         viewstore alter sales.daily --add-representation trino "SELECT ..." --set owner=finance
     """
-    changes = [ViewChange.add_representation(SQLRepresentation(d, s)) for d, s in adds]
-    changes += [ViewChange.update_representation(d, s) for d, s in updates]
-    changes += [ViewChange.remove_representation(d) for d in removes]
+    removed = {d.lower() for d in removes}
+    readded = {d.lower() for d, _ in adds} & removed  # remove X, add X: X's SQL changes
+    changes = [ViewChange.update_representation(d, s) for d, s in updates]
+    changes += [ViewChange.update_representation(d, s) for d, s in adds if d.lower() in readded]
+    changes += [ViewChange.add_representation(SQLRepresentation(d, s)) for d, s in adds if d.lower() not in readded]
+    changes += [ViewChange.remove_representation(d) for d in removes if d.lower() not in readded]
     if comment is not None:
         changes.append(ViewChange.update_comment(comment or None))
     changes += [ViewChange.set_property(*_parse_kv(s, "--set")) for s in sets]
     changes += [ViewChange.remove_property(k) for k in unsets]
     if not changes:
         raise ViewStoreError("nothing to change: give at least one change option (see --help)")
-    view = cli.store().alter_view(identifier, *changes, expected_version=expected_version)
-    _show_result(cli, view, as_json, "altered")
+    store = cli.store()
+    before = store.load_view(identifier).stream_version
+    view = store.alter_view(identifier, *changes, expected_version=expected_version)
+    _show_result(cli, view, as_json, "altered" if view.stream_version != before else "nothing to change in")
 
 
 @main.command()
@@ -503,11 +516,15 @@ def rename(cli: CliContext, identifier: str, new_identifier: str, as_json: bool)
 
         viewstore rename sales.daily sales.daily_orders
     """
-    view = cli.store().rename_view(identifier, new_identifier)
+    store = cli.store()
+    before = store.load_view(identifier).stream_version
+    view = store.rename_view(identifier, new_identifier)
     if as_json:
         _print_json(view_to_json(view))
+    elif view.stream_version == before:
+        click.echo(f"{identifier_str(view.identifier)} already has that name; nothing renamed")
     else:
-        click.echo(f"renamed {identifier} to {identifier_str(view.identifier)}")
+        click.echo(f"renamed {identifier_str(to_identifier(identifier))} to {identifier_str(view.identifier)}")
 
 
 @main.command()
