@@ -650,6 +650,10 @@ def test_a_datetime_is_read_to_the_exact_millisecond(store):
     assert int(at.timestamp() * 1000) == ms - 1  # what the old conversion gave
     assert to_epoch_ms(at) == to_epoch_ms(at.replace(tzinfo=None)) == to_epoch_ms(at.isoformat()) == ms
     assert to_epoch_ms(dt.date(2004, 3, 15)) == 1079308800000
+    # ISO 8601's basic date is a date, not 20 million ms after 1970; other digit strings are ms
+    assert to_epoch_ms("20040315") == to_epoch_ms("2004-03-15") == 1079308800000
+    assert to_epoch_ms("20041315") == 20041315 and to_epoch_ms("2004") == 2004 and to_epoch_ms(20040315) == 20040315
+    assert to_epoch_ms(str(ms)) == ms and to_epoch_ms("0") == 0
     make(store)
     event = store.history("sales.daily")[0]
     exact = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=event.occurred_at)

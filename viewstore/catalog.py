@@ -168,6 +168,10 @@ def _security_mode(value: Any) -> str:
 def to_epoch_ms(value: Any, what: str = "time") -> int:
     """Epoch milliseconds from a datetime (naive means UTC), a date, an ISO string or a number.
 
+    A string of digits is epoch milliseconds, except eight digits that make a date (``20261125``):
+    that is the date, as ISO 8601's basic format writes it (as milliseconds it would be a moment of
+    1970-01-01 or -02).
+
     Raises:
         ValidationError: not a time, or one beyond the 64-bit milliseconds the log stores.
     """
@@ -179,7 +183,7 @@ def to_epoch_ms(value: Any, what: str = "time") -> int:
         value = int(value)
     if isinstance(value, str):
         text = value.strip()
-        if text.lstrip("-").isdigit():
+        if text.lstrip("-").isdigit() and not (len(text) == 8 and _basic_date(text)):
             value = int(text)
         else:
             try:
@@ -201,6 +205,14 @@ def to_epoch_ms(value: Any, what: str = "time") -> int:
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _basic_date(text: str) -> bool:
+    try:
+        dt.date(int(text[:4]), int(text[4:6]), int(text[6:]))
+    except ValueError:
+        return False
+    return True
 
 
 def _path(value: Any, what: str) -> Path:
