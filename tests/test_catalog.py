@@ -2,7 +2,9 @@
 
 import datetime as dt
 import gc
+import os
 import sqlite3
+import subprocess
 import time
 
 import pytest
@@ -851,3 +853,21 @@ def test_another_programs_database_is_left_as_it_was(tmp_path):
     raw.close()
     ViewStore(tmp_path / "new.db").close()  # a file that is not there yet becomes a store
     ViewStore(tmp_path / "new.db").close()  # and opens again
+
+
+def test_a_store_in_a_folder_that_cannot_be_written_says_why_it_cannot_open(tmp_path):
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    ViewStore(folder / "s.db").close()  # closing the last connection removes -wal and -shm
+    folder.chmod(0o555)
+    immutable = os.access(folder, os.W_OK)  # root writes anyway: make the folder immutable instead
+    if immutable:
+        subprocess.run(["chattr", "+i", str(folder)], check=True)
+    try:
+        assert not os.access(folder, os.W_OK)
+        with pytest.raises(ViewStoreError, match="-wal and -shm files beside it, and that folder is not writable"):
+            ViewStore(folder / "s.db")
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(0o755)

@@ -7,6 +7,7 @@ translated in one place) and :meth:`EventLog.append`. Optimistic concurrency res
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import time
@@ -122,7 +123,10 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
                              (str(SCHEMA_VERSION),))
     except sqlite3.DatabaseError as e:
         conn.close()
-        raise ViewStoreError(f"cannot open {path} as a viewstore database: {e}") from e
+        folder = os.path.dirname(os.path.abspath(path))
+        hint = ("; WAL mode needs to create its -wal and -shm files beside it, and that folder is not writable"
+                if os.path.exists(path) and not os.access(folder, os.W_OK) else "")
+        raise ViewStoreError(f"cannot open {path} as a viewstore database: {e}{hint}") from e
     except BaseException:
         conn.close()
         raise
