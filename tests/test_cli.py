@@ -434,3 +434,12 @@ def test_names_given_in_capitals_are_printed_and_used_as_stored(run):
     create(run, "Sales.Orders")
     assert json.loads(run("show", "sales.orders", "--json"))["default_namespace"] == ["sales"]
     assert run("rename", "Sales.Orders", "Sales.Orders2") == "renamed sales.orders to sales.orders2\n"
+
+
+def test_counts_read_as_english_and_progress_stays_off_a_pipe(run):
+    create(run)
+    assert run("audit").startswith("1 event\n")
+    result = subprocess.run([sys.executable, "-m", "viewstore", "--db", str(run.db), "rebuild"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0
+    assert (result.stdout, result.stderr) == ("rebuilt projections from 1 event: they matched the log\n", "")

@@ -86,3 +86,20 @@ def test_every_command_has_help_with_an_example():
     for core in ["create", "replace", "show", "list", "alter", "rename", "drop", "rollback", "history", "audit",
                  "export", "import", "rebuild"]:
         assert core in names
+
+
+def test_every_help_fits_80_columns_with_its_examples_as_written():
+    """Examples are printed line for line (click's \\b), not re-wrapped into the middle of their SQL."""
+    from click.testing import CliRunner
+
+    runner = CliRunner()
+    for path, command in _commands(main):
+        out = runner.invoke(main, [*path, "--help"], env={"COLUMNS": "80"}, terminal_width=80).output
+        assert all(len(line) <= 80 for line in out.splitlines()), (path, max(out.splitlines(), key=len))
+        examples = out.split("Example", 1)[1].split("Options:", 1)[0]
+        for line in examples.splitlines():
+            if line.strip().startswith("viewstore"):
+                assert line.startswith("      viewstore"), (path, line)
+        assert "\\\n" not in examples or all(
+            nxt.startswith("          ") for prev, nxt in zip(examples.splitlines(), examples.splitlines()[1:])
+            if prev.endswith("\\")), path

@@ -130,7 +130,9 @@ def main(ctx: click.Context, db: str | None, actor: str | None, catalog: str | N
 
     Example:
 
-        viewstore --db views.db create sales.daily --dialect spark --sql "SELECT 1 AS x" --column x:int
+    \b
+        viewstore --db views.db create sales.daily --sql "SELECT 1 AS x" \\
+            --column x:int
     """
     obj = CliContext(db, actor, catalog)
     ctx.obj = obj
@@ -195,6 +197,11 @@ def sql_value_to_json(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value).replace("inf", "Infinity")
     return value
+
+
+def count(n: int, noun: str) -> str:
+    """``1 event``, ``2 events``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _print_json(data: Any) -> None:
@@ -385,8 +392,10 @@ def create(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> N
 
     Example:
 
-        viewstore create sales.daily --sql "SELECT day, count(*) AS n FROM orders GROUP BY day"
-        --column day:date --column "n:bigint:orders that day" --comment "Daily orders"
+    \b
+        viewstore create sales.daily --comment "Daily orders" \\
+            --sql "SELECT day, count(*) AS n FROM orders GROUP BY day" \\
+            --column day:date --column "n:bigint:orders that day"
     """
     view = cli.store(create=True).create_view(identifier, **_definition(identifier, **options))
     _show_result(cli, view, as_json, "created")
@@ -405,7 +414,9 @@ def replace(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> 
 
     Example:
 
-        viewstore replace sales.daily --sql "SELECT ..." --column day:date --column n:bigint
+    \b
+        viewstore replace sales.daily --sql "SELECT ..." \\
+            --column day:date --column n:bigint
     """
     view = cli.store(create=True).replace_view(identifier, **_definition(identifier, **options))
     _show_result(cli, view, as_json, "replaced")
@@ -424,8 +435,10 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
 
     Examples:
 
+    \b
         viewstore show sales.daily --as-of 2026-11-01T00:00:00Z
 
+    \b
         viewstore show sales.daily --at-event 42
     """
     store = cli.store()
@@ -453,6 +466,7 @@ def list_(cli: CliContext, namespace: str | None, as_json: bool) -> None:
 
     Example:
 
+    \b
         viewstore list sales --json
     """
     names = [identifier_str(i) for i in cli.store().list_views(namespace)]
@@ -484,7 +498,9 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
 
     Example:
 
-        viewstore alter sales.daily --add-representation trino "SELECT ..." --set owner=finance
+    \b
+        viewstore alter sales.daily --set owner=finance \\
+            --add-representation trino "SELECT ..."
     """
     removed = {d.lower() for d in removes}
     readded = {d.lower() for d, _ in adds} & removed  # remove X, add X: X's SQL changes
@@ -514,6 +530,7 @@ def rename(cli: CliContext, identifier: str, new_identifier: str, as_json: bool)
 
     Example:
 
+    \b
         viewstore rename sales.daily sales.daily_orders
     """
     store = cli.store()
@@ -538,6 +555,7 @@ def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool) -> No
 
     Example:
 
+    \b
         viewstore drop sales.daily --if-exists --json
     """
     dropped = cli.store().drop_view(identifier)
@@ -561,6 +579,7 @@ def rollback(cli: CliContext, identifier: str, version_id: int, as_json: bool) -
 
     Example:
 
+    \b
         viewstore rollback sales.daily 1
     """
     view = cli.store().rollback_view(identifier, version_id)
@@ -579,6 +598,7 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
 
     Example:
 
+    \b
         viewstore history sales.daily --json
     """
     events = cli.store().history(identifier)
@@ -604,8 +624,10 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
 
     Examples:
 
+    \b
         viewstore audit --actor alice --since 2026-11-01 --type view.replaced
 
+    \b
         viewstore audit --newest-first --limit 20
     """
     events = cli.store().events(view=view, actor=who, since=_time(since, "--since"), until=_time(until, "--until"),
@@ -613,7 +635,7 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
     if as_json:
         _print_json([event_to_json(e) for e in events])
     else:
-        _print_events(cli, events, f"{len(events)} events")
+        _print_events(cli, events, count(len(events), "event"))
 
 
 @main.command("query")
@@ -625,7 +647,8 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
 
     Example:
 
-        viewstore query "SELECT actor, type, count(*) AS n FROM events GROUP BY 1, 2"
+    \b
+        viewstore query "SELECT actor, count(*) AS n FROM events GROUP BY 1"
     """
     rows = [{k: sql_value_to_json(v) for k, v in row.items()} for row in cli.store().query(sql)]
     if as_json:
@@ -649,6 +672,7 @@ def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool, 
 
     Example:
 
+    \b
         viewstore export sales.daily --location /data/warehouse/sales/daily
     """
     path = cli.store().export_iceberg(identifier, location, gzip=gzip)
@@ -668,14 +692,15 @@ def import_(cli: CliContext, path: str, identifier: str, as_json: bool) -> None:
 
     Example:
 
-        viewstore import warehouse/sales/daily/metadata/00003-....metadata.json sales.daily
+    \b
+        viewstore import wh/sales/daily/metadata/00003-x.metadata.json sales.daily
     """
     view = cli.store(create=True).import_iceberg(path, identifier)
     if as_json:
         _print_json(view_to_json(view))
     else:
-        click.echo(f"imported {identifier_str(view.identifier)} ({len(view.versions)} versions, "
-                   f"{view.stream_version} events)")
+        click.echo(f"imported {identifier_str(view.identifier)} ({count(len(view.versions), 'version')}, "
+                   f"{count(view.stream_version, 'event')})")
 
 
 @main.command()
@@ -686,24 +711,24 @@ def rebuild(cli: CliContext, as_json: bool) -> None:
 
     Example:
 
+    \b
         viewstore rebuild
     """
     from rich.progress import Progress
 
     store = cli.store()
-    with Progress(console=cli.err, transient=True) as progress:
+    with Progress(console=cli.err, transient=True, disable=not cli.err.is_terminal) as progress:
         task = progress.add_task("replaying events", total=None)
         repaired = store.rebuild(progress=lambda done, total: progress.update(task, completed=done, total=total))
     events = store.event_count()
     if as_json:
         _print_json({"events": events, "repaired": repaired})
     elif not any(repaired.values()):
-        click.echo(f"rebuilt projections from {events} events: they matched the log")
+        click.echo(f"rebuilt projections from {count(events, 'event')}: they matched the log")
     else:
         fixed = ", ".join(f"{table} {n}" for table, n in repaired.items() if n)
         total = sum(repaired.values())
-        click.echo(f"rebuilt projections from {events} events: repaired {total} "
-                   f"row{'' if total == 1 else 's'} ({fixed})")
+        click.echo(f"rebuilt projections from {count(events, 'event')}: repaired {count(total, 'row')} ({fixed})")
 
 
 def run() -> None:  # pragma: no cover - the console script

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..cli import CliContext, data_table, pass_cli
+from ..cli import CliContext, count, data_table, pass_cli
 from ..errors import ValidationError
 from ..catalog import ViewStore
 from ..hms import HmsImportReport, ImportedRecord
@@ -95,7 +95,8 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
     A view is recorded as IDENT, or by default as the record's dbName.tableName. Each record is
     its own transaction: with several records, the failed ones are reported (exit code 1) and
     the others are imported; tables, materialized views and views already in the store are
-    skipped and reported as such (exit code 0 when nothing failed).
+    skipped and reported as such (exit code 0 when nothing failed). A file of one record asks
+    for that record: a table, or a view already in the store, is an error (exit code 1).
 
     Example:
 
@@ -116,8 +117,7 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
         else:
             article = "an" if engine[0] in "aeiou" else "a"
             cli.console.print(f"imported {identifier_str(view.identifier)} from {article} {engine} record "
-                              f"({len(view.versions)} version{'s' if len(view.versions) != 1 else ''}, "
-                              f"{view.stream_version} event{'s' if view.stream_version != 1 else ''})")
+                              f"({count(len(view.versions), 'version')}, {count(view.stream_version, 'event')})")
         return
     if identifier is not None or metadata_file is not None:
         raise ValidationError(f"{file} holds {len(records)} records; IDENT and --metadata apply to one record only")
@@ -141,7 +141,7 @@ def _import_many(cli: CliContext, store: ViewStore, records: list[dict[str, Any]
     started = time.perf_counter()
     columns = (TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.description}"))
-    with Progress(*columns, console=cli.err, transient=True) as progress:
+    with Progress(*columns, console=cli.err, transient=True, disable=not cli.err.is_terminal) as progress:
         task = progress.add_task("", total=len(records))
         for i, record in enumerate(records):
             name = _record_name(record, i)
@@ -194,8 +194,9 @@ def export_(cli: CliContext, identifier: str, engine: str, metadata_location: st
     Example:
 
     \b
-        viewstore hms export sales.orders_by_day --engine trino --json > record.json
-        viewstore hms export sales.events --engine iceberg --metadata-location s3://wh/sales/events/metadata/00003-x.metadata.json
+        viewstore hms export sales.orders_by_day --engine trino > record.json
+        viewstore hms export sales.events --engine iceberg \\
+            --metadata-location s3://wh/sales/events/metadata/00003-x.json
     """
     record = cli.store().export_hms(identifier, engine.lower(), metadata_location=metadata_location)
     text = json.dumps(record, indent=2, ensure_ascii=False)

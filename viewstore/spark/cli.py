@@ -74,6 +74,7 @@ def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: st
 
     Example:
 
+    \b
         viewstore --db views.db spark check sales --hive --json
     """
     session, own = _session(master, confs, hive)
@@ -116,6 +117,7 @@ def demo(cli: CliContext, namespace: str) -> None:
 
     Example:
 
+    \b
         viewstore --db demo.db demo
     """
     active = SparkSession.getActiveSession()
