@@ -46,7 +46,10 @@ def test_spark_check_exits_1_on_a_broken_view(spark, store):
         spark.sql(f"DROP TABLE {ns}.src")
         result = CliRunner().invoke(main, ["--db", str(store.path), "spark", "check", "--json"])
         assert result.exit_code == 1, result.output
-        assert json.loads(result.output)["views"][0]["status"] == "broken"
+        (view,) = json.loads(result.output)["views"]
+        assert view["status"] == "broken" and view["condition"] == "TABLE_OR_VIEW_NOT_FOUND"
+        table = CliRunner().invoke(main, ["--db", str(store.path), "spark", "check"], env={"COLUMNS": "300"})
+        assert table.exit_code == 1 and table.output.count("[TABLE_OR_VIEW_NOT_FOUND]") == 1, table.output
     finally:
         spark.catalog.setCurrentDatabase("default")
         spark.sql(f"DROP DATABASE IF EXISTS {ns} CASCADE")

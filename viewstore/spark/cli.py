@@ -97,7 +97,8 @@ def _print_drift(cli: CliContext, report: Any) -> None:
     for view in report.views:
         details = "\n".join(view.problems)
         if view.condition:
-            details = f"[{view.condition}] " + details.split("\n")[0][:200]
+            first = details.split("\n")[0][:200]
+            details = first if f"[{view.condition}]" in first else f"[{view.condition}] {first}"
         table.add_row(view.identifier, Text(view.status, style=colours[view.status]), details)
     cli.console.print(table)
     if report.skipped:

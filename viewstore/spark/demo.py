@@ -409,6 +409,8 @@ def _steps(spark: SparkSession, alice: ViewStore, bob: ViewStore, out: _Printer,
     else:
         raise ValidationError(f"the demo's views drifted: {drift}")
     out.command("viewstore --db <db> spark check")
+    out.say("  (run it where the views' tables are: the demo's lived in this session only, so a new "
+            "session reports its views broken)")
 
 
 def _when(ms: int) -> str:
