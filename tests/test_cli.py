@@ -443,3 +443,15 @@ def test_counts_read_as_english_and_progress_stays_off_a_pipe(run):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
     assert (result.stdout, result.stderr) == ("rebuilt projections from 1 event: they matched the log\n", "")
+
+
+def test_errors_speak_of_the_command_line(run):
+    create(run, "s.v", "--comment", "")
+    assert json.loads(run("show", "s.v", "--json"))["comment"] is None  # as alter --comment '' removes it
+    out = run("create", "s.w", "--sql", "SELECT 1 AS x", "--column", "x:decimal(40,2)", code=1)
+    assert "bad type 'decimal(40,2)': decimal precision must be 1-38" in out and "unknown" not in out, out
+    out = run("query", "", code=1)
+    assert "a statement that returns rows" in out and "execute()" not in out, out
+    out = run("audit", "--type", "created", code=1)
+    assert "unknown event type(s) created; known: view.comment_updated, view.created," in out and "[" not in out
+    assert "None" not in run("--actor", "  ", "create", "s.x", "--sql", "SELECT 1", code=1)

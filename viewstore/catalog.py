@@ -340,7 +340,8 @@ class ViewStore:
         self.catalog = catalog
         self.actor = actor if actor is not None else _os_user()
         if not isinstance(self.actor, str) or not self.actor.strip():
-            raise ValidationError(f"bad actor {actor!r}: give a name, or None for the operating-system user")
+            raise ValidationError(f"bad actor {actor!r}: an actor is a name "
+                                  "(leave it out for the operating-system user)")
         self.durability = durability
         self.warehouse = _path(warehouse, "warehouse") if warehouse is not None else self.path.parent / "warehouse"
         self._conn = connect(self.path, durability=durability, extra_ddl=DDL)
@@ -648,7 +649,8 @@ class ViewStore:
             kinds = [types] if isinstance(types, str) else list(types)
             unknown = [t for t in kinds if t not in EVENT_TYPES]
             if unknown:
-                raise ValidationError(f"unknown event type(s) {unknown}; known: {sorted(EVENT_TYPES)}")
+                raise ValidationError(f"unknown event type(s) {', '.join(unknown)}; "
+                                      f"known: {', '.join(sorted(EVENT_TYPES))}")
         if actor is not None:
             if not isinstance(actor, str):
                 raise ValidationError(f"an actor must be a string, not {actor!r}")

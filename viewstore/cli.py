@@ -338,7 +338,7 @@ def _definition_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--column", "columns", multiple=True, metavar="NAME:TYPE[:COMMENT]", help="Repeatable."),
         click.option("--default-namespace", help="Namespace for unqualified names in the SQL (default: the view's)."),
         click.option("--default-catalog", help="Catalog for unqualified names (default: the store's catalog)."),
-        click.option("--comment", help="The view comment."),
+        click.option("--comment", help="The view comment ('' for none)."),
         click.option("--property", "properties", multiple=True, metavar="KEY=VALUE", help="Repeatable."),
         click.option("--security-mode", type=click.Choice(["DEFINER", "INVOKER"], case_sensitive=False),
                      default="DEFINER", show_default=True),
@@ -369,7 +369,7 @@ def _definition(identifier: str, dialect: str, sql: str | None, sql_file: Any, e
         raise ViewStoreError("a view needs SQL: give --sql, --sql-file or --representation")
     namespace = default_namespace if default_namespace is not None else ".".join(to_identifier(identifier)[:-1])
     return {"columns": [_parse_column(c) for c in columns], "representations": reps,
-            "default_namespace": namespace, "default_catalog": default_catalog, "comment": comment,
+            "default_namespace": namespace, "default_catalog": default_catalog, "comment": comment or None,
             "properties": dict(_parse_kv(p, "--property") for p in properties),
             "security_mode": security_mode.upper(),
             "summary": dict(_parse_kv(s, "--summary") for s in summary)}

@@ -201,7 +201,8 @@ def imported_metadata_location(view: View, history: Sequence[Event]) -> str:
     events = [e for e in history if e.view_id == view.uuid and e.stream_version <= view.stream_version]
     location = view.properties.get(METADATA_LOCATION_KEY)
     name = identifier_str(view.identifier)
-    advice = "write its metadata with export_iceberg and pass that file's location as metadata_location"
+    advice = ("write its metadata with export_iceberg (viewstore export) and pass that file's location as "
+              "metadata_location (--metadata-location)")
     first = events[0] if events else None
     if not location or not isinstance(first, ViewImported) or first.source != "hms:iceberg":
         raise invalid("metadata_location", f"the view {name} was not imported from an Iceberg view's HMS "

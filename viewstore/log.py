@@ -267,7 +267,8 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
     except UnicodeError as e:  # a lone surrogate, which SQLite cannot take as text
         raise ValidationError(f"query failed: the SQL is not valid Unicode text ({e})") from e
     except ValueError as e:  # sqlite-utils: no statement that returns rows (empty, ATTACH, VACUUM INTO, ...)
-        raise ValidationError(f"query answers questions: give a statement that returns rows ({e})") from e
+        raise ValidationError("a query must be a statement that returns rows, such as a SELECT; "
+                              f"this one returns none: {sql.strip()[:60]!r}") from e
     finally:
         conn.close()
 

@@ -289,7 +289,7 @@ def _parse(tokens: _Tokens, depth: int = 0) -> IcebergType:
                 scale = tokens.number()
             tokens.expect(")")
         if not 1 <= precision <= 38 or not 0 <= scale <= precision:
-            raise ValidationError(f"unknown type {tokens.text!r}: decimal precision must be 1-38 and "
+            raise ValidationError(f"bad type {tokens.text!r}: decimal precision must be 1-38 and "
                                   f"scale 0-precision, got ({precision},{scale})")
         return DecimalType(precision, scale)
     if word == "fixed":
