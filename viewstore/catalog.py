@@ -594,6 +594,7 @@ class ViewStore:
 
         Raises:
             NoSuchViewError: no view, live or dropped, ever had that name.
+            ValidationError: a bad identifier.
         """
         ident = to_identifier(identifier)
         with self._reading():
@@ -949,7 +950,9 @@ class ViewStore:
         """Apply a batch of changes in one commit (all or none).
 
         Representation changes in a batch make one new version (or reuse an identical one);
-        comment and property changes make no version. A no-op change writes nothing.
+        comment and property changes make no version. A no-op change writes nothing. The events
+        come in this order: comment, property and rename changes (in the order given)
+        first, then the representation changes (the last one carrying the new version).
 
         Raises:
             NoSuchViewError: no live view has that identifier.
@@ -1069,6 +1072,8 @@ class ViewStore:
         Raises:
             NoSuchViewError: no live view has ``identifier``.
             ViewAlreadyExistsError: a live view has ``new_identifier``.
+            ValidationError: a bad identifier.
+            ConcurrencyError: ``expected_version`` is stale.
         """
         ident, target = to_identifier(identifier), to_identifier(new_identifier)
 
@@ -1105,7 +1110,8 @@ class ViewStore:
 
         Raises:
             NoSuchViewError: no live view has that identifier.
-            ValidationError: the view has no such version.
+            ValidationError: the view has no such version, or a bad identifier.
+            ConcurrencyError: ``expected_version`` is stale.
         """
         ident = to_identifier(identifier)
         if isinstance(version_id, bool) or not isinstance(version_id, int):
@@ -1194,6 +1200,11 @@ class ViewStore:
             For each projection table (``views``, ``view_versions``, ``view_version_log``,
             ``view_snapshots``), how many rows were rewritten, added or removed: all zero when
             the projections already matched the log.
+
+        Raises:
+            CorruptLogError: a row of the log that this library did not write (naming its position);
+                nothing is written.
+            ConcurrencyError: the database stayed locked (``busy`` is set).
         """
         with self._lock:
             self._fresh()
@@ -1238,6 +1249,7 @@ class ViewStore:
         Raises:
             NoSuchViewError: no live view has that identifier.
             IcebergMetadataError: the location holds another view's metadata, or cannot be written.
+            ValidationError: a bad identifier or location.
         """
         from .iceberg import exclusive, write_metadata
 
@@ -1256,6 +1268,8 @@ class ViewStore:
         Raises:
             IcebergMetadataError: the file is unreadable or invalid as the reference implementation judges.
             ViewAlreadyExistsError: the identifier or the view UUID is taken.
+            ValidationError: a bad identifier, or what the store's own rules refuse in a valid file
+                (properties such as ``version.history.num-entries: "0"``, an empty key).
         """
         from .iceberg import read_metadata
 

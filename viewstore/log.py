@@ -69,7 +69,8 @@ _ACTORS = ("WITH RECURSIVE actors(actor) AS (SELECT min(actor) FROM events UNION
 _INSERT = ("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, payload) "
            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 
-#: how long one write waits for another process's write lock before giving up
+#: how long one try at the write lock waits for another process's write; a write tries three times
+#: (about 30 s) before it raises ConcurrencyError(busy=True)
 BUSY_TIMEOUT_MS = 10_000
 
 
