@@ -482,3 +482,27 @@ def test_import_under_a_name_another_view_held_starts_after_it(store, conformanc
     original = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
     meta, _ = load(store.export_iceberg("default.event_agg", tmp_path / "again"))
     assert meta["version-log"] == original["version-log"]
+
+
+def test_write_metadata_path_names_the_folder_of_the_metadata_files(store, tmp_path):
+    """As the reference writer does: the files go to the folder the property names (a path or a
+    file: URI), numbered on from those already there; the location in the file stays the view's."""
+    elsewhere = tmp_path / "meta files"
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a",
+                      properties={"write.metadata.path": str(elsewhere)})
+    first = store.export_iceberg("a.v", tmp_path / "loc")
+    assert first.parent == elsewhere and first.name.startswith("00000-")
+    assert (elsewhere / "version-hint.text").read_text() == "0\n"
+    assert not (tmp_path / "loc" / "metadata").exists()
+    data, _ = load(first)
+    assert data["location"] == str((tmp_path / "loc").resolve())
+    assert data["properties"]["write.metadata.path"] == str(elsewhere)
+    ViewMetadata.model_validate(data)
+    store.alter_view("a.v", ViewChange.set_property("write.metadata.path", elsewhere.as_uri()))
+    second = store.export_iceberg("a.v", tmp_path / "loc")
+    assert second.parent == elsewhere and second.name.startswith("00001-")
+    assert read_metadata(second).view_uuid == store.load_view("a.v").uuid
+    store.alter_view("a.v", ViewChange.set_property("write.metadata.path", "s3://bucket/meta"))
+    with pytest.raises(IcebergMetadataError, match="only a local folder"):
+        store.export_iceberg("a.v", tmp_path / "loc")
+    assert sorted(p.name[:5] for p in elsewhere.iterdir() if p.name.endswith(".json")) == ["00000", "00001"]

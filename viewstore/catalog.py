@@ -1251,16 +1251,21 @@ class ViewStore:
             IcebergMetadataError: the location holds another view's metadata, or cannot be written.
             ValidationError: a bad identifier or location.
         """
-        from .iceberg import exclusive, write_metadata
+        from .iceberg import exclusive, metadata_folder, write_metadata
 
         base = _path(location, "location") if location is not None else None
         view = self.load_view(identifier)  # a view that does not exist makes no folder
         if base is None:
             base = self.warehouse.joinpath(*view.identifier)
-        # one export to a location at a time (threads, processes), each with the view as it is once
-        # it has the lock: numbers are never taken twice, and a higher number never holds older state
-        with exclusive(base):
-            return write_metadata(self.load_view(view.identifier), base, gzip=gzip)
+        # one export to a metadata folder at a time (threads, processes), each with the view as it is
+        # once it has the lock: numbers are never taken twice, and a higher number never holds older
+        # state; if write.metadata.path changed meanwhile, the lock of the folder it names is taken
+        while True:
+            folder = metadata_folder(base, view.properties)
+            with exclusive(base, folder):
+                view = self.load_view(view.identifier)
+                if metadata_folder(base, view.properties) == folder:
+                    return write_metadata(view, base, gzip=gzip)
 
     def import_iceberg(self, metadata_path: str | Path, identifier: str | tuple[str, ...]) -> View:
         """Record a view from an Iceberg metadata file (plain or gzip), with its whole history.

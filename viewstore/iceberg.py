@@ -4,7 +4,8 @@ Export (:func:`write_metadata`) turns a :class:`~viewstore.model.View` into the 
 Iceberg reference implementation writes — same key order, version retention by
 ``version.history.num-entries`` and version-log trimming — and writes it atomically as
 ``<location>/metadata/NNNNN-<uuid>.metadata.json`` (``.gz.metadata.json`` when gzipped), numbered
-from 00000 and +1 per export; ``metadata/version-hint.text`` records the latest number.
+from 00000 and +1 per export, or in the folder the view's ``write.metadata.path`` names;
+``version-hint.text`` beside them records the latest number.
 
 Import (:func:`read_metadata`) reads a plain or gzip file, checks it as the reference does, and
 returns the versions, version log and properties for the store to turn into events.
@@ -18,11 +19,12 @@ import json
 import os
 import re
 import time
+import urllib.parse
 import uuid as uuidlib
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Iterator, Literal, Mapping
 
 try:
     import fcntl
@@ -200,9 +202,34 @@ def _version_json(v: ViewVersion) -> dict[str, Any]:
     return out
 
 
-def latest_metadata(location: Path) -> tuple[int, Path] | None:
-    """The highest-numbered metadata file under ``<location>/metadata``, if any."""
-    folder = location / "metadata"
+#: a view property naming the folder its metadata files go to, instead of ``<location>/metadata``
+WRITE_METADATA_PATH = "write.metadata.path"
+
+
+def metadata_folder(location: str | Path, properties: Mapping[str, str]) -> Path:
+    """Where a view's metadata files go: the folder its ``write.metadata.path`` names (a local path
+    or a ``file:`` URI), else ``<location>/metadata``.
+
+    Raises:
+        IcebergMetadataError: ``write.metadata.path`` is not a local folder.
+    """
+    raw = properties.get(WRITE_METADATA_PATH)
+    if raw is None:
+        return Path(location) / "metadata"
+    path = raw
+    if raw.startswith("file:"):
+        path = urllib.parse.unquote(urllib.parse.urlsplit(raw).path)
+    elif re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", raw):
+        raise IcebergMetadataError(f"{WRITE_METADATA_PATH} {raw!r}: only a local folder (a path or a file: URI) "
+                                   f"can be written")
+    if not path.strip():
+        raise IcebergMetadataError(f"{WRITE_METADATA_PATH} {raw!r} names no folder")
+    return Path(path)
+
+
+def latest_metadata(location: Path, folder: Path | None = None) -> tuple[int, Path] | None:
+    """The highest-numbered metadata file in ``folder`` (default ``<location>/metadata``), if any."""
+    folder = folder if folder is not None else location / "metadata"
     if not folder.is_dir():
         return None
     best: tuple[int, Path] | None = None
@@ -222,8 +249,9 @@ EXPORT_LOCK_TIMEOUT_S = 30.0
 
 
 @contextmanager
-def exclusive(location: str | Path) -> Iterator[None]:
-    """Hold the export lock of a location: an advisory lock (flock) on its ``metadata`` folder.
+def exclusive(location: str | Path, folder: Path | None = None) -> Iterator[None]:
+    """Hold the export lock of a location: an advisory lock (flock) on its metadata ``folder``
+    (default ``<location>/metadata``; see :func:`metadata_folder`).
 
     Exports through viewstore, from threads or processes, then take turns: each one picks the next
     number after the files the previous one wrote, so no two write one number, and the numbers
@@ -233,7 +261,7 @@ def exclusive(location: str | Path) -> Iterator[None]:
         IcebergMetadataError: the folder cannot be made or opened, or another export held the lock
             for :data:`EXPORT_LOCK_TIMEOUT_S` seconds.
     """
-    folder = Path(location) / "metadata"
+    folder = folder if folder is not None else Path(location) / "metadata"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(folder, os.O_RDONLY) if fcntl is not None else None
@@ -277,7 +305,8 @@ def _remove_leftovers(folder: Path) -> None:
 
 
 def write_metadata(view: View, location: str | Path, *, gzip: bool = False) -> Path:
-    """Write the next metadata file for ``view`` under ``location`` and return its path.
+    """Write the next metadata file for ``view`` under ``location`` (in its :func:`metadata_folder`)
+    and return its path.
 
     Writers that may run at once hold :func:`exclusive` around this (``ViewStore.export_iceberg``
     does, around loading the view too).
@@ -287,7 +316,8 @@ def write_metadata(view: View, location: str | Path, *, gzip: bool = False) -> P
             UUID check), cannot be read, or the file cannot be written.
     """
     base = Path(location)
-    latest = latest_metadata(base)
+    folder = metadata_folder(base, view.properties)
+    latest = latest_metadata(base, folder)
     number = 0
     if latest is not None:
         try:
@@ -302,7 +332,6 @@ def write_metadata(view: View, location: str | Path, *, gzip: bool = False) -> P
     data = build_metadata(view, _location_uri(base))
     text = json.dumps(data, indent=2, ensure_ascii=False).encode()
     name = f"{number:05d}-{uuidlib.uuid4()}{'.gz' if gzip else ''}.metadata.json"
-    folder = base / "metadata"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / name
