@@ -455,3 +455,10 @@ def test_errors_speak_of_the_command_line(run):
     out = run("audit", "--type", "created", code=1)
     assert "unknown event type(s) created; known: view.comment_updated, view.created," in out and "[" not in out
     assert "None" not in run("--actor", "  ", "create", "s.x", "--sql", "SELECT 1", code=1)
+
+
+def test_an_empty_viewstore_db_is_a_usage_error_as_an_empty_db_option_is(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["list"], env={"VIEWSTORE_DB": ""})
+    assert result.exit_code == 2 and "VIEWSTORE_DB is set but empty" in result.output
+    assert not (tmp_path / "viewstore.db").exists()

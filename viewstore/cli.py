@@ -47,6 +47,8 @@ class CliContext:
     """What every command gets as ``ctx.obj``: where the store is and who is acting."""
 
     def __init__(self, db: str | None, actor: str | None, catalog: str | None) -> None:
+        if db is None and os.environ.get("VIEWSTORE_DB") == "":  # as --db '' is refused
+            raise click.UsageError("VIEWSTORE_DB is set but empty: name the store's file, or unset it")
         self.db_explicit = db is not None or bool(os.environ.get("VIEWSTORE_DB"))
         self.db = db or os.environ.get("VIEWSTORE_DB") or "viewstore.db"
         self.actor = actor or os.environ.get("VIEWSTORE_ACTOR") or _os_user()
