@@ -53,3 +53,9 @@ def test_spark_check_exits_1_on_a_broken_view(spark, store):
     finally:
         spark.catalog.setCurrentDatabase("default")
         spark.sql(f"DROP DATABASE IF EXISTS {ns} CASCADE")
+
+
+def test_spark_check_of_a_mistyped_store_fails_before_spark_starts(tmp_path):
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "typo.db"), "spark", "check", "--json"])
+    assert result.exit_code == 1 and "no viewstore database at" in result.output
+    assert not (tmp_path / "typo.db").exists()

@@ -77,9 +77,10 @@ def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: st
     \b
         viewstore --db views.db spark check sales --hive --json
     """
+    store = cli.store()  # a mistyped --db fails before Spark starts
     session, own = _session(master, confs, hive)
     try:
-        report = check_views(session, cli.store(), namespace)
+        report = check_views(session, store, namespace)
     finally:
         if own:
             session.stop()
