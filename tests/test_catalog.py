@@ -575,6 +575,32 @@ def test_a_committed_receiver_that_raises_does_not_turn_a_committed_call_into_an
     assert "a viewstore.committed receiver raised" in caplog.text and "audit sink down" in caplog.text
 
 
+def test_receivers_are_sent_to_as_blinker_sends(store, caplog):
+    """Muted signals reach nobody; a coroutine receiver (which nothing would await) is refused and
+    logged, and the commit stands."""
+    make(store)
+    seen = []
+
+    def sink(sender, events):
+        seen.extend(e.type for e in events)
+
+    async def coroutine_sink(sender, events):
+        seen.append("awaited")
+
+    signals.committed.connect(sink)
+    try:
+        with signals.committed.muted():
+            store.alter_view("sales.daily", ViewChange.update_comment("quiet"))
+        assert seen == []
+        signals.committed.connect(coroutine_sink)
+        view = store.alter_view("sales.daily", ViewChange.update_comment("loud"))
+    finally:
+        signals.committed.disconnect(sink)
+        signals.committed.disconnect(coroutine_sink)
+    assert view.comment == "loud" and seen == ["view.comment_updated"]
+    assert "cannot send viewstore.committed to a coroutine function" in caplog.text
+
+
 def test_a_rebuild_callback_that_closes_the_store_gets_a_typed_error(store):
     make(store)
     with pytest.raises(ViewStoreError, match="closed during the write"):
@@ -654,8 +680,13 @@ def test_a_datetime_is_read_to_the_exact_millisecond(store):
     assert to_epoch_ms(dt.date(2004, 3, 15)) == 1079308800000
     # ISO 8601's basic date is a date, not 20 million ms after 1970; other digit strings are ms
     assert to_epoch_ms("20040315") == to_epoch_ms("2004-03-15") == 1079308800000
-    assert to_epoch_ms("20041315") == 20041315 and to_epoch_ms("2004") == 2004 and to_epoch_ms(20040315) == 20040315
+    assert to_epoch_ms("2004") == 2004 and to_epoch_ms(20040315) == 20040315  # an int is always ms
     assert to_epoch_ms(str(ms)) == ms and to_epoch_ms("0") == 0
+    for typo in ("20041315", "20040230"):  # as ms, 1970: every event would be "since" then
+        with pytest.raises(ValidationError, match="eight digits are a date"):
+            to_epoch_ms(typo)
+    with pytest.raises(ValidationError):
+        to_epoch_ms("2004031²")  # a digit to str.isdigit, not to int()
     make(store)
     event = store.history("sales.daily")[0]
     exact = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=event.occurred_at)
@@ -851,6 +882,17 @@ def test_another_programs_database_is_left_as_it_was(tmp_path):
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     assert [r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["customers"]
     raw.close()
+    for ddl in ("CREATE TABLE meta (key TEXT, value TEXT)", "CREATE TABLE meta (id INTEGER)"):  # a meta of its own
+        other = tmp_path / f"other{len(ddl)}.db"
+        raw = sqlite3.connect(other)
+        with raw:
+            raw.execute(ddl)
+            raw.execute("CREATE TABLE users (id INTEGER PRIMARY KEY)")
+        raw.close()
+        before = other.read_bytes()
+        with pytest.raises(ViewStoreError, match=r"not a viewstore database: it holds other tables \(meta, users\)"):
+            ViewStore(other)
+        assert other.read_bytes() == before
     ViewStore(tmp_path / "new.db").close()  # a file that is not there yet becomes a store
     ViewStore(tmp_path / "new.db").close()  # and opens again
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from viewstore import ViewStore
+from viewstore import ViewChange, ViewStore
 from viewstore.cli import main, view_to_json
 
 
@@ -462,3 +462,59 @@ def test_an_empty_viewstore_db_is_a_usage_error_as_an_empty_db_option_is(tmp_pat
     result = CliRunner().invoke(main, ["list"], env={"VIEWSTORE_DB": ""})
     assert result.exit_code == 2 and "VIEWSTORE_DB is set but empty" in result.output
     assert not (tmp_path / "viewstore.db").exists()
+
+
+def test_a_failed_command_leaves_no_file_it_started(run):
+    run("create", "s.v", "--sql", "SELECT 1 AS x", "--column", "x:notatype", code=1)
+    run("import", str(run.db.parent / "missing.metadata.json"), "s.v", code=1)
+    assert not run.db.exists() and not Path(f"{run.db}-wal").exists()
+    run("list", code=1)  # still no catalog there
+    create(run)
+    run("create", "s.v", "--sql", "SELECT 1 AS x", code=1)  # fails on a file it did not start
+    assert run("list") == "s.v\n"
+
+
+def test_every_table_command_ends_quietly_when_its_reader_goes(tmp_path):
+    """rich prints the tables; a closed pipe there ends the command as it does for click's echo."""
+    db = tmp_path / "many.db"
+    with ViewStore(db) as store:
+        store.create_view("s.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="s")
+        for i in range(1500):
+            store.alter_view("s.v", ViewChange.update_comment(f"c{i}"))
+    for args in (["audit"], ["history", "s.v"], ["query", "SELECT * FROM events"]):
+        reader = subprocess.Popen([sys.executable, "-m", "viewstore", "--db", str(db), *args],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        reader.stdout.close()  # gone before the first line, as `| true` is
+        assert reader.wait(timeout=120) == 0, args
+        assert reader.stderr.read() == b"", args
+        reader.stderr.close()
+
+
+def test_alter_keeps_the_combinations_that_worked_before(run):
+    create(run)  # spark only
+    run("alter", "s.v", "--add-representation", "trino", "SELECT 1 AS x", "--update-representation", "trino",
+        "SELECT 2 AS x")  # a new dialect, then its SQL changed: one commit
+    reps = json.loads(run("show", "s.v", "--json"))["representations"]
+    assert reps == [{"dialect": "spark", "sql": "SELECT 1 AS x"}, {"dialect": "trino", "sql": "SELECT 2 AS x"}]
+    assert run("alter", "s.v", "--add-representation", "hive", "SELECT 1 AS x", "--remove-representation",
+               "hive").startswith("nothing to change in s.v")  # added and removed: as it was
+    out = run("alter", "s.v", "--remove-representation", "spark", "--add-representation", "spark", "SELECT a",
+              "--add-representation", "spark", "SELECT b", code=1)
+    assert "Cannot add multiple queries for dialect spark" in out  # two adds of one dialect stay refused
+
+
+def test_show_always_lists_the_current_version_and_survives_any_stored_time(run, conformance, tmp_path,
+                                                                             monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    create(run)
+    for i in range(11):
+        run("replace", "s.v", "--sql", f"SELECT {i} AS x", "--column", "x:int")
+    run("rollback", "s.v", "1")
+    out = run("show", "s.v")
+    assert "│ 1 (current) " in out and "│ 12 " in out and "│ 3 " not in out
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    meta["versions"][0]["timestamp-ms"] = 2**62  # an imported file may carry any 64-bit time
+    path = tmp_path / "00000-x.metadata.json"
+    path.write_text(json.dumps(meta))
+    run("import", str(path), "s.far")
+    assert f"│ {2**62} ms " in run("show", "s.far")

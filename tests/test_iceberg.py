@@ -501,8 +501,13 @@ def test_write_metadata_path_names_the_folder_of_the_metadata_files(store, tmp_p
     store.alter_view("a.v", ViewChange.set_property("write.metadata.path", elsewhere.as_uri()))
     second = store.export_iceberg("a.v", tmp_path / "loc")
     assert second.parent == elsewhere and second.name.startswith("00001-")
-    assert read_metadata(second).view_uuid == store.load_view("a.v").uuid
-    store.alter_view("a.v", ViewChange.set_property("write.metadata.path", "s3://bucket/meta"))
-    with pytest.raises(IcebergMetadataError, match="only a local folder"):
-        store.export_iceberg("a.v", tmp_path / "loc")
+    assert read_metadata(second).view_uuid == read_metadata(elsewhere).view_uuid == store.load_view("a.v").uuid
     assert sorted(p.name[:5] for p in elsewhere.iterdir() if p.name.endswith(".json")) == ["00000", "00001"]
+    # a relative folder is under the location, whatever the working directory
+    store.alter_view("a.v", ViewChange.set_property("write.metadata.path", "meta"))
+    assert store.export_iceberg("a.v", tmp_path / "loc").parent == tmp_path / "loc" / "meta"
+    # a folder of another system (a view imported from one) is not this export's to write: the
+    # files go to the location given, as they would without the property
+    for remote in ("s3://bucket/meta", "file://otherhost/meta"):
+        store.alter_view("a.v", ViewChange.set_property("write.metadata.path", remote))
+        assert store.export_iceberg("a.v", tmp_path / "copy").parent == tmp_path / "copy" / "metadata"

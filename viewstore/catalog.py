@@ -11,9 +11,11 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import getpass
+import inspect
 import logging
 import math
 import os
+import re
 import threading
 import time
 import uuid as uuidlib
@@ -168,9 +170,9 @@ def _security_mode(value: Any) -> str:
 def to_epoch_ms(value: Any, what: str = "time") -> int:
     """Epoch milliseconds from a datetime (naive means UTC), a date, an ISO string or a number.
 
-    A string of digits is epoch milliseconds, except eight digits that make a date (``20261125``):
-    that is the date, as ISO 8601's basic format writes it (as milliseconds it would be a moment of
-    1970-01-01 or -02).
+    A string of digits is epoch milliseconds, except eight digits: a date as ISO 8601's basic format
+    writes it (``20261125``), refused if it is not one (as milliseconds it would be a moment of
+    1970-01-01 or -02, which no store holds).
 
     Raises:
         ValidationError: not a time, or one beyond the 64-bit milliseconds the log stores.
@@ -183,7 +185,9 @@ def to_epoch_ms(value: Any, what: str = "time") -> int:
         value = int(value)
     if isinstance(value, str):
         text = value.strip()
-        if text.lstrip("-").isdigit() and not (len(text) == 8 and _basic_date(text)):
+        if len(text) == 8 and text.isascii() and text.isdigit() and not _basic_date(text):
+            raise ValidationError(f"bad {what} {text!r}: eight digits are a date (YYYYMMDD), and this is none")
+        if re.fullmatch(r"-?[0-9]+", text) and len(text) != 8:
             value = int(text)
         else:
             try:
@@ -1408,9 +1412,13 @@ def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],
 def _notify(signal: Any, store: ViewStore, **kwargs: Any) -> list[Exception]:
     """Send ``signal`` to each of its receivers in turn: one that raises is logged (logger
     ``viewstore``) and the others still run. Returns what they raised."""
-    raised = []
+    raised: list[Exception] = []
+    if signal.is_muted:  # blinker's Signal.muted(), as send honours it
+        return raised
     for receiver in signal.receivers_for(store):
         try:
+            if inspect.iscoroutinefunction(receiver):  # send refuses these too: nothing would await it
+                raise RuntimeError(f"cannot send {signal.name} to a coroutine function ({receiver!r})")
             receiver(store, **kwargs)
         except Exception as error:
             _logger.exception("a %s receiver raised", signal.name)

@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from . import signals
 from .catalog import ViewChange, ViewStore, _os_user, to_epoch_ms
 from .errors import ValidationError, ViewStoreError
 from .events import Event
@@ -43,6 +44,14 @@ _LAZY_COMMANDS = {
 }
 
 
+class _Console(Console):
+    """rich's Console, but a closed pipe raises BrokenPipeError (rich exits with code 1 itself), so
+    every command ends alike when its reader goes away (see _Group.invoke)."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 class CliContext:
     """What every command gets as ``ctx.obj``: where the store is and who is acting."""
 
@@ -54,24 +63,38 @@ class CliContext:
         self.actor = actor or os.environ.get("VIEWSTORE_ACTOR") or _os_user()
         self.catalog = catalog
         # no markup, emoji codes or highlighting: view data such as "arr[i]" or ":x:" prints as it is
-        self.console = Console(markup=False, emoji=False, highlight=False)
-        self.err = Console(stderr=True, markup=False, emoji=False, highlight=False)
+        self.console = _Console(markup=False, emoji=False, highlight=False)
+        self.err = _Console(stderr=True, markup=False, emoji=False, highlight=False)
         self._store: ViewStore | None = None
+        self._started = False  # this command made the file
 
     def store(self, *, create: bool = False) -> ViewStore:
         """The store; only commands that can add a view (``create=True``) may start a new file, so a
         mistyped ``--db`` is an error rather than an empty catalog."""
         if self._store is None:
-            if not create and not os.path.exists(self.db):
+            missing = not os.path.exists(self.db)
+            if missing and not create:
                 raise ViewStoreError(f"no viewstore database at {self.db} (create or import a view to start one "
                                      f"there; --db or VIEWSTORE_DB names another)")
             self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
+            self._started = missing
         return self._store
 
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+    def failed(self) -> None:
+        """A command failed: a file it started and left without an event goes again, so that a
+        mistyped ``--db`` given to a failing ``create`` does not leave an empty catalog behind."""
+        if self._store is not None and self._started and self._store.event_count() == 0:
+            self.close()
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    os.unlink(self.db + suffix)
+                except FileNotFoundError:
+                    pass
 
 
 class _Group(click.Group):
@@ -97,6 +120,8 @@ class _Group(click.Group):
             os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
             ctx.exit(0)
         except (ViewStoreError, OSError) as e:
+            if isinstance(ctx.obj, CliContext):
+                ctx.obj.failed()
             click.echo(f"error: {e}", err=True)
             ctx.exit(1)
 
@@ -167,9 +192,13 @@ def _time(value: str | None, option: str) -> int | None:
 
 
 def _ms(ms: int | None) -> str:
+    """An ISO time (UTC, to the millisecond); epoch milliseconds where a datetime cannot hold it."""
     if ms is None:
         return ""
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat(timespec="milliseconds")
+    try:
+        return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat(timespec="milliseconds")
+    except (ValueError, OverflowError, OSError):
+        return f"{ms} ms"
 
 
 def view_to_json(view: View) -> dict[str, Any]:
@@ -251,6 +280,8 @@ def _print_view(cli: CliContext, view: View) -> None:
             table.add_row(k, v)
         c.print(table)
     shown = view.versions[-SHOWN_VERSIONS:]
+    if all(v.version_id != view.current_version_id for v in shown):  # rolled back to an old one
+        shown = tuple(v for v in view.versions if v.version_id == view.current_version_id) + shown[1:]
     earlier = len(view.versions) - len(shown)
     versions = data_table("version", "created (UTC)", "schema", "dialects", "columns",
                           title=f"versions{f' (the latest {len(shown)}; --json has all)' if earlier else ''}")
@@ -275,8 +306,12 @@ def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
 
 
 def _table_time(ms: int) -> str:
-    """A time for a table cell: ``2026-11-25 18:43:50.232`` (UTC, said in the header)."""
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    """A time for a table cell: ``2026-11-25 18:43:50.232`` (UTC, said in the header); epoch
+    milliseconds where a datetime cannot hold it (an imported file may carry any 64-bit time)."""
+    try:
+        return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    except (ValueError, OverflowError, OSError):
+        return f"{ms} ms"
 
 
 #: how each payload field reads in a table's details cell (``--json`` has the payload itself)
@@ -494,9 +529,9 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
           sets: Any, unsets: Any, expected_version: int | None, as_json: bool) -> None:
     """Change a view: all the changes given are one commit, or none.
 
-    Representation changes apply as updates, then additions, then removals, whatever their order
-    on the command line; removing a dialect and adding it again updates its SQL. Changes that
-    leave the view as it is write nothing.
+    Representation changes apply as additions, then updates, then removals, whatever their order
+    on the command line; removing a dialect the view has and adding it again (once) updates its
+    SQL. Changes that leave the view as it is write nothing.
 
     Example:
 
@@ -504,22 +539,35 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
         viewstore alter sales.daily --set owner=finance \\
             --add-representation trino "SELECT ..."
     """
-    removed = {d.lower() for d in removes}
-    readded = {d.lower() for d, _ in adds} & removed  # remove X, add X: X's SQL changes
-    changes = [ViewChange.update_representation(d, s) for d, s in updates]
+    store = cli.store()
+    if not (adds or updates or removes or sets or unsets) and comment is None:
+        raise ViewStoreError("nothing to change: give at least one change option (see --help)")
+    has = {r.dialect.lower() for r in store.load_view(identifier).representations}
+    added = [d.lower() for d, _ in adds]
+    readded = {d for d in has if d in {r.lower() for r in removes} and added.count(d) == 1}
+    changes = [ViewChange.add_representation(SQLRepresentation(d, s)) for d, s in adds if d.lower() not in readded]
     changes += [ViewChange.update_representation(d, s) for d, s in adds if d.lower() in readded]
-    changes += [ViewChange.add_representation(SQLRepresentation(d, s)) for d, s in adds if d.lower() not in readded]
+    changes += [ViewChange.update_representation(d, s) for d, s in updates]
     changes += [ViewChange.remove_representation(d) for d in removes if d.lower() not in readded]
     if comment is not None:
         changes.append(ViewChange.update_comment(comment or None))
     changes += [ViewChange.set_property(*_parse_kv(s, "--set")) for s in sets]
     changes += [ViewChange.remove_property(k) for k in unsets]
-    if not changes:
-        raise ViewStoreError("nothing to change: give at least one change option (see --help)")
-    store = cli.store()
-    before = store.load_view(identifier).stream_version
-    view = store.alter_view(identifier, *changes, expected_version=expected_version)
-    _show_result(cli, view, as_json, "altered" if view.stream_version != before else "nothing to change in")
+    view, wrote = _committing(store, lambda: store.alter_view(identifier, *changes, expected_version=expected_version))
+    _show_result(cli, view, as_json, "altered" if wrote else "nothing to change in")
+
+
+def _committing(store: ViewStore, write: Callable[[], View]) -> tuple[View, bool]:
+    """The view a write returns, and whether this write committed events (a no-op commits none;
+    another process's commits do not count)."""
+    wrote: list[Any] = []
+
+    def seen(sender: Any, events: list[Any]) -> None:
+        wrote.extend(events)
+
+    with signals.committed.connected_to(seen, sender=store):
+        view = write()
+    return view, bool(wrote)
 
 
 @main.command()
@@ -536,11 +584,10 @@ def rename(cli: CliContext, identifier: str, new_identifier: str, as_json: bool)
         viewstore rename sales.daily sales.daily_orders
     """
     store = cli.store()
-    before = store.load_view(identifier).stream_version
-    view = store.rename_view(identifier, new_identifier)
+    view, wrote = _committing(store, lambda: store.rename_view(identifier, new_identifier))
     if as_json:
         _print_json(view_to_json(view))
-    elif view.stream_version == before:
+    elif not wrote:
         click.echo(f"{identifier_str(view.identifier)} already has that name; nothing renamed")
     else:
         click.echo(f"renamed {identifier_str(to_identifier(identifier))} to {identifier_str(view.identifier)}")

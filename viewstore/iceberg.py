@@ -207,24 +207,24 @@ WRITE_METADATA_PATH = "write.metadata.path"
 
 
 def metadata_folder(location: str | Path, properties: Mapping[str, str]) -> Path:
-    """Where a view's metadata files go: the folder its ``write.metadata.path`` names (a local path
-    or a ``file:`` URI), else ``<location>/metadata``.
-
-    Raises:
-        IcebergMetadataError: ``write.metadata.path`` is not a local folder.
+    """Where a view's metadata files go: the folder its ``write.metadata.path`` names when that is a
+    local one (a path, relative ones under ``location``, or a ``file:`` URI of this machine), else
+    ``<location>/metadata``. A folder of another system (``s3://...``, a view imported from one)
+    is not written to: the files go to the location the export was given.
     """
+    default = Path(location) / "metadata"
     raw = properties.get(WRITE_METADATA_PATH)
-    if raw is None:
-        return Path(location) / "metadata"
+    if raw is None or not raw.strip():
+        return default
     path = raw
     if raw.startswith("file:"):
-        path = urllib.parse.unquote(urllib.parse.urlsplit(raw).path)
-    elif re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", raw):
-        raise IcebergMetadataError(f"{WRITE_METADATA_PATH} {raw!r}: only a local folder (a path or a file: URI) "
-                                   f"can be written")
-    if not path.strip():
-        raise IcebergMetadataError(f"{WRITE_METADATA_PATH} {raw!r} names no folder")
-    return Path(path)
+        parts = urllib.parse.urlsplit(raw)
+        if parts.netloc not in ("", "localhost"):
+            return default
+        path = urllib.parse.unquote(parts.path)
+    elif re.match(r"[A-Za-z][A-Za-z0-9+.-]+:", raw):  # s3:, hdfs:, ... (one letter would be a drive)
+        return default
+    return Path(location) / path  # an absolute path stays as it is
 
 
 def latest_metadata(location: Path, folder: Path | None = None) -> tuple[int, Path] | None:
@@ -535,16 +535,18 @@ def read_metadata(path: str | Path) -> ImportedView:
     """Read and validate a metadata file (plain or gzip), or the latest one of a view location.
 
     Args:
-        path: a ``*.metadata.json`` file, or a view's location folder (holding ``metadata/``),
-            whose highest-numbered metadata file is read.
+        path: a ``*.metadata.json`` file, a view's location folder (holding ``metadata/``), or a
+            folder of metadata files (as ``write.metadata.path`` names one), whose
+            highest-numbered metadata file is read.
 
     Raises:
         IcebergMetadataError: the file is unreadable, not JSON, or invalid (naming the problem).
     """
     path = Path(path)
     if path.is_dir():
-        latest = latest_metadata(path)
+        latest = latest_metadata(path) or latest_metadata(path, path)
         if latest is None:
-            raise IcebergMetadataError(f"{path} holds no metadata/NNNNN-<uuid>.metadata.json file")
+            raise IcebergMetadataError(f"{path} holds no metadata file (NNNNN-<uuid>.metadata.json), in metadata/ "
+                                       "or itself")
         path = latest[1]
     return parse_metadata(_load_json(path), str(path))

@@ -93,10 +93,11 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         # before anything changes the file (WAL mode is kept in it): another program's database is left
-        # as it was; every viewstore file has had its meta table from the start
+        # as it was. Every viewstore file has had a schema_version row in meta from its first
+        # transaction, which made it whole.
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
                                              "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-        if tables and "meta" not in tables:
+        if tables and not _has_schema_version(conn, tables):
             raise ViewStoreError(f"{path} is not a viewstore database: it holds other tables "
                                  f"({', '.join(tables[:5])}{', ...' if len(tables) > 5 else ''}); "
                                  f"viewstore keeps its catalog in a file of its own")
@@ -132,6 +133,15 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         conn.close()
         raise
     return conn
+
+
+def _has_schema_version(conn: sqlite3.Connection, tables: list[str]) -> bool:
+    if "meta" not in tables:
+        return False
+    try:
+        return conn.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone() is not None
+    except sqlite3.Error:  # a meta table of another shape
+        return False
 
 
 _CREATED = re.compile(r"CREATE (?:UNIQUE )?(?:TABLE|INDEX|TRIGGER) IF NOT EXISTS (\w+)")

@@ -144,6 +144,7 @@ def test_export_an_iceberg_record_pointing_at_the_current_metadata_file(run, tmp
 
 
 def test_errors_are_one_line_and_write_nothing(run, tmp_path):
+    ViewStore(run.db).close()  # a store, empty (a failed import into no store leaves none)
     many = tmp_path / "many.json"
     many.write_text(json.dumps([record("a"), record("b")]))
     not_json = tmp_path / "bad.json"
