@@ -464,13 +464,19 @@ def test_an_empty_viewstore_db_is_a_usage_error_as_an_empty_db_option_is(tmp_pat
     assert not (tmp_path / "viewstore.db").exists()
 
 
-def test_a_failed_command_leaves_no_file_it_started(run):
-    run("create", "s.v", "--sql", "SELECT 1 AS x", "--column", "x:notatype", code=1)
-    run("import", str(run.db.parent / "missing.metadata.json"), "s.v", code=1)
-    assert not run.db.exists() and not Path(f"{run.db}-wal").exists()
+def test_bad_input_starts_no_file(run):
+    """create, replace and import check their input before a store is opened (nothing is deleted
+    afterwards: another process may have opened a new file in the meantime)."""
+    for args in (["create", "s.v", "--sql", "SELECT 1 AS x", "--column", "x:notatype"],
+                 ["replace", "s.v", "--representation", "spark", "SELECT 1", "--representation", "SPARK", "SELECT 2"],
+                 ["create", "s.v", "--sql", "SELECT 1", "--property", "=empty key"],
+                 ["create", "a..b", "--sql", "SELECT 1"],
+                 ["import", str(run.db.parent / "missing.metadata.json"), "s.v"]):
+        run(*args, code=1)
+        assert not run.db.exists(), args
     run("list", code=1)  # still no catalog there
     create(run)
-    run("create", "s.v", "--sql", "SELECT 1 AS x", code=1)  # fails on a file it did not start
+    run("create", "s.v", "--sql", "SELECT 1 AS x", code=1)  # fails on the store: the store stays
     assert run("list") == "s.v\n"
 
 
@@ -496,8 +502,12 @@ def test_alter_keeps_the_combinations_that_worked_before(run):
         "SELECT 2 AS x")  # a new dialect, then its SQL changed: one commit
     reps = json.loads(run("show", "s.v", "--json"))["representations"]
     assert reps == [{"dialect": "spark", "sql": "SELECT 1 AS x"}, {"dialect": "trino", "sql": "SELECT 2 AS x"}]
-    assert run("alter", "s.v", "--add-representation", "hive", "SELECT 1 AS x", "--remove-representation",
-               "hive").startswith("nothing to change in s.v")  # added and removed: as it was
+    out = run("alter", "s.v", "--add-representation", "hive", "SELECT 1 AS x", "--remove-representation", "hive",
+              code=1)
+    assert "has no 'hive' representation to remove" in out  # as the API says for [remove, add]
+    out = run("alter", "s.v", "--update-representation", "spark", "SELECT 3", "--remove-representation", "spark",
+              "--add-representation", "spark", "SELECT 4", code=1)
+    assert "--update-representation and --remove-representation of 'spark' in one command" in out
     out = run("alter", "s.v", "--remove-representation", "spark", "--add-representation", "spark", "SELECT a",
               "--add-representation", "spark", "SELECT b", code=1)
     assert "Cannot add multiple queries for dialect spark" in out  # two adds of one dialect stay refused
@@ -512,9 +522,41 @@ def test_show_always_lists_the_current_version_and_survives_any_stored_time(run,
     run("rollback", "s.v", "1")
     out = run("show", "s.v")
     assert "│ 1 (current) " in out and "│ 12 " in out and "│ 3 " not in out
+    assert "versions (the current one and the latest 9; --json has all)" in out
     meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
     meta["versions"][0]["timestamp-ms"] = 2**62  # an imported file may carry any 64-bit time
     path = tmp_path / "00000-x.metadata.json"
     path.write_text(json.dumps(meta))
     run("import", str(path), "s.far")
     assert f"│ {2**62} ms " in run("show", "s.far")
+
+
+def test_times_print_to_the_exact_millisecond_in_every_year(run):
+    """In integers: through a float, 9999-12-31T23:59:59.999 printed as .998 (one time in three)."""
+    from viewstore.cli import _ms, _table_time
+
+    last = 253402300799999  # 9999-12-31T23:59:59.999Z
+    assert _ms(last) == "9999-12-31T23:59:59.999+00:00" and _table_time(last) == "9999-12-31 23:59:59.999"
+    assert _table_time(-62135596800000) == "0001-01-01 00:00:00.000"
+    assert _ms(8605696779185) == "2242-09-14T23:19:39.185+00:00"  # the float way gave .184
+    assert _ms(2**62) == f"{2**62} ms" and _table_time(-(2**63)) == f"{-(2**63)} ms"
+    create(run)
+    assert json.loads(run("audit", "--since", "-1234567", "--json"))  # negative ms, any number of digits
+    out = run("audit", "--since", "20261301", code=1)
+    assert "eight digits are a date (YYYYMMDD), and this is none" in out  # the API's reason, not a generic one
+
+
+def test_a_closed_pipe_keeps_a_failing_reports_exit_code(tmp_path):
+    good = {"tableName": "ok_view", "dbName": "sales", "tableType": "VIRTUAL_VIEW", "owner": "o",
+            "viewOriginalText": "SELECT 1 AS x", "viewExpandedText": "SELECT 1 AS x",
+            "sd": {"cols": [{"name": "x", "type": "int"}]}, "parameters": {}}
+    bad = {**good, "tableName": "bad_view", "viewOriginalText": None, "viewExpandedText": None}
+    records = tmp_path / "records.json"
+    records.write_text(json.dumps([good, bad]))
+    db = tmp_path / "h.db"
+    reader = subprocess.Popen([sys.executable, "-m", "viewstore", "--db", str(db), "hms", "import", str(records)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader.stdout.close()
+    assert reader.wait(timeout=120) == 1  # a record failed, whether or not anybody read the report
+    reader.stderr.close()
+    assert [".".join(i) for i in ViewStore(db).list_views()] == ["sales.ok_view"]

@@ -508,6 +508,14 @@ def test_write_metadata_path_names_the_folder_of_the_metadata_files(store, tmp_p
     assert store.export_iceberg("a.v", tmp_path / "loc").parent == tmp_path / "loc" / "meta"
     # a folder of another system (a view imported from one) is not this export's to write: the
     # files go to the location given, as they would without the property
-    for remote in ("s3://bucket/meta", "file://otherhost/meta"):
+    for remote in ("s3://bucket/meta", "file://otherhost/meta", "C:\\wh\\meta", "\\\\server\\meta"):
         store.alter_view("a.v", ViewChange.set_property("write.metadata.path", remote))
         assert store.export_iceberg("a.v", tmp_path / "copy").parent == tmp_path / "copy" / "metadata"
+    # a URI's scheme and host ignore case
+    store.alter_view("a.v", ViewChange.set_property("write.metadata.path", "FILE://LOCALHOST" + str(elsewhere)))
+    assert store.export_iceberg("a.v", tmp_path / "loc").parent == elsewhere
+    # a location with metadata files both in metadata/ and itself is ambiguous to read
+    store.alter_view("a.v", ViewChange.set_property("write.metadata.path", "."))
+    store.export_iceberg("a.v", tmp_path / "copy")
+    with pytest.raises(IcebergMetadataError, match="both in metadata/ and itself"):
+        read_metadata(tmp_path / "copy")

@@ -167,6 +167,28 @@ def _security_mode(value: Any) -> str:
     return value.upper()
 
 
+def check_definition(columns: Any, representations: Any, default_namespace: Any, default_catalog: Any = None,
+                     comment: Any = None, properties: Any = None, security_mode: Any = "DEFINER",
+                     summary: Any = None) -> dict[str, Any]:
+    """The parts of a view definition as :meth:`ViewStore.create_view` and ``replace_view`` take
+    them, checked and normalised without a store (the CLI checks its input before it starts a file).
+
+    Raises:
+        ValidationError: a bad column, type, representation, dialect, namespace, property, ...
+    """
+    props = validate_properties(properties)
+    if comment is not None:
+        if not isinstance(comment, str):
+            raise ValidationError(f"a comment must be a string, not {comment!r}")
+        props["comment"] = comment
+    if default_catalog is not None and (not isinstance(default_catalog, str) or not default_catalog.strip()):
+        raise ValidationError(f"bad default catalog {default_catalog!r}")
+    return {"columns": _columns(columns), "representations": _representations(representations),
+            "default_namespace": _default_namespace(default_namespace), "default_catalog": default_catalog,
+            "properties": props, "comment_given": comment is not None,
+            "security_mode": _security_mode(security_mode), "summary": _summary(summary)}
+
+
 def to_epoch_ms(value: Any, what: str = "time") -> int:
     """Epoch milliseconds from a datetime (naive means UTC), a date, an ISO string or a number.
 
@@ -185,9 +207,10 @@ def to_epoch_ms(value: Any, what: str = "time") -> int:
         value = int(value)
     if isinstance(value, str):
         text = value.strip()
-        if len(text) == 8 and text.isascii() and text.isdigit() and not _basic_date(text):
+        basic_date = len(text) == 8 and text.isascii() and text.isdigit()  # unsigned: -12345678 is ms
+        if basic_date and not _basic_date(text):
             raise ValidationError(f"bad {what} {text!r}: eight digits are a date (YYYYMMDD), and this is none")
-        if re.fullmatch(r"-?[0-9]+", text) and len(text) != 8:
+        if re.fullmatch(r"-?[0-9]+", text) and not basic_date:
             value = int(text)
         else:
             try:
@@ -848,18 +871,11 @@ class ViewStore:
 
     def _definition(self, columns: Any, representations: Any, default_namespace: Any, default_catalog: Any,
                     comment: Any, properties: Any, security_mode: Any, summary: Any) -> dict[str, Any]:
-        props = validate_properties(properties)
-        if comment is not None:
-            if not isinstance(comment, str):
-                raise ValidationError(f"a comment must be a string, not {comment!r}")
-            props["comment"] = comment
-        if default_catalog is not None and (not isinstance(default_catalog, str) or not default_catalog.strip()):
-            raise ValidationError(f"bad default catalog {default_catalog!r}")
-        return {"columns": _columns(columns), "representations": _representations(representations),
-                "default_namespace": _default_namespace(default_namespace),
-                "default_catalog": default_catalog if default_catalog is not None else self.catalog,
-                "properties": props, "comment_given": comment is not None,
-                "security_mode": _security_mode(security_mode), "summary": _summary(summary)}
+        d = check_definition(columns, representations, default_namespace, default_catalog, comment, properties,
+                             security_mode, summary)
+        if d["default_catalog"] is None:
+            d["default_catalog"] = self.catalog
+        return d
 
     def _add_create(self, plan: _Plan, d: dict[str, Any]) -> None:
         version = _version_json(1, plan.now, 0, d["columns"], d["representations"], d["default_catalog"],

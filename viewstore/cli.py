@@ -29,7 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import signals
-from .catalog import ViewChange, ViewStore, _os_user, to_epoch_ms
+from .catalog import ViewChange, ViewStore, _os_user, check_definition, to_epoch_ms
 from .errors import ValidationError, ViewStoreError
 from .events import Event
 from .model import Column, SQLRepresentation, View, identifier_str, to_identifier
@@ -66,18 +66,18 @@ class CliContext:
         self.console = _Console(markup=False, emoji=False, highlight=False)
         self.err = _Console(stderr=True, markup=False, emoji=False, highlight=False)
         self._store: ViewStore | None = None
-        self._started = False  # this command made the file
+        #: set by a command that will exit with code 1 once its report is printed, so that a reader
+        #: closing the pipe early does not turn that into success
+        self.failing = False
 
     def store(self, *, create: bool = False) -> ViewStore:
         """The store; only commands that can add a view (``create=True``) may start a new file, so a
         mistyped ``--db`` is an error rather than an empty catalog."""
         if self._store is None:
-            missing = not os.path.exists(self.db)
-            if missing and not create:
+            if not create and not os.path.exists(self.db):
                 raise ViewStoreError(f"no viewstore database at {self.db} (create or import a view to start one "
                                      f"there; --db or VIEWSTORE_DB names another)")
             self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
-            self._started = missing
         return self._store
 
     def close(self) -> None:
@@ -85,16 +85,6 @@ class CliContext:
             self._store.close()
             self._store = None
 
-    def failed(self) -> None:
-        """A command failed: a file it started and left without an event goes again, so that a
-        mistyped ``--db`` given to a failing ``create`` does not leave an empty catalog behind."""
-        if self._store is not None and self._started and self._store.event_count() == 0:
-            self.close()
-            for suffix in ("", "-wal", "-shm"):
-                try:
-                    os.unlink(self.db + suffix)
-                except FileNotFoundError:
-                    pass
 
 
 class _Group(click.Group):
@@ -118,10 +108,8 @@ class _Group(click.Group):
         except BrokenPipeError:  # the reader went away (`viewstore list | head -1`): it has what it wanted
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
-            ctx.exit(0)
+            ctx.exit(1 if isinstance(ctx.obj, CliContext) and ctx.obj.failing else 0)
         except (ViewStoreError, OSError) as e:
-            if isinstance(ctx.obj, CliContext):
-                ctx.obj.failed()
             click.echo(f"error: {e}", err=True)
             ctx.exit(1)
 
@@ -179,10 +167,10 @@ def _time(value: str | None, option: str) -> int | None:
     """Epoch ms from an option's ISO 8601 time or epoch ms, as the API reads it, in the years 1 to 9999."""
     if value is None:
         return None
+    ms = to_epoch_ms(value, option)  # a ValidationError that says what is wrong with it
     try:
-        ms = to_epoch_ms(value, option)
-        dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)  # refuses a time out of range
-    except (ValueError, OverflowError, OSError) as e:  # ValidationError is a ValueError
+        _EPOCH + dt.timedelta(milliseconds=ms)  # refuses a time out of range
+    except OverflowError as e:
         raise ValidationError(f"bad {option} {value!r}: use ISO 8601 (2026-11-22T10:00:00Z) or epoch "
                               "milliseconds, in the years 1 to 9999") from e
     return ms
@@ -191,13 +179,16 @@ def _time(value: str | None, option: str) -> int | None:
 # -- output helpers ----------------------------------------------------------------------------
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
 def _ms(ms: int | None) -> str:
     """An ISO time (UTC, to the millisecond); epoch milliseconds where a datetime cannot hold it."""
     if ms is None:
         return ""
     try:
-        return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat(timespec="milliseconds")
-    except (ValueError, OverflowError, OSError):
+        return (_EPOCH + dt.timedelta(milliseconds=ms)).isoformat(timespec="milliseconds")
+    except OverflowError:
         return f"{ms} ms"
 
 
@@ -280,11 +271,13 @@ def _print_view(cli: CliContext, view: View) -> None:
             table.add_row(k, v)
         c.print(table)
     shown = view.versions[-SHOWN_VERSIONS:]
+    which = f"the latest {len(shown)}"
     if all(v.version_id != view.current_version_id for v in shown):  # rolled back to an old one
         shown = tuple(v for v in view.versions if v.version_id == view.current_version_id) + shown[1:]
+        which = f"the current one and the latest {len(shown) - 1}"
     earlier = len(view.versions) - len(shown)
     versions = data_table("version", "created (UTC)", "schema", "dialects", "columns",
-                          title=f"versions{f' (the latest {len(shown)}; --json has all)' if earlier else ''}")
+                          title=f"versions{f' ({which}; --json has all)' if earlier else ''}")
     for v in shown:
         mark = " (current)" if v.version_id == view.current_version_id else ""
         versions.add_row(f"{v.version_id}{mark}", _table_time(v.timestamp_ms), str(v.schema_id),
@@ -309,9 +302,10 @@ def _table_time(ms: int) -> str:
     """A time for a table cell: ``2026-11-25 18:43:50.232`` (UTC, said in the header); epoch
     milliseconds where a datetime cannot hold it (an imported file may carry any 64-bit time)."""
     try:
-        return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-    except (ValueError, OverflowError, OSError):
+        at = _EPOCH + dt.timedelta(milliseconds=ms)  # in integers: through a float, 1 ms off now and then
+    except OverflowError:
         return f"{ms} ms"
+    return f"{at.year:04d}-{at:%m-%d %H:%M:%S}.{at.microsecond // 1000:03d}"
 
 
 #: how each payload field reads in a table's details cell (``--json`` has the payload itself)
@@ -412,6 +406,15 @@ def _definition(identifier: str, dialect: str, sql: str | None, sql_file: Any, e
             "summary": dict(_parse_kv(s, "--summary") for s in summary)}
 
 
+def _checked(identifier: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The options of create or replace as the API takes them, checked before a store is opened, so
+    that bad input given with a mistyped --db starts no file."""
+    to_identifier(identifier)
+    definition = _definition(identifier, **options)
+    check_definition(**definition)
+    return definition
+
+
 def _show_result(cli: CliContext, view: View, as_json: bool, verb: str) -> None:
     if as_json:
         _print_json(view_to_json(view))
@@ -434,7 +437,8 @@ def create(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> N
             --sql "SELECT day, count(*) AS n FROM orders GROUP BY day" \\
             --column day:date --column "n:bigint:orders that day"
     """
-    view = cli.store(create=True).create_view(identifier, **_definition(identifier, **options))
+    definition = _checked(identifier, options)
+    view = cli.store(create=True).create_view(identifier, **definition)
     _show_result(cli, view, as_json, "created")
 
 
@@ -455,7 +459,8 @@ def replace(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> 
         viewstore replace sales.daily --sql "SELECT ..." \\
             --column day:date --column n:bigint
     """
-    view = cli.store(create=True).replace_view(identifier, **_definition(identifier, **options))
+    definition = _checked(identifier, options)
+    view = cli.store(create=True).replace_view(identifier, **definition)
     _show_result(cli, view, as_json, "replaced")
 
 
@@ -531,7 +536,8 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
 
     Representation changes apply as additions, then updates, then removals, whatever their order
     on the command line; removing a dialect the view has and adding it again (once) updates its
-    SQL. Changes that leave the view as it is write nothing.
+    SQL. A dialect both updated and removed, or removed without being there, is an error. Changes
+    that leave the view as it is write nothing.
 
     Example:
 
@@ -543,8 +549,14 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
     if not (adds or updates or removes or sets or unsets) and comment is None:
         raise ViewStoreError("nothing to change: give at least one change option (see --help)")
     has = {r.dialect.lower() for r in store.load_view(identifier).representations}
-    added = [d.lower() for d, _ in adds]
-    readded = {d for d in has if d in {r.lower() for r in removes} and added.count(d) == 1}
+    added, removed = [d.lower() for d, _ in adds], {d.lower() for d in removes}
+    missing, both = sorted(removed - has), sorted(removed & {d.lower() for d, _ in updates})
+    if missing:
+        raise ValidationError(f"view {identifier} has no {', '.join(map(repr, missing))} representation to remove")
+    if both:
+        raise ValidationError(f"--update-representation and --remove-representation of {', '.join(map(repr, both))} "
+                              f"in one command: give one of them")
+    readded = {d for d in has & removed if added.count(d) == 1}
     changes = [ViewChange.add_representation(SQLRepresentation(d, s)) for d, s in adds if d.lower() not in readded]
     changes += [ViewChange.update_representation(d, s) for d, s in adds if d.lower() in readded]
     changes += [ViewChange.update_representation(d, s) for d, s in updates]
@@ -744,6 +756,10 @@ def import_(cli: CliContext, path: str, identifier: str, as_json: bool) -> None:
     \b
         viewstore import wh/sales/daily/metadata/00003-x.metadata.json sales.daily
     """
+    from .iceberg import read_metadata
+
+    to_identifier(identifier)
+    read_metadata(path)  # a file that is not view metadata starts no store
     view = cli.store(create=True).import_iceberg(path, identifier)
     if as_json:
         _print_json(view_to_json(view))

@@ -217,12 +217,14 @@ def metadata_folder(location: str | Path, properties: Mapping[str, str]) -> Path
     if raw is None or not raw.strip():
         return default
     path = raw
-    if raw.startswith("file:"):
+    if raw[:5].lower() == "file:":  # schemes and hosts ignore case
         parts = urllib.parse.urlsplit(raw)
-        if parts.netloc not in ("", "localhost"):
+        if parts.netloc.lower() not in ("", "localhost"):
             return default
         path = urllib.parse.unquote(parts.path)
     elif re.match(r"[A-Za-z][A-Za-z0-9+.-]+:", raw):  # s3:, hdfs:, ... (one letter would be a drive)
+        return default
+    if os.name != "nt" and re.match(r"[A-Za-z]:[\\/]|\\\\", path):  # C:\wh or \\server: Windows's
         return default
     return Path(location) / path  # an absolute path stays as it is
 
@@ -544,7 +546,11 @@ def read_metadata(path: str | Path) -> ImportedView:
     """
     path = Path(path)
     if path.is_dir():
-        latest = latest_metadata(path) or latest_metadata(path, path)
+        nested, own = latest_metadata(path), latest_metadata(path, path)
+        if nested and own:
+            raise IcebergMetadataError(f"{path} holds metadata files both in metadata/ and itself; give the file "
+                                       f"to read ({nested[1].name} or {own[1].name})")
+        latest = nested or own
         if latest is None:
             raise IcebergMetadataError(f"{path} holds no metadata file (NNNNN-<uuid>.metadata.json), in metadata/ "
                                        "or itself")

@@ -122,6 +122,7 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
     if identifier is not None or metadata_file is not None:
         raise ValidationError(f"{file} holds {len(records)} records; IDENT and --metadata apply to one record only")
     report = _import_many(cli, store, records)
+    cli.failing = not report.ok
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:

@@ -84,6 +84,7 @@ def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: st
     finally:
         if own:
             session.stop()
+    cli.failing = not report.ok
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
