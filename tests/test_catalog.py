@@ -862,7 +862,8 @@ def test_a_database_of_another_program_is_refused(tmp_path):
     with sqlite3.connect(path) as raw:
         raw.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, what TEXT)")
     raw.close()
-    with pytest.raises(ViewStoreError, match=r"not a viewstore database: it holds other tables \(events\)"):
+    with pytest.raises(ViewStoreError, match=r"not a viewstore database: it holds other tables or views "
+                                             r"\(events\)"):
         ViewStore(path)
 
 
@@ -874,7 +875,7 @@ def test_another_programs_database_is_left_as_it_was(tmp_path):
         raw.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
     raw.close()
     before = path.read_bytes()
-    with pytest.raises(ViewStoreError, match=r"app.db is not a viewstore database: it holds other tables "
+    with pytest.raises(ViewStoreError, match=r"app.db is not a viewstore database: it holds other tables or views "
                                              r"\(customers\)"):
         ViewStore(path)
     assert path.read_bytes() == before
@@ -890,7 +891,17 @@ def test_another_programs_database_is_left_as_it_was(tmp_path):
             raw.execute("CREATE TABLE users (id INTEGER PRIMARY KEY)")
         raw.close()
         before = other.read_bytes()
-        with pytest.raises(ViewStoreError, match=r"not a viewstore database: it holds other tables \(meta, users\)"):
+        with pytest.raises(ViewStoreError,
+                           match=r"not a viewstore database: it holds other tables or views \(meta, users\)"):
+            ViewStore(other)
+        assert other.read_bytes() == before
+    for name, setup in (("view-only.db", "CREATE VIEW v AS SELECT 1"), ("marked.db", "PRAGMA user_version = 7")):
+        other = tmp_path / name
+        raw = sqlite3.connect(other)
+        raw.execute(setup)
+        raw.close()
+        before = other.read_bytes()
+        with pytest.raises(ViewStoreError, match="is not a viewstore database: it holds"):
             ViewStore(other)
         assert other.read_bytes() == before
     ViewStore(tmp_path / "new.db").close()  # a file that is not there yet becomes a store

@@ -921,7 +921,8 @@ class ViewStore:
             if lost and new_props.get(DROP_DIALECT_ALLOWED, "false").lower() != "true":
                 raise ValidationError(
                     f"Cannot replace view {identifier_str(ident)} due to loss of view dialects {lost} "
-                    f"(set the view property {DROP_DIALECT_ALLOWED}=true to allow it, or use remove_representation)")
+                    f"(set the view property {DROP_DIALECT_ALLOWED}=true to allow it, or remove it with "
+                    f"alter_view: ViewChange.remove_representation, --remove-representation)")
             change = self._version_change(plan, state, d["columns"], d["representations"], d["default_catalog"],
                                           d["default_namespace"], d["summary"])
             security = d["security_mode"] if d["security_mode"] != state.security_mode else None
@@ -1018,7 +1019,8 @@ class ViewStore:
             assert rep is not None
             if rep.dialect.lower() in dialects:
                 raise ValidationError(f"Invalid view version: Cannot add multiple queries for dialect "
-                                      f"{rep.dialect.lower()} (view {identifier_str(ident)}; use update_representation)")
+                                      f"{rep.dialect.lower()} (view {identifier_str(ident)}; "
+                                      f"to change its SQL: ViewChange.update_representation, --update-representation)")
             reps.append(rep)
             return RepresentationAdded, {"dialect": rep.dialect, "sql": rep.sql}
         dialect = rep.dialect if rep is not None else change.key

@@ -60,6 +60,8 @@ class CliContext:
             raise click.UsageError("VIEWSTORE_DB is set but empty: name the store's file, or unset it")
         self.db_explicit = db is not None or bool(os.environ.get("VIEWSTORE_DB"))
         self.db = db or os.environ.get("VIEWSTORE_DB") or "viewstore.db"
+        if actor is None and os.environ.get("VIEWSTORE_ACTOR") == "":  # an audit trail names somebody
+            raise click.UsageError("VIEWSTORE_ACTOR is set but empty: name the actor, or unset it for the OS user")
         self.actor = actor or os.environ.get("VIEWSTORE_ACTOR") or _os_user()
         self.catalog = catalog
         # no markup, emoji codes or highlighting: view data such as "arr[i]" or ":x:" prints as it is
@@ -625,9 +627,9 @@ def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool) -> No
     if as_json:
         _print_json({"identifier": identifier_str(to_identifier(identifier)), "dropped": dropped})
     elif dropped:
-        click.echo(f"dropped {identifier}")
+        click.echo(f"dropped {identifier_str(to_identifier(identifier))}")
     else:
-        click.echo(f"no view {identifier}; nothing dropped")
+        click.echo(f"no view {identifier_str(to_identifier(identifier))}; nothing dropped")
 
 
 @main.command()

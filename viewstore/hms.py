@@ -103,7 +103,7 @@ def metadata_file_path(location: str) -> Path:
     if len(parts.scheme) > 1:  # a one-letter scheme is a Windows drive
         raise invalid(f"parameters.{_METADATA_LOCATION}",
                       f"{location!r} is not a local file; viewstore reads local paths and file: URIs "
-                      "(pass metadata_file= with a local copy of the metadata file)")
+                      "(give a local copy of the metadata file: metadata_file=, --metadata)")
     return Path(location)
 
 

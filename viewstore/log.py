@@ -95,12 +95,15 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         # before anything changes the file (WAL mode is kept in it): another program's database is left
         # as it was. Every viewstore file has had a schema_version row in meta from its first
         # transaction, which made it whole.
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                             "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-        if tables and not _has_schema_version(conn, tables):
-            raise ViewStoreError(f"{path} is not a viewstore database: it holds other tables "
-                                 f"({', '.join(tables[:5])}{', ...' if len(tables) > 5 else ''}); "
-                                 f"viewstore keeps its catalog in a file of its own")
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' "
+                                            "ORDER BY type = 'table' DESC, name")]
+        marked = (conn.execute("PRAGMA user_version").fetchone()[0]
+                  or conn.execute("PRAGMA application_id").fetchone()[0])
+        if (names or marked) and not _has_schema_version(conn, names):
+            held = f"other tables or views ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})" if names \
+                else "another program's user_version or application_id"
+            raise ViewStoreError(f"{path} is not a viewstore database: it holds {held}; viewstore keeps its "
+                                 f"catalog in a file of its own")
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if mode != "wal":
             _retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL"))
@@ -269,7 +272,8 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
 
     from .errors import ValidationError
 
-    conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+    # as_uri percent-encodes the path: a '#', '?' or '%' in it would otherwise end or change the URI
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         return list(sqlite_utils.Database(conn).query(sql, params))

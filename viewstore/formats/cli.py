@@ -116,8 +116,8 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
             click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         else:
             article = "an" if engine[0] in "aeiou" else "a"
-            cli.console.print(f"imported {identifier_str(view.identifier)} from {article} {engine} record "
-                              f"({count(len(view.versions), 'version')}, {count(view.stream_version, 'event')})")
+            click.echo(f"imported {identifier_str(view.identifier)} from {article} {engine} record "
+                       f"({count(len(view.versions), 'version')}, {count(view.stream_version, 'event')})")
         return
     if identifier is not None or metadata_file is not None:
         raise ValidationError(f"{file} holds {len(records)} records; IDENT and --metadata apply to one record only")

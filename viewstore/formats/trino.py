@@ -213,7 +213,8 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
     if len(definition.default_namespace) > 1:
         raise invalid("default_namespace", f"Trino has one schema level, not {definition.default_namespace}")
     if definition.default_namespace and definition.default_catalog is None:
-        raise invalid("default_catalog", "Trino needs a default catalog when the view has a default schema")
+        raise invalid("default_catalog", "Trino needs a default catalog when the view has a default schema "
+                                          "(replace the view with one: default_catalog=, --default-catalog)")
 
     kept = chosen_engine_types(definition.properties, NAME, len(definition.columns))
     payload: dict[str, Any] = {"originalSql": definition.sql}
