@@ -463,6 +463,8 @@ def test_an_empty_viewstore_db_is_a_usage_error_as_an_empty_db_option_is(tmp_pat
     result = CliRunner().invoke(main, ["list"], env={"VIEWSTORE_DB": ""})
     assert result.exit_code == 2 and "VIEWSTORE_DB is set but empty" in result.output
     assert not (tmp_path / "viewstore.db").exists()
+    result = CliRunner().invoke(main, ["create", "s.v", "--sql", "SELECT 1"], env={"VIEWSTORE_ACTOR": ""})
+    assert result.exit_code == 2 and "VIEWSTORE_ACTOR is set but empty" in result.output  # not the OS user
 
 
 def test_bad_input_starts_no_file(run):
@@ -571,3 +573,14 @@ def test_query_reads_the_file_every_other_command_opens(tmp_path, name):
     result = runner.invoke(main, ["--db", str(db), "query", "SELECT count(*) AS n FROM events", "--json"])
     assert result.exit_code == 0 and json.loads(result.output) == [{"n": 1}], result.output
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(name)) == []  # no stray file
+
+
+def test_control_characters_in_stored_text_reach_the_terminal_escaped(run):
+    sql = "SELECT 1 AS x -- \x1b[2J\x1b[31mred\r\x07"
+    create(run, "s.v", "--comment", "c \x1b]0;pwned\x07 \u202eevil")
+    run("replace", "s.v", "--sql", sql, "--column", "x:int", "--property", "k=\x1b[1mv")
+    for out in (run("show", "s.v"), run("history", "s.v"), run("query", "SELECT payload FROM events")):
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out and "\r" not in out
+    show = run("show", "s.v")
+    assert "\\x1b[2J\\x1b[31mred\\x0d\\x07" in show and "\\x1b]0;pwned\\x07 \\u202eevil" in show
+    assert json.loads(run("show", "s.v", "--json"))["representations"][0]["sql"] == sql  # --json: exact

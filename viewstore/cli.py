@@ -20,6 +20,7 @@ import importlib
 import json
 import math
 import os
+import re
 import sys
 from typing import Any, Callable, Iterable
 
@@ -232,9 +233,26 @@ def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+#: control characters (but tab and newline) and bidirectional overrides: in a terminal they move the
+#: cursor, clear the screen, set the window title or reorder text, so stored text shows them escaped
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """Text for a terminal: control characters as escapes (``\\x1b``), everything else as stored.
+    ``--json`` is the exact form."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+
+
+class _DataTable(Table):
+    def add_row(self, *cells: Any, **options: Any) -> None:
+        super().add_row(*(visible(c) if isinstance(c, str) else c for c in cells), **options)
+
+
 def data_table(*headers: str, title: str | None = None) -> Table:
-    """A table whose cells wrap long text onto more lines instead of cutting it."""
-    table = Table(title=title, title_justify="left")
+    """A table whose cells wrap long text onto more lines instead of cutting it, and show control
+    characters escaped (see :func:`visible`)."""
+    table = _DataTable(title=title, title_justify="left")
     for header in headers:
         table.add_column(header, overflow="fold")
     return table
@@ -248,7 +266,8 @@ def _print_view(cli: CliContext, view: View) -> None:
     c = cli.console
 
     def line(*parts: str | tuple[str, str]) -> None:
-        c.print(Text.assemble(*parts), soft_wrap=True)
+        c.print(Text.assemble(*(visible(p) if isinstance(p, str) else (visible(p[0]), p[1]) for p in parts)),
+                soft_wrap=True)
 
     line((identifier_str(view.identifier), "bold"), f"  uuid {view.uuid}")
     if view.comment:
