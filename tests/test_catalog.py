@@ -317,6 +317,17 @@ def test_events_filters(store):
     bob.close()
 
 
+def test_an_until_that_is_a_date_alone_includes_that_whole_day(store):
+    make(store)
+    (event,) = store.events()
+    day = dt.datetime.fromtimestamp(event.occurred_at / 1000, tz=dt.timezone.utc).date()
+    for until in (day, day.isoformat(), day.strftime("%Y%m%d"), f" {day.isoformat()} "):
+        assert store.events(since=day, until=until) == [event], until
+    start = to_epoch_ms(day)
+    assert store.events(until=dt.datetime.combine(day, dt.time(), dt.timezone.utc)) == []  # a moment stays one
+    assert store.events(until=start) == [] and store.events(until=str(start)) == []
+
+
 def test_newest_first_reverses_the_order_and_a_limit_keeps_the_latest(store):
     make(store)
     bob = ViewStore(store.path, actor="bob")

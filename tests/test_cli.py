@@ -545,6 +545,9 @@ def test_times_print_to_the_exact_millisecond_in_every_year(run):
     assert _ms(2**62) == f"{2**62} ms" and _table_time(-(2**63)) == f"{-(2**63)} ms"
     create(run)
     assert json.loads(run("audit", "--since", "-1234567", "--json"))  # negative ms, any number of digits
+    day = json.loads(run("audit", "--json"))[0]["occurred_at"][:10]
+    for until in (day, day.replace("-", "")):  # a date alone: to the end of that day
+        assert len(json.loads(run("audit", "--since", day, "--until", until, "--json"))) == 1
     out = run("audit", "--since", "20261301", code=1)
     assert "eight digits are a date (YYYYMMDD), and this is none" in out  # the API's reason, not a generic one
 
@@ -584,3 +587,16 @@ def test_control_characters_in_stored_text_reach_the_terminal_escaped(run):
     show = run("show", "s.v")
     assert "\\x1b[2J\\x1b[31mred\\x0d\\x07" in show and "\\x1b]0;pwned\\x07 \\u202eevil" in show
     assert json.loads(run("show", "s.v", "--json"))["representations"][0]["sql"] == sql  # --json: exact
+
+
+def test_replace_merges_properties_unless_told_to_replace_them(run):
+    create(run, "s.v", "--comment", "keep me", "--property", "owner=ops")
+    assert run("replace", "s.v", "--sql", "SELECT 1 AS x", "--column", "x:int:the x").startswith(
+        "nothing to change in s.v")  # the same definition: no version, no event
+    run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int", "--property", "team=a")
+    view = json.loads(run("show", "s.v", "--json"))
+    assert view["comment"] == "keep me" and view["properties"]["owner"] == "ops" and view["properties"]["team"] == "a"
+    run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int", "--property", "team=b",
+        "--replace-properties")
+    view = json.loads(run("show", "s.v", "--json"))
+    assert view["comment"] is None and view["properties"] == {"team": "b"}

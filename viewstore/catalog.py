@@ -234,6 +234,18 @@ def to_epoch_ms(value: Any, what: str = "time") -> int:
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
+_DATE_ONLY = re.compile(r"\s*[0-9]{4}-?[0-9]{2}-?[0-9]{2}\s*")
+
+
+def _until_ms(value: Any) -> int:
+    """The inclusive end of a time range: a date alone (``date``, ``2026-11-25``, ``20261125``) means
+    the whole of that day, up to its last millisecond."""
+    ms = to_epoch_ms(value, "until")
+    whole_day = ((isinstance(value, dt.date) and not isinstance(value, dt.datetime))
+                 or (isinstance(value, str) and _DATE_ONLY.fullmatch(value) is not None))
+    return ms + 86_400_000 - 1 if whole_day else ms
+
+
 def _basic_date(text: str) -> bool:
     try:
         dt.date(int(text[:4]), int(text[4:6]), int(text[6:]))
@@ -641,7 +653,8 @@ class ViewStore:
         Args:
             view: every view that ever carried this identifier (across renames and re-creations).
             actor: who made the change.
-            since, until: an inclusive time range (datetime, ISO string or epoch ms).
+            since, until: an inclusive time range (datetime, ISO string or epoch ms); an ``until``
+                that is a date alone (a ``date``, ``"2026-11-25"``) includes that whole day.
             types: one event type or several (``view.created``, ``view.replaced``, ...).
             limit: at most this many events: the oldest ones, or the latest with ``newest_first``.
             newest_first: the reverse of log order; ``limit=20, newest_first=True`` gives the last 20.
@@ -688,7 +701,7 @@ class ViewStore:
         if type(newest_first) is not bool:
             raise ValidationError(f"newest_first must be True or False, not {newest_first!r}")
         since_ms = to_epoch_ms(since, "since") if since is not None else None
-        until_ms = to_epoch_ms(until, "until") if until is not None else None
+        until_ms = _until_ms(until) if until is not None else None
         with self._reading():
             view_ids = None
             if view is not None:

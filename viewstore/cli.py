@@ -466,13 +466,18 @@ def create(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> N
 @main.command()
 @click.argument("identifier")
 @_definition_options
+@click.option("--replace-properties", is_flag=True,
+              help="The given --property and --comment become the whole property map (others go).")
 @pass_cli
-def replace(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> None:
+def replace(cli: CliContext, identifier: str, as_json: bool, replace_properties: bool, **options: Any) -> None:
     """Create or replace a view (a new version, or a reused identical one).
 
-    A replace is a whole new definition: give every column and representation again (what is left
-    out is gone: no --column means no columns), and the default namespace, comment, properties
-    and security mode if they are not the defaults.
+    The query's definition is given whole: every column and representation again (no --column
+    means no columns; leaving out a dialect the view has is refused unless its
+    replace.drop-dialect.allowed property is true), and --default-namespace and --security-mode
+    go back to their defaults when left out. --comment and --property are merged into the view's
+    (Iceberg's rule; '' keeps the comment); with --replace-properties they become its whole
+    property map, and a comment left out is removed.
 
     Example:
 
@@ -481,8 +486,10 @@ def replace(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> 
             --column day:date --column n:bigint
     """
     definition = _checked(identifier, options)
-    view = cli.store(create=True).replace_view(identifier, **definition)
-    _show_result(cli, view, as_json, "replaced")
+    store = cli.store(create=True)
+    view, wrote = _committing(store, lambda: store.replace_view(identifier, **definition,
+                                                                 replace_properties=replace_properties))
+    _show_result(cli, view, as_json, "replaced" if wrote else "nothing to change in")
 
 
 @main.command()
@@ -695,7 +702,8 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
 @click.option("--view", help="Only events of views that had this identifier.")
 @click.option("--type", "types", multiple=True, help="Only these event types (repeatable).")
 @click.option("--since", metavar="TIME", help="From this time (ISO or epoch ms, inclusive).")
-@click.option("--until", metavar="TIME", help="Up to this time (ISO or epoch ms, inclusive).")
+@click.option("--until", metavar="TIME",
+              help="Up to this time (ISO or epoch ms, inclusive; a date alone: to its end).")
 @click.option("--limit", type=INT64, help="At most this many events (the oldest; the latest with --newest-first).")
 @click.option("--newest-first", is_flag=True, help="Latest events first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -712,7 +720,8 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
     \b
         viewstore audit --newest-first --limit 20
     """
-    events = cli.store().events(view=view, actor=who, since=_time(since, "--since"), until=_time(until, "--until"),
+    _time(until, "--until")  # checked as the other times are; the store reads a date alone as its whole day
+    events = cli.store().events(view=view, actor=who, since=_time(since, "--since"), until=until,
                                 types=types or None, limit=limit, newest_first=newest_first)
     if as_json:
         _print_json([event_to_json(e) for e in events])
