@@ -178,7 +178,7 @@ def test_markup_like_data_prints_as_it_is_in_every_command(run, tmp_path, monkey
     assert ViewStore(run.db).load_view("ns.[/b]").representations[0].sql == sql
     show = run("show", "ns.[/b]")
     for text in ("ns.[/b]", sql, "[red]c[/red]", "closing [/x] tag :smile:", "[k]", "[/v]", "by [/who] at",
-                 "default: [cat].ns"):
+                 "default catalog and namespace: [cat].ns"):
         assert text in show, text
     assert run("replace", "ns.[/b]", "--sql", sql2, "--column", "x:int") == \
         "replaced ns.[/b] (version 2, stream version 2)\n"

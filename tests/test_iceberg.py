@@ -12,7 +12,8 @@ import time
 import pytest
 from pyiceberg.view.metadata import ViewMetadata
 
-from viewstore import Column, IcebergMetadataError, SQLRepresentation, ValidationError, ViewChange
+from viewstore import (Column, IcebergMetadataError, SQLRepresentation, ValidationError, ViewAlreadyExistsError,
+                       ViewChange)
 from viewstore.iceberg import read_metadata
 
 APPENDIX_SQL_1 = "SELECT\n    COUNT(1), CAST(event_ts AS DATE)\nFROM events\nGROUP BY 2"
@@ -519,3 +520,15 @@ def test_write_metadata_path_names_the_folder_of_the_metadata_files(store, tmp_p
     store.export_iceberg("a.v", tmp_path / "copy")
     with pytest.raises(IcebergMetadataError, match="both in metadata/ and itself"):
         read_metadata(tmp_path / "copy")
+
+
+def test_a_view_is_imported_once_and_the_refusal_names_the_holder(store, tmp_path):
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    path = store.export_iceberg("a.v", tmp_path / "loc")
+    count = store.event_count()
+    with pytest.raises(ViewAlreadyExistsError, match=r"already in the store: a\.v \(a view is recorded once"):
+        store.import_iceberg(path, "b.copy")
+    store.drop_view("a.v")
+    with pytest.raises(ViewAlreadyExistsError, match=r"already in the store: a\.v, dropped "):
+        store.import_iceberg(path, "a.v")
+    assert store.event_count() == count + 1 and not store.view_exists("b.copy")

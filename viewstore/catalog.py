@@ -1200,7 +1200,11 @@ class ViewStore:
                 raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
             view_id = view_uuid or str(uuidlib.uuid4())
             if self._log.stream_rows(view_id, after_version=0)[:1]:
-                raise ViewAlreadyExistsError(f"a view with UUID {view_id} is already in the store")
+                held = self._projections.load(view_id)
+                which = (f": {identifier_str(held.identifier)}{'' if held.live else ', dropped'}"
+                         if held is not None else "")
+                raise ViewAlreadyExistsError(f"a view with UUID {view_id} is already in the store{which} "
+                                             "(a view is recorded once; its history is there)")
             plan = _Plan(None, view_id, ident, self.actor, 0, 0)
             # The events keep the history's own times, except where another view held this name
             # (dropped, or renamed away): those move to just after it let go, so that a time names

@@ -273,10 +273,10 @@ def _print_view(cli: CliContext, view: View) -> None:
     if view.comment:
         line(f"comment: {view.comment}")
     line(f"current version: {view.current_version_id} of {len(view.versions)}   "
-         f"default: {view.default_catalog or '-'}.{'.'.join(view.default_namespace) or '-'}   "
-         f"security: {view.security_mode}   stream version: {view.stream_version}")
-    line(f"created by {view.audit.creator} at {_ms(view.audit.create_time_ms)}; "
-         f"last changed by {view.audit.last_modifier} at {_ms(view.audit.last_modified_time_ms)}")
+         f"stream version: {view.stream_version}   security: {view.security_mode}")
+    line(f"default catalog and namespace: {view.default_catalog or '-'}.{'.'.join(view.default_namespace) or '-'}")
+    line(f"created by {view.audit.creator} at {_table_time(view.audit.create_time_ms)} UTC")
+    line(f"last changed by {view.audit.last_modifier} at {_table_time(view.audit.last_modified_time_ms)} UTC")
     cols = data_table("column", "type", "nullable", "comment", title="columns")
     for col in view.columns:
         cols.add_row(col.name, str(col.type), "yes" if col.nullable else "no", col.comment or "")
@@ -463,7 +463,7 @@ def create(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> N
     _show_result(cli, view, as_json, "created")
 
 
-@main.command()
+@main.command(short_help="Create or replace a view (a new version, or a reused one).")
 @click.argument("identifier")
 @_definition_options
 @click.option("--replace-properties", is_flag=True,
@@ -492,7 +492,7 @@ def replace(cli: CliContext, identifier: str, as_json: bool, replace_properties:
     _show_result(cli, view, as_json, "replaced" if wrote else "nothing to change in")
 
 
-@main.command()
+@main.command(short_help="Show a view (now, or as it was): columns, SQL, versions.")
 @click.argument("identifier")
 @click.option("--as-of", metavar="TIME",
               help="Show the view as it was then (ISO time or epoch ms; to the millisecond).")
@@ -729,7 +729,7 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
         _print_events(cli, events, count(len(events), "event"))
 
 
-@main.command("query")
+@main.command("query", short_help="Ask an audit question in read-only SQL.")
 @click.argument("sql")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_cli
@@ -754,7 +754,7 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
 @main.command("export")
 @click.argument("identifier")
 @click.option("--location", type=click.Path(file_okay=False), callback=_not_empty,
-              help="The view's base location (a folder).")
+              help="The view's base location (a folder; default: warehouse/<namespace>/<name> beside the store).")
 @click.option("--gzip", is_flag=True, help="Write NNNNN-<uuid>.gz.metadata.json.")
 @click.option("--json", "as_json", is_flag=True, help='Print {"identifier": ..., "path": ...}.')
 @pass_cli
@@ -773,7 +773,7 @@ def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool, 
         click.echo(str(path))
 
 
-@main.command("import")
+@main.command("import", short_help="Record a view from an Iceberg metadata file, with its history.")
 @click.argument("path", type=click.Path(), callback=_not_empty)
 @click.argument("identifier")
 @click.option("--json", "as_json", is_flag=True, help="Print the imported view as JSON.")
@@ -798,7 +798,7 @@ def import_(cli: CliContext, path: str, identifier: str, as_json: bool) -> None:
                    f"{count(view.stream_version, 'event')})")
 
 
-@main.command()
+@main.command(short_help="Replay the event log and repair the projections.")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows repaired per table as JSON.")
 @pass_cli
 def rebuild(cli: CliContext, as_json: bool) -> None:

@@ -25,7 +25,7 @@ __all__ = ["hms", "records_of"]
 EXPORT_ENGINES = ("trino", "spark", "hive", "flink", "iceberg")
 
 
-@click.group()
+@click.group(short_help="Import and export the engine-native views of a Hive metastore.")
 def hms() -> None:
     """Engine-native views of a Hive metastore: import their records, export a view as one engine's record.
 

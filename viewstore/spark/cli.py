@@ -45,7 +45,7 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[Sp
     return session, True
 
 
-@click.group()
+@click.group(short_help="Work with the store from Spark (needs pyspark).")
 def spark() -> None:
     """Work with the store from Spark (needs pyspark: pip install 'viewstore[spark]').
 
@@ -107,7 +107,7 @@ def _print_drift(cli: CliContext, report: Any) -> None:
         cli.console.print(f"not checked (no spark representation): {', '.join(report.skipped)}")
 
 
-@click.command()
+@click.command(short_help="Run the end-to-end demo on a local SparkSession.")
 @click.option("--namespace", default="sales", show_default=True, help="The database for the demo's tables and views.")
 @pass_cli
 def demo(cli: CliContext, namespace: str) -> None:
