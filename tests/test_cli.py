@@ -600,3 +600,18 @@ def test_replace_merges_properties_unless_told_to_replace_them(run):
         "--replace-properties")
     view = json.loads(run("show", "s.v", "--json"))
     assert view["comment"] is None and view["properties"] == {"team": "b"}
+
+
+def test_every_write_to_a_view_takes_expected_version(run):
+    create(run)
+    run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")  # stream version 2
+    events = len(json.loads(run("audit", "--json")))
+    for args in (["replace", "s.v", "--sql", "SELECT 3 AS x"], ["rename", "s.v", "s.w"], ["rollback", "s.v", "1"],
+                 ["drop", "s.v"], ["alter", "s.v", "--comment", "x"]):
+        out = run(*args, "--expected-version", "1", code=1)
+        assert out.startswith("error: ") and "expected" in out.lower(), (args, out)
+    assert len(json.loads(run("audit", "--json"))) == events
+    assert "is at version 1" in run("rollback", "s.v", "1", "--expected-version", "2")
+    run("rename", "s.v", "s.w", "--expected-version", "3")
+    run("replace", "s.w", "--sql", "SELECT 3 AS x", "--expected-version", "4")
+    assert run("drop", "s.w", "--expected-version", "5") == "dropped s.w\n"

@@ -427,6 +427,11 @@ def _definition(identifier: str, dialect: str, sql: str | None, sql_file: Any, e
             "summary": dict(_parse_kv(s, "--summary") for s in summary)}
 
 
+#: optimistic concurrency, on every command that writes to an existing view
+_EXPECTED = click.option("--expected-version", type=INT64,
+                         help="Fail unless the view is at this stream version (0: does not exist yet).")
+
+
 def _checked(identifier: str, options: dict[str, Any]) -> dict[str, Any]:
     """The options of create or replace as the API takes them, checked before a store is opened, so
     that bad input given with a mistyped --db starts no file."""
@@ -468,8 +473,10 @@ def create(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> N
 @_definition_options
 @click.option("--replace-properties", is_flag=True,
               help="The given --property and --comment become the whole property map (others go).")
+@_EXPECTED
 @pass_cli
-def replace(cli: CliContext, identifier: str, as_json: bool, replace_properties: bool, **options: Any) -> None:
+def replace(cli: CliContext, identifier: str, as_json: bool, replace_properties: bool, expected_version: int | None,
+            **options: Any) -> None:
     """Create or replace a view (a new version, or a reused identical one).
 
     The query's definition is given whole: every column and representation again (no --column
@@ -488,7 +495,8 @@ def replace(cli: CliContext, identifier: str, as_json: bool, replace_properties:
     definition = _checked(identifier, options)
     store = cli.store(create=True)
     view, wrote = _committing(store, lambda: store.replace_view(identifier, **definition,
-                                                                 replace_properties=replace_properties))
+                                                                 replace_properties=replace_properties,
+                                                                 expected_version=expected_version))
     _show_result(cli, view, as_json, "replaced" if wrote else "nothing to change in")
 
 
@@ -555,7 +563,7 @@ def list_(cli: CliContext, namespace: str | None, as_json: bool) -> None:
 @click.option("--comment", help="Set the comment ('' removes it).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Set a property (repeatable).")
 @click.option("--unset", "unsets", multiple=True, metavar="KEY", help="Remove a property (repeatable).")
-@click.option("--expected-version", type=INT64, help="Fail unless the view is at this stream version.")
+@_EXPECTED
 @click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
 @pass_cli
 def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: Any, comment: str | None,
@@ -614,8 +622,9 @@ def _committing(store: ViewStore, write: Callable[[], View]) -> tuple[View, bool
 @click.argument("identifier")
 @click.argument("new_identifier")
 @click.option("--json", "as_json", is_flag=True, help="Print the renamed view as JSON.")
+@_EXPECTED
 @pass_cli
-def rename(cli: CliContext, identifier: str, new_identifier: str, as_json: bool) -> None:
+def rename(cli: CliContext, identifier: str, new_identifier: str, as_json: bool, expected_version: int | None) -> None:
     """Rename a view (to any namespace).
 
     Example:
@@ -624,7 +633,8 @@ def rename(cli: CliContext, identifier: str, new_identifier: str, as_json: bool)
         viewstore rename sales.daily sales.daily_orders
     """
     store = cli.store()
-    view, wrote = _committing(store, lambda: store.rename_view(identifier, new_identifier))
+    view, wrote = _committing(store, lambda: store.rename_view(identifier, new_identifier,
+                                                                expected_version=expected_version))
     if as_json:
         _print_json(view_to_json(view))
     elif not wrote:
@@ -638,8 +648,9 @@ def rename(cli: CliContext, identifier: str, new_identifier: str, as_json: bool)
 @click.option("--if-exists", is_flag=True, help="Succeed when there is no such view.")
 @click.option("--json", "as_json", is_flag=True,
               help='Print {"identifier": ..., "dropped": true or false} (false only with --if-exists).')
+@_EXPECTED
 @pass_cli
-def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool) -> None:
+def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool, expected_version: int | None) -> None:
     """Drop a view (its history stays).
 
     Example:
@@ -647,9 +658,9 @@ def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool) -> No
     \b
         viewstore drop sales.daily --if-exists --json
     """
-    dropped = cli.store().drop_view(identifier)
+    dropped = cli.store().drop_view(identifier, expected_version=expected_version)
     if not dropped and not if_exists:
-        raise ViewStoreError(f"no such view: {identifier}")
+        raise ViewStoreError(f"no such view: {identifier_str(to_identifier(identifier))}")
     if as_json:
         _print_json({"identifier": identifier_str(to_identifier(identifier)), "dropped": dropped})
     elif dropped:
@@ -662,8 +673,9 @@ def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool) -> No
 @click.argument("identifier")
 @click.argument("version_id", type=INT64)
 @click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
+@_EXPECTED
 @pass_cli
-def rollback(cli: CliContext, identifier: str, version_id: int, as_json: bool) -> None:
+def rollback(cli: CliContext, identifier: str, version_id: int, as_json: bool, expected_version: int | None) -> None:
     """Make an earlier version current again.
 
     Example:
@@ -671,7 +683,7 @@ def rollback(cli: CliContext, identifier: str, version_id: int, as_json: bool) -
     \b
         viewstore rollback sales.daily 1
     """
-    view = cli.store().rollback_view(identifier, version_id)
+    view = cli.store().rollback_view(identifier, version_id, expected_version=expected_version)
     if as_json:
         _print_json(view_to_json(view))
     else:
