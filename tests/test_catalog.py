@@ -321,7 +321,9 @@ def test_an_until_that_is_a_date_alone_includes_that_whole_day(store):
     make(store)
     (event,) = store.events()
     day = dt.datetime.fromtimestamp(event.occurred_at / 1000, tz=dt.timezone.utc).date()
-    for until in (day, day.isoformat(), day.strftime("%Y%m%d"), f" {day.isoformat()} "):
+    iso_week = "{}-W{:02d}-{}".format(*day.isocalendar())
+    for until in (day, day.isoformat(), day.strftime("%Y%m%d"), f" {day.isoformat()} ", f"{day.isoformat()}Z",
+                  f"{day.isoformat()}+00:00", iso_week):
         assert store.events(since=day, until=until) == [event], until
     start = to_epoch_ms(day)
     assert store.events(until=dt.datetime.combine(day, dt.time(), dt.timezone.utc)) == []  # a moment stays one
@@ -906,7 +908,8 @@ def test_another_programs_database_is_left_as_it_was(tmp_path):
                            match=r"not a viewstore database: it holds other tables or views \(meta, users\)"):
             ViewStore(other)
         assert other.read_bytes() == before
-    for name, setup in (("view-only.db", "CREATE VIEW v AS SELECT 1"), ("marked.db", "PRAGMA user_version = 7")):
+    for name, setup in (("view-only.db", "CREATE VIEW v AS SELECT 1"), ("marked.db", "PRAGMA user_version = 7"),
+                        ("named.db", "CREATE TABLE sqlitebrowser_settings (k)")):  # sqlite_% is SQLite's only
         other = tmp_path / name
         raw = sqlite3.connect(other)
         raw.execute(setup)

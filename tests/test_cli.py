@@ -455,7 +455,7 @@ def test_errors_speak_of_the_command_line(run):
     assert "a statement that returns rows" in out and "execute()" not in out, out
     out = run("audit", "--type", "created", code=1)
     assert "unknown event type(s) created; known: view.comment_updated, view.created," in out and "[" not in out
-    assert "None" not in run("--actor", "  ", "create", "s.x", "--sql", "SELECT 1", code=1)
+    assert "must not be empty" in run("--actor", "  ", "create", "s.x", "--sql", "SELECT 1", code=2)
 
 
 def test_an_empty_viewstore_db_is_a_usage_error_as_an_empty_db_option_is(tmp_path, monkeypatch):
@@ -463,8 +463,10 @@ def test_an_empty_viewstore_db_is_a_usage_error_as_an_empty_db_option_is(tmp_pat
     result = CliRunner().invoke(main, ["list"], env={"VIEWSTORE_DB": ""})
     assert result.exit_code == 2 and "VIEWSTORE_DB is set but empty" in result.output
     assert not (tmp_path / "viewstore.db").exists()
-    result = CliRunner().invoke(main, ["create", "s.v", "--sql", "SELECT 1"], env={"VIEWSTORE_ACTOR": ""})
-    assert result.exit_code == 2 and "VIEWSTORE_ACTOR is set but empty" in result.output  # not the OS user
+    for blank in ("", "  "):
+        result = CliRunner().invoke(main, ["create", "s.v", "--sql", "SELECT 1"], env={"VIEWSTORE_ACTOR": blank})
+        assert result.exit_code == 2 and "VIEWSTORE_ACTOR is set but empty" in result.output  # not the OS user
+        assert CliRunner().invoke(main, ["show", "--help"], env={"VIEWSTORE_ACTOR": blank}).exit_code == 0
 
 
 def test_bad_input_starts_no_file(run):
@@ -530,8 +532,12 @@ def test_show_always_lists_the_current_version_and_survives_any_stored_time(run,
     meta["versions"][0]["timestamp-ms"] = 2**62  # an imported file may carry any 64-bit time
     path = tmp_path / "00000-x.metadata.json"
     path.write_text(json.dumps(meta))
+    meta["version-log"][0]["timestamp-ms"] = 2**62  # its events keep the times of its log
+    meta["version-log"][1]["timestamp-ms"] = 2**62
+    path.write_text(json.dumps(meta))
     run("import", str(path), "s.far")
-    assert f"│ {2**62} ms " in run("show", "s.far")
+    out = run("show", "s.far")
+    assert f"│ {2**62} ms " in out and f"at {2**62} ms\n" in out
 
 
 def test_times_print_to_the_exact_millisecond_in_every_year(run):
@@ -615,3 +621,22 @@ def test_every_write_to_a_view_takes_expected_version(run):
     run("rename", "s.v", "s.w", "--expected-version", "3")
     run("replace", "s.w", "--sql", "SELECT 3 AS x", "--expected-version", "4")
     assert run("drop", "s.w", "--expected-version", "5") == "dropped s.w\n"
+
+
+def test_names_with_control_characters_print_escaped_in_every_message(run):
+    name = "s.evil\u202etxt\x9b2j"  # identifiers refuse C0 controls; C1 and bidirectional ones must not reach a terminal
+    create(run, name)
+    outputs = [run("list"), run("rollback", name, "1"), run("rename", name, name + "x"),
+               run("drop", name + "x"), run("drop", name + "x", "--if-exists"), run("show", name + "x", code=1)]
+    for out in outputs:
+        assert "\u202e" not in out and "\x9b" not in out, out
+        assert "\\u202e" in out and "\\x9b" in out, out
+
+
+def test_a_muted_signal_does_not_hide_that_a_write_happened(run):
+    from viewstore import signals
+
+    create(run)
+    with signals.committed.muted():  # a program that embeds the CLI may mute it
+        out = run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")
+    assert out.startswith("replaced s.v")

@@ -234,16 +234,25 @@ def to_epoch_ms(value: Any, what: str = "time") -> int:
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
-_DATE_ONLY = re.compile(r"\s*[0-9]{4}-?[0-9]{2}-?[0-9]{2}\s*")
+#: a time zone at the end of an ISO string (``Z``, ``+01:00``), which a date alone may carry
+_ZONE = re.compile(r"(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)$")
 
 
 def _until_ms(value: Any) -> int:
-    """The inclusive end of a time range: a date alone (``date``, ``2026-11-25``, ``20261125``) means
-    the whole of that day, up to its last millisecond."""
+    """The inclusive end of a time range: a date alone (a ``date``, ``2026-11-25``, ``20261125``,
+    ``2026-W48-3``) means the whole of that day, up to its last millisecond."""
     ms = to_epoch_ms(value, "until")
-    whole_day = ((isinstance(value, dt.date) and not isinstance(value, dt.datetime))
-                 or (isinstance(value, str) and _DATE_ONLY.fullmatch(value) is not None))
-    return ms + 86_400_000 - 1 if whole_day else ms
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return ms + 86_400_000 - 1
+    if isinstance(value, str):
+        text = value.strip()
+        for candidate in (text, _ZONE.sub("", text)):  # what the ISO parser takes as a date alone
+            try:
+                dt.date.fromisoformat(candidate)
+            except ValueError:
+                continue
+            return ms + 86_400_000 - 1
+    return ms
 
 
 def _basic_date(text: str) -> bool:

@@ -57,13 +57,15 @@ class CliContext:
     """What every command gets as ``ctx.obj``: where the store is and who is acting."""
 
     def __init__(self, db: str | None, actor: str | None, catalog: str | None) -> None:
-        if db is None and os.environ.get("VIEWSTORE_DB") == "":  # as --db '' is refused
-            raise click.UsageError("VIEWSTORE_DB is set but empty: name the store's file, or unset it")
-        self.db_explicit = db is not None or bool(os.environ.get("VIEWSTORE_DB"))
-        self.db = db or os.environ.get("VIEWSTORE_DB") or "viewstore.db"
-        if actor is None and os.environ.get("VIEWSTORE_ACTOR") == "":  # an audit trail names somebody
-            raise click.UsageError("VIEWSTORE_ACTOR is set but empty: name the actor, or unset it for the OS user")
-        self.actor = actor or os.environ.get("VIEWSTORE_ACTOR") or _os_user()
+        env = {name: os.environ[name] for name in ("VIEWSTORE_DB", "VIEWSTORE_ACTOR")
+               if name in os.environ and os.environ[name].strip()}
+        # set but empty (or blank) is a mistake, as --db '' is, said when a command opens the store
+        # (so that --help still works); an audit trail should not silently name the OS user
+        self._blank = [name for name, given in (("VIEWSTORE_DB", db), ("VIEWSTORE_ACTOR", actor))
+                       if given is None and name in os.environ and name not in env]
+        self.db_explicit = db is not None or "VIEWSTORE_DB" in env
+        self.db = db or env.get("VIEWSTORE_DB") or "viewstore.db"
+        self.actor = actor or env.get("VIEWSTORE_ACTOR") or _os_user()
         self.catalog = catalog
         # no markup, emoji codes or highlighting: view data such as "arr[i]" or ":x:" prints as it is
         self.console = _Console(markup=False, emoji=False, highlight=False)
@@ -77,6 +79,8 @@ class CliContext:
         """The store; only commands that can add a view (``create=True``) may start a new file, so a
         mistyped ``--db`` is an error rather than an empty catalog."""
         if self._store is None:
+            if self._blank:
+                raise click.UsageError(f"{self._blank[0]} is set but empty: give it a value, or unset it")
             if not create and not os.path.exists(self.db):
                 raise ViewStoreError(f"no viewstore database at {self.db} (create or import a view to start one "
                                      f"there; --db or VIEWSTORE_DB names another)")
@@ -113,7 +117,7 @@ class _Group(click.Group):
             os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
             ctx.exit(1 if isinstance(ctx.obj, CliContext) and ctx.obj.failing else 0)
         except (ViewStoreError, OSError) as e:
-            click.echo(f"error: {e}", err=True)
+            click.echo(visible(f"error: {e}"), err=True)
             ctx.exit(1)
 
 
@@ -129,8 +133,12 @@ def _unavailable(name: str, error: ImportError) -> click.Command:
 
 
 def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """Refuse '' for a path (it would mean the current folder) or an actor (it would mean the OS user)."""
-    if value == "":
+    """Refuse '' (or blanks) for a path (it would mean the current folder) or an actor (it would
+    mean the OS user). A blank environment variable is left to CliContext, which says so when a
+    command opens the store, so that ``--help`` still works."""
+    if value is not None and not value.strip():
+        if ctx.get_parameter_source(param.name or "") == click.core.ParameterSource.ENVIRONMENT:
+            return None
         raise click.BadParameter("must not be empty", ctx, param)
     return value
 
@@ -275,8 +283,8 @@ def _print_view(cli: CliContext, view: View) -> None:
     line(f"current version: {view.current_version_id} of {len(view.versions)}   "
          f"stream version: {view.stream_version}   security: {view.security_mode}")
     line(f"default catalog and namespace: {view.default_catalog or '-'}.{'.'.join(view.default_namespace) or '-'}")
-    line(f"created by {view.audit.creator} at {_table_time(view.audit.create_time_ms)} UTC")
-    line(f"last changed by {view.audit.last_modifier} at {_table_time(view.audit.last_modified_time_ms)} UTC")
+    line(f"created by {view.audit.creator} at {_utc(view.audit.create_time_ms)}")
+    line(f"last changed by {view.audit.last_modifier} at {_utc(view.audit.last_modified_time_ms)}")
     cols = data_table("column", "type", "nullable", "comment", title="columns")
     for col in view.columns:
         cols.add_row(col.name, str(col.type), "yes" if col.nullable else "no", col.comment or "")
@@ -327,6 +335,11 @@ def _table_time(ms: int) -> str:
     except OverflowError:
         return f"{ms} ms"
     return f"{at.year:04d}-{at:%m-%d %H:%M:%S}.{at.microsecond // 1000:03d}"
+
+
+def _utc(ms: int) -> str:
+    text = _table_time(ms)
+    return text if text.endswith(" ms") else f"{text} UTC"
 
 
 #: how each payload field reads in a table's details cell (``--json`` has the payload itself)
@@ -390,7 +403,7 @@ def _definition_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--column", "columns", multiple=True, metavar="NAME:TYPE[:COMMENT]", help="Repeatable."),
         click.option("--default-namespace", help="Namespace for unqualified names in the SQL (default: the view's)."),
         click.option("--default-catalog", help="Catalog for unqualified names (default: the store's catalog)."),
-        click.option("--comment", help="The view comment ('' for none)."),
+        click.option("--comment", help="The view comment (create: '' for none; replace: merged, '' keeps it)."),
         click.option("--property", "properties", multiple=True, metavar="KEY=VALUE", help="Repeatable."),
         click.option("--security-mode", type=click.Choice(["DEFINER", "INVOKER"], case_sensitive=False),
                      default="DEFINER", show_default=True),
@@ -445,7 +458,7 @@ def _show_result(cli: CliContext, view: View, as_json: bool, verb: str) -> None:
     if as_json:
         _print_json(view_to_json(view))
     else:
-        click.echo(f"{verb} {identifier_str(view.identifier)} (version {view.current_version_id}, "
+        click.echo(f"{verb} {visible(identifier_str(view.identifier))} (version {view.current_version_id}, "
                    f"stream version {view.stream_version})")
 
 
@@ -552,7 +565,7 @@ def list_(cli: CliContext, namespace: str | None, as_json: bool) -> None:
         _print_json(names)
     else:
         for name in names:
-            click.echo(name)
+            click.echo(visible(name))
 
 
 @main.command()
@@ -608,6 +621,10 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
 def _committing(store: ViewStore, write: Callable[[], View]) -> tuple[View, bool]:
     """The view a write returns, and whether this write committed events (a no-op commits none;
     another process's commits do not count)."""
+    if signals.committed.is_muted:  # a program embedding the CLI muted the signal: ask the view instead
+        before = store.event_count()
+        view = write()
+        return view, store.event_count() != before
     wrote: list[Any] = []
 
     def seen(sender: Any, events: list[Any]) -> None:
@@ -638,9 +655,9 @@ def rename(cli: CliContext, identifier: str, new_identifier: str, as_json: bool,
     if as_json:
         _print_json(view_to_json(view))
     elif not wrote:
-        click.echo(f"{identifier_str(view.identifier)} already has that name; nothing renamed")
+        click.echo(visible(f"{identifier_str(view.identifier)} already has that name; nothing renamed"))
     else:
-        click.echo(f"renamed {identifier_str(to_identifier(identifier))} to {identifier_str(view.identifier)}")
+        click.echo(visible(f"renamed {identifier_str(to_identifier(identifier))} to {identifier_str(view.identifier)}"))
 
 
 @main.command()
@@ -664,9 +681,9 @@ def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool, expec
     if as_json:
         _print_json({"identifier": identifier_str(to_identifier(identifier)), "dropped": dropped})
     elif dropped:
-        click.echo(f"dropped {identifier_str(to_identifier(identifier))}")
+        click.echo(visible(f"dropped {identifier_str(to_identifier(identifier))}"))
     else:
-        click.echo(f"no view {identifier_str(to_identifier(identifier))}; nothing dropped")
+        click.echo(visible(f"no view {identifier_str(to_identifier(identifier))}; nothing dropped"))
 
 
 @main.command()
@@ -687,7 +704,7 @@ def rollback(cli: CliContext, identifier: str, version_id: int, as_json: bool, e
     if as_json:
         _print_json(view_to_json(view))
     else:
-        click.echo(f"{identifier_str(view.identifier)} is at version {view.current_version_id}")
+        click.echo(visible(f"{identifier_str(view.identifier)} is at version {view.current_version_id}"))
 
 
 @main.command()

@@ -95,7 +95,7 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         # before anything changes the file (WAL mode is kept in it): another program's database is left
         # as it was. Every viewstore file has had a schema_version row in meta from its first
         # transaction, which made it whole.
-        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' "
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_' "
                                             "ORDER BY type = 'table' DESC, name")]
         marked = (conn.execute("PRAGMA user_version").fetchone()[0]
                   or conn.execute("PRAGMA application_id").fetchone()[0])

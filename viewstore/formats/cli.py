@@ -80,7 +80,7 @@ def _record_name(record: dict[str, Any], index: int) -> str:
     return f"record {index}"
 
 
-@hms.command("import")
+@hms.command("import", short_help="Record views from HMS table records in a JSON file.")
 @click.argument("file", metavar="FILE.json")
 @click.argument("identifier", required=False, metavar="[IDENT]")
 @click.option("--metadata", "metadata_file", type=click.Path(dir_okay=False),
@@ -172,7 +172,7 @@ def _print_report(cli: CliContext, report: HmsImportReport) -> None:
     cli.console.print(str(report))
 
 
-@hms.command("export")
+@hms.command("export", short_help="Print the HMS table record an engine would write for a view.")
 @click.argument("identifier", metavar="IDENT")
 @click.option("--engine", required=True, type=click.Choice(EXPORT_ENGINES, case_sensitive=False),
               help="Whose record to write.")

@@ -57,7 +57,7 @@ def spark() -> None:
     """
 
 
-@spark.command()
+@spark.command(short_help="Check that views still analyze in Spark with their stored columns.")
 @click.argument("namespace", required=False)
 @click.option("--master", help="Spark master, e.g. local[2] (default: spark-defaults.conf or local).")
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable).")
