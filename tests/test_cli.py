@@ -624,7 +624,7 @@ def test_every_write_to_a_view_takes_expected_version(run):
 
 
 def test_names_with_control_characters_print_escaped_in_every_message(run):
-    name = "s.evil\u202etxt\x9b2j"  # identifiers refuse C0 controls; C1 and bidirectional ones must not reach a terminal
+    name = "s.evil\u202etxt\x9b2j"  # identifiers refuse C0 controls; C1 and bidi ones must not reach a terminal
     create(run, name)
     outputs = [run("list"), run("rollback", name, "1"), run("rename", name, name + "x"),
                run("drop", name + "x"), run("drop", name + "x", "--if-exists"), run("show", name + "x", code=1)]
