@@ -30,7 +30,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import signals
-from .catalog import ViewChange, ViewStore, _os_user, check_definition, to_epoch_ms
+from .catalog import _EPOCH, ViewChange, ViewStore, _os_user, check_definition, to_epoch_ms
 from .errors import ValidationError, ViewStoreError
 from .events import Event
 from .model import Column, SQLRepresentation, View, identifier_str, to_identifier
@@ -188,9 +188,6 @@ def _time(value: str | None, option: str) -> int | None:
 
 
 # -- output helpers ----------------------------------------------------------------------------
-
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
 def _ms(ms: int | None) -> str:
