@@ -501,6 +501,22 @@ def test_every_table_command_ends_quietly_when_its_reader_goes(tmp_path):
         reader.stderr.close()
 
 
+def test_alter_refuses_property_options_that_contradict_one_another(run):
+    create(run)
+    before = json.loads(run("history", "s.v", "--json"))
+    for args, message in (
+            (["--set", "k=1", "--unset", "k"], "--set and --unset of 'k' in one command"),
+            (["--unset", "k", "--set", "k=1"], "--set and --unset of 'k' in one command"),
+            (["--set", "k=1", "--set", "k=2"], "--set of 'k' to different values"),
+            (["--comment", "a", "--set", "comment=b"], "--comment and --set/--unset comment"),
+            (["--comment", "", "--unset", "comment"], "--comment and --set/--unset comment")):
+        out = run("alter", "s.v", *args, code=1)
+        assert message in out, args
+    assert json.loads(run("history", "s.v", "--json")) == before  # nothing written
+    run("alter", "s.v", "--set", "k=1", "--set", "k=1", "--set", "j=2", "--unset", "gone")  # no contradiction
+    assert json.loads(run("show", "s.v", "--json"))["properties"] == {"k": "1", "j": "2"}
+
+
 def test_alter_keeps_the_combinations_that_worked_before(run):
     create(run)  # spark only
     run("alter", "s.v", "--add-representation", "trino", "SELECT 1 AS x", "--update-representation", "trino",

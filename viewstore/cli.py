@@ -22,7 +22,7 @@ import math
 import os
 import re
 import sys
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import click
 from rich.console import Console
@@ -582,8 +582,9 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
 
     Representation changes apply as additions, then updates, then removals, whatever their order
     on the command line; removing a dialect the view has and adding it again (once) updates its
-    SQL. A dialect both updated and removed, or removed without being there, is an error. Changes
-    that leave the view as it is write nothing.
+    SQL. A dialect both updated and removed, or removed without being there, is an error, as is a
+    property both set and unset, or set to two values. Changes that leave the view as it is write
+    nothing.
 
     Example:
 
@@ -591,6 +592,8 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
         viewstore alter sales.daily --set owner=finance \\
             --add-representation trino "SELECT ..."
     """
+    props = [_parse_kv(s, "--set") for s in sets]
+    _check_property_options(props, unsets, comment)
     store = cli.store()
     if not (adds or updates or removes or sets or unsets) and comment is None:
         raise ViewStoreError("nothing to change: give at least one change option (see --help)")
@@ -609,10 +612,28 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
     changes += [ViewChange.remove_representation(d) for d in removes if d.lower() not in readded]
     if comment is not None:
         changes.append(ViewChange.update_comment(comment or None))
-    changes += [ViewChange.set_property(*_parse_kv(s, "--set")) for s in sets]
+    changes += [ViewChange.set_property(k, v) for k, v in props]
     changes += [ViewChange.remove_property(k) for k in unsets]
     view, wrote = _committing(store, lambda: store.alter_view(identifier, *changes, expected_version=expected_version))
     _show_result(cli, view, as_json, "altered" if wrote else "nothing to change in")
+
+
+def _check_property_options(props: list[tuple[str, str]], unsets: Sequence[str], comment: str | None) -> None:
+    """Refuse property options that contradict one another (the order of options on a command line
+    says nothing, so no one of them can win): a key both set and unset, set twice to different
+    values, or the comment given by --comment and by --set/--unset comment too."""
+    values: dict[str, set[str]] = {}
+    for key, value in props:
+        values.setdefault(key, set()).add(value)
+    twice = sorted(k for k, v in values.items() if len(v) > 1)
+    if twice:
+        raise ValidationError(f"--set of {', '.join(map(repr, twice))} to different values in one command: "
+                              f"give one value")
+    both = sorted(set(values) & set(unsets))
+    if both:
+        raise ValidationError(f"--set and --unset of {', '.join(map(repr, both))} in one command: give one of them")
+    if comment is not None and "comment" in {*values, *unsets}:
+        raise ValidationError("--comment and --set/--unset comment in one command: give one of them")
 
 
 def _committing(store: ViewStore, write: Callable[[], View]) -> tuple[View, bool]:
