@@ -103,3 +103,38 @@ def test_every_help_fits_80_columns_with_its_examples_as_written():
         assert "\\\n" not in examples or all(
             nxt.startswith("          ") for prev, nxt in zip(examples.splitlines(), examples.splitlines()[1:])
             if prev.endswith("\\")), path
+
+
+def test_the_main_help_lists_optional_commands_as_they_describe_themselves_without_importing_them():
+    """`viewstore --help` names spark, demo and hms from a table in cli.py (importing them would
+    import pyspark); each entry must say what the command itself says."""
+    from viewstore.cli import _LAZY_COMMANDS
+
+    script = ("import sys; from click.testing import CliRunner; from viewstore.cli import main; "
+              "out = CliRunner().invoke(main, ['--help'], terminal_width=200).output; "
+              "print(out); print('pyspark' in sys.modules, 'viewstore.formats.cli' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.rstrip().endswith("False False")
+    listed = dict(re.findall(r"^  (\w+) +(.+)$", out, re.M))
+    for name, (_, _, short_help) in _LAZY_COMMANDS.items():
+        command = main.get_command(None, name)
+        assert command.short_help == short_help, name
+        assert listed[name] == short_help
+    assert sorted(listed) == sorted(main.list_commands(None))  # every command, none twice
+
+
+def test_without_pyspark_the_main_help_and_the_spark_commands_say_it_is_missing():
+    hide = ("import sys\n"
+            "class Hide:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] == 'pyspark': raise ModuleNotFoundError(name)\n"
+            "sys.meta_path.insert(0, Hide())\n"
+            "from click.testing import CliRunner; from viewstore.cli import main\n"
+            "print(CliRunner().invoke(main, ['--help'], terminal_width=200).output)\n"
+            "result = CliRunner().invoke(main, ['spark', 'check'])\n"
+            "print(result.exit_code, result.output)\n")
+    out = subprocess.run([sys.executable, "-c", hide], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^  spark +\(unavailable: .*pyspark", out, re.M), out
+    assert re.search(r"^  demo +\(unavailable: .*pyspark", out, re.M), out
+    assert re.search(r"^  hms +Import and export", out, re.M), out
+    assert "1 error: 'viewstore spark' needs an optional dependency" in out

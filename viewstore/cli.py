@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -37,11 +38,13 @@ from .model import Column, SQLRepresentation, View, identifier_str, to_identifie
 
 __all__ = ["main", "CliContext", "data_table"]
 
-#: commands defined in optional modules: name -> "module:attribute"
+#: commands defined in optional modules: name -> ("module:attribute", the package it needs, its short
+#: help). ``viewstore --help`` lists them from here without importing them (and pyspark with them, a
+#: third of a second); a test holds each short help to its command's own.
 _LAZY_COMMANDS = {
-    "spark": "viewstore.spark.cli:spark",
-    "demo": "viewstore.spark.cli:demo",
-    "hms": "viewstore.formats.cli:hms",
+    "spark": ("viewstore.spark.cli:spark", "pyspark", "Work with the store from Spark (needs pyspark)."),
+    "demo": ("viewstore.spark.cli:demo", "pyspark", "Run the end-to-end demo on a local SparkSession."),
+    "hms": ("viewstore.formats.cli:hms", None, "Import and export the engine-native views of a Hive metastore."),
 }
 
 
@@ -102,12 +105,26 @@ class _Group(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in _LAZY_COMMANDS:
-            module, _, attr = _LAZY_COMMANDS[name].partition(":")
+            module, _, attr = _LAZY_COMMANDS[name][0].partition(":")
             try:
                 return getattr(importlib.import_module(module), attr)
             except ImportError as e:
                 return _unavailable(name, e)
         return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        limit = formatter.width - 6 - max(len(name) for name in self.list_commands(ctx))
+        for name in self.list_commands(ctx):
+            lazy = _LAZY_COMMANDS.get(name)
+            if lazy is not None and (lazy[1] is None or _installed(lazy[1])):
+                rows.append((name, lazy[2]))
+            else:
+                command = self.get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -119,6 +136,13 @@ class _Group(click.Group):
         except (ViewStoreError, OSError) as e:
             click.echo(visible(f"error: {e}"), err=True)
             ctx.exit(1)
+
+
+def _installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # a broken install, or a module set to None in sys.modules
+        return False
 
 
 def _unavailable(name: str, error: ImportError) -> click.Command:
