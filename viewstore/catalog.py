@@ -977,12 +977,17 @@ class ViewStore:
         cols = [_column_json(c) for c in columns]
         schema_id = _schema_id(state, cols)
         candidate = _version_json(0, plan.now, schema_id, columns, reps, default_catalog, default_namespace, summary)
-        for vid in sorted(state.versions):
-            if _same_definition(state.versions[vid], candidate):
-                if vid == state.current_version_id:
-                    return None
-                return {"version": None, "current_version_id": vid,
-                        "log_entry": {"timestamp_ms": plan.now, "version_id": vid}}
+        reps = candidate["representations"]
+        reused = None  # the lowest id of an identical version (the SQL compared first: it differs most often)
+        for vid, version in state.versions.items():
+            if version["representations"] == reps and (reused is None or vid < reused) \
+                    and _same_definition(version, candidate):
+                reused = vid
+        if reused is not None:
+            if reused == state.current_version_id:
+                return None
+            return {"version": None, "current_version_id": reused,
+                    "log_entry": {"timestamp_ms": plan.now, "version_id": reused}}
         vid = max(state.versions) + 1
         candidate["version_id"] = vid
         return {"version": candidate, "current_version_id": vid,
