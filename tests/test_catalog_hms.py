@@ -427,6 +427,7 @@ def test_bad_iceberg_views_write_nothing(store, tmp_path):
     path.write_text(json.dumps(example))
     cases = [
         (iceberg_record(str(tmp_path / "missing.json")), IcebergMetadataError, "cannot read"),
+        (iceberg_record(str(tmp_path / "lone\ud800surrogate.json")), IcebergMetadataError, "cannot read"),
         (iceberg_record(str(path), "00000000-0000-4000-8000-000000000000"), IcebergMetadataError, "another view"),
         (iceberg_record("hdfs://nn/warehouse/v/metadata/1.json"), ValidationError, "not a local file"),
         (iceberg_record("file://otherhost/m.json"), ValidationError, "another host"),

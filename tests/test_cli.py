@@ -656,3 +656,10 @@ def test_a_muted_signal_does_not_hide_that_a_write_happened(run):
     with signals.committed.muted():  # a program that embeds the CLI may mute it
         out = run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")
     assert out.startswith("replaced s.v")
+
+
+def test_visible_escapes_lone_surrogates_which_a_terminal_cannot_encode():
+    from viewstore.cli import visible
+
+    assert visible("a\ud800b\udfff") == "a\\ud800b\\udfff"
+    assert visible("ok \U0001f600") == "ok \U0001f600"  # a whole pair is a character, printed as it is

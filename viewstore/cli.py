@@ -264,7 +264,7 @@ def _print_json(data: Any) -> None:
 
 #: control characters (but tab and newline) and bidirectional overrides: in a terminal they move the
 #: cursor, clear the screen, set the window title or reorder text, so stored text shows them escaped
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")  # and lone surrogates
 
 
 def visible(text: str) -> str:

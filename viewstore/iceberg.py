@@ -388,7 +388,7 @@ class ImportedView(BaseModel):
 def _load_json(path: Path) -> dict[str, Any]:
     try:
         raw = Path(path).read_bytes()
-    except OSError as e:
+    except (OSError, UnicodeError) as e:  # UnicodeError: a path the file system cannot name (a lone surrogate)
         raise IcebergMetadataError(f"cannot read {path}: {e}") from e
     try:
         if raw[:2] == b"\x1f\x8b":
