@@ -205,6 +205,28 @@ def test_after_the_sql_changes_export_writes_the_new_sql_to_both_texts(store, en
     assert (out["viewOriginalText"], out["viewExpandedText"]) == texts
 
 
+def test_the_query_output_names_are_written_back_only_with_the_sql_they_name(store):
+    """``CREATE VIEW v (a, b) AS SELECT id, s FROM t`` records the query's names ``id, s``; Spark
+    resolves the view's columns by them, so after the SQL changes they would break the view."""
+    record = {"dbName": "db", "tableName": "renamed", "tableType": "VIRTUAL_VIEW",
+              "parameters": {"spark.sql.create.version": "4.3.0", "view.query.out.numCols": "2",
+                             "view.query.out.col.0": "id", "view.query.out.col.1": "s",
+                             "spark.sql.sources.schema": json.dumps({"type": "struct", "fields": [
+                                 {"name": n, "type": "string", "nullable": True, "metadata": {}} for n in "ab"]})},
+              "viewOriginalText": "SELECT id, s FROM t", "viewExpandedText": "SELECT id, s FROM t"}
+
+    def names():
+        params = store.export_hms("db.renamed", "spark")["parameters"]
+        return [params[f"view.query.out.col.{i}"] for i in range(int(params["view.query.out.numCols"]))]
+
+    store.import_hms(record)
+    assert names() == ["id", "s"]
+    store.alter_view("db.renamed", ViewChange.update_representation("spark", "SELECT id AS a, s AS b FROM t"))
+    assert names() == ["a", "b"]  # the new query's own names: the columns', as nothing renames them
+    store.rollback_view("db.renamed", 1)
+    assert names() == ["id", "s"]
+
+
 # -- importing many records ------------------------------------------------------------------------
 
 

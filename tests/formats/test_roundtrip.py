@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from viewstore import formats
 from viewstore.formats import ViewDefinition, flink, hive, iceberg, spark, trino
-from viewstore.formats.base import second_text_properties
+from viewstore.formats.base import second_text_properties, sql_digest
 from viewstore.model import AuditInfo, Column, SQLRepresentation, View, ViewVersion
 from viewstore.types import (DecimalType, FixedType, IcebergType, ListType, MapType, PrimitiveType, StructField,
                              StructType, to_iceberg_json)
@@ -133,6 +133,7 @@ def definitions(draw, engine: str) -> ViewDefinition:
         if mode != "EVOLUTION" and draw(st.booleans()):
             properties["view.query.out.numCols"] = str(len(columns))
             properties.update({f"view.query.out.col.{i}": draw(text) for i in range(len(columns))})
+            properties[spark.QUERY_OUT_SQL_KEY] = sql_digest(sql)  # the names are that query's
         for key in spark.REFERRED_TEMP_NAMES:
             if draw(st.booleans()):
                 properties[key] = "[]"
@@ -251,7 +252,8 @@ def test_the_stores_view_round_trips(engine_and_definition, database, name, owne
 ADDED_BY = {
     "trino": {"hms.trino.column-types", "trino_created_by", "trino_version"},
     "spark": {"hms.spark.column-types", "spark.sql.create.version", "view.schemaMode",
-              *spark.REFERRED_TEMP_NAMES, "view.query.out.numCols", *(f"view.query.out.col.{i}" for i in range(4))},
+              *spark.REFERRED_TEMP_NAMES, "view.query.out.numCols", *(f"view.query.out.col.{i}" for i in range(4)),
+              spark.QUERY_OUT_SQL_KEY},
     "hive": {"hms.hive.column-types"},
     "flink": {"hms.flink.column-types"},
 }

@@ -55,6 +55,7 @@ __all__ = [
     "strip_nested",
     "column_types_property",
     "chosen_engine_types",
+    "sql_digest",
     "second_text_properties",
     "second_text",
     "definition_from_view",
@@ -241,7 +242,8 @@ def chosen_engine_types(properties: Mapping[str, str], engine: str, count: int) 
     return tuple(types)
 
 
-def _sql_digest(sql: str) -> str:
+def sql_digest(sql: str) -> str:
+    """``sha256:<hex>`` of ``sql``: ties something a codec keeps to the SQL it was recorded with."""
     return "sha256:" + hashlib.sha256(sql.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -259,14 +261,14 @@ def second_text_properties(key: str, text: str | None, sql: str) -> dict[str, st
     """
     if text is None or text == sql:
         return {}
-    return {key: text, f"{key}-sql": _sql_digest(sql)}
+    return {key: text, f"{key}-sql": sql_digest(sql)}
 
 
 def second_text(properties: Mapping[str, str], key: str, sql: str) -> str:
     """The other view text to write for ``sql``: the kept one when it was recorded with this very
     SQL (see :func:`second_text_properties`), otherwise ``sql`` itself."""
     text = properties.get(key)
-    if text is not None and properties.get(f"{key}-sql") == _sql_digest(sql):
+    if text is not None and properties.get(f"{key}-sql") == sql_digest(sql):
         return text
     return sql
 

@@ -39,11 +39,12 @@ from ..model import Column
 from ..types import MAX_DEPTH, DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
 from .base import (ViewDefinition, TypeTokens, bounded, chosen_engine_types, column_types_property, hive_columns_of,
                    hms_record, invalid, parameters_of, passthrough, reserved_key, second_text,
-                   second_text_properties, text_of)
+                   second_text_properties, sql_digest, text_of)
 
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "schema_json", "sql_configs",
            "query_output_columns", "recorded_query_columns", "schema_mode", "is_altered_hive_view", "iceberg_type",
-           "engine_type", "SPARK_VERSION", "ALTERED_HIVE_VIEW_KEY", "EXPANDED_TEXT_KEY", "QUERY_COLUMN_NAMES"]
+           "engine_type", "SPARK_VERSION", "ALTERED_HIVE_VIEW_KEY", "EXPANDED_TEXT_KEY", "QUERY_COLUMN_NAMES",
+           "QUERY_OUT_SQL_KEY"]
 
 NAME = "spark"
 
@@ -81,6 +82,9 @@ ALTERED_HIVE_VIEW_KEY = reserved_key(NAME, "hive-view-altered")
 #: The property that keeps ``viewExpandedText`` when it differs from the original text (the SQL);
 #: written back only while the SQL is unchanged (see :func:`viewstore.formats.base.second_text`).
 EXPANDED_TEXT_KEY = reserved_key(NAME, "expanded-text")
+#: The digest of the SQL a record's ``view.query.out.*`` names were recorded with: the names are
+#: those of that query's output, so they are written back only while the SQL is unchanged.
+QUERY_OUT_SQL_KEY = reserved_key(NAME, "query-out-sql")
 
 _MARKER_PREFIXES = (SCHEMA, "view.catalogAndNamespace.", "view.query.out.", SQL_CONFIG_PREFIX)
 _MARKER_KEYS = frozenset({CREATE_VERSION, LEGACY_DEFAULT_DATABASE, SCHEMA_MODE, *REFERRED_TEMP_NAMES})
@@ -193,10 +197,10 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
     else:
         columns, types = _columns_from_hive(record)
     catalog, namespace = _catalog_and_namespace(params)
+    properties = passthrough(params, _becomes_a_field)
     if QUERY_OUT_NUM_COLS in params:
         _indexed(params, QUERY_OUT_NUM_COLS, QUERY_OUT_COL)  # check it is complete
-
-    properties = passthrough(params, _becomes_a_field)
+        properties[QUERY_OUT_SQL_KEY] = sql_digest(sql)
     properties.update(column_types_property(NAME, types))
     properties.update(second_text_properties(EXPANDED_TEXT_KEY, expanded, sql))
     if is_altered_hive_view(params):
@@ -365,9 +369,11 @@ def _write_query_output(parameters: dict[str, str], definition: ViewDefinition, 
     """Write ``view.query.out.*``, the names Spark resolves the query's output columns by.
 
     The names are the query's own (:func:`recorded_query_columns`) when recorded, else the record's
-    list when it fits the columns, else the column names, which are right only while no column list
-    renamed the query's columns. A stale list (another column count) is never kept. Spark leaves
-    the list out for ``EVOLUTION`` views, and a Spark record without one stays without.
+    list while the SQL is the one it was recorded with (:data:`QUERY_OUT_SQL_KEY`) and it fits the
+    columns, else the column names, which are right only while no column list renamed the query's
+    columns. A stale list (another SQL, or another column count) is never kept; a list imported
+    by a release that kept no digest counts as the SQL's. Spark leaves the list out for
+    ``EVOLUTION`` views, and a Spark record without one stays without.
     """
     existing = None
     if QUERY_OUT_NUM_COLS in parameters:
@@ -380,7 +386,9 @@ def _write_query_output(parameters: dict[str, str], definition: ViewDefinition, 
     if parameters.get(SCHEMA_MODE) == "EVOLUTION" or (existing is None and not add_missing):
         return
     names = recorded_query_columns(definition.summary, definition.properties, len(definition.columns))
-    if not names and existing is not None and len(existing) == len(definition.columns):
+    recorded_with = definition.properties.get(QUERY_OUT_SQL_KEY)
+    if (not names and existing is not None and len(existing) == len(definition.columns)
+            and recorded_with in (None, sql_digest(definition.sql))):
         names = tuple(existing)
     if not names:
         names = tuple(column.name for column in definition.columns)
