@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from viewstore import formats
+from viewstore import ViewChange, formats
 from viewstore.errors import ValidationError
 from viewstore.formats import ViewDefinition, spark
 from viewstore.model import Column
@@ -15,6 +15,9 @@ from viewstore.types import parse_type
 
 CAPTURED = json.loads((Path(__file__).parent / "data" / "spark-4.3-hms-views.json").read_text(encoding="utf-8"))
 RECORDS = CAPTURED["records"]
+#: more records captured the same way: collations, char/varchar in a struct, void, time, schema modes
+TYPED = json.loads((Path(__file__).parent / "data" / "spark-4.3-hms-views-types.json").read_text(
+    encoding="utf-8"))["records"]
 
 
 def schema(*fields: dict) -> str:
@@ -160,6 +163,43 @@ def test_captured_spark_records_are_written_back_exactly(name):
     assert formats.detect(table) == "spark"
     definition = formats.decode(table)
     assert formats.encode(definition, "spark") == table
+
+
+@pytest.mark.parametrize("name", sorted(set(TYPED) - {"v_interval"}))
+def test_more_captured_spark_records_are_written_back_exactly(name):
+    """Among them a collation (only in the field metadata), a char(3) nested in a struct (sd.cols has
+    it as string, as Spark writes it) and a void column (which Hive's sd.cols holds)."""
+    table = TYPED[name]
+    assert formats.detect(table) == "spark"
+    assert formats.encode(formats.decode(table), "spark") == table
+
+
+def test_an_interval_column_is_refused_as_spark_records_it():
+    with pytest.raises(ValidationError, match="interval"):
+        formats.decode(TYPED["v_interval"])
+
+
+def test_a_collation_is_written_back_while_the_column_keeps_its_type(store):
+    def field_of(record, name):
+        return next(f for f in json.loads(record["parameters"]["spark.sql.sources.schema"])["fields"]
+                    if f["name"] == name)
+
+    view = store.import_hms(TYPED["v_collate"])
+    assert view.properties[spark.FIELDS_KEY] == \
+        '[["string",{"__COLLATIONS":{"sl":"spark.UTF8_LCASE"}}],null]'  # only what the type cannot say
+    store.alter_view("d1.v_collate", ViewChange.set_property("team", "x"))
+    assert field_of(store.export_hms("d1.v_collate", "spark"), "sl")["metadata"] == {
+        "__COLLATIONS": {"sl": "spark.UTF8_LCASE"}}
+    columns = [Column("sl", "string", "lower-cased"), Column("id", "long")]
+    store.replace_view("d1.v_collate", columns=columns, representations=view.representations,
+                       default_namespace=view.default_namespace, default_catalog=view.default_catalog)
+    assert field_of(store.export_hms("d1.v_collate", "spark"), "sl")["metadata"] == {
+        "__COLLATIONS": {"sl": "spark.UTF8_LCASE"}, "comment": "lower-cased"}  # a new comment keeps it
+    columns = [Column("sl", "int"), Column("id", "long")]
+    store.replace_view("d1.v_collate", columns=columns, representations=[("spark", "SELECT 1 AS sl, id FROM t")],
+                       default_namespace=view.default_namespace, default_catalog=view.default_catalog)
+    assert field_of(store.export_hms("d1.v_collate", "spark"), "sl") == {
+        "name": "sl", "type": "integer", "nullable": True, "metadata": {}}  # another type: not a collation
 
 
 def test_captured_record_types():

@@ -20,7 +20,10 @@ it in ``hms.spark.expanded-text``; Spark runs the expanded text, so it is writte
 SQL is unchanged, and after a change both texts are the new SQL.
 
 ``sd.cols`` repeats the schema with Hive types (names in lower case, as the metastore keeps them) when
-Hive can express them, and is Spark's placeholder ``col array<string>`` otherwise. The codec keeps
+Hive can express them, and is Spark's placeholder ``col array<string>`` otherwise. A column's Spark
+type and field metadata that its Iceberg type and type string cannot give back (a collation, a
+``char(n)`` nested in a struct) are kept in ``hms.spark.fields`` and written back while the column
+keeps its Iceberg type. The codec keeps
 every ``view.*`` and ``spark.sql.*`` parameter it does not turn into a field under its own name;
 :func:`sql_configs`, :func:`query_output_columns` and :func:`schema_mode` read them back.
 
@@ -44,7 +47,7 @@ from .base import (ViewDefinition, TypeTokens, bounded, chosen_engine_types, col
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "schema_json", "sql_configs",
            "query_output_columns", "recorded_query_columns", "schema_mode", "is_altered_hive_view", "iceberg_type",
            "engine_type", "SPARK_VERSION", "ALTERED_HIVE_VIEW_KEY", "EXPANDED_TEXT_KEY", "QUERY_COLUMN_NAMES",
-           "QUERY_OUT_SQL_KEY"]
+           "QUERY_OUT_SQL_KEY", "FIELDS_KEY"]
 
 NAME = "spark"
 
@@ -85,6 +88,10 @@ EXPANDED_TEXT_KEY = reserved_key(NAME, "expanded-text")
 #: The digest of the SQL a record's ``view.query.out.*`` names were recorded with: the names are
 #: those of that query's output, so they are written back only while the SQL is unchanged.
 QUERY_OUT_SQL_KEY = reserved_key(NAME, "query-out-sql")
+#: The Spark type and field metadata of each column that the Iceberg type and the kept type string
+#: cannot give back (a collation, ``char(n)`` nested in a struct, metadata of Spark's own), as a
+#: JSON list with ``null`` for every other column; written back while the column's type is unchanged.
+FIELDS_KEY = reserved_key(NAME, "fields")
 
 _MARKER_PREFIXES = (SCHEMA, "view.catalogAndNamespace.", "view.query.out.", SQL_CONFIG_PREFIX)
 _MARKER_KEYS = frozenset({CREATE_VERSION, LEGACY_DEFAULT_DATABASE, SCHEMA_MODE, *REFERRED_TEMP_NAMES})
@@ -192,8 +199,9 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
         raise invalid(f"parameters.{SCHEMA_MODE}", f"is {mode!r}, not one of {', '.join(SCHEMA_MODES)}")
 
     text = schema_json(params)
+    kept: list[Any] = []
     if text is not None:
-        columns, types = _columns_from_schema_json(text)
+        columns, types, kept = _columns_from_schema_json(text)
     else:
         columns, types = _columns_from_hive(record)
     catalog, namespace = _catalog_and_namespace(params)
@@ -202,6 +210,8 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
         _indexed(params, QUERY_OUT_NUM_COLS, QUERY_OUT_COL)  # check it is complete
         properties[QUERY_OUT_SQL_KEY] = sql_digest(sql)
     properties.update(column_types_property(NAME, types))
+    if any(kept):
+        properties[FIELDS_KEY] = json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
     properties.update(second_text_properties(EXPANDED_TEXT_KEY, expanded, sql))
     if is_altered_hive_view(params):
         properties[ALTERED_HIVE_VIEW_KEY] = "true"
@@ -221,13 +231,15 @@ def _columns_from_schema_json(text: str) -> tuple[tuple[Column, ...], list[str]]
         raise invalid(field, "the Spark schema must be a JSON struct type with a fields list")
     if not schema["fields"]:
         raise invalid(field, "the Spark schema has no fields")
-    columns, types = [], []
+    columns, types, kept = [], [], []
     for i, item in enumerate(schema["fields"]):
         name, type_, nullable, metadata = _struct_field(item, f"{field}.fields[{i}]")
-        columns.append(Column(name, iceberg_type(type_, f"{field}.fields[{i}].type"),
-                              _comment(metadata, f"{field}.fields[{i}]"), nullable))
+        column = Column(name, iceberg_type(type_, f"{field}.fields[{i}].type"),
+                        _comment(metadata, f"{field}.fields[{i}]"), nullable)
+        columns.append(column)
         types.append(_type_string(type_, metadata))
-    return tuple(columns), types
+        kept.append(None if _field_json(column, types[-1]) == (type_, metadata) else [type_, metadata])
+    return tuple(columns), types, kept
 
 
 def _columns_from_hive(record: Mapping[str, Any]) -> tuple[tuple[Column, ...], list[str]]:
@@ -319,12 +331,12 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
         raise invalid("columns", "a Spark view needs at least one column")
     props = definition.properties
     kept = chosen_engine_types(props, NAME, len(definition.columns))
+    recorded = _recorded_fields(props, len(definition.columns))
     fields = []
     for i, column in enumerate(definition.columns):
-        type_ = engine_json(column.type, f"columns[{i}].type")
-        metadata: dict[str, Any] = {} if column.comment is None else {"comment": column.comment}
-        if kept:
-            type_, metadata = _apply_kept_type(kept[i], column.type, type_, metadata)
+        type_, metadata = _field_json(column, kept[i] if kept else None, f"columns[{i}].type")
+        if recorded and recorded[i] is not None:
+            type_, metadata = _recorded_field(recorded[i], column, type_, metadata)
         fields.append({"name": column.name, "type": type_, "nullable": column.nullable, "metadata": metadata})
     schema_text = json.dumps({"type": "struct", "fields": fields}, ensure_ascii=False, separators=(",", ":"))
 
@@ -424,6 +436,45 @@ def recorded_query_columns(summary: Mapping[str, str], properties: Mapping[str, 
     return ()
 
 
+def _field_json(column: Column, kept: str | None, field: str = "type") -> tuple[Any, dict[str, Any]]:
+    """The Spark JSON type and field metadata of a column: from its Iceberg type and comment, with
+    its kept type string (:func:`_apply_kept_type`) when there is one."""
+    type_ = engine_json(column.type, field)
+    metadata: dict[str, Any] = {} if column.comment is None else {"comment": column.comment}
+    if kept is not None:
+        type_, metadata = _apply_kept_type(kept, column.type, type_, metadata)
+    return type_, metadata
+
+
+def _recorded_fields(properties: Mapping[str, str], count: int) -> list[Any]:
+    """Read back :data:`FIELDS_KEY`; empty when absent, malformed or of another length."""
+    try:
+        recorded = json.loads(properties.get(FIELDS_KEY) or "null")
+    except (ValueError, RecursionError):
+        return []
+    if not isinstance(recorded, list) or len(recorded) != count:
+        return []
+    return recorded
+
+
+def _recorded_field(recorded: Any, column: Column, type_: Any, metadata: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The recorded Spark type and metadata of a column while they still mean its Iceberg type, with
+    the column's comment as it is now; else ``type_`` and ``metadata`` as given."""
+    if not (isinstance(recorded, list) and len(recorded) == 2 and isinstance(recorded[1], dict)):
+        return type_, metadata
+    try:
+        if iceberg_type(recorded[0]) != column.type:
+            return type_, metadata
+    except ValidationError:
+        return type_, metadata
+    kept = dict(recorded[1])
+    if column.comment is None:
+        kept.pop("comment", None)
+    else:
+        kept["comment"] = column.comment
+    return recorded[0], kept
+
+
 def _apply_kept_type(kept: str, type_: IcebergType, json_type: Any,
                      metadata: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Use the column's recorded Spark type (``tinyint``, ``char(5)``...) when it is a primitive of
@@ -442,7 +493,7 @@ def _apply_kept_type(kept: str, type_: IcebergType, json_type: Any,
 def _hive_compatible(json_type: Any) -> bool:
     """Whether Hive can store the type in ``sd.cols`` (Spark falls back to a placeholder otherwise)."""
     if isinstance(json_type, str):
-        return not json_type.startswith(("timestamp_ntz", "void", "null", "variant", "time(", "interval"))
+        return not json_type.startswith(("timestamp_ntz", "variant", "time(", "interval"))
     if json_type.get("type") == "array":
         return _hive_compatible(json_type["elementType"])
     if json_type.get("type") == "map":
@@ -576,7 +627,7 @@ def engine_type(type_: IcebergType, field: str = "type") -> str:
 
 
 def _type_string(spark_type: Any, metadata: Mapping[str, Any]) -> str:
-    """Spark's catalog string of a JSON type; a recorded ``char``/``varchar`` type wins."""
+    """Spark's catalog string of a JSON type; a column's recorded ``char``/``varchar`` type wins."""
     recorded = metadata.get(CHAR_VARCHAR_KEY)
     if isinstance(recorded, str):
         return recorded
@@ -589,7 +640,8 @@ def _type_string(spark_type: Any, metadata: Mapping[str, Any]) -> str:
         return f"array<{_type_string(spark_type['elementType'], {})}>"
     if kind == "map":
         return f"map<{_type_string(spark_type['keyType'], {})},{_type_string(spark_type['valueType'], {})}>"
-    fields = ",".join(f"{_quote_if_needed(f['name'])}:{_type_string(f['type'], f.get('metadata') or {})}"
+    # a nested char/varchar is a string here, as Spark writes it: only a column's own type is recorded
+    fields = ",".join(f"{_quote_if_needed(f['name'])}:{_type_string(f['type'], {})}"
                       for f in spark_type.get("fields", []))
     return f"struct<{fields}>"
 
