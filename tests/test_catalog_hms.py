@@ -517,3 +517,18 @@ def test_the_metastore_owner_wins_over_an_owner_parameter():
               "parameters": {"owner": "param-owner"}, "sd": {"cols": [{"name": "a", "type": "int"}]},
               "viewOriginalText": "select 1 as a", "viewExpandedText": "select 1 as `a`"}
     assert prepare_import(record).properties["owner"] == "table-owner"
+
+
+@pytest.mark.parametrize("table_owner", ["hive", None])
+def test_an_owner_parameter_is_neither_lost_nor_taken_for_the_owner(store, table_owner):
+    """Hive's ``TBLPROPERTIES ('owner'='data-team')`` is a parameter like any other; the record's
+    owner (or, without one, the view's creator) stays the owner."""
+    record = {"dbName": "db", "tableName": "hv", "tableType": "VIRTUAL_VIEW", "owner": table_owner,
+              "parameters": {"owner": "data-team", "comment": "c"}, "sd": {"cols": [{"name": "a", "type": "int"}]},
+              "viewOriginalText": "select 1 as a", "viewExpandedText": "select 1 as `a`"}
+    view = store.import_hms(record)
+    assert view.properties.get("owner") == table_owner and view.properties["hms.owner-parameter"] == "data-team"
+    out = store.export_hms("db.hv", "hive")
+    assert out["owner"] == (table_owner or "alice")
+    assert out["parameters"] == {"owner": "data-team", "comment": "c"}
+    assert "hms.owner-parameter" not in store.export_iceberg("db.hv").read_text()  # a metastore fact only

@@ -12,7 +12,8 @@ What an imported record becomes:
   not filled in), and the summary (only Iceberg views have one);
 * the properties: ``comment``, ``owner`` (the view's owner in the metastore, see
   :data:`~viewstore.formats.base.OWNER_PROPERTY`) and every other decoded property under its own
-  name, including the ``hms.<engine>.*`` facts the codec needs to write the same record back;
+  name, including the ``hms.<engine>.*`` facts the codec needs to write the same record back (a
+  parameter named ``owner`` is kept as ``hms.owner-parameter``);
 * the security mode the engine recorded (Trino's ``runAsInvoker``), otherwise ``DEFINER``;
 * one ``view.imported`` event with ``source="hms:<engine>"`` and, as ``source_location``, the
   record's ``database.table``.
@@ -37,7 +38,7 @@ from urllib.request import url2pathname
 from .errors import ValidationError, ViewAlreadyExistsError, ViewStoreError
 from .events import Event, ViewImported
 from .formats import definition_from_table, detect, not_a_view
-from .formats.base import OWNER_PROPERTY, ViewDefinition, as_record, invalid, parameters_of, text_of
+from .formats.base import OWNER_PARAMETER_KEY, OWNER_PROPERTY, ViewDefinition, as_record, invalid, parameters_of, text_of
 from .formats.iceberg import METADATA_LOCATION_KEY
 from .iceberg import _load_json, parse_metadata
 from .model import Identifier, VersionLogEntry, View, ViewVersion, identifier_str, to_identifier
@@ -217,10 +218,12 @@ def imported_metadata_location(view: View, history: Sequence[Event]) -> str:
 def _properties(definition: ViewDefinition) -> dict[str, str]:
     """The store properties of a decoded view: its properties, its comment and its owner."""
     properties = dict(definition.properties)
+    if OWNER_PROPERTY in properties:  # a parameter named owner: kept apart from the view's owner
+        properties[OWNER_PARAMETER_KEY] = properties.pop(OWNER_PROPERTY)
     if definition.comment is not None:
         properties["comment"] = definition.comment
     if definition.owner:
-        properties[OWNER_PROPERTY] = definition.owner  # the metastore's owner wins over a parameter
+        properties[OWNER_PROPERTY] = definition.owner
     return properties
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "RESERVED_PREFIX",
     "HMS_MANAGED_PARAMETERS",
     "OWNER_PROPERTY",
+    "OWNER_PARAMETER_KEY",
     "reserved_key",
     "invalid",
     "as_record",
@@ -76,6 +77,12 @@ HMS_MANAGED_PARAMETERS = frozenset({"transient_lastDdlTime"})
 #: table owner). :func:`definition_from_view` makes it the record's owner and never writes it as
 #: a parameter; a view without it is owned by its creator.
 OWNER_PROPERTY = "owner"
+
+
+#: Where the store keeps an HMS *parameter* named ``owner`` (Hive's ``TBLPROPERTIES ('owner'=...)``),
+#: so that it neither becomes nor hides the view's owner (:data:`OWNER_PROPERTY`);
+#: :func:`definition_from_view` gives it back as that parameter.
+OWNER_PARAMETER_KEY = f"{RESERVED_PREFIX}owner-parameter"
 
 
 def reserved_key(engine: str, what: str) -> str:
@@ -385,7 +392,8 @@ def definition_from_view(view: View) -> ViewDefinition:
     """The store's view as a definition: its first representation is the primary one.
 
     The owner is the view's ``owner`` property (:data:`OWNER_PROPERTY`, set when the view was
-    imported from a metastore record), else the view's creator.
+    imported from a metastore record), else the view's creator. A parameter named ``owner`` that
+    the record had (:data:`OWNER_PARAMETER_KEY`) is a property of the definition again.
 
     Raises:
         ValidationError: the view's namespace has more than one level (an HMS database is one).
@@ -395,12 +403,15 @@ def definition_from_view(view: View) -> ViewDefinition:
         raise invalid("identifier", f"the Hive metastore has one namespace level (a database), "
                                     f"but the view {'.'.join(view.identifier)!r} has {len(namespace)}")
     first, *others = view.representations
+    properties = {k: v for k, v in view.properties.items() if k not in ("comment", OWNER_PROPERTY)}
+    if OWNER_PARAMETER_KEY in view.properties:
+        properties[OWNER_PROPERTY] = view.properties[OWNER_PARAMETER_KEY]  # the parameter, written back as one
     return ViewDefinition(
         dialect=first.dialect, sql=first.sql, other_representations=tuple(others),
         columns=view.columns, comment=view.comment,
         default_catalog=view.default_catalog, default_namespace=view.default_namespace,
         owner=view.properties.get(OWNER_PROPERTY) or view.audit.creator, security_mode=view.security_mode,
-        properties={k: v for k, v in view.properties.items() if k not in ("comment", OWNER_PROPERTY)},
+        properties=properties,
         summary=dict(view.summary), database=namespace[0], name=view.identifier[-1])
 
 
