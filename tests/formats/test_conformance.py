@@ -16,6 +16,7 @@ from conftest import CONFORMANCE
 from viewstore import formats
 from viewstore.errors import IcebergMetadataError, ValidationError
 from viewstore.formats import ViewDefinition, iceberg, spark, trino
+from viewstore.model import Column
 
 ENGINE_VIEWS = "engine-views"
 EXPECTED_FILES = {
@@ -289,6 +290,10 @@ def check_iceberg_metadata(conformance: Path, data: dict[str, Any]) -> None:
     check_expected(definition, data["expected"], {}, metadata)
 
 
+#: the columns of the Trino-written view (its file gives the version alone, without the schema)
+COLUMNS = (Column("orderkey", "long"),)
+
+
 def check_iceberg_written_by_trino(conformance: Path, data: dict[str, Any]) -> None:
     definition = iceberg.definition_from_version(data["metadata_current_version"], data["properties"])
     check_expected(definition, data["expected"], {})
@@ -296,6 +301,25 @@ def check_iceberg_written_by_trino(conformance: Path, data: dict[str, Any]) -> N
     without_owner = {k: v for k, v in data["properties"].items() if k != "trino.run-as-owner"}
     invoker = iceberg.definition_from_version(data["metadata_current_version"], without_owner)
     assert invoker.security_mode == "INVOKER" and invoker.owner is None
+    rules = data["expected"]["rules"]
+    assert len(rules) == 5 and "only when default-catalog is non-null" in rules[1]
+    # rule 2: an Iceberg reader keeps default-namespace as the spec says, catalog or not; Trino would
+    # read no schema without a catalog, so a Trino record of it is refused rather than written changed
+    version = {**data["metadata_current_version"], "default-catalog": None}
+    no_catalog = iceberg.definition_from_version(version, data["properties"])
+    assert no_catalog.default_namespace == ("sales",) and no_catalog.default_catalog is None
+    with pytest.raises(ValidationError, match="Trino needs a default catalog"):
+        trino.encode(no_catalog.model_copy(update={"database": "sales", "name": "v", "columns": COLUMNS}))
+    # rule 3: the namespace the view lives in and the session catalog, as Trino wrote them
+    assert (definition.default_catalog, definition.default_namespace) == ("ice", ("sales",))
+    # rule 4: no SQL path is stored, so none is read (a Trino record of it has none either)
+    assert trino.PATH_KEY not in definition.properties
+    payload = trino.decode(trino.encode(definition.model_copy(update={"database": "sales", "name": "v",
+                                                                      "columns": COLUMNS})))
+    assert trino.PATH_KEY not in payload.properties
+    # rule 5: trino-version is not a summary key: the summary is the file's own
+    assert "trino-version" not in definition.summary
+    assert definition.summary == data["metadata_current_version"]["summary"]
 
 
 def check_iceberg_in_hms(conformance: Path, data: dict[str, Any]) -> None:
