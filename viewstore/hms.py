@@ -279,13 +279,17 @@ class HmsImportReport:
 
     def import_one(self, store: Any, name: str, table: Mapping[str, Any] | Any,
                    identifier: str | tuple[str, ...] | None = None) -> None:
-        """Import one record with :meth:`~viewstore.catalog.ViewStore.import_hms` and note the outcome.
+        """Import one record as :meth:`~viewstore.catalog.ViewStore.import_hms` does and note the outcome.
 
         A record of another kind of object (a table, a materialized view: see
         :func:`viewstore.formats.not_a_view`) is skipped as ``not-a-view``, and a view already in
         the store as ``exists``; neither is a failure. Any other
         :class:`~viewstore.errors.ViewStoreError` is noted as a failure (nothing of that record is
         written).
+
+        Args:
+            store: the ViewStore, or a function that opens it, called only once a record is
+                known good (so that records that all fail start no store file).
         """
         try:
             kind = not_a_view(table)
@@ -293,7 +297,10 @@ class HmsImportReport:
                 self.skipped.append(SkippedRecord(name, "not-a-view", kind))
                 return
             engine = detect(table)
-            view = store.import_hms(table, identifier)
+            prepared = prepare_import(table, identifier)
+            if callable(store):
+                store = store()
+            view = store.import_view(prepared.identifier, **prepared.import_view_arguments())
         except ViewAlreadyExistsError as error:
             self.skipped.append(SkippedRecord(name, "exists", str(error)))
         except ViewStoreError as error:

@@ -143,6 +143,22 @@ def test_export_an_iceberg_record_pointing_at_the_current_metadata_file(run, tmp
     assert "metadata_location: only Iceberg view records point at a metadata file" in error
 
 
+def test_records_that_all_fail_start_no_store(run, tmp_path):
+    bad = {**record("bad"), "viewOriginalText": "", "viewExpandedText": ""}
+    one, many, mixed = tmp_path / "one.json", tmp_path / "many.json", tmp_path / "mixed.json"
+    one.write_text(json.dumps(bad))
+    many.write_text(json.dumps([bad, {**record("t"), "tableType": "MANAGED_TABLE"}, bad]))
+    mixed.write_text(json.dumps([bad, record("good")]))
+    assert "viewOriginalText" in run("hms", "import", str(one), code=1)
+    assert not run.db.exists()  # a mistyped or broken record is not a new, empty catalog
+    report = json.loads(run("hms", "import", str(many), "--json", code=1))
+    assert (len(report["imported"]), len(report["skipped"]), len(report["failed"])) == (0, 1, 2)
+    assert not run.db.exists()
+    report = json.loads(run("hms", "import", str(mixed), "--json", code=1))
+    assert [v["identifier"] for v in report["imported"]] == ["sales.good"] and len(report["failed"]) == 1
+    assert ViewStore(run.db).list_views() == [("sales", "good")]
+
+
 def test_errors_are_one_line_and_write_nothing(run, tmp_path):
     ViewStore(run.db).close()  # a store, empty (a failed import into no store leaves none)
     many = tmp_path / "many.json"

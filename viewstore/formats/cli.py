@@ -14,8 +14,7 @@ import click
 
 from ..cli import CliContext, count, data_table, pass_cli
 from ..errors import ValidationError
-from ..catalog import ViewStore
-from ..hms import HmsImportReport, ImportedRecord
+from ..hms import HmsImportReport, ImportedRecord, prepare_import
 from ..model import View, identifier_str
 from . import detect
 
@@ -96,7 +95,8 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
     its own transaction: with several records, the failed ones are reported (exit code 1) and
     the others are imported; tables, materialized views and views already in the store are
     skipped and reported as such (exit code 0 when nothing failed). A file of one record asks
-    for that record: a table, or a view already in the store, is an error (exit code 1).
+    for that record: a table, or a view already in the store, is an error (exit code 1). A
+    store file is started only when a record can be imported.
 
     Example:
 
@@ -105,11 +105,11 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
         viewstore hms import metastore_dump.json --json
     """
     records = _load(file)
-    store = cli.store(create=True)
     if len(records) == 1:
         started = time.perf_counter()
         engine = detect(records[0])
-        view = store.import_hms(records[0], identifier, metadata_file=metadata_file)
+        prepare_import(records[0], identifier, metadata_file=metadata_file)  # a bad record starts no store
+        view = cli.store(create=True).import_hms(records[0], identifier, metadata_file=metadata_file)
         report = HmsImportReport(seconds=time.perf_counter() - started)
         report.imported.append(_imported(view, engine))
         if as_json:
@@ -121,7 +121,7 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
         return
     if identifier is not None or metadata_file is not None:
         raise ValidationError(f"{file} holds {len(records)} records; IDENT and --metadata apply to one record only")
-    report = _import_many(cli, store, records)
+    report = _import_many(cli, records)
     cli.failing = not report.ok
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
@@ -135,7 +135,7 @@ def _imported(view: View, engine: str) -> ImportedRecord:
     return ImportedRecord(identifier_str(view.identifier), engine, len(view.versions))
 
 
-def _import_many(cli: CliContext, store: ViewStore, records: list[dict[str, Any]]) -> HmsImportReport:
+def _import_many(cli: CliContext, records: list[dict[str, Any]]) -> HmsImportReport:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     report = HmsImportReport()
@@ -147,7 +147,7 @@ def _import_many(cli: CliContext, store: ViewStore, records: list[dict[str, Any]
         for i, record in enumerate(records):
             name = _record_name(record, i)
             progress.update(task, description=name)
-            report.import_one(store, name, record)
+            report.import_one(lambda: cli.store(create=True), name, record)
             progress.advance(task)
     report.seconds = time.perf_counter() - started
     return report
