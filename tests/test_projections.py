@@ -1,4 +1,6 @@
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -126,3 +128,26 @@ def test_snapshots_every_n_events_round_trip():
     again = ViewState.from_json(data, lambda named: {1: VERSION, 2: "not named by the snapshot"})
     assert again.properties["n"] == str(SNAPSHOT_EVERY) and again.versions == {1: VERSION}
     assert json.loads(again.to_json()) == json.loads(data)
+
+
+def test_the_ddl_is_what_the_sqlmodel_declarations_compile_to():
+    from viewstore import projections, schema
+
+    assert projections.DDL == schema.ddl(), "paste the output of `python -m viewstore.schema` into projections.DDL"
+    for model in schema.TABLES:
+        table = model.__table__
+        assert projections._TABLE_COLUMNS[table.name] == (tuple(c.name for c in table.columns),
+                                                          len(table.primary_key.columns))
+    assert [model.__tablename__ for model in schema.TABLES] == list(projections.PROJECTION_TABLES)
+
+
+def test_opening_a_store_imports_no_sqlalchemy(tmp_path):
+    """SQLAlchemy (through SQLModel) is a fifth of a second of every command's start; only the
+    schema declarations need it."""
+    script = ("import sys; from viewstore import ViewStore; import viewstore.cli; "
+              f"s = ViewStore({str(tmp_path / 'x.db')!r}); "
+              "s.create_view('a.v', columns=[('x', 'int')], representations=[('spark', 'SELECT 1 AS x')], "
+              "default_namespace='a'); s.close(); "
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', 'sqlmodel')))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

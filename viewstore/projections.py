@@ -1,7 +1,7 @@
 """Projections: the current state of every view, folded from the log.
 
-The schema is declared once with SQLModel (``ViewRow``, ``VersionRow``, ``VersionLogRow``,
-``SnapshotRow``) and created from those declarations. The fold (:func:`apply`)
+The schema is declared with SQLModel in :mod:`viewstore.schema` and created from the SQL compiled
+from it (:data:`DDL`). The fold (:func:`apply`)
 works on the stored event rows and their JSON payloads, so the live path (one commit) and
 :meth:`Projections.rebuild` (the whole log) run the very same code and must give the same tables.
 
@@ -20,13 +20,9 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Optional, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from pydantic import ConfigDict, TypeAdapter
-from sqlalchemy import Index, text
-from sqlalchemy.dialects import sqlite as sqlite_dialect
-from sqlalchemy.schema import CreateIndex, CreateTable
-from sqlmodel import Field, SQLModel
 
 from .errors import CorruptLogError
 from .events import check_stored_version, payload_readers
@@ -41,57 +37,6 @@ __all__ = ["Projections", "ViewState", "apply", "fold_stored", "DDL", "SNAPSHOT_
 SNAPSHOT_EVERY = 100
 
 
-class ViewRow(SQLModel, table=True):
-    __tablename__ = "views"
-    __table_args__ = (
-        Index("views_live_name", "namespace", "name", unique=True, sqlite_where=text("live = 1")),
-        Index("views_by_namespace", "live", "namespace", "name"),
-        Index("views_by_name", "namespace", "name"),
-    )
-    view_id: str = Field(primary_key=True)
-    namespace: str
-    name: str
-    live: int
-    stream_version: int
-    current_version_id: int
-    properties: str
-    security_mode: str
-    creator: str
-    created_at: int
-    modifier: str
-    modified_at: int
-    last_position: int
-
-
-class VersionRow(SQLModel, table=True):
-    __tablename__ = "view_versions"
-    view_id: str = Field(primary_key=True)
-    version_id: int = Field(primary_key=True)
-    timestamp_ms: int
-    schema_id: int
-    columns: str
-    representations: str
-    default_catalog: Optional[str] = None
-    default_namespace: str
-    summary: str
-
-
-class VersionLogRow(SQLModel, table=True):
-    __tablename__ = "view_version_log"
-    view_id: str = Field(primary_key=True)
-    seq: int = Field(primary_key=True)
-    timestamp_ms: int
-    version_id: int
-
-
-class SnapshotRow(SQLModel, table=True):
-    __tablename__ = "view_snapshots"
-    view_id: str = Field(primary_key=True)
-    stream_version: int = Field(primary_key=True)
-    occurred_at: int
-    state: str
-
-
 PROJECTION_TABLES = ("views", "view_versions", "view_version_log", "view_snapshots")
 
 
@@ -102,21 +47,75 @@ def _damaged(where: str, error: Exception) -> CorruptLogError:
                            "from the log")
 
 
-def _ddl() -> str:
-    dialect = sqlite_dialect.dialect()
-    statements = []
-    for model in (ViewRow, VersionRow, VersionLogRow, SnapshotRow):
-        table = model.__table__  # type: ignore[attr-defined]
-        create = str(CreateTable(table, if_not_exists=True).compile(dialect=dialect)).strip()
-        statements.append(create + ";")
-        for index in sorted(table.indexes, key=lambda i: i.name):
-            statements.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=dialect)).strip() + ";")
-    statements.append("DROP TABLE IF EXISTS projection;")  # schema 1 kept a position row here
-    return "\n".join(statements) + "\n"
+#: the SQL that creates the projection tables (``IF NOT EXISTS``), run by :func:`viewstore.log.connect`:
+#: the text :func:`viewstore.schema.ddl` compiles from the SQLModel declarations there (a test holds
+#: the two equal), kept here so that opening a store needs no SQLAlchemy
+DDL = """\
+CREATE TABLE IF NOT EXISTS views (
+    view_id VARCHAR NOT NULL,
+    namespace VARCHAR NOT NULL,
+    name VARCHAR NOT NULL,
+    live INTEGER NOT NULL,
+    stream_version INTEGER NOT NULL,
+    current_version_id INTEGER NOT NULL,
+    properties VARCHAR NOT NULL,
+    security_mode VARCHAR NOT NULL,
+    creator VARCHAR NOT NULL,
+    created_at INTEGER NOT NULL,
+    modifier VARCHAR NOT NULL,
+    modified_at INTEGER NOT NULL,
+    last_position INTEGER NOT NULL,
+    PRIMARY KEY (view_id)
+);
+CREATE INDEX IF NOT EXISTS views_by_name ON views (namespace, name);
+CREATE INDEX IF NOT EXISTS views_by_namespace ON views (live, namespace, name);
+CREATE UNIQUE INDEX IF NOT EXISTS views_live_name ON views (namespace, name) WHERE live = 1;
+CREATE TABLE IF NOT EXISTS view_versions (
+    view_id VARCHAR NOT NULL,
+    version_id INTEGER NOT NULL,
+    timestamp_ms INTEGER NOT NULL,
+    schema_id INTEGER NOT NULL,
+    columns VARCHAR NOT NULL,
+    representations VARCHAR NOT NULL,
+    default_catalog VARCHAR,
+    default_namespace VARCHAR NOT NULL,
+    summary VARCHAR NOT NULL,
+    PRIMARY KEY (view_id, version_id)
+);
+CREATE TABLE IF NOT EXISTS view_version_log (
+    view_id VARCHAR NOT NULL,
+    seq INTEGER NOT NULL,
+    timestamp_ms INTEGER NOT NULL,
+    version_id INTEGER NOT NULL,
+    PRIMARY KEY (view_id, seq)
+);
+CREATE TABLE IF NOT EXISTS view_snapshots (
+    view_id VARCHAR NOT NULL,
+    stream_version INTEGER NOT NULL,
+    occurred_at INTEGER NOT NULL,
+    state VARCHAR NOT NULL,
+    PRIMARY KEY (view_id, stream_version)
+);
+DROP TABLE IF EXISTS projection;
+"""
 
 
-#: the projection schema, as SQL, created by :func:`viewstore.log.connect`
-DDL = _ddl()
+#: each projection table's columns, in the order of its declaration (the order the row builders
+#: write), and how many of them lead as the primary key; read off :data:`DDL` by SQLite itself
+def _table_columns() -> dict[str, tuple[tuple[str, ...], int]]:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(DDL)
+        found = {}
+        for table in PROJECTION_TABLES:
+            info = conn.execute(f"PRAGMA table_info({table})").fetchall()  # cid, name, type, notnull, default, pk
+            found[table] = (tuple(row[1] for row in info), sum(1 for row in info if row[5]))
+        return found
+    finally:
+        conn.close()
+
+
+_TABLE_COLUMNS = _table_columns()
 
 
 @dataclass(slots=True)
@@ -441,15 +440,6 @@ def _text(value: Any) -> str:
 
 def _same_entry(entry: VersionLogEntry, pair: tuple[int, int]) -> bool:
     return (entry.timestamp_ms, entry.version_id) == tuple(pair)
-
-
-#: each projection table's columns, as its SQLModel declares them (the order the row builders write),
-#: and how many of them lead as the primary key
-_TABLE_COLUMNS: dict[str, tuple[tuple[str, ...], int]] = {
-    model.__tablename__: (tuple(c.name for c in model.__table__.columns),  # type: ignore[attr-defined]
-                          len(model.__table__.primary_key.columns))  # type: ignore[attr-defined]
-    for model in (ViewRow, VersionRow, VersionLogRow, SnapshotRow)
-}
 
 
 def _insert(table: str, verb: str = "INSERT") -> str:
