@@ -532,3 +532,15 @@ def test_an_owner_parameter_is_neither_lost_nor_taken_for_the_owner(store, table
     assert out["owner"] == (table_owner or "alice")
     assert out["parameters"] == {"owner": "data-team", "comment": "c"}
     assert "hms.owner-parameter" not in store.export_iceberg("db.hv").read_text()  # a metastore fact only
+
+
+def test_an_iceberg_views_own_owner_property_stays_its_property(store, tmp_path):
+    """An Iceberg view's properties come from its metadata file, not from HMS parameters."""
+    metadata = load("iceberg-core-ValidViewMetadata.json")["metadata"]
+    metadata["properties"] = {**metadata.get("properties", {}), "owner": "alice"}
+    path = tmp_path / "m.metadata.json"
+    path.write_text(json.dumps(metadata))
+    view = store.import_hms(iceberg_record(str(path)) | {"owner": None})
+    assert view.properties["owner"] == "alice" and "hms.owner-parameter" not in view.properties
+    assert json.loads(store.export_iceberg("db.iv").read_text())["properties"]["owner"] == "alice"
+    assert store.export_hms("db.iv", "iceberg")["owner"] == "alice"

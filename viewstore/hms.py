@@ -148,7 +148,7 @@ def prepare_import(table: Mapping[str, Any] | Any, identifier: str | tuple[str, 
         identifier=ident, engine=engine, source=f"hms:{engine}",
         source_location=f"{database}.{name}" if database and name else None,
         versions=(version,), version_log=(VersionLogEntry(timestamp_ms=now, version_id=1),),
-        current_version_id=1, properties=_properties(definition),
+        current_version_id=1, properties=_properties(definition, from_parameters=True),
         security_mode=definition.security_mode or "DEFINER")
 
 
@@ -163,7 +163,8 @@ def _prepare_iceberg(record: Mapping[str, Any], ident: Identifier, metadata_file
     return HmsImport(
         identifier=ident, engine=_ICEBERG, source=f"hms:{_ICEBERG}", source_location=location,
         versions=metadata.versions, version_log=metadata.version_log,
-        current_version_id=metadata.current_version_id, properties=_properties(definition),
+        current_version_id=metadata.current_version_id,
+        properties=_properties(definition, from_parameters=False),
         security_mode=definition.security_mode or "DEFINER", view_uuid=metadata.view_uuid)
 
 
@@ -215,10 +216,15 @@ def imported_metadata_location(view: View, history: Sequence[Event]) -> str:
     return location
 
 
-def _properties(definition: ViewDefinition) -> dict[str, str]:
-    """The store properties of a decoded view: its properties, its comment and its owner."""
+def _properties(definition: ViewDefinition, *, from_parameters: bool) -> dict[str, str]:
+    """The store properties of a decoded view: its properties, its comment and its owner.
+
+    Args:
+        from_parameters: the properties are the record's HMS parameters (not an Iceberg metadata
+            file's properties), so one named ``owner`` is a parameter, kept apart from the owner.
+    """
     properties = dict(definition.properties)
-    if OWNER_PROPERTY in properties:  # a parameter named owner: kept apart from the view's owner
+    if from_parameters and OWNER_PROPERTY in properties:
         properties[OWNER_PARAMETER_KEY] = properties.pop(OWNER_PROPERTY)
     if definition.comment is not None:
         properties["comment"] = definition.comment
