@@ -186,7 +186,7 @@ def test_a_collation_is_written_back_while_the_column_keeps_its_type(store):
 
     view = store.import_hms(TYPED["v_collate"])
     assert view.properties[spark.FIELDS_KEY] == \
-        '[["string",{"__COLLATIONS":{"sl":"spark.UTF8_LCASE"}}],null]'  # only what the type cannot say
+        '[["sl","string",{"__COLLATIONS":{"sl":"spark.UTF8_LCASE"}}],null]'  # only what the type cannot say
     store.alter_view("d1.v_collate", ViewChange.set_property("team", "x"))
     assert field_of(store.export_hms("d1.v_collate", "spark"), "sl")["metadata"] == {
         "__COLLATIONS": {"sl": "spark.UTF8_LCASE"}}
@@ -195,11 +195,26 @@ def test_a_collation_is_written_back_while_the_column_keeps_its_type(store):
                        default_namespace=view.default_namespace, default_catalog=view.default_catalog)
     assert field_of(store.export_hms("d1.v_collate", "spark"), "sl")["metadata"] == {
         "__COLLATIONS": {"sl": "spark.UTF8_LCASE"}, "comment": "lower-cased"}  # a new comment keeps it
+    columns = [Column("lower_s", "string"), Column("id", "long")]  # renamed: Spark keys it by the new name
+    store.replace_view("d1.v_collate", columns=columns, representations=view.representations,
+                       default_namespace=view.default_namespace, default_catalog=view.default_catalog)
+    assert field_of(store.export_hms("d1.v_collate", "spark"), "lower_s")["metadata"] == {
+        "__COLLATIONS": {"lower_s": "spark.UTF8_LCASE"}}
     columns = [Column("sl", "int"), Column("id", "long")]
     store.replace_view("d1.v_collate", columns=columns, representations=[("spark", "SELECT 1 AS sl, id FROM t")],
                        default_namespace=view.default_namespace, default_catalog=view.default_catalog)
     assert field_of(store.export_hms("d1.v_collate", "spark"), "sl") == {
         "name": "sl", "type": "integer", "nullable": True, "metadata": {}}  # another type: not a collation
+
+
+@pytest.mark.parametrize("recorded", [
+    '[["a","string",{"__CHAR_VARCHAR_TYPE_STRING":"char(x"}]]', '[["a","string",{"__CHAR_VARCHAR_TYPE_STRING":"int"}]]',
+    '[["a","string",{"__COLLATIONS":["UTF8_LCASE"]}]]', '[["a",5,{}]]', '[["string",{}]]', '[["a","int",{}]]', '{"a":1}'])
+def test_a_malformed_kept_field_is_not_written(recorded):
+    """``hms.*`` properties can be set by hand like any other: what does not fit is left out."""
+    definition = fresh(properties={spark.FIELDS_KEY: recorded}, columns=(Column("a", "string"),))
+    field_ = json.loads(spark.encode(definition)["parameters"]["spark.sql.sources.schema"])["fields"][0]
+    assert field_ == {"name": "a", "type": "string", "nullable": True, "metadata": {}}
 
 
 def test_captured_record_types():

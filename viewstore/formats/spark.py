@@ -23,7 +23,8 @@ SQL is unchanged, and after a change both texts are the new SQL.
 Hive can express them, and is Spark's placeholder ``col array<string>`` otherwise. A column's Spark
 type and field metadata that its Iceberg type and type string cannot give back (a collation, a
 ``char(n)`` nested in a struct) are kept in ``hms.spark.fields`` and written back while the column
-keeps its Iceberg type. The codec keeps
+keeps its Iceberg type, under the column's current name; like ``hms.spark.column-types`` they follow
+the column, not the SQL. The codec keeps
 every ``view.*`` and ``spark.sql.*`` parameter it does not turn into a field under its own name;
 :func:`sql_configs`, :func:`query_output_columns` and :func:`schema_mode` read them back.
 
@@ -77,6 +78,9 @@ SESSION_CATALOG = "spark_catalog"
 SCHEMA_LENGTH_THRESHOLD = 4000
 #: The field-metadata key where Spark keeps a ``char(n)``/``varchar(n)`` type it stores as ``string``.
 CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
+#: The field-metadata key where Spark keeps the collations of a column's strings, by field path
+#: (``name``, ``name.element``, ``name.key``...).
+COLLATIONS_KEY = "__COLLATIONS"
 #: Spark's ``sd.cols`` placeholder for a schema Hive cannot express.
 PLACEHOLDER_COLUMN = {"name": "col", "type": "array<string>", "comment": "from deserializer"}
 
@@ -238,7 +242,7 @@ def _columns_from_schema_json(text: str) -> tuple[tuple[Column, ...], list[str]]
                         _comment(metadata, f"{field}.fields[{i}]"), nullable)
         columns.append(column)
         types.append(_type_string(type_, metadata))
-        kept.append(None if _field_json(column, types[-1]) == (type_, metadata) else [type_, metadata])
+        kept.append(None if _field_json(column, types[-1]) == (type_, metadata) else [name, type_, metadata])
     return tuple(columns), types, kept
 
 
@@ -458,21 +462,35 @@ def _recorded_fields(properties: Mapping[str, str], count: int) -> list[Any]:
 
 
 def _recorded_field(recorded: Any, column: Column, type_: Any, metadata: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The recorded Spark type and metadata of a column while they still mean its Iceberg type, with
-    the column's comment as it is now; else ``type_`` and ``metadata`` as given."""
-    if not (isinstance(recorded, list) and len(recorded) == 2 and isinstance(recorded[1], dict)):
+    """The recorded Spark type and metadata of a column (``[name, type, metadata]``) while they still
+    mean its Iceberg type, with the column's comment and name as they are now (Spark keys a
+    collation by the field's name); else ``type_`` and ``metadata`` as given."""
+    if not (isinstance(recorded, list) and len(recorded) == 3 and isinstance(recorded[0], str)
+            and isinstance(recorded[2], dict)):
         return type_, metadata
+    name, recorded_type, kept = recorded[0], recorded[1], dict(recorded[2])
     try:
-        if iceberg_type(recorded[0]) != column.type:
+        if iceberg_type(recorded_type) != column.type:
             return type_, metadata
+        if CHAR_VARCHAR_KEY in kept:  # it becomes the column's type in sd.cols: it must be one
+            spelled = kept[CHAR_VARCHAR_KEY]
+            parsed = parse_type_string(spelled) if isinstance(spelled, str) else None
+            if not (isinstance(parsed, str) and parsed.startswith(("char(", "varchar("))
+                    and iceberg_type(parsed) == column.type):
+                return type_, metadata
     except ValidationError:
         return type_, metadata
-    kept = dict(recorded[1])
+    collations = kept.get(COLLATIONS_KEY)
+    if collations is not None:
+        if not (isinstance(collations, dict) and all(isinstance(v, str) for v in collations.values())):
+            return type_, metadata
+        kept[COLLATIONS_KEY] = {column.name + key[len(name):] if key == name or key.startswith(name + ".") else key: v
+                                for key, v in collations.items()}
     if column.comment is None:
         kept.pop("comment", None)
     else:
         kept["comment"] = column.comment
-    return recorded[0], kept
+    return recorded_type, kept
 
 
 def _apply_kept_type(kept: str, type_: IcebergType, json_type: Any,
