@@ -544,3 +544,20 @@ def test_an_iceberg_views_own_owner_property_stays_its_property(store, tmp_path)
     assert view.properties["owner"] == "alice" and "hms.owner-parameter" not in view.properties
     assert json.loads(store.export_iceberg("db.iv").read_text())["properties"]["owner"] == "alice"
     assert store.export_hms("db.iv", "iceberg")["owner"] == "alice"
+
+
+def test_a_view_imported_before_the_digest_was_kept_drops_stale_query_output_names(store):
+    """A store written by an earlier release holds the list without hms.spark.query-out-sql: it
+    belongs to the SQL of the imported version."""
+    record = {"dbName": "db", "tableName": "old", "tableType": "VIRTUAL_VIEW",
+              "parameters": {"spark.sql.create.version": "4.3.0", "view.query.out.numCols": "1",
+                             "view.query.out.col.0": "id", "spark.sql.sources.schema": json.dumps({
+                                 "type": "struct", "fields": [{"name": "a", "type": "long", "nullable": True,
+                                                               "metadata": {}}]})},
+              "viewOriginalText": "SELECT id FROM t", "viewExpandedText": "SELECT id FROM t"}
+    prepared = prepare_import(record)
+    properties = {k: v for k, v in prepared.properties.items() if k != "hms.spark.query-out-sql"}
+    store.import_view(prepared.identifier, **{**prepared.import_view_arguments(), "properties": properties})
+    assert store.export_hms("db.old", "spark")["parameters"]["view.query.out.col.0"] == "id"
+    store.alter_view("db.old", ViewChange.update_representation("spark", "SELECT id AS a FROM t"))
+    assert store.export_hms("db.old", "spark")["parameters"]["view.query.out.col.0"] == "a"

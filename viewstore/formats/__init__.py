@@ -195,6 +195,8 @@ def encode(view: View | ViewDefinition, engine: str, *, metadata_location: str |
     module = get_format(engine)
     if isinstance(view, View):
         definition = definition_from_view(view)
+        if module is spark:
+            definition = spark.with_import_digest(definition, view)
     elif isinstance(view, ViewDefinition):
         definition = view
     else:

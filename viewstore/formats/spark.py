@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ValidationError
-from ..model import Column
+from ..model import Column, View
 from ..types import MAX_DEPTH, DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
 from .base import (ViewDefinition, TypeTokens, bounded, chosen_engine_types, column_types_property, hive_columns_of,
                    hms_record, invalid, parameters_of, passthrough, reserved_key, second_text,
@@ -387,9 +387,9 @@ def _write_query_output(parameters: dict[str, str], definition: ViewDefinition, 
     The names are the query's own (:func:`recorded_query_columns`) when recorded, else the record's
     list while the SQL is the one it was recorded with (:data:`QUERY_OUT_SQL_KEY`) and it fits the
     columns, else the column names, which are right only while no column list renamed the query's
-    columns. A stale list (another SQL, or another column count) is never kept; a list imported
-    by a release that kept no digest counts as the SQL's. Spark leaves the list out for
-    ``EVOLUTION`` views, and a Spark record without one stays without.
+    columns. A stale list (another SQL, or another column count) is never kept (for a stored view
+    imported by a release that kept no digest, see :func:`with_import_digest`). Spark leaves the
+    list out for ``EVOLUTION`` views, and a Spark record without one stays without.
     """
     existing = None
     if QUERY_OUT_NUM_COLS in parameters:
@@ -410,6 +410,20 @@ def _write_query_output(parameters: dict[str, str], definition: ViewDefinition, 
         names = tuple(column.name for column in definition.columns)
     parameters[QUERY_OUT_NUM_COLS] = str(len(names))
     parameters.update({f"{QUERY_OUT_COL}{i}": name for i, name in enumerate(names)})
+
+
+def with_import_digest(definition: ViewDefinition, view: View) -> ViewDefinition:
+    """The definition of a stored view with :data:`QUERY_OUT_SQL_KEY` filled in for a view imported
+    by a release that kept no digest: its ``view.query.out.*`` names were recorded with the SQL of
+    the version the import made (id 1), so after a change they are not written back either."""
+    properties = definition.properties
+    if QUERY_OUT_NUM_COLS not in properties or QUERY_OUT_SQL_KEY in properties:
+        return definition
+    imported = next((v for v in view.versions if v.version_id == 1), None)
+    sql = next((r.sql for r in imported.representations if r.dialect.lower() == NAME), None) if imported else None
+    if sql is None:
+        return definition
+    return definition.model_copy(update={"properties": {**properties, QUERY_OUT_SQL_KEY: sql_digest(sql)}})
 
 
 def recorded_query_columns(summary: Mapping[str, str], properties: Mapping[str, str],
