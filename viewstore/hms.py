@@ -294,8 +294,9 @@ class HmsImportReport:
         written).
 
         Args:
-            store: the ViewStore, or a function that opens it, called only once a record is
-                known good (so that records that all fail start no store file).
+            store: the ViewStore, or a function that opens it, called once a record is known good
+                (so that records that all fail start no store file). A store that cannot be opened
+                is not a failure of the record: its error is raised.
         """
         try:
             kind = not_a_view(table)
@@ -304,8 +305,12 @@ class HmsImportReport:
                 return
             engine = detect(table)
             prepared = prepare_import(table, identifier)
-            if callable(store):
-                store = store()
+        except ViewStoreError as error:
+            self.failed.append(FailedRecord(name, type(error).__name__, str(error)))
+            return
+        if callable(store):
+            store = store()
+        try:
             view = store.import_view(prepared.identifier, **prepared.import_view_arguments())
         except ViewAlreadyExistsError as error:
             self.skipped.append(SkippedRecord(name, "exists", str(error)))

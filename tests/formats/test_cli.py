@@ -159,6 +159,15 @@ def test_records_that_all_fail_start_no_store(run, tmp_path):
     assert ViewStore(run.db).list_views() == [("sales", "good")]
 
 
+def test_a_store_that_cannot_be_opened_ends_a_many_record_import_with_its_error(tmp_path):
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps([record("a"), record("b")]))
+    (tmp_path / "folder.db").mkdir()
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "folder.db"), "hms", "import", str(many)])
+    assert result.exit_code == 1 and result.output.startswith("error: cannot open") \
+        and result.output.count("\n") == 1, result.output
+
+
 def test_errors_are_one_line_and_write_nothing(run, tmp_path):
     ViewStore(run.db).close()  # a store, empty (a failed import into no store leaves none)
     many = tmp_path / "many.json"
