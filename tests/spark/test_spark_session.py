@@ -724,3 +724,33 @@ def test_register_views_accounts_for_a_view_in_a_two_level_namespace(spark, stor
                  | {s.identifier for s in report.skipped})
     assert accounted == {f"{ns}.v", f"{ns}.inner.w"}
     assert not report.ok and [f.identifier for f in report.failed] == [f"{ns}.inner.w"]
+
+
+def test_sql_rename_never_overwrites_a_session_object_nor_moves_the_view(spark, store, ns):
+    other = _name()
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE DATABASE {other}")
+    try:
+        # views of the session the store does not hold, and a table
+        spark.sql(f"CREATE VIEW {ns}.theirs COMMENT 'owned elsewhere' AS SELECT 'precious' AS x")
+        spark.sql(f"CREATE TABLE {ns}.tab (x INT) USING parquet")
+        spark.sql(f"CREATE VIEW {other}.v AS SELECT 'precious too' AS x")
+        sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
+        events = store.event_count()
+        for target, condition in ((f"{ns}.theirs", "TABLE_OR_VIEW_ALREADY_EXISTS"), ("theirs", "TABLE_OR_VIEW_ALREADY_EXISTS"),
+                                  (f"{ns}.tab", "TABLE_OR_VIEW_ALREADY_EXISTS"),
+                                  (f"{other}.v", "RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH"),
+                                  (f"{other}.fresh", "RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH")):
+            with pytest.raises(ValidationError, match=rf"^\[{condition}\]"):
+                sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO {target}")
+            # Spark itself refuses the same rename of its own view (a bare name: with a Hive error)
+            spark.sql(f"CREATE OR REPLACE VIEW {ns}.own AS SELECT 1 AS one")
+            with pytest.raises(Exception, match=condition if "." in target else "already exists"):
+                spark.sql(f"ALTER VIEW {ns}.own RENAME TO {target}")
+        assert store.event_count() == events and store.view_exists(f"{ns}.v")
+        assert not store.view_exists(f"{other}.fresh") and not spark.catalog.tableExists(f"{other}.fresh")
+        assert spark.sql(f"SELECT x FROM {ns}.theirs").first().x == "precious"
+        assert spark.sql(f"SELECT x FROM {other}.v").first().x == "precious too"
+        assert spark.sql(f"SELECT one FROM {ns}.v").first().one == 1
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")

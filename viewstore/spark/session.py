@@ -1094,18 +1094,21 @@ def _ddl_rename(spark: SparkSession, store: ViewStore, plan: Any, statement: str
     if len(target) != 2:
         raise ValidationError(f"[REQUIRES_SINGLE_PART_NAMESPACE] a Spark view lives in a database: "
                               f"{identifier_str(target)}")
-    if _session_object(spark, target) == "table":
+    if target[:-1] != ident[:-1]:  # as in Spark: a view is renamed within its database, never moved
+        raise ValidationError(f"[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH] cannot rename "
+                              f"{identifier_str(ident)} to {identifier_str(target)}: the databases differ")
+    if store.view_exists(target):
+        raise ViewAlreadyExistsError(f"view already exists: {identifier_str(target)}")
+    held = _session_object(spark, target)
+    if held is not None:  # a view or table the store does not hold is never overwritten, as in Spark
         raise ValidationError(f"[TABLE_OR_VIEW_ALREADY_EXISTS] cannot rename {identifier_str(ident)} to "
-                              f"{identifier_str(target)}: a table of the session has that name")
+                              f"{identifier_str(target)}: the session catalog already has a {held} of that name")
     view = store.rename_view(ident, target)
-    had_copy = _session_object(spark, ident) == "view"
-    if had_copy and target[:-1] == ident[:-1] and _session_object(spark, target) is None:
+    if _session_object(spark, ident) == "view":
         new_name = ".".join(_quote_name(p) for p in target)  # Spark wants it without the catalog
         _run_session(spark, f"ALTER VIEW {_session_name(ident)} RENAME TO {new_name}", target)
     else:
         _sync(spark, store, target)
-        if had_copy:
-            _run_session(spark, f"DROP VIEW IF EXISTS {_session_name(ident)}", ident)
     return view
 
 
@@ -1146,7 +1149,9 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     * ``ALTER VIEW name SET TBLPROPERTIES (...)`` / ``UNSET TBLPROPERTIES [IF EXISTS] (...)``
       (the key ``comment`` is the view comment; unsetting a key the view lacks changes nothing,
       with or without ``IF EXISTS``, as in Spark 4.3), ``ALTER VIEW name RENAME TO other``,
-      ``DROP VIEW [IF EXISTS] name``: the store decides, then the session copy follows.
+      ``DROP VIEW [IF EXISTS] name``: the store decides, then the session copy follows. As in
+      Spark, RENAME keeps the view in its database (``[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH]``)
+      and never replaces a view or table of the session catalog (``[TABLE_OR_VIEW_ALREADY_EXISTS]``).
 
     A bare view name means the session's current database. ALTER and DROP of a name the store
     does not hold (a temporary view, a view the store does not manage), names in other Spark
