@@ -207,7 +207,7 @@ def test_create_view_infers_iceberg_columns(spark, store, data, ns):
     assert view.comment == "orders, wide" and view.properties["owner"] == "finance"
     assert json.loads(view.summary["spark.query-column-names"])[:3] == ["order_id", "amount", "amount_d"]
     assert (view.default_catalog, view.default_namespace) == ("spark_catalog", (data,))
-    assert set(view.summary) == {"engine-name", "engine-version", "spark.query-column-names"}
+    assert set(view.summary) == {"engine-name", "engine-version", "spark.query-column-names", "spark.sql-configs"}
     assert view.summary["engine-version"] == spark.version
     assert view.representations[0].dialect == "spark"
     assert not spark.catalog.tableExists(f"{ns}.orders_wide")  # create_view stores; it does not register
@@ -754,3 +754,56 @@ def test_sql_rename_never_overwrites_a_session_object_nor_moves_the_view(spark, 
         assert spark.sql(f"SELECT one FROM {ns}.v").first().one == 1
     finally:
         spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
+def _view_properties(spark, db, name):
+    table = spark._jsparkSession.sharedState().externalCatalog().getTable(db, name)
+    props = spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(table.properties())
+    return {str(k): str(props.get(k)) for k in props.keySet()}
+
+
+def test_sql_configs_are_recorded_and_registered_with_the_view(spark, store, ns):
+    query = "SELECT unix_millis(TIMESTAMP'2024-01-01 00:00:00') AS ms"
+    kolkata, utc = 1704047400000, 1704067200000
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.sql(f"CREATE DATABASE {ns}")
+    try:
+        spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")  # the defining driver
+        view = sql(spark, store, f"CREATE VIEW {ns}.v AS {query}")
+        spark.sql(f"CREATE VIEW {ns}.own AS {query}")  # Spark's own view captures the same configs
+        captured = {k[len("view.sqlConfig."):]: v for k, v in _view_properties(spark, ns, "own").items()
+                    if k.startswith("view.sqlConfig.")}
+        assert json.loads(view.summary["spark.sql-configs"]) == captured
+        assert captured["spark.sql.session.timeZone"] == "Asia/Kolkata"
+        create_view(spark, store, f"{ns}.by_api", query)
+
+        spark.conf.set("spark.sql.session.timeZone", "UTC")  # a later driver
+        spark.conf.set("spark.sql.caseSensitive", "true")  # a setting the views did not capture
+        spark.sql(f"DROP VIEW {ns}.v")
+        report = register_views(spark, store, ns)
+        assert report.ok and sorted(report.registered) == [f"{ns}.by_api", f"{ns}.v"]
+        for name in ("v", "by_api", "own"):
+            assert spark.sql(f"SELECT ms FROM {ns}.{name}").first().ms == kolkata, name
+            assert "view.sqlConfig.spark.sql.caseSensitive" not in _view_properties(spark, ns, name)
+        assert spark.sql(f"SELECT {query[7:]}").first().ms == utc  # the session's own settings are back
+        assert spark.conf.get("spark.sql.caseSensitive") == "true"
+        assert register_views(spark, store, ns).unchanged == [f"{ns}.by_api", f"{ns}.v"]
+
+        # a copy made again by vs.sql (ALTER VIEW ... SET) follows the stored configs too
+        spark.sql(f"DROP VIEW {ns}.v")
+        sql(spark, store, f"ALTER VIEW {ns}.v SET TBLPROPERTIES ('k' = '1')")
+        assert spark.sql(f"SELECT ms FROM {ns}.v").first().ms == kolkata
+
+        # a recorded config Spark refuses: the view fails, the session's configs are put back
+        store.replace_view(f"{ns}.v", columns=view.columns, representations=view.representations,
+                           default_namespace=list(view.default_namespace), default_catalog=view.default_catalog,
+                           summary={**view.summary, "spark.sql-configs": json.dumps(
+                               {**captured, "spark.sql.ansi.enabled": "maybe"})})
+        report = register_views(spark, store, ns)
+        assert [f.identifier for f in report.failed] == [f"{ns}.v"]
+        assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+        assert spark.conf.get("spark.sql.caseSensitive") == "true"
+        assert spark.conf.get("spark.sql.ansi.enabled") == "true"
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+        spark.conf.unset("spark.sql.caseSensitive")

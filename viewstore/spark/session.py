@@ -19,6 +19,12 @@ How a stored view is copied into the session:
   error), and Spark records them in the view. A default catalog that is not a Spark catalog of
   the session (typically the store's own catalog name, e.g. ``prod``) means the session catalog.
   An empty default namespace means the view's own namespace.
+* The SQL configs recorded with the view (the summary's ``spark.sql-configs``, or Spark's
+  ``view.sqlConfig.*`` properties of a view imported from a metastore) are the session's SQL
+  configs while the statement runs, and no other capturable ones (the session's own come back
+  afterwards, also on error), so Spark captures them into the copy: the session time zone or ANSI
+  mode the view was defined under keeps deciding its answers. A view with none recorded runs under
+  the session's configs.
 * A name that belongs to a table is never replaced.
 * The copy carries the property ``viewstore.fingerprint`` (a hash of the statement and the
   namespace it ran under), so registering the same definition again leaves it alone, unless the
@@ -64,6 +70,7 @@ from ..model import (RESERVED_PREFIX, Column, Identifier, SQLRepresentation, Vie
                      to_namespace, validate_properties)
 from ..types import IcebergType, ListType, MapType, StructType
 from .catalog_plugin import SCHEMA_MODE  # the summary key: the view's schema binding mode, as the catalog writes it
+from .catalog_plugin import SQL_CONFIGS  # the summary key: the SQL configs captured with the view (JSON)
 from .types import schema_to_columns
 
 __all__ = [
@@ -188,6 +195,57 @@ def _run_verbatim(spark: SparkSession, statement: str) -> Any:
         return _jsession(spark).sql(statement)
 
 
+def _captured_configs(spark: SparkSession) -> dict[str, str]:
+    """The SQL configs Spark would capture into a view created now (Spark's own helper decides which)."""
+    helper = getattr(spark._jvm.org.apache.spark.sql.execution.command, "ViewHelper$").__getattr__("MODULE$")  # noqa: SLF001
+    return _jmap(spark, helper.sqlConfigsToProps(_jsession(spark).sessionState().conf(), ""))
+
+
+def _sql_configs(view: View) -> dict[str, str] | None:
+    """The SQL configs recorded with the view (summary, or Spark's HMS ``view.sqlConfig.*``), or None."""
+    text = view.summary.get(SQL_CONFIGS)
+    if text is not None:
+        try:
+            configs = json.loads(text)
+        except ValueError:
+            configs = None
+        if isinstance(configs, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in configs.items()):
+            return configs
+        return None
+    prefix = "view.sqlConfig."
+    configs = {k[len(prefix):]: v for k, v in view.properties.items() if k.startswith(prefix)}
+    return configs or None
+
+
+@contextmanager
+def _captured(spark: SparkSession, configs: dict[str, str] | None) -> Iterator[None]:
+    """Inside the block, the SQL configs a view captures are exactly ``configs``; then the session's come back.
+
+    Configs the session sets that ``configs`` lacks are unset for the moment, so a view created
+    in the block captures the recorded configs and nothing of the driver's. None changes nothing.
+    The substitution setting of :func:`_verbatim` is left alone.
+    """
+    if configs is None:
+        yield
+        return
+    conf = _jsession(spark).sessionState().conf()
+    wanted = {k: v for k, v in configs.items() if k != _SUBSTITUTE}
+    keys = (set(_captured_configs(spark)) | set(wanted)) - {_SUBSTITUTE}
+    saved = {k: conf.getConfString(k) if conf.contains(k) else None for k in keys}
+    try:
+        for key in keys - set(wanted):
+            conf.unsetConf(key)
+        for key, value in wanted.items():
+            conf.setConfString(key, value)
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                conf.unsetConf(key)
+            else:
+                conf.setConfString(key, value)
+
+
 def _check_args(spark: Any, store: Any) -> None:
     """The session must be a classic SparkSession and the store a ViewStore."""
     if not isinstance(spark, SparkSession) or not hasattr(spark, "_jsparkSession"):
@@ -238,11 +296,11 @@ def _schema_mode(view: View) -> str | None:
 
 def _create_statement(identifier: Identifier, query: str, columns: Sequence[Column], comment: str | None,
                       properties: dict[str, str], target: tuple[str, tuple[str, ...]],
-                      schema_mode: str | None = None) -> tuple[str, str]:
+                      schema_mode: str | None = None, configs: dict[str, str] | None = None) -> tuple[str, str]:
     """``CREATE OR REPLACE VIEW`` for the session catalog, with the stored SQL unchanged after AS.
 
-    Returns the statement and its fingerprint: a hash of the statement without it and of the
-    catalog and namespace it runs under. The statement stores the fingerprint as the view
+    Returns the statement and its fingerprint: a hash of the statement without it, of the
+    catalog and namespace it runs under and of the SQL configs it runs with (None: the session's). The statement stores the fingerprint as the view
     property ``viewstore.fingerprint``, so an identical copy need not be created again. A schema
     mode other than Spark's default (COMPENSATION) becomes ``WITH SCHEMA <mode>``.
     """
@@ -262,7 +320,8 @@ def _create_statement(identifier: Identifier, query: str, columns: Sequence[Colu
         return " ".join(head + clause + mode) + " AS\n" + query
 
     plain = render(props)
-    fingerprint = hashlib.sha256("\0".join([plain, target[0], *target[1]]).encode()).hexdigest()[:32]
+    recorded = json.dumps(sorted(configs.items())) if configs is not None else ""
+    fingerprint = hashlib.sha256("\0".join([plain, target[0], *target[1], recorded]).encode()).hexdigest()[:32]
     return render({**props, FINGERPRINT: fingerprint}), fingerprint
 
 
@@ -535,10 +594,12 @@ def _register_one(spark: SparkSession, view: View, query: str, current: _Current
                   target: tuple[str, tuple[str, ...]] | None = None) -> None:
     """Create (or replace) the session copy of one view; raises Spark's error."""
     target = target or _default_target(spark, view)
+    configs = _sql_configs(view)
     statement, _ = _create_statement(view.identifier, query, view.columns, view.comment, view.properties, target,
-                                     _schema_mode(view))
+                                     _schema_mode(view), configs)
     current.use(*target)
-    _run_verbatim(spark, statement)
+    with _captured(spark, configs):
+        _run_verbatim(spark, statement)
 
 
 def _session_copies(spark: SparkSession, database: str, names: Sequence[str]) -> dict[str, tuple[str, str | None]]:
@@ -646,8 +707,9 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
         for view, query in ordered:
             name = identifier_str(view.identifier)
             target = targets[view.identifier]
+            configs = _sql_configs(view)
             statement, fingerprint = _create_statement(view.identifier, query, view.columns, view.comment,
-                                                       view.properties, target, _schema_mode(view))
+                                                       view.properties, target, _schema_mode(view), configs)
             copy = copies.get(view.identifier)
             try:
                 # the copy's text is the query as Spark's parser cut it out of the statement: most often
@@ -658,7 +720,8 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
                     report.unchanged.append(name)
                     continue
                 current.use(*target)
-                _run_verbatim(spark, statement)
+                with _captured(spark, configs):
+                    _run_verbatim(spark, statement)
             except _SPARK_ERRORS as e:
                 condition = _condition(e)
                 if condition.startswith(_TABLE_IN_THE_WAY):  # Spark's own guard: a table keeps its name
@@ -688,6 +751,7 @@ class _Definition:
     default_namespace: tuple[str, ...]
     summary: dict[str, str]
     schema_mode: str | None = None
+    configs: dict[str, str] | None = None
 
     def representations(self) -> list[SQLRepresentation]:
         return [SQLRepresentation("spark", self.query)]
@@ -698,7 +762,7 @@ class _Definition:
         Returns what the session held before, to put back if the store then refuses the change.
         """
         statement, _ = _create_statement(self.identifier, self.query, self.columns, self.comment, self.properties,
-                                         _current(spark), self.schema_mode)
+                                         _current(spark), self.schema_mode, self.configs)
         before = _Before(spark, self.identifier)
         try:
             if not before.database_existed:
@@ -852,9 +916,11 @@ def _prepare(spark: SparkSession, identifier: Identifier, query: str, *, column_
                QUERY_COLUMN_NAMES: json.dumps(query_names, separators=(",", ":"), ensure_ascii=False)}
     if schema_mode is not None:
         summary[SCHEMA_MODE] = schema_mode
+    configs = dict(sorted(_captured_configs(spark).items()))
+    summary[SQL_CONFIGS] = json.dumps(configs, separators=(",", ":"), ensure_ascii=False)
     return _Definition(identifier=identifier, query=query, columns=columns, comment=comment, properties=props,
                        default_catalog=catalog, default_namespace=namespace, summary=summary,
-                       schema_mode=schema_mode)
+                       schema_mode=schema_mode, configs=configs)
 
 
 def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[str, ...], sql: str, *,
@@ -865,8 +931,11 @@ def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[s
     Spark analyzes the query without running it. The columns get Iceberg types as Iceberg's Spark
     integration maps them (see :mod:`viewstore.spark.types`) and Spark's nullability; the version
     has one ``spark`` representation, the session's current catalog and namespace as its defaults,
-    and the summary ``engine-name=spark``, ``engine-version=<Spark version>`` and
-    ``spark.query-column-names`` (the query's own column names, a JSON list). The SQL is analyzed
+    and the summary ``engine-name=spark``, ``engine-version=<Spark version>``,
+    ``spark.query-column-names`` (the query's own column names, a JSON list) and
+    ``spark.sql-configs`` (the SQL configs Spark would capture for a view created now, such as the
+    session time zone and ANSI mode, a JSON object; :func:`register_views` creates the copy under
+    them). The SQL is analyzed
     as written (``${...}`` is not substituted). The session is not changed:
     use :func:`register_views`, or :func:`sql` which does both.
 
@@ -1400,7 +1469,8 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
             stored = tuple(f"{c.name} {c.type}" for c in view.columns)
             try:
                 current.use(*_default_target(spark, view))
-                schema = _analyze(spark, query, name)
+                with _captured(spark, _sql_configs(view)):
+                    schema = _analyze(spark, query, name)
             except ValidationError as e:
                 cause = e.__cause__
                 report.views.append(ViewDrift(name, "broken", (str(e),), _condition(cause) if cause else None,
