@@ -150,6 +150,48 @@ def test_python_api_views_are_usable_from_spark(spark, vs):
     assert kinds(vs) == ["view.created", "view.properties_set"]
 
 
+def test_unqualified_names_resolve_as_register_views_resolves_them(spark, vs, tmp_path):
+    """The Python API and the CLI record the store's catalog name (or none): that means spark_catalog."""
+    from viewstore.spark import register_views
+
+    nameless = ViewStore(tmp_path / "nameless.db", actor="etl")  # the CLI's default: no catalog name
+    try:
+        for store in (vs, nameless):
+            store.create_view(f"{DB}.big", columns=[Column("id", "long"), Column("amount", "decimal(10,2)")],
+                              representations=[("spark", "SELECT id, amount FROM orders WHERE amount > 100")],
+                              default_namespace=[DB])
+            store.create_view(f"{DB}.no_namespace", columns=[Column("n", "long")],
+                              representations=[("spark", "SELECT count(*) AS n FROM orders")], default_namespace=[])
+        assert vs.load_view(f"{DB}.big").default_catalog == "prod"
+        assert nameless.load_view(f"{DB}.big").default_catalog is None
+        for store in (vs, nameless):
+            attach(spark, store, name="vs")
+            assert run(spark, f"SELECT id FROM vs.{DB}.big ORDER BY id") == [(2,), (3,)]
+            assert run(spark, f"SELECT n FROM vs.{DB}.no_namespace") == [(3,)]
+            described = dict((r[0], r[1]) for r in run(spark, f"DESCRIBE EXTENDED vs.{DB}.big"))
+            assert described["View Current Catalog"] == "spark_catalog"
+            # a property change is still no new version: Spark sent back the definition it loaded
+            run(spark, f"ALTER VIEW vs.{DB}.big SET TBLPROPERTIES ('x'='y')")
+            view = store.load_view(f"{DB}.big")
+            assert view.current_version_id == 1 and view.default_catalog == store.catalog
+        # register_views gives the same answers
+        report = register_views(spark, vs, DB)
+        assert report.ok
+        assert run(spark, f"SELECT id FROM {DB}.big ORDER BY id") == [(2,), (3,)]
+        assert run(spark, f"SELECT n FROM {DB}.no_namespace") == [(3,)]
+        # a default catalog that is a catalog of the session keeps meaning that catalog
+        attach(spark, vs, name="vs")
+        vs.create_view("sales.inner", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                       default_namespace=["sales"], default_catalog="vs")
+        vs.create_view("sales.outer", columns=[Column("x", "int")], representations=[("spark", "SELECT x FROM inner")],
+                       default_namespace=["sales"], default_catalog="vs")
+        assert run(spark, "SELECT x FROM vs.sales.outer") == [(1,)]
+    finally:
+        spark.sql(f"DROP VIEW IF EXISTS spark_catalog.{DB}.big")
+        spark.sql(f"DROP VIEW IF EXISTS spark_catalog.{DB}.no_namespace")
+        nameless.close()
+
+
 def test_property_changes_keep_types_spark_sees_as_wider_ones(spark, vs):
     """Spark sees uuid as string and fixed[n] as binary; a property change must not store those."""
     vs.create_view("s.u2", columns=[Column("id", "uuid"), Column("raw", "fixed[4]")], default_namespace=["s"],

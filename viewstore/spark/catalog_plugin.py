@@ -362,7 +362,7 @@ class _Bridge:
                                          f"{', '.join(view.dialects)}); add a 'spark' representation to use it "
                                          f"from Spark"))
         try:
-            served = self._spark_view(view, sql)
+            served = self._spark_view(view, sql, request.get("catalogs"))
         except ValidationError as e:
             raise self._refuse(ident, "load", e) from e
         self._remember(request.get("thread"), key, view.stream_version)
@@ -382,11 +382,11 @@ class _Bridge:
         try:
             key = self._identifier(ident)
             definition = self._definition(request["view"])
-            self._check_cycle(key, definition)
+            self._check_cycle(key, definition, request.get("catalogs"))
             view = self.store.create_view(key, **definition)
         except ViewStoreError as e:
             raise self._refuse(ident, "create", e) from e
-        return self._spark_view(view, view.sql_for(ENGINE_NAME) or "")
+        return self._spark_view(view, view.sql_for(ENGINE_NAME) or "", request.get("catalogs"))
 
     def _create_or_replace_view(self, request: dict[str, Any]) -> dict[str, Any]:
         """SQL's CREATE OR REPLACE as one store call: replace_view(replace_properties=True).
@@ -402,14 +402,14 @@ class _Bridge:
             definition = self._definition(incoming)
             current = self._current(key)
             if current is not None:
-                self._keep_unchanged(definition, incoming, current)
-            self._check_cycle(key, definition)
+                self._keep_unchanged(definition, incoming, current, request.get("catalogs"))
+            self._check_cycle(key, definition, request.get("catalogs"))
             # the decisions above hold only for the view as read: a concurrent change is refused
             expected = current.stream_version if current is not None else 0
             view = self.store.replace_view(key, **definition, replace_properties=True, expected_version=expected)
         except ViewStoreError as e:
             raise self._refuse(ident, "create or replace", e) from e
-        return self._spark_view(view, view.sql_for(ENGINE_NAME) or "")
+        return self._spark_view(view, view.sql_for(ENGINE_NAME) or "", request.get("catalogs"))
 
     def _replace_view(self, request: dict[str, Any]) -> dict[str, Any]:
         """Spark's read-modify-write (ALTER VIEW): record only what changed, atomically.
@@ -431,15 +431,15 @@ class _Bridge:
                                        actual=current.stream_version)
             incoming = request["view"]
             definition = self._definition(incoming)
-            if self._keep_unchanged(definition, incoming, current):
+            if self._keep_unchanged(definition, incoming, current, request.get("catalogs")):
                 changes = _property_changes(current.properties, definition["properties"], definition["comment"])
                 view = self.store.alter_view(key, *changes, expected_version=expected)
             else:
-                self._check_cycle(key, definition)
+                self._check_cycle(key, definition, request.get("catalogs"))
                 view = self.store.replace_view(key, **definition, replace_properties=True, expected_version=expected)
         except ViewStoreError as e:
             raise self._refuse(ident, "alter", e) from e
-        return self._spark_view(view, view.sql_for(ENGINE_NAME) or "")
+        return self._spark_view(view, view.sql_for(ENGINE_NAME) or "", request.get("catalogs"))
 
     def _drop_view(self, request: dict[str, Any]) -> bool:
         ident = request["ident"]
@@ -464,14 +464,14 @@ class _Bridge:
             view = self.store.load_view(key)
             self._check_cycle(new_key, {"representations": view.representations,
                                         "default_catalog": view.default_catalog,
-                                        "default_namespace": view.default_namespace})
+                                        "default_namespace": view.default_namespace}, request.get("catalogs"))
             self.store.rename_view(key, new_key)
         except ViewAlreadyExistsError as e:
             raise _Refusal({"kind": "view_already_exists", **target}) from e
         except ViewStoreError as e:
             raise self._refuse(ident, "rename", e) from e
 
-    def _check_cycle(self, key: tuple[str, ...], definition: dict[str, Any]) -> None:
+    def _check_cycle(self, key: tuple[str, ...], definition: dict[str, Any], catalogs: list[str] | None) -> None:
         """Refuse a definition through which the view would read itself.
 
         Spark 4.3 does not check this for catalog views, and reading such a view overflows the
@@ -481,8 +481,8 @@ class _Bridge:
         sql = next((r.sql for r in definition["representations"] if r.dialect.lower() == ENGINE_NAME), None)
         if sql is None:
             return
-        start = _references(sql, definition["default_catalog"] or self.name, definition["default_namespace"],
-                            self.name)
+        start = _references(sql, self._spark_catalog(definition["default_catalog"], catalogs),
+                            list(definition["default_namespace"]) or list(key[:-1]), self.name)
         stack = [(ref, (key, ref)) for ref in reversed(start)]
         seen: set[tuple[str, ...]] = set()
         while stack:
@@ -499,10 +499,12 @@ class _Bridge:
                 continue
             text = view.sql_for(ENGINE_NAME)
             if text is not None:
-                refs = _references(text, view.default_catalog or self.name, view.default_namespace, self.name)
+                refs = _references(text, self._spark_catalog(view.default_catalog, catalogs),
+                                   list(view.default_namespace) or list(view.namespace), self.name)
                 stack.extend((ref, (*path, ref)) for ref in reversed(refs))
 
-    def _keep_unchanged(self, definition: dict[str, Any], incoming: dict[str, Any], current: View) -> bool:
+    def _keep_unchanged(self, definition: dict[str, Any], incoming: dict[str, Any], current: View,
+                        catalogs: list[str] | None) -> bool:
         """Adjust a replacing ``definition`` to the view it replaces; True if its definition stays.
 
         What Spark cannot express is kept: the security mode, the reserved properties, and, when
@@ -512,7 +514,7 @@ class _Bridge:
         definition["security_mode"] = current.security_mode
         definition["properties"].update(_reserved(current.properties))
         sql = current.sql_for(ENGINE_NAME)
-        if sql is None or not self._same_definition(incoming, self._spark_view(current, sql)):
+        if sql is None or not self._same_definition(incoming, self._spark_view(current, sql, catalogs)):
             return False
         definition.update(columns=current.columns, representations=current.representations,
                           default_catalog=current.default_catalog, default_namespace=current.default_namespace,
@@ -547,15 +549,32 @@ class _Bridge:
                 "default_namespace": list(view.get("currentNamespace") or []),
                 "comment": comment, "properties": _spark_properties(properties), "summary": summary}
 
-    def _spark_view(self, view: View, sql: str) -> dict[str, Any]:
-        """What Spark gets for a stored view (the inverse of :meth:`_definition`)."""
+    def _spark_catalog(self, name: str | None, catalogs: list[str] | None) -> str:
+        """The Spark catalog a stored default catalog means, decided as ``register_views`` decides.
+
+        The catalog itself when the session has a catalog of that name (``catalogs``, sent with
+        each call); otherwise (the store's catalog name such as ``prod``, which the Python API and
+        the CLI record, or none) the session catalog, ``spark_catalog``.
+        """
+        known = set(catalogs) if catalogs is not None else {self.name}
+        if name is not None and (name.lower() == _SESSION_CATALOG or name in known):
+            return name
+        return _SESSION_CATALOG
+
+    def _spark_view(self, view: View, sql: str, catalogs: list[str] | None) -> dict[str, Any]:
+        """What Spark gets for a stored view (the inverse of :meth:`_definition`).
+
+        Unqualified names resolve as in :func:`viewstore.spark.register_views`: in the default
+        catalog if it is a catalog of the session, else in ``spark_catalog``; in the default
+        namespace, or the view's own namespace when that is empty.
+        """
         summary = view.summary
         names = _json_or(summary.get(QUERY_COLUMN_NAMES), list, [])
         configs = _json_or(summary.get(SQL_CONFIGS), dict, {})
         properties = dict(view.properties)
         properties.setdefault("owner", view.audit.creator)
-        return {"queryText": sql, "currentCatalog": view.default_catalog or self.name,
-                "currentNamespace": list(view.default_namespace),
+        return {"queryText": sql, "currentCatalog": self._spark_catalog(view.default_catalog, catalogs),
+                "currentNamespace": list(view.default_namespace) or list(view.namespace),
                 "schemaMode": summary.get(SCHEMA_MODE, _DEFAULT_SCHEMA_MODE),
                 "queryColumnNames": names, "sqlConfigs": configs,
                 "schema": columns_to_spark_schema(view.columns), "properties": properties}

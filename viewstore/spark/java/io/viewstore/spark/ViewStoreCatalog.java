@@ -15,6 +15,7 @@ import org.apache.spark.sql.catalyst.analysis.ViewAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.View;
 import org.apache.spark.sql.connector.catalog.ViewCatalog;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -120,6 +121,8 @@ public class ViewStoreCatalog implements ViewCatalog {
         // Spark reads a view and then replaces it on the same thread: the thread lets the store
         // check that nothing changed in between.
         request.put("thread", Thread.currentThread().getId());
+        // the store decides which catalog a view's unqualified names mean: it needs the session's catalogs
+        request.set("catalogs", catalogs());
         String answer;
         try {
             answer = target.call(operation, JSON.writeValueAsString(request));
@@ -143,6 +146,20 @@ public class ViewStoreCatalog implements ViewCatalog {
             throw raise(translate(error));
         }
         return reply.get("ok");
+    }
+
+    /** The catalogs of the calling session: the session catalog and every {@code spark.sql.catalog.<name>}. */
+    private static ArrayNode catalogs() {
+        String prefix = "spark.sql.catalog.";
+        ArrayNode names = JSON.createArrayNode();
+        names.add("spark_catalog");
+        for (String key : scala.jdk.javaapi.CollectionConverters.asJava(SQLConf.get().getAllConfs()).keySet()) {
+            String name = key.startsWith(prefix) ? key.substring(prefix.length()) : "";
+            if (!name.isEmpty() && name.indexOf('.') < 0 && !name.equals("spark_catalog")) {
+                names.add(name);
+            }
+        }
+        return names;
     }
 
     /** Turns an error envelope into the Spark exception it names. */
