@@ -192,6 +192,47 @@ def test_unqualified_names_resolve_as_register_views_resolves_them(spark, vs, tm
         nameless.close()
 
 
+def test_what_iceberg_types_lose_is_recorded_and_served_back(spark, vs):
+    """A collation (and TINYINT, VARCHAR) survives the store: WHERE name = 'ALICE' matches as in Spark."""
+    from viewstore.spark import sql
+
+    spark.sql(f"CREATE TABLE IF NOT EXISTS spark_catalog.{DB}.people (name STRING COLLATE UTF8_LCASE, "
+              f"rank TINYINT, code VARCHAR(5)) USING parquet")
+    spark.sql(f"INSERT OVERWRITE spark_catalog.{DB}.people VALUES ('alice', 1, 'a'), ('Bob', 2, 'b')")
+    query = f"SELECT name, rank, code FROM spark_catalog.{DB}.people"
+    try:
+        run(spark, f"CREATE VIEW vs.{DB}.by_catalog AS {query}")
+        sql(spark, vs, f"CREATE VIEW {DB}.by_sql (who COMMENT 'the person', rank, code) AS {query}")
+        spark.sql(f"CREATE VIEW spark_catalog.{DB}.own (who COMMENT 'the person', rank, code) AS {query}")
+        own = spark.table(f"spark_catalog.{DB}.own").schema
+        for name, column in (("by_catalog", "name"), ("by_sql", "who")):
+            view = vs.load_view(f"{DB}.{name}")
+            assert [str(c.type) for c in view.columns] == ["string", "int", "string"]  # Iceberg types
+            assert "spark.schema" in view.summary
+            served = spark.table(f"vs.{DB}.{name}").schema
+            assert served.fields[0].dataType == own.fields[0].dataType  # STRING COLLATE UTF8_LCASE
+            assert served.fields[1].dataType == own.fields[1].dataType  # TINYINT
+            assert run(spark, f"SELECT count(*) FROM vs.{DB}.{name} WHERE {column} = 'ALICE'") == [(1,)]
+        assert spark.table(f"vs.{DB}.by_sql").schema.fields[0].metadata["comment"] == "the person"
+        assert run(spark, f"SELECT count(*) FROM spark_catalog.{DB}.own WHERE who = 'ALICE'") == [(1,)]
+        # a property change is no new version; a view whose columns map exactly records nothing
+        run(spark, f"ALTER VIEW vs.{DB}.by_catalog SET TBLPROPERTIES ('x'='y')")
+        assert vs.load_view(f"{DB}.by_catalog").current_version_id == 1
+        run(spark, f"CREATE VIEW vs.{DB}.plain AS SELECT id, amount FROM {ORDERS}")
+        assert "spark.schema" not in vs.load_view(f"{DB}.plain").summary
+        # a version whose columns no longer fit the recorded schema: the columns decide
+        view = vs.load_view(f"{DB}.by_catalog")
+        vs.replace_view(f"{DB}.by_catalog", columns=[Column("name", "string"), Column("rank", "int")],
+                        representations=[("spark", f"SELECT name, rank FROM spark_catalog.{DB}.people")],
+                        default_namespace=[DB], default_catalog="spark_catalog",
+                        summary={**view.summary, QUERY_COLUMN_NAMES: '["name","rank"]'})
+        assert spark.table(f"vs.{DB}.by_catalog").schema.simpleString() == "struct<name:string,rank:int>"
+    finally:
+        spark.sql(f"DROP VIEW IF EXISTS spark_catalog.{DB}.own")
+        spark.sql(f"DROP VIEW IF EXISTS spark_catalog.{DB}.by_sql")
+        spark.sql(f"DROP TABLE IF EXISTS spark_catalog.{DB}.people")
+
+
 def test_property_changes_keep_types_spark_sees_as_wider_ones(spark, vs):
     """Spark sees uuid as string and fixed[n] as binary; a property change must not store those."""
     vs.create_view("s.u2", columns=[Column("id", "uuid"), Column("raw", "fixed[4]")], default_namespace=["s"],

@@ -24,7 +24,9 @@ What a Spark view becomes in the store:
   and ``table_type`` are not stored: ``owner`` reads back as the view's creator);
 * in the version summary: ``engine-name`` (``spark``), ``engine-version``, and the Spark-only
   parts of the definition: ``spark.query-column-names`` (a JSON list), ``spark.schema-mode`` and
-  ``spark.sql-configs`` (a JSON object of the SQL configs Spark captured).
+  ``spark.sql-configs`` (a JSON object of the SQL configs Spark captured), and ``spark.schema``
+  (Spark's schema JSON) when the columns lose part of it, such as a string collation (see
+  :mod:`viewstore.spark.types`); Spark is served that schema while it fits the stored columns.
 
 ``ALTER VIEW ... SET/UNSET TBLPROPERTIES`` reaches the catalog as "replace the view with this whole
 new view"; when the definition is the one Spark loaded, the change is recorded as comment and
@@ -59,7 +61,8 @@ from ..errors import (ConcurrencyError, NoSuchViewError, NotInstalledError, Vali
                       ViewStoreError)
 from ..formats.spark import QUERY_COLUMN_NAMES
 from ..model import Column, SQLRepresentation, View, normalize_name, to_identifier, to_namespace
-from .types import columns_to_schema, schema_to_columns
+from .types import (SPARK_SCHEMA, columns_to_schema, parse_schema, recorded_schema, schema_to_columns,
+                    schema_to_record)
 
 __all__ = ["attach", "detach", "jar_path", "session_conf", "check_spark_version", "spark_schema_to_columns",
            "columns_to_spark_schema", "SUPPORTED_SPARK", "CATALOG_CLASS", "ENGINE_NAME", "QUERY_COLUMN_NAMES",
@@ -543,7 +546,11 @@ class _Bridge:
         configs = view.get("sqlConfigs") or {}
         if configs:
             summary[SQL_CONFIGS] = _compact(dict(sorted(configs.items())))
-        return {"columns": spark_schema_to_columns(view["schema"]),
+        columns = spark_schema_to_columns(view["schema"])
+        recorded = schema_to_record(view["schema"], columns)
+        if recorded is not None:  # what the columns lose (a collation, TINYINT, ...): served back as is
+            summary[SPARK_SCHEMA] = recorded
+        return {"columns": columns,
                 "representations": [SQLRepresentation(ENGINE_NAME, view["queryText"])],
                 "default_catalog": view.get("currentCatalog") or None,
                 "default_namespace": list(view.get("currentNamespace") or []),
@@ -577,7 +584,7 @@ class _Bridge:
                 "currentNamespace": list(view.default_namespace) or list(view.namespace),
                 "schemaMode": summary.get(SCHEMA_MODE, _DEFAULT_SCHEMA_MODE),
                 "queryColumnNames": names, "sqlConfigs": configs,
-                "schema": columns_to_spark_schema(view.columns), "properties": properties}
+                "schema": _served_schema(view), "properties": properties}
 
     @staticmethod
     def _same_definition(incoming: dict[str, Any], served: dict[str, Any]) -> bool:
@@ -590,11 +597,9 @@ class _Bridge:
         for key in ("queryText", "currentCatalog", "currentNamespace", "schemaMode", "queryColumnNames", "sqlConfigs"):
             if (incoming.get(key) or None) != (served.get(key) or None):
                 return False
-        from pyspark.sql.types import StructType as SparkStructType
-
         try:
-            return SparkStructType.fromJson(incoming["schema"]) == SparkStructType.fromJson(served["schema"])
-        except (KeyError, TypeError, ValueError):
+            return parse_schema(incoming["schema"]) == parse_schema(served["schema"])
+        except (KeyError, ValueError):
             return False
 
 
@@ -686,11 +691,13 @@ def spark_schema_to_columns(schema: dict[str, Any]) -> tuple[Column, ...]:
     Raises:
         ValidationError: a type an Iceberg view schema cannot hold (intervals, for instance).
     """
-    from pyspark.sql.types import StructType as SparkStructType
+    return tuple(schema_to_columns(parse_schema(schema)))
 
-    if not isinstance(schema, dict) or schema.get("type") != "struct":
-        raise ValidationError(f"a Spark view schema must be a struct, not {schema!r}")
-    return tuple(schema_to_columns(SparkStructType.fromJson(schema)))
+
+def _served_schema(view: View) -> dict[str, Any]:
+    """The Spark schema JSON served for a view: the recorded one if it still fits the columns, else theirs."""
+    recorded = recorded_schema(view.summary, view.columns)
+    return recorded if recorded is not None else columns_to_spark_schema(view.columns)
 
 
 def columns_to_spark_schema(columns: tuple[Column, ...]) -> dict[str, Any]:

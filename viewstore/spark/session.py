@@ -71,7 +71,7 @@ from ..model import (RESERVED_PREFIX, Column, Identifier, SQLRepresentation, Vie
 from ..types import IcebergType, ListType, MapType, StructType
 from .catalog_plugin import SCHEMA_MODE  # the summary key: the view's schema binding mode, as the catalog writes it
 from .catalog_plugin import SQL_CONFIGS  # the summary key: the SQL configs captured with the view (JSON)
-from .types import schema_to_columns
+from .types import SPARK_SCHEMA, parse_schema, schema_to_columns, schema_to_record
 
 __all__ = [
     "register_views",
@@ -836,6 +836,11 @@ def _analyze(spark: SparkSession, query: str, context: str) -> T.StructType:
 
     The text must parse as a query, so nothing (a DDL or DML statement) can run by accident.
     """
+    return parse_schema(_analyze_json(spark, query, context))
+
+
+def _analyze_json(spark: SparkSession, query: str, context: str) -> dict[str, Any]:
+    """:func:`_analyze`, with the schema in Spark's own JSON form."""
     if not isinstance(query, str) or not query.strip():
         raise ValidationError(f"{context}: the SQL is empty")
     session = _jsession(spark)
@@ -845,7 +850,23 @@ def _analyze(spark: SparkSession, query: str, context: str) -> T.StructType:
             schema_json = session.sql(query).schema().json()
     except _SPARK_ERRORS as e:
         raise _spark_error(e, context) from e
-    return T.StructType.fromJson(json.loads(schema_json))
+    return json.loads(schema_json)
+
+
+def _view_schema(analyzed: dict[str, Any], columns: Sequence[Column]) -> dict[str, Any]:
+    """Spark's schema JSON of a view: the query's (collations, metadata), with the view's column names and comments."""
+    fields = []
+    for field, column in zip(analyzed["fields"], columns):
+        metadata = {k: v for k, v in (field.get("metadata") or {}).items() if k != "comment"}
+        if column.comment is not None:
+            metadata["comment"] = column.comment
+        old = field["name"]
+        collations = metadata.get("__COLLATIONS")  # keyed by the field's name (and paths below it)
+        if isinstance(collations, dict) and old != column.name:
+            metadata["__COLLATIONS"] = {(column.name + k[len(old):] if k == old or k.startswith(old + ".") else k): v
+                                        for k, v in collations.items()}
+        fields.append({**field, "name": column.name, "metadata": metadata})
+    return {**analyzed, "fields": fields}
 
 
 def _temporary_references(spark: SparkSession, query: str) -> list[str]:
@@ -881,7 +902,8 @@ def _prepare(spark: SparkSession, identifier: Identifier, query: str, *, column_
         raise ValidationError("column_comments must be a dict of column name to comment")
     props = validate_properties(properties)
     query = query.strip()
-    schema = _analyze(spark, query, context)
+    analyzed = _analyze_json(spark, query, context)
+    schema = parse_schema(analyzed)
     if len(identifier) != 2:
         raise ValidationError(f"{context}: [REQUIRES_SINGLE_PART_NAMESPACE] a Spark view lives in a "
                               f"database: use 'database.view', not {identifier_str(identifier)!r}")
@@ -916,6 +938,9 @@ def _prepare(spark: SparkSession, identifier: Identifier, query: str, *, column_
                QUERY_COLUMN_NAMES: json.dumps(query_names, separators=(",", ":"), ensure_ascii=False)}
     if schema_mode is not None:
         summary[SCHEMA_MODE] = schema_mode
+    recorded = schema_to_record(_view_schema(analyzed, columns), columns)
+    if recorded is not None:  # what the columns lose: a collation, TINYINT, ... (see viewstore.spark.types)
+        summary[SPARK_SCHEMA] = recorded
     configs = dict(sorted(_captured_configs(spark).items()))
     summary[SQL_CONFIGS] = json.dumps(configs, separators=(",", ":"), ensure_ascii=False)
     return _Definition(identifier=identifier, query=query, columns=columns, comment=comment, properties=props,
@@ -935,7 +960,8 @@ def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[s
     ``spark.query-column-names`` (the query's own column names, a JSON list) and
     ``spark.sql-configs`` (the SQL configs Spark would capture for a view created now, such as the
     session time zone and ANSI mode, a JSON object; :func:`register_views` creates the copy under
-    them). The SQL is analyzed
+    them), and ``spark.schema`` (Spark's schema JSON of the view) when the Iceberg types lose part
+    of it, such as a string collation (see :mod:`viewstore.spark.types`). The SQL is analyzed
     as written (``${...}`` is not substituted). The session is not changed:
     use :func:`register_views`, or :func:`sql` which does both.
 

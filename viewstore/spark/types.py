@@ -26,10 +26,18 @@ MapType(k, v, valueContainsNull)  map<k, v>           valueContainsNull=False <-
 
 Iceberg ``uuid`` reads as StringType. Interval, geometry and geography types, and Iceberg's
 nanosecond timestamps, have no counterpart and raise :class:`~viewstore.errors.ValidationError`.
+
+What the mapping loses is kept beside the columns: string collations (``STRING COLLATE
+UTF8_LCASE`` is an Iceberg ``string``), ``TINYINT``/``SMALLINT`` and Spark's other field metadata.
+When a view's Spark schema holds more than its stored columns give back, the version summary
+records Spark's schema JSON under :data:`SPARK_SCHEMA` (:func:`schema_to_record`; most views
+record nothing), and Spark is served that schema as long as it still maps to exactly the stored
+columns (:func:`recorded_schema`), so a collated column keeps comparing case-insensitively.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Iterable
 
 from pyspark.sql import types as T
@@ -39,7 +47,11 @@ from ..model import Column
 from ..types import (DecimalType, FixedType, IcebergType, ListType, MapType, PrimitiveType, StructField,
                      StructType, parse_type)
 
-__all__ = ["spark_to_iceberg", "iceberg_to_spark", "schema_to_columns", "columns_to_schema"]
+__all__ = ["spark_to_iceberg", "iceberg_to_spark", "schema_to_columns", "columns_to_schema", "SPARK_SCHEMA",
+           "schema_to_record", "recorded_schema", "parse_schema"]
+
+#: the version summary key holding Spark's schema JSON of the view when the columns lose part of it
+SPARK_SCHEMA = "spark.schema"
 
 #: Spark atomic types (by class) and the Iceberg primitive each one becomes
 _TO_ICEBERG: dict[type, str] = {
@@ -182,3 +194,50 @@ def columns_to_schema(columns: Iterable[Column]) -> T.StructType:
 def _comment(field: T.StructField) -> str | None:
     comment = (field.metadata or {}).get(_COMMENT)
     return comment if isinstance(comment, str) else None
+
+
+def schema_to_record(schema: dict, columns: Iterable[Column]) -> str | None:
+    """Spark's schema JSON of a view (``StructType.jsonValue()`` form, as Spark wrote it) to record
+    beside ``columns``, or None when the columns give the same schema back.
+
+    Raises:
+        ValidationError: an unreadable schema, or a column type Spark cannot hold.
+    """
+    if parse_schema(schema) == columns_to_schema(columns):
+        return None
+    return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+
+
+def recorded_schema(summary: dict[str, str], columns: Iterable[Column]) -> dict | None:
+    """The Spark schema JSON recorded in a version summary, if it maps to exactly ``columns``; else None.
+
+    A summary kept while the columns changed (or an unreadable one) yields None: the columns
+    decide then.
+    """
+    text = summary.get(SPARK_SCHEMA)
+    if text is None:
+        return None
+    try:
+        schema = json.loads(text)
+        if schema_to_columns(parse_schema(schema)) == list(columns):
+            return schema
+    except ValueError:  # ValidationError is one too
+        pass
+    return None
+
+
+def parse_schema(schema: dict) -> T.StructType:
+    """A Spark StructType from its JSON form (a dict), which is left unchanged.
+
+    pyspark's ``fromJson`` rewrites the collation metadata of the dict it reads (a second read of
+    the same dict fails), so it reads a copy.
+
+    Raises:
+        ValidationError: not a readable Spark struct schema.
+    """
+    if not isinstance(schema, dict) or schema.get("type") != "struct":
+        raise ValidationError(f"a Spark view schema must be a struct, not {schema!r}")
+    try:
+        return T.StructType.fromJson(json.loads(json.dumps(schema)))
+    except (KeyError, TypeError, ValueError, AssertionError) as e:
+        raise ValidationError(f"unreadable Spark schema: {type(e).__name__}: {e}") from e
