@@ -807,3 +807,35 @@ def test_sql_configs_are_recorded_and_registered_with_the_view(spark, store, ns)
     finally:
         spark.conf.set("spark.sql.session.timeZone", zone)
         spark.conf.unset("spark.sql.caseSensitive")
+
+
+def test_sql_alter_view_with_schema_keeps_store_and_session_in_step(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    sql(spark, store, f"CREATE VIEW {ns}.v (id COMMENT 'order id', region) COMMENT 'c' TBLPROPERTIES ('k' = '1') "
+                      f"AS SELECT order_id, region FROM {data}.orders")
+
+    def session_mode():
+        rows = spark.sql(f"DESCRIBE EXTENDED {ns}.v").collect()
+        return next(r.data_type for r in rows if r.col_name == "View Schema Mode")
+
+    view = sql(spark, store, f"ALTER VIEW {ns}.v WITH SCHEMA BINDING")
+    assert view.current_version_id == 2 and view.summary["spark.schema-mode"] == "BINDING"
+    assert view.columns[0].comment == "order id" and view.comment == "c" and view.properties["k"] == "1"
+    assert session_mode() == "BINDING"
+    assert spark.sql(f"DESCRIBE {ns}.v").collect()[0].comment == "order id"  # as Spark keeps it
+    assert [e.type for e in store.history(f"{ns}.v")] == ["view.created", "view.replaced"]
+    assert register_views(spark, store, ns).unchanged == [f"{ns}.v"]  # the copy is the stored definition
+
+    # without a session copy, the copy is made again; Spark refuses (the table is gone): nothing changes
+    spark.sql(f"CREATE TABLE {ns}.base AS SELECT 1 AS x")
+    sql(spark, store, f"CREATE VIEW {ns}.w AS SELECT x FROM {ns}.base")
+    spark.sql(f"DROP VIEW {ns}.w")
+    spark.sql(f"DROP TABLE {ns}.base")
+    events = store.event_count()
+    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        sql(spark, store, f"ALTER VIEW {ns}.w WITH SCHEMA TYPE EVOLUTION")
+    assert store.event_count() == events and not spark.catalog.tableExists(f"{ns}.w")
+    spark.sql(f"CREATE TABLE {ns}.base AS SELECT 1 AS x")
+    view = sql(spark, store, f"ALTER VIEW {ns}.w WITH SCHEMA TYPE EVOLUTION")
+    assert view.summary["spark.schema-mode"] == "TYPE EVOLUTION"
+    assert spark.sql(f"SELECT x FROM {ns}.w").first().x == 1

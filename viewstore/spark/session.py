@@ -1137,6 +1137,53 @@ def _ddl_alter_as(spark: SparkSession, store: ViewStore, plan: Any, statement: s
         raise
 
 
+def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
+    """``ALTER VIEW name WITH SCHEMA mode``: a new version that differs only in its schema mode.
+
+    As in Spark, the SQL, column names and comments, comment and properties stay. The session
+    copy changes first: Spark's own ``ALTER VIEW ... WITH SCHEMA`` on it (which does not analyze
+    the query again), or, without a copy, a new copy with the new mode (under the view's default
+    namespace and SQL configs). If Spark or then the store refuses, the session is put back as it was.
+    """
+    ident = _stored_target(spark, store, _jlist(spark, plan.child().multipartIdentifier()))
+    if ident is None:
+        return _passthrough(spark, statement)
+    view = store.load_view(ident)
+    query = view.sql_for("spark")
+    if query is None:
+        raise ValidationError(f"view {identifier_str(ident)} has no Spark SQL (its dialects: "
+                              f"{', '.join(view.dialects)})")
+    mode = " ".join(str(plan.viewSchemaMode().toString()).upper().split())
+    configs = _sql_configs(view)
+    target = _default_target(spark, view)
+    copy, fingerprint = _create_statement(ident, query, view.columns, view.comment, view.properties, target, mode,
+                                          configs)
+    before = _Before(spark, ident)
+    try:
+        if _session_object(spark, ident) == "view":
+            name = _session_name(ident)
+            _jsession(spark).sql(f"ALTER VIEW {name} WITH SCHEMA {mode}")
+            _jsession(spark).sql(f"ALTER VIEW {name} SET TBLPROPERTIES ({_quote_string(FINGERPRINT)} = "
+                                 f"{_quote_string(fingerprint)})")  # the copy is what registering would make
+        else:
+            if not before.database_existed:
+                _jsession(spark).sql(f"CREATE NAMESPACE {before.database}")
+            with _CurrentNamespace(spark) as current, _captured(spark, configs):
+                current.use(*target)
+                _run_verbatim(spark, copy)
+    except _SPARK_ERRORS as e:
+        before.restore()
+        raise _spark_error(e, f"Spark cannot alter view {identifier_str(ident)}") from e
+    try:
+        return store.replace_view(ident, columns=view.columns, representations=view.representations,
+                                  default_namespace=list(view.default_namespace),
+                                  default_catalog=view.default_catalog, security_mode=view.security_mode,
+                                  summary={**view.summary, SCHEMA_MODE: mode})
+    except BaseException:
+        before.restore()
+        raise
+
+
 def _ddl_set_properties(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
     ident = _stored_target(spark, store, _jlist(spark, plan.child().multipartIdentifier()))
     if ident is None:
@@ -1220,6 +1267,7 @@ def _ddl_drop(spark: SparkSession, store: ViewStore, plan: Any, statement: str) 
 _DDL = {
     "CreateView": _ddl_create,
     "AlterViewAs": _ddl_alter_as,
+    "AlterViewSchemaBinding": _ddl_schema_binding,
     "SetViewProperties": _ddl_set_properties,
     "UnsetViewProperties": _ddl_unset_properties,
     "DropView": _ddl_drop,
@@ -1241,6 +1289,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
       ``spark.schema-mode`` records it and the session copy gets it.
     * ``ALTER VIEW name AS query``: a new version; as in Spark, the column comments are dropped,
       the view comment and properties stay.
+    * ``ALTER VIEW name WITH SCHEMA <mode>``: a new version with that ``spark.schema-mode`` and
+      otherwise the same definition (SQL, columns and comments stay, as in Spark).
     * ``ALTER VIEW name SET TBLPROPERTIES (...)`` / ``UNSET TBLPROPERTIES [IF EXISTS] (...)``
       (the key ``comment`` is the view comment; unsetting a key the view lacks changes nothing,
       with or without ``IF EXISTS``, as in Spark 4.3), ``ALTER VIEW name RENAME TO other``,
