@@ -839,3 +839,14 @@ def test_sql_alter_view_with_schema_keeps_store_and_session_in_step(spark, store
     view = sql(spark, store, f"ALTER VIEW {ns}.w WITH SCHEMA TYPE EVOLUTION")
     assert view.summary["spark.schema-mode"] == "TYPE EVOLUTION"
     assert spark.sql(f"SELECT x FROM {ns}.w").first().x == 1
+
+
+def test_sql_column_list_keeps_the_comments_the_query_inherits(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.orders (id BIGINT COMMENT 'the id', amount INT COMMENT 'eur') USING parquet")
+    view = sql(spark, store, f"CREATE VIEW {ns}.st (i, amt COMMENT 'own') AS SELECT id, amount FROM {ns}.orders")
+    spark.sql(f"CREATE VIEW {ns}.own (i, amt COMMENT 'own') AS SELECT id, amount FROM {ns}.orders")
+    spark_comments = [(r.col_name, r.comment) for r in spark.sql(f"DESCRIBE {ns}.own").collect()]
+    assert spark_comments == [("i", "the id"), ("amt", "own")]
+    assert [(c.name, c.comment) for c in view.columns] == spark_comments
+    assert [(r.col_name, r.comment) for r in spark.sql(f"DESCRIBE {ns}.st").collect()] == spark_comments

@@ -923,7 +923,9 @@ def _prepare(spark: SparkSession, identifier: Identifier, query: str, *, column_
             raise ValidationError(f"{context}: [CREATE_VIEW_COLUMN_ARITY_MISMATCH.{kind}] {len(column_names)} "
                                   f"view columns {[n for n, _ in column_names]} but the query has "
                                   f"{len(columns)}: {query_names}")
-        columns = [Column(name, c.type, note, c.nullable) for (name, note), c in zip(column_names, columns)]
+        # a column without its own comment keeps the one the query gives it (from a table), as in Spark
+        columns = [Column(name, c.type, note if note is not None else c.comment, c.nullable)
+                   for (name, note), c in zip(column_names, columns)]
     if column_comments:
         by_name = {c.name.lower(): i for i, c in enumerate(columns)}
         unknown = sorted(n for n in column_comments if str(n).lower() not in by_name)
@@ -1282,7 +1284,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     * ``CREATE [OR REPLACE] VIEW [IF NOT EXISTS] name [(col [COMMENT '...'], ...)] [COMMENT '...']
       [TBLPROPERTIES (...)] AS query``: Spark analyzes the query and creates the session copy
       first; only then is the view stored (``OR REPLACE`` makes the given properties and comment
-      the view's whole property map). ``IF NOT EXISTS`` on a stored view only makes sure the
+      the view's whole property map; a listed column without COMMENT keeps the comment the query
+      gives it, e.g. from its table, as in Spark). ``IF NOT EXISTS`` on a stored view only makes sure the
       session has it. Without ``OR REPLACE``, a view or table of the session catalog that the
       store does not hold is left alone: ``[TABLE_OR_VIEW_ALREADY_EXISTS]``, or nothing at all
       (None is returned) with ``IF NOT EXISTS``. ``WITH SCHEMA <mode>`` is kept: the summary's
