@@ -737,7 +737,8 @@ def test_sql_rename_never_overwrites_a_session_object_nor_moves_the_view(spark, 
         spark.sql(f"CREATE VIEW {other}.v AS SELECT 'precious too' AS x")
         sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
         events = store.event_count()
-        for target, condition in ((f"{ns}.theirs", "TABLE_OR_VIEW_ALREADY_EXISTS"), ("theirs", "TABLE_OR_VIEW_ALREADY_EXISTS"),
+        for target, condition in ((f"{ns}.theirs", "TABLE_OR_VIEW_ALREADY_EXISTS"),
+                                  ("theirs", "TABLE_OR_VIEW_ALREADY_EXISTS"),
                                   (f"{ns}.tab", "TABLE_OR_VIEW_ALREADY_EXISTS"),
                                   (f"{other}.v", "RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH"),
                                   (f"{other}.fresh", "RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH")):

@@ -197,7 +197,8 @@ def _run_verbatim(spark: SparkSession, statement: str) -> Any:
 
 def _captured_configs(spark: SparkSession) -> dict[str, str]:
     """The SQL configs Spark would capture into a view created now (Spark's own helper decides which)."""
-    helper = getattr(spark._jvm.org.apache.spark.sql.execution.command, "ViewHelper$").__getattr__("MODULE$")  # noqa: SLF001
+    commands = spark._jvm.org.apache.spark.sql.execution.command  # noqa: SLF001
+    helper = getattr(commands, "ViewHelper$").__getattr__("MODULE$")
     return _jmap(spark, helper.sqlConfigsToProps(_jsession(spark).sessionState().conf(), ""))
 
 
@@ -300,9 +301,10 @@ def _create_statement(identifier: Identifier, query: str, columns: Sequence[Colu
     """``CREATE OR REPLACE VIEW`` for the session catalog, with the stored SQL unchanged after AS.
 
     Returns the statement and its fingerprint: a hash of the statement without it, of the
-    catalog and namespace it runs under and of the SQL configs it runs with (None: the session's). The statement stores the fingerprint as the view
-    property ``viewstore.fingerprint``, so an identical copy need not be created again. A schema
-    mode other than Spark's default (COMPENSATION) becomes ``WITH SCHEMA <mode>``.
+    catalog and namespace it runs under and of the SQL configs it runs with (None: the session's).
+    The statement stores the fingerprint as the view property ``viewstore.fingerprint``, so an
+    identical copy need not be created again. A schema mode other than Spark's default
+    (COMPENSATION) becomes ``WITH SCHEMA <mode>``.
     """
     head = [f"CREATE OR REPLACE VIEW {_session_name(identifier)}"]
     if columns:
@@ -1285,8 +1287,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
       [TBLPROPERTIES (...)] AS query``: Spark analyzes the query and creates the session copy
       first; only then is the view stored (``OR REPLACE`` makes the given properties and comment
       the view's whole property map; a listed column without COMMENT keeps the comment the query
-      gives it, e.g. from its table, as in Spark). ``IF NOT EXISTS`` on a stored view only makes sure the
-      session has it. Without ``OR REPLACE``, a view or table of the session catalog that the
+      gives it, e.g. from its table, as in Spark). ``IF NOT EXISTS`` on a stored view only makes
+      sure the session has it. Without ``OR REPLACE``, a view or table of the session catalog that the
       store does not hold is left alone: ``[TABLE_OR_VIEW_ALREADY_EXISTS]``, or nothing at all
       (None is returned) with ``IF NOT EXISTS``. ``WITH SCHEMA <mode>`` is kept: the summary's
       ``spark.schema-mode`` records it and the session copy gets it.
