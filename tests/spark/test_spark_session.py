@@ -851,3 +851,11 @@ def test_sql_column_list_keeps_the_comments_the_query_inherits(spark, store, ns)
     assert spark_comments == [("i", "the id"), ("amt", "own")]
     assert [(c.name, c.comment) for c in view.columns] == spark_comments
     assert [(r.col_name, r.comment) for r in spark.sql(f"DESCRIBE {ns}.st").collect()] == spark_comments
+
+
+def test_sql_create_view_creates_a_missing_database_unlike_spark(spark, store, ns):
+    """Deliberate (documented in sql()): the session follows the store, whose namespaces need no creating."""
+    with pytest.raises(Exception, match="SCHEMA_NOT_FOUND"):
+        spark.sql(f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
+    assert sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one").identifier == (ns, "v")
+    assert spark.catalog.databaseExists(ns) and spark.sql(f"SELECT one FROM {ns}.v").first().one == 1

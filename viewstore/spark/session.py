@@ -1303,7 +1303,11 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
       Spark, RENAME keeps the view in its database (``[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH]``)
       and never replaces a view or table of the session catalog (``[TABLE_OR_VIEW_ALREADY_EXISTS]``).
 
-    A bare view name means the session's current database. ALTER and DROP of a name the store
+    A bare view name means the session's current database. Unlike Spark (``[SCHEMA_NOT_FOUND]``),
+    CREATE VIEW in a database the session lacks creates the database, on purpose: the store's
+    namespaces need no creating, and the session follows the store as :func:`register_views`
+    does (which creates missing databases too); if the statement then fails, the database it
+    created is dropped again. ALTER and DROP of a name the store
     does not hold (a temporary view, a view the store does not manage), names in other Spark
     catalogs, ``CREATE TEMPORARY VIEW`` and every other statement go to ``spark.sql`` unchanged.
 
