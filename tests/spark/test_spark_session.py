@@ -859,3 +859,38 @@ def test_sql_create_view_creates_a_missing_database_unlike_spark(spark, store, n
         spark.sql(f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
     assert sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one").identifier == (ns, "v")
     assert spark.catalog.databaseExists(ns) and spark.sql(f"SELECT one FROM {ns}.v").first().one == 1
+
+
+def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
+    for statement in (f"EXECUTE IMMEDIATE 'CREATE VIEW {ns}.e AS SELECT 1 AS one'",
+                      f"BEGIN CREATE VIEW {ns}.s AS SELECT 1 AS one; END",
+                      f"BEGIN DECLARE x INT; IF 1 = 1 THEN ALTER VIEW {ns}.v RENAME TO w; END IF; END",
+                      f"BEGIN EXECUTE IMMEDIATE 'DROP VIEW {ns}.v'; END",
+                      f"EXECUTE IMMEDIATE 'ALTER VIEW {ns}.v SET TBLPROPERTIES (\\'k\\' = \\'v\\')'"):
+        with pytest.raises(ValidationError, match="view DDL"):
+            sql(spark, store, statement)
+    assert store.list_views() == [(ns, "v")] and store.event_count() == 1
+    assert sorted(r.tableName for r in spark.sql(f"SHOW TABLES IN {ns}").collect()) == ["v"]
+    # scripts and EXECUTE IMMEDIATE without view DDL still run
+    assert sql(spark, store, "EXECUTE IMMEDIATE 'SELECT 41 + 1 AS n'").first().n == 42
+    assert sql(spark, store, "BEGIN SELECT 7 AS n; END").first().n == 7
+
+
+def test_sql_set_properties_keeps_reserved_keys_off_the_session_copy(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
+    view = sql(spark, store, f"ALTER VIEW {ns}.v SET TBLPROPERTIES ('hms.x' = '1', 'spark.sql.y' = '2', "
+                             f"'viewstore.fingerprint' = 'forged', 'team' = 'ops', 'comment' = 'c')")
+    assert {"hms.x", "spark.sql.y", "team"} <= set(view.properties) and view.comment == "c"
+
+    def copy_properties():
+        return {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.v").collect()}
+
+    props = copy_properties()
+    assert props["team"] == "ops" and props["viewstore.fingerprint"] != "forged"
+    assert "hms.x" not in props and "spark.sql.y" not in props
+    assert spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").where("col_name = 'Comment'").first().data_type == "c"
+    sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES ('hms.x', 'team')")
+    assert "team" not in copy_properties() and "viewstore.fingerprint" in copy_properties()

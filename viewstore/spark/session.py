@@ -1196,7 +1196,8 @@ def _ddl_set_properties(spark: SparkSession, store: ViewStore, plan: Any, statem
     changes = [ViewChange.update_comment(v) if k == "comment" else ViewChange.set_property(k, v)
                for k, v in sorted(updates.items())]
     view = store.alter_view(ident, *changes)
-    shown = {k: v for k, v in sorted(updates.items()) if not k.startswith("view.")}
+    # the copy gets what register_views would give it: the comment and the keys a session copy carries
+    shown = {k: v for k, v in sorted(updates.items()) if k == "comment" or _session_properties({k: v})}
     _follow_properties(spark, store, view, "SET TBLPROPERTIES (" + ", ".join(
         f"{_quote_string(k)} = {_quote_string(v)}" for k, v in shown.items()) + ")" if shown else None)
     return view
@@ -1210,7 +1211,7 @@ def _ddl_unset_properties(spark: SparkSession, store: ViewStore, plan: Any, stat
     # a key the view does not have is no change, with or without IF EXISTS, as in Spark 4.3's own catalog
     changes = [ViewChange.update_comment(None) if k == "comment" else ViewChange.remove_property(k) for k in keys]
     view = store.alter_view(ident, *changes)
-    kept = [k for k in keys if not k.startswith("view.")]
+    kept = [k for k in keys if k == "comment" or _session_properties({k: ""})]
     _follow_properties(spark, store, view, "UNSET TBLPROPERTIES IF EXISTS ("
                        + ", ".join(_quote_string(k) for k in kept) + ")" if kept else None)
     return view
@@ -1278,6 +1279,39 @@ _DDL = {
 }
 
 
+#: the plans of view DDL statements as Spark's parser names them (a RENAME is a RenameTable of a view)
+_VIEW_DDL = {"CreateView", "AlterViewAs", "AlterViewSchemaBinding", "SetViewProperties", "UnsetViewProperties",
+             "DropView"}
+
+
+def _hidden_view_ddl(spark: SparkSession, plan: Any) -> str | None:
+    """The view DDL inside a SQL script or an ``EXECUTE IMMEDIATE`` of a literal statement, or None.
+
+    The plan tree is walked; the statement of ``EXECUTE IMMEDIATE 'text'`` is parsed as well. A
+    statement held in a variable or built by an expression is not known before it runs.
+    """
+    parser = _jsession(spark).sessionState().sqlParser()
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        kind = node.getClass().getSimpleName()
+        if kind in _VIEW_DDL or (kind == "RenameTable" and node.isView()):
+            return kind
+        if kind == "UnresolvedExecuteImmediate":
+            text = node.sqlStmtStr()
+            if text.getClass().getSimpleName() == "Literal" and text.value() is not None:
+                try:
+                    stack.append(parser.parsePlan(str(text.value().toString())))
+                except _SPARK_ERRORS:
+                    pass  # Spark reports it when the statement runs
+            continue
+        if kind == "SingleStatement":  # a statement of a script: its own children skip the statement
+            stack.append(node.parsedPlan())
+            continue
+        stack.extend(_jlist(spark, node.children()))
+    return None
+
+
 def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFrame | None:
     """Run one Spark SQL statement; view DDL goes to the store and is mirrored into the session.
 
@@ -1310,6 +1344,11 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     created is dropped again. ALTER and DROP of a name the store
     does not hold (a temporary view, a view the store does not manage), names in other Spark
     catalogs, ``CREATE TEMPORARY VIEW`` and every other statement go to ``spark.sql`` unchanged.
+    A SQL script (``BEGIN ... END``) or ``EXECUTE IMMEDIATE 'statement'`` holding view DDL
+    (``CREATE``/``ALTER``/``DROP VIEW``) is refused, since it would bypass the store; an
+    ``EXECUTE IMMEDIATE`` whose statement comes from a variable or expression cannot be inspected
+    and goes to Spark as it is. ``SET``/``UNSET TBLPROPERTIES`` reach the session copy only for
+    the keys :func:`register_views` copies (not ``view.*``, ``spark.sql.*``, ``hms.*``).
 
     ``${...}`` in the statement is substituted as ``spark.sql`` would; the text stored is the
     result, and it reaches Spark unchanged from then on.
@@ -1321,7 +1360,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
 
     Raises:
         ValidationError: the statement does not parse, Spark rejects it (the message holds Spark's
-            error condition and explanation), or the store refuses the change.
+            error condition and explanation), the store refuses the change, or a script or
+            ``EXECUTE IMMEDIATE`` holds view DDL.
         ViewAlreadyExistsError: CREATE VIEW (without OR REPLACE / IF NOT EXISTS) of a stored view,
             or RENAME onto a stored view.
     """
@@ -1333,6 +1373,11 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     except _SPARK_ERRORS as e:
         raise _spark_error(e, "cannot parse the statement") from e
     kind = plan.getClass().getSimpleName()
+    if kind in ("CompoundBody", "UnresolvedExecuteImmediate"):
+        hidden = _hidden_view_ddl(spark, plan)
+        if hidden is not None:
+            raise ValidationError(f"view DDL ({hidden}) inside a SQL script or EXECUTE IMMEDIATE would reach "
+                                  f"Spark only, not the store: run each view statement with sql() itself")
     if kind == "RenameTable" and plan.isView():
         return _ddl_rename(spark, store, plan, statement)
     handler = _DDL.get(kind)
