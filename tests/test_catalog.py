@@ -762,14 +762,15 @@ def test_import_brings_the_versions_dated_at_its_first_entry_in_the_import_event
     assert [v.version_id for v in store.load_view("a.v", as_of=2000).versions] == [1, 2, 3]
 
 
-def test_a_replace_reuses_the_lowest_id_of_identical_versions_in_any_order(store):
-    """An imported file may hold one definition twice, listed in any order: Iceberg's reuse rule takes
-    the first in id order."""
+def test_a_replace_reuses_the_lowest_id_of_identical_versions(store):
+    """An imported file may hold one definition twice (listed in any order; the store keeps them by
+    id): Iceberg's reuse rule takes the first in id order, not the current or the latest one."""
     same = {"schema_id": 0, "columns": (Column("c", "int"),), "default_namespace": ("n",),
             "representations": (SQLRepresentation("spark", "SELECT 7 AS c"),), "default_catalog": "prod"}
     other = {**same, "representations": (SQLRepresentation("spark", "SELECT 3 AS c"),)}
     versions = [ViewVersion(version_id=4, timestamp_ms=1000, **same), _version(1, 1000),
-                ViewVersion(version_id=2, timestamp_ms=1000, **same), ViewVersion(version_id=3, timestamp_ms=1000, **other)]
+                ViewVersion(version_id=2, timestamp_ms=1000, **same),
+                ViewVersion(version_id=3, timestamp_ms=1000, **other)]
     store.import_view("a.v", source="test", versions=versions,
                       version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1)], current_version_id=1)
     view = store.replace_view("a.v", columns=[Column("c", "int")], representations=[("spark", "SELECT 7 AS c")],

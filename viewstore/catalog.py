@@ -977,12 +977,10 @@ class ViewStore:
         cols = [_column_json(c) for c in columns]
         schema_id = _schema_id(state, cols)
         candidate = _version_json(0, plan.now, schema_id, columns, reps, default_catalog, default_namespace, summary)
-        reps = candidate["representations"]
-        reused = None  # the lowest id of an identical version (the SQL compared first: it differs most often)
-        for vid, version in state.versions.items():
-            if version["representations"] == reps and (reused is None or vid < reused) \
-                    and _same_definition(version, candidate):
-                reused = vid
+        # the lowest id of an identical version; the SQL first, as it differs most often
+        same_sql = candidate["representations"]
+        reused = min((vid for vid, version in state.versions.items()
+                      if version["representations"] == same_sql and _same_definition(version, candidate)), default=None)
         if reused is not None:
             if reused == state.current_version_id:
                 return None

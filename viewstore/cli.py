@@ -36,7 +36,7 @@ from .errors import ValidationError, ViewStoreError
 from .events import Event
 from .model import Column, SQLRepresentation, View, identifier_str, to_identifier
 
-__all__ = ["main", "CliContext", "data_table"]
+__all__ = ["main", "CliContext", "data_table", "json_text"]
 
 #: commands defined in optional modules: name -> ("module:attribute", the package it needs, its short
 #: help). ``viewstore --help`` lists them from here without importing them (and pyspark with them, a
@@ -258,8 +258,19 @@ def count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+def json_text(data: Any) -> str:
+    """``--json`` output: JSON with text as it is, but ``\\uXXXX`` escapes when the data holds a
+    lone surrogate (no encoding can print one; the escaped JSON still means the very same text)."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data, indent=2)
+    return text
+
+
 def _print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    click.echo(json_text(data))
 
 
 #: control characters (but tab and newline) and bidirectional overrides: in a terminal they move the

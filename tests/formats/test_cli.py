@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -166,6 +169,21 @@ def test_a_store_that_cannot_be_opened_ends_a_many_record_import_with_its_error(
     result = CliRunner().invoke(main, ["--db", str(tmp_path / "folder.db"), "hms", "import", str(many)])
     assert result.exit_code == 1 and result.output.startswith("error: cannot open") \
         and result.output.count("\n") == 1, result.output
+
+
+def test_json_reports_escape_lone_surrogates_that_no_terminal_can_print(tmp_path):
+    many = tmp_path / "many.json"
+    many.write_text('[{"dbName": "db", "tableName": "iv", "tableType": "VIRTUAL_VIEW", "parameters": '
+                    '{"table_type": "ICEBERG-VIEW", "metadata_location": "/no/lone\\ud800.json"}}, '
+                    '{"dbName": "db", "tableName": "t", "tableType": "MANAGED_TABLE", "parameters": {}}]')
+    script = ("import sys; from viewstore.cli import main; "
+              f"sys.argv = ['viewstore', '--db', {str(tmp_path / 's.db')!r}, 'hms', 'import', {str(many)!r}, '--json']; "
+              "main()")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                            env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    assert result.returncode == 1 and b"Traceback" not in result.stderr, result.stderr
+    report = json.loads(result.stdout)
+    assert "/no/lone\ud800.json" in report["failed"][0]["message"]  # the very text, escaped in the JSON
 
 
 def test_errors_are_one_line_and_write_nothing(run, tmp_path):

@@ -209,7 +209,8 @@ def test_a_collation_is_written_back_while_the_column_keeps_its_type(store):
 
 @pytest.mark.parametrize("recorded", [
     '[["a","string",{"__CHAR_VARCHAR_TYPE_STRING":"char(x"}]]', '[["a","string",{"__CHAR_VARCHAR_TYPE_STRING":"int"}]]',
-    '[["a","string",{"__COLLATIONS":["UTF8_LCASE"]}]]', '[["a",5,{}]]', '[["string",{}]]', '[["a","int",{}]]', '{"a":1}'])
+    '[["a","string",{"__COLLATIONS":["UTF8_LCASE"]}]]', '[["a",5,{}]]', '[["string",{}]]', '[["a","int",{}]]',
+    '{"a":1}'])
 def test_a_malformed_kept_field_is_not_written(recorded):
     """``hms.*`` properties can be set by hand like any other: what does not fit is left out."""
     definition = fresh(properties={spark.FIELDS_KEY: recorded}, columns=(Column("a", "string"),))

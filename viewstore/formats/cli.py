@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..cli import CliContext, count, data_table, pass_cli
+from ..cli import CliContext, count, data_table, json_text, pass_cli
 from ..errors import ValidationError
 from ..hms import HmsImportReport, ImportedRecord, prepare_import
 from ..model import View, identifier_str
@@ -113,7 +113,7 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
         report = HmsImportReport(seconds=time.perf_counter() - started)
         report.imported.append(_imported(view, engine))
         if as_json:
-            click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+            click.echo(json_text(report.to_dict()))
         else:
             article = "an" if engine[0] in "aeiou" else "a"
             click.echo(f"imported {identifier_str(view.identifier)} from {article} {engine} record "
@@ -124,7 +124,7 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
     report = _import_many(cli, records)
     cli.failing = not report.ok
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        click.echo(json_text(report.to_dict()))
     else:
         _print_report(cli, report)
     if not report.ok:
@@ -200,7 +200,7 @@ def export_(cli: CliContext, identifier: str, engine: str, metadata_location: st
             --metadata-location s3://wh/sales/events/metadata/00003-x.json
     """
     record = cli.store().export_hms(identifier, engine.lower(), metadata_location=metadata_location)
-    text = json.dumps(record, indent=2, ensure_ascii=False)
+    text = json_text(record)
     if as_json:
         click.echo(text)
     else:

@@ -7,7 +7,6 @@ test) and leaves it running; otherwise it starts one and stops it at the end.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -16,7 +15,7 @@ from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.text import Text
 
-from ..cli import CliContext, data_table, pass_cli
+from ..cli import CliContext, data_table, json_text, pass_cli
 from .demo import quiet_analysis_errors, run_demo
 from .session import check_views
 
@@ -86,7 +85,7 @@ def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: st
             session.stop()
     cli.failing = not report.ok
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        click.echo(json_text(report.to_dict()))
     else:
         _print_drift(cli, report)
     if not report.ok:
