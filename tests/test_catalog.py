@@ -956,3 +956,13 @@ def test_a_store_in_a_folder_that_cannot_be_written_says_why_it_cannot_open(tmp_
         if immutable:
             subprocess.run(["chattr", "-i", str(folder)], check=True)
         folder.chmod(0o755)
+
+
+def test_a_path_no_file_system_can_name_is_a_validation_error(store, tmp_path):
+    bad = str(tmp_path / "lone\ud800")
+    make(store)
+    for call in (lambda: ViewStore(bad + ".db"), lambda: store.export_iceberg("sales.daily", bad),
+                 lambda: store.import_iceberg(bad + ".json", "sales.other"),
+                 lambda: store.export_hms("sales.daily", "iceberg", metadata_location=bad)):
+        with pytest.raises(ValidationError):
+            call()

@@ -266,6 +266,10 @@ def _basic_date(text: str) -> bool:
 def _path(value: Any, what: str) -> Path:
     if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
         raise ValidationError(f"a {what} must be a path (text or os.PathLike), not {value!r}")
+    try:
+        os.fsencode(value)
+    except UnicodeError as e:  # a lone surrogate: no file system can name it
+        raise ValidationError(f"a {what} must be a path a file system can name, not {str(value)!r} ({e})") from e
     return Path(value)
 
 

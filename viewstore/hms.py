@@ -173,7 +173,7 @@ def metadata_location_uri(location: str | Path) -> str:
     path (a ``Path``, or a string without a scheme) as its absolute ``file:`` URI.
 
     Raises:
-        ValidationError: the location is empty or not a string or path.
+        ValidationError: the location is empty, not a string or path, or holds a lone surrogate.
     """
     if isinstance(location, str) and location.strip():
         if len(urlsplit(location).scheme) > 1:  # a one-letter scheme is a Windows drive
@@ -181,7 +181,10 @@ def metadata_location_uri(location: str | Path) -> str:
         location = Path(location)
     if not isinstance(location, Path):
         raise invalid("metadata_location", f"must be a non-empty string or a path, not {location!r}")
-    return location.absolute().as_uri()
+    try:
+        return location.absolute().as_uri()
+    except UnicodeError as e:  # a lone surrogate, which a URI cannot hold
+        raise invalid("metadata_location", f"{str(location)!r} cannot be a URI ({e})") from e
 
 
 def imported_metadata_location(view: View, history: Sequence[Event]) -> str:
