@@ -310,7 +310,8 @@ def check_iceberg_written_by_trino(conformance: Path, data: dict[str, Any]) -> N
     assert no_catalog.default_namespace == ("sales",) and no_catalog.default_catalog is None
     with pytest.raises(ValidationError, match="Trino needs a default catalog"):
         trino.encode(no_catalog.model_copy(update={"database": "sales", "name": "v", "columns": COLUMNS}))
-    # rule 3: the namespace the view lives in and the session catalog, as Trino wrote them
+    # rule 3 is about Trino's writer (the view's own namespace, not the session schema; both are
+    # "sales" in this file): a reader takes both as written
     assert (definition.default_catalog, definition.default_namespace) == ("ice", ("sales",))
     # rule 4: no SQL path is stored, so none is read (a Trino record of it has none either)
     assert trino.PATH_KEY not in definition.properties
