@@ -207,6 +207,32 @@ def test_a_collation_is_written_back_while_the_column_keeps_its_type(store):
         "name": "sl", "type": "integer", "nullable": True, "metadata": {}}  # another type: not a collation
 
 
+def test_the_spark_schema_a_spark_session_recorded_is_written_to_the_metastore():
+    """Views made in Spark (the catalog plugin, viewstore.spark.sql) record Spark's schema JSON in the
+    summary when the Iceberg columns lose part of it; a Spark record of the view keeps that part."""
+    schema = {"type": "struct", "fields": [
+        {"name": "s", "type": "string", "nullable": True, "metadata": {"__COLLATIONS": {"s": "spark.UTF8_LCASE"}}},
+        {"name": "c", "type": "char(3)", "nullable": True, "metadata": {"comment": "old"}},
+        {"name": "b", "type": "byte", "nullable": True, "metadata": {}},
+        {"name": "n", "type": {"type": "struct", "fields": [{"name": "x", "type": "varchar(2)", "nullable": True,
+                                                              "metadata": {}}]}, "nullable": True, "metadata": {}}]}
+    columns = (Column("s", "string"), Column("c", "string", "a char"), Column("b", "int"),
+               Column("n", "struct<x: string>"))
+    definition = fresh(columns=columns, summary={spark.SPARK_SCHEMA: json.dumps(schema)})
+    record = spark.encode(definition)
+    fields = json.loads(record["parameters"]["spark.sql.sources.schema"])["fields"]
+    assert fields[0] == schema["fields"][0]
+    assert fields[1] == {"name": "c", "type": "string", "nullable": True,
+                         "metadata": {"comment": "a char", "__CHAR_VARCHAR_TYPE_STRING": "char(3)"}}
+    assert fields[2]["type"] == "byte"
+    assert fields[3]["type"] == {"type": "struct", "fields": [  # a nested char is not brought over
+        {"name": "x", "type": "string", "nullable": True, "metadata": {}}]}
+    assert [c["type"] for c in record["sd"]["cols"]] == ["string", "char(3)", "tinyint", "struct<x:string>"]
+    retyped = fresh(columns=(Column("s", "int"), *columns[1:]), summary=definition.summary)
+    assert json.loads(spark.encode(retyped)["parameters"]["spark.sql.sources.schema"])["fields"][0] == {
+        "name": "s", "type": "integer", "nullable": True, "metadata": {}}  # the recorded one no longer fits
+
+
 @pytest.mark.parametrize("recorded", [
     '[["a","string",{"__CHAR_VARCHAR_TYPE_STRING":"char(x"}]]', '[["a","string",{"__CHAR_VARCHAR_TYPE_STRING":"int"}]]',
     '[["a","string",{"__COLLATIONS":["UTF8_LCASE"]}]]', '[["a",5,{}]]', '[["string",{}]]', '[["a","int",{}]]',

@@ -48,7 +48,7 @@ from .base import (ViewDefinition, TypeTokens, bounded, chosen_engine_types, col
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "schema_json", "sql_configs",
            "query_output_columns", "recorded_query_columns", "schema_mode", "is_altered_hive_view", "iceberg_type",
            "engine_type", "SPARK_VERSION", "ALTERED_HIVE_VIEW_KEY", "EXPANDED_TEXT_KEY", "QUERY_COLUMN_NAMES",
-           "QUERY_OUT_SQL_KEY", "FIELDS_KEY"]
+           "QUERY_OUT_SQL_KEY", "FIELDS_KEY", "SPARK_SCHEMA"]
 
 NAME = "spark"
 
@@ -67,6 +67,9 @@ QUERY_OUT_NUM_COLS = "view.query.out.numCols"
 QUERY_OUT_COL = "view.query.out.col."
 #: Where the store records the query's own output column names (see :func:`recorded_query_columns`).
 QUERY_COLUMN_NAMES = "spark.query-column-names"
+#: The version summary key where the Spark catalog and ``viewstore.spark`` record a view's Spark
+#: schema JSON when its Iceberg columns lose part of it (a collation, ``TINYINT``, ``CHAR(n)``).
+SPARK_SCHEMA = "spark.schema"
 SQL_CONFIG_PREFIX = "view.sqlConfig."
 SCHEMA_MODE = "view.schemaMode"
 REFERRED_TEMP_NAMES = ("view.referredTempViewNames", "view.referredTempFunctionsNames",
@@ -335,7 +338,7 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
         raise invalid("columns", "a Spark view needs at least one column")
     props = definition.properties
     kept = chosen_engine_types(props, NAME, len(definition.columns))
-    recorded = _recorded_fields(props, len(definition.columns))
+    recorded = _recorded_fields(props, len(definition.columns)) or _schema_fields(definition)
     fields = []
     for i, column in enumerate(definition.columns):
         type_, metadata = _field_json(column, kept[i] if kept else None, f"columns[{i}].type")
@@ -473,6 +476,38 @@ def _recorded_fields(properties: Mapping[str, str], count: int) -> list[Any]:
     if not isinstance(recorded, list) or len(recorded) != count:
         return []
     return recorded
+
+
+def _schema_fields(definition: ViewDefinition) -> list[Any]:
+    """What :data:`SPARK_SCHEMA` in the summary says of each column, in the form of :data:`FIELDS_KEY`
+    (as an HMS record holds it: a ``char(n)`` column is a string with Spark's metadata key); empty
+    when there is none or it does not fit."""
+    try:
+        schema = json.loads(definition.summary.get(SPARK_SCHEMA) or "null")
+    except (ValueError, RecursionError):
+        return []
+    fields = schema.get("fields") if isinstance(schema, dict) else None
+    if not isinstance(fields, list) or len(fields) != len(definition.columns):
+        return []
+    recorded: list[Any] = []
+    for item in fields:
+        if not (isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("metadata", {}), dict)):
+            return []
+        type_, metadata = item.get("type"), dict(item.get("metadata", {}))
+        if isinstance(type_, str) and type_.startswith(("char(", "varchar(")):
+            type_, metadata = "string", {**metadata, CHAR_VARCHAR_KEY: type_}
+        nested_char = isinstance(type_, dict) and any(  # Spark keeps those apart in HMS; not done here
+            isinstance(t, str) and t.startswith(("char(", "varchar(")) for t in _json_leaves(type_))
+        recorded.append(None if nested_char else [item["name"], type_, metadata])
+    return recorded
+
+
+def _json_leaves(type_: Any) -> list[Any]:
+    if not isinstance(type_, dict):
+        return [type_]
+    children = [type_.get("elementType"), type_.get("keyType"), type_.get("valueType"),
+                *(f.get("type") for f in type_.get("fields", []) if isinstance(f, dict))]
+    return [leaf for child in children if child is not None for leaf in _json_leaves(child)]
 
 
 def _recorded_field(recorded: Any, column: Column, type_: Any, metadata: dict[str, Any]) -> tuple[Any, dict[str, Any]]:

@@ -43,6 +43,7 @@ from typing import Iterable
 from pyspark.sql import types as T
 
 from ..errors import ValidationError
+from ..formats.spark import SPARK_SCHEMA  # the version summary key holding Spark's schema JSON of a view
 from ..model import Column
 from ..types import (DecimalType, FixedType, IcebergType, ListType, MapType, PrimitiveType, StructField,
                      StructType, parse_type)
@@ -50,8 +51,6 @@ from ..types import (DecimalType, FixedType, IcebergType, ListType, MapType, Pri
 __all__ = ["spark_to_iceberg", "iceberg_to_spark", "schema_to_columns", "columns_to_schema", "SPARK_SCHEMA",
            "schema_to_record", "recorded_schema", "parse_schema"]
 
-#: the version summary key holding Spark's schema JSON of the view when the columns lose part of it
-SPARK_SCHEMA = "spark.schema"
 
 #: Spark atomic types (by class) and the Iceberg primitive each one becomes
 _TO_ICEBERG: dict[type, str] = {
