@@ -795,13 +795,15 @@ def test_sql_configs_are_recorded_and_registered_with_the_view(spark, store, ns)
         sql(spark, store, f"ALTER VIEW {ns}.v SET TBLPROPERTIES ('k' = '1')")
         assert spark.sql(f"SELECT ms FROM {ns}.v").first().ms == kolkata
 
-        # a recorded config Spark refuses: the view fails, the session's configs are put back
-        store.replace_view(f"{ns}.v", columns=view.columns, representations=view.representations,
-                           default_namespace=list(view.default_namespace), default_catalog=view.default_catalog,
-                           summary={**view.summary, "spark.sql-configs": json.dumps(
-                               {**captured, "spark.sql.ansi.enabled": "maybe"})})
+        # a recorded config Spark refuses: the views fail (each of them, though the configs are set
+        # once for views recorded alike), and the session's configs are put back
+        for name in ("v", "by_api"):
+            store.replace_view(f"{ns}.{name}", columns=view.columns, representations=view.representations,
+                               default_namespace=list(view.default_namespace), default_catalog=view.default_catalog,
+                               summary={**view.summary, "spark.sql-configs": json.dumps(
+                                   {**captured, "spark.sql.ansi.enabled": "maybe"})})
         report = register_views(spark, store, ns)
-        assert [f.identifier for f in report.failed] == [f"{ns}.v"]
+        assert sorted(f.identifier for f in report.failed) == [f"{ns}.by_api", f"{ns}.v"]
         assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
         assert spark.conf.get("spark.sql.caseSensitive") == "true"
         assert spark.conf.get("spark.sql.ansi.enabled") == "true"

@@ -218,33 +218,67 @@ def _sql_configs(view: View) -> dict[str, str] | None:
     return configs or None
 
 
+class _Configs:
+    """Sets the SQL configs a view captures, and puts the session's own back.
+
+    Use as a context manager; :meth:`use` switches only when the configs differ from those in
+    effect, so registering many views recorded under the same configs sets them once.
+    """
+
+    def __init__(self, spark: SparkSession) -> None:
+        self._spark = spark
+        self._conf = _jsession(spark).sessionState().conf()
+        self._saved: dict[str, str | None] = {}  # the session's own value of every key changed (None: unset)
+        self._applied: dict[str, str] | None = None  # None: the session's own configs
+
+    def __enter__(self) -> "_Configs":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._restore()
+
+    def use(self, configs: dict[str, str] | None) -> None:
+        """Make the configs a view created now captures exactly ``configs`` (None: the session's own).
+
+        Configs the session sets that ``configs`` lacks are unset for the moment, so a view created
+        then captures the recorded configs and nothing of the driver's. The substitution setting
+        of :func:`_verbatim` is left alone. A config Spark refuses raises its error, with the
+        session's own configs back in effect.
+        """
+        if configs == self._applied:
+            return
+        self._restore()
+        if configs is None:
+            return
+        wanted = {k: v for k, v in configs.items() if k != _SUBSTITUTE}
+        keys = (set(_captured_configs(self._spark)) | set(wanted)) - {_SUBSTITUTE}
+        self._saved = {k: self._conf.getConfString(k) if self._conf.contains(k) else None for k in keys}
+        try:
+            for key in keys - set(wanted):
+                self._conf.unsetConf(key)
+            for key, value in wanted.items():
+                self._conf.setConfString(key, value)
+        except BaseException:
+            self._restore()
+            raise
+        self._applied = configs
+
+    def _restore(self) -> None:
+        for key, value in self._saved.items():
+            if value is None:
+                self._conf.unsetConf(key)
+            else:
+                self._conf.setConfString(key, value)
+        self._saved, self._applied = {}, None
+
+
 @contextmanager
 def _captured(spark: SparkSession, configs: dict[str, str] | None) -> Iterator[None]:
-    """Inside the block, the SQL configs a view captures are exactly ``configs``; then the session's come back.
-
-    Configs the session sets that ``configs`` lacks are unset for the moment, so a view created
-    in the block captures the recorded configs and nothing of the driver's. None changes nothing.
-    The substitution setting of :func:`_verbatim` is left alone.
-    """
-    if configs is None:
+    """Inside the block, the SQL configs a view captures are exactly ``configs`` (see :class:`_Configs`);
+    then the session's come back. None changes nothing."""
+    with _Configs(spark) as settings:
+        settings.use(configs)
         yield
-        return
-    conf = _jsession(spark).sessionState().conf()
-    wanted = {k: v for k, v in configs.items() if k != _SUBSTITUTE}
-    keys = (set(_captured_configs(spark)) | set(wanted)) - {_SUBSTITUTE}
-    saved = {k: conf.getConfString(k) if conf.contains(k) else None for k in keys}
-    try:
-        for key in keys - set(wanted):
-            conf.unsetConf(key)
-        for key, value in wanted.items():
-            conf.setConfString(key, value)
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                conf.unsetConf(key)
-            else:
-                conf.setConfString(key, value)
 
 
 def _check_args(spark: Any, store: Any) -> None:
@@ -705,7 +739,7 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
     for view, _ in cyclic:
         report.failed.append(FailedView(identifier_str(view.identifier), "RECURSIVE_VIEW",
                                         "the view reads itself through other stored views"))
-    with _CurrentNamespace(spark) as current, _verbatim(spark):
+    with _CurrentNamespace(spark) as current, _verbatim(spark), _Configs(spark) as settings:
         for view, query in ordered:
             name = identifier_str(view.identifier)
             target = targets[view.identifier]
@@ -722,8 +756,8 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
                     report.unchanged.append(name)
                     continue
                 current.use(*target)
-                with _captured(spark, configs):
-                    _run_verbatim(spark, statement)
+                settings.use(configs)
+                _run_verbatim(spark, statement)
             except _SPARK_ERRORS as e:
                 condition = _condition(e)
                 if condition.startswith(_TABLE_IN_THE_WAY):  # Spark's own guard: a table keeps its name
@@ -1588,7 +1622,7 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
     started = time.perf_counter()
     report = DriftReport()
     identifiers = store.list_views(to_namespace(namespace) if namespace is not None else None)
-    with _CurrentNamespace(spark) as current:
+    with _CurrentNamespace(spark) as current, _Configs(spark) as settings:
         for ident in identifiers:
             view = store.load_view(ident)
             query = view.sql_for("spark")
@@ -1599,8 +1633,8 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
             stored = tuple(f"{c.name} {c.type}" for c in view.columns)
             try:
                 current.use(*_default_target(spark, view))
-                with _captured(spark, _sql_configs(view)):
-                    schema = _analyze(spark, query, name)
+                settings.use(_sql_configs(view))
+                schema = _analyze(spark, query, name)
             except ValidationError as e:
                 cause = e.__cause__
                 report.views.append(ViewDrift(name, "broken", (str(e),), _condition(cause) if cause else None,
