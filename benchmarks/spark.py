@@ -6,6 +6,7 @@ views are registered in Spark's in-memory session catalog.
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 import time
@@ -31,15 +32,22 @@ def session(ctx: Any) -> Any:
     return ctx.spark
 
 
+#: the SQL configs a view defined in a default local session records (viewstore.spark.sql records them)
+CONFIGS = json.dumps({"spark.sql.ansi.enabled": "true", "spark.sql.session.timeZone": "Etc/UTC"},
+                     separators=(",", ":"))
+
+
 def _views(path: Path, count: int) -> ViewStore:
-    """``count`` views whose Spark SQL runs anywhere (it reads range(), no table)."""
+    """``count`` views whose Spark SQL runs anywhere (it reads range(), no table), with the SQL
+    configs recorded as ``viewstore.spark.sql`` records them (registering applies them)."""
     store = ViewStore(path, actor="bench")
     for i in range(count):
         store.create_view(f"bench_ns{i % 4}.view_{i:05d}", columns=[("id", "bigint"), ("value", "bigint")],
                           representations=[
                               ("spark", f"SELECT id, id * {i} AS value FROM range(10)"),
                               ("trino", f"SELECT x AS id, x * {i} AS value FROM UNNEST(sequence(0, 9)) t(x)")],
-                          default_namespace=f"bench_ns{i % 4}", comment=f"view {i}")
+                          default_namespace=f"bench_ns{i % 4}", comment=f"view {i}",
+                          summary={"spark.sql-configs": CONFIGS})
     return store
 
 
