@@ -896,3 +896,20 @@ def test_sql_set_properties_keeps_reserved_keys_off_the_session_copy(spark, stor
     assert spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").where("col_name = 'Comment'").first().data_type == "c"
     sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES ('hms.x', 'team')")
     assert "team" not in copy_properties() and "viewstore.fingerprint" in copy_properties()
+
+
+def test_a_view_without_recorded_configs_keeps_the_fingerprint_earlier_releases_gave_its_copy():
+    """Copies made before configs were recorded stay unchanged for register_views: their fingerprint
+    is the hash of the statement (without it), the catalog and the namespace, as it was."""
+    import hashlib
+
+    from viewstore.spark.session import FINGERPRINT, _create_statement
+
+    target = ("spark_catalog", ("sales",))
+    statement, fingerprint = _create_statement(("sales", "v"), "SELECT 1 AS x", [Column("x", "int")], "c", {"k": "1"},
+                                               target)
+    plain = statement.replace(f", '{FINGERPRINT}' = '{fingerprint}'", "")
+    assert fingerprint == hashlib.sha256("\0".join([plain, *target[:1], *target[1]]).encode()).hexdigest()[:32]
+    with_configs = _create_statement(("sales", "v"), "SELECT 1 AS x", [Column("x", "int")], "c", {"k": "1"}, target,
+                                     configs={"spark.sql.session.timeZone": "UTC"})[1]
+    assert with_configs != fingerprint  # views recorded under other configs are copied again

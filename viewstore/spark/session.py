@@ -356,8 +356,8 @@ def _create_statement(identifier: Identifier, query: str, columns: Sequence[Colu
         return " ".join(head + clause + mode) + " AS\n" + query
 
     plain = render(props)
-    recorded = json.dumps(sorted(configs.items())) if configs is not None else ""
-    fingerprint = hashlib.sha256("\0".join([plain, target[0], *target[1], recorded]).encode()).hexdigest()[:32]
+    recorded = [json.dumps(sorted(configs.items()))] if configs is not None else []  # none: as before configs
+    fingerprint = hashlib.sha256("\0".join([plain, target[0], *target[1], *recorded]).encode()).hexdigest()[:32]
     return render({**props, FINGERPRINT: fingerprint}), fingerprint
 
 
