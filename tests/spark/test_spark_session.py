@@ -870,6 +870,8 @@ def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, sto
                       f"BEGIN CREATE VIEW {ns}.s AS SELECT 1 AS one; END",
                       f"BEGIN DECLARE x INT; IF 1 = 1 THEN ALTER VIEW {ns}.v RENAME TO w; END IF; END",
                       f"BEGIN EXECUTE IMMEDIATE 'DROP VIEW {ns}.v'; END",
+                      f"BEGIN DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN CREATE VIEW {ns}.h AS SELECT 1 AS one; "
+                      f"END; SELECT 1 / 0; END",  # in an exception handler
                       f"EXECUTE IMMEDIATE 'ALTER VIEW {ns}.v SET TBLPROPERTIES (\\'k\\' = \\'v\\')'"):
         with pytest.raises(ValidationError, match="view DDL"):
             sql(spark, store, statement)
@@ -878,6 +880,9 @@ def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, sto
     # scripts and EXECUTE IMMEDIATE without view DDL still run
     assert sql(spark, store, "EXECUTE IMMEDIATE 'SELECT 41 + 1 AS n'").first().n == 42
     assert sql(spark, store, "BEGIN SELECT 7 AS n; END").first().n == 7
+    # a script may drop its own temporary view (and any view the store does not hold)
+    sql(spark, store, "BEGIN CREATE TEMPORARY VIEW tv AS SELECT 1 AS x; DROP VIEW tv; END")
+    assert not spark.catalog.tableExists("tv")
 
 
 def test_sql_set_properties_keeps_reserved_keys_off_the_session_copy(spark, store, ns):
@@ -913,3 +918,51 @@ def test_a_view_without_recorded_configs_keeps_the_fingerprint_earlier_releases_
     with_configs = _create_statement(("sales", "v"), "SELECT 1 AS x", [Column("x", "int")], "c", {"k": "1"}, target,
                                      configs={"spark.sql.session.timeZone": "UTC"})[1]
     assert with_configs != fingerprint  # views recorded under other configs are copied again
+
+
+def test_sql_alter_view_with_schema_from_another_database_and_time_zone_keeps_the_views_own(spark, store, ns):
+    """Spark's ALTER VIEW ... WITH SCHEMA captures the current namespace and SQL configs again; the
+    session copy keeps the view's own (the store's), whatever the driver's are at the time."""
+    other, zone = f"{ns}_other", spark.conf.get("spark.sql.session.timeZone")
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE DATABASE {other}")
+    spark.sql(f"CREATE TABLE {ns}.t USING parquet AS SELECT 1 AS id")
+    spark.sql(f"CREATE TABLE {other}.t USING parquet AS SELECT 'B' AS id")
+    try:
+        spark.catalog.setCurrentDatabase(ns)
+        spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+        sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT id FROM t")
+        spark.catalog.setCurrentDatabase(other)
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+        sql(spark, store, f"ALTER VIEW {ns}.v WITH SCHEMA BINDING")
+        properties = _view_properties(spark, ns, "v")
+        assert properties["view.catalogAndNamespace.part.1"] == ns
+        assert properties["view.sqlConfig.spark.sql.session.timeZone"] == "America/New_York"
+        assert spark.sql(f"SELECT id FROM {ns}.v").collect()[0].id == 1  # the view's own t
+        assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+        assert spark.catalog.currentDatabase() == other
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+        spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
+def test_views_recorded_under_different_configs_each_get_their_own(spark, store, ns):
+    """The configs are switched key by key from one view to the next; each copy captures its own."""
+    zones = ["Asia/Kolkata", "UTC", "America/New_York", "Asia/Kolkata"]
+    spark.sql(f"CREATE DATABASE {ns}")
+    for i, zone in enumerate(zones):
+        configs = {"spark.sql.session.timeZone": zone}
+        if i == 2:
+            configs.update({"spark.sql.ansi.enabled": "false", "spark.sql.caseSensitive": "true"})
+        _stored(store, f"{ns}.v{i}", "SELECT unix_millis(TIMESTAMP'2024-01-01 00:00:00') AS ms", ns,
+                [Column("ms", "long", nullable=False)], summary={"spark.sql-configs": json.dumps(configs)})
+    before = {key: spark.conf.get(key) for key in ("spark.sql.session.timeZone", "spark.sql.ansi.enabled",
+                                                   "spark.sql.caseSensitive")}
+    assert register_views(spark, store, ns).ok
+    for i, zone in enumerate(zones):
+        properties = _view_properties(spark, ns, f"v{i}")
+        assert properties["view.sqlConfig.spark.sql.session.timeZone"] == zone
+        assert (properties["view.sqlConfig.spark.sql.ansi.enabled"] == "false") == (i == 2)  # else the default
+        assert ("view.sqlConfig.spark.sql.caseSensitive" in properties) == (i == 2)  # not carried to the next
+    assert {key: spark.conf.get(key) for key in before} == before
+    assert check_views(spark, store, ns).ok

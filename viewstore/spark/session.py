@@ -38,8 +38,9 @@ input: Spark's ``AnalysisException`` (and ``ParseException``) become
 brackets, e.g. ``[TABLE_OR_VIEW_NOT_FOUND]``, followed by Spark's explanation. A call that fails
 writes nothing to the store.
 
-These functions change the session's current catalog and namespace for a moment; do not call
-them from several threads on one session at once.
+These functions change the session's current catalog and namespace, and the SQL configs a view
+captures (to those it recorded), for a moment: other threads using the same session meanwhile
+see them. Do not call them while other threads use the session; each is put back afterwards.
 """
 
 from __future__ import annotations
@@ -221,21 +222,25 @@ def _sql_configs(view: View) -> dict[str, str] | None:
 class _Configs:
     """Sets the SQL configs a view captures, and puts the session's own back.
 
-    Use as a context manager; :meth:`use` switches only when the configs differ from those in
-    effect, so registering many views recorded under the same configs sets them once.
+    Use as a context manager; :meth:`use` changes only the configs that differ from those in
+    effect, so registering many views recorded under the same configs sets them once, and views
+    recorded under configs that differ in one key (a time zone) change that key alone.
     """
 
     def __init__(self, spark: SparkSession) -> None:
         self._spark = spark
         self._conf = _jsession(spark).sessionState().conf()
-        self._saved: dict[str, str | None] = {}  # the session's own value of every key changed (None: unset)
+        self._own_keys: set[str] | None = None  # the configs the session itself would capture (read once)
+        self._original: dict[str, str | None] = {}  # the session's own value of each key touched (None: unset)
+        self._now: dict[str, str | None] = {}  # what each touched key is set to now
         self._applied: dict[str, str] | None = None  # None: the session's own configs
 
     def __enter__(self) -> "_Configs":
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._restore()
+        self._set(dict(self._original))
+        self._applied = None
 
     def use(self, configs: dict[str, str] | None) -> None:
         """Make the configs a view created now captures exactly ``configs`` (None: the session's own).
@@ -247,29 +252,31 @@ class _Configs:
         """
         if configs == self._applied:
             return
-        self._restore()
-        if configs is None:
-            return
-        wanted = {k: v for k, v in configs.items() if k != _SUBSTITUTE}
-        keys = (set(_captured_configs(self._spark)) | set(wanted)) - {_SUBSTITUTE}
-        self._saved = {k: self._conf.getConfString(k) if self._conf.contains(k) else None for k in keys}
+        target = dict(self._original)  # every key touched so far goes back to the session's value...
+        if configs is not None:
+            if self._own_keys is None:
+                self._own_keys = set(_captured_configs(self._spark)) - {_SUBSTITUTE}
+            wanted = {k: v for k, v in configs.items() if k != _SUBSTITUTE}
+            target.update({k: wanted.get(k) for k in self._own_keys | set(wanted)})  # ...unless the view says
         try:
-            for key in keys - set(wanted):
-                self._conf.unsetConf(key)
-            for key, value in wanted.items():
-                self._conf.setConfString(key, value)
+            self._set(target)
         except BaseException:
-            self._restore()
+            self._set(dict(self._original))
+            self._applied = None
             raise
         self._applied = configs
 
-    def _restore(self) -> None:
-        for key, value in self._saved.items():
-            if value is None:
-                self._conf.unsetConf(key)
-            else:
-                self._conf.setConfString(key, value)
-        self._saved, self._applied = {}, None
+    def _set(self, target: dict[str, str | None]) -> None:
+        for key, value in target.items():
+            if key not in self._original:
+                self._original[key] = self._conf.getConfString(key) if self._conf.contains(key) else None
+                self._now[key] = self._original[key]
+            if self._now[key] != value:  # a value Spark refuses leaves the key as it was
+                if value is None:
+                    self._conf.unsetConf(key)
+                else:
+                    self._conf.setConfString(key, value)
+                self._now[key] = value
 
 
 @contextmanager
@@ -1180,8 +1187,9 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
 
     As in Spark, the SQL, column names and comments, comment and properties stay. The session
     copy changes first: Spark's own ``ALTER VIEW ... WITH SCHEMA`` on it (which does not analyze
-    the query again), or, without a copy, a new copy with the new mode (under the view's default
-    namespace and SQL configs). If Spark or then the store refuses, the session is put back as it was.
+    the query again), or, without a copy, a new copy with the new mode; either under the view's
+    default namespace and SQL configs, which Spark captures into the copy again. If Spark or then
+    the store refuses, the session is put back as it was.
     """
     ident = _stored_target(spark, store, _jlist(spark, plan.child().multipartIdentifier()))
     if ident is None:
@@ -1198,16 +1206,18 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
                                           configs)
     before = _Before(spark, ident)
     try:
-        if _session_object(spark, ident) == "view":
-            name = _session_name(ident)
-            _jsession(spark).sql(f"ALTER VIEW {name} WITH SCHEMA {mode}")
-            _jsession(spark).sql(f"ALTER VIEW {name} SET TBLPROPERTIES ({_quote_string(FINGERPRINT)} = "
-                                 f"{_quote_string(fingerprint)})")  # the copy is what registering would make
-        else:
-            if not before.database_existed:
-                _jsession(spark).sql(f"CREATE NAMESPACE {before.database}")
-            with _CurrentNamespace(spark) as current, _captured(spark, configs):
-                current.use(*target)
+        has_copy = _session_object(spark, ident) == "view"
+        if not has_copy and not before.database_existed:
+            _jsession(spark).sql(f"CREATE NAMESPACE {before.database}")
+        # Spark's ALTER captures the current catalog, namespace and SQL configs again, as CREATE does
+        with _CurrentNamespace(spark) as current, _captured(spark, configs):
+            current.use(*target)
+            if has_copy:
+                name = _session_name(ident)
+                _jsession(spark).sql(f"ALTER VIEW {name} WITH SCHEMA {mode}")
+                _jsession(spark).sql(f"ALTER VIEW {name} SET TBLPROPERTIES ({_quote_string(FINGERPRINT)} = "
+                                     f"{_quote_string(fingerprint)})")  # the copy is what registering would make
+            else:
                 _run_verbatim(spark, copy)
     except _SPARK_ERRORS as e:
         before.restore()
@@ -1318,19 +1328,27 @@ _VIEW_DDL = {"CreateView", "AlterViewAs", "AlterViewSchemaBinding", "SetViewProp
              "DropView"}
 
 
-def _hidden_view_ddl(spark: SparkSession, plan: Any) -> str | None:
+def _hidden_view_ddl(spark: SparkSession, store: ViewStore, plan: Any) -> str | None:
     """The view DDL inside a SQL script or an ``EXECUTE IMMEDIATE`` of a literal statement, or None.
 
-    The plan tree is walked; the statement of ``EXECUTE IMMEDIATE 'text'`` is parsed as well. A
-    statement held in a variable or built by an expression is not known before it runs.
+    The plan tree is walked, exception handlers included; the statement of ``EXECUTE IMMEDIATE
+    'text'`` is parsed as well. A statement held in a variable or built by an expression is not
+    known before it runs. A ``DROP VIEW`` counts only for a stored view (a script may drop its
+    temporary views, as ``sql()`` passes a DROP of another view to Spark).
     """
     parser = _jsession(spark).sessionState().sqlParser()
     stack = [plan]
     while stack:
         node = stack.pop()
         kind = node.getClass().getSimpleName()
+        if kind == "DropView":
+            if _stored_target(spark, store, _jlist(spark, node.child().nameParts())) is not None:
+                return kind
+            continue
         if kind in _VIEW_DDL or (kind == "RenameTable" and node.isView()):
             return kind
+        if kind == "CompoundBody":  # its exception handlers are not among its children
+            stack.extend(handler.body() for handler in _jlist(spark, node.handlers()))
         if kind == "UnresolvedExecuteImmediate":
             text = node.sqlStmtStr()
             if text.getClass().getSimpleName() == "Literal" and text.value() is not None:
@@ -1408,7 +1426,7 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
         raise _spark_error(e, "cannot parse the statement") from e
     kind = plan.getClass().getSimpleName()
     if kind in ("CompoundBody", "UnresolvedExecuteImmediate"):
-        hidden = _hidden_view_ddl(spark, plan)
+        hidden = _hidden_view_ddl(spark, store, plan)
         if hidden is not None:
             raise ValidationError(f"view DDL ({hidden}) inside a SQL script or EXECUTE IMMEDIATE would reach "
                                   f"Spark only, not the store: run each view statement with sql() itself")
