@@ -9,7 +9,8 @@ import uuid
 import pytest
 from pyspark.sql import types as T
 
-from viewstore import Column, NoSuchViewError, SQLRepresentation, ValidationError, ViewAlreadyExistsError, ViewChange
+from viewstore import (Column, NoSuchViewError, SQLRepresentation, ValidationError, ViewAlreadyExistsError, ViewChange,
+                       ViewStoreError, signals)
 from viewstore.spark import check_views, create_view, events_dataframe, import_metastore_views, register_views, sql
 from viewstore.spark.session import table_references
 
@@ -842,6 +843,20 @@ def test_sql_alter_view_with_schema_keeps_store_and_session_in_step(spark, store
     view = sql(spark, store, f"ALTER VIEW {ns}.w WITH SCHEMA TYPE EVOLUTION")
     assert view.summary["spark.schema-mode"] == "TYPE EVOLUTION"
     assert spark.sql(f"SELECT x FROM {ns}.w").first().x == 1
+
+    # the store refuses (a before_commit receiver vetoes the commit): the session copy is put back
+    def veto(sender, events):
+        raise RuntimeError("frozen")
+
+    signals.before_commit.connect(veto)
+    try:
+        with pytest.raises(ViewStoreError, match="refused the change: frozen"):
+            sql(spark, store, f"ALTER VIEW {ns}.w WITH SCHEMA BINDING")
+    finally:
+        signals.before_commit.disconnect(veto)
+    rows = spark.sql(f"DESCRIBE EXTENDED {ns}.w").collect()
+    assert next(r.data_type for r in rows if r.col_name == "View Schema Mode") == "TYPE EVOLUTION"
+    assert store.load_view(f"{ns}.w").summary["spark.schema-mode"] == "TYPE EVOLUTION"
 
 
 def test_sql_column_list_keeps_the_comments_the_query_inherits(spark, store, ns):
