@@ -887,6 +887,7 @@ def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, sto
                       f"BEGIN EXECUTE IMMEDIATE 'DROP VIEW {ns}.v'; END",
                       f"BEGIN DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN CREATE VIEW {ns}.h AS SELECT 1 AS one; "
                       f"END; SELECT 1 / 0; END",  # in an exception handler
+                      f"BEGIN USE {ns}; DROP VIEW v; END",  # a bare name that a USE in the script resolves
                       f"EXECUTE IMMEDIATE 'ALTER VIEW {ns}.v SET TBLPROPERTIES (\\'k\\' = \\'v\\')'"):
         with pytest.raises(ValidationError, match="view DDL"):
             sql(spark, store, statement)
@@ -898,6 +899,16 @@ def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, sto
     # a script may drop its own temporary view (and any view the store does not hold)
     sql(spark, store, "BEGIN CREATE TEMPORARY VIEW tv AS SELECT 1 AS x; DROP VIEW tv; END")
     assert not spark.catalog.tableExists("tv")
+    # a name given as IDENTIFIER(variable) is known only when Spark runs the statement
+    spark.sql(f"DECLARE OR REPLACE VARIABLE vs_test_name STRING DEFAULT '{ns}.v'")
+    try:
+        for statement in ("DROP VIEW IDENTIFIER(vs_test_name)", "ALTER VIEW IDENTIFIER(vs_test_name) AS SELECT 2 AS one",
+                          "BEGIN DROP VIEW IDENTIFIER(vs_test_name); END"):
+            with pytest.raises(ValidationError, match="name written out"):
+                sql(spark, store, statement)
+    finally:
+        spark.sql("DROP TEMPORARY VARIABLE IF EXISTS vs_test_name")
+    assert store.list_views() == [(ns, "v")] and spark.catalog.tableExists(f"{ns}.v")
 
 
 def test_sql_set_properties_keeps_reserved_keys_off_the_session_copy(spark, store, ns):
@@ -951,6 +962,7 @@ def test_sql_alter_view_with_schema_from_another_database_and_time_zone_keeps_th
         spark.conf.set("spark.sql.session.timeZone", "UTC")
         sql(spark, store, f"ALTER VIEW {ns}.v WITH SCHEMA BINDING")
         properties = _view_properties(spark, ns, "v")
+        assert properties["view.sqlConfig.spark.sql.variable.substitute"] == "false"  # the SQL is read as stored
         assert properties["view.catalogAndNamespace.part.1"] == ns
         assert properties["view.sqlConfig.spark.sql.session.timeZone"] == "America/New_York"
         assert spark.sql(f"SELECT id FROM {ns}.v").collect()[0].id == 1  # the view's own t

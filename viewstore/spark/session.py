@@ -57,7 +57,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import pyarrow as pa
 import sqlglot
-from py4j.protocol import Py4JJavaError
+from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException, ParseException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
@@ -1121,7 +1121,7 @@ def _run_session(spark: SparkSession, statement: str, identifier: Identifier) ->
 
 
 def _ddl_create(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
-    ident = _store_target(spark, store, _jlist(spark, plan.child().nameParts()))
+    ident = _store_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
     or_replace, if_not_exists = bool(plan.replace()), bool(plan.allowExisting())
@@ -1164,7 +1164,7 @@ def _stored_target(spark: SparkSession, store: ViewStore, parts: list[str]) -> I
 
 
 def _ddl_alter_as(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
-    ident = _stored_target(spark, store, _jlist(spark, plan.child().multipartIdentifier()))
+    ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
     view = store.load_view(ident)
@@ -1191,7 +1191,7 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
     default namespace and SQL configs, which Spark captures into the copy again. If Spark or then
     the store refuses, the session is put back as it was.
     """
-    ident = _stored_target(spark, store, _jlist(spark, plan.child().multipartIdentifier()))
+    ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
     view = store.load_view(ident)
@@ -1210,7 +1210,7 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
         if not has_copy and not before.database_existed:
             _jsession(spark).sql(f"CREATE NAMESPACE {before.database}")
         # Spark's ALTER captures the current catalog, namespace and SQL configs again, as CREATE does
-        with _CurrentNamespace(spark) as current, _captured(spark, configs):
+        with _CurrentNamespace(spark) as current, _captured(spark, configs), _verbatim(spark):
             current.use(*target)
             if has_copy:
                 name = _session_name(ident)
@@ -1233,7 +1233,7 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
 
 
 def _ddl_set_properties(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
-    ident = _stored_target(spark, store, _jlist(spark, plan.child().multipartIdentifier()))
+    ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
     updates = _jmap(spark, plan.properties())
@@ -1248,7 +1248,7 @@ def _ddl_set_properties(spark: SparkSession, store: ViewStore, plan: Any, statem
 
 
 def _ddl_unset_properties(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
-    ident = _stored_target(spark, store, _jlist(spark, plan.child().multipartIdentifier()))
+    ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
     keys = [str(k) for k in _jlist(spark, plan.propertyKeys())]
@@ -1274,7 +1274,7 @@ def _follow_properties(spark: SparkSession, store: ViewStore, view: View, clause
 
 
 def _ddl_rename(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
-    ident = _stored_target(spark, store, _jlist(spark, plan.child().multipartIdentifier()))
+    ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
     new_parts = [str(p).lower() for p in _jlist(spark, plan.newName())]
@@ -1303,8 +1303,24 @@ def _ddl_rename(spark: SparkSession, store: ViewStore, plan: Any, statement: str
     return view
 
 
+def _named(spark: SparkSession, child: Any) -> list[str]:
+    """The name parts a view DDL plan's child spells out.
+
+    Raises:
+        ValidationError: the name is not written out (``IDENTIFIER(variable)``): which view it
+            means is only known when Spark runs the statement, too late to keep the store in step.
+    """
+    for method in ("nameParts", "multipartIdentifier"):
+        try:
+            return _jlist(spark, getattr(child, method)())
+        except Py4JError:
+            continue
+    raise ValidationError("view DDL through sql() needs the view's name written out: IDENTIFIER() of a "
+                          "variable or an expression names a view only when Spark runs it")
+
+
 def _ddl_drop(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> DataFrame | None:
-    ident = _stored_target(spark, store, _jlist(spark, plan.child().nameParts()))
+    ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
     store.drop_view(ident)
@@ -1333,16 +1349,20 @@ def _hidden_view_ddl(spark: SparkSession, store: ViewStore, plan: Any) -> str | 
 
     The plan tree is walked, exception handlers included; the statement of ``EXECUTE IMMEDIATE
     'text'`` is parsed as well. A statement held in a variable or built by an expression is not
-    known before it runs. A ``DROP VIEW`` counts only for a stored view (a script may drop its
-    temporary views, as ``sql()`` passes a DROP of another view to Spark).
+    known before it runs. A ``DROP VIEW`` counts when the store holds a view of that name in any
+    namespace (a script may drop its own temporary views, as ``sql()`` passes a DROP of another
+    view to Spark). A name given as ``IDENTIFIER(variable)`` is refused.
     """
     parser = _jsession(spark).sessionState().sqlParser()
+    stored_names = {ident[-1] for ident in store.list_views()}
     stack = [plan]
     while stack:
         node = stack.pop()
         kind = node.getClass().getSimpleName()
         if kind == "DropView":
-            if _stored_target(spark, store, _jlist(spark, node.child().nameParts())) is not None:
+            # the name is looked up before the script runs, and a USE or a temporary view in it may
+            # change what it means: a view name the store holds in any namespace counts
+            if _named(spark, node.child())[-1].lower() in stored_names:
                 return kind
             continue
         if kind in _VIEW_DDL or (kind == "RenameTable" and node.isView()):
