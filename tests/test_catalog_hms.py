@@ -20,7 +20,7 @@ from viewstore.errors import IcebergMetadataError, NoSuchViewError, ValidationEr
 from viewstore.formats import ViewDefinition
 from viewstore.hms import (FailedRecord, HmsImportReport, ImportedRecord, SkippedRecord, metadata_file_path,
                            prepare_import)
-from viewstore.model import Column
+from viewstore.model import Column, SQLRepresentation, VersionLogEntry, ViewVersion
 
 ENGINE_VIEWS = CONFORMANCE / "engine-views"
 
@@ -561,3 +561,16 @@ def test_a_view_imported_before_the_digest_was_kept_drops_stale_query_output_nam
     assert store.export_hms("db.old", "spark")["parameters"]["view.query.out.col.0"] == "id"
     store.alter_view("db.old", ViewChange.update_representation("spark", "SELECT id AS a FROM t"))
     assert store.export_hms("db.old", "spark")["parameters"]["view.query.out.col.0"] == "a"
+
+
+def test_query_output_names_whose_sql_is_unknown_are_not_written_back(store):
+    """A view imported by an earlier release and then through Iceberg, which keeps only the latest
+    versions: version 1, whose SQL the names were recorded with, is gone."""
+    version = ViewVersion(version_id=4, timestamp_ms=1000, schema_id=0, columns=(Column("a", "long"),),
+                          representations=(SQLRepresentation("spark", "SELECT id AS a FROM t"),),
+                          default_namespace=("db",))
+    store.import_view("db.trimmed", source="test", versions=[version],
+                      version_log=[VersionLogEntry(timestamp_ms=1000, version_id=4)], current_version_id=4,
+                      properties={"spark.sql.create.version": "4.3.0", "view.query.out.numCols": "1",
+                                  "view.query.out.col.0": "id"})
+    assert store.export_hms("db.trimmed", "spark")["parameters"]["view.query.out.col.0"] == "a"

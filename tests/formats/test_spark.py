@@ -233,6 +233,52 @@ def test_the_spark_schema_a_spark_session_recorded_is_written_to_the_metastore()
         "name": "s", "type": "integer", "nullable": True, "metadata": {}}  # the recorded one no longer fits
 
 
+def _written_fields(definition):
+    return json.loads(spark.encode(definition)["parameters"]["spark.sql.sources.schema"])["fields"]
+
+
+def test_the_versions_spark_schema_wins_over_what_an_import_kept():
+    """A view imported from a metastore (hms.spark.fields) and then changed in Spark (spark.schema in
+    the new version's summary): the version's schema is the current one."""
+    imported = '[["s","string",{"__COLLATIONS":{"s":"spark.UTF8_LCASE"}}]]'
+    now = {"type": "struct", "fields": [{"name": "s", "type": "string", "nullable": True,
+                                         "metadata": {"__COLLATIONS": {"s": "icu.UNICODE"}}}]}
+    definition = fresh(columns=(Column("s", "string"),), properties={spark.FIELDS_KEY: imported},
+                       summary={spark.SPARK_SCHEMA: json.dumps(now)})
+    assert _written_fields(definition)[0]["metadata"] == {"__COLLATIONS": {"s": "icu.UNICODE"}}
+    assert _written_fields(fresh(columns=(Column("s", "string"),), properties={spark.FIELDS_KEY: imported}))[0][
+        "metadata"] == {"__COLLATIONS": {"s": "spark.UTF8_LCASE"}}
+
+
+def test_a_kept_collation_stays_with_its_column_when_columns_move():
+    recorded = '[["sl","string",{"__COLLATIONS":{"sl":"spark.UTF8_LCASE"}}],null]'
+    swapped = fresh(columns=(Column("plain", "string"), Column("sl", "string")),
+                    properties={spark.FIELDS_KEY: recorded})
+    assert [f["metadata"] for f in _written_fields(swapped)] == [{}, {"__COLLATIONS": {"sl": "spark.UTF8_LCASE"}}]
+    renamed = fresh(columns=(Column("lower_s", "string"), Column("plain", "string")),
+                    properties={spark.FIELDS_KEY: recorded})  # sl is gone: its place's column took its name
+    assert [f["metadata"] for f in _written_fields(renamed)] == [{"__COLLATIONS": {"lower_s": "spark.UTF8_LCASE"}}, {}]
+
+
+@pytest.mark.parametrize("recorded", [
+    '[["a",{"type":"array","elementType":"integer","containsNull":true},'
+    '{"__COLLATIONS":{"a.element":"spark.UTF8_LCASE"}}]]',
+    '[["a","string",{"__COLLATIONS":{"a":"UTF8_LCASE"}}]]',
+    '[["a","string",{"__COLLATIONS":{"a.element":"icu.UNICODE"}}]]',
+    '[["a","string",{"__COLLATIONS":{"b":"spark.UTF8_LCASE"}}]]'])
+def test_collations_that_do_not_fit_the_type_are_not_written(recorded):
+    type_ = "list<int>" if "array" in recorded else "string"
+    field_ = _written_fields(fresh(columns=(Column("a", type_),), properties={spark.FIELDS_KEY: recorded}))[0]
+    assert field_["metadata"] == {}
+
+
+def test_a_collation_on_an_array_element_is_written_back():
+    recorded = ('[["a",{"type":"array","elementType":"string","containsNull":true},'
+                '{"__COLLATIONS":{"a.element":"icu.UNICODE_CI"}}]]')
+    field_ = _written_fields(fresh(columns=(Column("a", "list<string>"),), properties={spark.FIELDS_KEY: recorded}))[0]
+    assert field_["metadata"] == {"__COLLATIONS": {"a.element": "icu.UNICODE_CI"}}
+
+
 @pytest.mark.parametrize("recorded", [
     '[["a","string",{"__CHAR_VARCHAR_TYPE_STRING":"char(x"}]]', '[["a","string",{"__CHAR_VARCHAR_TYPE_STRING":"int"}]]',
     '[["a","string",{"__COLLATIONS":["UTF8_LCASE"]}]]', '[["a",5,{}]]', '[["string",{}]]', '[["a","int",{}]]',

@@ -902,7 +902,8 @@ def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, sto
     # a name given as IDENTIFIER(variable) is known only when Spark runs the statement
     spark.sql(f"DECLARE OR REPLACE VARIABLE vs_test_name STRING DEFAULT '{ns}.v'")
     try:
-        for statement in ("DROP VIEW IDENTIFIER(vs_test_name)", "ALTER VIEW IDENTIFIER(vs_test_name) AS SELECT 2 AS one",
+        for statement in ("DROP VIEW IDENTIFIER(vs_test_name)",
+                          "ALTER VIEW IDENTIFIER(vs_test_name) AS SELECT 2 AS one",
                           "BEGIN DROP VIEW IDENTIFIER(vs_test_name); END"):
             with pytest.raises(ValidationError, match="name written out"):
                 sql(spark, store, statement)

@@ -338,11 +338,14 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
         raise invalid("columns", "a Spark view needs at least one column")
     props = definition.properties
     kept = chosen_engine_types(props, NAME, len(definition.columns))
-    recorded = _recorded_fields(props, len(definition.columns)) or _schema_fields(definition)
+    # what the version's Spark schema says first (the Spark side records it with each version), then
+    # what a metastore record said when the view was imported
+    recorded = _matched(_schema_fields(definition) or _recorded_fields(props, len(definition.columns)),
+                        definition.columns)
     fields = []
     for i, column in enumerate(definition.columns):
         type_, metadata = _field_json(column, kept[i] if kept else None, f"columns[{i}].type")
-        if recorded and recorded[i] is not None:
+        if recorded[i] is not None:
             type_, metadata = _recorded_field(recorded[i], column, type_, metadata)
         fields.append({"name": column.name, "type": type_, "nullable": column.nullable, "metadata": metadata})
     schema_text = json.dumps({"type": "struct", "fields": fields}, ensure_ascii=False, separators=(",", ":"))
@@ -418,15 +421,17 @@ def _write_query_output(parameters: dict[str, str], definition: ViewDefinition, 
 def with_import_digest(definition: ViewDefinition, view: View) -> ViewDefinition:
     """The definition of a stored view with :data:`QUERY_OUT_SQL_KEY` filled in for a view imported
     by a release that kept no digest: its ``view.query.out.*`` names were recorded with the SQL of
-    the version the import made (id 1), so after a change they are not written back either."""
+    the version the import made (id 1), so after a change they are not written back either. Without
+    version 1, they are never written back (the column names are)."""
     properties = definition.properties
     if QUERY_OUT_NUM_COLS not in properties or QUERY_OUT_SQL_KEY in properties:
         return definition
     imported = next((v for v in view.versions if v.version_id == 1), None)
     sql = next((r.sql for r in imported.representations if r.dialect.lower() == NAME), None) if imported else None
-    if sql is None:
-        return definition
-    return definition.model_copy(update={"properties": {**properties, QUERY_OUT_SQL_KEY: sql_digest(sql)}})
+    # without that version (an Iceberg round trip keeps only the latest ones) the SQL the names were
+    # recorded with is unknown: no digest can match, so they are not written back
+    digest = sql_digest(sql) if sql is not None else "unknown"
+    return definition.model_copy(update={"properties": {**properties, QUERY_OUT_SQL_KEY: digest}})
 
 
 def recorded_query_columns(summary: Mapping[str, str], properties: Mapping[str, str],
@@ -491,7 +496,8 @@ def _schema_fields(definition: ViewDefinition) -> list[Any]:
         return []
     recorded: list[Any] = []
     for item in fields:
-        if not (isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("metadata", {}), dict)):
+        if not (isinstance(item, dict) and isinstance(item.get("name"), str)
+                and isinstance(item.get("metadata", {}), dict)):
             return []
         type_, metadata = item.get("type"), dict(item.get("metadata", {}))
         if isinstance(type_, str) and type_.startswith(("char(", "varchar(")):
@@ -508,6 +514,41 @@ def _json_leaves(type_: Any) -> list[Any]:
     children = [type_.get("elementType"), type_.get("keyType"), type_.get("valueType"),
                 *(f.get("type") for f in type_.get("fields", []) if isinstance(f, dict))]
     return [leaf for child in children if child is not None for leaf in _json_leaves(child)]
+
+
+def _matched(recorded: list[Any], columns: tuple[Column, ...]) -> list[Any]:
+    """The recorded entry (``[name, type, metadata]``) of each column: the one of its name, else the
+    one in its place if that entry's column is gone (a rename); None for the rest."""
+    entries = [e if isinstance(e, list) and len(e) == 3 and isinstance(e[0], str) else None for e in recorded]
+    by_name = {e[0]: e for e in entries if e is not None}
+    names = {column.name for column in columns}
+    matched: list[Any] = []
+    for i, column in enumerate(columns):
+        entry = by_name.get(column.name)
+        if entry is None and i < len(entries) and entries[i] is not None and entries[i][0] not in names:
+            entry = entries[i]
+        matched.append(entry)
+    return matched
+
+
+def _collations_fit(collations: Any, name: str, type_: Any) -> bool:
+    """Whether Spark's ``__COLLATIONS`` map of a field fits its type: each path (``name``,
+    ``name.element``, ``name.key``, ``name.value``...) reaches a string, each value names a provider."""
+    if not isinstance(collations, dict):
+        return False
+    steps = {"element": "elementType", "key": "keyType", "value": "valueType"}
+    for path, collation in collations.items():
+        if not (isinstance(path, str) and isinstance(collation, str)
+                and collation.startswith(("spark.", "icu.")) and len(collation.split(".", 1)[1]) > 0):
+            return False
+        if not (path == name or path.startswith(name + ".")):
+            return False
+        node = type_
+        for step in path[len(name) + 1:].split(".") if path != name else []:
+            node = node.get(steps.get(step, "")) if isinstance(node, dict) else None
+        if node != "string":
+            return False
+    return True
 
 
 def _recorded_field(recorded: Any, column: Column, type_: Any, metadata: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -531,10 +572,9 @@ def _recorded_field(recorded: Any, column: Column, type_: Any, metadata: dict[st
         return type_, metadata
     collations = kept.get(COLLATIONS_KEY)
     if collations is not None:
-        if not (isinstance(collations, dict) and all(isinstance(v, str) for v in collations.values())):
+        if not _collations_fit(collations, name, recorded_type):
             return type_, metadata
-        kept[COLLATIONS_KEY] = {column.name + key[len(name):] if key == name or key.startswith(name + ".") else key: v
-                                for key, v in collations.items()}
+        kept[COLLATIONS_KEY] = {column.name + key[len(name):]: v for key, v in collations.items()}
     if column.comment is None:
         kept.pop("comment", None)
     else:
