@@ -958,11 +958,17 @@ def test_a_store_in_a_folder_that_cannot_be_written_says_why_it_cannot_open(tmp_
         folder.chmod(0o755)
 
 
-def test_a_path_no_file_system_can_name_is_a_validation_error(store, tmp_path):
-    bad = str(tmp_path / "lone\ud800")
+@pytest.mark.parametrize("lone", ["\ud800", "\udcff"])  # the second is what Python makes of a byte 0xff in a name
+def test_a_path_that_is_not_utf8_is_a_validation_error(store, tmp_path, lone):
+    bad = str(tmp_path / f"lone{lone}")
     make(store)
     for call in (lambda: ViewStore(bad + ".db"), lambda: store.export_iceberg("sales.daily", bad),
-                 lambda: store.import_iceberg(bad + ".json", "sales.other"),
-                 lambda: store.export_hms("sales.daily", "iceberg", metadata_location=bad)):
+                 lambda: store.import_iceberg(bad + ".json", "sales.other")):
         with pytest.raises(ValidationError):
             call()
+    if lone == "\ud800":
+        with pytest.raises(ValidationError):
+            store.export_hms("sales.daily", "iceberg", metadata_location=bad)
+    else:  # the byte 0xff of a file name, which a file: URI spells %FF
+        uri = store.export_hms("sales.daily", "iceberg", metadata_location=bad)["parameters"]["metadata_location"]
+        assert uri.endswith("/lone%FF")

@@ -267,9 +267,9 @@ def _path(value: Any, what: str) -> Path:
     if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
         raise ValidationError(f"a {what} must be a path (text or os.PathLike), not {value!r}")
     try:
-        os.fsencode(value)
-    except UnicodeError as e:  # a lone surrogate: no file system can name it
-        raise ValidationError(f"a {what} must be a path a file system can name, not {str(value)!r} ({e})") from e
+        str(value).encode("utf-8")  # SQLite's file names, JSON and URIs are UTF-8
+    except UnicodeError as e:  # a lone surrogate (one from bytes that are not UTF-8, too)
+        raise ValidationError(f"a {what} must be a path in UTF-8, not {str(value)!r} ({e})") from e
     return Path(value)
 
 
