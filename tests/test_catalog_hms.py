@@ -574,3 +574,13 @@ def test_query_output_names_whose_sql_is_unknown_are_not_written_back(store):
                       properties={"spark.sql.create.version": "4.3.0", "view.query.out.numCols": "1",
                                   "view.query.out.col.0": "id"})
     assert store.export_hms("db.trimmed", "spark")["parameters"]["view.query.out.col.0"] == "a"
+
+
+def test_an_iceberg_views_own_owner_wins_over_the_metastores(store, tmp_path):
+    metadata = load("iceberg-core-ValidViewMetadata.json")["metadata"]
+    metadata["properties"] = {**metadata.get("properties", {}), "owner": "alice"}
+    path = tmp_path / "m.metadata.json"
+    path.write_text(json.dumps(metadata))
+    view = store.import_hms(iceberg_record(str(path)))  # the record's owner is ivan
+    assert view.properties["owner"] == "alice"
+    assert json.loads(store.export_iceberg("db.iv").read_text())["properties"]["owner"] == "alice"

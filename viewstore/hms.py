@@ -223,16 +223,17 @@ def _properties(definition: ViewDefinition, *, from_parameters: bool) -> dict[st
     """The store properties of a decoded view: its properties, its comment and its owner.
 
     Args:
-        from_parameters: the properties are the record's HMS parameters (not an Iceberg metadata
-            file's properties), so one named ``owner`` is a parameter, kept apart from the owner.
+        from_parameters: the properties are the record's HMS parameters, so one named ``owner`` is
+            a parameter, kept apart from the owner; otherwise they are an Iceberg metadata file's,
+            whose ``owner`` (if any) is the view's owner rather than the metastore's.
     """
     properties = dict(definition.properties)
     if from_parameters and OWNER_PROPERTY in properties:
         properties[OWNER_PARAMETER_KEY] = properties.pop(OWNER_PROPERTY)
     if definition.comment is not None:
         properties["comment"] = definition.comment
-    if definition.owner:
-        properties[OWNER_PROPERTY] = definition.owner
+    if definition.owner and (from_parameters or OWNER_PROPERTY not in properties):
+        properties[OWNER_PROPERTY] = definition.owner  # an Iceberg metadata file's own owner wins: it is the truth
     return properties
 
 
@@ -297,9 +298,10 @@ class HmsImportReport:
         written).
 
         Args:
-            store: the ViewStore, or a function that opens it, called once a record is known good
-                (so that records that all fail start no store file). A store that cannot be opened
-                is not a failure of the record: its error is raised.
+            store: the ViewStore, or a function that returns it, called for each record known good
+                (so that records that all fail start no store file); it should open the store once
+                and return the same one after. A store that cannot be opened is not a failure of
+                the record: its error is raised.
         """
         try:
             kind = not_a_view(table)
