@@ -272,6 +272,19 @@ def test_collations_that_do_not_fit_the_type_are_not_written(recorded):
     assert field_["metadata"] == {}
 
 
+def test_a_nested_fields_collation_is_checked_too():
+    """Spark keeps a struct field's collation in that field's own metadata."""
+    def recorded(field_type):
+        return json.dumps([["st", {"type": "struct", "fields": [
+            {"name": "f", "type": field_type, "nullable": True,
+             "metadata": {"__COLLATIONS": {"f": "spark.UTF8_LCASE"}}}]}, {}]])
+
+    good = fresh(columns=(Column("st", "struct<f: string>"),), properties={spark.FIELDS_KEY: recorded("string")})
+    assert _written_fields(good)[0]["type"]["fields"][0]["metadata"] == {"__COLLATIONS": {"f": "spark.UTF8_LCASE"}}
+    bad = fresh(columns=(Column("st", "struct<f: int>"),), properties={spark.FIELDS_KEY: recorded("integer")})
+    assert _written_fields(bad)[0]["type"]["fields"][0]["metadata"] == {}
+
+
 def test_a_collation_on_an_array_element_is_written_back():
     recorded = ('[["a",{"type":"array","elementType":"string","containsNull":true},'
                 '{"__COLLATIONS":{"a.element":"icu.UNICODE_CI"}}]]')

@@ -534,7 +534,7 @@ def _matched(recorded: list[Any], columns: tuple[Column, ...]) -> list[Any]:
 def _collations_fit(collations: Any, name: str, type_: Any) -> bool:
     """Whether Spark's ``__COLLATIONS`` map of a field fits its type: each path (``name``,
     ``name.element``, ``name.key``, ``name.value``...) reaches a string, each value names a provider."""
-    if not isinstance(collations, dict):
+    if not (isinstance(collations, dict) and isinstance(name, str)):
         return False
     steps = {"element": "elementType", "key": "keyType", "value": "valueType"}
     for path, collation in collations.items():
@@ -551,6 +551,23 @@ def _collations_fit(collations: Any, name: str, type_: Any) -> bool:
     return True
 
 
+def _nested_collations_fit(type_: Any) -> bool:
+    """Whether every struct field nested in ``type_`` has a ``__COLLATIONS`` map (Spark keeps a nested
+    field's in that field's own metadata) that fits the field's name and type."""
+    if not isinstance(type_, dict):
+        return True
+    if type_.get("type") == "struct":
+        for item in type_.get("fields") or []:
+            metadata = item.get("metadata") or {} if isinstance(item, dict) else {}
+            if COLLATIONS_KEY in metadata and not _collations_fit(metadata[COLLATIONS_KEY], item.get("name"),
+                                                                   item.get("type")):
+                return False
+            if isinstance(item, dict) and not _nested_collations_fit(item.get("type")):
+                return False
+        return True
+    return all(_nested_collations_fit(type_.get(key)) for key in ("elementType", "keyType", "valueType"))
+
+
 def _recorded_field(recorded: Any, column: Column, type_: Any, metadata: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """The recorded Spark type and metadata of a column (``[name, type, metadata]``) while they still
     mean its Iceberg type, with the column's comment and name as they are now (Spark keys a
@@ -560,7 +577,7 @@ def _recorded_field(recorded: Any, column: Column, type_: Any, metadata: dict[st
         return type_, metadata
     name, recorded_type, kept = recorded[0], recorded[1], dict(recorded[2])
     try:
-        if iceberg_type(recorded_type) != column.type:
+        if iceberg_type(recorded_type) != column.type or not _nested_collations_fit(recorded_type):
             return type_, metadata
         if CHAR_VARCHAR_KEY in kept:  # it becomes the column's type in sd.cols: it must be one
             spelled = kept[CHAR_VARCHAR_KEY]
