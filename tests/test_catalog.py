@@ -972,3 +972,18 @@ def test_a_path_that_is_not_utf8_is_a_validation_error(store, tmp_path, lone):
     else:  # the byte 0xff of a file name, which a file: URI spells %FF
         uri = store.export_hms("sales.daily", "iceberg", metadata_location=bad)["parameters"]["metadata_location"]
         assert uri.endswith("/lone%FF")
+
+
+def test_a_pathlike_is_checked_by_the_path_it_gives(tmp_path):
+    class Like:
+        def __init__(self, path):
+            self.path = path
+
+        def __fspath__(self):
+            return self.path
+
+    with ViewStore(Like(str(tmp_path / "ok.db"))) as store:
+        assert store.path == tmp_path / "ok.db"
+    for bad in (str(tmp_path / "a\udcff.db"), str(tmp_path / "a.db").encode(), 42):
+        with pytest.raises(ValidationError):
+            ViewStore(Like(bad))

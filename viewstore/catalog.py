@@ -264,13 +264,17 @@ def _basic_date(text: str) -> bool:
 
 
 def _path(value: Any, what: str) -> Path:
-    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+    try:
+        text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    except TypeError:  # an __fspath__ that returns neither text nor bytes
+        text = None
+    if not isinstance(text, str) or not text.strip():
         raise ValidationError(f"a {what} must be a path (text or os.PathLike), not {value!r}")
     try:
-        str(value).encode("utf-8")  # SQLite's file names, JSON and URIs are UTF-8
+        text.encode("utf-8")  # SQLite's file names, JSON and URIs are UTF-8
     except UnicodeError as e:  # a lone surrogate (one from bytes that are not UTF-8, too)
-        raise ValidationError(f"a {what} must be a path in UTF-8, not {str(value)!r} ({e})") from e
-    return Path(value)
+        raise ValidationError(f"a {what} must be a path in UTF-8, not {text!r} ({e})") from e
+    return Path(text)
 
 
 def _all_of(values: Any, kind: type, what: str) -> list[Any]:
