@@ -896,9 +896,18 @@ def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, sto
     # scripts and EXECUTE IMMEDIATE without view DDL still run
     assert sql(spark, store, "EXECUTE IMMEDIATE 'SELECT 41 + 1 AS n'").first().n == 42
     assert sql(spark, store, "BEGIN SELECT 7 AS n; END").first().n == 7
-    # a script may drop its own temporary view (and any view the store does not hold)
+    # a script may drop its own temporary view (and any view the store does not hold), and any
+    # global temporary one; a statement run once (not in a script) is judged by what it names
     sql(spark, store, "BEGIN CREATE TEMPORARY VIEW tv AS SELECT 1 AS x; DROP VIEW tv; END")
     assert not spark.catalog.tableExists("tv")
+    spark.sql("CREATE GLOBAL TEMPORARY VIEW v AS SELECT 1 AS x")
+    sql(spark, store, "BEGIN DROP VIEW IF EXISTS global_temp.v; END")
+    spark.sql("CREATE GLOBAL TEMPORARY VIEW v AS SELECT 1 AS x")
+    sql(spark, store, "EXECUTE IMMEDIATE 'DROP VIEW IF EXISTS global_temp.v'")
+    assert not spark.catalog.tableExists("global_temp.v")
+    with pytest.raises(ValidationError, match="view DDL"):  # a stored view's name, in a script: refused
+        sql(spark, store, "BEGIN CREATE TEMPORARY VIEW v AS SELECT 2 AS y; DROP VIEW v; END")
+    spark.catalog.dropTempView("v")
     # a name given as IDENTIFIER(variable) is known only when Spark runs the statement
     spark.sql(f"DECLARE OR REPLACE VARIABLE vs_test_name STRING DEFAULT '{ns}.v'")
     try:

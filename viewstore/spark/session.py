@@ -1349,38 +1349,45 @@ def _hidden_view_ddl(spark: SparkSession, store: ViewStore, plan: Any) -> str | 
 
     The plan tree is walked, exception handlers included; the statement of ``EXECUTE IMMEDIATE
     'text'`` is parsed as well. A statement held in a variable or built by an expression is not
-    known before it runs. A ``DROP VIEW`` counts when the store holds a view of that name in any
-    namespace (a script may drop its own temporary views, as ``sql()`` passes a DROP of another
-    view to Spark). A name given as ``IDENTIFIER(variable)`` is refused.
+    known before it runs. A ``DROP VIEW`` counts when it may drop a stored view: inside a script,
+    where a ``USE`` or a temporary view may change what a name means before it runs, when the
+    store holds a view of that name in any namespace (``global_temp`` names aside); outside one,
+    when the name is a stored view's. A script may drop its own temporary views under other names,
+    as ``sql()`` passes a DROP of another view to Spark. A name given as ``IDENTIFIER(variable)``
+    is refused.
     """
     parser = _jsession(spark).sessionState().sqlParser()
     stored_names = {ident[-1] for ident in store.list_views()}
-    stack = [plan]
+    stack = [(plan, False)]  # (node, inside a script)
     while stack:
-        node = stack.pop()
+        node, in_script = stack.pop()
         kind = node.getClass().getSimpleName()
         if kind == "DropView":
-            # the name is looked up before the script runs, and a USE or a temporary view in it may
-            # change what it means: a view name the store holds in any namespace counts
-            if _named(spark, node.child())[-1].lower() in stored_names:
+            name = _named(spark, node.child())
+            if in_script:
+                dropped = name[-1].lower() in stored_names and not (len(name) == 2 and name[0].lower() == "global_temp")
+            else:
+                dropped = _stored_target(spark, store, name) is not None
+            if dropped:
                 return kind
             continue
         if kind in _VIEW_DDL or (kind == "RenameTable" and node.isView()):
             return kind
         if kind == "CompoundBody":  # its exception handlers are not among its children
-            stack.extend(handler.body() for handler in _jlist(spark, node.handlers()))
+            in_script = True
+            stack.extend((handler.body(), True) for handler in _jlist(spark, node.handlers()))
         if kind == "UnresolvedExecuteImmediate":
             text = node.sqlStmtStr()
             if text.getClass().getSimpleName() == "Literal" and text.value() is not None:
                 try:
-                    stack.append(parser.parsePlan(str(text.value().toString())))
+                    stack.append((parser.parsePlan(str(text.value().toString())), in_script))
                 except _SPARK_ERRORS:
                     pass  # Spark reports it when the statement runs
             continue
         if kind == "SingleStatement":  # a statement of a script: its own children skip the statement
-            stack.append(node.parsedPlan())
+            stack.append((node.parsedPlan(), True))
             continue
-        stack.extend(_jlist(spark, node.children()))
+        stack.extend((child, in_script) for child in _jlist(spark, node.children()))
     return None
 
 
