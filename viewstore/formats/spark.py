@@ -95,9 +95,10 @@ EXPANDED_TEXT_KEY = reserved_key(NAME, "expanded-text")
 #: The digest of the SQL a record's ``view.query.out.*`` names were recorded with: the names are
 #: those of that query's output, so they are written back only while the SQL is unchanged.
 QUERY_OUT_SQL_KEY = reserved_key(NAME, "query-out-sql")
-#: The Spark type and field metadata of each column that the Iceberg type and the kept type string
-#: cannot give back (a collation, ``char(n)`` nested in a struct, metadata of Spark's own), as a
-#: JSON list with ``null`` for every other column; written back while the column's type is unchanged.
+#: The name, Spark type and field metadata of each column whose Iceberg type and kept type string
+#: cannot give them back (a collation, ``char(n)`` nested in a struct, metadata of Spark's own), as
+#: a JSON list of ``[name, type, metadata]`` with ``null`` for every other column; written back for
+#: the column of that name (or in that place, after a rename) while its Iceberg type is unchanged.
 FIELDS_KEY = reserved_key(NAME, "fields")
 
 _MARKER_PREFIXES = (SCHEMA, "view.catalogAndNamespace.", "view.query.out.", SQL_CONFIG_PREFIX)
