@@ -1370,8 +1370,7 @@ class ViewStore:
         """
         from .hms import prepare_import
 
-        prepared = prepare_import(table, identifier, metadata_file=metadata_file)
-        return self.import_view(prepared.identifier, **prepared.import_view_arguments())
+        return prepare_import(table, identifier, metadata_file=metadata_file).import_into(self)
 
     def export_hms(self, identifier: str | tuple[str, ...], engine: str, *,
                    metadata_location: str | Path | None = None) -> dict[str, Any]:

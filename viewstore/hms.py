@@ -74,6 +74,10 @@ class HmsImport:
                 "version_log": self.version_log, "current_version_id": self.current_version_id,
                 "properties": self.properties, "security_mode": self.security_mode, "view_uuid": self.view_uuid}
 
+    def import_into(self, store: Any) -> View:
+        """Record the view in ``store`` (a ViewStore) with one ``view.imported`` event; the View."""
+        return store.import_view(self.identifier, **self.import_view_arguments())
+
 
 def record_identifier(table: Mapping[str, Any] | Any) -> Identifier:
     """The record's ``(dbName, tableName)`` as a store identifier.
@@ -316,7 +320,7 @@ class HmsImportReport:
         if callable(store):
             store = store()
         try:
-            view = store.import_view(prepared.identifier, **prepared.import_view_arguments())
+            view = prepared.import_into(store)
         except ViewAlreadyExistsError as error:
             self.skipped.append(SkippedRecord(name, "exists", str(error)))
         except ViewStoreError as error:

@@ -108,8 +108,8 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
     if len(records) == 1:
         started = time.perf_counter()
         engine = detect(records[0])
-        prepare_import(records[0], identifier, metadata_file=metadata_file)  # a bad record starts no store
-        view = cli.store(create=True).import_hms(records[0], identifier, metadata_file=metadata_file)
+        prepared = prepare_import(records[0], identifier, metadata_file=metadata_file)  # a bad one starts no store
+        view = prepared.import_into(cli.store(create=True))
         report = HmsImportReport(seconds=time.perf_counter() - started)
         report.imported.append(_imported(view, engine))
         if as_json:
