@@ -48,7 +48,7 @@ from .base import (ViewDefinition, TypeTokens, bounded, chosen_engine_types, col
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "schema_json", "sql_configs",
            "query_output_columns", "recorded_query_columns", "schema_mode", "is_altered_hive_view", "iceberg_type",
            "engine_type", "SPARK_VERSION", "ALTERED_HIVE_VIEW_KEY", "EXPANDED_TEXT_KEY", "QUERY_COLUMN_NAMES",
-           "QUERY_OUT_SQL_KEY", "FIELDS_KEY", "SPARK_SCHEMA"]
+           "QUERY_OUT_SQL_KEY", "FIELDS_KEY", "SPARK_SCHEMA", "COLLATIONS_KEY", "renamed_collations"]
 
 NAME = "spark"
 
@@ -552,6 +552,13 @@ def _collations_fit(collations: Any, name: str, type_: Any) -> bool:
     return True
 
 
+def renamed_collations(collations: dict[str, str], old: str, new: str) -> dict[str, str]:
+    """A field's ``__COLLATIONS`` map for the field renamed from ``old`` to ``new``: Spark keys it by
+    the field's name (``old``, ``old.element``...)."""
+    return {new + key[len(old):] if key == old or key.startswith(old + ".") else key: collation
+            for key, collation in collations.items()}
+
+
 def _nested_collations_fit(type_: Any) -> bool:
     """Whether every struct field nested in ``type_`` has a ``__COLLATIONS`` map (Spark keeps a nested
     field's in that field's own metadata) that fits the field's name and type."""
@@ -592,7 +599,7 @@ def _recorded_field(recorded: Any, column: Column, type_: Any, metadata: dict[st
     if collations is not None:
         if not _collations_fit(collations, name, recorded_type):
             return type_, metadata
-        kept[COLLATIONS_KEY] = {column.name + key[len(name):]: v for key, v in collations.items()}
+        kept[COLLATIONS_KEY] = renamed_collations(collations, name, column.name)
     if column.comment is None:
         kept.pop("comment", None)
     else:

@@ -65,7 +65,7 @@ from sqlglot import exp
 
 from ..catalog import ViewChange, ViewStore
 from ..errors import NoSuchViewError, ValidationError, ViewAlreadyExistsError
-from ..formats.spark import QUERY_COLUMN_NAMES, recorded_query_columns
+from ..formats.spark import COLLATIONS_KEY, QUERY_COLUMN_NAMES, recorded_query_columns, renamed_collations
 from ..log import EVENT_COLUMNS
 from ..model import (RESERVED_PREFIX, Column, Identifier, SQLRepresentation, View, identifier_str, to_identifier,
                      to_namespace, validate_properties)
@@ -899,16 +899,14 @@ def _analyze_json(spark: SparkSession, query: str, context: str) -> dict[str, An
 def _view_schema(analyzed: dict[str, Any], columns: Sequence[Column]) -> dict[str, Any]:
     """Spark's schema JSON of a view: the query's (collations, metadata), with the view's column names and comments."""
     fields = []
-    for field, column in zip(analyzed["fields"], columns):
-        metadata = {k: v for k, v in (field.get("metadata") or {}).items() if k != "comment"}
+    for item, column in zip(analyzed["fields"], columns):
+        metadata = {k: v for k, v in (item.get("metadata") or {}).items() if k != "comment"}
         if column.comment is not None:
             metadata["comment"] = column.comment
-        old = field["name"]
-        collations = metadata.get("__COLLATIONS")  # keyed by the field's name (and paths below it)
-        if isinstance(collations, dict) and old != column.name:
-            metadata["__COLLATIONS"] = {(column.name + k[len(old):] if k == old or k.startswith(old + ".") else k): v
-                                        for k, v in collations.items()}
-        fields.append({**field, "name": column.name, "metadata": metadata})
+        collations = metadata.get(COLLATIONS_KEY)  # keyed by the field's name (and paths below it)
+        if isinstance(collations, dict):
+            metadata[COLLATIONS_KEY] = renamed_collations(collations, item["name"], column.name)
+        fields.append({**item, "name": column.name, "metadata": metadata})
     return {**analyzed, "fields": fields}
 
 
