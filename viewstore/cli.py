@@ -105,7 +105,8 @@ class _Group(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in _LAZY_COMMANDS:
-            module, _, attr = _LAZY_COMMANDS[name][0].partition(":")
+            target, _, _ = _LAZY_COMMANDS[name]
+            module, _, attr = target.partition(":")
             try:
                 return getattr(importlib.import_module(module), attr)
             except ImportError as e:
@@ -116,9 +117,9 @@ class _Group(click.Group):
         rows = []
         limit = formatter.width - 6 - max(len(name) for name in self.list_commands(ctx))
         for name in self.list_commands(ctx):
-            lazy = _LAZY_COMMANDS.get(name)
-            if lazy is not None and (lazy[1] is None or _installed(lazy[1])):
-                rows.append((name, lazy[2]))
+            _, needs, short_help = _LAZY_COMMANDS.get(name, (None, None, None))
+            if short_help is not None and (needs is None or _installed(needs)):
+                rows.append((name, short_help))
             else:
                 command = self.get_command(ctx, name)
                 if command is not None and not command.hidden:
