@@ -146,6 +146,23 @@ def test_replace_merges_properties_and_comment_changes_are_not_versions(store):
     assert exact.properties == {"b": "2"}
 
 
+def test_replace_keeps_the_security_mode_unless_it_is_given(store):
+    make(store, security_mode="INVOKER")
+    other = SQLRepresentation("spark", "SELECT day, 1 AS orders FROM orders")
+    same = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales")
+    assert same.security_mode == "INVOKER" and same.stream_version == 1  # nothing to change: nothing written
+    view = store.replace_view("sales.daily", columns=COLS, representations=[other], default_namespace="sales",
+                              replace_properties=True)
+    assert view.security_mode == "INVOKER" and view.current_version_id == 2  # new SQL, still the invoker's rights
+    assert store.history("sales.daily")[-1].security_mode is None
+    view = store.replace_view("sales.daily", columns=COLS, representations=[other], default_namespace="sales",
+                              security_mode="definer")
+    assert view.security_mode == "DEFINER" and store.history("sales.daily")[-1].security_mode == "DEFINER"
+    assert view.current_version_id == 2  # the mode alone changed: no new version
+    fresh = store.replace_view("sales.new", columns=COLS, representations=[SPARK], default_namespace="sales")
+    assert fresh.security_mode == "DEFINER"  # a view the replace creates
+
+
 def test_alter_batch_is_one_commit_with_one_version(store):
     make(store)
     view = store.alter_view("sales.daily",

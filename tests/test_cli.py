@@ -49,6 +49,16 @@ def test_create_show_json(run):
     assert "s.v" in text and "SELECT 1 AS x" in text
 
 
+def test_replace_keeps_the_security_mode_unless_it_is_given(run):
+    create(run, "s.v", "--security-mode", "invoker")
+    run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")
+    assert json.loads(run("show", "s.v", "--json"))["security_mode"] == "INVOKER"
+    run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int", "--security-mode", "definer")
+    assert json.loads(run("show", "s.v", "--json"))["security_mode"] == "DEFINER"
+    create(run, "s.w")
+    assert json.loads(run("show", "s.w", "--json"))["security_mode"] == "DEFINER"
+
+
 def test_sql_file_nested_column_types_and_list(run, tmp_path):
     sql = tmp_path / "q.sql"
     sql.write_text("SELECT named_struct('a', 1) AS s\n")

@@ -172,6 +172,7 @@ def check_definition(columns: Any, representations: Any, default_namespace: Any,
                      summary: Any = None) -> dict[str, Any]:
     """The parts of a view definition as :meth:`ViewStore.create_view` and ``replace_view`` take
     them, checked and normalised without a store (the CLI checks its input before it starts a file).
+    A ``security_mode`` of None stays None: a replace keeps the view's mode.
 
     Raises:
         ValidationError: a bad column, type, representation, dialect, namespace, property, ...
@@ -186,7 +187,8 @@ def check_definition(columns: Any, representations: Any, default_namespace: Any,
     return {"columns": _columns(columns), "representations": _representations(representations),
             "default_namespace": _default_namespace(default_namespace), "default_catalog": default_catalog,
             "properties": props, "comment_given": comment is not None,
-            "security_mode": _security_mode(security_mode), "summary": _summary(summary)}
+            "security_mode": None if security_mode is None else _security_mode(security_mode),
+            "summary": _summary(summary)}
 
 
 def to_epoch_ms(value: Any, what: str = "time") -> int:
@@ -887,7 +889,7 @@ class ViewStore:
         """
         ident = to_identifier(identifier)
         definition = self._definition(columns, representations, default_namespace, default_catalog, comment,
-                                      properties, security_mode, summary)
+                                      properties, _security_mode(security_mode), summary)
 
         def decide() -> _Plan:
             if self._live_state(ident) is not None:
@@ -912,11 +914,11 @@ class ViewStore:
                                 d["default_namespace"], d["summary"])
         plan.add(ViewCreated, version=version, current_version_id=1,
                  log_entry={"timestamp_ms": plan.now, "version_id": 1}, properties=d["properties"],
-                 security_mode=d["security_mode"])
+                 security_mode=d["security_mode"] or "DEFINER")
 
     def replace_view(self, identifier: str | tuple[str, ...], *, columns: Sequence[Any], representations: Any,
                      default_namespace: Any, default_catalog: str | None = None, comment: str | None = None,
-                     properties: dict[str, str] | None = None, security_mode: str = "DEFINER",
+                     properties: dict[str, str] | None = None, security_mode: str | None = None,
                      summary: dict[str, str] | None = None, expected_version: int | None = None,
                      replace_properties: bool = False) -> View:
         """CREATE OR REPLACE: create the view, or make this definition its current version.
@@ -925,6 +927,9 @@ class ViewStore:
         Given properties are merged into the view's (Iceberg's rule); a given comment replaces the old.
         With ``replace_properties=True`` the given properties and comment become the view's whole
         property map instead (SQL's CREATE OR REPLACE): others are removed.
+        The security mode changes only when ``security_mode`` is given: left out (None), the view
+        keeps its own (a view created by this call is ``DEFINER``), so replacing the SQL of an
+        ``INVOKER`` view never makes it run with its definer's rights.
         A replace may not drop a dialect of the current version unless the view property
         ``replace.drop-dialect.allowed`` is ``true``.
 
@@ -955,7 +960,8 @@ class ViewStore:
                     f"alter_view: ViewChange.remove_representation, --remove-representation)")
             change = self._version_change(plan, state, d["columns"], d["representations"], d["default_catalog"],
                                           d["default_namespace"], d["summary"])
-            security = d["security_mode"] if d["security_mode"] != state.security_mode else None
+            wanted = d["security_mode"]
+            security = wanted if wanted is not None and wanted != state.security_mode else None
             if change is not None or security is not None:
                 fields = change or {}
                 plan.add(ViewReplaced, **fields, security_mode=security)

@@ -439,7 +439,7 @@ def _definition_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--comment", help="The view comment (create: '' for none; replace: merged, '' keeps it)."),
         click.option("--property", "properties", multiple=True, metavar="KEY=VALUE", help="Repeatable."),
         click.option("--security-mode", type=click.Choice(["DEFINER", "INVOKER"], case_sensitive=False),
-                     default="DEFINER", show_default=True),
+                     help="How the view runs (create: DEFINER when left out; replace: the view's own is kept)."),
         click.option("--summary", "summary", multiple=True, metavar="KEY=VALUE",
                      help="Version summary entries, e.g. engine-name=spark (repeatable)."),
         click.option("--json", "as_json", is_flag=True, help="Print the view as JSON."),
@@ -451,7 +451,7 @@ def _definition_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _definition(identifier: str, dialect: str, sql: str | None, sql_file: Any, extra_reps: tuple[Any, ...],
                 columns: tuple[str, ...], default_namespace: str | None, default_catalog: str | None,
-                comment: str | None, properties: tuple[str, ...], security_mode: str,
+                comment: str | None, properties: tuple[str, ...], security_mode: str | None,
                 summary: tuple[str, ...]) -> dict[str, Any]:
     if sql is not None and sql_file is not None:
         raise ViewStoreError("give --sql or --sql-file, not both")
@@ -469,7 +469,7 @@ def _definition(identifier: str, dialect: str, sql: str | None, sql_file: Any, e
     return {"columns": [_parse_column(c) for c in columns], "representations": reps,
             "default_namespace": namespace, "default_catalog": default_catalog, "comment": comment or None,
             "properties": dict(_parse_kv(p, "--property") for p in properties),
-            "security_mode": security_mode.upper(),
+            "security_mode": security_mode.upper() if security_mode is not None else None,
             "summary": dict(_parse_kv(s, "--summary") for s in summary)}
 
 
@@ -510,6 +510,7 @@ def create(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> N
             --column day:date --column "n:bigint:orders that day"
     """
     definition = _checked(identifier, options)
+    definition["security_mode"] = definition["security_mode"] or "DEFINER"
     view = cli.store(create=True).create_view(identifier, **definition)
     _show_result(cli, view, as_json, "created")
 
@@ -527,10 +528,10 @@ def replace(cli: CliContext, identifier: str, as_json: bool, replace_properties:
 
     The query's definition is given whole: every column and representation again (no --column
     means no columns; leaving out a dialect the view has is refused unless its
-    replace.drop-dialect.allowed property is true), and --default-namespace and --security-mode
-    go back to their defaults when left out. --comment and --property are merged into the view's
-    (Iceberg's rule; '' keeps the comment); with --replace-properties they become its whole
-    property map, and a comment left out is removed.
+    replace.drop-dialect.allowed property is true), and --default-namespace goes back to its
+    default when left out. --security-mode left out keeps the view's mode. --comment and --property
+    are merged into the view's (Iceberg's rule; '' keeps the comment); with --replace-properties
+    they become its whole property map, and a comment left out is removed.
 
     Example:
 

@@ -319,6 +319,7 @@ OTHER_ARGUMENTS = {
 @given(data=st.data(), argument=st.sampled_from(sorted(OTHER_ARGUMENTS)), call=st.sampled_from(["create", "replace"]))
 def test_malformed_view_arguments(store, data, argument, call):
     value = data.draw(OTHER_ARGUMENTS[argument])
+    assume(not (call == "replace" and argument == "security_mode" and value is None))  # None: keep the view's
     kwargs: dict[str, Any] = {"columns": COLUMNS, "representations": REPS, "default_namespace": "fuzz", argument: value}
     target = store.create_view if call == "create" else store.replace_view
     refused(store, "argument", lambda: target("fuzz.args" if call == "create" else "fuzz.base", **kwargs))

@@ -358,6 +358,14 @@ def test_sql_replace_alter_properties_rename_drop(spark, store, data, ns):
                      "view.properties_removed", "view.renamed", "view.dropped"]
 
 
+def test_sql_and_create_view_replacing_keep_the_security_mode(spark, store, ns):
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, security_mode="INVOKER")
+    view = sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.v AS SELECT 2 AS x")
+    assert view.current_version_id == 2 and view.security_mode == "INVOKER"
+    view = create_view(spark, store, f"{ns}.v", "SELECT 3 AS x", replace=True)
+    assert view.current_version_id == 3 and view.security_mode == "INVOKER"
+
+
 def test_sql_bad_create_stores_nothing_and_leaves_the_session_alone(spark, store, data, ns):
     spark.sql(f"CREATE DATABASE {ns}")
     spark.sql(f"CREATE TABLE {ns}.taken (x INT) USING parquet")

@@ -816,12 +816,11 @@ class _Definition:
             raise _spark_error(e, f"Spark cannot create view {identifier_str(self.identifier)}") from e
         return before
 
-    def write(self, store: ViewStore, *, replace: bool, replace_properties: bool,
-              security_mode: str = "DEFINER") -> View:
+    def write(self, store: ViewStore, *, replace: bool, replace_properties: bool) -> View:
+        """Create the view, or replace it (keeping its security mode, which Spark cannot express)."""
         args = dict(columns=self.columns, representations=self.representations(),
                     default_namespace=list(self.default_namespace), default_catalog=self.default_catalog,
-                    comment=self.comment, properties=self.properties, security_mode=security_mode,
-                    summary=self.summary)
+                    comment=self.comment, properties=self.properties, summary=self.summary)
         if replace:
             return store.replace_view(self.identifier, replace_properties=replace_properties, **args)
         return store.create_view(self.identifier, **args)
@@ -1124,14 +1123,12 @@ def _ddl_create(spark: SparkSession, store: ViewStore, plan: Any, statement: str
         return _passthrough(spark, statement)
     or_replace, if_not_exists = bool(plan.replace()), bool(plan.allowExisting())
     mode = " ".join(str(plan.viewSchemaMode().toString()).upper().split())
-    security_mode = "DEFINER"
     if store.view_exists(ident):
         if if_not_exists:
             _sync(spark, store, ident)
             return store.load_view(ident)
         if not or_replace:
             raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
-        security_mode = store.load_view(ident).security_mode
     elif not or_replace:
         held = _session_object(spark, ident)
         if held is not None:  # a view or table of the session that the store does not hold: as in Spark
@@ -1145,7 +1142,7 @@ def _ddl_create(spark: SparkSession, store: ViewStore, plan: Any, statement: str
                           schema_mode=mode if mode in _SCHEMA_MODES else None)
     before = definition.mirror(spark)
     try:
-        return definition.write(store, replace=or_replace, replace_properties=True, security_mode=security_mode)
+        return definition.write(store, replace=or_replace, replace_properties=True)
     except BaseException:
         before.restore()
         raise
