@@ -57,6 +57,17 @@ def test_multi_level_namespace_and_list(store):
     assert store.list_namespaces() == [("a",), ("a", "b")]
 
 
+def test_list_namespaces_follows_drops_and_renames_in_sqlite_order(store):
+    for ident in ("a.v", "a.b.v", "a_b.v", "ab.v", "B.v", "a.b.c.v", "z.gone"):
+        make(store, ident)
+    store.drop_view("z.gone")
+    store.rename_view("ab.v", "y.v")
+    assert store.list_namespaces() == [("a",), ("a", "b"), ("a", "b", "c"), ("a_b",), ("b",), ("y",)]
+    for ident in store.list_views("a.b"):
+        store.drop_view(ident)
+    assert ("a", "b") not in store.list_namespaces() and ("a", "b", "c") in store.list_namespaces()
+
+
 def test_replace_makes_versions_and_reuses_identical_ones(store):
     make(store)
     v2 = store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 2")],

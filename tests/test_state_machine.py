@@ -74,6 +74,11 @@ class StoreMachine(RuleBasedStateMachine):
             assert versions == list(range(1, len(versions) + 1))
 
     @invariant()
+    def namespaces_are_those_of_the_live_views(self):
+        assert self.store.list_namespaces() == sorted({ident[:-1] for ident in self.store.list_views()},
+                                                      key=".".join)
+
+    @invariant()
     def exports_agree_with_load_view(self):
         for ident in self.store.list_views():
             view = self.store.load_view(ident)

@@ -458,6 +458,14 @@ _INSERT_SNAPSHOT = _insert("view_snapshots", "INSERT OR REPLACE")
 _UPDATE_VIEW = ("UPDATE views SET stream_version = ?, current_version_id = ?, properties = ?, security_mode = ?, "
                 "modifier = ?, modified_at = ?, last_position = ? WHERE view_id = ?")
 _SELECT_STATE = f"SELECT {', '.join(_STATE_COLUMNS)} FROM views"
+# The namespaces of live views, sorted, by a loose index scan of ``views_by_namespace``: each step
+# seeks the next namespace after the one before, where DISTINCT would read every live view.
+_LIVE_NAMESPACES = """WITH RECURSIVE ns(namespace) AS (
+    SELECT (SELECT min(namespace) FROM views WHERE live = 1)
+    UNION ALL
+    SELECT (SELECT min(v.namespace) FROM views AS v WHERE v.live = 1 AND v.namespace > ns.namespace)
+    FROM ns WHERE ns.namespace IS NOT NULL)
+SELECT namespace FROM ns WHERE namespace IS NOT NULL"""
 
 
 @dataclass(slots=True)
@@ -667,10 +675,11 @@ class Projections:
         return [levels + row for row in rows]
 
     def namespaces(self) -> list[tuple[str, ...]]:
+        """The namespaces of live views, sorted: one index seek per namespace (a loose index scan of
+        ``views_by_namespace``), so the time grows with the namespaces, not with the views."""
         try:
-            return [tuple(r[0].split(".")) for r in
-                    self.conn.execute("SELECT DISTINCT namespace FROM views WHERE live = 1 ORDER BY namespace")]
-        except AttributeError as e:
+            return [tuple(r[0].split(".")) for r in self.conn.execute(_LIVE_NAMESPACES)]
+        except (AttributeError, TypeError) as e:
             raise _damaged("a namespace in views", e) from e
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
