@@ -119,13 +119,15 @@ def test_a_schema_1_database_is_upgraded_in_place(tmp_path):
         CREATE TABLE projection (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
         INSERT INTO projection VALUES ('views', 1);
         UPDATE meta SET value = '1' WHERE key = 'schema_version';
+        DELETE FROM meta WHERE key = 'store_id';
     """)
     conn.close()
     with ViewStore(path, actor="me") as store:
         objects = {name for (name,) in store._conn.execute("SELECT name FROM sqlite_master")}
         assert {"events_by_time", "events_by_identifier", "projection"}.isdisjoint(objects)
         assert {"events_by_actor", "events_naming"} <= objects
-        assert store._conn.execute("SELECT value FROM meta").fetchall() == [("2",)]
+        meta = dict(store._conn.execute("SELECT key, value FROM meta"))
+        assert meta == {"schema_version": "2", "store_id": store.store_id}  # the upgrade's write made the id
         view = store.alter_view("a.v", ViewChange.update_comment("after the upgrade"))
         assert view.comment == "after the upgrade" and store.event_count() == 2
         live = store.projection_dump()

@@ -30,7 +30,7 @@ from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, Validat
 from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, RepresentationAdded,
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)
-from .log import EventLog, connect, read_only_query, snapshot, transaction
+from .log import EventLog, connect, make_store_id, read_only_query, read_store_id, snapshot, transaction
 from .model import (Column, Identifier, SQLRepresentation, VersionLogEntry, View, ViewVersion, check_unicode,
                     identifier_str, normalize_name, to_identifier, to_namespace, validate_properties,
                     validate_property_key, validate_property_value)
@@ -411,6 +411,7 @@ class ViewStore:
         self._data_version = self._log.data_version()
         self._repairs = self._projections.repairs()
         self._version_models: dict[tuple[str, int], ViewVersion] = {}
+        self._store_id: str | None = None  # read (or made) when first asked for
         self._closed = False
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -751,6 +752,37 @@ class ViewStore:
         """How many events the log holds."""
         with self._reading():
             return self._log.count()
+
+    @property
+    def store_id(self) -> str:
+        """A UUID naming this store, kept in its file (the ``meta`` table); it never changes.
+
+        It tells which store made something outside the file: ``viewstore.spark.register_views``
+        writes it into each session copy it makes, and prunes only copies carrying it. A new file
+        gets its id when it is created. A file made by a release before store ids gets one the
+        first time it is asked for, in a short write transaction (opening such a file writes
+        nothing); several processes asking at once agree on one. A copy of the file (``cp``, a
+        restored backup) carries the same id, and so counts as the same store.
+
+        Raises:
+            ConcurrencyError: the file had no id yet and stayed locked by another writer (``busy``).
+            CorruptLogError: the stored id is not a UUID.
+            ViewStoreError: the store is closed; or the file had no id yet and cannot be written,
+                or this is asked inside another call of this store (a signal receiver).
+        """
+        if self._store_id is not None:
+            return self._store_id
+        with self._lock:
+            with self._reading():
+                found = read_store_id(self._conn)
+            if found is None:
+                if self._conn.in_transaction:
+                    raise ViewStoreError(f"{self.path} has no store id yet, and one cannot be made inside "
+                                         "another call of this store (a signal receiver?)")
+                with self._write_transaction():
+                    found = make_store_id(self._conn)
+            self._store_id = found
+            return found
 
     # -- writing ----------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import os
 import re
 import sqlite3
 import time
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -20,7 +21,8 @@ import orjson
 from .errors import ConcurrencyError, CorruptLogError, ValidationError, ViewStoreError
 from .events import Event, decode_event
 
-__all__ = ["connect", "transaction", "snapshot", "EventLog", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps", "loads"]
+__all__ = ["connect", "transaction", "snapshot", "EventLog", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps", "loads",
+           "read_store_id", "make_store_id"]
 
 SCHEMA_VERSION = 2
 
@@ -37,6 +39,12 @@ NAMING_TYPES = "('view.created', 'view.imported', 'view.renamed')"
 # ``position`` is the rowid: the triggers refuse deletes, so a position is never handed out twice
 # and AUTOINCREMENT (another page per commit, in sqlite_sequence) would add nothing.
 _META_DDL = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+
+# The store's id: a UUID naming this store (the file and its copies), kept in ``meta``. It is a row,
+# not a schema change (an earlier release opens a file that has it). Files made before it existed
+# lack it until something makes it: an open that runs the DDL anyway, or the first make_store_id.
+_STORE_ID = "SELECT value FROM meta WHERE key = 'store_id'"
+_MAKE_STORE_ID = "INSERT INTO meta (key, value) VALUES ('store_id', ?) ON CONFLICT (key) DO NOTHING"
 
 _LOG_DDL = f"""
 CREATE TABLE IF NOT EXISTS events (
@@ -126,6 +134,7 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
             if row is None or int(row[0]) < SCHEMA_VERSION:  # new, or upgraded by the DDL just run
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
                              (str(SCHEMA_VERSION),))
+            conn.execute(_MAKE_STORE_ID, (str(uuid.uuid4()),))  # the write lock is held anyway
     except sqlite3.DatabaseError as e:
         conn.close()
         folder = os.path.dirname(os.path.abspath(path))
@@ -136,6 +145,32 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         conn.close()
         raise
     return conn
+
+
+def read_store_id(conn: sqlite3.Connection) -> str | None:
+    """The store's id (a UUID, as text), or None when the file has none yet.
+
+    Raises:
+        CorruptLogError: the stored id is not a UUID (the file was changed behind the library's back).
+    """
+    row = conn.execute(_STORE_ID).fetchone()
+    if row is None:
+        return None
+    try:
+        return str(uuid.UUID(row[0]))
+    except (ValueError, TypeError, AttributeError) as e:
+        raise CorruptLogError(f"the store id in the meta table is not a UUID: {row[0]!r}") from e
+
+
+def make_store_id(conn: sqlite3.Connection) -> str:
+    """Inside the caller's write transaction: the store's id, made now if the file has none.
+
+    Several processes may do this at once: the first commit's id wins, and the others read it.
+    """
+    conn.execute(_MAKE_STORE_ID, (str(uuid.uuid4()),))
+    found = read_store_id(conn)
+    assert found is not None
+    return found
 
 
 def _has_schema_version(conn: sqlite3.Connection, tables: list[str]) -> bool:

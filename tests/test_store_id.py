@@ -1,0 +1,138 @@
+"""A store's id: made with a new file, or when first asked for in a file made before ids existed."""
+
+import multiprocessing as mp
+import sqlite3
+import time
+import uuid
+
+import pytest
+
+from viewstore import ConcurrencyError, CorruptLogError, ViewStore, ViewStoreError, signals
+
+
+def _make(path):
+    with ViewStore(path, actor="me") as store:
+        store.create_view("a.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="a")
+
+
+def _meta(path):
+    conn = sqlite3.connect(path)
+    try:
+        return dict(conn.execute("SELECT key, value FROM meta"))
+    finally:
+        conn.close()
+
+
+def _as_before_ids(path):
+    """The file as a release before store ids left it: its meta holds the schema version only."""
+    conn = sqlite3.connect(path)
+    conn.execute("DELETE FROM meta WHERE key = 'store_id'")
+    conn.commit()
+    conn.close()
+    assert _meta(path) == {"schema_version": "2"}
+
+
+def test_a_new_store_has_its_own_id_for_good(tmp_path):
+    _make(tmp_path / "one.db")
+    _make(tmp_path / "two.db")
+    first = _meta(tmp_path / "one.db")["store_id"]
+    assert str(uuid.UUID(first)) == first and first != _meta(tmp_path / "two.db")["store_id"]
+    with ViewStore(tmp_path / "one.db") as store, ViewStore(tmp_path / "one.db") as again:
+        assert store.store_id == again.store_id == first
+
+
+def test_a_file_without_an_id_opens_without_writing_and_gets_one_when_asked(tmp_path, monkeypatch):
+    import viewstore.log as log_module
+
+    monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 200)
+    path = tmp_path / "old.db"
+    _make(path)
+    _as_before_ids(path)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process writing: an open must not wait for it
+    try:
+        start = time.monotonic()
+        store = ViewStore(path, actor="reader")
+        assert store.load_view("a.v").stream_version == 1 and time.monotonic() - start < 0.15
+        with pytest.raises(ConcurrencyError) as info:  # making the id is a write: it waits, then says so
+            store.store_id
+        assert info.value.busy
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "store_id" not in _meta(path)  # opening and reading wrote nothing
+    made = store.store_id
+    assert _meta(path)["store_id"] == made and str(uuid.UUID(made)) == made
+    store.close()
+    with ViewStore(path) as again:
+        assert again.store_id == made
+
+
+def test_two_stores_on_an_old_file_agree_on_its_id(tmp_path):
+    path = tmp_path / "old.db"
+    _make(path)
+    _as_before_ids(path)
+    with ViewStore(path) as first, ViewStore(path) as second:
+        assert first.store_id == second.store_id  # the second finds the first's id and keeps it
+
+
+def _ask_for_the_id(path, barrier, queue):
+    barrier.wait()
+    with ViewStore(path, actor="worker") as store:
+        barrier.wait()
+        queue.put(store.store_id)
+
+
+def test_processes_opening_an_old_file_at_once_agree_on_its_id(tmp_path):
+    path = tmp_path / "old.db"
+    _make(path)
+    _as_before_ids(path)
+    ctx = mp.get_context("spawn")
+    workers = 4
+    barrier, queue = ctx.Barrier(workers), ctx.Queue()
+    procs = [ctx.Process(target=_ask_for_the_id, args=(str(path), barrier, queue)) for _ in range(workers)]
+    for p in procs:
+        p.start()
+    ids = [queue.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    assert len(set(ids)) == 1 and _meta(path)["store_id"] == ids[0]
+
+
+def test_a_damaged_id_is_a_corrupt_log_error(tmp_path):
+    path = tmp_path / "x.db"
+    _make(path)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value = 'not a uuid' WHERE key = 'store_id'")
+    conn.commit()
+    conn.close()
+    with ViewStore(path) as store:
+        assert store.load_view("a.v").stream_version == 1  # the rest of the store reads as before
+        with pytest.raises(CorruptLogError, match="not a UUID"):
+            store.store_id
+
+
+def test_the_id_is_not_made_inside_another_call_of_the_store(tmp_path):
+    path = tmp_path / "old.db"
+    _make(path)
+    _as_before_ids(path)
+    seen = []
+
+    def receiver(sender, events):
+        try:
+            sender.store_id
+        except ViewStoreError as e:
+            seen.append(str(e))
+
+    with ViewStore(path, actor="me") as store:
+        signals.before_commit.connect(receiver)
+        try:
+            store.drop_view("a.v")
+        finally:
+            signals.before_commit.disconnect(receiver)
+        assert seen and "signal receiver" in seen[0]
+        assert "store_id" not in _meta(path)
+        assert store.store_id == _meta(path)["store_id"]  # outside a call it is made as usual
+
