@@ -964,6 +964,25 @@ def test_a_view_without_recorded_configs_keeps_the_fingerprint_earlier_releases_
     assert with_configs != fingerprint  # views recorded under other configs are copied again
 
 
+def test_the_store_id_leaves_the_fingerprints_of_the_release_before_store_ids_as_they_were():
+    """The values below are what the release before store ids computed for these definitions: a copy it
+    made is still found unchanged by register_views, which then only adds the store's id to it."""
+    from viewstore.spark.session import FINGERPRINT, STORE, _create_statement
+
+    target = ("spark_catalog", ("sales",))
+    args = (("sales", "v"), "SELECT 1 AS x", [Column("x", "int", "the x")], "c",
+            {"k": "1", "owner": "o", "comment": "c"}, target)
+    store_id = str(uuid.uuid4())
+    statement, fingerprint = _create_statement(*args, store_id=store_id)
+    assert fingerprint == _create_statement(*args)[1] == "02dcc1d8577e2b153b66fbf4d37e2c6e"
+    assert f"'{FINGERPRINT}' = '{fingerprint}'" in statement and f"'{STORE}' = '{store_id}'" in statement
+    configured = _create_statement(*args, "BINDING", {"spark.sql.session.timeZone": "UTC"}, store_id)[1]
+    assert configured == "fcb9db4347cae7e0dca25ea0ab211ecb"
+    # a stored property of that name (a view imported from a copy) neither reaches the copy nor counts
+    forged = _create_statement(*args[:4], {**args[4], STORE: "forged"}, target, store_id=store_id)
+    assert forged == (statement, fingerprint)
+
+
 def test_sql_alter_view_with_schema_from_another_database_and_time_zone_keeps_the_views_own(spark, store, ns):
     """Spark's ALTER VIEW ... WITH SCHEMA captures the current namespace and SQL configs again; the
     session copy keeps the view's own (the store's), whatever the driver's are at the time."""

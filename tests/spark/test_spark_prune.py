@@ -1,0 +1,263 @@
+"""register_views(prune=True) against the real Hive-enabled test session (an embedded Derby metastore).
+
+Each test makes its own stores (SQLite files, each with its own id) and its own databases; the
+metastore is shared with the rest of the run, so pruning every database also meets other tests'
+copies, made by other stores, which must survive.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from viewstore import Column, SQLRepresentation, ValidationError, ViewChange, ViewStore
+from viewstore.spark import register_views
+from viewstore.spark.session import FINGERPRINT, STORE
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def databases(spark):
+    """Makes fresh database names (not the databases: register_views creates them); drops them afterwards."""
+    made = []
+
+    def make() -> str:
+        made.append("t" + uuid.uuid4().hex[:10])
+        return made[-1]
+
+    yield make
+    spark.catalog.setCurrentDatabase("default")
+    for db in made:
+        spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+@pytest.fixture
+def stores(tmp_path):
+    """Makes stores, each on a SQLite file of its own; closes them afterwards."""
+    made = []
+
+    def make(name: str) -> ViewStore:
+        made.append(ViewStore(tmp_path / f"{name}.db", catalog="prod", actor=name))
+        return made[-1]
+
+    yield make
+    for store in made:
+        store.close()
+
+
+def _view(store, ident, sql="SELECT 1 AS x", columns=(Column("x", "int"),)):
+    return store.create_view(ident, columns=list(columns), representations=[SQLRepresentation("spark", sql)],
+                             default_namespace=ident.split(".")[0])
+
+
+def _objects(spark, db):
+    """What the session catalog (the metastore) holds in the database: name -> (table type, store id or None)."""
+    external = spark._jsparkSession.sharedState().externalCatalog()
+    found = {}
+    for row in spark.sql(f"SHOW TABLES IN {db}").collect():
+        if row.isTemporary:
+            continue
+        table = external.getTable(db, row.tableName)
+        store = table.properties().get(STORE)
+        found[row.tableName] = (str(table.tableType().name()).lower(), str(store.get()) if store.isDefined() else None)
+    return found
+
+
+def test_prune_drops_only_this_stores_copies_of_views_it_no_longer_holds(spark, stores, databases):
+    db = databases()
+    mine, other = stores("mine"), stores("other")
+    assert mine.store_id != other.store_id
+    for name in ("keep", "gone", "old", "taken", "legacy"):
+        _view(mine, f"{db}.{name}")
+    assert register_views(spark, mine, db).registered == [f"{db}.{n}" for n in ("gone", "keep", "legacy", "old",
+                                                                                 "taken")]
+    _view(other, f"{db}.taken", "SELECT 2 AS x")  # the other store takes the name over in the metastore
+    _view(other, f"{db}.theirs")
+    assert register_views(spark, other, db).registered == [f"{db}.taken", f"{db}.theirs"]
+    spark.sql(f"CREATE VIEW {db}.by_hand AS SELECT 3 AS x")  # made by a person
+    spark.sql(f"CREATE TABLE {db}.facts (x INT) USING parquet")
+    spark.sql(f"ALTER VIEW {db}.legacy UNSET TBLPROPERTIES ('{STORE}')")  # as a release before store ids left it
+    for name in ("gone", "taken", "legacy"):
+        mine.drop_view(f"{db}.{name}")
+    mine.rename_view(f"{db}.old", f"{db}.new")
+
+    report = register_views(spark, mine, db)  # without prune nothing is dropped
+    assert report.ok and report.pruned == [] and report.registered == [f"{db}.keep", f"{db}.new"]
+    assert {"gone", "old", "legacy", "taken"} <= set(_objects(spark, db))
+
+    report = register_views(spark, mine, db, prune=True)
+    assert report.ok, report.failed
+    assert report.pruned == [f"{db}.gone", f"{db}.old"]
+    assert report.registered == [f"{db}.keep", f"{db}.new"] and report.unchanged == report.registered
+    assert _objects(spark, db) == {
+        "keep": ("view", mine.store_id), "new": ("view", mine.store_id),
+        "taken": ("view", other.store_id), "theirs": ("view", other.store_id),  # another store's copies
+        "legacy": ("view", None), "by_hand": ("view", None), "facts": ("managed", None)}
+    assert spark.sql(f"SELECT x FROM {db}.taken").first().x == 2
+    assert f"pruned 2" in str(report) and report.to_dict()["pruned"] == [f"{db}.gone", f"{db}.old"]
+    # nothing left to prune: a second run drops nothing
+    again = register_views(spark, mine, db, prune=True)
+    assert again.pruned == [] and again.unchanged == [f"{db}.keep", f"{db}.new"]
+
+
+def test_prune_searches_the_namespace_given_or_every_database(spark, stores, databases):
+    first, second = databases(), databases()
+    mine, other = stores("mine"), stores("other")
+    for db in (first, second):
+        _view(mine, f"{db}.v")
+        _view(mine, f"{db}.w")
+    _view(other, f"{first}.o")
+    assert register_views(spark, mine).ok and register_views(spark, other).ok
+    for db in (first, second):
+        mine.drop_view(f"{db}.v")
+    assert register_views(spark, mine, first, prune=True).pruned == [f"{first}.v"]
+    assert "v" in _objects(spark, second)  # outside the namespace given
+    mine.drop_view(f"{first}.w")
+    mine.drop_view(f"{second}.w")
+    # the store holds no view now: every database of the session catalog is searched all the same
+    report = register_views(spark, mine, prune=True)
+    assert report.registered == [] and report.pruned == sorted([f"{first}.w", f"{second}.v", f"{second}.w"])
+    assert _objects(spark, first) == {"o": ("view", other.store_id)} and _objects(spark, second) == {}
+    assert register_views(spark, mine, "no_such_database", prune=True).pruned == []
+    assert register_views(spark, mine, "two.parts", prune=True).pruned == []  # no database of the session
+
+
+def test_prune_drops_the_copy_of_a_view_left_without_sql_in_the_dialect(spark, stores, databases):
+    db = databases()
+    mine = stores("mine")
+    _view(mine, f"{db}.v")
+    _view(mine, f"{db}.w")
+    assert register_views(spark, mine, db).ok
+    mine.alter_view(f"{db}.v", ViewChange.add_representation(SQLRepresentation("trino", "SELECT 1 AS x")))
+    mine.alter_view(f"{db}.v", ViewChange.remove_representation("spark"))
+    report = register_views(spark, mine, db, prune=True)
+    assert [(s.identifier, s.reason) for s in report.skipped] == [(f"{db}.v", "no-representation")]
+    assert report.pruned == [f"{db}.v"] and set(_objects(spark, db)) == {"w"}
+    # registering another dialect prunes the copies of views without it, as it says
+    assert register_views(spark, mine, db, dialect="trino", prune=True).pruned == [f"{db}.w"]
+
+
+def test_a_view_that_fails_to_register_keeps_its_copy(spark, stores, databases):
+    db = databases()
+    mine = stores("mine")
+    spark.sql(f"CREATE DATABASE {db}")
+    spark.sql(f"CREATE TABLE {db}.src (x INT) USING parquet")
+    _view(mine, f"{db}.v", f"SELECT x FROM {db}.src")
+    assert register_views(spark, mine, db).ok
+    mine.alter_view(f"{db}.v", ViewChange.update_representation("spark", f"SELECT x FROM {db}.missing"))
+    report = register_views(spark, mine, db, prune=True)
+    assert [(f.identifier, f.condition, f.action) for f in report.failed] == [
+        (f"{db}.v", "TABLE_OR_VIEW_NOT_FOUND", "register")]
+    assert report.pruned == [] and _objects(spark, db)["v"] == ("view", mine.store_id)  # the store still holds it
+
+
+def test_a_copy_spark_will_not_drop_is_reported_not_raised(spark, stores, databases, monkeypatch):
+    import viewstore.spark.session as session
+
+    db = databases()
+    mine = stores("mine")
+    _view(mine, f"{db}.gone")
+    _view(mine, f"{db}.kept")
+    assert register_views(spark, mine, db).ok
+    mine.drop_view(f"{db}.gone")
+    real = session._jsession
+
+    class Refusing:
+        """The real session, but a DROP VIEW fails as Spark fails on a database it cannot find."""
+
+        def __init__(self, jsession):
+            self._jsession = jsession
+
+        def sql(self, statement):
+            if statement.startswith("DROP VIEW"):
+                return self._jsession.sql(f"DROP VIEW spark_catalog.{db}_missing.v")
+            return self._jsession.sql(statement)
+
+        def __getattr__(self, name):
+            return getattr(self._jsession, name)
+
+    monkeypatch.setattr(session, "_jsession", lambda spark: Refusing(real(spark)))
+    report = register_views(spark, mine, db, prune=True)
+    monkeypatch.undo()
+    assert not report.ok and report.pruned == [] and report.registered == [f"{db}.kept"]
+    (failure,) = report.failed
+    assert (failure.identifier, failure.action) == (f"{db}.gone", "prune") and failure.condition
+    with pytest.raises(ValidationError, match=r"1 stale copy\(ies\) could not be pruned:\n.*gone: \(prune\)"):
+        report.raise_for_failures()
+    assert "gone" in _objects(spark, db)
+    assert register_views(spark, mine, db, prune=True).pruned == [f"{db}.gone"]
+
+
+def test_a_copy_another_store_takes_over_after_the_listing_survives(spark, stores, databases, monkeypatch):
+    """Each copy is read again right before its DROP: another driver may have registered its own since."""
+    import viewstore.spark.session as session
+
+    db = databases()
+    mine, other = stores("mine"), stores("other")
+    _view(mine, f"{db}.v")
+    assert register_views(spark, mine, db).ok
+    mine.drop_view(f"{db}.v")
+    _view(other, f"{db}.v", "SELECT 2 AS x")
+    real = session._session_views
+
+    def listing_then_other_driver(spark, database, names=None):
+        found = real(spark, database, names)
+        if names is None and database == db:
+            assert register_views(spark, other, db).registered == [f"{db}.v"]  # between listing and DROP
+        return found
+
+    monkeypatch.setattr(session, "_session_views", listing_then_other_driver)
+    report = register_views(spark, mine, db, prune=True)
+    monkeypatch.undo()
+    assert report.ok and report.pruned == []
+    assert _objects(spark, db) == {"v": ("view", other.store_id)}
+    assert spark.sql(f"SELECT x FROM {db}.v").first().x == 2
+
+
+def test_a_current_copy_of_an_earlier_release_gets_the_store_id_without_being_made_again(spark, stores, databases):
+    db = databases()
+    mine, twin = stores("mine"), stores("twin")
+    spark.sql(f"CREATE DATABASE {db}")
+    spark.sql(f"CREATE TABLE {db}.src (x INT) USING parquet")
+    _view(mine, f"{db}.v", f"SELECT x FROM {db}.src")
+    assert register_views(spark, mine, db).ok
+    spark.sql(f"ALTER VIEW {db}.v UNSET TBLPROPERTIES ('{STORE}')")  # as a release before store ids left it
+    fingerprint = spark.sql(f"SHOW TBLPROPERTIES {db}.v ('{FINGERPRINT}')").first().value
+    spark.sql(f"DROP TABLE {db}.src")  # making the copy again would fail now: its table is gone
+    report = register_views(spark, mine, db)
+    assert report.ok and report.unchanged == [f"{db}.v"], report.failed
+    assert _objects(spark, db)["v"] == ("view", mine.store_id)
+    assert spark.sql(f"SHOW TBLPROPERTIES {db}.v ('{FINGERPRINT}')").first().value == fingerprint
+    # another store with the very same definition takes the copy over the same way
+    _view(twin, f"{db}.v", f"SELECT x FROM {db}.src")
+    assert register_views(spark, twin, db).unchanged == [f"{db}.v"]
+    assert _objects(spark, db)["v"] == ("view", twin.store_id)
+    mine.drop_view(f"{db}.v")
+    assert register_views(spark, mine, db, prune=True).pruned == []  # no longer this store's copy
+
+
+def test_sql_gives_its_copies_the_store_id(spark, stores, databases):
+    from viewstore.spark import sql
+
+    db = databases()
+    mine = stores("mine")
+    sql(spark, mine, f"CREATE VIEW {db}.v AS SELECT 1 AS x")
+    sql(spark, mine, f"ALTER VIEW {db}.v WITH SCHEMA BINDING")
+    sql(spark, mine, f"ALTER VIEW {db}.v RENAME TO w")
+    assert _objects(spark, db) == {"w": ("view", mine.store_id)}
+    sql(spark, mine, f"ALTER VIEW {db}.w SET TBLPROPERTIES ('{STORE}' = 'forged')")
+    assert _objects(spark, db) == {"w": ("view", mine.store_id)}  # not a key a session copy takes from the store
+    spark.sql(f"DROP VIEW {db}.w")  # gone from the session only
+    mine.rename_view(f"{db}.w", f"{db}.z")
+    assert register_views(spark, mine, db, prune=True).registered == [f"{db}.z"]
+    assert _objects(spark, db) == {"z": ("view", mine.store_id)}  # the stored 'forged' key does not reach it
+
+
+def test_prune_must_be_a_flag(spark, stores):
+    mine = stores("mine")
+    for value in ("yes", 1, None):
+        with pytest.raises(ValidationError, match="prune must be True or False"):
+            register_views(spark, mine, prune=value)
+
