@@ -7,9 +7,11 @@ copies, made by other stores, which must survive.
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
+from click.testing import CliRunner
 
 from viewstore import Column, SQLRepresentation, ValidationError, ViewChange, ViewStore
 from viewstore.spark import register_views
@@ -261,3 +263,27 @@ def test_prune_must_be_a_flag(spark, stores):
         with pytest.raises(ValidationError, match="prune must be True or False"):
             register_views(spark, mine, prune=value)
 
+
+def test_spark_register_command_prunes_and_says_so(spark, stores, databases):
+    from viewstore.cli import main
+
+    db = databases()
+    mine = stores("mine")
+    _view(mine, f"{db}.v")
+    _view(mine, f"{db}.w")
+    runner = CliRunner()
+    result = runner.invoke(main, ["--db", str(mine.path), "spark", "register", db, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["registered"] == [f"{db}.v", f"{db}.w"]
+    mine.drop_view(f"{db}.v")
+    result = runner.invoke(main, ["--db", str(mine.path), "spark", "register", db, "--json"])
+    assert result.exit_code == 0 and json.loads(result.output)["pruned"] == []
+    result = runner.invoke(main, ["--db", str(mine.path), "spark", "register", db, "--prune", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["pruned"] == [f"{db}.v"] and report["unchanged"] == [f"{db}.w"] and report["ok"] is True
+    assert set(_objects(spark, db)) == {"w"}
+    mine.drop_view(f"{db}.w")
+    text = runner.invoke(main, ["--db", str(mine.path), "spark", "register", db, "--prune"],
+                         env={"COLUMNS": "200"})
+    assert text.exit_code == 0 and "pruned 1" in text.output and f"{db}.w" in text.output, text.output

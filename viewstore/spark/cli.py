@@ -17,7 +17,7 @@ from rich.text import Text
 
 from ..cli import CliContext, data_table, json_text, pass_cli
 from .demo import quiet_analysis_errors, run_demo
-from .session import check_views
+from .session import check_views, register_views
 
 __all__ = ["spark", "demo"]
 
@@ -53,6 +53,7 @@ def spark() -> None:
     \b
         viewstore spark check sales --master 'local[2]'
         viewstore spark check --json
+        viewstore spark register --hive --prune
     """
 
 
@@ -90,6 +91,74 @@ def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: st
         _print_drift(cli, report)
     if not report.ok:
         ctx.exit(1)
+
+
+@spark.command(short_help="Register the stored views in the session catalog.")
+@click.argument("namespace", required=False)
+@click.option("--dialect", default="spark", show_default=True, help="The representation to register.")
+@click.option("--refresh", is_flag=True, help="Create every copy again, even those that match the store.")
+@click.option("--prune", is_flag=True,
+              help="Drop this store's copies of views it no longer holds (never anything else).")
+@click.option("--master", help="Spark master, e.g. local[2] (default: spark-defaults.conf or local).")
+@click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable).")
+@click.option("--hive", is_flag=True, help="Enable Hive support (register into the Hive metastore).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_cli
+@click.pass_context
+def register(ctx: click.Context, cli: CliContext, namespace: str | None, dialect: str, refresh: bool, prune: bool,
+             master: str | None, confs: tuple[str, ...], hive: bool, as_json: bool) -> None:
+    """Register every stored view (or those of NAMESPACE) as a view of the session catalog.
+
+    This is register_views: copies that already match the store are left alone, a table is never
+    replaced. With --prune, views this store registered earlier that it no longer holds (dropped,
+    renamed, or without SQL in the dialect) are dropped; views made by hand, by other stores or by
+    releases before store ids, and tables, never are. Copies outlive the command only in a
+    persistent catalog: --hive (a Hive metastore), or one that spark-defaults.conf sets up.
+    Exit code 1 when a view failed to register or a stale copy could not be dropped.
+
+    Example:
+
+    \b
+        viewstore --db views.db spark register sales --hive --prune --json
+    """
+    store = cli.store()  # a mistyped --db fails before Spark starts
+    session, own = _session(master, confs, hive)
+    try:
+        report = register_views(session, store, namespace, dialect=dialect, refresh=refresh, prune=prune)
+        in_memory = session.conf.get("spark.sql.catalogImplementation", "in-memory") == "in-memory"
+    finally:
+        if own:
+            session.stop()
+    cli.failing = not report.ok
+    if as_json:
+        click.echo(json_text(report.to_dict()))
+    else:
+        _print_registered(cli, report)
+        if own and in_memory:
+            cli.console.print("note: the session catalog was in memory, so these copies ended with the command "
+                              "(use --hive, or a persistent catalog in spark-defaults.conf)")
+    if not report.ok:
+        ctx.exit(1)
+
+
+def _print_registered(cli: CliContext, report: Any) -> None:
+    colours = {"registered": "green", "unchanged": "green", "skipped": "yellow", "failed": "red", "pruned": "cyan"}
+    table = data_table("view", "outcome", "details", title=str(report))
+    unchanged = set(report.unchanged)
+    for name in report.registered:
+        status = "unchanged" if name in unchanged else "registered"
+        table.add_row(name, Text(status, style=colours[status]), "")
+    for skipped in report.skipped:
+        table.add_row(skipped.identifier, Text("skipped", style=colours["skipped"]), skipped.detail)
+    for failed in report.failed:
+        first = (failed.message.splitlines() or [""])[0][:200]
+        details = first if f"[{failed.condition}]" in first else f"[{failed.condition}] {first}"
+        if failed.action == "prune":
+            details = f"could not drop the stale copy: {details}"
+        table.add_row(failed.identifier, Text("failed", style=colours["failed"]), details)
+    for name in report.pruned:
+        table.add_row(name, Text("pruned", style=colours["pruned"]), "a copy this store made of a view it no longer holds")
+    cli.console.print(table)
 
 
 def _print_drift(cli: CliContext, report: Any) -> None:
