@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from viewstore import Column, SQLRepresentation, ValidationError, ViewChange, ViewStore
 from viewstore.spark import register_views
-from viewstore.spark.session import FINGERPRINT, STORE
+from viewstore.spark.session import STORE
 
 pytestmark = pytest.mark.spark
 
@@ -218,7 +218,7 @@ def test_a_copy_another_store_takes_over_after_the_listing_survives(spark, store
     assert spark.sql(f"SELECT x FROM {db}.v").first().x == 2
 
 
-def test_a_current_copy_of_an_earlier_release_gets_the_store_id_without_being_made_again(spark, stores, databases):
+def test_a_current_copy_of_an_earlier_release_is_left_alone_and_claimed_by_pruning(spark, stores, databases):
     db = databases()
     mine, twin = stores("mine"), stores("twin")
     spark.sql(f"CREATE DATABASE {db}")
@@ -226,18 +226,30 @@ def test_a_current_copy_of_an_earlier_release_gets_the_store_id_without_being_ma
     _view(mine, f"{db}.v", f"SELECT x FROM {db}.src")
     assert register_views(spark, mine, db).ok
     spark.sql(f"ALTER VIEW {db}.v UNSET TBLPROPERTIES ('{STORE}')")  # as a release before store ids left it
-    fingerprint = spark.sql(f"SHOW TBLPROPERTIES {db}.v ('{FINGERPRINT}')").first().value
+    legacy = _view_properties(spark, db, "v")
     spark.sql(f"DROP TABLE {db}.src")  # making the copy again would fail now: its table is gone
-    report = register_views(spark, mine, db)
+    report = register_views(spark, mine, db)  # without prune: exactly as before store ids
     assert report.ok and report.unchanged == [f"{db}.v"], report.failed
-    assert _objects(spark, db)["v"] == ("view", mine.store_id)
-    assert spark.sql(f"SHOW TBLPROPERTIES {db}.v ('{FINGERPRINT}')").first().value == fingerprint
-    # another store with the very same definition takes the copy over the same way
+    assert _view_properties(spark, db, "v") == legacy
+    report = register_views(spark, mine, db, prune=True)  # the copy becomes this store's, not made again
+    assert report.ok and report.unchanged == [f"{db}.v"] and report.pruned == [], report.failed
+    claimed = _view_properties(spark, db, "v")
+    assert claimed.pop(STORE) == mine.store_id and claimed.pop("transient_lastDdlTime")
+    assert claimed == {k: v for k, v in legacy.items() if k != "transient_lastDdlTime"}  # the fingerprint too
+    # another store with the very same definition: left alone, or claimed the same way when pruning
     _view(twin, f"{db}.v", f"SELECT x FROM {db}.src")
     assert register_views(spark, twin, db).unchanged == [f"{db}.v"]
+    assert _objects(spark, db)["v"] == ("view", mine.store_id)
+    assert register_views(spark, twin, db, prune=True).unchanged == [f"{db}.v"]
     assert _objects(spark, db)["v"] == ("view", twin.store_id)
     mine.drop_view(f"{db}.v")
     assert register_views(spark, mine, db, prune=True).pruned == []  # no longer this store's copy
+
+
+def _view_properties(spark, db, name):
+    table = spark._jsparkSession.sharedState().externalCatalog().getTable(db, name)
+    props = spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(table.properties())
+    return {str(k): str(props.get(k)) for k in props.keySet()}
 
 
 def test_sql_gives_its_copies_the_store_id(spark, stores, databases):

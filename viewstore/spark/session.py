@@ -31,13 +31,15 @@ How a stored view is copied into the session:
   copy's view text is no longer the stored SQL (an ``ALTER VIEW ... AS`` run in Spark).
 * The copy carries the property ``viewstore.store``: the id of the store that made it
   (:attr:`ViewStore.store_id`, a UUID kept in the store's file). It is not part of the
-  fingerprint, so copies made by releases before store ids keep theirs; registering adds the id
-  to such a copy (``ALTER VIEW ... SET TBLPROPERTIES``) instead of making it again. Only copies
-  carrying the store's id are ever dropped by ``register_views(..., prune=True)``: never a table,
-  a view made by hand or by another store, nor a copy of an earlier release that registering
-  did not reach (its view was dropped before the upgrade); drop those by hand. A copy of the
+  fingerprint, so copies made by releases before store ids keep theirs and are left alone by
+  ``register_views``; with ``prune=True`` it adds the id to such a copy of a view it still
+  holds (``ALTER VIEW ... SET TBLPROPERTIES``) instead of making it again. Only copies carrying
+  the store's id are ever dropped by ``register_views(..., prune=True)``: never a table, a view
+  made by hand or by another store, nor a copy of an earlier release that pruning did not reach
+  while its view was stored (say, dropped before the upgrade); drop those by hand. A copy of the
   store's file (``cp``) has the same id and counts as the same store. Two stores registering
-  one name in a shared metastore take turns: the copy is the last registering store's.
+  one name in a shared metastore take turns: the copy is the store's that last made (or, when
+  pruning, claimed) it.
 * :func:`sql` creates the session copy before it writes the store; if the store then refuses,
   the session catalog is put back exactly as it was (the earlier view's metadata, or no view).
 
@@ -729,15 +731,19 @@ def _stamped(spark: SparkSession, identifier: Identifier, store_id: str) -> bool
 
 
 def _prune(spark: SparkSession, store_id: str, databases: Iterable[str], keep: set[Identifier],
-           report: RegisterReport) -> None:
+           report: RegisterReport) -> dict[str, dict[str, _Copy]]:
     """Drop the views of ``databases`` that carry this store's id and whose names are not in ``keep``.
 
     Each is read again just before its DROP, so a copy another store (or a person) made under that
     name since the listing is left alone. A failure is reported, not raised.
+
+    Returns:
+        The views read in each database searched (for the copies of ``keep``: not read twice).
     """
+    read: dict[str, dict[str, _Copy]] = {}
     for database in sorted(databases):
         try:
-            views = _session_views(spark, database)
+            views = read[database] = _session_views(spark, database)
         except _SPARK_ERRORS as e:
             report.failed.append(FailedView(database, _condition(e), _explanation(e), "prune"))
             continue
@@ -753,6 +759,7 @@ def _prune(spark: SparkSession, store_id: str, databases: Iterable[str], keep: s
             else:
                 report.pruned.append(identifier_str(identifier))
     report.pruned.sort()
+    return read
 
 
 def _recorded_text(spark: SparkSession, statement: str) -> str | None:
@@ -779,11 +786,13 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
     registering again cheap in a persistent metastore. The catalog lookups are one listing of the
     session's databases and one batch read of the existing copies per database.
 
-    Every copy carries this store's id (:attr:`ViewStore.store_id`) as the property
-    ``viewstore.store``. A copy left as it is that lacks it (made by a release before store ids)
-    or carries another store's (made from an identical definition) gets it with
-    ``ALTER VIEW ... SET TBLPROPERTIES``, which neither makes the copy again nor analyzes its
-    query; it still counts as unchanged.
+    Every copy made carries this store's id (:attr:`ViewStore.store_id`) as the property
+    ``viewstore.store``. A copy left as it is may lack it (made by a release before store ids: its
+    fingerprint still matches) or carry another store's (made from an identical definition);
+    without ``prune`` it is left exactly as it is, as before store ids. With ``prune=True`` it
+    gets this store's id with ``ALTER VIEW ... SET TBLPROPERTIES``, which neither makes the copy
+    again nor analyzes its query, and still counts as unchanged: from then on it is this store's
+    copy, to be pruned when the store lets go of the view.
 
     With ``prune=True``, the views of the session catalog that carry this store's id and are not
     named after one of the store's views with a representation in ``dialect`` (the store dropped
@@ -837,13 +846,14 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
 
     known = _database_names(spark)
     existing = set(known)
+    read: dict[str, dict[str, _Copy]] = {}  # the views pruning read, by database
     if prune:
         if scope is None:
             searched = existing
         else:  # a namespace of more than one part is no database of the session catalog
             searched = {scope[0]} & existing if len(scope) == 1 else set()
         with _verbatim(spark):
-            _prune(spark, store_id, searched, {v.identifier for v, _ in candidates}, report)
+            read = _prune(spark, store_id, searched, {v.identifier for v, _ in candidates}, report)
     if not candidates:
         report.seconds = time.perf_counter() - started
         return report
@@ -860,7 +870,8 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
             if ".".join(view.namespace) in existing and len(view.namespace) == 1:
                 by_database.setdefault(view.namespace, []).append(view.name)
         for database, names in by_database.items():
-            for name, copy in _session_views(spark, database[0], names).items():
+            found = read.get(database[0])
+            for name, copy in (found if found is not None else _session_views(spark, database[0], names)).items():
                 copies[(*database, name)] = copy
 
     ready: list[tuple[View, str]] = []
@@ -888,7 +899,7 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
                 # the query itself (no parse needed), else what a parse of the statement records
                 if copy is not None and copy.fingerprint == fingerprint and (
                         copy.text == query or copy.text == _recorded_text(spark, statement)) and (
-                        copy.store == store_id or _stamped(spark, view.identifier, store_id)):
+                        copy.store == store_id or not prune or _stamped(spark, view.identifier, store_id)):
                     report.registered.append(name)
                     report.unchanged.append(name)
                     continue
