@@ -169,6 +169,21 @@ def test_query_is_read_only(run):
     assert run("query", "SELEC nonsense", code=1).startswith("error: query failed")
 
 
+def test_a_query_that_matches_no_row_still_names_its_columns(run):
+    create(run)
+    table = run("query", "SELECT position, actor AS who FROM events WHERE 0")
+    assert re.search(r"position +┃ who +┃", table), table  # the header, and no row under it
+    assert "(no rows)" not in table and "carol" not in table
+    assert json.loads(run("query", "SELECT position, actor AS who FROM events WHERE 0", "--json")) == []
+    # the API: still a list of dicts, which names its columns as the rows' keys would be
+    with ViewStore(run.db) as store:
+        empty = store.query("SELECT 1 AS a, 2 AS a, 3 AS b WHERE 0")
+        full = store.query("SELECT 1 AS a, 2 AS a, 3 AS b")
+    assert empty == [] and isinstance(empty, list) and empty.columns == ("a", "a_2", "b")
+    assert full == [{"a": 1, "a_2": 2, "b": 3}] and full.columns == tuple(full[0])
+    assert re.search(r"a +┃ a_2 +┃ b +┃", run("query", "SELECT 1 AS a, 2 AS a, 3 AS b WHERE 0"))
+
+
 # -- user data is printed as it is -------------------------------------------------------------
 
 

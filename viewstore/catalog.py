@@ -30,7 +30,7 @@ from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, Validat
 from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, RepresentationAdded,
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)
-from .log import EventLog, connect, make_store_id, read_only_query, read_store_id, snapshot, transaction
+from .log import EventLog, QueryRows, connect, make_store_id, read_only_query, read_store_id, snapshot, transaction
 from .model import (Column, Identifier, SQLRepresentation, VersionLogEntry, View, ViewVersion, check_unicode,
                     identifier_str, normalize_name, to_identifier, to_namespace, validate_properties,
                     validate_property_key, validate_property_value)
@@ -729,11 +729,14 @@ class ViewStore:
             return read(view_ids=view_ids, actor=actor, since=since_ms, until=until_ms, types=kinds, limit=limit,
                         newest_first=newest_first)
 
-    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> QueryRows:
         """Answer an ad-hoc audit question in SQL over the log and the projections (read-only).
 
         Tables: ``events`` (position, commit_id, view_id, stream_version, type, identifier, actor,
         occurred_at, payload JSON), ``views``, ``view_versions``, ``view_version_log``.
+
+        Returns a list with a dict per row (column name -> value); its ``columns`` attribute names the
+        result's columns in order, also when no row matched (see :class:`~viewstore.log.QueryRows`).
 
         Example::
 

@@ -825,11 +825,12 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
     \b
         viewstore query "SELECT actor, count(*) AS n FROM events GROUP BY 1"
     """
-    rows = [{k: sql_value_to_json(v) for k, v in row.items()} for row in cli.store().query(sql)]
+    result = cli.store().query(sql)
+    rows = [{k: sql_value_to_json(v) for k, v in row.items()} for row in result]
     if as_json:
         _print_json(rows)
         return
-    table = data_table(*(rows[0].keys() if rows else ["(no rows)"]))
+    table = data_table(*result.columns)  # the header also when no row matched
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row.values()))
     cli.console.print(table)

@@ -21,8 +21,8 @@ import orjson
 from .errors import ConcurrencyError, CorruptLogError, ValidationError, ViewStoreError
 from .events import Event, decode_event
 
-__all__ = ["connect", "transaction", "snapshot", "EventLog", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps", "loads",
-           "read_store_id", "make_store_id"]
+__all__ = ["connect", "transaction", "snapshot", "EventLog", "QueryRows", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps",
+           "loads", "read_store_id", "make_store_id"]
 
 SCHEMA_VERSION = 2
 
@@ -297,21 +297,58 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             pass
 
 
-def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+class QueryRows(list):  # type: ignore[type-arg]  # a list[dict[str, Any]]
+    """The rows of an ad-hoc query: a list with one dict per row (column name -> value), as before,
+    which also names the result's columns in ``columns``, in order, even when no row matched.
+
+    The names are the keys of every row: a name the statement gives twice is made unique as the
+    rows' keys are (``x``, ``x_2``).
+    """
+
+    def __init__(self, rows: Iterable[dict[str, Any]] = (), columns: Iterable[str] = ()) -> None:
+        super().__init__(rows)
+        self.columns: tuple[str, ...] = tuple(columns)
+
+
+class _ResultColumns(sqlite3.Connection):
+    """A connection that keeps the column names of the last statement it ran that returns rows:
+    sqlite-utils' ``query()`` yields the rows alone, so a result with none would lose them."""
+
+    described: tuple[str, ...] | None = None
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        cursor = super().execute(sql, *args)
+        if cursor.description is not None:
+            self.described = tuple(d[0] for d in cursor.description)
+        return cursor
+
+
+def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> QueryRows:
     """Run an ad-hoc SELECT on a read-only connection (sqlite-utils), for audit questions.
+
+    Returns:
+        The rows as dicts, with the column names in ``columns`` (see :class:`QueryRows`).
 
     Raises:
         ValidationError: the statement fails or tries to write.
     """
     import sqlite_utils
+    import sqlite_utils.db
 
     from .errors import ValidationError
 
     # as_uri percent-encodes the path: a '#', '?' or '%' in it would otherwise end or change the URI
-    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, factory=_ResultColumns)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        return list(sqlite_utils.Database(conn).query(sql, params))
+        conn.described = None
+        rows = list(sqlite_utils.Database(conn).query(sql, params))
+        if rows:
+            return QueryRows(rows, rows[0])
+        # the names as the rows' keys would have them (sqlite-utils 4 renames a repeated name; older
+        # releases kept its first place and one value)
+        unique = getattr(sqlite_utils.db, "dedupe_keys", lambda keys: list(dict.fromkeys(keys)))
+        return QueryRows(rows, unique(conn.described or ()))
     except sqlite3.Error as e:
         raise ValidationError(f"query failed: {e}") from e
     except UnicodeError as e:  # a lone surrogate, which SQLite cannot take as text
