@@ -1,5 +1,6 @@
 """The CLI: a thin layer over the API, JSON for scripts, one-line errors with exit code 1."""
 
+import io
 import json
 import os
 import re
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from rich.cells import cell_len
 
 from viewstore import ViewChange, ViewStore
 from viewstore.cli import main, view_to_json
@@ -129,7 +131,7 @@ def test_history_audit_as_of_rollback_rename_drop(run):
     latest = json.loads(run("audit", "--newest-first", "--limit", "2", "--json"))
     assert [e["type"] for e in latest] == ["view.rolled_back", "view.replaced"]
     table = run("audit", "--newest-first")
-    assert [int(pos) for pos in re.findall(r"^│ (\d+) ", table, re.M)] == [3, 2, 1]
+    assert [int(pos) for pos in re.findall(r"^(?:│ )?(\d+) +(?:│ )?\d{4}-", table, re.M)] == [3, 2, 1]
     run("rename", "s.v", "s.w")
     run("drop", "s.w")
     assert "nothing dropped" in run("drop", "s.w", "--if-exists")
@@ -424,6 +426,101 @@ def test_event_tables_read_as_text(run, monkeypatch):
     for cell in ("│ version 1 ", "│ comment: Big orders, in EUR ", "│ owner=finance ", "│ team=x ", "│ -team ",
                  "│ from s.v "):
         assert cell in out, cell
+
+
+def _rich_table(title, headers, rows, width):
+    """What rich's own Table prints for these cells (data_table), each line without trailing blanks."""
+    from rich.console import Console
+
+    from viewstore.cli import data_table
+
+    table = data_table(*headers, title=title)
+    for row in rows:
+        table.add_row(*row)
+    console = Console(width=width, file=io.StringIO(), markup=False, emoji=False, highlight=False)
+    console.print(table)
+    return [line.rstrip() for line in console.file.getvalue().splitlines()]
+
+
+def test_event_and_query_tables_look_as_rich_draws_them_when_they_fit(run, monkeypatch):
+    """The tables are laid out by viewstore, not by rich's Table (linear in their cells), but a table
+    that fits is drawn cell for cell as rich draws it: box, header, a change a line, wide characters."""
+    monkeypatch.setenv("COLUMNS", "200")
+    create(run, "s.v", "--comment", "näive 日本語 comment")
+    run("alter", "s.v", "--set", "owner=finance", "--set", "k=\x1b[1mv", "--add-representation", "trino", "SELECT 1 x")
+    events = json.loads(run("history", "s.v", "--json"))
+    from viewstore.cli import _details, _table_time
+    from viewstore import ViewStore as Store
+
+    with Store(run.db) as store:
+        rows = [(str(e.position), _table_time(e.occurred_at), e.actor, e.view, str(e.stream_version), e.type,
+                 _details(e)) for e in store.history("s.v")]
+    assert len(rows) == len(events) == 4
+    expected = _rich_table("history of s.v", ["pos", "time (UTC)", "actor", "view", "v", "type", "details"], rows, 200)
+    assert run("history", "s.v").splitlines() == expected
+    assert "│ trino" in run("history", "s.v") and "k=\\x1b[1mv" in run("history", "s.v")  # escaped, as before
+    sql = "SELECT position, actor, type, identifier FROM events ORDER BY position"
+    with Store(run.db) as store:
+        cells = [[str(v) for v in row.values()] for row in store.query(sql)]
+    assert run("query", sql).splitlines() == _rich_table(None, ["position", "actor", "type", "identifier"], cells, 200)
+    # text wider than its column wraps at spaces (a longer word folds): every character is there
+    table = run("query", "SELECT position, payload FROM events ORDER BY position")
+    assert all(cell_len(line) == 200 for line in table.splitlines())
+    payloads = [r["payload"] for r in json.loads(run("query", "SELECT payload FROM events", "--json"))]
+    column = "".join(line.split("│")[2] for line in table.splitlines()[3:-1])
+    assert "".join(column.split()) == "".join("".join(p.split()) for p in payloads)
+
+
+def test_an_event_table_reads_at_80_columns(run, monkeypatch):
+    """Seven columns do not fit 80 with rich's box: the table drops its vertical rules, the details,
+    actor and view wrap and the time breaks between date and time of day, but no number, event type
+    or time is cut, and no line is wider than the console."""
+    monkeypatch.setenv("COLUMNS", "80")
+    create(run, "sales.orders_by_region_and_day")
+    run("alter", "sales.orders_by_region_and_day", "--add-representation", "trino", "SELECT 1 AS x",
+        "--comment", "Orders per region and day, in EUR, refreshed every night")
+    run("alter", "sales.orders_by_region_and_day", "--set", "owner=finance")
+    for out in (run("audit"), run("history", "sales.orders_by_region_and_day")):
+        lines = out.splitlines()
+        assert all(cell_len(line) <= 80 for line in lines), out
+        assert "│" not in out and "┃" not in out  # no vertical rules
+        assert re.match(r"pos +time \(UTC\) +actor +view +v +type +details$", lines[1]), lines[1]
+        events = json.loads(run("audit", "--json"))
+        for e in events:  # the first line of each event: its position, date, stream version and type, whole
+            day, moment = e["occurred_at"][:10], e["occurred_at"][11:23]
+            first = next(line for line in lines if re.match(rf"{e['position']} +\d", line))
+            assert day in first and re.search(rf" {e['stream_version']} +{re.escape(e['type'])}( |$)", first), first
+            assert moment in out  # the time of day, whole, on the next line
+        at = lines[1].index("details")  # the last column: what its lines hold, read in order
+        details = " ".join(line[at:].strip() for line in lines[3:] if line[at:].strip())
+        assert "comment: Orders per region and day, in EUR, refreshed every night trino version 2" in details
+        assert details.replace(" ", "").endswith("owner=finance")  # folded: no space in it to wrap at
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = run("audit")  # where it fits, rich's box again, an event a line (and one a line per change)
+    assert wide.count("\n") == 1 + 3 + 5 + 1  # title; top, header, rule; 4 events, one of 2 changes; bottom
+    assert "│ view.representation_added │" in wide
+
+
+def test_a_table_is_printed_in_batches_so_a_closed_pipe_stops_the_work(monkeypatch):
+    """The rows go to the console a batch at a time as they are formatted: when the reader has gone
+    (a write fails with a broken pipe) the command ends at that batch, not after formatting them all."""
+    from viewstore.cli import TextTable, _Console
+
+    class Closing(io.StringIO):
+        def write(self, text):
+            self.writes = getattr(self, "writes", 0) + 1
+            if self.writes > 2:  # the header and one batch got through
+                raise BrokenPipeError
+            return super().write(text)
+
+    file = Closing()
+    console = _Console(file=file, width=200, markup=False, emoji=False, highlight=False)
+    rows = [(str(i), "x" * (i % 7), "y") for i in range(5 * TextTable.BATCH)]
+    with pytest.raises(BrokenPipeError):
+        TextTable("n", "text", "more").print(console, rows)
+    printed = file.getvalue().splitlines()
+    assert printed[3:] == [f"│ {i:<3} │ {'x' * (i % 7):<6} │ y    │" for i in range(TextTable.BATCH)]
+    assert len(printed) == 3 + TextTable.BATCH  # top, header, rule, then one batch: nothing more was written
 
 
 def test_show_lists_the_versions_and_the_version_log(run, monkeypatch):
