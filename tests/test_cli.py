@@ -771,6 +771,34 @@ def test_names_with_control_characters_print_escaped_in_every_message(run):
         assert "\\u202e" in out and "\\x9b" in out, out
 
 
+def test_import_export_and_hms_messages_print_such_names_escaped_too(run, tmp_path, conformance, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    name = "s.evil\u202etxt\x9b2j"
+    create(run, name)
+    path = run("export", name)  # warehouse/<namespace>/<name>/metadata/...: the name is in the path
+    record = conformance / "engine-views" / "spark-hms-view-3.5.reconstructed.json"
+    outputs = [path, run("--db", str(tmp_path / "b.db"), "import", json.loads(run("export", name, "--json"))["path"],
+                         name), run("hms", "import", str(record), name + "h")]
+    for out in outputs:
+        assert "\u202e" not in out and "\x9b" not in out, out
+        assert "\\u202e" in out and "\\x9b" in out, out
+    assert outputs[1].startswith("imported s.evil") and outputs[2].startswith("imported s.evil")
+
+
+def test_spark_checks_skipped_views_print_escaped():
+    from types import SimpleNamespace
+
+    pytest.importorskip("pyspark")
+    from viewstore.cli import CliContext, _Console
+    from viewstore.spark.cli import _print_drift
+
+    cli = CliContext(db="unused.db", actor="carol", catalog=None)
+    cli.console = _Console(file=io.StringIO(), width=200, markup=False, emoji=False, highlight=False)
+    _print_drift(cli, SimpleNamespace(views=[], skipped=["s.evil\u202etxt"]))
+    out = cli.console.file.getvalue()
+    assert "not checked (no spark representation): s.evil\\u202etxt" in out and "\u202e" not in out
+
+
 def test_a_muted_signal_does_not_hide_that_a_write_happened(run):
     from viewstore import signals
 

@@ -1109,7 +1109,7 @@ def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool, 
     if as_json:
         _print_json({"identifier": identifier_str(to_identifier(identifier)), "path": str(path)})
     else:
-        click.echo(str(path))
+        click.echo(visible(str(path)))  # the folder is named after the view: escaped as the name is
 
 
 @main.command("import", short_help="Record a view from an Iceberg metadata file, with its history.")
@@ -1133,8 +1133,8 @@ def import_(cli: CliContext, path: str, identifier: str, as_json: bool) -> None:
     if as_json:
         _print_json(view_to_json(view))
     else:
-        click.echo(f"imported {identifier_str(view.identifier)} ({count(len(view.versions), 'version')}, "
-                   f"{count(view.stream_version, 'event')})")
+        click.echo(visible(f"imported {identifier_str(view.identifier)} ({count(len(view.versions), 'version')}, "
+                           f"{count(view.stream_version, 'event')})"))
 
 
 @main.command(short_help="Replay the event log and repair the projections.")

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..cli import CliContext, count, data_table, json_text, pass_cli
+from ..cli import CliContext, count, data_table, json_text, pass_cli, visible
 from ..errors import ValidationError
 from ..hms import HmsImportReport, ImportedRecord, prepare_import
 from ..model import View, identifier_str
@@ -116,8 +116,8 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
             click.echo(json_text(report.to_dict()))
         else:
             article = "an" if engine[0] in "aeiou" else "a"
-            click.echo(f"imported {identifier_str(view.identifier)} from {article} {engine} record "
-                       f"({count(len(view.versions), 'version')}, {count(view.stream_version, 'event')})")
+            click.echo(visible(f"imported {identifier_str(view.identifier)} from {article} {engine} record "
+                               f"({count(len(view.versions), 'version')}, {count(view.stream_version, 'event')})"))
         return
     if identifier is not None or metadata_file is not None:
         raise ValidationError(f"{file} holds {len(records)} records; IDENT and --metadata apply to one record only")

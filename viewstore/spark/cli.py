@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.text import Text
 
-from ..cli import CliContext, data_table, json_text, pass_cli
+from ..cli import CliContext, data_table, json_text, pass_cli, visible
 from .demo import quiet_analysis_errors, run_demo
 from .session import check_views, register_views
 
@@ -172,7 +172,7 @@ def _print_drift(cli: CliContext, report: Any) -> None:
         table.add_row(view.identifier, Text(view.status, style=colours[view.status]), details)
     cli.console.print(table)
     if report.skipped:
-        cli.console.print(f"not checked (no spark representation): {', '.join(report.skipped)}")
+        cli.console.print(visible(f"not checked (no spark representation): {', '.join(report.skipped)}"))
 
 
 @click.command(short_help="Run the end-to-end demo on a local SparkSession.")
