@@ -799,6 +799,25 @@ def test_spark_checks_skipped_views_print_escaped():
     assert "not checked (no spark representation): s.evil\\u202etxt" in out and "\u202e" not in out
 
 
+def test_messages_say_what_happened(run):
+    """A replace that finds no view says it created one; a rollback to the current version says
+    nothing was rolled back (as alter, replace and rename say when they change nothing); the
+    history title and errors name the view as stored."""
+    assert run("replace", "s.new", "--sql", "SELECT 1 AS x") == "created s.new (version 1, stream version 1)\n"
+    assert run("replace", "s.new", "--sql", "SELECT 2 AS x").startswith("replaced s.new (version 2,")
+    assert run("replace", "s.new", "--sql", "SELECT 2 AS x").startswith("nothing to change in s.new")
+    run("drop", "s.new")
+    assert run("replace", "s.new", "--sql", "SELECT 3 AS x").startswith("created s.new (version 1,")  # a new view
+    assert json.loads(run("replace", "s.newer", "--sql", "SELECT 1 AS x", "--json"))["identifier"] == "s.newer"
+    events = len(json.loads(run("audit", "--json")))
+    assert run("rollback", "s.new", "1") == "s.new is already at version 1; nothing rolled back\n"
+    assert len(json.loads(run("audit", "--json"))) == events  # indeed nothing was written
+    run("replace", "s.new", "--sql", "SELECT 4 AS x")
+    assert run("rollback", "s.new", "1") == "s.new is at version 1\n"
+    assert run("history", "S.New").splitlines()[0] == "history of s.new"
+    assert "in the history of s.new" in run("show", "S.New", "--at-event", "1", code=1)
+
+
 def test_a_muted_signal_does_not_hide_that_a_write_happened(run):
     from viewstore import signals
 

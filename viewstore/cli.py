@@ -795,7 +795,9 @@ def replace(cli: CliContext, identifier: str, as_json: bool, replace_properties:
     view, wrote = _committing(store, lambda: store.replace_view(identifier, **definition,
                                                                  replace_properties=replace_properties,
                                                                  expected_version=expected_version))
-    _show_result(cli, view, as_json, "replaced" if wrote else "nothing to change in")
+    # a replace that found no view created one
+    _show_result(cli, view, as_json, "nothing to change in" if not wrote else
+                 "created" if view.stream_version == 1 else "replaced")
 
 
 @main.command(short_help="Show a view (now, or as it was): columns, SQL, versions.")
@@ -823,7 +825,8 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
             raise ViewStoreError("give --as-of or --at-event, not both")
         event = next((e for e in store.history(identifier) if e.position == at_event), None)
         if event is None:
-            raise ViewStoreError(f"no event at position {at_event} in the history of {identifier}")
+            raise ViewStoreError(f"no event at position {at_event} in the history of "
+                                 f"{identifier_str(to_identifier(identifier))}")
         view = store.load_view(identifier, as_of=event)
     else:
         view = store.load_view(identifier, as_of=_time(as_of, "--as-of"))
@@ -1006,9 +1009,14 @@ def rollback(cli: CliContext, identifier: str, version_id: int, as_json: bool, e
     \b
         viewstore rollback sales.daily 1
     """
-    view = cli.store().rollback_view(identifier, version_id, expected_version=expected_version)
+    store = cli.store()
+    view, wrote = _committing(store, lambda: store.rollback_view(identifier, version_id,
+                                                                  expected_version=expected_version))
     if as_json:
         _print_json(view_to_json(view))
+    elif not wrote:
+        click.echo(visible(f"{identifier_str(view.identifier)} is already at version {view.current_version_id}; "
+                           "nothing rolled back"))
     else:
         click.echo(visible(f"{identifier_str(view.identifier)} is at version {view.current_version_id}"))
 
@@ -1029,7 +1037,7 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
     if as_json:
         _print_json([event_to_json(e) for e in events])
     else:
-        _print_events(cli, events, f"history of {identifier}")
+        _print_events(cli, events, f"history of {identifier_str(to_identifier(identifier))}")
 
 
 @main.command()
