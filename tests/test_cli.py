@@ -733,6 +733,15 @@ def test_control_characters_in_stored_text_reach_the_terminal_escaped(run):
     assert json.loads(run("show", "s.v", "--json"))["representations"][0]["sql"] == sql  # --json: exact
 
 
+def test_a_querys_column_names_reach_the_terminal_escaped(run):
+    create(run)
+    for sql in ('SELECT 1 AS "\x1b]0;pwned\x07", 2 AS "\u202eb"', 'SELECT 1 AS "\x1b]0;pwned\x07", 2 AS "\u202eb" WHERE 0'):
+        out = run("query", sql)
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, out
+        assert "\\x1b]0;pwned\\x07" in out and "\\u202eb" in out, out
+    assert json.loads(run("query", 'SELECT 1 AS "\x1b"', "--json")) == [{"\x1b": 1}]  # --json: exact
+
+
 def test_replace_merges_properties_unless_told_to_replace_them(run):
     create(run, "s.v", "--comment", "keep me", "--property", "owner=ops")
     assert run("replace", "s.v", "--sql", "SELECT 1 AS x", "--column", "x:int:the x").startswith(

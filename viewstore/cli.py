@@ -343,6 +343,8 @@ class TextTable:
 
     def __init__(self, *columns: TableColumn | str, title: str | None = None) -> None:
         self.columns = [c if isinstance(c, TableColumn) else TableColumn(c) for c in columns]
+        # a header is data too (a query's column names): escaped as the cells are
+        self.columns = [c._replace(header=_cell_text(c.header)) for c in self.columns]
         self.title = title
 
     def print(self, console: Console, rows: Iterable[Sequence[str]]) -> None:
