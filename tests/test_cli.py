@@ -432,7 +432,7 @@ def _rich_table(title, headers, rows, width):
     """What rich's own Table prints for these cells (data_table), each line without trailing blanks."""
     from rich.console import Console
 
-    from viewstore.cli import data_table
+    from viewstore.tables import data_table
 
     table = data_table(*headers, title=title)
     for row in rows:
@@ -499,28 +499,6 @@ def test_an_event_table_reads_at_80_columns(run, monkeypatch):
     wide = run("audit")  # where it fits, rich's box again, an event a line (and one a line per change)
     assert wide.count("\n") == 1 + 3 + 5 + 1  # title; top, header, rule; 4 events, one of 2 changes; bottom
     assert "│ view.representation_added │" in wide
-
-
-def test_a_table_is_printed_in_batches_so_a_closed_pipe_stops_the_work(monkeypatch):
-    """The rows go to the console a batch at a time as they are formatted: when the reader has gone
-    (a write fails with a broken pipe) the command ends at that batch, not after formatting them all."""
-    from viewstore.cli import TextTable, _Console
-
-    class Closing(io.StringIO):
-        def write(self, text):
-            self.writes = getattr(self, "writes", 0) + 1
-            if self.writes > 2:  # the header and one batch got through
-                raise BrokenPipeError
-            return super().write(text)
-
-    file = Closing()
-    console = _Console(file=file, width=200, markup=False, emoji=False, highlight=False)
-    rows = [(str(i), "x" * (i % 7), "y") for i in range(5 * TextTable.BATCH)]
-    with pytest.raises(BrokenPipeError):
-        TextTable("n", "text", "more").print(console, rows)
-    printed = file.getvalue().splitlines()
-    assert printed[3:] == [f"│ {i:<3} │ {'x' * (i % 7):<6} │ y    │" for i in range(TextTable.BATCH)]
-    assert len(printed) == 3 + TextTable.BATCH  # top, header, rule, then one batch: nothing more was written
 
 
 def test_show_lists_the_versions_and_the_version_log(run, monkeypatch):
@@ -834,10 +812,3 @@ def test_a_muted_signal_does_not_hide_that_a_write_happened(run):
     with signals.committed.muted():  # a program that embeds the CLI may mute it
         out = run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")
     assert out.startswith("replaced s.v")
-
-
-def test_visible_escapes_lone_surrogates_which_a_terminal_cannot_encode():
-    from viewstore.cli import visible
-
-    assert visible("a\ud800b\udfff") == "a\\ud800b\\udfff"
-    assert visible("ok \U0001f600") == "ok \U0001f600"  # a whole pair is a character, printed as it is

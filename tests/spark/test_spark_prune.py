@@ -98,7 +98,7 @@ def test_prune_drops_only_this_stores_copies_of_views_it_no_longer_holds(spark, 
         "taken": ("view", other.store_id), "theirs": ("view", other.store_id),  # another store's copies
         "legacy": ("view", None), "by_hand": ("view", None), "facts": ("managed", None)}
     assert spark.sql(f"SELECT x FROM {db}.taken").first().x == 2
-    assert f"pruned 2" in str(report) and report.to_dict()["pruned"] == [f"{db}.gone", f"{db}.old"]
+    assert "pruned 2" in str(report) and report.to_dict()["pruned"] == [f"{db}.gone", f"{db}.old"]
     # nothing left to prune: a second run drops nothing
     again = register_views(spark, mine, db, prune=True)
     assert again.pruned == [] and again.unchanged == [f"{db}.keep", f"{db}.new"]

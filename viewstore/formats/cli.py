@@ -12,10 +12,11 @@ from typing import Any
 
 import click
 
-from ..cli import CliContext, count, data_table, json_text, pass_cli, visible
+from ..cli import CliContext, count, json_text, pass_cli
 from ..errors import ValidationError
 from ..hms import HmsImportReport, ImportedRecord, prepare_import
 from ..model import View, identifier_str
+from ..tables import data_table, visible
 from . import detect
 
 __all__ = ["hms", "records_of"]

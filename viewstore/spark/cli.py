@@ -15,7 +15,8 @@ from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.text import Text
 
-from ..cli import CliContext, data_table, json_text, pass_cli, visible
+from ..cli import CliContext, json_text, pass_cli
+from ..tables import data_table, visible
 from .demo import quiet_analysis_errors, run_demo
 from .session import check_views, register_views
 

@@ -1,0 +1,38 @@
+"""viewstore.tables: tables for people, escaped and printed in batches."""
+
+import io
+
+import pytest
+from rich.console import Console
+
+from viewstore.tables import TextTable, visible
+
+
+def test_a_table_is_printed_in_batches_so_a_closed_pipe_stops_the_work(monkeypatch):
+    """The rows go to the console a batch at a time as they are formatted: when the reader has gone
+    (a write fails with a broken pipe) the command ends at that batch, not after formatting them all."""
+
+    class Closing(io.StringIO):
+        def write(self, text):
+            self.writes = getattr(self, "writes", 0) + 1
+            if self.writes > 2:  # the header and one batch got through
+                raise BrokenPipeError
+            return super().write(text)
+
+    class Raising(Console):  # as the CLI's console: the broken pipe reaches the caller
+        def on_broken_pipe(self):
+            raise BrokenPipeError
+
+    file = Closing()
+    console = Raising(file=file, width=200, markup=False, emoji=False, highlight=False)
+    rows = [(str(i), "x" * (i % 7), "y") for i in range(5 * TextTable.BATCH)]
+    with pytest.raises(BrokenPipeError):
+        TextTable("n", "text", "more").print(console, rows)
+    printed = file.getvalue().splitlines()
+    assert printed[3:] == [f"│ {i:<3} │ {'x' * (i % 7):<6} │ y    │" for i in range(TextTable.BATCH)]
+    assert len(printed) == 3 + TextTable.BATCH  # top, header, rule, then one batch: nothing more was written
+
+
+def test_visible_escapes_lone_surrogates_which_a_terminal_cannot_encode():
+    assert visible("a\ud800b\udfff") == "a\\ud800b\\udfff"
+    assert visible("ok \U0001f600") == "ok \U0001f600"  # a whole pair is a character, printed as it is
