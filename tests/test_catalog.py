@@ -241,6 +241,12 @@ def test_rollback(store):
     assert len(v.versions) == 2
     same = store.rollback_view("sales.daily", 1)
     assert same.stream_version == v.stream_version  # already current: nothing written
+    for sql in ("SELECT 3", "SELECT 4", "SELECT 5"):
+        store.replace_view("sales.daily", columns=COLS, representations=[("spark", sql)], default_namespace="sales")
+    with pytest.raises(ValidationError, match=r"has no version 9; it has 1-5$"):
+        store.rollback_view("sales.daily", 9)
+    with pytest.raises(ValidationError, match=r"has no version 9; it has 1-5$"):
+        store.load_view("sales.daily").version(9)
 
 
 def test_as_of_time_travel(store):

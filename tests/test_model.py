@@ -42,3 +42,10 @@ def test_versions_hold_iceberg_ints_and_longs(field, value):
     if field != "schema_id":
         with pytest.raises(ValidationError, match=field):
             VersionLogEntry(**{"version_id": 1, "timestamp_ms": 1, field: value})
+
+
+def test_id_ranges_shorten_runs_of_version_ids():
+    from viewstore.model import id_ranges
+
+    assert id_ranges([5, 1, 2, 3, 7, 8, 10]) == "1-3, 5, 7-8, 10"
+    assert id_ranges(range(1, 3001)) == "1-3000" and id_ranges([4]) == "4" and id_ranges([]) == "none"

@@ -32,7 +32,7 @@ from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, Re
                      ViewRenamed, ViewReplaced, ViewRolledBack)
 from .log import EventLog, QueryRows, connect, make_store_id, read_only_query, read_store_id, snapshot, transaction
 from .model import (Column, Identifier, SQLRepresentation, VersionLogEntry, View, ViewVersion, check_unicode,
-                    identifier_str, normalize_name, to_identifier, to_namespace, validate_properties,
+                    id_ranges, identifier_str, normalize_name, to_identifier, to_namespace, validate_properties,
                     validate_property_key, validate_property_value)
 from .projections import DDL, Projections, ViewState, apply, fold_stored, state_to_view
 
@@ -1219,7 +1219,7 @@ class ViewStore:
             assert state is not None
             if version_id not in state.versions:
                 raise ValidationError(f"view {identifier_str(ident)} has no version {version_id}; "
-                                      f"known: {sorted(state.versions)}")
+                                      f"it has {id_ranges(state.versions)}")
             if version_id != state.current_version_id:
                 plan.add(ViewRolledBack, current_version_id=version_id,
                          log_entry={"timestamp_ms": plan.now, "version_id": version_id})

@@ -149,6 +149,17 @@ def identifier_str(identifier: Identifier) -> str:
     return ".".join(identifier)
 
 
+def id_ranges(ids: Any) -> str:
+    """Version ids for a message, runs shortened: ``1-3, 5, 7-3000``."""
+    runs: list[list[int]] = []
+    for i in sorted(ids):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or "none"
+
+
 def validate_properties(properties: Any) -> dict[str, str]:
     """Check a property map: non-empty string keys, string values (see :func:`validate_property_value`)."""
     if properties is None:
@@ -354,8 +365,8 @@ class View(BaseModel):
         for version in self.versions:
             if version.version_id == version_id:
                 return version
-        known = [v.version_id for v in self.versions]
-        raise ValidationError(f"view {identifier_str(self.identifier)} has no version {version_id}; known: {known}")
+        known = id_ranges(v.version_id for v in self.versions)
+        raise ValidationError(f"view {identifier_str(self.identifier)} has no version {version_id}; it has {known}")
 
     def sql_for(self, dialect: str) -> str | None:
         """The SQL of the current version in ``dialect`` (case-insensitive), or None."""
