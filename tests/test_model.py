@@ -49,3 +49,64 @@ def test_id_ranges_shorten_runs_of_version_ids():
 
     assert id_ranges([5, 1, 2, 3, 7, 8, 10]) == "1-3, 5, 7-8, 10"
     assert id_ranges(range(1, 3001)) == "1-3000" and id_ranges([4]) == "4" and id_ranges([]) == "none"
+
+
+class _History:
+    """A ViewHistory that counts what it is asked for."""
+
+    def __init__(self, versions, log):
+        self._versions, self._log, self.asked = versions, log, []
+
+    def versions(self):
+        self.asked.append("versions")
+        return self._versions
+
+    def version_log(self):
+        self.asked.append("version_log")
+        return self._log
+
+    def version(self, version_id):
+        self.asked.append(version_id)
+        return next((v for v in self._versions if v.version_id == version_id), None)
+
+
+def _lazy_and_whole():
+    from viewstore.model import AuditInfo, View
+
+    versions = tuple(ViewVersion(version_id=i, timestamp_ms=i, schema_id=0, columns=(Column("x", "int"),),
+                                 representations=(SQLRepresentation("spark", f"SELECT {i}"),)) for i in (1, 2))
+    log = tuple(VersionLogEntry(timestamp_ms=i, version_id=i) for i in (1, 2))
+    fields = dict(identifier=("a", "v"), uuid="u", properties={"comment": "c"}, security_mode="DEFINER",
+                  current_version_id=2, audit=AuditInfo(creator="me", create_time_ms=1, last_modifier="me",
+                                                        last_modified_time_ms=2), stream_version=2)
+    history = _History(versions, log)
+    return View.lazy(history, **fields), View(**fields, versions=versions, version_log=log), history
+
+
+def test_a_lazy_view_builds_its_history_on_first_read_and_is_a_plain_value():
+    import copy
+    import pickle
+
+    lazy, whole, history = _lazy_and_whole()
+    assert lazy.sql_for("spark") == "SELECT 2" and lazy.columns[0].name == "x" and lazy.comment == "c"
+    assert history.asked == [2, 2]  # the current version alone
+    assert lazy.versions is lazy.versions and history.asked == [2, 2, "versions"]  # built once
+    assert lazy == whole and whole == lazy  # equality builds the version log too
+    assert history.asked == [2, 2, "versions", "version_log"]
+    for make in (lambda v: v, pickle.loads, copy.copy, copy.deepcopy):
+        lazy, whole, _ = _lazy_and_whole()
+        value = pickle.dumps(lazy) if make is pickle.loads else lazy
+        assert make(value) == whole
+    lazy, whole, _ = _lazy_and_whole()
+    assert lazy.model_dump() == whole.model_dump() and list(lazy.model_dump()) == list(type(whole).model_fields)
+    lazy, whole, _ = _lazy_and_whole()
+    assert repr(lazy) == repr(whole) and dict(lazy) == dict(whole) and lazy.model_dump_json() == whole.model_dump_json()
+    lazy, whole, _ = _lazy_and_whole()
+    assert lazy.model_copy(update={"current_version_id": 1}).current_version.version_id == 1
+    lazy, whole, _ = _lazy_and_whole()
+    assert lazy.version(1) is whole.versions[0]
+    with pytest.raises(ValidationError, match="no version 7; it has 1-2"):
+        lazy.version(7)
+    with pytest.raises(TypeError):
+        hash(lazy)  # a dict of properties: no View is hashable
+    assert type(whole).model_json_schema(mode="serialization") == type(whole).model_json_schema()

@@ -7,10 +7,10 @@ the projections and the public API all speak in these values.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictStr,
-                      WithJsonSchema)
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PrivateAttr,
+                      SerializerFunctionWrapHandler, StrictStr, WithJsonSchema, model_serializer)
 
 from .errors import ValidationError
 from .types import IcebergType, parse_type
@@ -26,6 +26,7 @@ __all__ = [
     "VersionLogEntry",
     "AuditInfo",
     "View",
+    "ViewHistory",
     "SecurityMode",
     "validate_properties",
     "validate_property_value",
@@ -301,8 +302,36 @@ class AuditInfo(BaseModel):
     last_modified_time_ms: int
 
 
+class ViewHistory(Protocol):
+    """Where a :class:`View` the store built finds its versions and version log when first asked
+    for them (see :meth:`View.lazy`): a view with thousands of versions is loaded without building
+    every one of them."""
+
+    def versions(self) -> tuple["ViewVersion", ...]:
+        """Every version, by id (may raise :class:`~viewstore.errors.CorruptLogError`)."""
+        ...
+
+    def version_log(self) -> tuple["VersionLogEntry", ...]:
+        ...
+
+    def version(self, version_id: int) -> "ViewVersion | None":
+        """The version with that id, None if there is none."""
+        ...
+
+
+#: the fields of a View that a lazily built one fills in on first use
+_LATER = ("versions", "version_log")
+
+
 class View(BaseModel):
-    """The state of one view, as loaded from the store (current, or ``as_of`` a time)."""
+    """The state of one view, as loaded from the store (current, or ``as_of`` a time).
+
+    A View the store returns builds ``versions`` and ``version_log`` the first time they are read
+    (the current version's accessors, ``columns``, ``sql_for`` and the like, do not need them): a
+    view's history can be long, and most callers read only its current version. Either way a View
+    is an immutable value: the tuples are built once, every reader gets the same ones, and equality,
+    ``model_dump``, copies and pickling see every field.
+    """
 
     model_config = _FROZEN
 
@@ -317,6 +346,88 @@ class View(BaseModel):
     stream_version: int
     """How many events the view's stream holds: pass it as ``expected_version``."""
 
+    _history: ViewHistory | None = PrivateAttr(default=None)
+
+    @classmethod
+    def lazy(cls, history: ViewHistory, **fields: Any) -> "View":
+        """A View of trusted values (no validation) whose ``versions`` and ``version_log`` come from
+        ``history`` when first read. ``fields`` are the other fields, every one of them."""
+        view = cls.__new__(cls)
+        setattr_ = object.__setattr__
+        setattr_(view, "__dict__", fields)
+        setattr_(view, "__pydantic_fields_set__", set(_ALL_FIELDS))
+        setattr_(view, "__pydantic_extra__", None)
+        setattr_(view, "__pydantic_private__", {"_history": history})
+        return view
+
+    if not TYPE_CHECKING:
+        def __getattr__(self, item: str) -> Any:
+            if item in _LATER:  # not built yet (a field that is there is found without coming here)
+                fields = self.__dict__
+                private = object.__getattribute__(self, "__pydantic_private__")
+                history = private.get("_history") if private else None
+                if history is None:
+                    if item in fields:
+                        return fields[item]
+                    raise AttributeError(f"'View' object has no attribute {item!r}")
+                # two threads may both build it: the first to store it wins, and both return that one
+                return fields.setdefault(item, getattr(history, item)())
+            return super().__getattr__(item)
+
+    def _complete(self) -> None:
+        """Build the fields not built yet (equality, dumps and copies compare and copy every field)."""
+        for name in _LATER:
+            if name not in self.__dict__:
+                getattr(self, name)
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, View):
+            return super().__eq__(other)
+        if type(self) is not type(other):
+            return False
+        self._complete()
+        other._complete()
+        return self.__dict__ == other.__dict__  # the history they were built from does not matter
+
+    def __hash__(self) -> int:  # as a frozen model's: of its field values (a dict of properties: unhashable)
+        self._complete()
+        return hash(tuple(self.__dict__[name] for name in type(self).model_fields))
+
+    # no return annotation: pydantic would take it for the shape of a dump (Any: no JSON schema)
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        self._complete()
+        data = handler(self)
+        if isinstance(data, dict):  # in the order of the fields, whichever were built last
+            data = {name: data[name] for name in _ALL_FIELDS if name in data}
+        return data
+
+    def __copy__(self) -> "View":
+        self._complete()
+        return super().__copy__()
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> "View":
+        self._complete()
+        copied = super().__deepcopy__(memo)
+        object.__setattr__(copied, "__pydantic_private__", {"_history": None})
+        return copied
+
+    def __getstate__(self) -> dict[Any, Any]:
+        self._complete()
+        state = super().__getstate__()
+        state["__pydantic_private__"] = {"_history": None}
+        return state
+
+    def __iter__(self) -> Any:  # in the order of the fields, as a View built whole gives them
+        return iter([(name, getattr(self, name)) for name in _ALL_FIELDS])
+
+    def __repr_args__(self) -> Any:
+        return [(name, getattr(self, name)) for name in _ALL_FIELDS]
+
+    def model_copy(self, *, update: Any = None, deep: bool = False) -> "View":
+        self._complete()
+        return super().model_copy(update=update, deep=deep)
+
     @property
     def namespace(self) -> tuple[str, ...]:
         return self.identifier[:-1]
@@ -327,10 +438,7 @@ class View(BaseModel):
 
     @property
     def current_version(self) -> ViewVersion:
-        for version in self.versions:
-            if version.version_id == self.current_version_id:
-                return version
-        raise LookupError(self.current_version_id)  # projections guarantee this never happens
+        return self._version(self.current_version_id)  # projections guarantee this never fails
 
     @property
     def comment(self) -> str | None:
@@ -356,17 +464,32 @@ class View(BaseModel):
     def summary(self) -> dict[str, str]:
         return self.current_version.summary
 
+    def _version(self, version_id: int) -> ViewVersion:
+        """The version with that id (LookupError if none), built alone if the others are not built yet."""
+        if "versions" not in self.__dict__:
+            history = (self.__pydantic_private__ or {}).get("_history")
+            if history is not None:
+                found = history.version(version_id)
+                if found is None:
+                    raise LookupError(version_id)
+                return found
+        for version in self.versions:
+            if version.version_id == version_id:
+                return version
+        raise LookupError(version_id)
+
     def version(self, version_id: int) -> ViewVersion:
         """The version with that id.
 
         Raises:
             ValidationError: the view has no such version.
         """
-        for version in self.versions:
-            if version.version_id == version_id:
-                return version
-        known = id_ranges(v.version_id for v in self.versions)
-        raise ValidationError(f"view {identifier_str(self.identifier)} has no version {version_id}; it has {known}")
+        try:
+            return self._version(version_id)
+        except LookupError:
+            known = id_ranges(v.version_id for v in self.versions)
+            raise ValidationError(f"view {identifier_str(self.identifier)} has no version {version_id}; "
+                                  f"it has {known}") from None
 
     def sql_for(self, dialect: str) -> str | None:
         """The SQL of the current version in ``dialect`` (case-insensitive), or None."""
@@ -379,6 +502,9 @@ class View(BaseModel):
     @property
     def dialects(self) -> tuple[str, ...]:
         return tuple(r.dialect for r in self.representations)
+
+
+_ALL_FIELDS = tuple(View.model_fields)
 
 
 def _wrap(error: ValueError, what: str) -> ValidationError:
