@@ -83,14 +83,14 @@ def test_a_load_reads_one_state_while_another_store_commits_in_the_middle(tmp_pa
     _create(theirs, "a.v")
     theirs.alter_view("a.v", ViewChange.update_comment("bump"))
     mine = ViewStore(tmp_path / "s.db", actor="me")  # nothing cached: it reads the projection rows
-    versions = mine._projections._versions
+    versions = mine._projections._version_rows
 
-    def versions_after_their_commit(*args, **kwargs):
-        monkeypatch.setattr(mine._projections, "_versions", versions)
+    def rows_after_their_commit(*args, **kwargs):
+        monkeypatch.setattr(mine._projections, "_version_rows", versions)
         theirs.alter_view("a.v", ViewChange.update_representation("spark", "SELECT 2 AS x"))  # a new version
         return versions(*args, **kwargs)
 
-    monkeypatch.setattr(mine._projections, "_versions", versions_after_their_commit)
+    monkeypatch.setattr(mine._projections, "_version_rows", rows_after_their_commit)
     seen = mine.load_view("a.v")
     assert seen.stream_version == 2 and [v.version_id for v in seen.versions] == [1]  # before their commit
     assert seen == theirs.load_view("a.v", as_of=theirs.history("a.v")[1])

@@ -410,7 +410,6 @@ class ViewStore:
         self._cache: dict[Identifier, tuple[ViewState, View | None, int]] = {}
         self._data_version = self._log.data_version()
         self._repairs = self._projections.repairs()
-        self._version_models: dict[tuple[str, int], ViewVersion] = {}
         self._store_id: str | None = None  # read (or made) when first asked for
         self._closed = False
 
@@ -449,7 +448,6 @@ class ViewStore:
             if repairs != self._repairs:  # another store's rebuild() repaired rows no stream version names
                 self._repairs = repairs
                 self._cache.clear()
-                self._version_models.clear()
                 self._projections.forget_parsed()
         self._data_version = version
 
@@ -514,9 +512,10 @@ class ViewStore:
         caught_up = states[state.view_id]
         if not caught_up.live or caught_up.identifier != ident:
             return None
+        caught_up.current_version()  # checked now (a rollback may have made a version read but not parsed current)
         # What the fold marks as still to store, the other connection stored: a write starts from a
         # copy(), which clears those marks; and the views row keeps the name and live flag it had.
-        new_view = state_to_view(caught_up, self._version_models, view) if view is not None else None
+        new_view = state_to_view(caught_up) if view is not None else None
         self._remember(ident, (caught_up, new_view, self._data_version))
         return caught_up
 
@@ -532,7 +531,7 @@ class ViewStore:
         cached = self._cache.get(ident)
         if cached is not None and cached[0] is state and cached[1] is not None:
             return cached[1]
-        view = state_to_view(state, self._version_models)
+        view = state_to_view(state)
         if state.live:
             self._remember(ident, (state, view, self._data_version))
         return view
@@ -587,7 +586,10 @@ class ViewStore:
                 raise CorruptLogError(f"event at position {row[0]} has a time or a stream version that is not "
                                       "an integer") from e
             fold_stored(states, (row,))
-        return states.get(view_id)
+        state = states.get(view_id)
+        if state is not None and state.live:
+            state.current_version()  # checked now, so the View built of it reads a good current version
+        return state
 
     def _load_at_event(self, ident: Identifier, event: Event) -> View:
         name = identifier_str(ident)
@@ -600,26 +602,20 @@ class ViewStore:
                                       f"{event.stream_version}) is not in this store's log")
             if not state.live:
                 raise NoSuchViewError(f"view {identifier_str(state.identifier)} was dropped by that event")
-            return self._as_of_view(ident, state)
-
-    def _as_of_view(self, ident: Identifier, state: ViewState) -> View:
-        """The View of a past state, sharing what it can with the cached current View of that stream."""
-        cached = self._cache.get(ident)
-        current = cached[1] if cached is not None else None
-        return state_to_view(state, self._version_models, current)
+            return state_to_view(state)
 
     def _load_as_of(self, ident: Identifier, ms: int) -> View:
         with self._reading():
             for view_id in self._log.streams_that_took(identifier_str(ident), until_ms=ms):
                 state = self._fold_until(view_id, ms)
                 if state is not None and state.live and state.identifier == ident:
-                    return self._as_of_view(ident, state)
+                    return state_to_view(state)
             # not named so then: the view known by this name now, as it was then (under its old name)
             view_id = self._projections.latest_view_id(identifier_str(ident[:-1]), ident[-1])
             if view_id is not None:
                 state = self._fold_until(view_id, ms)
                 if state is not None and state.live:
-                    return state_to_view(state, self._version_models)
+                    return state_to_view(state)
         raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {_when(ms)}")
 
     def view_exists(self, identifier: str | tuple[str, ...]) -> bool:
@@ -846,12 +842,11 @@ class ViewStore:
                                         error=error):
                         error.add_note(f"a commit_failed receiver raised too: {hook!r}")
                 raise
-            # committed: cache the new state with its View, built from the previous View where it can be
-            previous = self._cache.pop(plan.state.identifier, None) if plan.state is not None else None
+            # committed: cache the new state with its View (which shares its versions and their models)
+            if plan.state is not None:
+                self._cache.pop(plan.state.identifier, None)
             if state.live:
-                earlier = previous[1] if previous is not None and previous[0] is plan.state else None
-                self._remember(state.identifier, (state, state_to_view(state, self._version_models, earlier),
-                                                  self._data_version))
+                self._remember(state.identifier, (state, state_to_view(state), self._data_version))
         if signals.committed.receivers:  # only then are copies of the events with their positions needed
             _notify(signals.committed, self, events=_positioned(plan.events, stored))  # the commit stands
         return plan, state
@@ -891,6 +886,7 @@ class ViewStore:
                 f"view {identifier_str(ident)} is at stream version {state.stream_version}, "
                 f"not the expected {expected_version}", view=identifier_str(ident), expected=expected_version,
                 actual=state.stream_version)
+        state.current_version()  # checked before anything is decided (a View is built of it once committed)
         return _Plan(state, state.view_id, ident, self.actor, self._now(state), state.stream_version)
 
     def _result(self, ident: Identifier, result: tuple[_Plan | None, ViewState | None]) -> View:
@@ -908,7 +904,7 @@ class ViewStore:
             cached = self._cache.get(state.identifier)
             if cached is not None and cached[0] is state and cached[1] is not None:
                 return cached[1]
-        return state_to_view(state, self._version_models)
+        return state_to_view(state)
 
     def create_view(self, identifier: str | tuple[str, ...], *, columns: Sequence[Any],
                     representations: Any, default_namespace: Any, default_catalog: str | None = None,
@@ -1220,6 +1216,7 @@ class ViewStore:
             if version_id not in state.versions:
                 raise ValidationError(f"view {identifier_str(ident)} has no version {version_id}; "
                                       f"it has {id_ranges(state.versions)}")
+            state.versions[version_id]  # parsed and checked before it becomes current (CorruptLogError)
             if version_id != state.current_version_id:
                 plan.add(ViewRolledBack, current_version_id=version_id,
                          log_entry={"timestamp_ms": plan.now, "version_id": version_id})
@@ -1331,7 +1328,6 @@ class ViewStore:
                         gc.enable()
             self._cache.clear()
             if any(repaired.values()):
-                self._version_models.clear()
                 self._repairs = self._projections.repairs()
             return repaired
 
@@ -1355,6 +1351,7 @@ class ViewStore:
 
         base = _path(location, "location") if location is not None else None
         view = self.load_view(identifier)  # a view that does not exist makes no folder
+        view.versions  # nor one whose versions are damaged (CorruptLogError): the file lists them all
         if base is None:
             base = self.warehouse.joinpath(*view.identifier)
         # one export to a metadata folder at a time (threads, processes), each with the view as it is

@@ -19,8 +19,10 @@ the whole log: no "position" row is kept (it cost a page write per commit and wa
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Sequence
+from itertools import islice
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
 
 from pydantic import ConfigDict, TypeAdapter
 
@@ -31,7 +33,8 @@ from .model import (AuditInfo, Column, SecurityMode, SQLRepresentation, VersionL
                     check_column_name, check_dialect, check_sql, identifier_str, to_identifier)
 from .types import parse_type
 
-__all__ = ["Projections", "ViewState", "apply", "fold_stored", "DDL", "SNAPSHOT_EVERY", "state_to_view"]
+__all__ = ["Projections", "ViewState", "Versions", "VersionLog", "apply", "fold_stored", "DDL", "SNAPSHOT_EVERY",
+           "state_to_view"]
 
 #: a snapshot of a stream's state is kept every this many events, so ``as_of`` folds at most this many
 SNAPSHOT_EVERY = 100
@@ -118,6 +121,202 @@ def _table_columns() -> dict[str, tuple[tuple[str, ...], int]]:
 _TABLE_COLUMNS = _table_columns()
 
 
+#: a version as read from ``view_versions``, not parsed yet: (version_id, timestamp_ms, schema_id, columns,
+#: representations, default_catalog, default_namespace, summary), the JSON columns as stored text
+StoredRow = tuple[Any, ...]
+
+
+class _Shelf:
+    """What the states of one stream share of its versions: every version one of them added, in the
+    order they were added. Entries are only ever appended (see :class:`Versions`), so each state sees a
+    prefix; what is derived from the entries (parsed versions, models) is filled in on first use and
+    holds for every prefix."""
+
+    __slots__ = ("view_id", "ids", "slots", "items", "models")
+
+    def __init__(self, view_id: str, ids: list[int], items: list[Any]) -> None:
+        self.view_id = view_id
+        self.ids = ids                                  # version ids, in the order added
+        self.slots = {vid: i for i, vid in enumerate(ids)}  # version id -> its place in ids
+        self.items = items                              # a StoredRow until parsed, then the checked dict
+        self.models: dict[int, ViewVersion] = {}        # by place: the model, once built
+
+
+class Versions(Mapping[int, dict[str, Any]]):
+    """The versions of a view's state: version id -> the stored version (a dict as the log holds it).
+
+    A stream never loses a version, and a write folds its events into a copy of the state it read, so
+    copies share one :class:`_Shelf` and each sees the first ``len(self)`` of its entries: a copy costs
+    nothing, however many versions the view has. A state that adds a version where another state of
+    the stream already added one past their common prefix (a write that failed and was decided again;
+    an ``as_of`` fold from a cached snapshot) takes a shelf of its own first. Only the store's folds add,
+    and they run under the store's lock; reading (a View building its versions) needs no lock.
+
+    Versions read back from ``view_versions`` are kept as stored text and parsed, and checked as
+    :func:`_check_types` checks them, when first used: a load reads the current version, not all of
+    them. A damaged one raises CorruptLogError when it is used.
+    """
+
+    __slots__ = ("_shelf", "_n")
+
+    def __init__(self, view_id: str = "", rows: Iterable[StoredRow | dict[str, Any]] = ()) -> None:
+        items = list(rows)
+        ids = [item["version_id"] if type(item) is dict else item[0] for item in items]
+        if any(type(vid) is not int for vid in ids):
+            raise TypeError("a version id that is not an integer")
+        self._shelf = _Shelf(view_id, ids, items)
+        self._n = len(ids)
+        if len(self._shelf.slots) != self._n:
+            raise ValueError("a version id given twice")
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[int]:
+        return islice(self._shelf.ids, self._n)
+
+    def __contains__(self, version_id: object) -> bool:
+        place = self._shelf.slots.get(version_id)  # type: ignore[call-overload]
+        return place is not None and place < self._n
+
+    def __getitem__(self, version_id: int) -> dict[str, Any]:
+        place = self._shelf.slots.get(version_id)
+        if place is None or place >= self._n:
+            raise KeyError(version_id)
+        return self._item(place)
+
+    def __repr__(self) -> str:
+        return f"Versions({list(self)})"
+
+    def _item(self, place: int) -> dict[str, Any]:
+        shelf = self._shelf
+        item = shelf.items[place]
+        if type(item) is not dict:  # a stored row: parse it once for every state that shares it
+            item = shelf.items[place] = _stored_version(shelf.view_id, item)
+        return item
+
+    def copy(self) -> "Versions":
+        twin = object.__new__(Versions)
+        twin._shelf, twin._n = self._shelf, self._n
+        return twin
+
+    def add(self, version_id: int, version: dict[str, Any]) -> bool:
+        """Add a version (a checked dict), or replace the one with that id; True if it was added."""
+        shelf, n = self._shelf, self._n
+        place = shelf.slots.get(version_id)
+        if place is not None and place < n:  # a replacement: the other states keep theirs
+            shelf = self._own_shelf()
+            shelf.items[place] = version
+            shelf.models.pop(place, None)
+            return False
+        if len(shelf.ids) != n:  # another state of the stream added past our prefix
+            shelf = self._own_shelf()
+        shelf.slots[version_id] = n
+        shelf.ids.append(version_id)
+        shelf.items.append(version)
+        self._n = n + 1
+        return True
+
+    def of(self, version_ids: Iterable[int]) -> list[dict[str, Any]]:
+        """The versions with these ids (KeyError if one is not there)."""
+        slots, n, item = self._shelf.slots, self._n, self._item
+        found = []
+        for version_id in version_ids:
+            place = slots[version_id]
+            if place >= n:
+                raise KeyError(version_id)
+            found.append(item(place))
+        return found
+
+    def _own_shelf(self) -> _Shelf:
+        old, n = self._shelf, self._n
+        shelf = _Shelf(old.view_id, old.ids[:n], old.items[:n])
+        shelf.models = {place: model for place, model in old.models.items() if place < n}
+        self._shelf = shelf
+        return shelf
+
+    def model(self, version_id: int) -> ViewVersion | None:
+        """The model of a version, built once for every state that shares it; None if there is none."""
+        shelf = self._shelf
+        place = shelf.slots.get(version_id)
+        if place is None or place >= self._n:
+            return None
+        model = shelf.models.get(place)
+        if model is None:
+            model = shelf.models[place] = _version_model(self._item(place))
+        return model
+
+    def models(self) -> tuple[ViewVersion, ...]:
+        """Every version's model, by id."""
+        return tuple(self.model(vid) for vid in sorted(self))  # type: ignore[misc]
+
+
+class VersionLog(Sequence[tuple[int, int]]):
+    """A state's version log, (timestamp_ms, version_id) pairs: like :class:`Versions`, a prefix of a
+    list that the states of a stream share and only ever append to."""
+
+    __slots__ = ("_items", "_n")
+
+    def __init__(self, pairs: Iterable[tuple[int, int]] = ()) -> None:
+        self._items = list(pairs)
+        self._n = len(self._items)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return self._items[:self._n][index]
+        if not -self._n <= index < self._n:
+            raise IndexError(index)
+        return self._items[index if index >= 0 else self._n + index]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return islice(self._items, self._n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (VersionLog, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"VersionLog({list(self)})"
+
+    def copy(self) -> "VersionLog":
+        twin = object.__new__(VersionLog)
+        twin._items, twin._n = self._items, self._n
+        return twin
+
+    def since(self, start: int) -> list[tuple[int, int]]:
+        """The pairs from ``start`` on."""
+        return self._items[start:self._n]
+
+    def append(self, pair: tuple[int, int]) -> None:
+        items = self._items
+        if len(items) != self._n:  # another state of the stream appended past our prefix
+            items = self._items = items[:self._n]
+        items.append(pair)
+        self._n += 1
+
+    def extend(self, pairs: Iterable[tuple[int, int]]) -> None:
+        for pair in pairs:
+            self.append(pair)
+
+
+def _check_log(pairs: list[Any]) -> VersionLog:
+    """A version log read back (rows of ``view_version_log``, a snapshot's lists): pairs of integers."""
+    checked = []
+    for pair in pairs:
+        if type(pair) is not tuple:
+            if type(pair) is not list:
+                raise TypeError(f"the version log holds {pair!r}, not a (timestamp_ms, version_id) pair")
+            pair = tuple(pair)
+        if len(pair) != 2 or type(pair[0]) is not int or type(pair[1]) is not int:
+            raise TypeError(f"the version log holds {pair!r}, not a (timestamp_ms, version_id) pair of integers")
+        checked.append(pair)
+    return VersionLog(checked)
+
+
 @dataclass(slots=True)
 class ViewState:
     """The mutable working state of one view while events are folded into it.
@@ -126,10 +325,11 @@ class ViewState:
     (:data:`_read_state`), which checks every field against these annotations: projections are
     derived data that nothing guards but rebuild(), so damage ends in CorruptLogError instead of a
     wrong view or a stray error. Values are coerced only where the meaning is plain (SQLite's 0 and 1
-    for ``live``, JSON's lists for the version log's pairs).
+    for ``live``). The versions and the version log are checked by their readers: the log's pairs when
+    read, each version when first used (see :class:`Versions`).
     """
 
-    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     view_id: str
     namespace: str
     name: str
@@ -143,8 +343,8 @@ class ViewState:
     modifier: str
     modified_at: int
     last_position: int
-    versions: dict[int, dict[str, Any]] = field(default_factory=dict)
-    version_log: list[tuple[int, int]] = field(default_factory=list)
+    versions: Versions = field(default_factory=Versions)
+    version_log: VersionLog = field(default_factory=VersionLog)
     # what the writer still has to store
     new_versions: list[int] = field(default_factory=list)
     log_saved: int = 0
@@ -158,6 +358,18 @@ class ViewState:
     def identifier(self) -> tuple[str, ...]:
         return (*self.namespace.split("."), self.name)
 
+    def current_version(self) -> dict[str, Any]:
+        """The current version, parsed and checked if it was not yet (see :class:`Versions`).
+
+        Raises:
+            CorruptLogError: its row in ``view_versions`` is damaged, or missing.
+        """
+        try:
+            return self.versions[self.current_version_id]
+        except KeyError as e:
+            raise CorruptLogError(f"the projections of view {self.view_id} lack its current version {e}; "
+                                  "rebuild() repairs them from the log") from e
+
     def to_json(self) -> str:
         """The snapshot of this state. Versions are named by id, not copied: each is stored once, in
         ``view_versions``; copying them made snapshots the bulk of the projections (and of rebuild()).
@@ -169,12 +381,14 @@ class ViewState:
             "properties": self.properties, "security_mode": self.security_mode, "creator": self.creator,
             "created_at": self.created_at, "modifier": self.modifier, "modified_at": self.modified_at,
             "last_position": self.last_position, "version_ids": sorted(self.versions),
-            "version_log": self.version_log,
+            "version_log": list(self.version_log),
         })
 
     @classmethod
-    def from_json(cls, data: str, versions: Callable[[list[int]], dict[int, dict[str, Any]]]) -> "ViewState":
-        """A state from its snapshot; ``versions(ids)`` gives (at least) the versions it names.
+    def from_json(cls, data: str,
+                  versions: Callable[[list[int]], dict[int, StoredRow | dict[str, Any]]]) -> "ViewState":
+        """A state from its snapshot; ``versions(ids)`` gives (at least) the versions it names: rows of
+        ``view_versions`` as read (parsed when first used), or versions already checked.
 
         Raises:
             CorruptLogError: the snapshot is not one the library wrote, or names a version that
@@ -184,14 +398,22 @@ class ViewState:
             d = loads(data)
             if not isinstance(d, dict):
                 raise TypeError("it is not a JSON object")
+            view_id = d.get("view_id")
+            if not isinstance(view_id, str):
+                raise TypeError("it names no view")
             if "versions" in d:  # a snapshot written when they held whole versions
-                d["versions"] = {v["version_id"]: _check_types(check_stored_version(v)) for v in d["versions"]}
+                if not isinstance(d["versions"], list):
+                    raise TypeError("its versions are not a list")
+                d["versions"] = Versions(view_id, [_check_types(check_stored_version(v)) for v in d["versions"]])
             else:
                 named = d.pop("version_ids", None)
                 if not (isinstance(named, list) and all(type(i) is int for i in named)):
                     raise TypeError("it does not name its versions")
                 stored = versions(named)
-                d["versions"] = {i: stored[i] for i in named}
+                d["versions"] = Versions(view_id, [stored[i] for i in named])
+            if not isinstance(d.get("version_log"), list):
+                raise TypeError("its version log is not a list")
+            d["version_log"] = _check_log(d["version_log"])
             state = _read_state(d)
             if state.current_version_id not in state.versions:
                 raise KeyError(state.current_version_id)
@@ -206,7 +428,7 @@ class ViewState:
         return ViewState(self.view_id, self.namespace, self.name, self.live, self.stream_version,
                          self.current_version_id, dict(self.properties), self.security_mode, self.creator,
                          self.created_at, self.modifier, self.modified_at, self.last_position,
-                         dict(self.versions), list(self.version_log), [], len(self.version_log), [],
+                         self.versions.copy(), self.version_log.copy(), [], len(self.version_log), [],
                          self.stored_key, self.qualified)
 
 
@@ -229,12 +451,28 @@ def _check_types(version: dict[str, Any]) -> dict[str, Any]:
     return version
 
 
+def _stored_version(view_id: str, row: StoredRow) -> dict[str, Any]:
+    """A row of ``view_versions`` (see :data:`StoredRow`) parsed and checked as the fold checks a version.
+
+    Raises:
+        CorruptLogError: the row is damaged.
+    """
+    try:
+        version_id, ts, schema_id, columns, reps, catalog, namespace_json, summary = row
+        return _check_types(check_stored_version({
+            "version_id": version_id, "timestamp_ms": ts, "schema_id": schema_id,
+            "columns": loads(columns), "representations": loads(reps),
+            "default_catalog": catalog, "default_namespace": loads(namespace_json),
+            "summary": loads(summary)}))
+    except (ValueError, TypeError) as e:
+        raise _damaged(f"view {view_id}", e) from e
+
+
 def _add_version(state: ViewState, version: dict[str, Any]) -> None:
     _check_types(version)
     vid = version["version_id"]
-    if vid not in state.versions:
+    if state.versions.add(vid, version):
         state.new_versions.append(vid)
-    state.versions[vid] = version
 
 
 def _version_change(state: ViewState, payload: dict[str, Any], position: int) -> None:
@@ -364,69 +602,48 @@ def _columns(data: list[dict[str, Any]]) -> tuple[Column, ...]:
                                         nullable=c.get("nullable", True)) for c in data)
 
 
-def _version_model(view_id: str, v: dict[str, Any], cache: dict[tuple[str, int], ViewVersion] | None) -> ViewVersion:
-    """The model of a stored version; versions are immutable, so models are cached per (view, id)."""
-    key = (view_id, v["version_id"])
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None and hit.timestamp_ms == v["timestamp_ms"]:
-            return hit
-    model = ViewVersion.model_construct(
+def _version_model(v: dict[str, Any]) -> ViewVersion:
+    """The model of a stored version (checked when it was read or folded, so built without validation)."""
+    return ViewVersion.model_construct(
         version_id=v["version_id"], timestamp_ms=v["timestamp_ms"], schema_id=v["schema_id"],
         columns=_columns(v["columns"]),
         representations=tuple(SQLRepresentation.model_construct(dialect=r["dialect"], sql=r["sql"])
                               for r in v["representations"]),
         default_catalog=v.get("default_catalog"), default_namespace=tuple(v.get("default_namespace") or ()),
         summary=dict(v.get("summary") or {}))
-    if cache is not None:
-        if len(cache) > 20_000:  # each holds its SQL texts: a bound on memory
-            cache.clear()
-        cache[key] = model
-    return model
 
 
-def state_to_view(state: ViewState, cache: dict[tuple[str, int], ViewVersion] | None = None,
-                  related: View | None = None) -> View:
+class _History:
+    """A View's versions and version log (see :class:`viewstore.model.ViewHistory`): those of the
+    state it was made of, held as they were then (the state's later copies only add past them)."""
+
+    __slots__ = ("_versions", "_log")
+
+    def __init__(self, versions: Versions, log: VersionLog) -> None:
+        self._versions, self._log = versions.copy(), log.copy()
+
+    def versions(self) -> tuple[ViewVersion, ...]:
+        return self._versions.models()
+
+    def version_log(self) -> tuple[VersionLogEntry, ...]:
+        return tuple(VersionLogEntry.model_construct(timestamp_ms=t, version_id=v) for t, v in self._log)
+
+    def version(self, version_id: int) -> ViewVersion | None:
+        return self._versions.model(version_id)
+
+
+def state_to_view(state: ViewState) -> View:
     """The public, immutable View of a folded state.
 
-    Args:
-        cache: version models by (view id, version id), shared between calls (versions never change).
-        related: a View of another state of the same stream: the state a write started from, or
-            the current state when an earlier one is loaded. Within a stream versions and version-log
-            entries are only ever added, so one state's log is a prefix of a later one's and its
-            versions are mostly a prefix too: the related View's tuples are reused, cut or extended
-            where they fit, and on a view with a long history a load or a commit builds a few models
-            instead of hundreds.
+    Its versions and version log are built when first read, from what the state holds now: building
+    a View costs the same for a view of one version and one of thousands, and a load or a write that
+    nobody asks the history of builds none of it. Version models are built once per stream (the
+    states of a stream share them, see :class:`Versions`).
     """
-    versions: tuple[ViewVersion, ...] | None = None
-    log: tuple[VersionLogEntry, ...] | None = None
-    if related is not None and related.uuid == state.view_id:
-        have = related.versions
-        if have and len(have) == len(state.versions) and have[-1].version_id in state.versions:
-            # a stream never loses a version, so of two of its states one holds the other's versions:
-            # as many means the same ones (the common case: a commit or a load that added no version)
-            versions = have
-        else:
-            ids = sorted(state.versions)
-            if len(have) >= len(ids) and [v.version_id for v in have[:len(ids)]] == ids:
-                versions = have[:len(ids)]
-            elif [v.version_id for v in have] == ids[:len(have)]:  # versions were added: build only those
-                versions = have + tuple(_version_model(state.view_id, state.versions[k], cache)
-                                        for k in ids[len(have):])
-        want, have = len(state.version_log), len(related.version_log)
-        if have >= want and (want == 0 or _same_entry(related.version_log[want - 1], state.version_log[want - 1])):
-            log = related.version_log[:want] if have > want else related.version_log
-        elif have < want and (have == 0 or _same_entry(related.version_log[-1], state.version_log[have - 1])):
-            log = related.version_log + tuple(VersionLogEntry.model_construct(timestamp_ms=t, version_id=v)
-                                              for t, v in state.version_log[have:])
-    if versions is None:
-        versions = tuple(_version_model(state.view_id, state.versions[k], cache) for k in sorted(state.versions))
-    if log is None:
-        log = tuple(VersionLogEntry.model_construct(timestamp_ms=t, version_id=v) for t, v in state.version_log)
-    return View.model_construct(
+    return View.lazy(
+        _History(state.versions, state.version_log),
         identifier=state.identifier, uuid=state.view_id, properties=dict(state.properties),
         security_mode=state.security_mode, current_version_id=state.current_version_id,
-        versions=versions, version_log=log,
         audit=AuditInfo.model_construct(creator=state.creator, create_time_ms=state.created_at,
                                         last_modifier=state.modifier, last_modified_time_ms=state.modified_at),
         stream_version=state.stream_version)
@@ -436,10 +653,6 @@ def _text(value: Any) -> str:
     if type(value) is not str:
         raise TypeError(f"{value!r} is not text")
     return value
-
-
-def _same_entry(entry: VersionLogEntry, pair: tuple[int, int]) -> bool:
-    return (entry.timestamp_ms, entry.version_id) == tuple(pair)
 
 
 def _insert(table: str, verb: str = "INSERT") -> str:
@@ -490,14 +703,13 @@ def _changed_rows(states: Iterable[ViewState]) -> _Rows:
                                s.current_version_id, dumps(s.properties), s.security_mode, s.creator,
                                s.created_at, s.modifier, s.modified_at, s.last_position))
         s.stored_key = key
-        for vid in s.new_versions:
-            v = s.versions[vid]
-            rows.versions.append((s.view_id, vid, v["timestamp_ms"], v["schema_id"], dumps(v["columns"]),
-                                  dumps(v["representations"]), v.get("default_catalog"),
-                                  dumps(v.get("default_namespace") or []), dumps(v.get("summary") or {})))
-        for seq in range(s.log_saved, len(s.version_log)):
-            ts, vid = s.version_log[seq]
-            rows.log.append((s.view_id, seq + 1, ts, vid))
+        if s.new_versions:
+            for v in s.versions.of(s.new_versions):
+                rows.versions.append((s.view_id, v["version_id"], v["timestamp_ms"], v["schema_id"],
+                                      dumps(v["columns"]), dumps(v["representations"]), v.get("default_catalog"),
+                                      dumps(v.get("default_namespace") or []), dumps(v.get("summary") or {})))
+        for seq, (ts, vid) in enumerate(s.version_log.since(s.log_saved), s.log_saved + 1):
+            rows.log.append((s.view_id, seq, ts, vid))
         rows.snapshots.extend((s.view_id, sv, at, data) for sv, at, data in s.snapshots)
         s.new_versions, s.log_saved, s.snapshots = [], len(s.version_log), []
     return rows
@@ -607,39 +819,30 @@ class Projections:
         try:
             data = dict(zip(_STATE_COLUMNS, row))
             data["properties"] = loads(data["properties"])
-            data["version_log"] = conn.execute("SELECT timestamp_ms, version_id FROM view_version_log "
-                                               "WHERE view_id = ? ORDER BY seq", (view_id,)).fetchall()
-            data["versions"] = self._versions(view_id)
+            data["version_log"] = _check_log(conn.execute("SELECT timestamp_ms, version_id FROM view_version_log "
+                                                          "WHERE view_id = ? ORDER BY seq", (view_id,)).fetchall())
+            data["versions"] = Versions(view_id, self._version_rows(view_id))
             state = _read_state(data)
             if state.current_version_id not in state.versions:
                 raise KeyError(f"the current version {state.current_version_id} is not among its versions")
-        except (ValueError, TypeError, KeyError) as e:  # not CorruptLogError: _versions names the damage itself
+        except (ValueError, TypeError, KeyError) as e:
             raise _damaged(f"view {view_id}", e) from e
+        state.current_version()  # parsed and checked now: a damaged one fails the load, not a later read
         state.stored_key = (state.namespace, state.name, state.live)
         state.qualified = f"{state.namespace}.{state.name}"
         state.log_saved = len(state.version_log)
         return state
 
-    def _versions(self, view_id: str, wanted: Iterable[int] | None = None) -> dict[int, dict[str, Any]]:
-        """The stored versions of a view (only the ``wanted`` ids, if given), parsed."""
+    def _version_rows(self, view_id: str, wanted: Iterable[int] | None = None) -> list[StoredRow]:
+        """The rows of a view's versions (only the ``wanted`` ids, if given), by id, not parsed: a
+        :class:`Versions` parses each when first used."""
         sql = ("SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
                "default_namespace, summary FROM view_versions WHERE view_id = ?")
         params: tuple[Any, ...] = (view_id,)
         if wanted is not None:  # a snapshot names the few it needs: read only those rows
             sql += " AND version_id IN (SELECT value FROM json_each(?))"
             params += (dumps(sorted(set(wanted))),)
-        versions = {}
-        for (version_id, ts, schema_id, columns, reps, catalog, namespace_json, summary) in self.conn.execute(
-                sql, params):
-            try:
-                versions[version_id] = _check_types(check_stored_version({
-                    "version_id": version_id, "timestamp_ms": ts, "schema_id": schema_id,
-                    "columns": loads(columns), "representations": loads(reps),
-                    "default_catalog": catalog, "default_namespace": loads(namespace_json),
-                    "summary": loads(summary)}))
-            except (ValueError, TypeError) as e:
-                raise _damaged(f"view {view_id}", e) from e
-        return versions
+        return self.conn.execute(sql + " ORDER BY version_id", params).fetchall()
 
     def snapshot_before(self, view_id: str, until_ms: int | None, until_version: int | None = None) -> ViewState | None:
         """The latest snapshot of a stream taken at or before a time, or at or before a stream version."""
@@ -653,7 +856,7 @@ class Projections:
         if state is None:
             (data,) = self.conn.execute("SELECT state FROM view_snapshots WHERE view_id = ? AND stream_version = ?",
                                         key).fetchone()
-            state = ViewState.from_json(data, lambda named: self._versions(view_id, named))
+            state = ViewState.from_json(data, lambda named: {row[0]: row for row in self._version_rows(view_id, named)})
             if len(self._snapshots) >= 256:
                 self._snapshots.clear()
             self._snapshots[key] = state
