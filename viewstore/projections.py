@@ -231,7 +231,8 @@ class Versions(Mapping[int, dict[str, Any]]):
     def _own_shelf(self) -> _Shelf:
         old, n = self._shelf, self._n
         shelf = _Shelf(old.view_id, old.ids[:n], old.items[:n])
-        shelf.models = {place: model for place, model in old.models.items() if place < n}
+        # dict() copies in one step: a View building its models (no lock) may add to them meanwhile
+        shelf.models = {place: model for place, model in dict(old.models).items() if place < n}
         self._shelf = shelf
         return shelf
 
