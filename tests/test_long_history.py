@@ -1,5 +1,5 @@
-"""Views with many versions: a load reads the current version only, and the lazily built View is
-still a plain immutable value.
+"""Views with many versions: a load reads the current version only, a write costs the same however
+long the history is, and the lazily built View is still a plain immutable value.
 
 The costs are counted (versions parsed, version models built, versions looked at), never timed.
 """
@@ -9,9 +9,12 @@ import pickle
 import sqlite3
 import threading
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import given, settings
 
-from viewstore import ViewChange, ViewStore, projections, signals
+from viewstore import ViewChange, ViewStore, catalog, projections, signals
+from viewstore.catalog import _columns_key, _definition_key, _items_key
 from viewstore.errors import CorruptLogError, ViewStoreError
 from viewstore.model import View
 from viewstore.projections import Versions
@@ -40,7 +43,7 @@ class Counts:
     def __init__(self, monkeypatch):
         self.parsed = self.models = self.looked_at = self.iterated = self.keys = 0
         parse, model, item = projections._stored_version, projections._version_model, Versions._item
-        iterate = Versions.__iter__
+        iterate, items_key = Versions.__iter__, catalog._items_key
 
         def counted_parse(*args):
             self.parsed += 1
@@ -59,10 +62,15 @@ class Counts:
                 self.iterated += 1
                 yield vid
 
+        def counted_key(*args):
+            self.keys += 1
+            return items_key(*args)
+
         monkeypatch.setattr(projections, "_stored_version", counted_parse)
         monkeypatch.setattr(projections, "_version_model", counted_model)
         monkeypatch.setattr(Versions, "_item", counted_item)
         monkeypatch.setattr(Versions, "__iter__", counted_iter)
+        monkeypatch.setattr(catalog, "_items_key", counted_key)
 
     def reset(self):
         self.parsed = self.models = self.looked_at = self.iterated = self.keys = 0
@@ -85,6 +93,57 @@ def test_a_cold_load_parses_and_builds_only_the_current_version(tmp_path, monkey
     assert [v.version_id for v in view.versions] == list(range(1, 151))  # built when asked for
     assert (counts.parsed, counts.models) == (150, 150)
     assert view.versions[-1] is view.current_version and len(view.version_log) == 150
+    store.close()
+
+
+@pytest.mark.parametrize("kind", ["replace", "alter"])
+def test_a_write_costs_the_same_whatever_the_number_of_versions(tmp_path, monkeypatch, kind):
+    """Each kind of write parses, looks at, keys and builds as many versions at 5 versions as at 150:
+    no scan of the history (finding an identical version, the schema id, the next id), no copy of it
+    (a write folds into a copy of the cached state), no View built whole."""
+    seen = {}
+    for versions in (5, 150):
+        path = build(tmp_path / f"s{versions}.db", versions)
+        counts = Counts(monkeypatch)
+        store = ViewStore(path, actor="writer")
+        store.load_view("a.v")
+        # the first write that adds a version (with a new schema) indexes the history, once
+        store.replace_view("a.v", columns=[*COLUMNS, ("w", "int")], representations=[("spark", "w"), ("trino", "w")],
+                           default_namespace="a")
+        counts.reset()
+        for i in range(3):
+            if kind == "replace":  # new SQL, a changed column, then a definition the view had (reused)
+                store.replace_view("a.v", columns=COLUMNS, representations=[("spark", f"x{i}"), ("trino", "y")],
+                                   default_namespace="a")
+                store.replace_view("a.v", columns=[*COLUMNS, ("n", "int")], representations=[("spark", f"n{i}"),
+                                   ("trino", "y")], default_namespace="a")
+                store.replace_view("a.v", columns=COLUMNS, representations=[("spark", sql(1)), ("trino", sql(1))],
+                                   default_namespace="a")
+            else:
+                store.alter_view("a.v", ViewChange.update_representation("spark", f"u{i}"))
+                store.alter_view("a.v", ViewChange.add_representation(("hive", f"h{i}")))
+                store.alter_view("a.v", ViewChange.remove_representation("hive"))
+            store.rollback_view("a.v", 2)
+            store.alter_view("a.v", ViewChange.set_property("k", f"v{i}"), ViewChange.update_comment(f"c{i}"))
+        assert store.load_view("a.v").stream_version < 200  # no snapshot (every 100 events) in the counted writes
+        seen[versions] = counts.as_dict()
+        store.close()
+        monkeypatch.undo()
+    assert seen[5] == seen[150], seen
+    assert seen[5]["models"] == 0 and seen[5]["iterated"] == 0
+
+
+def test_the_first_write_after_a_load_indexes_the_history_once(tmp_path, monkeypatch):
+    path = build(tmp_path / "s.db", 60)
+    counts = Counts(monkeypatch)
+    store = ViewStore(path, actor="writer")
+    store.replace_view("a.v", columns=COLUMNS, representations=[("spark", "new"), ("trino", "new")],
+                       default_namespace="a")
+    assert counts.parsed == 60  # every stored version, once, to index the definitions
+    counts.reset()
+    store.replace_view("a.v", columns=COLUMNS, representations=[("spark", sql(7)), ("trino", sql(7))],
+                       default_namespace="a")
+    assert counts.parsed == 0 and store.load_view("a.v").current_version_id == 7  # reused, found in the index
     store.close()
 
 
@@ -202,3 +261,50 @@ def test_a_damaged_current_version_fails_the_load(tmp_path, column, value):
     _damage(path, 3, column, value)
     with ViewStore(path, actor="me") as store, pytest.raises(CorruptLogError, match="rebuild"):
         store.load_view("a.v")
+
+
+VALUES = st.sampled_from(["a", "b"])
+VERSION = st.fixed_dictionaries({
+    "schema_id": st.integers(0, 1),
+    "columns": st.lists(st.fixed_dictionaries({"name": VALUES, "type": st.sampled_from(["int", "string"])},
+                                              optional={"comment": st.none() | VALUES, "nullable": st.booleans()}),
+                        max_size=2),
+    "representations": st.lists(st.fixed_dictionaries({"dialect": VALUES, "sql": VALUES}), min_size=1, max_size=2),
+    "default_catalog": st.none() | VALUES,
+    "default_namespace": st.lists(VALUES, max_size=1),
+    "summary": st.dictionaries(VALUES, VALUES, max_size=2)})
+
+
+def _same_definition(a, b):
+    """The rule as the catalog wrote it when it compared every version with the candidate."""
+    return (a["schema_id"] == b["schema_id"] and a["representations"] == b["representations"]
+            and a.get("default_catalog") == b.get("default_catalog")
+            and list(a.get("default_namespace") or []) == list(b.get("default_namespace") or [])
+            and (a.get("summary") or {}) == (b.get("summary") or {}))
+
+
+@settings(max_examples=200, deadline=None)
+@given(versions=st.lists(VERSION, min_size=1, max_size=8), candidate=VERSION, seen=st.integers(1, 8))
+def test_the_indexes_find_what_comparing_every_version_finds(versions, candidate, seen):
+    ids = list(range(len(versions), 0, -1))  # ids need not follow the order versions were added in
+    stored = [{**v, "version_id": i, "timestamp_ms": 0} for i, v in zip(ids, versions)]
+    n = min(seen, len(stored))
+    first_whole = Versions("u", stored)
+    first_prefix = Versions("u", stored)
+    # the index built by the longer state, then read by the shorter one; and the other way round
+    for part in (first_whole, _prefix(first_whole, n), _prefix(first_prefix, n), first_prefix):
+        visible = stored[:len(part)]
+        reused = min((part.at(p)[0] for p in part.places(_definition_key, _definition_key(candidate))), default=None)
+        assert reused == min((v["version_id"] for v in visible if _same_definition(v, candidate)), default=None)
+        first = part.first_place(_columns_key, _items_key(candidate["columns"]))
+        scan = next((v["schema_id"] for v in visible if v["columns"] == candidate["columns"]), None)
+        assert (part.at(first)[1]["schema_id"] if first is not None else None) == scan
+        assert part.max_id() == max(v["version_id"] for v in visible)
+        assert part.max_schema_id() == max(v["schema_id"] for v in visible)
+
+
+def _prefix(versions, n):
+    """A copy of ``versions`` that sees its first ``n`` entries (as an older state of the stream does)."""
+    twin = versions.copy()
+    twin._n = n
+    return twin

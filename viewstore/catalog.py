@@ -22,7 +22,7 @@ import uuid as uuidlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence
 
 from . import signals
 from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
@@ -322,21 +322,35 @@ def _column_json(c: Column) -> dict[str, Any]:
     return {"name": c.name, "type": str(c.type), "comment": c.comment, "nullable": c.nullable}
 
 
-def _same_definition(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return (a["schema_id"] == b["schema_id"] and a["representations"] == b["representations"]
-            and a.get("default_catalog") == b.get("default_catalog")
-            and list(a.get("default_namespace") or []) == list(b.get("default_namespace") or [])
-            and (a.get("summary") or {}) == (b.get("summary") or {}))
+def _items_key(values: Iterable[dict[str, Any]]) -> tuple[tuple[tuple[str, Any], ...], ...]:
+    """A list of string-keyed dicts (columns, representations) as a hashable key: two lists have the
+    same key when they are equal (dicts compare by their items, in any order)."""
+    return tuple(tuple(sorted(d.items())) for d in values)
+
+
+def _definition_key(version: dict[str, Any]) -> Hashable:
+    """What makes two versions the same definition, so that a replace or an alteration reuses an
+    existing version instead of adding one (Iceberg's rule): the schema id, the representations in
+    their order, the default catalog and namespace, and the summary. Versions with equal keys are
+    equal in each of these, and only those are."""
+    return (version["schema_id"], _items_key(version["representations"]), version.get("default_catalog"),
+            tuple(version.get("default_namespace") or ()), tuple(sorted((version.get("summary") or {}).items())))
+
+
+def _columns_key(version: dict[str, Any]) -> Hashable:
+    """The structure of a version's schema: equal columns, equal key."""
+    return _items_key(version["columns"])
 
 
 def _schema_id(state: ViewState | None, columns_json: list[dict[str, Any]]) -> int:
-    """Iceberg's rule: a structurally identical schema reuses its id, otherwise highest + 1."""
+    """Iceberg's rule: a structurally identical schema reuses its id (of the first version added with
+    it), otherwise highest + 1."""
     if state is None or not state.versions:
         return 0
-    for v in state.versions.values():
-        if v["columns"] == columns_json:
-            return v["schema_id"]
-    return max(v["schema_id"] for v in state.versions.values()) + 1
+    same = state.versions.first_place(_columns_key, _items_key(columns_json))
+    if same is not None:
+        return state.versions.at(same)[1]["schema_id"]
+    return state.versions.max_schema_id() + 1
 
 
 _logger = logging.getLogger("viewstore")
@@ -1022,16 +1036,16 @@ class ViewStore:
         cols = [_column_json(c) for c in columns]
         schema_id = _schema_id(state, cols)
         candidate = _version_json(0, plan.now, schema_id, columns, reps, default_catalog, default_namespace, summary)
-        # the lowest id of an identical version; the SQL first, as it differs most often
-        same_sql = candidate["representations"]
-        reused = min((vid for vid, version in state.versions.items()
-                      if version["representations"] == same_sql and _same_definition(version, candidate)), default=None)
+        # the lowest id of an identical version, looked up in an index the state's stream keeps
+        versions = state.versions
+        reused = min((versions.at(place)[0] for place in versions.places(_definition_key, _definition_key(candidate))),
+                     default=None)
         if reused is not None:
             if reused == state.current_version_id:
                 return None
             return {"version": None, "current_version_id": reused,
                     "log_entry": {"timestamp_ms": plan.now, "version_id": reused}}
-        vid = max(state.versions) + 1
+        vid = versions.max_id() + 1
         candidate["version_id"] = vid
         return {"version": candidate, "current_version_id": vid,
                 "log_entry": {"timestamp_ms": plan.now, "version_id": vid}}

@@ -19,10 +19,11 @@ the whole log: no "position" row is kept (it cost a page write per commit and wa
 from __future__ import annotations
 
 import sqlite3
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
+from typing import Any, Callable, ClassVar, Hashable, Iterable, Iterator, Sequence
 
 from pydantic import ConfigDict, TypeAdapter
 
@@ -129,10 +130,10 @@ StoredRow = tuple[Any, ...]
 class _Shelf:
     """What the states of one stream share of its versions: every version one of them added, in the
     order they were added. Entries are only ever appended (see :class:`Versions`), so each state sees a
-    prefix; what is derived from the entries (parsed versions, models) is filled in on first use and
-    holds for every prefix."""
+    prefix; what is derived from the entries (parsed versions, models, indexes) is filled in on first
+    use and holds for every prefix."""
 
-    __slots__ = ("view_id", "ids", "slots", "items", "models")
+    __slots__ = ("view_id", "ids", "slots", "items", "models", "max_ids", "max_schema_ids", "indexes")
 
     def __init__(self, view_id: str, ids: list[int], items: list[Any]) -> None:
         self.view_id = view_id
@@ -140,6 +141,10 @@ class _Shelf:
         self.slots = {vid: i for i, vid in enumerate(ids)}  # version id -> its place in ids
         self.items = items                              # a StoredRow until parsed, then the checked dict
         self.models: dict[int, ViewVersion] = {}        # by place: the model, once built
+        self.max_ids: list[int] = []                    # [i]: the highest id of the first i + 1 versions
+        self.max_schema_ids: list[int] = []             # [i]: the same of their schema ids
+        # key function -> (how many places it covers, key -> places in order)
+        self.indexes: dict[Callable[[dict[str, Any]], Hashable], tuple[int, dict[Hashable, list[int]]]] = {}
 
 
 class Versions(Mapping[int, dict[str, Any]]):
@@ -208,6 +213,8 @@ class Versions(Mapping[int, dict[str, Any]]):
             shelf = self._own_shelf()
             shelf.items[place] = version
             shelf.models.pop(place, None)
+            del shelf.max_schema_ids[place:]
+            shelf.indexes.clear()
             return False
         if len(shelf.ids) != n:  # another state of the stream added past our prefix
             shelf = self._own_shelf()
@@ -233,8 +240,74 @@ class Versions(Mapping[int, dict[str, Any]]):
         shelf = _Shelf(old.view_id, old.ids[:n], old.items[:n])
         # dict() copies in one step: a View building its models (no lock) may add to them meanwhile
         shelf.models = {place: model for place, model in dict(old.models).items() if place < n}
+        shelf.max_ids = old.max_ids[:n]
+        shelf.max_schema_ids = old.max_schema_ids[:n]
         self._shelf = shelf
         return shelf
+
+    def max_id(self) -> int:
+        """The highest version id (ValueError if there is none)."""
+        n, shelf = self._n, self._shelf
+        if not n:
+            raise ValueError("no versions")
+        highest, ids = shelf.max_ids, shelf.ids
+        for place in range(len(highest), n):
+            highest.append(max(highest[-1], ids[place]) if place else ids[place])
+        return highest[n - 1]
+
+    def max_schema_id(self) -> int:
+        """The highest schema id of the versions (ValueError if there are none)."""
+        n, shelf = self._n, self._shelf
+        if not n:
+            raise ValueError("no versions")
+        highest = shelf.max_schema_ids
+        for place in range(len(highest), n):
+            schema_id = self._item(place)["schema_id"]
+            highest.append(max(highest[-1], schema_id) if place else schema_id)
+        return highest[n - 1]
+
+    def places(self, key: Callable[[dict[str, Any]], Hashable], value: Hashable) -> list[int]:
+        """The places (in the order added) of the versions whose ``key(version)`` is ``value``.
+
+        The index of ``key`` is built on first use (every version parsed once) and extended as
+        versions are added, so a write finds an identical version without looking at every one."""
+        found = self._index(key).get(value)
+        if not found:
+            return []
+        return found[:bisect_left(found, self._n)]  # a longer state's places past ours are not ours
+
+    def first_place(self, key: Callable[[dict[str, Any]], Hashable], value: Hashable) -> int | None:
+        """The place of the first version added whose ``key(version)`` is ``value``, None if none is.
+
+        The index of ``key`` is extended only as far as the first match: the schema of a replace is
+        usually that of the first version."""
+        shelf, n = self._shelf, self._n
+        covered, index = shelf.indexes.get(key, (0, {}))
+        found = index.get(value)
+        if found and found[0] < n:
+            return found[0]
+        for place in range(covered, n):  # not among the places indexed so far: go on to the first match
+            here = key(self._item(place))
+            index.setdefault(here, []).append(place)
+            if here == value:
+                shelf.indexes[key] = (place + 1, index)
+                return place
+        if covered < n:
+            shelf.indexes[key] = (n, index)
+        return None
+
+    def _index(self, key: Callable[[dict[str, Any]], Hashable]) -> dict[Hashable, list[int]]:
+        shelf, n = self._shelf, self._n
+        covered, index = shelf.indexes.get(key, (0, {}))
+        if covered < n:
+            for place in range(covered, n):
+                index.setdefault(key(self._item(place)), []).append(place)
+            shelf.indexes[key] = (n, index)
+        return index
+
+    def at(self, place: int) -> tuple[int, dict[str, Any]]:
+        """The id and version at a place (as :meth:`places` gives them)."""
+        return self._shelf.ids[place], self._item(place)
 
     def model(self, version_id: int) -> ViewVersion | None:
         """The model of a version, built once for every state that shares it; None if there is none."""
