@@ -165,6 +165,9 @@ class Versions(Mapping[int, dict[str, Any]]):
     __slots__ = ("_shelf", "_n")
 
     def __init__(self, view_id: str = "", rows: Iterable[StoredRow | dict[str, Any]] = ()) -> None:
+        if rows == ():  # a new view's (rebuild() makes one per view): nothing to check
+            self._shelf, self._n = _Shelf(view_id, [], []), 0
+            return
         items = list(rows)
         ids = [item["version_id"] if type(item) is dict else item[0] for item in items]
         if any(type(vid) is not int for vid in ids):
@@ -226,13 +229,14 @@ class Versions(Mapping[int, dict[str, Any]]):
 
     def of(self, version_ids: Iterable[int]) -> list[dict[str, Any]]:
         """The versions with these ids (KeyError if one is not there)."""
-        slots, n, item = self._shelf.slots, self._n, self._item
+        slots, items, n = self._shelf.slots, self._shelf.items, self._n
         found = []
         for version_id in version_ids:
             place = slots[version_id]
             if place >= n:
                 raise KeyError(version_id)
-            found.append(item(place))
+            version = items[place]
+            found.append(version if type(version) is dict else self._item(place))
         return found
 
     def _own_shelf(self) -> _Shelf:
@@ -555,7 +559,8 @@ def _version_change(state: ViewState, payload: dict[str, Any], position: int) ->
         _add_version(state, version)
     current = payload.get("current_version_id")
     if current is not None:
-        if current not in state.versions:
+        # (rebuild() folds every event: the version the event itself added needs no look-up)
+        if (version is None or current != version["version_id"]) and current not in state.versions:
             raise CorruptLogError(f"event at position {position} makes version {current} of view {state.view_id} "
                                   "current, which it does not have")
         state.current_version_id = current
