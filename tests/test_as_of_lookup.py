@@ -53,7 +53,8 @@ def test_streams_that_took_a_name_are_the_streams_that_carried_it(tmp_path):
 
 
 def test_as_of_equals_a_plain_fold(tmp_path):
-    """Snapshots, the early stop and the reused View tuples give what folding every event gives."""
+    """Snapshots (as_of folds copies of the parsed ones, which share their versions) and the early
+    stop give what folding every event gives."""
     store = ViewStore(tmp_path / "s.db", actor="a")
     store.create_view("a.busy", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
                       default_namespace="a")
@@ -65,7 +66,7 @@ def test_as_of_equals_a_plain_fold(tmp_path):
             store.alter_view("a.busy", ViewChange.update_comment(f"c{i}"))
     history = store.history("a.busy")
     rows = EventLog(connect(tmp_path / "s.db")).stream_rows(history[0].view_id)
-    store.load_view("a.busy")  # the current View is cached, so as_of can share its tuples
+    store.load_view("a.busy")  # the current state cached beside them changes nothing
     for event in history[::13] + history[-3:]:
         wanted = max(e.stream_version for e in history if e.occurred_at <= event.occurred_at)
         state = None
