@@ -41,13 +41,18 @@ class Counts:
     """Counts what the library does with versions, by wrapping the functions that do it."""
 
     def __init__(self, monkeypatch):
-        self.parsed = self.models = self.looked_at = self.iterated = self.keys = 0
+        self.parsed = self.definitions = self.models = self.looked_at = self.iterated = self.keys = 0
         parse, model, item = projections._stored_version, projections._version_model, Versions._item
+        definition = projections._stored_definition
         iterate, items_key = Versions.__iter__, catalog._items_key
 
         def counted_parse(*args):
             self.parsed += 1
             return parse(*args)
+
+        def counted_definition(*args):
+            self.definitions += 1
+            return definition(*args)
 
         def counted_model(*args):
             self.models += 1
@@ -67,17 +72,18 @@ class Counts:
             return items_key(*args)
 
         monkeypatch.setattr(projections, "_stored_version", counted_parse)
+        monkeypatch.setattr(projections, "_stored_definition", counted_definition)
         monkeypatch.setattr(projections, "_version_model", counted_model)
         monkeypatch.setattr(Versions, "_item", counted_item)
         monkeypatch.setattr(Versions, "__iter__", counted_iter)
         monkeypatch.setattr(catalog, "_items_key", counted_key)
 
     def reset(self):
-        self.parsed = self.models = self.looked_at = self.iterated = self.keys = 0
+        self.parsed = self.definitions = self.models = self.looked_at = self.iterated = self.keys = 0
 
     def as_dict(self):
-        return {"parsed": self.parsed, "models": self.models, "looked_at": self.looked_at,
-                "iterated": self.iterated, "keys": self.keys}
+        return {"parsed": self.parsed, "definitions": self.definitions, "models": self.models,
+                "looked_at": self.looked_at, "iterated": self.iterated, "keys": self.keys}
 
 
 def test_a_cold_load_parses_and_builds_only_the_current_version(tmp_path, monkeypatch):
@@ -139,11 +145,14 @@ def test_the_first_write_after_a_load_indexes_the_history_once(tmp_path, monkeyp
     store = ViewStore(path, actor="writer")
     store.replace_view("a.v", columns=COLUMNS, representations=[("spark", "new"), ("trino", "new")],
                        default_namespace="a")
-    assert counts.parsed == 60  # every stored version, once, to index the definitions
+    # every stored version read once: whole for the current one and the first (its schema is the
+    # candidate's), its definition alone for the others
+    assert (counts.parsed, counts.definitions) == (2, 58)
     counts.reset()
     store.replace_view("a.v", columns=COLUMNS, representations=[("spark", sql(7)), ("trino", sql(7))],
                        default_namespace="a")
-    assert counts.parsed == 0 and store.load_view("a.v").current_version_id == 7  # reused, found in the index
+    assert counts.definitions == 0 and store.load_view("a.v").current_version_id == 7  # found in the index
+    assert counts.parsed == 1  # the version reused, whole, before it is made current
     store.close()
 
 
@@ -229,9 +238,10 @@ def _damage(path, version_id, column="columns", value="x"):
     raw.close()
 
 
-def test_a_damaged_old_version_fails_what_reads_it_and_writes_nothing(tmp_path):
+@pytest.mark.parametrize("column", ["columns", "representations"])
+def test_a_damaged_old_version_fails_what_reads_it_and_writes_nothing(tmp_path, column):
     path = build(tmp_path / "s.db", 5)
-    _damage(path, 2)
+    _damage(path, 2, column)
     store = ViewStore(path, actor="me")
     view = store.load_view("a.v")  # the current version is sound: the load needs no other
     assert view.sql_for("spark") == sql(5)
@@ -241,15 +251,21 @@ def test_a_damaged_old_version_fails_what_reads_it_and_writes_nothing(tmp_path):
         store.export_iceberg("a.v", tmp_path / "export")
     assert not (tmp_path / "export").exists()
     events = store.event_count()
-    with pytest.raises(CorruptLogError):  # finding an identical version reads them all
-        store.replace_view("a.v", columns=COLUMNS, representations=[("spark", "new"), ("trino", "new")],
-                           default_namespace="a")
     with pytest.raises(CorruptLogError):  # the version it would make current
         store.rollback_view("a.v", 2)
+    with pytest.raises(CorruptLogError):  # a new schema: every version's columns are compared
+        store.replace_view("a.v", columns=[*COLUMNS, ("n", "int")], representations=[("spark", "n"), ("trino", "n")],
+                           default_namespace="a")
+    new_sql = dict(columns=COLUMNS, representations=[("spark", "new"), ("trino", "new")], default_namespace="a")
+    if column == "representations":  # every version's definition is compared with the new one
+        with pytest.raises(CorruptLogError):
+            store.replace_view("a.v", **new_sql)
+    assert store.event_count() == events
+    if column == "columns":  # a definition the damage is no part of: decided without it
+        assert store.replace_view("a.v", **new_sql).current_version_id == 6
     store.alter_view("a.v", ViewChange.update_comment("needs no other version"))
-    assert store.event_count() == events + 1
     assert store.rebuild()["view_versions"] == 1
-    assert [v.version_id for v in store.load_view("a.v").versions] == [1, 2, 3, 4, 5]
+    assert [v.version_id for v in store.load_view("a.v").versions] == list(range(1, 7 if column == "columns" else 6))
     store.rollback_view("a.v", 2)
     store.close()
 
@@ -308,3 +324,15 @@ def _prefix(versions, n):
     twin = versions.copy()
     twin._n = n
     return twin
+
+
+def test_the_definition_fields_are_read_as_the_whole_version_reads_them():
+    """_stored_definition checks a version's definition alone (to index them): its declaration must
+    be that of the same fields of the whole stored version."""
+    from viewstore.events import _DefinitionData, _VersionData
+
+    fields = _DefinitionData.__annotations__
+    assert {k: v for k, v in _VersionData.__annotations__.items() if k in fields} == fields
+    assert set(_VersionData.__annotations__) - set(fields) == {"version_id", "timestamp_ms", "columns"}
+    assert _DefinitionData.__optional_keys__ <= _VersionData.__optional_keys__
+    assert _DefinitionData.__required_keys__ <= _VersionData.__required_keys__

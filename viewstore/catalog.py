@@ -332,7 +332,7 @@ def _definition_key(version: dict[str, Any]) -> Hashable:
     """What makes two versions the same definition, so that a replace or an alteration reuses an
     existing version instead of adding one (Iceberg's rule): the schema id, the representations in
     their order, the default catalog and namespace, and the summary. Versions with equal keys are
-    equal in each of these, and only those are."""
+    equal in each of these, and only those are. It reads those fields alone (``definition_only``)."""
     return (version["schema_id"], _items_key(version["representations"]), version.get("default_catalog"),
             tuple(version.get("default_namespace") or ()), tuple(sorted((version.get("summary") or {}).items())))
 
@@ -1038,8 +1038,8 @@ class ViewStore:
         candidate = _version_json(0, plan.now, schema_id, columns, reps, default_catalog, default_namespace, summary)
         # the lowest id of an identical version, looked up in an index the state's stream keeps
         versions = state.versions
-        reused = min((versions.at(place)[0] for place in versions.places(_definition_key, _definition_key(candidate))),
-                     default=None)
+        same = versions.places(_definition_key, _definition_key(candidate), definition_only=True)
+        reused = min((versions.at(place)[0] for place in same), default=None)  # parsed whole: its columns checked
         if reused is not None:
             if reused == state.current_version_id:
                 return None

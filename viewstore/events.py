@@ -41,6 +41,7 @@ __all__ = [
     "decode_event",
     "payload_readers",
     "check_stored_version",
+    "check_stored_definition",
 ]
 
 _EVENT_CONFIG = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -234,6 +235,17 @@ class _VersionData(TypedDict):
     summary: NotRequired[dict[str, str]]
 
 
+class _DefinitionData(TypedDict):
+    """The fields of a stored version that make its definition (what a reused version must equal):
+    those of _VersionData but its id, time and columns, declared alike (a test holds them so)."""
+    __pydantic_config__ = _STORED  # type: ignore[misc]
+    schema_id: Int32
+    representations: list[_RepresentationData]
+    default_catalog: NotRequired[str | None]
+    default_namespace: NotRequired[list[str]]
+    summary: NotRequired[dict[str, str]]
+
+
 class _LogEntryData(TypedDict):
     __pydantic_config__ = _STORED  # type: ignore[misc]
     timestamp_ms: Int64
@@ -313,6 +325,9 @@ assert _PAYLOADS.keys() == EVENT_TYPES.keys()
 
 #: checks a version as stored (a payload's, or a row of ``view_versions`` as a dict); returns a copy
 check_stored_version: Callable[[Any], dict[str, Any]] = TypeAdapter(_VersionData).validator.validate_python
+
+#: checks the definition fields of a stored version (see _DefinitionData); returns a copy
+check_stored_definition: Callable[[Any], dict[str, Any]] = TypeAdapter(_DefinitionData).validator.validate_python
 
 #: for each event type, pydantic-core's reader of a stored payload: JSON text in, checked dicts out
 _READERS: dict[str, Callable[[str | bytes], Any]] = {kind: TypeAdapter(shape).validator.validate_json

@@ -28,7 +28,7 @@ from typing import Any, Callable, ClassVar, Hashable, Iterable, Iterator, Sequen
 from pydantic import ConfigDict, TypeAdapter
 
 from .errors import CorruptLogError
-from .events import check_stored_version, payload_readers
+from .events import check_stored_definition, check_stored_version, payload_readers
 from .log import dumps, loads
 from .model import (AuditInfo, Column, SecurityMode, SQLRepresentation, VersionLogEntry, View, ViewVersion,
                     check_column_name, check_dialect, check_sql, identifier_str, to_identifier)
@@ -270,12 +270,15 @@ class Versions(Mapping[int, dict[str, Any]]):
             highest.append(max(highest[-1], schema_id) if place else schema_id)
         return highest[n - 1]
 
-    def places(self, key: Callable[[dict[str, Any]], Hashable], value: Hashable) -> list[int]:
+    def places(self, key: Callable[[dict[str, Any]], Hashable], value: Hashable, *,
+               definition_only: bool = False) -> list[int]:
         """The places (in the order added) of the versions whose ``key(version)`` is ``value``.
 
-        The index of ``key`` is built on first use (every version parsed once) and extended as
-        versions are added, so a write finds an identical version without looking at every one."""
-        found = self._index(key).get(value)
+        The index of ``key`` is built on first use (every version read once) and extended as
+        versions are added, so a write finds an identical version without looking at every one.
+        With ``definition_only``, ``key`` reads only the fields of :func:`_stored_definition`, and a
+        version not parsed yet is read for those alone (its columns are checked when it is used)."""
+        found = self._index(key, definition_only).get(value)
         if not found:
             return []
         return found[:bisect_left(found, self._n)]  # a longer state's places past ours are not ours
@@ -300,12 +303,16 @@ class Versions(Mapping[int, dict[str, Any]]):
             shelf.indexes[key] = (n, index)
         return None
 
-    def _index(self, key: Callable[[dict[str, Any]], Hashable]) -> dict[Hashable, list[int]]:
+    def _index(self, key: Callable[[dict[str, Any]], Hashable], definition_only: bool) -> dict[Hashable, list[int]]:
         shelf, n = self._shelf, self._n
         covered, index = shelf.indexes.get(key, (0, {}))
         if covered < n:
+            items, view_id = shelf.items, shelf.view_id
             for place in range(covered, n):
-                index.setdefault(key(self._item(place)), []).append(place)
+                item = items[place]
+                if type(item) is not dict:
+                    item = _stored_definition(view_id, item) if definition_only else self._item(place)
+                index.setdefault(key(item), []).append(place)
             shelf.indexes[key] = (n, index)
         return index
 
@@ -542,6 +549,29 @@ def _stored_version(view_id: str, row: StoredRow) -> dict[str, Any]:
             "columns": loads(columns), "representations": loads(reps),
             "default_catalog": catalog, "default_namespace": loads(namespace_json),
             "summary": loads(summary)}))
+    except (ValueError, TypeError) as e:
+        raise _damaged(f"view {view_id}", e) from e
+
+
+def _stored_definition(view_id: str, row: StoredRow) -> dict[str, Any]:
+    """The fields of a row of ``view_versions`` that make its definition (schema id, representations,
+    default catalog and namespace, summary), parsed and checked as :func:`_stored_version` checks them.
+
+    A write that may reuse a version reads every version's definition once (to index them), and
+    this costs about half of parsing the whole row.
+
+    Raises:
+        CorruptLogError: one of those fields is damaged.
+    """
+    try:
+        _id, _ts, schema_id, _columns, reps, catalog, namespace_json, summary = row
+        definition = check_stored_definition({
+            "schema_id": schema_id, "representations": loads(reps), "default_catalog": catalog,
+            "default_namespace": loads(namespace_json), "summary": loads(summary)})
+        for representation in definition["representations"]:
+            check_dialect(representation["dialect"])
+            check_sql(representation["sql"])
+        return definition
     except (ValueError, TypeError) as e:
         raise _damaged(f"view {view_id}", e) from e
 
