@@ -8,7 +8,7 @@ test) and leaves it running; otherwise it starts one and stops it at the end.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 import click
 from pyspark.sql import SparkSession
@@ -45,6 +45,22 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[Sp
     return session, True
 
 
+def _session_options(hive_use: str, printed: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options of a command that starts a session: --master, --conf, --hive and --json."""
+    options = [
+        click.option("--master", help="Spark master, e.g. local[2] (default: spark-defaults.conf or local)."),
+        click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable)."),
+        click.option("--hive", is_flag=True, help=f"Enable Hive support ({hive_use})."),
+        click.option("--json", "as_json", is_flag=True, help=f"Print {printed} as JSON."),
+    ]
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+    return decorate
+
+
 @click.group(short_help="Work with the store from Spark (needs pyspark).")
 def spark() -> None:
     """Work with the store from Spark (needs pyspark: pip install 'viewstore[spark]').
@@ -60,10 +76,7 @@ def spark() -> None:
 
 @spark.command(short_help="Check that views still analyze in Spark with their stored columns.")
 @click.argument("namespace", required=False)
-@click.option("--master", help="Spark master, e.g. local[2] (default: spark-defaults.conf or local).")
-@click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable).")
-@click.option("--hive", is_flag=True, help="Enable Hive support (to see the tables of a Hive metastore).")
-@click.option("--json", "as_json", is_flag=True, help="Print the drift report as JSON.")
+@_session_options("to see the tables of a Hive metastore", "the drift report")
 @pass_cli
 @click.pass_context
 def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: str | None, confs: tuple[str, ...],
@@ -78,20 +91,8 @@ def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: st
     \b
         viewstore --db views.db spark check sales --hive --json
     """
-    store = cli.store()  # a mistyped --db fails before Spark starts
-    session, own = _session(master, confs, hive)
-    try:
-        report = check_views(session, store, namespace)
-    finally:
-        if own:
-            session.stop()
-    cli.failing = not report.ok
-    if as_json:
-        click.echo(json_text(report.to_dict()))
-    else:
-        _print_drift(cli, report)
-    if not report.ok:
-        ctx.exit(1)
+    _report(ctx, cli, master, confs, hive, as_json, lambda session, store: check_views(session, store, namespace),
+            lambda report, own, in_memory: _print_drift(cli, report))
 
 
 @spark.command(short_help="Register the stored views in the session catalog.")
@@ -100,10 +101,7 @@ def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: st
 @click.option("--refresh", is_flag=True, help="Create every copy again, even those that match the store.")
 @click.option("--prune", is_flag=True,
               help="Drop this store's copies of views it no longer holds (never anything else).")
-@click.option("--master", help="Spark master, e.g. local[2] (default: spark-defaults.conf or local).")
-@click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable).")
-@click.option("--hive", is_flag=True, help="Enable Hive support (register into the Hive metastore).")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_session_options("register into the Hive metastore", "the report")
 @pass_cli
 @click.pass_context
 def register(ctx: click.Context, cli: CliContext, namespace: str | None, dialect: str, refresh: bool, prune: bool,
@@ -122,10 +120,25 @@ def register(ctx: click.Context, cli: CliContext, namespace: str | None, dialect
     \b
         viewstore --db views.db spark register sales --hive --prune --json
     """
+    def show(report: Any, own: bool, in_memory: bool) -> None:
+        _print_registered(cli, report)
+        if own and in_memory:
+            cli.console.print("note: the session catalog was in memory, so these copies ended with the command "
+                              "(use --hive, or a persistent catalog in spark-defaults.conf)")
+
+    _report(ctx, cli, master, confs, hive, as_json,
+            lambda session, store: register_views(session, store, namespace, dialect=dialect, refresh=refresh,
+                                                  prune=prune), show)
+
+
+def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tuple[str, ...], hive: bool,
+            as_json: bool, call: Callable[[SparkSession, Any], Any], show: Callable[[Any, bool, bool], None]) -> None:
+    """Run ``call`` (a check or a registration) in a session, print its report, and exit with 1
+    unless it is ``ok``; a session this command started is stopped afterwards."""
     store = cli.store()  # a mistyped --db fails before Spark starts
     session, own = _session(master, confs, hive)
     try:
-        report = register_views(session, store, namespace, dialect=dialect, refresh=refresh, prune=prune)
+        report = call(session, store)
         in_memory = session.conf.get("spark.sql.catalogImplementation", "in-memory") == "in-memory"
     finally:
         if own:
@@ -134,10 +147,7 @@ def register(ctx: click.Context, cli: CliContext, namespace: str | None, dialect
     if as_json:
         click.echo(json_text(report.to_dict()))
     else:
-        _print_registered(cli, report)
-        if own and in_memory:
-            cli.console.print("note: the session catalog was in memory, so these copies ended with the command "
-                              "(use --hive, or a persistent catalog in spark-defaults.conf)")
+        show(report, own, in_memory)
     if not report.ok:
         ctx.exit(1)
 
