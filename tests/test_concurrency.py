@@ -1,10 +1,10 @@
 """Several processes and threads writing one store file: no lost update, no gap, typed errors."""
 
-import multiprocessing as mp
 import threading
 
-
 from viewstore import ConcurrencyError, ViewChange, ViewStore
+
+from spawned import spawned_results
 
 VIEWS = ["a.v0", "a.v1", "a.v2"]
 
@@ -31,16 +31,8 @@ def test_processes_lose_no_update(tmp_path):
     with ViewStore(path, actor="setup") as store:
         for name in VIEWS:
             store.create_view(name, columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
     rounds, workers = 60, 3
-    procs = [ctx.Process(target=_writer, args=(str(path), f"w{i}", rounds, queue)) for i in range(workers)]
-    for p in procs:
-        p.start()
-    results = [queue.get(timeout=120) for _ in procs]
-    for p in procs:
-        p.join(timeout=60)
-        assert p.exitcode == 0
+    results = spawned_results(_writer, [(str(path), f"w{i}", rounds) for i in range(workers)])
     assert sum(ok for ok, _ in results) == rounds * workers
     assert all(stale == rounds for _, stale in results)
     with ViewStore(path) as store:

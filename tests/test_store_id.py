@@ -1,6 +1,5 @@
 """A store's id: made with a new file, or when first asked for in a file made before ids existed."""
 
-import multiprocessing as mp
 import sqlite3
 import time
 import uuid
@@ -8,6 +7,8 @@ import uuid
 import pytest
 
 from viewstore import ConcurrencyError, CorruptLogError, ViewStore, ViewStoreError, signals
+
+from spawned import spawned_results
 
 
 def _make(path):
@@ -88,16 +89,7 @@ def test_processes_opening_an_old_file_at_once_agree_on_its_id(tmp_path):
     path = tmp_path / "old.db"
     _make(path)
     _as_before_ids(path)
-    ctx = mp.get_context("spawn")
-    workers = 4
-    barrier, queue = ctx.Barrier(workers), ctx.Queue()
-    procs = [ctx.Process(target=_ask_for_the_id, args=(str(path), barrier, queue)) for _ in range(workers)]
-    for p in procs:
-        p.start()
-    ids = [queue.get(timeout=120) for _ in procs]
-    for p in procs:
-        p.join(timeout=60)
-        assert p.exitcode == 0
+    ids = spawned_results(_ask_for_the_id, [(str(path),)] * 4, barrier=True)
     assert len(set(ids)) == 1 and _meta(path)["store_id"] == ids[0]
 
 
