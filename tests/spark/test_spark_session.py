@@ -366,6 +366,29 @@ def test_sql_and_create_view_replacing_keep_the_security_mode(spark, store, ns):
     assert view.current_version_id == 3 and view.security_mode == "INVOKER"
 
 
+@pytest.mark.parametrize("statement", ["ALTER VIEW {v} AS SELECT 2 AS x", "ALTER VIEW {v} WITH SCHEMA BINDING"])
+def test_sql_alter_keeps_a_security_mode_changed_meanwhile(spark, store, ns, statement, monkeypatch):
+    """ALTER VIEW writes the security mode the view has when the write happens, not the one it read
+    before Spark analyzed the statement: another process's change in between is kept."""
+    import viewstore.spark.session as session
+    from viewstore import ViewStore
+
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+    real = session._Before
+
+    def other_process_makes_it_invoker(spark, identifier):
+        with ViewStore(store.path, actor="bob") as other:
+            view = other.load_view(identifier)
+            other.replace_view(identifier, columns=view.columns, representations=view.representations,
+                               default_namespace=view.default_namespace, security_mode="INVOKER")
+        return real(spark, identifier)
+
+    monkeypatch.setattr(session, "_Before", other_process_makes_it_invoker)
+    view = sql(spark, store, statement.format(v=f"{ns}.v"))
+    monkeypatch.undo()
+    assert view.security_mode == "INVOKER" and store.load_view(f"{ns}.v").security_mode == "INVOKER"
+
+
 def test_sql_bad_create_stores_nothing_and_leaves_the_session_alone(spark, store, data, ns):
     spark.sql(f"CREATE DATABASE {ns}")
     spark.sql(f"CREATE TABLE {ns}.taken (x INT) USING parquet")

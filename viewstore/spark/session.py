@@ -1312,7 +1312,7 @@ def _ddl_alter_as(spark: SparkSession, store: ViewStore, plan: Any, statement: s
         return store.replace_view(ident, columns=definition.columns, representations=definition.representations(),
                                   default_namespace=list(definition.default_namespace),
                                   default_catalog=definition.default_catalog,
-                                  security_mode=view.security_mode, summary=definition.summary)
+                                  summary=definition.summary)  # the security mode the view has when written
     except BaseException:
         before.restore()
         raise
@@ -1362,7 +1362,7 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
     try:
         return store.replace_view(ident, columns=view.columns, representations=view.representations,
                                   default_namespace=list(view.default_namespace),
-                                  default_catalog=view.default_catalog, security_mode=view.security_mode,
+                                  default_catalog=view.default_catalog,  # its security mode as written then
                                   summary={**view.summary, SCHEMA_MODE: mode})
     except BaseException:
         before.restore()
