@@ -128,3 +128,13 @@ def test_the_id_is_not_made_inside_another_call_of_the_store(tmp_path):
         assert "store_id" not in _meta(path)
         assert store.store_id == _meta(path)["store_id"]  # outside a call it is made as usual
 
+
+
+def test_a_closed_store_refuses_its_id_also_once_read(tmp_path):
+    """As every other call of a closed store: the id read before close is not handed out after it."""
+    _make(tmp_path / "one.db")
+    store = ViewStore(tmp_path / "one.db")
+    assert store.store_id
+    store.close()
+    with pytest.raises(ViewStoreError, match="closed"):
+        store.store_id

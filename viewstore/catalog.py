@@ -783,7 +783,7 @@ class ViewStore:
             ViewStoreError: the store is closed; or the file had no id yet and cannot be written,
                 or this is asked inside another call of this store (a signal receiver).
         """
-        if self._store_id is not None:
+        if self._store_id is not None and not self._closed:
             return self._store_id
         with self._lock:
             with self._reading():
