@@ -138,3 +138,17 @@ def test_a_closed_store_refuses_its_id_also_once_read(tmp_path):
     store.close()
     with pytest.raises(ViewStoreError, match="closed"):
         store.store_id
+
+
+def test_existing_store_id_never_writes(tmp_path):
+    path = tmp_path / "old.db"
+    _make(path)
+    _as_before_ids(path)
+    with ViewStore(path) as store:
+        assert store.existing_store_id() is None and _meta(path) == {"schema_version": "2"}
+        made = store.store_id
+        assert store.existing_store_id() == made
+    with ViewStore(path) as again:
+        assert again.existing_store_id() == made
+    with pytest.raises(ViewStoreError, match="closed"):
+        again.existing_store_id()

@@ -783,8 +783,9 @@ class ViewStore:
             ViewStoreError: the store is closed; or the file had no id yet and cannot be written,
                 or this is asked inside another call of this store (a signal receiver).
         """
-        if self._store_id is not None and not self._closed:
-            return self._store_id
+        found = self.existing_store_id()
+        if found is not None:
+            return found
         with self._lock:
             with self._reading():
                 found = read_store_id(self._conn)
@@ -795,6 +796,23 @@ class ViewStore:
                 with self._write_transaction():
                     found = make_store_id(self._conn)
             self._store_id = found
+            return found
+
+    def existing_store_id(self) -> str | None:
+        """The store's id if its file has one, else None (a file made before store ids that nothing
+        has asked for one yet): never writes, unlike :attr:`store_id`.
+
+        Raises:
+            CorruptLogError: the stored id is not a UUID.
+            ViewStoreError: the store is closed.
+        """
+        if self._store_id is not None and not self._closed:
+            return self._store_id
+        with self._lock:
+            with self._reading():
+                found = read_store_id(self._conn)
+            if found is not None:
+                self._store_id = found
             return found
 
     # -- writing ----------------------------------------------------------------------------------

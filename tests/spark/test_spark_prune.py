@@ -252,6 +252,35 @@ def _view_properties(spark, db, name):
     return {str(k): str(props.get(k)) for k in props.keySet()}
 
 
+def test_registering_a_file_made_before_ids_writes_nothing_without_prune(spark, stores, databases, tmp_path):
+    """A store that cannot be written (here: another process holds the write lock) still registers;
+    its copies carry no id until a pruning run, which needs the id, claims them."""
+    import sqlite3
+
+    db = databases()
+    old = stores("old")
+    _view(old, f"{db}.v")
+    old.close()
+    conn = sqlite3.connect(tmp_path / "old.db")
+    conn.execute("DELETE FROM meta WHERE key = 'store_id'")
+    conn.commit()
+    holder = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        store = stores("old")
+        assert store.existing_store_id() is None
+        report = register_views(spark, store, db)
+        assert report.registered == [f"{db}.v"] and _objects(spark, db) == {"v": ("view", None)}
+        assert conn.execute("SELECT count(*) FROM meta WHERE key = 'store_id'").fetchone() == (0,)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    register_views(spark, store, db, prune=True)
+    assert store.existing_store_id() is not None
+    assert _objects(spark, db) == {"v": ("view", store.store_id)}  # claimed
+    conn.close()
+
+
 def test_sql_gives_its_copies_the_store_id(spark, stores, databases):
     from viewstore.spark import sql
 

@@ -818,8 +818,9 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
 
     Raises:
         ValidationError: a bad session, store, namespace, dialect, ``refresh`` or ``prune``.
-        ViewStoreError: the store is closed, or it has no id yet (a file made by a release before
-            store ids) and cannot make one now (see :attr:`ViewStore.store_id`); nothing is changed.
+        ViewStoreError: the store is closed; or, with ``prune``, it has no id yet (a file made by a
+            release before store ids) and cannot make one now (see :attr:`ViewStore.store_id`);
+            nothing is changed.
     """
     _check_args(spark, store)
     if not isinstance(dialect, str) or not dialect.strip():
@@ -830,7 +831,9 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
     report = RegisterReport()
     scope = to_namespace(namespace) if namespace is not None else None
     identifiers = store.list_views(scope)
-    store_id = store.store_id
+    # pruning needs the id (a file made before ids makes it now); copies made without pruning carry
+    # it if the file has one, so registering from a file that cannot be written still works
+    store_id = store.store_id if prune else store.existing_store_id()
     candidates: list[tuple[View, str]] = []
     for ident in identifiers:
         view = store.load_view(ident)
