@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 
 from viewstore import ViewChange, ViewStore, catalog, projections, signals
+from viewstore.cli import view_to_json
 from viewstore.catalog import _columns_key, _definition_key, _items_key
 from viewstore.errors import CorruptLogError, ViewStoreError
 from viewstore.model import View
@@ -247,6 +248,9 @@ def test_a_damaged_old_version_fails_what_reads_it_and_writes_nothing(tmp_path, 
     assert view.sql_for("spark") == sql(5)
     with pytest.raises(CorruptLogError, match="rebuild"):
         view.versions
+    for dump in (view.model_dump, view.model_dump_json, lambda: view_to_json(view)):  # show --json
+        with pytest.raises(CorruptLogError, match="rebuild"):
+            dump()
     with pytest.raises(CorruptLogError):
         store.export_iceberg("a.v", tmp_path / "export")
     assert not (tmp_path / "export").exists()

@@ -110,3 +110,27 @@ def test_a_lazy_view_builds_its_history_on_first_read_and_is_a_plain_value():
     with pytest.raises(TypeError):
         hash(lazy)  # a dict of properties: no View is hashable
     assert type(whole).model_json_schema(mode="serialization") == type(whole).model_json_schema()
+
+
+class _DamagedHistory(_History):
+    """A ViewHistory whose versions cannot be built (a damaged row in the store)."""
+
+    def versions(self):
+        from viewstore.errors import CorruptLogError
+
+        raise CorruptLogError("damaged; rebuild() repairs it")
+
+
+@pytest.mark.parametrize("dump", [lambda v: v.model_dump(), lambda v: v.model_dump(mode="json"),
+                                  lambda v: v.model_dump_json(), lambda v: v.model_dump(include={"uuid"})])
+def test_a_lazy_view_that_cannot_build_its_history_fails_a_dump_with_that_error(dump):
+    """The history is built before the dump: pydantic would wrap the error in its own
+    PydanticSerializationError, which is no ViewStoreError."""
+    from viewstore.errors import CorruptLogError
+    from viewstore.model import View
+
+    lazy, whole, _ = _lazy_and_whole()
+    fields = {name: getattr(lazy, name) for name in View.model_fields if name not in ("versions", "version_log")}
+    damaged = View.lazy(_DamagedHistory(whole.versions, whole.version_log), **fields)
+    with pytest.raises(CorruptLogError, match="rebuild"):
+        dump(damaged)

@@ -424,6 +424,16 @@ class View(BaseModel):
     def __repr_args__(self) -> Any:
         return [(name, getattr(self, name)) for name in _ALL_FIELDS]
 
+    # The history is built before pydantic serializes: an error raised inside the serializer (a
+    # damaged version: CorruptLogError) would reach the caller as pydantic's own serialization error.
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+        self._complete()
+        return super().model_dump(**kwargs)
+
+    def model_dump_json(self, **kwargs: Any) -> str:  # type: ignore[override]
+        self._complete()
+        return super().model_dump_json(**kwargs)
+
     def model_copy(self, *, update: Any = None, deep: bool = False) -> "View":
         self._complete()
         return super().model_copy(update=update, deep=deep)
