@@ -151,3 +151,28 @@ def test_opening_a_store_imports_no_sqlalchemy(tmp_path):
               "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', 'sqlmodel')))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("version_id", [2**31, -(2**31) - 1, 2**40])
+def test_a_version_id_out_of_range_in_view_versions_is_damage(tmp_path, version_id):
+    """A load reads the versions' ids without parsing the versions: an id no version can have must
+    fail as damage there, not make the next version id (a write then failed with pydantic's error
+    from building its event, and would have written an id past the Iceberg range)."""
+    import sqlite3
+
+    from viewstore import ViewChange, ViewStore
+
+    path = tmp_path / "s.db"
+    with ViewStore(path, actor="me") as store:
+        store.create_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 1")], default_namespace="a")
+        store.replace_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 2")], default_namespace="a")
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE view_versions SET version_id = ? WHERE version_id = 1", (version_id,))
+    raw.close()
+    with ViewStore(path, actor="me") as store:
+        events = store.event_count()
+        with pytest.raises(CorruptLogError, match="rebuild"):
+            store.alter_view("a.v", ViewChange.update_representation("spark", "SELECT 3"))
+        assert store.event_count() == events
+        store.rebuild()
+        assert store.alter_view("a.v", ViewChange.update_representation("spark", "SELECT 3")).current_version_id == 3

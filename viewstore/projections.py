@@ -170,8 +170,9 @@ class Versions(Mapping[int, dict[str, Any]]):
             return
         items = list(rows)
         ids = [item["version_id"] if type(item) is dict else item[0] for item in items]
-        if any(type(vid) is not int for vid in ids):
-            raise TypeError("a version id that is not an integer")
+        # the ids are read without parsing the versions, and the rules take the next id from them
+        if any(type(vid) is not int or not -2**31 <= vid < 2**31 for vid in ids):
+            raise TypeError("a version id that is not a 32-bit integer")
         self._shelf = _Shelf(view_id, ids, items)
         self._n = len(ids)
         if len(self._shelf.slots) != self._n:
