@@ -1021,3 +1021,25 @@ def test_a_pathlike_is_checked_by_the_path_it_gives(tmp_path):
     for bad in (str(tmp_path / "a\udcff.db"), str(tmp_path / "a.db").encode(), 42):
         with pytest.raises(ValidationError):
             ViewStore(Like(bad))
+
+
+@pytest.mark.parametrize("version_id, schema_id", [(2**31 - 1, 0), (1, 2**31 - 1)])
+def test_a_new_version_past_the_highest_32_bit_id_is_refused(tmp_path, version_id, schema_id):
+    """An imported view may hold the highest id Iceberg allows: a change that needs the next one is
+    refused with a ValidationError (it failed with pydantic's own error building the event)."""
+    from viewstore.model import Column, SQLRepresentation, VersionLogEntry, ViewVersion
+
+    columns = [Column("id", "bigint")]
+    version = ViewVersion(version_id=version_id, timestamp_ms=1000, schema_id=schema_id, columns=columns,
+                          representations=[SQLRepresentation("spark", "SELECT 1")], default_namespace=("a",))
+    with ViewStore(tmp_path / "s.db", actor="me") as store:
+        store.import_view("a.v", source="test", versions=[version], current_version_id=version_id,
+                          version_log=[VersionLogEntry(timestamp_ms=1000, version_id=version_id)])
+        events = store.event_count()
+        with pytest.raises(ValidationError, match="32-bit"):
+            store.replace_view("a.v", columns=[*columns, Column("x", "int")], representations=[("spark", "SELECT 2")],
+                               default_namespace="a")
+        assert store.event_count() == events
+        if version_id == 1:  # a change that keeps the columns keeps their schema id: it needs no new one
+            changed = store.alter_view("a.v", ViewChange.update_representation("spark", "SELECT 3"))
+            assert (changed.current_version_id, changed.current_version.schema_id) == (2, schema_id)

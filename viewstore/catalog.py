@@ -1064,6 +1064,9 @@ class ViewStore:
             return {"version": None, "current_version_id": reused,
                     "log_entry": {"timestamp_ms": plan.now, "version_id": reused}}
         vid = versions.max_id() + 1
+        if vid >= 2**31 or schema_id >= 2**31:  # Iceberg's ids are 32-bit (an imported view may hold the highest)
+            raise ValidationError(f"view {identifier_str(plan.identifier)} has no {'version' if vid >= 2**31 else 'schema'} "
+                                  "id left to give a new version (ids are 32-bit integers)")
         candidate["version_id"] = vid
         return {"version": candidate, "current_version_id": vid,
                 "log_entry": {"timestamp_ms": plan.now, "version_id": vid}}
