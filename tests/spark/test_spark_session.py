@@ -367,26 +367,37 @@ def test_sql_and_create_view_replacing_keep_the_security_mode(spark, store, ns):
 
 
 @pytest.mark.parametrize("statement", ["ALTER VIEW {v} AS SELECT 2 AS x", "ALTER VIEW {v} WITH SCHEMA BINDING"])
-def test_sql_alter_keeps_a_security_mode_changed_meanwhile(spark, store, ns, statement, monkeypatch):
-    """ALTER VIEW writes the security mode the view has when the write happens, not the one it read
-    before Spark analyzed the statement: another process's change in between is kept."""
+@pytest.mark.parametrize("change", ["security", "sql"])
+def test_sql_alter_never_undoes_a_change_made_meanwhile(spark, store, ns, statement, change, monkeypatch):
+    """ALTER VIEW writes what it read before Spark analyzed the statement; when another process
+    changed the view in between (its security mode, its SQL), the ALTER is refused with
+    ConcurrencyError and that change stays, in the store and in the session copy."""
     import viewstore.spark.session as session
-    from viewstore import ViewStore
+    from viewstore import ConcurrencyError, ViewStore
 
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+    register_views(spark, store, ns)
     real = session._Before
 
-    def other_process_makes_it_invoker(spark, identifier):
+    def other_process_changes_it(spark, identifier):
         with ViewStore(store.path, actor="bob") as other:
             view = other.load_view(identifier)
-            other.replace_view(identifier, columns=view.columns, representations=view.representations,
-                               default_namespace=view.default_namespace, security_mode="INVOKER")
+            sql_text = "SELECT 7 AS x" if change == "sql" else view.sql_for("spark")
+            other.replace_view(identifier, columns=view.columns, representations=[("spark", sql_text)],
+                               default_namespace=view.default_namespace,
+                               security_mode="INVOKER" if change == "security" else None)
         return real(spark, identifier)
 
-    monkeypatch.setattr(session, "_Before", other_process_makes_it_invoker)
-    view = sql(spark, store, statement.format(v=f"{ns}.v"))
+    monkeypatch.setattr(session, "_Before", other_process_changes_it)
+    with pytest.raises(ConcurrencyError):
+        sql(spark, store, statement.format(v=f"{ns}.v"))
     monkeypatch.undo()
-    assert view.security_mode == "INVOKER" and store.load_view(f"{ns}.v").security_mode == "INVOKER"
+    view = store.load_view(f"{ns}.v")
+    if change == "security":
+        assert view.security_mode == "INVOKER" and view.sql_for("spark") == "SELECT 1 AS x"
+    else:
+        assert view.sql_for("spark") == "SELECT 7 AS x" and view.security_mode == "DEFINER"
+    assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1  # the session copy as it was before the ALTER
 
 
 def test_sql_bad_create_stores_nothing_and_leaves_the_session_alone(spark, store, data, ns):

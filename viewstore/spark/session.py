@@ -1312,10 +1312,12 @@ def _ddl_alter_as(spark: SparkSession, store: ViewStore, plan: Any, statement: s
                           properties=dict(view.properties), schema_mode=_schema_mode(view))
     before = definition.mirror(spark, store.store_id)
     try:
+        # the view as read before Spark analyzed the statement (its schema mode is kept): a change
+        # another process made meanwhile ends in ConcurrencyError, never under this one
         return store.replace_view(ident, columns=definition.columns, representations=definition.representations(),
                                   default_namespace=list(definition.default_namespace),
-                                  default_catalog=definition.default_catalog,
-                                  summary=definition.summary)  # the security mode the view has when written
+                                  default_catalog=definition.default_catalog, summary=definition.summary,
+                                  expected_version=view.stream_version)
     except BaseException:
         before.restore()
         raise
@@ -1363,10 +1365,12 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
         before.restore()
         raise _spark_error(e, f"Spark cannot alter view {identifier_str(ident)}") from e
     try:
+        # the definition as read before: a change another process made meanwhile (its SQL, say) ends
+        # in ConcurrencyError instead of being put back
         return store.replace_view(ident, columns=view.columns, representations=view.representations,
                                   default_namespace=list(view.default_namespace),
-                                  default_catalog=view.default_catalog,  # its security mode as written then
-                                  summary={**view.summary, SCHEMA_MODE: mode})
+                                  default_catalog=view.default_catalog, summary={**view.summary, SCHEMA_MODE: mode},
+                                  expected_version=view.stream_version)
     except BaseException:
         before.restore()
         raise
