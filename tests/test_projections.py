@@ -176,3 +176,41 @@ def test_a_version_id_out_of_range_in_view_versions_is_damage(tmp_path, version_
         assert store.event_count() == events
         store.rebuild()
         assert store.alter_view("a.v", ViewChange.update_representation("spark", "SELECT 3")).current_version_id == 3
+
+
+@pytest.mark.parametrize("version_id", [1, 2])
+def test_a_version_without_representations_in_view_versions_is_damage(tmp_path, version_id):
+    """The library never writes a version without a representation, so such a row is damage when it
+    is read: export_hms of a damaged current version raised a stray ValueError from unpacking none,
+    and a write could reuse or index such a version."""
+    import sqlite3
+
+    from viewstore import ViewStore
+
+    path = tmp_path / "s.db"
+    with ViewStore(path, actor="me") as store:
+        store.create_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 1")], default_namespace="a")
+        store.replace_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 2")], default_namespace="a")
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE view_versions SET representations = '[]' WHERE version_id = ?", (version_id,))
+    raw.close()
+    with ViewStore(path, actor="me") as store:
+        events = store.event_count()
+        with pytest.raises(CorruptLogError, match="without representations"):
+            store.load_view("a.v").versions
+        if version_id == 2:  # the current version
+            with pytest.raises(CorruptLogError, match="rebuild"):
+                store.export_hms("a.v", "spark")
+        with pytest.raises(CorruptLogError, match="rebuild"):  # the definition index reads every version
+            store.replace_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 3")],
+                               default_namespace="a")
+        assert store.event_count() == events
+        store.rebuild()
+        assert store.export_hms("a.v", "spark")["viewOriginalText"] == "SELECT 2"
+
+
+def test_fold_stored_refuses_a_version_without_representations():
+    payload = {"version": {**VERSION, "version_id": 2, "representations": []}, "current_version_id": 2,
+               "log_entry": {"timestamp_ms": 6, "version_id": 2}}
+    with pytest.raises(CorruptLogError, match="position 2"):
+        fold_stored({"u": created()}, [stored(2, 2, "view.replaced", payload)])

@@ -531,10 +531,18 @@ def _check_types(version: dict[str, Any]) -> dict[str, Any]:
     for column in version["columns"]:
         parse_type(column["type"])
         check_column_name(column["name"])
-    for representation in version["representations"]:
+    _check_representations(version["representations"])
+    return version
+
+
+def _check_representations(representations: list[dict[str, Any]]) -> None:
+    """A version's representations pass the models' rules: at least one (the library never writes a
+    version without), each dialect and SQL valid (ValueError if not)."""
+    if not representations:
+        raise ValueError("a version without representations")
+    for representation in representations:
         check_dialect(representation["dialect"])
         check_sql(representation["sql"])
-    return version
 
 
 def _stored_version(view_id: str, row: StoredRow) -> dict[str, Any]:
@@ -569,9 +577,7 @@ def _stored_definition(view_id: str, row: StoredRow) -> dict[str, Any]:
         definition = check_stored_definition({
             "schema_id": schema_id, "representations": loads(reps), "default_catalog": catalog,
             "default_namespace": loads(namespace_json), "summary": loads(summary)})
-        for representation in definition["representations"]:
-            check_dialect(representation["dialect"])
-            check_sql(representation["sql"])
+        _check_representations(definition["representations"])
         return definition
     except (ValueError, TypeError) as e:
         raise _damaged(f"view {view_id}", e) from e
