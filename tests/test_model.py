@@ -51,6 +51,15 @@ def test_id_ranges_shorten_runs_of_version_ids():
     assert id_ranges(range(1, 3001)) == "1-3000" and id_ranges([4]) == "4" and id_ranges([]) == "none"
 
 
+def test_id_ranges_of_negative_ids_read_unambiguously():
+    """An imported view may have negative version ids (Iceberg's are any 32-bit int): "-2--1" read
+    as nothing a person could use."""
+    from viewstore.model import id_ranges
+
+    assert id_ranges([-2, -1]) == "-2 to -1"
+    assert id_ranges([-3, -2, -1, 0, 1, 5, 7, 8]) == "-3 to 1, 5, 7-8" and id_ranges([-4]) == "-4"
+
+
 class _History:
     """A ViewHistory that counts what it is asked for."""
 

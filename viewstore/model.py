@@ -151,14 +151,15 @@ def identifier_str(identifier: Identifier) -> str:
 
 
 def id_ranges(ids: Any) -> str:
-    """Version ids for a message, runs shortened: ``1-3, 5, 7-3000``."""
+    """Version ids for a message, runs shortened: ``1-3, 5, 7-3000`` (a run from a negative id, which
+    an imported view may have, as ``-3 to -1``)."""
     runs: list[list[int]] = []
     for i in sorted(ids):
         if runs and i == runs[-1][1] + 1:
             runs[-1][1] = i
         else:
             runs.append([i, i])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or "none"
+    return ", ".join(str(a) if a == b else f"{a}-{b}" if a >= 0 else f"{a} to {b}" for a, b in runs) or "none"
 
 
 def validate_properties(properties: Any) -> dict[str, str]:
