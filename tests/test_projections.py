@@ -153,22 +153,31 @@ def test_opening_a_store_imports_no_sqlalchemy(tmp_path):
     assert out.strip() == "[]"
 
 
-@pytest.mark.parametrize("version_id", [2**31, -(2**31) - 1, 2**40])
-def test_a_version_id_out_of_range_in_view_versions_is_damage(tmp_path, version_id):
-    """A load reads the versions' ids without parsing the versions: an id no version can have must
-    fail as damage there, not make the next version id (a write then failed with pydantic's error
-    from building its event, and would have written an id past the Iceberg range)."""
+def _two_versions_then(tmp_path, damage, value):
+    """A store file with view a.v at its second version, then ``damage`` (SQL taking ``value``) run
+    on it behind the library's back."""
     import sqlite3
 
-    from viewstore import ViewChange, ViewStore
+    from viewstore import ViewStore
 
     path = tmp_path / "s.db"
     with ViewStore(path, actor="me") as store:
         store.create_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 1")], default_namespace="a")
         store.replace_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 2")], default_namespace="a")
     with sqlite3.connect(path) as raw:
-        raw.execute("UPDATE view_versions SET version_id = ? WHERE version_id = 1", (version_id,))
+        raw.execute(damage, (value,))
     raw.close()
+    return path
+
+
+@pytest.mark.parametrize("version_id", [2**31, -(2**31) - 1, 2**40])
+def test_a_version_id_out_of_range_in_view_versions_is_damage(tmp_path, version_id):
+    """A load reads the versions' ids without parsing the versions: an id no version can have must
+    fail as damage there, not make the next version id (a write then failed with pydantic's error
+    from building its event, and would have written an id past the Iceberg range)."""
+    from viewstore import ViewChange, ViewStore
+
+    path = _two_versions_then(tmp_path, "UPDATE view_versions SET version_id = ? WHERE version_id = 1", version_id)
     with ViewStore(path, actor="me") as store:
         events = store.event_count()
         with pytest.raises(CorruptLogError, match="rebuild"):
@@ -183,17 +192,10 @@ def test_a_version_without_representations_in_view_versions_is_damage(tmp_path, 
     """The library never writes a version without a representation, so such a row is damage when it
     is read: export_hms of a damaged current version raised a stray ValueError from unpacking none,
     and a write could reuse or index such a version."""
-    import sqlite3
-
     from viewstore import ViewStore
 
-    path = tmp_path / "s.db"
-    with ViewStore(path, actor="me") as store:
-        store.create_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 1")], default_namespace="a")
-        store.replace_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 2")], default_namespace="a")
-    with sqlite3.connect(path) as raw:
-        raw.execute("UPDATE view_versions SET representations = '[]' WHERE version_id = ?", (version_id,))
-    raw.close()
+    path = _two_versions_then(tmp_path, "UPDATE view_versions SET representations = '[]' WHERE version_id = ?",
+                              version_id)
     with ViewStore(path, actor="me") as store:
         events = store.event_count()
         with pytest.raises(CorruptLogError, match="without representations"):

@@ -17,6 +17,14 @@ def _make(path):
                           default_namespace="a")
 
 
+def _old_file(tmp_path):
+    """A store file as a release before store ids left it."""
+    path = tmp_path / "old.db"
+    _make(path)
+    _as_before_ids(path)
+    return path
+
+
 def _meta(path):
     conn = sqlite3.connect(path)
     try:
@@ -47,9 +55,7 @@ def test_a_file_without_an_id_opens_without_writing_and_gets_one_when_asked(tmp_
     import viewstore.log as log_module
 
     monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 200)
-    path = tmp_path / "old.db"
-    _make(path)
-    _as_before_ids(path)
+    path = _old_file(tmp_path)
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process writing: an open must not wait for it
     try:
@@ -71,9 +77,7 @@ def test_a_file_without_an_id_opens_without_writing_and_gets_one_when_asked(tmp_
 
 
 def test_two_stores_on_an_old_file_agree_on_its_id(tmp_path):
-    path = tmp_path / "old.db"
-    _make(path)
-    _as_before_ids(path)
+    path = _old_file(tmp_path)
     with ViewStore(path) as first, ViewStore(path) as second:
         assert first.store_id == second.store_id  # the second finds the first's id and keeps it
 
@@ -86,9 +90,7 @@ def _ask_for_the_id(path, barrier, queue):
 
 
 def test_processes_opening_an_old_file_at_once_agree_on_its_id(tmp_path):
-    path = tmp_path / "old.db"
-    _make(path)
-    _as_before_ids(path)
+    path = _old_file(tmp_path)
     ids = spawned_results(_ask_for_the_id, [(str(path),)] * 4, barrier=True)
     assert len(set(ids)) == 1 and _meta(path)["store_id"] == ids[0]
 
@@ -107,9 +109,7 @@ def test_a_damaged_id_is_a_corrupt_log_error(tmp_path):
 
 
 def test_the_id_is_not_made_inside_another_call_of_the_store(tmp_path):
-    path = tmp_path / "old.db"
-    _make(path)
-    _as_before_ids(path)
+    path = _old_file(tmp_path)
     seen = []
 
     def receiver(sender, events):
@@ -129,7 +129,6 @@ def test_the_id_is_not_made_inside_another_call_of_the_store(tmp_path):
         assert store.store_id == _meta(path)["store_id"]  # outside a call it is made as usual
 
 
-
 def test_a_closed_store_refuses_its_id_also_once_read(tmp_path):
     """As every other call of a closed store: the id read before close is not handed out after it."""
     _make(tmp_path / "one.db")
@@ -141,9 +140,7 @@ def test_a_closed_store_refuses_its_id_also_once_read(tmp_path):
 
 
 def test_existing_store_id_never_writes(tmp_path):
-    path = tmp_path / "old.db"
-    _make(path)
-    _as_before_ids(path)
+    path = _old_file(tmp_path)
     with ViewStore(path) as store:
         assert store.existing_store_id() is None and _meta(path) == {"schema_version": "2"}
         made = store.store_id
