@@ -400,6 +400,29 @@ def test_sql_alter_never_undoes_a_change_made_meanwhile(spark, store, ns, statem
     assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1  # the session copy as it was before the ALTER
 
 
+@pytest.mark.parametrize("call", ["register", "check"])
+def test_a_view_dropped_by_another_process_after_the_listing_is_passed_over(spark, store, ns, call, monkeypatch):
+    from viewstore import ViewStore
+
+    _stored(store, f"{ns}.a", "SELECT 1 AS x", ns, columns=[Column("x", "int", nullable=False)])
+    _stored(store, f"{ns}.b", "SELECT 2 AS x", ns, columns=[Column("x", "int", nullable=False)])
+    real = store.list_views
+
+    def listed_then_dropped(*args):
+        names = real(*args)
+        with ViewStore(store.path, actor="bob") as other:
+            other.drop_view(f"{ns}.a")
+        return names
+
+    monkeypatch.setattr(store, "list_views", listed_then_dropped)
+    if call == "register":
+        report = register_views(spark, store, ns)
+        assert report.registered == [f"{ns}.b"] and report.ok
+    else:
+        report = check_views(spark, store, ns)
+        assert [v.identifier for v in report.views] == [f"{ns}.b"]
+
+
 def test_sql_bad_create_stores_nothing_and_leaves_the_session_alone(spark, store, data, ns):
     spark.sql(f"CREATE DATABASE {ns}")
     spark.sql(f"CREATE TABLE {ns}.taken (x INT) USING parquet")

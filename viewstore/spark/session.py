@@ -784,7 +784,8 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
     ``viewstore.fingerprint`` tells, and the copy's view text is still the stored SQL, so an
     ``ALTER VIEW ... AS`` run directly in Spark is noticed) is left as it is, which makes
     registering again cheap in a persistent metastore. The catalog lookups are one listing of the
-    session's databases and one batch read of the existing copies per database.
+    session's databases and one batch read of the existing copies per database. A view another
+    process drops (or renames away) while the views are listed is passed over.
 
     Every copy made carries this store's id (:attr:`ViewStore.store_id`) as the property
     ``viewstore.store``. A copy left as it is may lack it (made by a release before store ids: its
@@ -836,7 +837,10 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
     store_id = store.store_id if prune else store.existing_store_id()
     candidates: list[tuple[View, str]] = []
     for ident in identifiers:
-        view = store.load_view(ident)
+        try:
+            view = store.load_view(ident)
+        except NoSuchViewError:  # dropped or renamed by another process since the listing: not the store's now
+            continue
         query = view.sql_for(dialect)
         if query is None:
             report.skipped.append(SkippedView(identifier_str(ident), "no-representation",
@@ -1814,7 +1818,10 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
     identifiers = store.list_views(to_namespace(namespace) if namespace is not None else None)
     with _CurrentNamespace(spark) as current, _Configs(spark) as settings:
         for ident in identifiers:
-            view = store.load_view(ident)
+            try:
+                view = store.load_view(ident)
+            except NoSuchViewError:  # dropped or renamed by another process since the listing
+                continue
             query = view.sql_for("spark")
             name = identifier_str(ident)
             if query is None:
