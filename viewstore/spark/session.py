@@ -694,20 +694,21 @@ def _session_views(spark: SparkSession, database: str, names: Sequence[str] | No
     One catalog call reads them (plus one that lists the database's views, for None); tables and
     missing names are left out.
     """
-    jvm = spark._jvm  # noqa: SLF001
+    converters = spark._jvm.scala.jdk.javaapi.CollectionConverters  # noqa: SLF001 - looked up once
     external = _jsession(spark).sharedState().externalCatalog()
     if names is None:
-        names = [str(n) for n in _jlist(spark, external.listViews(database, "*"))]
+        names = [str(n) for n in converters.asJava(external.listViews(database, "*"))]
     if not names:
         return {}
-    wanted = jvm.scala.jdk.javaapi.CollectionConverters.asScala(list(names)).toSeq()
     found = {}
-    for table in _jlist(spark, external.getTablesByName(database, wanted)):
+    # each Java call is a round trip (about 0.1 ms): the properties are read as a Java map (one call a
+    # key), and a view's text only when it carries a fingerprint to compare it with
+    for table in converters.asJava(external.getTablesByName(database, converters.asScala(list(names)).toSeq())):
         if str(table.tableType().name()) != "VIEW":
             continue
-        properties = table.properties()
-        fingerprint, text, store = (_option(properties.get(FINGERPRINT)), _option(table.viewOriginalText()),
-                                    _option(properties.get(STORE)))
+        properties = converters.asJava(table.properties())
+        fingerprint, store = properties.get(FINGERPRINT), properties.get(STORE)
+        text = _option(table.viewOriginalText()) if fingerprint is not None else None
         found[str(table.identifier().table())] = _Copy(None if fingerprint is None else str(fingerprint),
                                                        None if text is None else str(text),
                                                        None if store is None else str(store))
