@@ -783,19 +783,14 @@ class ViewStore:
             ViewStoreError: the store is closed; or the file had no id yet and cannot be written,
                 or this is asked inside another call of this store (a signal receiver).
         """
-        found = self.existing_store_id()
-        if found is not None:
-            return found
         with self._lock:
-            with self._reading():
-                found = read_store_id(self._conn)
+            found = self.existing_store_id()
             if found is None:
                 if self._conn.in_transaction:
                     raise ViewStoreError(f"{self.path} has no store id yet, and one cannot be made inside "
                                          "another call of this store (a signal receiver?)")
                 with self._write_transaction():
-                    found = make_store_id(self._conn)
-            self._store_id = found
+                    found = self._store_id = make_store_id(self._conn)
             return found
 
     def existing_store_id(self) -> str | None:
