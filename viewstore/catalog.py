@@ -30,7 +30,8 @@ from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, Validat
 from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, RepresentationAdded,
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)
-from .log import EventLog, QueryRows, connect, make_store_id, read_only_query, read_store_id, snapshot, transaction
+from .log import (EventLog, QueryRows, connect, make_store_id, read_only_query, read_store_id, savepoint, snapshot,
+                  transaction)
 from .model import (Column, Identifier, SQLRepresentation, VersionLogEntry, View, ViewVersion, check_unicode,
                     id_ranges, identifier_str, normalize_name, to_identifier, to_namespace, validate_properties,
                     validate_property_key, validate_property_value)
@@ -426,6 +427,9 @@ class ViewStore:
         self._repairs = self._projections.repairs()
         self._store_id: str | None = None  # read (or made) when first asked for
         self._closed = False
+        # while transaction() is open: the (events, stored rows) of each write in it, for the signals
+        self._batch: list[tuple[list[Event], list[tuple[int, dict[str, Any]]]]] | None = None
+        self._in_call = False  # a write of the open transaction is running (see _write_transaction)
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -786,7 +790,7 @@ class ViewStore:
         with self._lock:
             found = self.existing_store_id()
             if found is None:
-                if self._conn.in_transaction:
+                if self._in_call if self._batch is not None else self._conn.in_transaction:
                     raise ViewStoreError(f"{self.path} has no store id yet, and one cannot be made inside "
                                          "another call of this store (a signal receiver?)")
                 with self._write_transaction():
@@ -828,7 +832,8 @@ class ViewStore:
             try:
                 return self._write_once(decide)
             except ConcurrencyError as error:
-                if error.expected is not None or error.busy or attempt == 4:
+                # inside transaction() the write lock was held throughout: no race to decide again
+                if error.expected is not None or error.busy or attempt == 4 or self._batch is not None:
                     raise
                 time.sleep(0.002 * (attempt + 1))
         raise AssertionError("unreachable")
@@ -874,9 +879,76 @@ class ViewStore:
                 self._cache.pop(plan.state.identifier, None)
             if state.live:
                 self._remember(state.identifier, (state, state_to_view(state), self._data_version))
+            if self._batch is not None:  # not committed yet: transaction() tells the signals when it is
+                self._batch.append((plan.events, stored))
+                return plan, state
         if signals.committed.receivers:  # only then are copies of the events with their positions needed
             _notify(signals.committed, self, events=_positioned(plan.events, stored))  # the commit stands
         return plan, state
+
+    @contextmanager
+    def transaction(self) -> Iterator["ViewStore"]:
+        """Make the writes of a ``with`` block one transaction: committed together when the block
+        ends, or not at all if it raises.
+
+        ::
+
+            with store.transaction():                      # swap two names, or neither
+                store.rename_view("sales.daily", "sales.tmp")
+                store.rename_view("sales.daily_v2", "sales.daily")
+                store.rename_view("sales.tmp", "sales.daily_v2")
+
+        Each write inside is still whole or nothing on its own: one that raises (a name taken, a
+        stale ``expected_version``) writes nothing, and the block may catch that and go on. The
+        writes see each other's effects; other connections see none of them until the block ends,
+        and then all. ``committed`` is sent for each write once the block has committed, in order;
+        if the block raises, ``commit_failed`` is sent for each write it had made, with that error.
+        ``before_commit`` is sent per write, before its events are written, as outside. Each write
+        keeps its own ``commit_id``.
+
+        The transaction holds the file's write lock from the start of the block to its end (other
+        processes' writes wait for it, up to their busy timeout) and the store's lock (other threads
+        using this store wait). Keep it short. Inside it, :meth:`query` (another connection) sees
+        only what was committed, and :meth:`export_iceberg`, which writes files a rollback could not
+        take back, is refused. Transactions do not nest.
+
+        Raises:
+            ConcurrencyError: the database stayed locked by another writer (``busy``), at the start;
+                nothing was written.
+            ViewStoreError: the store is closed, a transaction is already open in this thread, or the
+                commit failed (nothing was written). An exception raised in the block rolls every
+                write of the block back and reaches the caller unchanged.
+        """
+        with self._lock:
+            if self._closed:
+                raise ViewStoreError("the store is closed")
+            if self._batch is not None:
+                raise ViewStoreError("a transaction of this store is already open in this thread; "
+                                     "transactions do not nest")
+            if self._conn.in_transaction:
+                raise ViewStoreError("a transaction cannot start inside another call of this store "
+                                     "(a signal receiver?)")
+            done: list[tuple[list[Event], list[tuple[int, dict[str, Any]]]]] = []
+            try:
+                with self._write_transaction():
+                    self._batch = done
+                    try:
+                        yield self
+                    finally:
+                        self._batch = None
+            except BaseException as error:
+                # the states and snapshots read inside may hold what was just rolled back
+                self._cache.clear()
+                self._projections.forget_parsed()
+                if done and signals.commit_failed.receivers:
+                    for events, stored in done:
+                        for hook in _notify(signals.commit_failed, self, events=_positioned(events, stored),
+                                            error=error):
+                            error.add_note(f"a commit_failed receiver raised too: {hook!r}")
+                raise
+        if done and signals.committed.receivers:
+            for events, stored in done:
+                _notify(signals.committed, self, events=_positioned(events, stored))
 
     @contextmanager
     def _write_transaction(self) -> Iterator[None]:
@@ -886,6 +958,17 @@ class ViewStore:
         of a write in this thread writing through another ViewStore on the same file (this thread
         holds the file's write lock, so that store would wait out every retry and then fail).
         """
+        if self._batch is not None:  # inside transaction(): each write is a savepoint of it
+            if self._in_call:
+                raise ViewStoreError("this store is already writing in this thread (from a signal receiver or "
+                                     "a callback?); a write cannot start inside another")
+            self._in_call = True
+            try:
+                with savepoint(self._conn):
+                    yield
+            finally:
+                self._in_call = False
+            return
         held: set[Path] = _WRITING.__dict__.setdefault("files", set())
         mine = self.path not in held
         if not mine and not self._conn.in_transaction:
@@ -1376,9 +1459,14 @@ class ViewStore:
             NoSuchViewError: no live view has that identifier.
             IcebergMetadataError: the location holds another view's metadata, or cannot be written.
             ValidationError: a bad identifier or location.
+            ViewStoreError: called inside this thread's open :meth:`transaction`.
         """
         from .iceberg import exclusive, metadata_folder, write_metadata
 
+        with self._lock:  # only the thread that holds an open transaction gets past the lock while it is open
+            if self._batch is not None:
+                raise ViewStoreError("export_iceberg writes files, which a rollback cannot take back: export "
+                                     "after the transaction has committed")
         base = _path(location, "location") if location is not None else None
         view = self.load_view(identifier)  # a view that does not exist makes no folder
         view.versions  # nor one whose versions are damaged (CorruptLogError): the file lists them all

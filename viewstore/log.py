@@ -21,7 +21,7 @@ import orjson
 from .errors import ConcurrencyError, CorruptLogError, ValidationError, ViewStoreError
 from .events import Event, decode_event
 
-__all__ = ["connect", "transaction", "snapshot", "EventLog", "QueryRows", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps",
+__all__ = ["connect", "transaction", "savepoint", "snapshot", "EventLog", "QueryRows", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps",
            "loads", "read_store_id", "make_store_id"]
 
 SCHEMA_VERSION = 2
@@ -265,15 +265,40 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
                 conn.execute("ROLLBACK")
         except sqlite3.ProgrammingError:  # closed under the write (by a signal receiver or a callback)
             raise ViewStoreError("the store was closed during the write; nothing was written") from error
-        if isinstance(error, sqlite3.IntegrityError) and "events.view_id" in str(error):
-            raise ConcurrencyError(f"another writer appended to the view first: {error}") from error
-        if isinstance(error, sqlite3.OperationalError) and _is_busy(error):
-            raise ConcurrencyError(f"the database was busy: {error}", busy=True) from error
-        if isinstance(error, sqlite3.Error):
-            raise ViewStoreError(f"the database refused the write: {error}") from error
-        if isinstance(error, UnicodeEncodeError):  # a lone surrogate in some text: SQLite stores UTF-8 only
-            raise ValidationError(f"text that is not valid Unicode cannot be stored: {error}") from error
+        _raise_typed(error)
         raise
+
+
+@contextmanager
+def savepoint(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A part of the write transaction that is open (a ``SAVEPOINT``): on any error what it wrote
+    is rolled back, and the transaction goes on as it was before it; errors are typed as in
+    :func:`transaction`."""
+    conn.execute("SAVEPOINT part")
+    try:
+        yield conn
+        conn.execute("RELEASE part")
+    except BaseException as error:
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK TO part")
+                conn.execute("RELEASE part")
+        except sqlite3.ProgrammingError:  # closed under the write (by a signal receiver or a callback)
+            raise ViewStoreError("the store was closed during the write; nothing was written") from error
+        _raise_typed(error)
+        raise
+
+
+def _raise_typed(error: BaseException) -> None:
+    """Raise the ViewStoreError a write's sqlite3 error (or bad text) stands for; return for others."""
+    if isinstance(error, sqlite3.IntegrityError) and "events.view_id" in str(error):
+        raise ConcurrencyError(f"another writer appended to the view first: {error}") from error
+    if isinstance(error, sqlite3.OperationalError) and _is_busy(error):
+        raise ConcurrencyError(f"the database was busy: {error}", busy=True) from error
+    if isinstance(error, sqlite3.Error):
+        raise ViewStoreError(f"the database refused the write: {error}") from error
+    if isinstance(error, UnicodeEncodeError):  # a lone surrogate in some text: SQLite stores UTF-8 only
+        raise ValidationError(f"text that is not valid Unicode cannot be stored: {error}") from error
 
 
 @contextmanager

@@ -18,6 +18,10 @@ The sender is always the :class:`~viewstore.catalog.ViewStore`; the events go in
     ``viewstore``), the other receivers still run, and each such exception is added to that error
     as a note.
 
+Inside :meth:`ViewStore.transaction() <viewstore.catalog.ViewStore.transaction>`, ``before_commit``
+is sent per write as usual; ``committed`` is sent for each write once the block has committed, and
+if the block rolls back, ``commit_failed`` for each write it had made (with the block's error).
+
 A receiver may read the store. Writing from a ``before_commit`` receiver is refused with a
 :class:`~viewstore.errors.ViewStoreError` (the write transaction is open), through this store or
 through another ``ViewStore`` on the same file, which would otherwise wait for this thread's own

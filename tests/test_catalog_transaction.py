@@ -1,0 +1,303 @@
+"""ViewStore.transaction(): several writes committed together, or none of them."""
+
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from viewstore import (
+    ConcurrencyError,
+    CorruptLogError,
+    NoSuchViewError,
+    ViewAlreadyExistsError,
+    ViewChange,
+    ViewStore,
+    ViewStoreError,
+    signals,
+)
+
+COLS = [("x", "int")]
+
+
+def make(store, ident):
+    return store.create_view(ident, columns=COLS, representations=[("spark", "SELECT 1 AS x")],
+                             default_namespace="a")
+
+
+def snapshot(store):
+    """Everything the file holds: the log and every projection row."""
+    return store.query("SELECT * FROM events ORDER BY position"), store.projection_dump()
+
+
+@pytest.fixture
+def recorded():
+    """What the signals were sent, in order: (signal, event types[, error type])."""
+    seen = []
+
+    def committed(sender, events):
+        seen.append(("committed", [e.type for e in events]))
+
+    def failed(sender, events, error):
+        seen.append(("failed", [e.type for e in events], type(error).__name__))
+
+    def before(sender, events):
+        seen.append(("before", [e.type for e in events]))
+
+    signals.committed.connect(committed)
+    signals.commit_failed.connect(failed)
+    signals.before_commit.connect(before)
+    yield seen
+    signals.committed.disconnect(committed)
+    signals.commit_failed.disconnect(failed)
+    signals.before_commit.disconnect(before)
+
+
+def test_the_writes_commit_together_and_others_see_them_only_then(store, recorded):
+    make(store, "a.v")
+    make(store, "a.w")
+    other = ViewStore(store.path, actor="bob")
+    recorded.clear()
+    with store.transaction() as same:
+        assert same is store
+        store.rename_view("a.v", "a.tmp")
+        store.rename_view("a.w", "a.v")
+        moved = store.rename_view("a.tmp", "a.w")
+        # the writes see each other; another connection sees none of them yet
+        assert store.list_views() == [("a", "v"), ("a", "w")] and moved.identifier == ("a", "w")
+        assert other.event_count() == 2 and other.load_view("a.v").stream_version == 1
+        assert [s for s, *_ in recorded] == ["before", "before", "before"]  # committed waits for the commit
+    assert [s for s, *_ in recorded] == ["before", "before", "before", "committed", "committed", "committed"]
+    assert other.event_count() == 5
+    swapped = other.load_view("a.v")
+    assert swapped.stream_version == 2 and [e.type for e in other.history("a.v")] == ["view.created", "view.renamed"]
+    # each write keeps its own commit id, and the projections are what a replay makes
+    assert len({e.commit_id for e in other.events(types="view.renamed")}) == 3
+    live = store.projection_dump()
+    assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
+    assert store.projection_dump() == live
+    other.close()
+
+
+def test_an_exception_in_the_block_writes_nothing(store, recorded):
+    make(store, "a.v")
+    before = snapshot(store)
+    recorded.clear()
+    with pytest.raises(RuntimeError, match="changed my mind"):
+        with store.transaction():
+            make(store, "a.new")
+            store.alter_view("a.v", ViewChange.update_comment("new"), ViewChange.set_property("k", "1"))
+            store.drop_view("a.v")
+            raise RuntimeError("changed my mind")  # the caller's own exception reaches it unchanged
+    assert snapshot(store) == before
+    # the store's cache holds nothing of what was rolled back
+    assert store.load_view("a.v").properties == {} and not store.view_exists("a.new")
+    assert recorded[-3:] == [("failed", ["view.created"], "RuntimeError"),
+                             ("failed", ["view.comment_updated", "view.properties_set"], "RuntimeError"),
+                             ("failed", ["view.dropped"], "RuntimeError")]
+    assert not any(s == "committed" for s, *_ in recorded)
+    # and the store goes on as before
+    assert store.alter_view("a.v", ViewChange.update_comment("later")).stream_version == 2
+
+
+def test_as_of_inside_a_rolled_back_transaction_leaves_nothing_behind(store):
+    from viewstore.projections import SNAPSHOT_EVERY
+
+    make(store, "a.v")
+    with pytest.raises(KeyError):
+        with store.transaction():
+            for i in range(SNAPSHOT_EVERY + 5):
+                store.alter_view("a.v", ViewChange.set_property("k", f"rolled back {i}"))
+            last = store.history("a.v")[-1]
+            assert store.load_view("a.v", as_of=last).properties["k"] == f"rolled back {SNAPSHOT_EVERY + 4}"
+            raise KeyError("no")
+    for i in range(SNAPSHOT_EVERY + 5):  # the same stream versions again, other contents
+        store.alter_view("a.v", ViewChange.set_property("k", f"kept {i}"))
+    for event in store.history("a.v")[-7:]:
+        expected = ViewStore(store.path).load_view("a.v", as_of=event)
+        assert store.load_view("a.v", as_of=event) == expected
+        assert expected.properties["k"].startswith("kept")
+
+
+def test_a_write_that_fails_inside_writes_nothing_and_the_rest_commits(store, recorded):
+    make(store, "a.v")
+    make(store, "a.damaged")
+    store.load_view("a.damaged")  # cached: its next write updates its views row in place
+    raw = sqlite3.connect(store.path)
+    raw.execute("DELETE FROM views WHERE name = 'damaged'")  # the row vanishes under the cached state
+    raw.commit()
+    raw.close()
+    with store.transaction():
+        make(store, "a.first")
+        # refused after its event was written: the write's rows go, the transaction's stay
+        with pytest.raises(CorruptLogError, match="vanished"):
+            store.alter_view("a.damaged", ViewChange.update_comment("lost"))
+        with pytest.raises(ViewAlreadyExistsError):  # refused while deciding: nothing was written
+            make(store, "a.v")
+        with pytest.raises(ConcurrencyError):
+            store.alter_view("a.v", ViewChange.update_comment("stale"), expected_version=7)
+        store.alter_view("a.v", ViewChange.update_comment("kept"))
+    types = [(e.identifier, e.type) for e in store.events()]
+    assert types[2:] == [(("a", "first"), "view.created"), (("a", "v"), "view.comment_updated")]
+    assert ("failed", ["view.comment_updated"], "CorruptLogError") in recorded
+    assert [s for s, *_ in recorded].count("committed") == 2 + 2
+    assert store.load_view("a.v").comment == "kept"
+
+
+def test_a_vetoed_write_inside_writes_nothing(store):
+    make(store, "a.v")
+
+    def veto(sender, events):
+        if any(e.type == "view.dropped" for e in events):
+            raise PermissionError("views are not dropped here")
+
+    signals.before_commit.connect(veto)
+    try:
+        with store.transaction():
+            with pytest.raises(ViewStoreError, match="refused the change"):
+                store.drop_view("a.v")
+            store.alter_view("a.v", ViewChange.update_comment("still here"))
+    finally:
+        signals.before_commit.disconnect(veto)
+    assert [e.type for e in store.history("a.v")] == ["view.created", "view.comment_updated"]
+
+
+def test_transactions_do_not_nest_nor_start_or_write_from_a_receiver(store):
+    make(store, "a.v")
+    before = snapshot(store)
+    with pytest.raises(ViewStoreError, match="do not nest"):
+        with store.transaction():
+            make(store, "a.w")
+            with store.transaction():
+                pass  # pragma: no cover - refused on entry
+    assert snapshot(store) == before
+
+    refused = []
+
+    def writes(sender, events):
+        for attempt in (lambda: store.transaction().__enter__(), lambda: make(store, "a.sneaky")):
+            try:
+                attempt()
+            except ViewStoreError as e:
+                refused.append(str(e))
+
+    signals.before_commit.connect(writes)
+    try:
+        make(store, "a.outside")  # a receiver of a plain write
+        with store.transaction():
+            make(store, "a.inside")  # and of a write inside a transaction
+    finally:
+        signals.before_commit.disconnect(writes)
+    assert len(refused) == 4 and not store.view_exists("a.sneaky")
+    assert store.view_exists("a.outside") and store.view_exists("a.inside")
+
+
+def test_export_is_refused_inside_and_works_after(store, tmp_path):
+    make(store, "a.v")
+    with store.transaction():
+        store.alter_view("a.v", ViewChange.update_comment("new"))
+        with pytest.raises(ViewStoreError, match="export after the transaction"):
+            store.export_iceberg("a.v", tmp_path / "out")
+        assert not (tmp_path / "out").exists()
+        assert store.export_hms("a.v", "spark")["parameters"]["comment"] == "new"  # a record, not a write
+    assert store.export_iceberg("a.v", tmp_path / "out").exists()
+
+
+def test_other_threads_wait_for_the_transaction(store):
+    make(store, "a.v")
+    seen = []
+
+    def reader():
+        seen.append(store.load_view("a.v").comment)
+
+    with store.transaction():
+        store.alter_view("a.v", ViewChange.update_comment("first"))
+        thread = threading.Thread(target=reader)
+        thread.start()
+        time.sleep(0.2)
+        assert seen == []  # it waits for the store's lock: it never sees a state that may roll back
+        store.alter_view("a.v", ViewChange.update_comment("second"))
+    thread.join(5)
+    assert seen == ["second"]
+
+
+def test_another_writer_waits_for_the_commit(store):
+    make(store, "a.v")
+    other = ViewStore(store.path, actor="bob")
+    done = []
+
+    def write():
+        done.append(other.alter_view("a.v", ViewChange.set_property("bob", "1")).stream_version)
+
+    with store.transaction():
+        store.alter_view("a.v", ViewChange.update_comment("mine"))
+        thread = threading.Thread(target=write)
+        thread.start()
+        time.sleep(0.3)
+        assert done == []  # the file's write lock is held from the start of the block
+    thread.join(10)
+    assert done == [3]
+    assert [e.actor for e in store.history("a.v")] == ["alice", "alice", "bob"]
+    other.close()
+
+
+def test_a_busy_file_is_a_concurrency_error_at_the_start(tmp_path, monkeypatch):
+    import viewstore.log as log_module
+
+    monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 100)
+    store = ViewStore(tmp_path / "b.db", actor="alice")
+    make(store, "a.v")
+    holder = sqlite3.connect(store.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process in a long write
+    try:
+        with pytest.raises(ConcurrencyError) as info:
+            with store.transaction():
+                pytest.fail("the block must not run")  # pragma: no cover
+        assert info.value.busy
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with store.transaction():  # and once the file is free again, it works
+        store.alter_view("a.v", ViewChange.update_comment("free"))
+    assert store.load_view("a.v").comment == "free"
+    store.close()
+
+
+def test_closing_the_store_inside_writes_nothing(store):
+    make(store, "a.v")
+    path = store.path
+    with pytest.raises(ViewStoreError, match="closed"):
+        with store.transaction():
+            make(store, "a.w")
+            store.close()
+    with pytest.raises(ViewStoreError, match="closed"):
+        with store.transaction():
+            pass  # pragma: no cover - refused on entry
+    with ViewStore(path) as again:
+        assert again.list_views() == [("a", "v")]
+
+
+def test_a_file_without_an_id_gets_one_inside_a_transaction(tmp_path):
+    from test_store_id import _meta, _old_file
+
+    path = _old_file(tmp_path)
+    with ViewStore(path, actor="alice") as store:
+        with store.transaction():
+            made = store.store_id
+            store.alter_view("a.v", ViewChange.update_comment("x"))
+        assert _meta(path)["store_id"] == made
+    (tmp_path / "again").mkdir()
+    with pytest.raises(RuntimeError):
+        with ViewStore(_old_file(tmp_path / "again"), actor="alice") as store:
+            with store.transaction():
+                store.store_id
+                raise RuntimeError("no")
+    assert "store_id" not in _meta(tmp_path / "again" / "old.db")  # rolled back with the rest
+
+
+def test_a_lookup_error_inside_rolls_back_what_came_before(store):
+    with pytest.raises(NoSuchViewError):
+        with store.transaction():
+            make(store, "a.new")
+            store.alter_view("a.missing", ViewChange.update_comment("x"))  # the block does not catch it: the whole transaction goes
+    assert store.event_count() == 0 and store.list_views() == []
