@@ -59,6 +59,27 @@ class StoreMachine(RuleBasedStateMachine):
     def rollback(self, name, version):
         self.attempt(lambda: self.store.rollback_view(name, version))
 
+    @rule(steps=st.lists(st.tuples(st.sampled_from(["alter", "rename", "drop", "create"]), NAMES, NAMES,
+                                   st.lists(CHANGES, min_size=1, max_size=2)), min_size=1, max_size=4),
+          commit=st.booleans())
+    def transaction(self, steps, commit):
+        """Several calls in one transaction (each may fail on its own), committed or rolled back whole."""
+        before = (self.store.event_count(), self.store.projection_dump())
+        calls = {"alter": lambda name, other, changes: self.store.alter_view(name, *changes),
+                 "rename": lambda name, other, changes: self.store.rename_view(name, other),
+                 "drop": lambda name, other, changes: self.store.drop_view(name),
+                 "create": lambda name, other, changes: self.store.create_view(
+                     name, columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                     default_namespace=name.split(".")[:-1])}
+        try:
+            with self.store.transaction():
+                for kind, name, other, changes in steps:
+                    self.attempt(lambda: calls[kind](name, other, changes))
+                if not commit:
+                    raise LookupError("rolled back")
+        except LookupError:
+            assert (self.store.event_count(), self.store.projection_dump()) == before
+
     @invariant()
     def projections_equal_rebuild(self):
         live = self.store.projection_dump()

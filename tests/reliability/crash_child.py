@@ -38,9 +38,15 @@ def child_loop(path: str, durability: str, report: str, trial: int, seed: int) -
         token = f"tok-{trial}-{seq}"
         roll = rng.random()
         name = rng.choice(VIEWS)
-        if roll < 0.45:
+        if roll < 0.38:
             say(f"intent {token} 1")
             view = store.alter_view(name, ViewChange.update_comment(token))
+        elif roll < 0.50:  # a transaction: two views changed in one commit, or neither
+            other = rng.choice([v for v in VIEWS if v != name])
+            say(f"intent {token} 2")
+            with store.transaction():
+                store.alter_view(other, ViewChange.update_comment(token))
+                view = store.alter_view(name, ViewChange.update_comment(token))
         elif roll < 0.70:  # a batch: three events in one commit
             say(f"intent {token} 3")
             view = store.alter_view(name, *(ViewChange.set_property(f"key.{k}", token) for k in "abc"))

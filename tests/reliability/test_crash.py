@@ -2,7 +2,8 @@
 
 After every kill the store must open cleanly; every event must decode and every commit must be all
 or nothing; each view's stream versions must run 1..n without a gap; ``rebuild()`` must reproduce
-the live projections; and every commit the child reported as returned must be in the log.
+the live projections; and every commit the child reported as returned must be in the log. Some
+commits are transactions (:meth:`ViewStore.transaction`) changing two views: both or neither.
 
 The child writes two lines per call to a report file with unbuffered ``os.write`` (which a SIGKILL
 cannot undo): ``intent <token> <events>`` before the call and ``done <token> <view_id> <version>``
