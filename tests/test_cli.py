@@ -138,6 +138,16 @@ def test_history_audit_as_of_rollback_rename_drop(run):
     assert [e["type"] for e in json.loads(run("history", "s.w", "--json"))][-2:] == ["view.renamed", "view.dropped"]
 
 
+def test_export_follows_the_codec_property_unless_told(run, tmp_path):
+    create(run)
+    loc = str(tmp_path / "loc")
+    assert not run("export", "s.v", "--location", loc).strip().endswith(".gz.metadata.json")
+    run("alter", "s.v", "--set", "write.metadata.compression-codec=gzip")
+    assert run("export", "s.v", "--location", loc).strip().endswith(".gz.metadata.json")
+    plain = run("export", "s.v", "--location", loc, "--no-gzip").strip()
+    assert plain.endswith(".metadata.json") and not plain.endswith(".gz.metadata.json")
+
+
 def test_export_import_rebuild(run, tmp_path, conformance):
     create(run)
     out = run("export", "s.v", "--location", str(tmp_path / "loc"), "--gzip").strip()

@@ -86,6 +86,52 @@ def test_export_key_order_gzip_and_pyiceberg_agreement(store, tmp_path):
     assert str(fields[0].field_type).startswith("struct<")
 
 
+def test_the_compression_codec_property_chooses_gzip_and_the_argument_overrides_it(store, tmp_path):
+    store.create_view("a.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                      default_namespace="a", properties={"write.metadata.compression-codec": "GZip"})
+    zipped = store.export_iceberg("a.v", tmp_path / "loc")
+    assert zipped.name.startswith("00000-") and zipped.name.endswith(".gz.metadata.json")
+    meta, raw = load(zipped)
+    assert ViewMetadata.model_validate_json(raw).properties["write.metadata.compression-codec"] == "GZip"
+    assert read_metadata(zipped).view_uuid == store.load_view("a.v").uuid
+    plain = store.export_iceberg("a.v", tmp_path / "loc", gzip=False)
+    assert plain.name.startswith("00001-") and not plain.name.endswith(".gz.metadata.json")
+    store.alter_view("a.v", ViewChange.set_property("write.metadata.compression-codec", "none"))
+    assert not store.export_iceberg("a.v", tmp_path / "loc").name.endswith(".gz.metadata.json")
+    store.alter_view("a.v", ViewChange.remove_property("write.metadata.compression-codec"))
+    assert not store.export_iceberg("a.v", tmp_path / "loc").name.endswith(".gz.metadata.json")
+    assert store.export_iceberg("a.v", tmp_path / "loc", gzip=True).name.endswith(".gz.metadata.json")
+
+
+def test_a_codec_the_reference_cannot_write_is_refused_when_set(store, tmp_path):
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    count = store.event_count()
+    for bad in ("zstd", "", " gzip", "snappy"):
+        with pytest.raises(ValidationError, match="gzip or none"):
+            store.alter_view("a.v", ViewChange.set_property("write.metadata.compression-codec", bad))
+        with pytest.raises(ValidationError, match="gzip or none"):
+            store.create_view("a.w", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a",
+                              properties={"write.metadata.compression-codec": bad})
+    assert store.event_count() == count
+
+
+def test_a_stored_codec_the_exporter_cannot_follow_is_an_iceberg_error(store, tmp_path):
+    """A value stored before the store refused it (an older release) fails the export, typed."""
+    import sqlite3
+
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a",
+                      properties={"write.metadata.compression-codec": "gzip"})
+    raw = sqlite3.connect(store.path)
+    raw.execute("UPDATE views SET properties = '{\"write.metadata.compression-codec\":\"lz4\"}'")
+    raw.commit()
+    raw.close()
+    fresh = type(store)(store.path)
+    with pytest.raises(IcebergMetadataError, match="gzip or none, not 'lz4'"):
+        fresh.export_iceberg("a.v", tmp_path / "loc")
+    assert not (tmp_path / "loc").exists() or not any((tmp_path / "loc").rglob("*.metadata.json"))
+    fresh.close()
+
+
 def test_retention_and_log_trimming_follow_the_reference(store, tmp_path):
     store.create_view("a.v", columns=[], representations=[("spark", "SELECT 0")], default_namespace="a",
                       properties={"version.history.num-entries": "3"})

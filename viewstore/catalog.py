@@ -1452,12 +1452,16 @@ class ViewStore:
     # -- Iceberg ----------------------------------------------------------------------------------
 
     def export_iceberg(self, identifier: str | tuple[str, ...], location: str | Path | None = None, *,
-                       gzip: bool = False) -> Path:
+                       gzip: bool | None = None) -> Path:
         """Write the view's Iceberg metadata file; returns its path. See :mod:`viewstore.iceberg`.
+
+        ``gzip`` writes ``NNNNN-<uuid>.gz.metadata.json``; left out, the view's
+        ``write.metadata.compression-codec`` property decides (``gzip`` or ``none``), else plain JSON.
 
         Raises:
             NoSuchViewError: no live view has that identifier.
-            IcebergMetadataError: the location holds another view's metadata, or cannot be written.
+            IcebergMetadataError: the location holds another view's metadata, or cannot be written
+                (or a stored property it reads is not one it can follow).
             ValidationError: a bad identifier or location.
             ViewStoreError: called inside this thread's open :meth:`transaction`.
         """

@@ -828,10 +828,12 @@ def _query_column(name: str, values: list[Any]) -> TableColumn:
 @click.argument("identifier")
 @click.option("--location", type=click.Path(file_okay=False), callback=_not_empty,
               help="The view's base location (a folder; default: warehouse/<namespace>/<name> beside the store).")
-@click.option("--gzip", is_flag=True, help="Write NNNNN-<uuid>.gz.metadata.json.")
+@click.option("--gzip/--no-gzip", default=None,
+              help="Write NNNNN-<uuid>.gz.metadata.json, or plain JSON [default: as the view's "
+                   "write.metadata.compression-codec says, else plain].")
 @click.option("--json", "as_json", is_flag=True, help='Print {"identifier": ..., "path": ...}.')
 @pass_cli
-def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool, as_json: bool) -> None:
+def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool | None, as_json: bool) -> None:
     """Write the view's Iceberg metadata file and print its path.
 
     Example:

@@ -34,7 +34,7 @@ except ImportError:  # absent on Windows, where exports are not serialised
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticValidationError
 
 from .errors import IcebergMetadataError, ValidationError
-from .model import (RESERVED_PREFIX, VERSION_HISTORY_SIZE, Column, Int32, Int64, SQLRepresentation, VersionLogEntry,
+from .model import (METADATA_COMPRESSION, RESERVED_PREFIX, VERSION_HISTORY_SIZE, Column, Int32, Int64, SQLRepresentation, VersionLogEntry,
                     View, ViewVersion)
 from .types import StructField, StructType, from_iceberg_json, to_iceberg_json
 
@@ -49,7 +49,9 @@ __all__ = [
     "write_metadata",
     "read_metadata",
     "latest_metadata",
+    "metadata_gzip",
     "VERSION_HISTORY_SIZE",
+    "METADATA_COMPRESSION",
 ]
 
 _DEFAULT_HISTORY = 10
@@ -126,6 +128,25 @@ class IcebergViewMetadata(BaseModel):
 
 # ----------------------------------------------------------------------------------------------
 # export
+
+
+def metadata_gzip(properties: Mapping[str, str], gzip: bool | None = None) -> bool:
+    """Whether an export writes gzip: ``gzip`` when given, else as the view's
+    ``write.metadata.compression-codec`` says (``gzip`` or ``none``, any case), else not. (The Java
+    library's default for views is gzip; plain JSON is this exporter's, so a file name does not
+    change under scripts that read it. Set the property to ``gzip`` to write as Java does.)
+
+    Raises:
+        IcebergMetadataError: the property holds another codec (stored before the store refused them).
+    """
+    if gzip is not None:
+        return gzip
+    codec = properties.get(METADATA_COMPRESSION)
+    if codec is None or codec.lower() == "none":
+        return False
+    if codec.lower() == "gzip":
+        return True
+    raise IcebergMetadataError(f"{METADATA_COMPRESSION} must be gzip or none, not {codec!r}")
 
 
 def _history_size(properties: dict[str, str]) -> int:
@@ -306,9 +327,9 @@ def _remove_leftovers(folder: Path) -> None:
                 pass  # gone already, or not ours to remove: it was only clutter
 
 
-def write_metadata(view: View, location: str | Path, *, gzip: bool = False) -> Path:
+def write_metadata(view: View, location: str | Path, *, gzip: bool | None = None) -> Path:
     """Write the next metadata file for ``view`` under ``location`` (in its :func:`metadata_folder`)
-    and return its path.
+    and return its path: gzipped as :func:`metadata_gzip` decides.
 
     Writers that may run at once hold :func:`exclusive` around this (``ViewStore.export_iceberg``
     does, around loading the view too).
@@ -331,6 +352,7 @@ def write_metadata(view: View, location: str | Path, *, gzip: bool = False) -> P
                 f"{base} holds metadata of view {existing.get('view-uuid')}, not of "
                 f"{'.'.join(view.identifier)} ({view.uuid}); refusing to write over another view")
         number = latest[0] + 1
+    gzip = metadata_gzip(view.properties, gzip)
     data = build_metadata(view, _location_uri(base))
     text = json.dumps(data, indent=2, ensure_ascii=False).encode()
     name = f"{number:05d}-{uuidlib.uuid4()}{'.gz' if gzip else ''}.metadata.json"

@@ -31,6 +31,7 @@ __all__ = [
     "validate_properties",
     "validate_property_value",
     "VERSION_HISTORY_SIZE",
+    "METADATA_COMPRESSION",
     "RESERVED_PREFIX",
 ]
 
@@ -179,15 +180,20 @@ RESERVED_PREFIX = "hms."
 
 #: the view property that bounds how many versions an Iceberg metadata file keeps (default 10)
 VERSION_HISTORY_SIZE = "version.history.num-entries"
+#: the view property naming the codec of its Iceberg metadata files: ``gzip`` or ``none`` (any case)
+METADATA_COMPRESSION = "write.metadata.compression-codec"
 
 
 def validate_property_value(key: str, value: Any) -> str:
-    """A property's value: text; for ``version.history.num-entries``, a positive int, refused when it is
-    set (as the Iceberg reference refuses the commit), not when a later export reads it."""
+    """A property's value: text; for ``version.history.num-entries``, a positive int; for
+    ``write.metadata.compression-codec``, ``gzip`` or ``none`` in any case. These are refused when they
+    are set (the Iceberg reference fails that very commit), not when a later export reads them."""
     if not isinstance(value, str):
         raise ValidationError(f"property {key!r} must have a string value, not {value!r}")
     if key == VERSION_HISTORY_SIZE and not (re.fullmatch(r"[+-]?[0-9]+", value) and 0 < int(value) < 2**31):
         raise ValidationError(f"{VERSION_HISTORY_SIZE} must be a positive integer, not {value!r}")
+    if key == METADATA_COMPRESSION and value.lower() not in ("gzip", "none"):
+        raise ValidationError(f"{METADATA_COMPRESSION} must be gzip or none, not {value!r}")
     return value
 
 
