@@ -51,6 +51,14 @@ def test_id_ranges_shorten_runs_of_version_ids():
     assert id_ranges(range(1, 3001)) == "1-3000" and id_ranges([4]) == "4" and id_ranges([]) == "none"
 
 
+def test_id_runs_are_the_sorted_runs_of_consecutive_ids():
+    from viewstore.model import id_runs
+
+    assert id_runs([5, 1, 2, 3, 7, 8, 10]) == [[1, 3], [5, 5], [7, 8], [10, 10]]
+    assert id_runs(range(1, 3001)) == [[1, 3000]] and id_runs([]) == [] and id_runs([-2, -1, 0]) == [[-2, 0]]
+    assert id_runs([3, 1, 2, 2]) == [[1, 3]] and id_runs([4, 2, 2]) == [[2, 2], [4, 4]]  # each id once
+
+
 def test_id_ranges_of_negative_ids_read_unambiguously():
     """An imported view may have negative version ids (Iceberg's are any 32-bit int): "-2--1" read
     as nothing a person could use."""

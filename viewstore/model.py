@@ -151,16 +151,25 @@ def identifier_str(identifier: Identifier) -> str:
     return ".".join(identifier)
 
 
-def id_ranges(ids: Any) -> str:
-    """Version ids for a message, runs shortened: ``1-3, 5, 7-3000`` (a run from a negative id, which
-    an imported view may have, as ``-3 to -1``)."""
+def id_runs(ids: Any) -> list[list[int]]:
+    """Integer ids as their runs of consecutive ids, sorted: ``[5, 1, 2, 3]`` is ``[[1, 3], [5, 5]]``."""
+    distinct = sorted(set(ids))
+    if distinct and distinct[-1] - distinct[0] == len(distinct) - 1:  # one run, as most views' versions are
+        return [[distinct[0], distinct[-1]]]
     runs: list[list[int]] = []
-    for i in sorted(ids):
+    for i in distinct:
         if runs and i == runs[-1][1] + 1:
             runs[-1][1] = i
         else:
             runs.append([i, i])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" if a >= 0 else f"{a} to {b}" for a, b in runs) or "none"
+    return runs
+
+
+def id_ranges(ids: Any) -> str:
+    """Version ids for a message, runs shortened: ``1-3, 5, 7-3000`` (a run from a negative id, which
+    an imported view may have, as ``-3 to -1``)."""
+    return ", ".join(str(a) if a == b else f"{a}-{b}" if a >= 0 else f"{a} to {b}"
+                     for a, b in id_runs(ids)) or "none"
 
 
 def validate_properties(properties: Any) -> dict[str, str]:
