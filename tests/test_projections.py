@@ -216,3 +216,227 @@ def test_fold_stored_refuses_a_version_without_representations():
                "log_entry": {"timestamp_ms": 6, "version_id": 2}}
     with pytest.raises(CorruptLogError, match="position 2"):
         fold_stored({"u": created()}, [stored(2, 2, "view.replaced", payload)])
+
+
+# -- snapshots: their size, the formats of earlier releases, damage ------------------------------
+
+
+def _long_histories(path):
+    """A store file holding view a.w (created as a.v: new versions, versions reused, rollbacks,
+    comments, a rename; 250 events, so snapshots at stream versions 100 and 200) and view n.imp,
+    imported with version ids 1, 2, 5 and 7 and then changed 110 times (its snapshot names three
+    runs of ids). Returns the two views' histories."""
+    from viewstore import ViewChange, ViewStore
+    from viewstore.model import Column, SQLRepresentation, VersionLogEntry, ViewVersion
+
+    def version(i, ts):
+        return ViewVersion(version_id=i, timestamp_ms=ts, schema_id=0, columns=(Column("c", "int"),),
+                           representations=(SQLRepresentation("spark", f"SELECT {i} AS c"),), default_namespace=("n",))
+
+    with ViewStore(path, actor="me") as store:
+        name = "a.v"
+        store.create_view(name, columns=[("id", "int")], representations=[("spark", "SELECT 0")], default_namespace="a")
+        for i in range(1, 250):
+            if i == 120:
+                name = "a.w"
+                store.rename_view("a.v", name)
+            elif i % 41 == 0:  # the definition of version 1 again: reused, a log entry and no version
+                store.replace_view(name, columns=[("id", "int")], representations=[("spark", "SELECT 0")],
+                                   default_namespace="a")
+            elif i % 37 == 0:
+                store.rollback_view(name, 2)
+            elif i % 10 == 0:
+                store.replace_view(name, columns=[("id", "int")], representations=[("spark", f"SELECT {i}")],
+                                   default_namespace="a")
+            else:
+                store.alter_view(name, ViewChange.update_comment(f"c{i}"))
+        store.import_view("n.imp", source="test", versions=[version(1, 1000), version(2, 1000), version(5, 2000),
+                                                            version(7, 3000)],
+                          version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1),
+                                       VersionLogEntry(timestamp_ms=2000, version_id=5),
+                                       VersionLogEntry(timestamp_ms=3000, version_id=7)], current_version_id=7)
+        for i in range(110):
+            if i % 50 == 0:
+                store.alter_view("n.imp", ViewChange.update_representation("spark", f"SELECT {i} AS c"))
+            else:
+                store.alter_view("n.imp", ViewChange.set_property("i", str(i)))
+        return store.history("a.w"), store.history("n.imp")
+
+
+def _answers(path, histories):
+    """Every view as_of each event of these histories, and as_of each event's time, read by a fresh
+    store (no snapshot parsed before), with the snapshots it parsed on the way."""
+    from viewstore import ViewStore
+
+    with ViewStore(path, actor="me") as store:
+        answers = [(store.load_view(history[-1].view, as_of=e), store.load_view(history[-1].view, as_of=e.occurred_at))
+                   for history in histories for e in history]
+        for event_view, time_view in answers:  # every field: the lazily built history too
+            assert event_view.versions and time_view.version_log
+        return answers, sorted(store._projections._snapshots)
+
+
+def _previous_release_snapshot(state, whole_versions):
+    """The snapshot of a state as the previous release wrote it (its ViewState.to_json): the version
+    ids listed, the log's entries copied; or, before that, the versions themselves copied."""
+    from viewstore.log import dumps
+
+    data = {"view_id": state.view_id, "namespace": state.namespace, "name": state.name, "live": state.live,
+            "stream_version": state.stream_version, "current_version_id": state.current_version_id,
+            "properties": state.properties, "security_mode": state.security_mode, "creator": state.creator,
+            "created_at": state.created_at, "modifier": state.modifier, "modified_at": state.modified_at,
+            "last_position": state.last_position}
+    if whole_versions:
+        data["versions"] = [state.versions[i] for i in sorted(state.versions)]
+    else:
+        data["version_ids"] = sorted(state.versions)
+    data["version_log"] = list(state.version_log)
+    return dumps(data)
+
+
+@pytest.mark.parametrize("whole_versions", [False, True], ids=["version ids listed", "versions copied"])
+def test_snapshots_of_earlier_releases_answer_as_of_the_same(tmp_path, whole_versions):
+    """A store made by an earlier release keeps the snapshots it wrote: as_of through them answers
+    what as_of through the snapshots of this release answers, and rebuild() rewrites them in this
+    release's format."""
+    import sqlite3
+
+    from viewstore import ViewStore
+
+    path = tmp_path / "s.db"
+    histories = _long_histories(path)
+    wanted, parsed = _answers(path, histories)
+    assert len(parsed) == 3  # a.w at stream versions 100 and 200, n.imp at 100
+    with ViewStore(path, actor="me") as store:
+        current = store.projection_dump()
+        projections = store._projections
+        old = [(_previous_release_snapshot(projections.snapshot_before(view_id, None, version), whole_versions),
+                view_id, version) for view_id, version in parsed]
+    with sqlite3.connect(path) as raw:  # the rows as the earlier release left them
+        raw.executemany("UPDATE view_snapshots SET state = ? WHERE view_id = ? AND stream_version = ?", old)
+    raw.close()
+    key = "versions" if whole_versions else "version_ids"
+    assert all(key in json.loads(text) and "version_log" in json.loads(text) for text, _, _ in old)
+    answers, parsed_again = _answers(path, histories)
+    assert parsed_again == parsed  # read through the old snapshots
+    assert answers == wanted
+    with ViewStore(path, actor="me") as store:
+        assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 3}
+        assert store.projection_dump() == current
+    assert _answers(path, histories)[0] == wanted
+
+
+def test_a_snapshot_is_as_large_at_a_thousand_versions_as_at_a_hundred(tmp_path):
+    """A snapshot names its versions as runs of ids and its version log by its length: its size does
+    not grow with the history (listing every id and log entry made the one at 10,000 versions 260 kB,
+    and the snapshots of a view together grew as the square of its history)."""
+    import sqlite3
+
+    from viewstore import ViewStore
+
+    path = tmp_path / "s.db"
+    with ViewStore(path, actor="me") as store:
+        store.create_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 0")], default_namespace="a")
+        for i in range(1, 1000):  # every event a new version and a log entry
+            store.replace_view("a.v", columns=[("id", "int")], representations=[("spark", f"SELECT {i}")],
+                               default_namespace="a")
+        assert len(store.load_view("a.v").version_log) == 1000
+    with sqlite3.connect(path) as raw:
+        sizes = dict(raw.execute("SELECT stream_version, length(state) FROM view_snapshots"))
+    raw.close()
+    assert sorted(sizes) == list(range(100, 1001, 100))
+    # five numbers gain a digit from 100 to 1,000 (stream version, current version, last position,
+    # the run's last id, the log's length): nothing else may grow
+    assert sizes[1000] - sizes[100] <= 5 and max(sizes.values()) < 400
+
+
+def _snapshot_damage(data):
+    """Damage to the snapshot text of view a.w at stream version 100 (1 to 10 its versions, 1 to 14
+    its log): each makes the snapshot name what it cannot, or write what no release wrote."""
+    d = json.loads(data)
+    runs, length = d["version_id_runs"], d["version_log_length"]
+    assert runs == [[1, 10]] and length == 14, "the history of _long_histories changed"
+    cases = {
+        "a version view_versions lacks": {"version_id_runs": [[1, 10], [500, 500]]},
+        "a run as long as all ids": {"version_id_runs": [[-2**31, 2**31 - 1]]},
+        "a run past the 32-bit ids": {"version_id_runs": [[1, 2**31]]},
+        "runs out of order": {"version_id_runs": [[5, 10], [1, 3]]},
+        "runs that touch": {"version_id_runs": [[1, 4], [5, 10]]},
+        "a run backwards": {"version_id_runs": [[10, 1]]},
+        "a run of text": {"version_id_runs": [["1", "10"]]},
+        "runs not a list": {"version_id_runs": {"1": 10}},
+        "no versions named": {"version_id_runs": None},
+        "a log longer than the stream's": {"version_log_length": 10**6},
+        "a log of negative length": {"version_log_length": -1},
+        "a log past any length": {"version_log_length": 2**70},
+        "a log length of text": {"version_log_length": "14"},
+        "both the log and its length": {"version_log": [[1, 1]]},
+        "both ids and runs": {"version_ids": list(range(1, 11))},
+    }
+    for what, change in cases.items():
+        yield what, json.dumps({**d, **change})
+
+
+SNAPSHOT_ROW_DAMAGE = {
+    "a version row deleted": "DELETE FROM view_versions WHERE view_id = ? AND version_id = 3",
+    "a log row deleted": "DELETE FROM view_version_log WHERE view_id = ? AND seq = 4",
+    "a log row moved before the first": "UPDATE view_version_log SET seq = 0 WHERE view_id = ? AND seq = 4",
+    "a log row's seq made real": "UPDATE view_version_log SET seq = 3.5 WHERE view_id = ? AND seq = 4",
+    "a log row's seq made text": "UPDATE view_version_log SET seq = 'x' WHERE view_id = ? AND seq = 4",
+}
+
+
+@pytest.mark.parametrize("damage", [*(what for what, _ in _snapshot_damage(json.dumps(
+    {"version_id_runs": [[1, 10]], "version_log_length": 14}))), *SNAPSHOT_ROW_DAMAGE])
+def test_a_damaged_snapshot_or_the_rows_it_names_end_in_corrupt_log_error(tmp_path, damage):
+    """as_of through a snapshot that is damaged, or that names rows view_versions or
+    view_version_log lack, raises CorruptLogError; rebuild() repairs, and as_of answers as before."""
+    import sqlite3
+
+    from viewstore import ViewStore
+
+    path = tmp_path / "s.db"
+    history = _long_histories(path)[0]
+    later = history[149]  # folded from the snapshot at stream version 100
+    with ViewStore(path, actor="me") as store:
+        wanted = store.load_view("a.w", as_of=later)
+    with sqlite3.connect(path) as raw:
+        (data,) = raw.execute("SELECT state FROM view_snapshots WHERE view_id = ? AND stream_version = 100",
+                              (later.view_id,)).fetchone()
+        if damage in SNAPSHOT_ROW_DAMAGE:
+            raw.execute(SNAPSHOT_ROW_DAMAGE[damage], (later.view_id,))
+        else:
+            damaged = dict(_snapshot_damage(data))[damage]
+            raw.execute("UPDATE view_snapshots SET state = ? WHERE view_id = ? AND stream_version = 100",
+                        (damaged, later.view_id))
+    raw.close()
+    with ViewStore(path, actor="me") as store:
+        with pytest.raises(CorruptLogError, match="rebuild"):
+            store.load_view("a.w", as_of=later)
+        with pytest.raises(CorruptLogError, match="rebuild"):
+            store.load_view("a.w", as_of=later.occurred_at)
+        assert sum(store.rebuild().values()) >= 1
+        assert store.load_view("a.w", as_of=later) == wanted
+
+
+def test_a_snapshot_read_without_its_log_knows_the_log_by_its_length():
+    """from_json without a log reader gives a state whose log has its length (to_json writes it
+    again) and refuses to be read; with one, the entries it gives, which must be all of them."""
+    state = created()
+    for v in range(2, SNAPSHOT_EVERY + 1):
+        state = apply(state, row(v, v, "view.rolled_back"), {"current_version_id": 1,
+                                                             "log_entry": {"timestamp_ms": v, "version_id": 1}})
+    (_, _, data), = state.snapshots
+    assert json.loads(data)["version_log_length"] == SNAPSHOT_EVERY
+    entries = list(state.version_log)
+    unread = ViewState.from_json(data, lambda runs: {1: VERSION})
+    assert len(unread.version_log) == SNAPSHOT_EVERY and unread.to_json() == data
+    with pytest.raises(RuntimeError, match="not read"):
+        list(unread.version_log)
+    asked = []
+    read = ViewState.from_json(data, lambda runs: asked.append(runs) or {1: VERSION},
+                               lambda n: asked.append(n) or entries[:n])
+    assert read.version_log == entries and read.to_json() == data and asked == [[[1, 1]], SNAPSHOT_EVERY]
+    with pytest.raises(CorruptLogError, match="names the first 100 entries of its version log, and "
+                                              "view_version_log holds 99"):
+        ViewState.from_json(data, lambda runs: {1: VERSION}, lambda n: entries[:n - 1])

@@ -10,7 +10,8 @@ Tables:
                       properties, security mode, audit fields, stream version
     view_versions     every version of every view (immutable rows)
     view_version_log  every change of the current version, in order
-    view_snapshots    the folded state every ``SNAPSHOT_EVERY`` events of a stream (for ``as_of``)
+    view_snapshots    the folded state every ``SNAPSHOT_EVERY`` events of a stream (for ``as_of``), its
+                      versions and version log named, not copied (see :meth:`ViewState.to_json`)
 
 The projections are written in the transaction of the events they fold, so they have always applied
 the whole log: no "position" row is kept (it cost a page write per commit and was never read).
@@ -31,7 +32,7 @@ from .errors import CorruptLogError
 from .events import check_stored_definition, check_stored_version, payload_readers
 from .log import dumps, loads
 from .model import (AuditInfo, Column, SecurityMode, SQLRepresentation, VersionLogEntry, View, ViewVersion,
-                    check_column_name, check_dialect, check_sql, identifier_str, to_identifier)
+                    check_column_name, check_dialect, check_sql, id_runs, identifier_str, to_identifier)
 from .types import parse_type
 
 __all__ = ["Projections", "ViewState", "Versions", "VersionLog", "apply", "fold_stored", "DDL", "SNAPSHOT_EVERY",
@@ -347,6 +348,14 @@ class VersionLog(Sequence[tuple[int, int]]):
         self._items = list(pairs)
         self._n = len(self._items)
 
+    @classmethod
+    def unread(cls, length: int) -> "VersionLog":
+        """A log of ``length`` entries that were not read (a snapshot read without its log, see
+        :meth:`ViewState.from_json`): its length is known, reading an entry raises RuntimeError."""
+        log = object.__new__(cls)
+        log._items, log._n = _Unread(length), length
+        return log
+
     def __len__(self) -> int:
         return self._n
 
@@ -387,6 +396,23 @@ class VersionLog(Sequence[tuple[int, int]]):
     def extend(self, pairs: Iterable[tuple[int, int]]) -> None:
         for pair in pairs:
             self.append(pair)
+
+
+class _Unread:
+    """The entries of an unread :class:`VersionLog`: as many as it holds, none of them readable."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _refuse(self, *args: Any) -> Any:
+        raise RuntimeError("this version log was not read: its snapshot was read without a log reader")
+
+    __getitem__ = __iter__ = append = _refuse
 
 
 def _check_log(pairs: list[Any]) -> VersionLog:
@@ -457,28 +483,42 @@ class ViewState:
                                   "rebuild() repairs them from the log") from e
 
     def to_json(self) -> str:
-        """The snapshot of this state. Versions are named by id, not copied: each is stored once, in
-        ``view_versions``; copying them made snapshots the bulk of the projections (and of rebuild()).
-        The ids are sorted: a state read back from the projections and one folded from the log must
-        give the same text, or rebuild() would count a repair where there is none."""
+        """The snapshot of this state: its fields, with its versions and version log named, not copied.
+
+        Within the store a stream's versions are only ever added (rows of ``view_versions`` keyed by
+        view and version id) and its version log only grows (rows of ``view_version_log`` keyed by
+        view and seq, 1 to n), so a state names its versions by their ids, as runs of consecutive
+        ids (``version_id_runs``: ``[[1, 3000]]``), and its log by its length (``version_log_length``:
+        the first so many rows of the stream's log). A snapshot then has the same size at 10 versions
+        and at 10,000, where copying the versions (or listing their ids and the log's entries) made
+        each snapshot larger than the one before. The runs are sorted: a state read back from the
+        projections and one folded from the log must give the same text, or rebuild() would count a
+        repair where there is none."""
         return dumps({
             "view_id": self.view_id, "namespace": self.namespace, "name": self.name, "live": self.live,
             "stream_version": self.stream_version, "current_version_id": self.current_version_id,
             "properties": self.properties, "security_mode": self.security_mode, "creator": self.creator,
             "created_at": self.created_at, "modifier": self.modifier, "modified_at": self.modified_at,
-            "last_position": self.last_position, "version_ids": sorted(self.versions),
-            "version_log": list(self.version_log),
+            "last_position": self.last_position, "version_id_runs": id_runs(self.versions),
+            "version_log_length": len(self.version_log),
         })
 
     @classmethod
-    def from_json(cls, data: str,
-                  versions: Callable[[list[int]], dict[int, StoredRow | dict[str, Any]]]) -> "ViewState":
-        """A state from its snapshot; ``versions(ids)`` gives (at least) the versions it names: rows of
-        ``view_versions`` as read (parsed when first used), or versions already checked.
+    def from_json(cls, data: str, versions: Callable[[list[list[int]]], dict[int, StoredRow | dict[str, Any]]],
+                  log: Callable[[int], list[Any]] | None = None) -> "ViewState":
+        """A state from its snapshot (see :meth:`to_json`).
+
+        ``versions(runs)`` gives (at least) the versions with the ids of these runs of consecutive
+        ids (``[[first, last], ...]``, sorted), by id: rows of ``view_versions`` as read (parsed when
+        first used), or versions already checked. ``log(n)`` gives the first ``n`` entries of the
+        stream's version log, in order, as (timestamp_ms, version_id) rows; without it, a log named
+        by its length is left unread (:meth:`VersionLog.unread`). The snapshots of earlier releases
+        are read too: those that list their version ids and log entries, and the older ones that
+        copy their versions whole.
 
         Raises:
-            CorruptLogError: the snapshot is not one the library wrote, or names a version that
-                ``versions`` lacks.
+            CorruptLogError: the snapshot is not one the library wrote, or names a version or log
+                entries that ``versions`` or ``log`` lack.
         """
         try:
             d = loads(data)
@@ -491,15 +531,25 @@ class ViewState:
                 if not isinstance(d["versions"], list):
                     raise TypeError("its versions are not a list")
                 d["versions"] = Versions(view_id, [_check_types(check_stored_version(v)) for v in d["versions"]])
-            else:
-                named = d.pop("version_ids", None)
+            elif "version_ids" in d:  # a snapshot written when they listed the ids
+                named = d.pop("version_ids")
                 if not (isinstance(named, list) and all(type(i) is int for i in named)):
                     raise TypeError("it does not name its versions")
-                stored = versions(named)
+                stored = versions(id_runs(named))
                 d["versions"] = Versions(view_id, [stored[i] for i in named])
-            if not isinstance(d.get("version_log"), list):
-                raise TypeError("its version log is not a list")
-            d["version_log"] = _check_log(d["version_log"])
+            else:
+                runs = _check_runs(d.pop("version_id_runs", None))
+                stored = versions(runs)
+                # a damaged run as long as 2**32 ids stops at the first id not found: no list that long is made
+                d["versions"] = Versions(view_id, [stored[i] for first, last in runs for i in range(first, last + 1)])
+            if "version_log_length" in d:
+                if "version_log" in d:
+                    raise TypeError("it holds its version log and names it by its length")
+                d["version_log"] = _named_log(view_id, d.pop("version_log_length"), log)
+            else:  # a snapshot of an earlier release: the log's entries themselves
+                if not isinstance(d.get("version_log"), list):
+                    raise TypeError("its version log is not a list")
+                d["version_log"] = _check_log(d["version_log"])
             state = _read_state(d)
             if state.current_version_id not in state.versions:
                 raise KeyError(state.current_version_id)
@@ -520,6 +570,39 @@ class ViewState:
 
 #: a ViewState from a dict read back from the projections, every field checked (see ViewState)
 _read_state: Any = TypeAdapter(ViewState).validator.validate_python
+
+
+def _check_runs(runs: Any) -> list[list[int]]:
+    """A snapshot's ``version_id_runs`` as :meth:`ViewState.to_json` writes them: pairs of 32-bit
+    version ids, each run's first id at most its last, runs sorted and apart (TypeError if not)."""
+    if not isinstance(runs, list):
+        raise TypeError("it does not name its versions")
+    after = -2**31 - 2  # the last id of the run before (none yet: any 32-bit id may come first)
+    for run in runs:
+        if not (type(run) is list and len(run) == 2 and type(run[0]) is int and type(run[1]) is int
+                and after + 1 < run[0] <= run[1] < 2**31):
+            raise TypeError(f"its versions are named by {run!r}, not by a run [first, last] of 32-bit "
+                            "version ids after the run before it")
+        after = run[1]
+    return runs
+
+
+def _named_log(view_id: str, length: Any, log: Callable[[int], list[Any]] | None) -> VersionLog:
+    """The version log a snapshot names by its length: the first ``length`` entries ``log`` gives.
+
+    Raises:
+        TypeError: the length is not a count.
+        CorruptLogError: ``log`` gives fewer entries.
+    """
+    if type(length) is not int or not 0 <= length < 2**62:
+        raise TypeError(f"its version log is named by {length!r}, not by a length")
+    if log is None:
+        return VersionLog.unread(length)
+    entries = log(length)
+    if len(entries) != length:
+        raise CorruptLogError(f"the snapshot of view {view_id} names the first {length} entries of its version log, "
+                              f"and view_version_log holds {len(entries)} of them; rebuild() repairs it")
+    return _check_log(entries)
 
 
 def _check_types(version: dict[str, Any]) -> dict[str, Any]:
@@ -787,6 +870,19 @@ _INSERT_SNAPSHOT = _insert("view_snapshots", "INSERT OR REPLACE")
 _UPDATE_VIEW = ("UPDATE views SET stream_version = ?, current_version_id = ?, properties = ?, security_mode = ?, "
                 "modifier = ?, modified_at = ?, last_position = ? WHERE view_id = ?")
 _SELECT_STATE = f"SELECT {', '.join(_STATE_COLUMNS)} FROM views"
+_SELECT_VERSIONS = ("SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
+                    "default_namespace, summary FROM view_versions")
+# The versions in a snapshot's runs of ids: one index range per run (CROSS JOIN keeps the runs the outer
+# loop; the other way round, every version of the view is read once per run). Read into a dict by id,
+# so no ORDER BY (it cost a sort of every row).
+_SELECT_VERSION_RUNS = ("SELECT v.version_id, v.timestamp_ms, v.schema_id, v.columns, v.representations, "
+                        "v.default_catalog, v.default_namespace, v.summary FROM json_each(?) AS r "
+                        "CROSS JOIN view_versions AS v WHERE v.view_id = ? "
+                        "AND v.version_id BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')")
+# A stream's first entries of its version log, as a snapshot names them; a seq that is not an integer
+# (damage: seq 1.5 would sort among them) is left out, so the entries found fall short of the length.
+_SELECT_LOG_PREFIX = ("SELECT timestamp_ms, version_id FROM view_version_log WHERE view_id = ? "
+                      "AND seq BETWEEN 1 AND ? AND typeof(seq) = 'integer' ORDER BY seq")
 # The namespaces of live views, sorted, by a loose index scan of ``views_by_namespace``: each step
 # seeks the next namespace after the one before, where DISTINCT would read every live view.
 _LIVE_NAMESPACES = """WITH RECURSIVE ns(namespace) AS (
@@ -949,16 +1045,18 @@ class Projections:
         state.log_saved = len(state.version_log)
         return state
 
-    def _version_rows(self, view_id: str, wanted: Iterable[int] | None = None) -> list[StoredRow]:
-        """The rows of a view's versions (only the ``wanted`` ids, if given), by id, not parsed: a
-        :class:`Versions` parses each when first used."""
-        sql = ("SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
-               "default_namespace, summary FROM view_versions WHERE view_id = ?")
-        params: tuple[Any, ...] = (view_id,)
-        if wanted is not None:  # a snapshot names the few it needs: read only those rows
-            sql += " AND version_id IN (SELECT value FROM json_each(?))"
-            params += (dumps(sorted(set(wanted))),)
-        return self.conn.execute(sql + " ORDER BY version_id", params).fetchall()
+    def _version_rows(self, view_id: str, runs: list[list[int]] | None = None) -> list[StoredRow]:
+        """The rows of a view's versions, not parsed (a :class:`Versions` parses each when first
+        used): all of them by id, or those in these runs of ids (``[[first, last], ...]``), in no
+        particular order."""
+        if runs is None:
+            return self.conn.execute(_SELECT_VERSIONS + " WHERE view_id = ? ORDER BY version_id", (view_id,)).fetchall()
+        return self.conn.execute(_SELECT_VERSION_RUNS, (dumps(runs), view_id)).fetchall()
+
+    def _log_rows(self, view_id: str, length: int) -> list[tuple[Any, Any]]:
+        """The first ``length`` entries of a view's version log (seq 1 to ``length``), as
+        (timestamp_ms, version_id) rows: fewer if the table lacks some."""
+        return self.conn.execute(_SELECT_LOG_PREFIX, (view_id, length)).fetchall()
 
     def snapshot_before(self, view_id: str, until_ms: int | None, until_version: int | None = None) -> ViewState | None:
         """The latest snapshot of a stream taken at or before a time, or at or before a stream version."""
@@ -972,7 +1070,8 @@ class Projections:
         if state is None:
             (data,) = self.conn.execute("SELECT state FROM view_snapshots WHERE view_id = ? AND stream_version = ?",
                                         key).fetchone()
-            state = ViewState.from_json(data, lambda named: {row[0]: row for row in self._version_rows(view_id, named)})
+            state = ViewState.from_json(data, lambda runs: {row[0]: row for row in self._version_rows(view_id, runs)},
+                                        lambda length: self._log_rows(view_id, length))
             if len(self._snapshots) >= 256:
                 self._snapshots.clear()
             self._snapshots[key] = state
