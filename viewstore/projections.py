@@ -348,14 +348,6 @@ class VersionLog(Sequence[tuple[int, int]]):
         self._items = list(pairs)
         self._n = len(self._items)
 
-    @classmethod
-    def unread(cls, length: int) -> "VersionLog":
-        """A log of ``length`` entries that were not read (a snapshot read without its log, see
-        :meth:`ViewState.from_json`): its length is known, reading an entry raises RuntimeError."""
-        log = object.__new__(cls)
-        log._items, log._n = _Unread(length), length
-        return log
-
     def __len__(self) -> int:
         return self._n
 
@@ -396,23 +388,6 @@ class VersionLog(Sequence[tuple[int, int]]):
     def extend(self, pairs: Iterable[tuple[int, int]]) -> None:
         for pair in pairs:
             self.append(pair)
-
-
-class _Unread:
-    """The entries of an unread :class:`VersionLog`: as many as it holds, none of them readable."""
-
-    __slots__ = ("n",)
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-    def __len__(self) -> int:
-        return self.n
-
-    def _refuse(self, *args: Any) -> Any:
-        raise RuntimeError("this version log was not read: its snapshot was read without a log reader")
-
-    __getitem__ = __iter__ = append = _refuse
 
 
 def _check_log(pairs: list[Any]) -> VersionLog:
@@ -505,14 +480,13 @@ class ViewState:
 
     @classmethod
     def from_json(cls, data: str, versions: Callable[[list[list[int]]], dict[int, StoredRow | dict[str, Any]]],
-                  log: Callable[[int], list[Any]] | None = None) -> "ViewState":
+                  log: Callable[[int], list[Any]]) -> "ViewState":
         """A state from its snapshot (see :meth:`to_json`).
 
         ``versions(runs)`` gives (at least) the versions with the ids of these runs of consecutive
         ids (``[[first, last], ...]``, sorted), by id: rows of ``view_versions`` as read (parsed when
         first used), or versions already checked. ``log(n)`` gives the first ``n`` entries of the
-        stream's version log, in order, as (timestamp_ms, version_id) rows; without it, a log named
-        by its length is left unread (:meth:`VersionLog.unread`). The snapshots of earlier releases
+        stream's version log, in order, as (timestamp_ms, version_id) rows. The snapshots of earlier releases
         are read too: those that list their version ids and log entries, and the older ones that
         copy their versions whole.
 
@@ -587,7 +561,7 @@ def _check_runs(runs: Any) -> list[list[int]]:
     return runs
 
 
-def _named_log(view_id: str, length: Any, log: Callable[[int], list[Any]] | None) -> VersionLog:
+def _named_log(view_id: str, length: Any, log: Callable[[int], list[Any]]) -> VersionLog:
     """The version log a snapshot names by its length: the first ``length`` entries ``log`` gives.
 
     Raises:
@@ -596,8 +570,6 @@ def _named_log(view_id: str, length: Any, log: Callable[[int], list[Any]] | None
     """
     if type(length) is not int or not 0 <= length < 2**62:
         raise TypeError(f"its version log is named by {length!r}, not by a length")
-    if log is None:
-        return VersionLog.unread(length)
     entries = log(length)
     if len(entries) != length:
         raise CorruptLogError(f"the snapshot of view {view_id} names the first {length} entries of its version log, "
