@@ -340,3 +340,23 @@ def test_the_definition_fields_are_read_as_the_whole_version_reads_them():
     assert set(_VersionData.__annotations__) - set(fields) == {"version_id", "timestamp_ms", "columns"}
     assert _DefinitionData.__optional_keys__ <= _VersionData.__optional_keys__
     assert _DefinitionData.__required_keys__ <= _VersionData.__required_keys__
+
+
+def test_the_parsed_snapshots_kept_for_as_of_are_bounded_by_what_they_hold(tmp_path, monkeypatch):
+    """Each parsed snapshot holds its own copy of its view's version rows: a few of a long history
+    must not be kept as if they weighed what short ones do."""
+    monkeypatch.setattr(projections, "PARSED_SNAPSHOT_ENTRIES", 1_000)
+    path = build(tmp_path / "s.db", 5 * projections.SNAPSHOT_EVERY)
+    with ViewStore(path) as store:
+        history = store.history("a.v")
+        kept = store._projections
+        sizes = []
+        for event in history[projections.SNAPSHOT_EVERY::projections.SNAPSHOT_EVERY]:
+            view = store.load_view("a.v", as_of=event)  # each through its own snapshot
+            assert view.current_version_id == event.stream_version
+            sizes.append(kept._held)
+            assert kept._held <= 1_000
+            assert kept._held == sum(len(s.versions) + len(s.version_log) for s in kept._snapshots.values())
+        assert max(sizes) > 0 and len(kept._snapshots) < 4  # some were let go
+        again = store.load_view("a.v", as_of=history[-1])  # and what was let go is read again when asked
+        assert again == store.load_view("a.v")

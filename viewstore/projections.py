@@ -40,6 +40,11 @@ __all__ = ["Projections", "ViewState", "Versions", "VersionLog", "apply", "fold_
 
 #: a snapshot of a stream's state is kept every this many events, so ``as_of`` folds at most this many
 SNAPSHOT_EVERY = 100
+#: parsed snapshots kept for ``as_of`` (per store): at most this many, holding at most this many versions
+#: and version-log entries in all (each parsed snapshot holds its own copy of its view's version rows,
+#: so a few of a view with 10,000 versions weigh what hundreds of short ones do)
+PARSED_SNAPSHOTS = 256
+PARSED_SNAPSHOT_ENTRIES = 200_000
 
 
 PROJECTION_TABLES = ("views", "view_versions", "view_version_log", "view_snapshots")
@@ -907,6 +912,7 @@ class Projections:
         # parsed snapshots by (view id, stream version): a snapshot is the fold of an immutable log
         # prefix, so it never changes; as_of on a busy view parses the same few again and again
         self._snapshots: dict[tuple[str, int], ViewState] = {}
+        self._held = 0  # the versions and log entries the parsed snapshots hold, each its own copy
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -1044,9 +1050,12 @@ class Projections:
                                         key).fetchone()
             state = ViewState.from_json(data, lambda runs: {row[0]: row for row in self._version_rows(view_id, runs)},
                                         lambda length: self._log_rows(view_id, length))
-            if len(self._snapshots) >= 256:
-                self._snapshots.clear()
+            size = len(state.versions) + len(state.version_log)
+            if len(self._snapshots) >= PARSED_SNAPSHOTS or self._held + size > PARSED_SNAPSHOT_ENTRIES:
+                self._snapshots.clear()  # bounded by count and by what they hold (long histories)
+                self._held = 0
             self._snapshots[key] = state
+            self._held += size
         return state.copy()  # the fold changes the state it is given
 
     def live_identifiers(self, namespace: str | None = None) -> list[tuple[str, ...]]:
