@@ -58,8 +58,14 @@ def test_the_writes_commit_together_and_others_see_them_only_then(store, recorde
     make(store, "a.w")
     other = ViewStore(store.path, actor="bob")
     recorded.clear()
+    assert not store.in_transaction
     with store.transaction() as same:
-        assert same is store
+        assert same is store and store.in_transaction
+        seen_elsewhere = []
+        thread = threading.Thread(target=lambda: seen_elsewhere.append(store.in_transaction))
+        thread.start()
+        thread.join()
+        assert seen_elsewhere == [False]  # it is this thread's transaction
         store.rename_view("a.v", "a.tmp")
         store.rename_view("a.w", "a.v")
         moved = store.rename_view("a.tmp", "a.w")
@@ -68,6 +74,7 @@ def test_the_writes_commit_together_and_others_see_them_only_then(store, recorde
         assert other.event_count() == 2 and other.load_view("a.v").stream_version == 1
         assert [s for s, *_ in recorded] == ["before", "before", "before"]  # committed waits for the commit
     assert [s for s, *_ in recorded] == ["before", "before", "before", "committed", "committed", "committed"]
+    assert not store.in_transaction
     assert other.event_count() == 5
     swapped = other.load_view("a.v")
     assert swapped.stream_version == 2 and [e.type for e in other.history("a.v")] == ["view.created", "view.renamed"]

@@ -430,6 +430,7 @@ class ViewStore:
         # while transaction() is open: the (events, stored rows) of each write in it, for the signals
         self._batch: list[tuple[list[Event], list[tuple[int, dict[str, Any]]]]] | None = None
         self._in_call = False  # a write of the open transaction is running (see _write_transaction)
+        self._batch_thread: int | None = None  # the thread that opened it
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -886,6 +887,12 @@ class ViewStore:
             _notify(signals.committed, self, events=_positioned(plan.events, stored))  # the commit stands
         return plan, state
 
+    @property
+    def in_transaction(self) -> bool:
+        """Whether the calling thread has a :meth:`transaction` of this store open: what it writes is
+        not committed yet, so work with effects outside the file (exports, a Spark session) waits."""
+        return self._batch is not None and self._batch_thread == threading.get_ident()
+
     @contextmanager
     def transaction(self) -> Iterator["ViewStore"]:
         """Make the writes of a ``with`` block one transaction: committed together when the block
@@ -931,11 +938,11 @@ class ViewStore:
             done: list[tuple[list[Event], list[tuple[int, dict[str, Any]]]]] = []
             try:
                 with self._write_transaction():
-                    self._batch = done
+                    self._batch, self._batch_thread = done, threading.get_ident()
                     try:
                         yield self
                     finally:
-                        self._batch = None
+                        self._batch = self._batch_thread = None
             except BaseException as error:
                 # the states and snapshots read inside may hold what was just rolled back
                 self._cache.clear()
@@ -1467,10 +1474,9 @@ class ViewStore:
         """
         from .iceberg import exclusive, metadata_folder, write_metadata
 
-        with self._lock:  # only the thread that holds an open transaction gets past the lock while it is open
-            if self._batch is not None:
-                raise ViewStoreError("export_iceberg writes files, which a rollback cannot take back: export "
-                                     "after the transaction has committed")
+        if self.in_transaction:
+            raise ViewStoreError("export_iceberg writes files, which a rollback cannot take back: export "
+                                 "after the transaction has committed")
         base = _path(location, "location") if location is not None else None
         view = self.load_view(identifier)  # a view that does not exist makes no folder
         view.versions  # nor one whose versions are damaged (CorruptLogError): the file lists them all
