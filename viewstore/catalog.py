@@ -887,6 +887,23 @@ class ViewStore:
             _notify(signals.committed, self, events=_positioned(plan.events, stored))  # the commit stands
         return plan, state
 
+    @contextmanager
+    def _turn(self, timeout: float) -> Iterator[None]:
+        """The store's lock, for a caller that must not wait for it for ever: a catalog call from
+        Spark, served on py4j's callback thread, for a Spark statement that a thread inside
+        :meth:`transaction` may be running (that thread holds the lock and waits for Spark).
+
+        Raises:
+            ConcurrencyError: ``busy``: another thread held the lock for ``timeout`` seconds.
+        """
+        if not self._lock.acquire(timeout=timeout):
+            raise ConcurrencyError(f"the store stayed locked for {timeout:g} s by a transaction in another thread",
+                                   busy=True)
+        try:
+            yield
+        finally:
+            self._lock.release()
+
     @property
     def in_transaction(self) -> bool:
         """Whether the calling thread has a :meth:`transaction` of this store open: what it writes is

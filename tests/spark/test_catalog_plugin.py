@@ -733,3 +733,41 @@ def test_the_docs_example_runs(spark, tmp_path, monkeypatch):
             detach(spark, "vs")
             scope["store"].close()
         spark.sql("USE spark_catalog.default")
+
+
+def test_spark_sql_inside_a_transaction_of_the_store_fails_instead_of_waiting_for_ever(spark, vs, monkeypatch):
+    """The thread in the block holds the store and waits for Spark; Spark's catalog call waits for
+    the store: the call gives up after a bound, the statement fails, the block goes on."""
+    from viewstore.spark import catalog_plugin
+
+    monkeypatch.setattr(catalog_plugin, "TRANSACTION_WAIT_S", 0.5)
+    run(spark, README_CREATE)
+    with vs.transaction():
+        vs.alter_view("sales.big_orders", ViewChange.update_comment("changed in the block"))
+        fails(spark, "SELECT * FROM vs.sales.big_orders", "USER_RAISED_EXCEPTION",
+              "a transaction of the store (store.transaction()) held it for 0.5 s", "run it after the block")
+        vs.alter_view("sales.big_orders", ViewChange.set_property("after", "the failure"))
+    assert len(run(spark, "SELECT * FROM vs.sales.big_orders")) == 2  # and after the block, it works
+    described = dict((k, v) for k, v, *_ in run(spark, "DESCRIBE TABLE EXTENDED vs.sales.big_orders"))
+    assert "changed in the block" in described["Comment"]
+
+
+def test_spark_sql_waits_for_a_short_transaction_of_another_thread(spark, vs):
+    run(spark, README_CREATE)
+    entered, done = threading.Event(), []
+
+    def writer():
+        with vs.transaction():
+            vs.alter_view("sales.big_orders", ViewChange.update_comment("from the other thread"))
+            entered.set()
+            threading.Event().wait(0.4)
+        done.append(True)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    entered.wait(5)
+    # asked while the other thread is in its block: it waits for the commit, then reads it
+    described = dict((k, v) for k, v, *_ in run(spark, "DESCRIBE TABLE EXTENDED vs.sales.big_orders"))
+    assert "from the other thread" in described["Comment"]
+    thread.join(5)
+    assert done == [True] and len(run(spark, "SELECT * FROM vs.sales.big_orders")) == 2

@@ -53,6 +53,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Callable
 
@@ -74,6 +75,8 @@ _log = logging.getLogger(__name__)
 SUPPORTED_SPARK = "4.3"
 #: the Java class to name in ``spark.sql.catalog.<name>``
 CATALOG_CLASS = "io.viewstore.spark.ViewStoreCatalog"
+#: how long a catalog call from Spark waits for a store that another thread holds in a transaction
+TRANSACTION_WAIT_S = 10.0
 _BRIDGE_INTERFACE = "io.viewstore.spark.ViewStoreBridge"
 _JAR = Path(__file__).resolve().parent / "jars" / "viewstore-spark-catalog.jar"
 
@@ -264,8 +267,9 @@ class _Bridge:
     """Answers the catalog calls of one Spark catalog from one store.
 
     py4j calls :meth:`call` (the Java interface ``io.viewstore.spark.ViewStoreBridge``) on a
-    callback thread; nothing here calls back into Spark, so the store lock is never held across a
-    Spark call.
+    callback thread; nothing here calls back into Spark, so the store lock is never held here across
+    a Spark call. A thread inside ``store.transaction()`` does hold it across the Spark calls it
+    makes, so a call waits for the store only so long (:data:`TRANSACTION_WAIT_S`).
     """
 
     class Java:
@@ -286,12 +290,25 @@ class _Bridge:
         }
 
     def call(self, operation: str, request: str) -> str:
-        """Answer one catalog call: a JSON request in, a JSON envelope ``{"ok"|"error": ...}`` out."""
+        """Answer one catalog call: a JSON request in, a JSON envelope ``{"ok"|"error": ...}`` out.
+
+        A call waits for the store at most :data:`TRANSACTION_WAIT_S`: a thread inside
+        ``store.transaction()`` that runs Spark SQL reading this catalog holds the store while it
+        waits for Spark, which waits for this call; that SQL fails, and the block goes on.
+        """
         try:
             handler = self._handlers.get(operation)
             if handler is None:
                 raise _Refusal(self._message(f"unknown catalog operation {operation!r}"))
-            return json.dumps({"ok": handler(json.loads(request))})
+            with ExitStack() as turn:
+                try:
+                    turn.enter_context(self.store._turn(TRANSACTION_WAIT_S))
+                except ConcurrencyError as e:
+                    raise _Refusal(self._message(
+                        f"a transaction of the store (store.transaction()) held it for {TRANSACTION_WAIT_S:g} s: "
+                        f"Spark SQL over this catalog cannot run inside such a block (the block waits for Spark, "
+                        f"Spark for the block); run it after the block")) from e
+                return json.dumps({"ok": handler(json.loads(request))})
         except _Refusal as refusal:
             return json.dumps({"error": refusal.envelope})
         except Exception as error:  # a bug: answer it rather than let py4j raise a huge error in Spark
