@@ -1,5 +1,6 @@
 """ViewStore: the public API. Each call is one transaction that decides events, appends them to
-the log, folds them into the projections, and then tells the signals.
+the log, folds them into the projections, and then tells the signals; inside
+:meth:`ViewStore.transaction` each is a savepoint of the block's one transaction instead.
 
 The decisions follow the Iceberg reference implementation's view rules: which changes make a new
 version, when an identical definition reuses a version id, when the version log grows, which
