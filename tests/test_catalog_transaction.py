@@ -151,20 +151,6 @@ def test_a_write_that_fails_inside_writes_nothing_and_the_rest_commits(store, re
     assert store.load_view("a.v").comment == "kept"
 
 
-def test_writes_after_the_database_dropped_the_transaction_are_refused(store):
-    """SQLite may roll a whole transaction back after some errors (a full disk, an I/O error): the
-    writes after it must not run on their own (a savepoint outside a transaction commits alone)."""
-    make(store, "a.v")
-    before = snapshot(store)
-    with pytest.raises(ViewStoreError, match="cannot commit"):
-        with store.transaction():
-            make(store, "a.one")
-            store._conn.execute("ROLLBACK")  # what SQLite does itself after such an error
-            with pytest.raises(ViewStoreError, match="rolled back by the database"):
-                make(store, "a.two")
-    assert snapshot(store) == before and store.list_views() == [("a", "v")]
-
-
 def test_a_vetoed_write_inside_writes_nothing(store):
     make(store, "a.v")
 

@@ -260,7 +260,12 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         yield conn
         conn.execute("COMMIT")
     except BaseException as error:
-        _undo(conn, error, "ROLLBACK")
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.ProgrammingError:  # closed under the write (by a signal receiver or a callback)
+            raise ViewStoreError("the store was closed during the write; nothing was written") from error
+        _raise_typed(error)
         raise
 
 
@@ -268,34 +273,24 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 def savepoint(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """A part of the write transaction that is open (a ``SAVEPOINT``): on any error what it wrote
     is rolled back, and the transaction goes on as it was before it; errors are typed as in
-    :func:`transaction`.
-
-    Raises:
-        ViewStoreError: the transaction is gone: SQLite rolled it back whole after an error (a full
-            disk, an I/O error), so nothing of it will be written; outside a transaction a
-            savepoint would start and commit one of its own.
-    """
-    if not conn.in_transaction:
-        raise ViewStoreError("the transaction was rolled back by the database after an error (a full disk, an "
-                             "I/O error?): nothing of it will be written, and this write cannot join it")
+    :func:`transaction`."""
     conn.execute("SAVEPOINT part")
     try:
         yield conn
         conn.execute("RELEASE part")
     except BaseException as error:
-        _undo(conn, error, "ROLLBACK TO part", "RELEASE part")
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK TO part")
+                conn.execute("RELEASE part")
+        except sqlite3.ProgrammingError:  # closed under the write (by a signal receiver or a callback)
+            raise ViewStoreError("the store was closed during the write; nothing was written") from error
+        _raise_typed(error)
         raise
 
 
-def _undo(conn: sqlite3.Connection, error: BaseException, *statements: str) -> None:
-    """Roll back what a failed write wrote (``statements``), then raise the ViewStoreError its
-    sqlite3 error (or bad text) stands for; return for other errors, which the caller re-raises."""
-    try:
-        if conn.in_transaction:
-            for statement in statements:
-                conn.execute(statement)
-    except sqlite3.ProgrammingError:  # closed under the write (by a signal receiver or a callback)
-        raise ViewStoreError("the store was closed during the write; nothing was written") from error
+def _raise_typed(error: BaseException) -> None:
+    """Raise the ViewStoreError a write's sqlite3 error (or bad text) stands for; return for others."""
     if isinstance(error, sqlite3.IntegrityError) and "events.view_id" in str(error):
         raise ConcurrencyError(f"another writer appended to the view first: {error}") from error
     if isinstance(error, sqlite3.OperationalError) and _is_busy(error):
