@@ -308,3 +308,20 @@ def test_a_lookup_error_inside_rolls_back_what_came_before(store):
             make(store, "a.new")
             store.alter_view("a.missing", ViewChange.update_comment("x"))  # the block does not catch it: the whole transaction goes
     assert store.event_count() == 0 and store.list_views() == []
+
+
+def test_a_store_id_made_in_a_rolled_back_transaction_is_not_kept(tmp_path):
+    """The id made inside went with the rollback: the store must not go on naming itself by it."""
+    from test_store_id import _meta, _old_file
+
+    path = _old_file(tmp_path)
+    with ViewStore(path, actor="alice") as store, ViewStore(path, actor="bob") as other:
+        with pytest.raises(RuntimeError):
+            with store.transaction():
+                rolled_back = store.store_id
+                raise RuntimeError("no")
+        assert store.existing_store_id() is None  # the file has none
+        kept = other.store_id  # another store makes the file's id
+        assert kept != rolled_back and _meta(path)["store_id"] == kept
+        assert store.store_id == kept
+

@@ -796,7 +796,9 @@ class ViewStore:
                     raise ViewStoreError(f"{self.path} has no store id yet, and one cannot be made inside "
                                          "another call of this store (a signal receiver?)")
                 with self._write_transaction():
-                    found = self._store_id = make_store_id(self._conn)
+                    found = make_store_id(self._conn)
+                if self._batch is None:  # inside transaction(), kept once committed (a rollback takes it back)
+                    self._store_id = found
             return found
 
     def existing_store_id(self) -> str | None:
@@ -812,7 +814,7 @@ class ViewStore:
         with self._lock:
             with self._reading():
                 found = read_store_id(self._conn)
-            if found is not None:
+            if found is not None and self._batch is None:  # not one this thread's transaction may roll back
                 self._store_id = found
             return found
 
