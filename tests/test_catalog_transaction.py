@@ -325,3 +325,23 @@ def test_a_store_id_made_in_a_rolled_back_transaction_is_not_kept(tmp_path):
         assert kept != rolled_back and _meta(path)["store_id"] == kept
         assert store.store_id == kept
 
+
+def test_a_repair_rolled_back_inside_does_not_hide_another_stores_repair(store):
+    """A rebuild() inside a block counts a repair in the file; the rollback takes the count back, so
+    the store must not take the next repair, another store's, for its own and keep its stale rows."""
+    store.create_view("a.v", columns=COLS, representations=[("spark", "SELECT 1 AS x")], default_namespace="a",
+                      properties={"owner": "alice"})
+    raw = sqlite3.connect(store.path)
+    with raw:
+        raw.execute("""UPDATE views SET properties = '{"owner":"mallory"}'""")  # damage of the right type
+    raw.close()
+    with pytest.raises(RuntimeError):
+        with store.transaction():
+            assert store.rebuild()["views"] == 1
+            assert store.load_view("a.v").properties == {"owner": "alice"}
+            raise RuntimeError("no")
+    assert store.load_view("a.v").properties == {"owner": "mallory"}  # the repair went with the rest
+    with ViewStore(store.path, actor="bob") as other:
+        assert other.rebuild()["views"] == 1
+    assert store.load_view("a.v").properties == {"owner": "alice"}
+

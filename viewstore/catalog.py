@@ -956,6 +956,7 @@ class ViewStore:
                 raise ViewStoreError("a transaction cannot start inside another call of this store "
                                      "(a signal receiver?)")
             done: list[tuple[list[Event], list[tuple[int, dict[str, Any]]]]] = []
+            repairs = self._repairs  # a rebuild() inside counts its repair in the file, which a rollback takes back
             try:
                 with self._write_transaction():
                     self._batch, self._batch_thread = done, threading.get_ident()
@@ -964,9 +965,11 @@ class ViewStore:
                     finally:
                         self._batch = self._batch_thread = None
             except BaseException as error:
-                # the states and snapshots read inside may hold what was just rolled back
+                # the states and snapshots read inside may hold what was just rolled back; and a repair
+                # counted inside is not in the file, so another store's next one must not pass for it
                 self._cache.clear()
                 self._projections.forget_parsed()
+                self._repairs = repairs
                 if done and signals.commit_failed.receivers:
                     for events, stored in done:
                         for hook in _notify(signals.commit_failed, self, events=_positioned(events, stored),
