@@ -360,3 +360,31 @@ def test_the_parsed_snapshots_kept_for_as_of_are_bounded_by_what_they_hold(tmp_p
         assert max(sizes) > 0 and len(kept._snapshots) < 4  # some were let go
         again = store.load_view("a.v", as_of=history[-1])  # and what was let go is read again when asked
         assert again == store.load_view("a.v")
+
+
+def test_the_count_of_what_parsed_snapshots_hold_is_dropped_with_them(tmp_path, monkeypatch):
+    """A rebuild and a rolled-back transaction drop the parsed snapshots: what they held no longer
+    counts against the bound (else snapshots parsed later are let go before the bound is reached)."""
+    monkeypatch.setattr(projections, "PARSED_SNAPSHOT_ENTRIES", 1_000)
+    path = build(tmp_path / "s.db", 3 * projections.SNAPSHOT_EVERY)
+    with ViewStore(path) as store:
+        history = store.history("a.v")
+        kept = store._projections
+
+        def held():
+            return sum(len(s.versions) + len(s.version_log) for s in kept._snapshots.values())
+
+        def parse_two():
+            for event in history[projections.SNAPSHOT_EVERY:3 * projections.SNAPSHOT_EVERY:projections.SNAPSHOT_EVERY]:
+                store.load_view("a.v", as_of=event)
+            assert len(kept._snapshots) == 2 and kept._held == held() == 600
+
+        parse_two()
+        store.rebuild()
+        assert kept._snapshots == {} and kept._held == 0
+        parse_two()
+        with pytest.raises(KeyError):
+            with store.transaction():
+                raise KeyError("rolled back")
+        assert kept._snapshots == {} and kept._held == 0
+        parse_two()

@@ -938,7 +938,7 @@ class Projections:
         written, so a rebuild of consistent projections writes nothing, and one that repairs a few
         rows writes those. Returns, per table, how many rows were rewritten, added or removed.
         """
-        self._snapshots.clear()
+        self.forget_parsed()
         states = list(states)
         holders: dict[str, str] = {}
         for state in states:
@@ -966,8 +966,10 @@ class Projections:
         return row[0] if row is not None else None
 
     def forget_parsed(self) -> None:
-        """Drop the parsed snapshots (after another store repaired the tables they came from)."""
+        """Drop the parsed snapshots (after another store repaired the tables they came from, or a
+        rollback took back rows they were read from), and with them the count of what they held."""
         self._snapshots.clear()
+        self._held = 0
 
     def _sync(self, table: str, new_rows: list[tuple[Any, ...]]) -> int:
         columns, key_width = _TABLE_COLUMNS[table]
@@ -1052,8 +1054,7 @@ class Projections:
                                         lambda length: self._log_rows(view_id, length))
             size = len(state.versions) + len(state.version_log)
             if len(self._snapshots) >= PARSED_SNAPSHOTS or self._held + size > PARSED_SNAPSHOT_ENTRIES:
-                self._snapshots.clear()  # bounded by count and by what they hold (long histories)
-                self._held = 0
+                self.forget_parsed()  # bounded by count and by what they hold (long histories)
             self._snapshots[key] = state
             self._held += size
         return state.copy()  # the fold changes the state it is given
