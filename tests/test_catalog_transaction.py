@@ -345,3 +345,76 @@ def test_a_repair_rolled_back_inside_does_not_hide_another_stores_repair(store):
         assert other.rebuild()["views"] == 1
     assert store.load_view("a.v").properties == {"owner": "alice"}
 
+
+def _sqlite_interrupts(conn, when):
+    """Make SQLite interrupt the statements ``when(sql)`` picks, as it does on an interrupt (or as an
+    I/O error or a full disk ends a statement): an interrupted write rolls the whole transaction back."""
+    chosen = [False]
+
+    def starting(sql):
+        chosen[0] = when(sql)
+
+    conn.set_trace_callback(starting)
+    conn.set_progress_handler(lambda: chosen[0], 1)
+
+
+def _sqlite_interrupts_nothing(conn):
+    conn.set_trace_callback(None)
+    conn.set_progress_handler(None, 1)
+
+
+def test_a_transaction_sqlite_rolled_back_whole_commits_nothing_after(store, recorded):
+    """A write whose statement SQLite ends by rolling the whole transaction back (an interrupt, a full
+    disk, an I/O error): the block's earlier writes are gone, so no later write of it may be made
+    (each would commit on its own) and the block ends in an error, with nothing written."""
+    for name in ("a.v", "a.w", "a.x"):
+        make(store, name)
+    before = snapshot(store)
+    recorded.clear()
+    with pytest.raises(ViewStoreError, match="rolled back") as ended:
+        with store.transaction():
+            store.alter_view("a.v", ViewChange.update_comment("first"))
+            _sqlite_interrupts(store._conn, lambda sql: sql.startswith("INSERT INTO events"))
+            try:
+                with pytest.raises(ViewStoreError, match="interrupted"):
+                    store.alter_view("a.w", ViewChange.update_comment("interrupted"))
+            finally:
+                _sqlite_interrupts_nothing(store._conn)
+            with pytest.raises(ViewStoreError, match="rolled back"):
+                store.alter_view("a.x", ViewChange.update_comment("third"))
+    assert "rolled back" in str(ended.value)
+    assert snapshot(store) == before
+    assert store.load_view("a.v").comment is None and store.load_view("a.x").comment is None
+    assert [s for s, *_ in recorded if s != "before"] == ["failed", "failed"]  # the interrupted write, the first
+    assert recorded[-1] == ("failed", ["view.comment_updated"], "ViewStoreError")
+    store.alter_view("a.x", ViewChange.update_comment("later"))  # and the store goes on
+    assert store.load_view("a.x").comment == "later"
+
+
+def test_a_savepoint_that_cannot_roll_back_rolls_the_whole_transaction_back(store):
+    """A failed write whose ROLLBACK TO fails itself (interrupted) would leave its rows in the
+    transaction, for the block's commit to write: the whole transaction goes instead, with a typed
+    error, and nothing is written."""
+    make(store, "a.v")
+    make(store, "a.damaged")
+    store.load_view("a.damaged")  # cached: its next write updates its views row in place
+    raw = sqlite3.connect(store.path)
+    raw.execute("DELETE FROM views WHERE name = 'damaged'")  # the row vanishes under the cached state
+    raw.commit()
+    raw.close()
+    before = snapshot(store)
+    with pytest.raises(ViewStoreError, match="rolled back"):
+        with store.transaction():
+            make(store, "a.first")
+            _sqlite_interrupts(store._conn, lambda sql: sql.startswith("ROLLBACK TO"))
+            try:
+                with pytest.raises(ViewStoreError, match="vanished"):  # the write's own error, typed
+                    store.alter_view("a.damaged", ViewChange.update_comment("lost"))
+            finally:
+                _sqlite_interrupts_nothing(store._conn)
+            with pytest.raises(ViewStoreError, match="rolled back"):
+                store.alter_view("a.v", ViewChange.update_comment("after"))
+    assert snapshot(store) == before
+    assert not store._conn.in_transaction
+    store.alter_view("a.v", ViewChange.update_comment("later"))
+    assert [e.type for e in store.history("a.v")] == ["view.created", "view.comment_updated"]

@@ -363,6 +363,10 @@ CACHED_VIEWS = 2048
 #: folding them (see ViewStore._catch_up); beyond that, reading its projection rows costs less
 CATCH_UP_EVENTS = 64
 
+#: what a transaction() that SQLite ended when a write in it failed is told (see ViewStore._lose_batch)
+_LOST = ("the transaction was rolled back whole when a write in it failed (SQLite ends a transaction on an "
+         "interrupt, a full disk or an I/O error)")
+
 #: the store files this thread holds a write transaction on (see ViewStore._write_transaction)
 _WRITING = threading.local()
 
@@ -432,6 +436,7 @@ class ViewStore:
         self._batch: list[tuple[list[Event], list[tuple[int, dict[str, Any]]]]] | None = None
         self._in_call = False  # a write of the open transaction is running (see _write_transaction)
         self._batch_thread: int | None = None  # the thread that opened it
+        self._batch_lost: BaseException | None = None  # the error with which SQLite ended it (see log.savepoint)
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -926,7 +931,9 @@ class ViewStore:
                 store.rename_view("sales.tmp", "sales.daily_v2")
 
         Each write inside is still whole or nothing on its own: one that raises (a name taken, a
-        stale ``expected_version``) writes nothing, and the block may catch that and go on. The
+        stale ``expected_version``) writes nothing, and the block may catch that and go on, except
+        after an error with which SQLite ends the whole transaction (an interrupt, a full disk, an
+        I/O error): then every later write of the block is refused, and the block raises. The
         writes see each other's effects; other connections see none of them until the block ends,
         and then all. ``committed`` is sent for each write once the block has committed, in order;
         if the block raises, ``commit_failed`` is sent for each write it had made, with that error.
@@ -942,9 +949,10 @@ class ViewStore:
         Raises:
             ConcurrencyError: the database stayed locked by another writer (``busy``), at the start;
                 nothing was written.
-            ViewStoreError: the store is closed, a transaction is already open in this thread, or the
-                commit failed (nothing was written). An exception raised in the block rolls every
-                write of the block back and reaches the caller unchanged.
+            ViewStoreError: the store is closed, a transaction is already open in this thread, SQLite
+                rolled the transaction back when a write in it failed, or the commit failed (nothing
+                was written). An exception raised in the block rolls every write of the block back
+                and reaches the caller unchanged.
         """
         with self._lock:
             if self._closed:
@@ -963,7 +971,10 @@ class ViewStore:
                     try:
                         yield self
                     finally:
+                        lost, self._batch_lost = self._batch_lost, None
                         self._batch = self._batch_thread = None
+                    if lost is not None:
+                        raise ViewStoreError(f"{_LOST} ({lost}): nothing of this block was written")
             except BaseException as error:
                 # the states and snapshots read inside may hold what was just rolled back; and a repair
                 # counted inside is not in the file, so another store's next one must not pass for it
@@ -980,6 +991,10 @@ class ViewStore:
             for events, stored in done:
                 _notify(signals.committed, self, events=_positioned(events, stored))
 
+    def _lose_batch(self, error: BaseException) -> None:
+        """SQLite ended the open transaction() when a write in it failed (see :func:`viewstore.log.savepoint`)."""
+        self._batch_lost = error
+
     @contextmanager
     def _write_transaction(self) -> Iterator[None]:
         """A write transaction on the store's connection (:func:`viewstore.log.transaction`).
@@ -992,10 +1007,17 @@ class ViewStore:
             if self._in_call:
                 raise ViewStoreError("this store is already writing in this thread (from a signal receiver or "
                                      "a callback?); a write cannot start inside another")
+            if self._batch_lost is not None:  # a write now would commit on its own
+                raise ViewStoreError(f"{_LOST} ({self._batch_lost}): no write can be made in this block; "
+                                     "leave it (it raises) and start again")
             self._in_call = True
             try:
-                with savepoint(self._conn):
+                with savepoint(self._conn, lost=self._lose_batch):
                     yield
+            except BaseException as error:
+                if self._batch_lost is not None:
+                    error.add_note(f"{_LOST}: the block's writes before this one are undone too")
+                raise
             finally:
                 self._in_call = False
             return

@@ -270,21 +270,39 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 @contextmanager
-def savepoint(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def savepoint(conn: sqlite3.Connection, lost: Callable[[BaseException], None]) -> Iterator[sqlite3.Connection]:
     """A part of the write transaction that is open (a ``SAVEPOINT``): on any error what it wrote
     is rolled back, and the transaction goes on as it was before it; errors are typed as in
-    :func:`transaction`."""
+    :func:`transaction`.
+
+    Some errors end the whole transaction instead: SQLite rolls it back itself when an interrupt, a
+    full disk or an I/O error stops a statement, and a part that cannot be rolled back alone (its
+    ``ROLLBACK TO`` fails) is rolled back with the whole transaction, so that no later commit writes
+    it. Then ``lost(error)`` is called: nothing written before the part can be committed any more.
+    """
     conn.execute("SAVEPOINT part")
     try:
         yield conn
         conn.execute("RELEASE part")
     except BaseException as error:
         try:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK TO part")
-                conn.execute("RELEASE part")
+            if not conn.in_transaction:
+                lost(error)
+            else:
+                try:
+                    conn.execute("ROLLBACK TO part")
+                    conn.execute("RELEASE part")
+                except sqlite3.ProgrammingError:
+                    raise
+                except (sqlite3.Error, MemoryError) as undo:
+                    error.add_note(f"its writes could not be rolled back alone ({undo}): the whole transaction "
+                                   "was rolled back")
+                    lost(error)
+                    conn.execute("ROLLBACK")
         except sqlite3.ProgrammingError:  # closed under the write (by a signal receiver or a callback)
             raise ViewStoreError("the store was closed during the write; nothing was written") from error
+        except (sqlite3.Error, MemoryError) as undo:  # the ROLLBACK failed too: lost all the same
+            error.add_note(f"and the transaction could not be rolled back ({undo})")
         _raise_typed(error)
         raise
 
