@@ -899,14 +899,23 @@ class ViewStore:
     def _turn(self, timeout: float) -> Iterator[None]:
         """The store's lock, for a caller that must not wait for it for ever: a catalog call from
         Spark, served on py4j's callback thread, for a Spark statement that a thread inside
-        :meth:`transaction` may be running (that thread holds the lock and waits for Spark).
+        :meth:`transaction` may be running (that thread holds the lock and waits for Spark). Only
+        the time another thread holds it inside a transaction counts: a plain call (a long
+        rebuild()) ends by itself, and is waited for.
 
         Raises:
-            ConcurrencyError: ``busy``: another thread held the lock for ``timeout`` seconds.
+            ConcurrencyError: ``busy``: another thread held the lock in a transaction for ``timeout`` seconds.
         """
-        if not self._lock.acquire(timeout=timeout):
-            raise ConcurrencyError(f"the store stayed locked for {timeout:g} s by a transaction in another thread",
-                                   busy=True)
+        waited = 0.0
+        while True:
+            asked = time.monotonic()
+            if self._lock.acquire(timeout=0.05):
+                break
+            if self._batch is not None:  # a transaction: it may be waiting for this very call
+                waited += time.monotonic() - asked
+                if waited >= timeout:
+                    raise ConcurrencyError(f"the store stayed locked for {timeout:g} s by a transaction in another "
+                                           "thread", busy=True)
         try:
             yield
         finally:

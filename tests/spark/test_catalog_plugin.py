@@ -654,6 +654,30 @@ def test_the_bridge_answers_bad_requests_without_raising(store):
     assert broken["error"]["kind"] == "user" and "internal error in loadView" in broken["error"]["message"]
 
 
+
+def test_the_bridge_waits_out_a_long_call_of_another_thread_that_is_no_transaction(store, monkeypatch):
+    """The bound on the wait is for a transaction that may be waiting for Spark: a long plain call of
+    another thread (a rebuild) ends by itself, and a catalog call waits for it as it always did."""
+    from viewstore.spark import catalog_plugin
+
+    monkeypatch.setattr(catalog_plugin, "TRANSACTION_WAIT_S", 0.2)
+    store.create_view("sales.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                      default_namespace="sales")
+    bridge = _Bridge(store, "vs", "4.3.0")
+    started = threading.Event()
+
+    def slow(done, total):
+        started.set()
+        threading.Event().wait(0.8)  # the rebuild holds the store four times the bound
+
+    rebuild = threading.Thread(target=lambda: store.rebuild(progress=slow))
+    rebuild.start()
+    started.wait(5)
+    answer = json.loads(bridge.call("viewExists", json.dumps({"ident": {"namespace": ["sales"], "name": "v"}})))
+    rebuild.join(5)
+    assert answer == {"ok": True}
+
+
 # -- attach --------------------------------------------------------------------------------------
 
 
