@@ -923,8 +923,11 @@ class ViewStore:
 
     @property
     def in_transaction(self) -> bool:
-        """Whether the calling thread has a :meth:`transaction` of this store open: what it writes is
-        not committed yet, so work with effects outside the file (exports, a Spark session) waits."""
+        """Whether the calling thread has a :meth:`transaction` of this store open: what it has
+        written is not committed yet and may still be rolled back. :meth:`export_iceberg`, which
+        writes files, is refused meanwhile; other work with effects outside the file (copies of the
+        views that ``register_views`` makes in a Spark session) is the caller's to put off until the
+        block has committed."""
         return self._batch is not None and self._batch_thread == threading.get_ident()
 
     @contextmanager
