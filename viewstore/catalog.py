@@ -437,6 +437,7 @@ class ViewStore:
         self._in_call = False  # a write of the open transaction is running (see _write_transaction)
         self._batch_thread: int | None = None  # the thread that opened it
         self._batch_lost: BaseException | None = None  # the error with which SQLite ended it (see log.savepoint)
+        self._calling_out = 0  # receivers or callbacks running while the store is held (see _wait_turn)
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -862,7 +863,8 @@ class ViewStore:
                         return plan, None
                     if signals.before_commit.receivers:  # building the list costs; most stores have none
                         try:
-                            signals.before_commit.send(self, events=list(plan.events))
+                            with self._calling():
+                                signals.before_commit.send(self, events=list(plan.events))
                         except ViewStoreError:
                             raise
                         except Exception as veto:
@@ -879,8 +881,10 @@ class ViewStore:
                 self._cache.clear()
                 if plan is not None and plan.events and signals.commit_failed.receivers:
                     # the caller is owed the write's own error, not a receiver's
-                    for hook in _notify(signals.commit_failed, self, events=_positioned(plan.events, stored),
-                                        error=error):
+                    with self._calling():
+                        hooks = _notify(signals.commit_failed, self, events=_positioned(plan.events, stored),
+                                        error=error)
+                    for hook in hooks:
                         error.add_note(f"a commit_failed receiver raised too: {hook!r}")
                 raise
             # committed: cache the new state with its View (which shares its versions and their models)
@@ -895,31 +899,39 @@ class ViewStore:
             _notify(signals.committed, self, events=_positioned(plan.events, stored))  # the commit stands
         return plan, state
 
-    @contextmanager
-    def _turn(self, timeout: float) -> Iterator[None]:
-        """The store's lock, for a caller that must not wait for it for ever: a catalog call from
-        Spark, served on py4j's callback thread, for a Spark statement that a thread inside
-        :meth:`transaction` may be running (that thread holds the lock and waits for Spark). Only
-        the time another thread holds it inside a transaction counts: a plain call (a long
-        rebuild()) ends by itself, and is waited for.
+    def _wait_turn(self, timeout: float) -> None:
+        """Wait until the store is free, for a caller that must not wait for it for ever: a catalog
+        call from Spark, served on py4j's callback thread, for a Spark statement that the thread
+        holding the store may be running (code of the caller's, run while the store is held: a
+        :meth:`transaction` block, a signal receiver, rebuild's ``progress``, which waits for
+        Spark, which waits for this call). Only the time the store is held by such code counts: a
+        plain call (a long rebuild()) ends by itself, and is waited for. The lock is let go at once:
+        the caller's own calls take it each in turn, so its signal receivers do not run under it.
 
         Raises:
-            ConcurrencyError: ``busy``: another thread held the lock in a transaction for ``timeout`` seconds.
+            ConcurrencyError: ``busy``: another thread held the store in such code for ``timeout`` seconds.
         """
         waited = 0.0
         while True:
             asked = time.monotonic()
             if self._lock.acquire(timeout=0.05):
-                break
-            if self._batch is not None:  # a transaction: it may be waiting for this very call
+                self._lock.release()
+                return
+            if self._batch is not None or self._calling_out:  # it may be waiting for this very call
                 waited += time.monotonic() - asked
                 if waited >= timeout:
-                    raise ConcurrencyError(f"the store stayed locked for {timeout:g} s by a transaction in another "
-                                           "thread", busy=True)
+                    raise ConcurrencyError(f"the store stayed held for {timeout:g} s by a transaction or a "
+                                           "callback in another thread", busy=True)
+
+    @contextmanager
+    def _calling(self) -> Iterator[None]:
+        """Around code of the caller's that runs while the store is held: signal receivers, callbacks
+        (see :meth:`_wait_turn`)."""
+        self._calling_out += 1
         try:
             yield
         finally:
-            self._lock.release()
+            self._calling_out -= 1
 
     @property
     def in_transaction(self) -> bool:
@@ -995,8 +1007,10 @@ class ViewStore:
                 self._repairs = repairs
                 if done and signals.commit_failed.receivers:
                     for events, stored in done:
-                        for hook in _notify(signals.commit_failed, self, events=_positioned(events, stored),
-                                            error=error):
+                        with self._calling():
+                            hooks = _notify(signals.commit_failed, self, events=_positioned(events, stored),
+                                            error=error)
+                        for hook in hooks:
                             error.add_note(f"a commit_failed receiver raised too: {hook!r}")
                 raise
         if done and signals.committed.receivers:
@@ -1495,7 +1509,8 @@ class ViewStore:
                         fold_stored(states, rows)
                         done += len(rows)
                         if progress is not None:
-                            progress(done, total)
+                            with self._calling():
+                                progress(done, total)
                     repaired = self._projections.replace(states.values())
                 finally:
                     # free the fold's objects while the collector is still off: back on, its first

@@ -655,27 +655,99 @@ def test_the_bridge_answers_bad_requests_without_raising(store):
 
 
 
-def test_the_bridge_waits_out_a_long_call_of_another_thread_that_is_no_transaction(store, monkeypatch):
-    """The bound on the wait is for a transaction that may be waiting for Spark: a long plain call of
-    another thread (a rebuild) ends by itself, and a catalog call waits for it as it always did."""
+def test_the_bridge_waits_out_a_long_plain_call_of_another_thread(tmp_path, monkeypatch):
+    """The bound on the wait is for a transaction or a receiver that may be waiting for Spark: a
+    plain call of another thread that holds the store longer (here a write waiting for another
+    process's write lock; a rebuild() of a big log) ends by itself, and a catalog call waits for it."""
+    import sqlite3
+
+    import viewstore.log as log_module
+    from viewstore import ConcurrencyError
     from viewstore.spark import catalog_plugin
 
+    monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 300)
     monkeypatch.setattr(catalog_plugin, "TRANSACTION_WAIT_S", 0.2)
+    with ViewStore(tmp_path / "s.db", actor="alice") as store:
+        store.create_view("sales.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="sales")
+        bridge = _Bridge(store, "vs", "4.3.0")
+        holder = sqlite3.connect(store.path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another process in a long write
+        outcome = []
+
+        def write():
+            try:
+                store.alter_view("sales.v", ViewChange.update_comment("waits"))
+            except ConcurrencyError as e:
+                outcome.append(e.busy)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        while store._lock.acquire(blocking=False):  # until the writer holds the store (waiting for the file)
+            store._lock.release()
+        try:
+            answer = json.loads(bridge.call("viewExists", json.dumps({"ident": {"namespace": ["sales"], "name": "v"}})))
+        finally:
+            writer.join(10)
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert outcome == [True] and answer == {"ok": True}
+
+
+def _ask_from_another_thread(bridge, operation, request):
+    """A catalog call as Spark makes it while the caller waits for Spark: on another thread, waited
+    for (here at most 5 s, where Spark would wait for ever)."""
+    answers = []
+    thread = threading.Thread(target=lambda: answers.append(json.loads(bridge.call(operation, json.dumps(request)))))
+    thread.start()
+    thread.join(5)
+    return answers[0] if answers else "still waiting"
+
+
+def test_a_receiver_of_a_write_made_through_the_bridge_may_use_the_catalog(store, monkeypatch):
+    """A committed receiver runs Spark SQL over the catalog after a Spark DROP VIEW: the bridge must
+    not hold the store through the receivers of the write it made, or that SQL waits for the bound."""
+    from viewstore import signals
+    from viewstore.spark import catalog_plugin
+
+    monkeypatch.setattr(catalog_plugin, "TRANSACTION_WAIT_S", 0.3)
     store.create_view("sales.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
                       default_namespace="sales")
     bridge = _Bridge(store, "vs", "4.3.0")
-    started = threading.Event()
+    ident = {"namespace": ["sales"], "name": "v"}
+    seen = []
 
-    def slow(done, total):
-        started.set()
-        threading.Event().wait(0.8)  # the rebuild holds the store four times the bound
+    def committed(sender, events):
+        seen.append(_ask_from_another_thread(bridge, "viewExists", {"ident": ident}))
 
-    rebuild = threading.Thread(target=lambda: store.rebuild(progress=slow))
-    rebuild.start()
-    started.wait(5)
-    answer = json.loads(bridge.call("viewExists", json.dumps({"ident": {"namespace": ["sales"], "name": "v"}})))
-    rebuild.join(5)
-    assert answer == {"ok": True}
+    signals.committed.connect(committed)
+    try:
+        assert json.loads(bridge.call("dropView", json.dumps({"ident": ident}))) == {"ok": True}
+    finally:
+        signals.committed.disconnect(committed)
+    assert seen == [{"ok": False}]
+
+
+def test_the_bridge_gives_up_on_a_store_held_by_a_receiver_that_waits_for_spark(store, monkeypatch):
+    """A before_commit receiver (run while the store is held) that runs Spark SQL over the catalog
+    waits for Spark, which waits for the catalog: the call fails after the bound, as inside a transaction."""
+    from viewstore import signals
+    from viewstore.spark import catalog_plugin
+
+    monkeypatch.setattr(catalog_plugin, "TRANSACTION_WAIT_S", 0.3)
+    bridge = _Bridge(store, "vs", "4.3.0")
+    seen = []
+
+    def before(sender, events):
+        seen.append(_ask_from_another_thread(bridge, "viewExists", {"ident": {"namespace": ["sales"], "name": "v"}}))
+
+    signals.before_commit.connect(before)
+    try:
+        store.create_view("sales.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="sales")
+    finally:
+        signals.before_commit.disconnect(before)
+    assert seen[0] != "still waiting" and "held it for 0.3 s" in seen[0]["error"]["message"]
 
 
 # -- attach --------------------------------------------------------------------------------------
@@ -769,7 +841,8 @@ def test_spark_sql_inside_a_transaction_of_the_store_fails_instead_of_waiting_fo
     with vs.transaction():
         vs.alter_view("sales.big_orders", ViewChange.update_comment("changed in the block"))
         fails(spark, "SELECT * FROM vs.sales.big_orders", "USER_RAISED_EXCEPTION",
-              "a transaction of the store (store.transaction()) held it for 0.5 s", "run it after the block")
+              "a transaction of the store (store.transaction()) or a signal receiver held it for 0.5 s",
+              "run it after the block")
         vs.alter_view("sales.big_orders", ViewChange.set_property("after", "the failure"))
     assert len(run(spark, "SELECT * FROM vs.sales.big_orders")) == 2  # and after the block, it works
     described = dict((k, v) for k, v, *_ in run(spark, "DESCRIBE TABLE EXTENDED vs.sales.big_orders"))

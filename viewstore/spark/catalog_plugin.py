@@ -53,7 +53,6 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Callable
 
@@ -300,15 +299,14 @@ class _Bridge:
             handler = self._handlers.get(operation)
             if handler is None:
                 raise _Refusal(self._message(f"unknown catalog operation {operation!r}"))
-            with ExitStack() as turn:
-                try:
-                    turn.enter_context(self.store._turn(TRANSACTION_WAIT_S))
-                except ConcurrencyError as e:
-                    raise _Refusal(self._message(
-                        f"a transaction of the store (store.transaction()) held it for {TRANSACTION_WAIT_S:g} s: "
-                        f"Spark SQL over this catalog cannot run inside such a block (the block waits for Spark, "
-                        f"Spark for the block); run it after the block")) from e
-                return json.dumps({"ok": handler(json.loads(request))})
+            try:
+                self.store._wait_turn(TRANSACTION_WAIT_S)
+            except ConcurrencyError as e:
+                raise _Refusal(self._message(
+                    f"a transaction of the store (store.transaction()) or a signal receiver held it for "
+                    f"{TRANSACTION_WAIT_S:g} s: Spark SQL over this catalog cannot run inside such a block or "
+                    f"receiver (it waits for Spark, Spark for it); run it after the block")) from e
+            return json.dumps({"ok": handler(json.loads(request))})
         except _Refusal as refusal:
             return json.dumps({"error": refusal.envelope})
         except Exception as error:  # a bug: answer it rather than let py4j raise a huge error in Spark
