@@ -75,6 +75,7 @@ SUPPORTED_SPARK = "4.3"
 #: the Java class to name in ``spark.sql.catalog.<name>``
 CATALOG_CLASS = "io.viewstore.spark.ViewStoreCatalog"
 #: how long a catalog call from Spark waits for a store that another thread holds in a transaction
+#: (or in a signal receiver): that thread may be waiting for the very Spark statement making the call
 TRANSACTION_WAIT_S = 10.0
 _BRIDGE_INTERFACE = "io.viewstore.spark.ViewStoreBridge"
 _JAR = Path(__file__).resolve().parent / "jars" / "viewstore-spark-catalog.jar"
@@ -266,9 +267,11 @@ class _Bridge:
     """Answers the catalog calls of one Spark catalog from one store.
 
     py4j calls :meth:`call` (the Java interface ``io.viewstore.spark.ViewStoreBridge``) on a
-    callback thread; nothing here calls back into Spark, so the store lock is never held here across
-    a Spark call. A thread inside ``store.transaction()`` does hold it across the Spark calls it
-    makes, so a call waits for the store only so long (:data:`TRANSACTION_WAIT_S`).
+    callback thread; nothing here calls back into Spark, and the store lock is taken by each store
+    call in turn, never across a handler (so the receivers of a write made here run without it). A
+    thread inside ``store.transaction()`` or a ``before_commit`` receiver does hold it across the
+    Spark calls it makes, so a call waits for the store so held only so long
+    (:data:`TRANSACTION_WAIT_S`).
     """
 
     class Java:
@@ -291,9 +294,10 @@ class _Bridge:
     def call(self, operation: str, request: str) -> str:
         """Answer one catalog call: a JSON request in, a JSON envelope ``{"ok"|"error": ...}`` out.
 
-        A call waits for the store at most :data:`TRANSACTION_WAIT_S`: a thread inside
-        ``store.transaction()`` that runs Spark SQL reading this catalog holds the store while it
-        waits for Spark, which waits for this call; that SQL fails, and the block goes on.
+        A call waits for a store held by a transaction or a receiver at most
+        :data:`TRANSACTION_WAIT_S`: a thread inside ``store.transaction()`` that runs Spark SQL
+        reading this catalog holds the store while it waits for Spark, which waits for this call;
+        that SQL fails, and the block goes on.
         """
         try:
             handler = self._handlers.get(operation)
