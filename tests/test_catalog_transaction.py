@@ -126,14 +126,20 @@ def test_as_of_inside_a_rolled_back_transaction_leaves_nothing_behind(store):
         assert expected.properties["k"].startswith("kept")
 
 
-def test_a_write_that_fails_inside_writes_nothing_and_the_rest_commits(store, recorded):
-    make(store, "a.v")
-    make(store, "a.damaged")
-    store.load_view("a.damaged")  # cached: its next write updates its views row in place
+def _damaged_under_the_cache(store, ident):
+    """A view whose views row vanishes under its cached state: its next write fails after its event
+    was written (the cached state updates that row in place)."""
+    make(store, ident)
+    store.load_view(ident)
     raw = sqlite3.connect(store.path)
-    raw.execute("DELETE FROM views WHERE name = 'damaged'")  # the row vanishes under the cached state
+    raw.execute("DELETE FROM views WHERE name = ?", (ident.split(".")[-1],))
     raw.commit()
     raw.close()
+
+
+def test_a_write_that_fails_inside_writes_nothing_and_the_rest_commits(store, recorded):
+    make(store, "a.v")
+    _damaged_under_the_cache(store, "a.damaged")
     with store.transaction():
         make(store, "a.first")
         # refused after its event was written: the write's rows go, the transaction's stay
@@ -396,12 +402,7 @@ def test_a_savepoint_that_cannot_roll_back_rolls_the_whole_transaction_back(stor
     transaction, for the block's commit to write: the whole transaction goes instead, with a typed
     error, and nothing is written."""
     make(store, "a.v")
-    make(store, "a.damaged")
-    store.load_view("a.damaged")  # cached: its next write updates its views row in place
-    raw = sqlite3.connect(store.path)
-    raw.execute("DELETE FROM views WHERE name = 'damaged'")  # the row vanishes under the cached state
-    raw.commit()
-    raw.close()
+    _damaged_under_the_cache(store, "a.damaged")
     before = snapshot(store)
     with pytest.raises(ViewStoreError, match="rolled back"):
         with store.transaction():
