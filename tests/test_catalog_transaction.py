@@ -157,6 +157,22 @@ def test_a_write_that_fails_inside_writes_nothing_and_the_rest_commits(store, re
     assert store.load_view("a.v").comment == "kept"
 
 
+def test_writes_after_the_transaction_vanished_unseen_are_refused(store):
+    """SQLite may end the transaction on an error no write saw (a read inside the block failing on
+    an I/O error): the next write must not run on its own, as a SAVEPOINT outside a transaction would."""
+    make(store, "a.v")
+    before = snapshot(store)
+    with pytest.raises(ViewStoreError, match="nothing of this block was written"):
+        with store.transaction():
+            make(store, "a.one")
+            store._conn.execute("ROLLBACK")  # what SQLite does itself after such an error
+            with pytest.raises(ViewStoreError, match="ended without a commit"):
+                make(store, "a.two")
+            with pytest.raises(ViewStoreError, match="no write can be made in this block"):
+                make(store, "a.three")
+    assert snapshot(store) == before and store.list_views() == [("a", "v")]
+
+
 def test_a_vetoed_write_inside_writes_nothing(store):
     make(store, "a.v")
 

@@ -279,7 +279,14 @@ def savepoint(conn: sqlite3.Connection, lost: Callable[[BaseException], None]) -
     full disk or an I/O error stops a statement, and a part that cannot be rolled back alone (its
     ``ROLLBACK TO`` fails) is rolled back with the whole transaction, so that no later commit writes
     it. Then ``lost(error)`` is called: nothing written before the part can be committed any more.
+    A transaction found gone before the part starts (ended by an error in a read, which no part
+    saw) is lost too, and the part is refused: outside a transaction, ``SAVEPOINT`` would start one
+    of its own and ``RELEASE`` commit it alone.
     """
+    if not conn.in_transaction:
+        gone = ViewStoreError("the transaction ended without a commit: SQLite rolled it back after an error")
+        lost(gone)
+        raise gone
     conn.execute("SAVEPOINT part")
     try:
         yield conn
