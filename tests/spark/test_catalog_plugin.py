@@ -605,6 +605,32 @@ def test_a_detached_catalog_says_how_to_attach(spark, vs):
     assert len(run(spark, "SELECT * FROM vs.sales.big_orders")) == 2
 
 
+def test_attach_and_detach_in_another_session_and_from_another_thread(spark, store, orders):
+    """Spark finds a catalog's class in the active session's settings; attach and detach make the
+    session they are given the active one while they load it (the session of a ``newSession()``,
+    or any session from a thread of the driver, is not), and leave the thread's as it was."""
+    other = spark.newSession()
+    active = getattr(spark._jvm, "org.apache.spark.sql.classic.SparkSession").getActiveSession
+
+    def in_a_thread(call, *args):
+        outcome = []
+        thread = threading.Thread(target=lambda: outcome.append((call(*args), active().isDefined())))
+        thread.start()
+        thread.join()
+        return outcome[0]
+
+    assert attach(other, store, name="vs_other") == "vs_other"
+    assert active().get().equals(spark._jsparkSession)  # the thread's active session is back
+    run(other, "CREATE VIEW vs_other.sales.v AS SELECT 1 AS one")
+    assert run(other, "SELECT one FROM vs_other.sales.v") == [(1,)]
+    assert spark.conf.get("spark.sql.catalog.vs_other", None) is None  # the other session's setting alone
+    assert in_a_thread(detach, other, "vs_other") == (True, False)
+    fails(other, "SELECT * FROM vs_other.sales.v", "USER_RAISED_EXCEPTION", "no store attached")
+    assert in_a_thread(attach, spark, store, "vs_thread") == ("vs_thread", False)
+    assert run(spark, "SELECT one FROM vs_thread.sales.v") == [(1,)]
+    assert detach(spark, "vs_thread")
+
+
 def test_a_closed_store_gives_a_clean_error(spark, vs):
     run(spark, README_CREATE)
     vs.close()

@@ -53,8 +53,9 @@ import json
 import logging
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..catalog import ViewChange, ViewStore
 from ..errors import (ConcurrencyError, NoSuchViewError, NotInstalledError, ValidationError, ViewAlreadyExistsError,
@@ -164,16 +165,50 @@ def attach(spark: Any, store: ViewStore, name: str = "vs") -> str:
             spark.sql(f"ADD JAR '{_sql_string(str(_JAR))}'")
         if configured is None:
             spark.conf.set(key, CATALOG_CLASS)
-        jcatalog = jsession.sessionState().catalogManager().catalog(name)
-        if jcatalog.getClass().getName() != CATALOG_CLASS:
-            raise ValidationError(f"catalog {name!r} is already loaded as {jcatalog.getClass().getName()}; "
-                                  f"choose another name")
-        gateway = spark.sparkContext._gateway
-        ensure_callback_server_started(gateway)
-        bridge = _Bridge(store, name, version)
-        jcatalog.attach(bridge)
+        # the catalog's class is named in the session's settings, and it and the bridge's interface
+        # come from the jar added to the session: both as the session sees them, from any thread
+        with active_session(spark):
+            jcatalog = jsession.sessionState().catalogManager().catalog(name)
+            if jcatalog.getClass().getName() != CATALOG_CLASS:
+                raise ValidationError(f"catalog {name!r} is already loaded as {jcatalog.getClass().getName()}; "
+                                      f"choose another name")
+            gateway = spark.sparkContext._gateway
+            ensure_callback_server_started(gateway)
+            bridge = _Bridge(store, name, version)
+            jcatalog.attach(bridge)
         _ATTACHED[(_session_id(jsession), name)] = bridge
     return name
+
+
+@contextmanager
+def active_session(spark: Any) -> Iterator[None]:
+    """Inside the block, the JVM thread that serves this thread works for ``spark``.
+
+    Spark reads settings from the thread's active session (``SQLConf.get``): the class a catalog
+    name is configured with, ``${...}`` substitution in its parser, and more; and it loads a
+    catalog's class with the thread's context class loader, which sees a jar added at runtime
+    (``ADD JAR``) only on the thread that added it. ``spark.sql`` makes its session the active one
+    while it runs, but a direct call through py4j (loading a catalog) gets the thread's: in
+    PySpark, the first session made and its class loader on the thread that made it, and neither
+    on other threads. So without this, a catalog set at runtime in another session, or loaded from
+    another thread, is not found. Here ``spark`` is the active session, and its class loader for
+    added jars the context class loader, as ``ADD JAR`` makes them; both are put back afterwards.
+    PySpark serves each Python thread with a JVM thread of its own, so no other thread is affected.
+    """
+    jvm, jsession = spark._jvm, spark._jsparkSession  # noqa: SLF001
+    sessions = getattr(jvm, "org.apache.spark.sql.classic.SparkSession")
+    thread = jvm.java.lang.Thread.currentThread()
+    previous, loader = sessions.getActiveSession(), thread.getContextClassLoader()
+    sessions.setActiveSession(jsession)
+    thread.setContextClassLoader(jsession.sharedState().jarClassLoader())
+    try:
+        yield
+    finally:
+        thread.setContextClassLoader(loader)
+        if previous.isDefined():
+            sessions.setActiveSession(previous.get())
+        else:
+            sessions.clearActiveSession()
 
 
 def check_spark_version(version: str) -> None:
@@ -209,7 +244,8 @@ def detach(spark: Any, name: str = "vs") -> bool:
         bridge = _ATTACHED.pop((_session_id(jsession), name), None)
         if spark.conf.get(f"spark.sql.catalog.{name}", None) != CATALOG_CLASS:
             return False
-        jcatalog = jsession.sessionState().catalogManager().catalog(name)
+        with active_session(spark):
+            jcatalog = jsession.sessionState().catalogManager().catalog(name)
         was_attached = bool(jcatalog.isAttached())
         jcatalog.detach()
     return was_attached or bridge is not None
