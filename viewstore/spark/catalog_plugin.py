@@ -180,6 +180,31 @@ def attach(spark: Any, store: ViewStore, name: str = "vs") -> str:
     return name
 
 
+def attach_to_clone(jsession: Any, jclone: Any) -> None:
+    """Connect the viewstore catalogs of ``jclone``, a ``cloneSession()`` of ``jsession``, to its stores.
+
+    For :mod:`viewstore.spark.session`, which runs its statements in such a clone, with the clone
+    active (see :func:`active_session`). Spark makes every catalog of a session anew from the
+    session's settings, so a clone's copy of a catalog :func:`attach` connected in ``jsession``
+    has no store; each gets the one attached there (the same bridge: the same store and actor). A
+    catalog the clone cannot load is left as it is (logged); statements that use it then fail
+    there as they would in any new session.
+    """
+    from py4j.protocol import Py4JError
+
+    with _ATTACH_LOCK:
+        source = _session_id(jsession)
+        for (session, name), bridge in sorted(_ATTACHED.items(), key=lambda item: item[0][1]):
+            if session != source:
+                continue
+            try:
+                jcatalog = jclone.sessionState().catalogManager().catalog(name)
+                if jcatalog.getClass().getName() == CATALOG_CLASS:
+                    jcatalog.attach(bridge)
+            except Py4JError as e:
+                _log.warning("viewstore catalog %r could not be connected in a clone of its session: %s", name, e)
+
+
 @contextmanager
 def active_session(spark: Any) -> Iterator[None]:
     """Inside the block, the JVM thread that serves this thread works for ``spark``.

@@ -12,19 +12,23 @@ How a stored view is copied into the session:
   view comment and the view properties (except ``comment``, the ``view.*`` and ``spark.sql.*``
   keys Spark owns or refuses, and viewstore's ``hms.*`` bookkeeping), and ``WITH SCHEMA <mode>``
   when the view records a schema mode other than Spark's default. Statements built from stored
-  text run with ``spark.sql.variable.substitute=false`` (the session's setting is put back, also
-  on error), so ``${...}`` in the SQL, comments and property values reaches Spark unchanged.
+  text run with ``spark.sql.variable.substitute=false``, so ``${...}`` in the SQL, comments and
+  property values reaches Spark unchanged.
 * Unqualified names in the SQL resolve in the view's default catalog and namespace: the statement
-  runs with those as the session's current ones (then the session's own are put back, also on
-  error), and Spark records them in the view. A default catalog that is not a Spark catalog of
-  the session (typically the store's own catalog name, e.g. ``prod``) means the session catalog.
-  An empty default namespace means the view's own namespace.
+  runs with those as the current ones, and Spark records them in the view. A default catalog that
+  is not a Spark catalog of the session (typically the store's own catalog name, e.g. ``prod``)
+  means the session catalog. An empty default namespace means the view's own namespace.
 * The SQL configs recorded with the view (the summary's ``spark.sql-configs``, or Spark's
-  ``view.sqlConfig.*`` properties of a view imported from a metastore) are the session's SQL
-  configs while the statement runs, and no other capturable ones (the session's own come back
-  afterwards, also on error), so Spark captures them into the copy: the session time zone or ANSI
-  mode the view was defined under keeps deciding its answers. A view with none recorded runs under
-  the session's configs.
+  ``view.sqlConfig.*`` properties of a view imported from a metastore) are the SQL configs while
+  the statement runs, and no other capturable ones, so Spark captures them into the copy: the
+  session time zone or ANSI mode the view was defined under keeps deciding its answers. A view
+  with none recorded runs under the session's configs.
+* Those statements run in a session of viewstore's own, cloned from the caller's for each call
+  (:func:`_work_session`): it shares the caller's session catalog, so the copies are the caller's
+  at once, and starts with the caller's settings, temporary views and functions, session
+  variables and attached viewstore catalogs (and, where a call records them, its current catalog
+  and namespace); what is set for a view (its configs, its namespace, substitution off) is set
+  there alone.
 * A name that belongs to a table is never replaced.
 * The copy carries the property ``viewstore.fingerprint`` (a hash of the statement and the
   namespace it ran under), so registering the same definition again leaves it alone, unless the
@@ -49,9 +53,17 @@ input: Spark's ``AnalysisException`` (and ``ParseException``) become
 brackets, e.g. ``[TABLE_OR_VIEW_NOT_FOUND]``, followed by Spark's explanation. A call that fails
 writes nothing to the store.
 
-These functions change the session's current catalog and namespace, and the SQL configs a view
-captures (to those it recorded), for a moment: other threads using the same session meanwhile
-see them. Do not call them while other threads use the session; each is put back afterwards.
+The caller's session is left as it is while these functions run, so other threads may use it
+meanwhile: a query there never runs under a view's SQL configs or default namespace, nor with
+``${...}`` substitution off. :func:`register_views`, :func:`check_views` and :func:`create_view`
+run all their statements in their own session (one per call); :func:`sql` runs there the view DDL
+the store takes (analysis, the session copy), while every other statement, which is the
+caller's own (``SET``, ``USE``, ``CREATE TEMPORARY VIEW``, queries), runs in the caller's session
+as ``spark.sql`` would run it, its effects staying there. A catalog other than the session
+catalog is loaded anew in each call's session, from its settings (Spark makes one instance of a
+catalog per session): one that keeps state in its instance rather than behind its settings is not
+the caller's instance there; viewstore's own (:func:`~viewstore.spark.catalog_plugin.attach`) is
+connected to the same store.
 """
 
 from __future__ import annotations
@@ -81,6 +93,7 @@ from ..log import EVENT_COLUMNS
 from ..model import (RESERVED_PREFIX, Column, Identifier, SQLRepresentation, View, identifier_str, to_identifier,
                      to_namespace, validate_properties)
 from ..types import IcebergType, ListType, MapType, StructType
+from .catalog_plugin import active_session, attach_to_clone
 from .catalog_plugin import SCHEMA_MODE  # the summary key: the view's schema binding mode, as the catalog writes it
 from .catalog_plugin import SQL_CONFIGS  # the summary key: the SQL configs captured with the view (JSON)
 from .types import SPARK_SCHEMA, parse_schema, schema_to_columns, schema_to_record
@@ -233,7 +246,8 @@ def _sql_configs(view: View) -> dict[str, str] | None:
 
 
 class _Configs:
-    """Sets the SQL configs a view captures, and puts the session's own back.
+    """Sets the SQL configs a view captures, and puts the session's own back (in a session of
+    viewstore's own, see :func:`_work_session`).
 
     Use as a context manager; :meth:`use` changes only the configs that differ from those in
     effect, so registering many views recorded under the same configs sets them once, and views
@@ -299,6 +313,76 @@ def _captured(spark: SparkSession, configs: dict[str, str] | None) -> Iterator[N
     with _Configs(spark) as settings:
         settings.use(configs)
         yield
+
+
+@contextmanager
+def _work_session(spark: SparkSession, *, current: bool = False) -> Iterator[SparkSession]:
+    """A session of viewstore's own for one call's statements, cloned from the caller's.
+
+    Registering a view makes its SQL configs and its default catalog and namespace the session's
+    while its statement runs, and stored text is parsed with ``${...}`` substitution off: in the
+    caller's session, a query another thread ran there meanwhile would run under them. Spark's own
+    ``cloneSession`` (reached through py4j) makes a session that shares the caller's SparkContext
+    and shared state (the session catalog and its metastore, global temporary views, cached data),
+    so a persistent view made in it is the caller's at once, and that starts with a copy of the
+    caller's SQL configs (those set at runtime included: ``spark.sql.catalog.*``, the time zone,
+    ANSI mode, case sensitivity, ...), temporary views and functions, SQL path, and current
+    database of the session catalog. Copied here as well: the session variables (``DECLARE
+    VARIABLE``, see :func:`_copy_variables`) and the stores attached as Spark catalogs
+    (:func:`~viewstore.spark.catalog_plugin.attach`); with ``current``, the current catalog and
+    namespace when the current catalog is not the session catalog (a clone starts in the session
+    catalog). Spark loads the other catalogs anew in the clone, from their settings.
+
+    Inside the block the clone is the active session of this thread (see
+    :func:`~viewstore.spark.catalog_plugin.active_session`), so the direct calls through py4j
+    (parsing, loading a catalog) read its settings, as its statements do. One clone per call (not
+    per view): about 5 ms, and its first statement costs more than in a session that ran one
+    before (2 ms in Spark's in-memory catalog, about 15 ms with a Hive metastore).
+
+    Raises:
+        ValidationError: with ``current``, the current catalog or namespace cannot be used in the
+            clone (Spark's condition and explanation).
+    """
+    jsession = _jsession(spark)
+    work = SparkSession(spark.sparkContext, jsession.cloneSession())
+    jwork = _jsession(work)
+    with active_session(work):
+        _copy_variables(spark, jsession, jwork)
+        attach_to_clone(jsession, jwork)
+        if current:
+            source, target = jsession.sessionState().catalogManager(), jwork.sessionState().catalogManager()
+            catalog = source.currentCatalog().name()
+            if catalog != target.currentCatalog().name():
+                try:
+                    target.setCurrentCatalog(catalog)
+                    target.setCurrentNamespace(source.currentNamespace())
+                except _SPARK_ERRORS as e:
+                    raise _spark_error(e, f"cannot use the current catalog {catalog!r} in a session of its "
+                                          f"own") from e
+        yield work
+
+
+def _copy_variables(spark: SparkSession, jsession: Any, jclone: Any) -> None:
+    """The session variables of ``jsession``, with their current values, in ``jclone`` too.
+
+    ``cloneSession`` leaves them behind, and Spark has no call that lists them: the list is read
+    from its variable manager's private map. Should that fail (a Spark release that keeps them
+    otherwise), the clone goes without them (logged): a persistent view may not read a session
+    variable, so registering a view that does fails either way, with another error condition.
+    """
+    variables = jsession.sessionState().catalogManager().tempVariableManager()
+    if variables.isEmpty():
+        return
+    try:
+        held = variables.getClass().getDeclaredField("variables")
+        held.setAccessible(True)
+        converters = spark._jvm.scala.jdk.javaapi.CollectionConverters  # noqa: SLF001
+        found = converters.asJava(held.get(variables))
+        copies = jclone.sessionState().catalogManager().tempVariableManager()
+        for name in list(found.keySet()):
+            copies.create(converters.asScala([name]).toSeq(), found.get(name), False)
+    except Py4JError as e:
+        _log.warning("the session variables could not be copied into viewstore's own session: %s", e)
 
 
 def _check_args(spark: Any, store: Any) -> None:
@@ -771,6 +855,82 @@ def _recorded_text(spark: SparkSession, statement: str) -> str | None:
     return None if text is None else str(text)
 
 
+def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View, str]], report: RegisterReport, *,
+              scope: tuple[str, ...] | None, store_id: str | None, dialect: str, refresh: bool, prune: bool) -> None:
+    """register_views' work in ``spark`` (its own session, see :func:`_work_session`): prune, then
+    create the copies of ``candidates`` (view, SQL in the dialect) that need it, into ``report``."""
+    known = _database_names(spark)
+    existing = set(known)
+    read: dict[str, dict[str, _Copy]] = {}  # the views pruning read, by database
+    if prune:
+        if scope is None:
+            searched = existing
+        else:  # a namespace of more than one part is no database of the session catalog
+            searched = {scope[0]} & existing if len(scope) == 1 else set()
+        with _verbatim(spark):
+            read = _prune(spark, store_id, searched, {v.identifier for v, _ in candidates}, report)
+    if not candidates:
+        return
+
+    catalogs: dict[str, bool] = {}
+    targets = {v.identifier: _default_target(spark, v, catalogs) for v, _ in candidates}
+    wanted = {v.namespace for v, _ in candidates}
+    wanted |= {namespace for catalog, namespace in targets.values() if catalog == SESSION_CATALOG}
+    bad_databases = _ensure_databases(spark, wanted, known, report)
+    copies: dict[Identifier, _Copy] = {}
+    if not refresh:
+        by_database: dict[tuple[str, ...], list[str]] = {}
+        for view, _ in candidates:
+            if ".".join(view.namespace) in existing and len(view.namespace) == 1:
+                by_database.setdefault(view.namespace, []).append(view.name)
+        for database, names in by_database.items():
+            found = read.get(database[0])
+            for name, copy in (found if found is not None else _session_views(spark, database[0], names)).items():
+                copies[(*database, name)] = copy
+
+    ready: list[tuple[View, str]] = []
+    for view, query in candidates:
+        error = bad_databases.get(view.namespace)
+        if error is not None:
+            report.failed.append(FailedView(identifier_str(view.identifier), _condition(error), _explanation(error)))
+        else:
+            ready.append((view, query))
+
+    ordered, cyclic = _dependency_order(store, ready, dialect, targets)
+    for view, _ in cyclic:
+        report.failed.append(FailedView(identifier_str(view.identifier), "RECURSIVE_VIEW",
+                                        "the view reads itself through other stored views"))
+    with _CurrentNamespace(spark) as current, _verbatim(spark), _Configs(spark) as settings:
+        for view, query in ordered:
+            name = identifier_str(view.identifier)
+            target = targets[view.identifier]
+            configs = _sql_configs(view)
+            statement, fingerprint = _create_statement(view.identifier, query, view.columns, view.comment,
+                                                       view.properties, target, _schema_mode(view), configs, store_id)
+            copy = copies.get(view.identifier)
+            try:
+                # the copy's text is the query as Spark's parser cut it out of the statement: most often
+                # the query itself (no parse needed), else what a parse of the statement records
+                if copy is not None and copy.fingerprint == fingerprint and (
+                        copy.text == query or copy.text == _recorded_text(spark, statement)) and (
+                        copy.store == store_id or not prune or _stamped(spark, view.identifier, store_id)):
+                    report.registered.append(name)
+                    report.unchanged.append(name)
+                    continue
+                current.use(*target)
+                settings.use(configs)
+                _run_verbatim(spark, statement)
+            except _SPARK_ERRORS as e:
+                condition = _condition(e)
+                if condition.startswith(_TABLE_IN_THE_WAY):  # Spark's own guard: a table keeps its name
+                    report.skipped.append(SkippedView(name, "table-exists",
+                                                      "a table of the session catalog has this name"))
+                else:
+                    report.failed.append(FailedView(name, condition, _explanation(e)))
+            else:
+                report.registered.append(name)
+
+
 def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[str, ...] | None = None, *,
                    dialect: str = "spark", refresh: bool = False, prune: bool = False) -> RegisterReport:
     """Make the stored views queryable in the session under their own names.
@@ -787,6 +947,10 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
     registering again cheap in a persistent metastore. The catalog lookups are one listing of the
     session's databases and one batch read of the existing copies per database. A view another
     process drops (or renames away) while the views are listed is passed over.
+
+    Its statements run in a session of its own, cloned from ``spark`` (see the module notes): the
+    copies land in ``spark``'s session catalog, made under each view's configs and namespace, and
+    ``spark`` itself is not changed meanwhile, so other threads may keep using it.
 
     Every copy made carries this store's id (:attr:`ViewStore.store_id`) as the property
     ``viewstore.store``. A copy left as it is may lack it (made by a release before store ids: its
@@ -848,81 +1012,10 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
                                               f"no {dialect!r} representation (it has {', '.join(view.dialects)})"))
         else:
             candidates.append((view, query))
-    if not candidates and not prune:
-        report.seconds = time.perf_counter() - started
-        return report
-
-    known = _database_names(spark)
-    existing = set(known)
-    read: dict[str, dict[str, _Copy]] = {}  # the views pruning read, by database
-    if prune:
-        if scope is None:
-            searched = existing
-        else:  # a namespace of more than one part is no database of the session catalog
-            searched = {scope[0]} & existing if len(scope) == 1 else set()
-        with _verbatim(spark):
-            read = _prune(spark, store_id, searched, {v.identifier for v, _ in candidates}, report)
-    if not candidates:
-        report.seconds = time.perf_counter() - started
-        return report
-
-    catalogs: dict[str, bool] = {}
-    targets = {v.identifier: _default_target(spark, v, catalogs) for v, _ in candidates}
-    wanted = {v.namespace for v, _ in candidates}
-    wanted |= {namespace for catalog, namespace in targets.values() if catalog == SESSION_CATALOG}
-    bad_databases = _ensure_databases(spark, wanted, known, report)
-    copies: dict[Identifier, _Copy] = {}
-    if not refresh:
-        by_database: dict[tuple[str, ...], list[str]] = {}
-        for view, _ in candidates:
-            if ".".join(view.namespace) in existing and len(view.namespace) == 1:
-                by_database.setdefault(view.namespace, []).append(view.name)
-        for database, names in by_database.items():
-            found = read.get(database[0])
-            for name, copy in (found if found is not None else _session_views(spark, database[0], names)).items():
-                copies[(*database, name)] = copy
-
-    ready: list[tuple[View, str]] = []
-    for view, query in candidates:
-        error = bad_databases.get(view.namespace)
-        if error is not None:
-            report.failed.append(FailedView(identifier_str(view.identifier), _condition(error), _explanation(error)))
-        else:
-            ready.append((view, query))
-
-    ordered, cyclic = _dependency_order(store, ready, dialect, targets)
-    for view, _ in cyclic:
-        report.failed.append(FailedView(identifier_str(view.identifier), "RECURSIVE_VIEW",
-                                        "the view reads itself through other stored views"))
-    with _CurrentNamespace(spark) as current, _verbatim(spark), _Configs(spark) as settings:
-        for view, query in ordered:
-            name = identifier_str(view.identifier)
-            target = targets[view.identifier]
-            configs = _sql_configs(view)
-            statement, fingerprint = _create_statement(view.identifier, query, view.columns, view.comment,
-                                                       view.properties, target, _schema_mode(view), configs, store_id)
-            copy = copies.get(view.identifier)
-            try:
-                # the copy's text is the query as Spark's parser cut it out of the statement: most often
-                # the query itself (no parse needed), else what a parse of the statement records
-                if copy is not None and copy.fingerprint == fingerprint and (
-                        copy.text == query or copy.text == _recorded_text(spark, statement)) and (
-                        copy.store == store_id or not prune or _stamped(spark, view.identifier, store_id)):
-                    report.registered.append(name)
-                    report.unchanged.append(name)
-                    continue
-                current.use(*target)
-                settings.use(configs)
-                _run_verbatim(spark, statement)
-            except _SPARK_ERRORS as e:
-                condition = _condition(e)
-                if condition.startswith(_TABLE_IN_THE_WAY):  # Spark's own guard: a table keeps its name
-                    report.skipped.append(SkippedView(name, "table-exists",
-                                                      "a table of the session catalog has this name"))
-                else:
-                    report.failed.append(FailedView(name, condition, _explanation(e)))
-            else:
-                report.registered.append(name)
+    if candidates or prune:
+        with _work_session(spark) as work:  # its statements run there: the caller's session stays as it is
+            _register(work, store, candidates, report, scope=scope, store_id=store_id, dialect=dialect,
+                      refresh=refresh, prune=prune)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -1153,8 +1246,9 @@ def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[s
     session time zone and ANSI mode, a JSON object; :func:`register_views` creates the copy under
     them), and ``spark.schema`` (Spark's schema JSON of the view) when the Iceberg types lose part
     of it, such as a string collation (see :mod:`viewstore.spark.types`). The SQL is analyzed
-    as written (``${...}`` is not substituted). The session is not changed:
-    use :func:`register_views`, or :func:`sql` which does both.
+    as written (``${...}`` is not substituted), in a session cloned from ``spark`` under its
+    current catalog, namespace and configs: ``spark`` is not changed, not even for a moment. To
+    make the view queryable, use :func:`register_views`, or :func:`sql` which does both.
 
     Args:
         spark: the session that analyzes the query.
@@ -1181,8 +1275,9 @@ def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[s
     ident = _qualify(spark, identifier)
     if not replace and store.view_exists(ident):
         raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
-    definition = _prepare(spark, ident, sql, comment=comment, column_comments=column_comments,
-                          properties=properties)
+    with _work_session(spark, current=True) as work:  # ${...} substitution is off there alone
+        definition = _prepare(work, ident, sql, comment=comment, column_comments=column_comments,
+                              properties=properties)
     return definition.write(store, replace=replace, replace_properties=False)
 
 
@@ -1250,8 +1345,8 @@ def _sync(spark: SparkSession, store: ViewStore, identifier: Identifier) -> None
             if _session_object(spark, identifier) == "view":
                 _jsession(spark).sql(f"DROP VIEW IF EXISTS {_session_name(identifier)}")
             return
-        with _CurrentNamespace(spark) as current:
-            _register_one(spark, view, view.sql_for("spark") or "", current, store.store_id)
+        with _work_session(spark) as work, _CurrentNamespace(work) as current:
+            _register_one(work, view, view.sql_for("spark") or "", current, store.store_id)
     except _SPARK_ERRORS as e:
         _log.warning("the session copy of %s could not follow the store: %s", identifier_str(identifier),
                      _explanation(e))
@@ -1286,15 +1381,17 @@ def _ddl_create(spark: SparkSession, store: ViewStore, plan: Any, statement: str
             raise ValidationError(f"[TABLE_OR_VIEW_ALREADY_EXISTS] cannot create view {identifier_str(ident)}: "
                                   f"the session catalog already has a {held} of that name (not a stored view)")
     column_names = [(str(pair._1()), _option(pair._2())) for pair in _jlist(spark, plan.userSpecifiedColumns())]
-    definition = _prepare(spark, ident, _option(plan.originalText()) or "", column_names=column_names or None,
-                          comment=_option(plan.comment()), properties=_jmap(spark, plan.properties()),
-                          schema_mode=mode if mode in _SCHEMA_MODES else None)
-    before = definition.mirror(spark, store.store_id)
-    try:
-        return definition.write(store, replace=or_replace, replace_properties=True)
-    except BaseException:
-        before.restore()
-        raise
+    # analyzed and mirrored under the caller's current namespace and configs, in a session of its own
+    with _work_session(spark, current=True) as work:
+        definition = _prepare(work, ident, _option(plan.originalText()) or "", column_names=column_names or None,
+                              comment=_option(plan.comment()), properties=_jmap(spark, plan.properties()),
+                              schema_mode=mode if mode in _SCHEMA_MODES else None)
+        before = definition.mirror(work, store.store_id)
+        try:
+            return definition.write(store, replace=or_replace, replace_properties=True)
+        except BaseException:
+            before.restore()
+            raise
 
 
 def _stored_target(spark: SparkSession, store: ViewStore, parts: list[str]) -> Identifier | None:
@@ -1313,19 +1410,20 @@ def _ddl_alter_as(spark: SparkSession, store: ViewStore, plan: Any, statement: s
         return _passthrough(spark, statement)
     view = store.load_view(ident)
     # ALTER VIEW ... AS keeps the view's comment and properties but, as in Spark, not the column list
-    definition = _prepare(spark, ident, str(plan.originalText()), comment=view.comment,
-                          properties=dict(view.properties), schema_mode=_schema_mode(view))
-    before = definition.mirror(spark, store.store_id)
-    try:
-        # the view as read before Spark analyzed the statement (its schema mode is kept): a change
-        # another process made meanwhile ends in ConcurrencyError, never under this one
-        return store.replace_view(ident, columns=definition.columns, representations=definition.representations(),
-                                  default_namespace=list(definition.default_namespace),
-                                  default_catalog=definition.default_catalog, summary=definition.summary,
-                                  expected_version=view.stream_version)
-    except BaseException:
-        before.restore()
-        raise
+    with _work_session(spark, current=True) as work:
+        definition = _prepare(work, ident, str(plan.originalText()), comment=view.comment,
+                              properties=dict(view.properties), schema_mode=_schema_mode(view))
+        before = definition.mirror(work, store.store_id)
+        try:
+            # the view as read before Spark analyzed the statement (its schema mode is kept): a change
+            # another process made meanwhile ends in ConcurrencyError, never under this one
+            return store.replace_view(ident, columns=definition.columns, representations=definition.representations(),
+                                      default_namespace=list(definition.default_namespace),
+                                      default_catalog=definition.default_catalog, summary=definition.summary,
+                                      expected_version=view.stream_version)
+        except BaseException:
+            before.restore()
+            raise
 
 
 def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
@@ -1350,35 +1448,36 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
     target = _default_target(spark, view)
     copy, fingerprint = _create_statement(ident, query, view.columns, view.comment, view.properties, target, mode,
                                           configs, store.store_id)
-    before = _Before(spark, ident)
-    try:
-        has_copy = _session_object(spark, ident) == "view"
-        if not has_copy and not before.database_existed:
-            _jsession(spark).sql(f"CREATE NAMESPACE {before.database}")
-        # Spark's ALTER captures the current catalog, namespace and SQL configs again, as CREATE does
-        with _CurrentNamespace(spark) as current, _captured(spark, configs), _verbatim(spark):
-            current.use(*target)
-            if has_copy:
-                name = _session_name(ident)
-                _jsession(spark).sql(f"ALTER VIEW {name} WITH SCHEMA {mode}")
-                _jsession(spark).sql(f"ALTER VIEW {name} SET TBLPROPERTIES ({_quote_string(FINGERPRINT)} = "
-                                     f"{_quote_string(fingerprint)}, {_quote_string(STORE)} = "
-                                     f"{_quote_string(store.store_id)})")  # what registering would make
-            else:
-                _run_verbatim(spark, copy)
-    except _SPARK_ERRORS as e:
-        before.restore()
-        raise _spark_error(e, f"Spark cannot alter view {identifier_str(ident)}") from e
-    try:
-        # the definition as read before: a change another process made meanwhile (its SQL, say) ends
-        # in ConcurrencyError instead of being put back
-        return store.replace_view(ident, columns=view.columns, representations=view.representations,
-                                  default_namespace=list(view.default_namespace),
-                                  default_catalog=view.default_catalog, summary={**view.summary, SCHEMA_MODE: mode},
-                                  expected_version=view.stream_version)
-    except BaseException:
-        before.restore()
-        raise
+    with _work_session(spark) as work:  # the view's namespace and configs are set there alone
+        before = _Before(work, ident)
+        try:
+            has_copy = _session_object(work, ident) == "view"
+            if not has_copy and not before.database_existed:
+                _jsession(work).sql(f"CREATE NAMESPACE {before.database}")
+            # Spark's ALTER captures the current catalog, namespace and SQL configs again, as CREATE does
+            with _CurrentNamespace(work) as current, _captured(work, configs), _verbatim(work):
+                current.use(*target)
+                if has_copy:
+                    name = _session_name(ident)
+                    _jsession(work).sql(f"ALTER VIEW {name} WITH SCHEMA {mode}")
+                    _jsession(work).sql(f"ALTER VIEW {name} SET TBLPROPERTIES ({_quote_string(FINGERPRINT)} = "
+                                        f"{_quote_string(fingerprint)}, {_quote_string(STORE)} = "
+                                        f"{_quote_string(store.store_id)})")  # what registering would make
+                else:
+                    _run_verbatim(work, copy)
+        except _SPARK_ERRORS as e:
+            before.restore()
+            raise _spark_error(e, f"Spark cannot alter view {identifier_str(ident)}") from e
+        try:
+            # the definition as read before: a change another process made meanwhile (its SQL, say) ends
+            # in ConcurrencyError instead of being put back
+            return store.replace_view(ident, columns=view.columns, representations=view.representations,
+                                      default_namespace=list(view.default_namespace),
+                                      default_catalog=view.default_catalog, summary={**view.summary, SCHEMA_MODE: mode},
+                                      expected_version=view.stream_version)
+        except BaseException:
+            before.restore()
+            raise
 
 
 def _ddl_set_properties(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
@@ -1578,8 +1677,16 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     and goes to Spark as it is. ``SET``/``UNSET TBLPROPERTIES`` reach the session copy only for
     the keys :func:`register_views` copies (not ``view.*``, ``spark.sql.*``, ``hms.*``).
 
-    ``${...}`` in the statement is substituted as ``spark.sql`` would; the text stored is the
-    result, and it reaches Spark unchanged from then on.
+    ``${...}`` in the statement is substituted as ``spark.sql`` would, from the session's settings
+    whichever thread calls; the text stored is the result, and it reaches Spark unchanged from
+    then on.
+
+    Every statement that is not view DDL the store takes runs in ``spark`` itself, as
+    ``spark.sql`` would run it, so its effects (``SET``, ``USE``, a temporary view) are the
+    session's. The store's view DDL is analyzed and mirrored into the session catalog in a session
+    cloned from ``spark`` (under its current catalog, namespace and configs; an ``ALTER VIEW ...
+    WITH SCHEMA`` under the view's own, as :func:`register_views` makes a copy), so ``spark`` is
+    not changed meanwhile and other threads may keep using it.
 
     Returns:
         The stored view after CREATE, ALTER and RENAME; None after DROP (and after a CREATE VIEW
@@ -1596,16 +1703,19 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     _check_args(spark, store)
     if not isinstance(statement, str) or not statement.strip():
         raise ValidationError("the statement is empty")
-    try:
-        plan = _jsession(spark).sessionState().sqlParser().parsePlan(statement)
-    except _SPARK_ERRORS as e:
-        raise _spark_error(e, "cannot parse the statement") from e
-    kind = plan.getClass().getSimpleName()
-    if kind in ("CompoundBody", "UnresolvedExecuteImmediate"):
-        hidden = _hidden_view_ddl(spark, store, plan)
-        if hidden is not None:
-            raise ValidationError(f"view DDL ({hidden}) inside a SQL script or EXECUTE IMMEDIATE would reach "
-                                  f"Spark only, not the store: run each view statement with sql() itself")
+    # read as spark.sql reads it, from any thread: Spark's parser substitutes ${...} from the
+    # settings of this thread's active session (a driver's other threads have none)
+    with active_session(spark):
+        try:
+            plan = _jsession(spark).sessionState().sqlParser().parsePlan(statement)
+        except _SPARK_ERRORS as e:
+            raise _spark_error(e, "cannot parse the statement") from e
+        kind = plan.getClass().getSimpleName()
+        scripted = kind in ("CompoundBody", "UnresolvedExecuteImmediate")
+        hidden = _hidden_view_ddl(spark, store, plan) if scripted else None
+    if hidden is not None:
+        raise ValidationError(f"view DDL ({hidden}) inside a SQL script or EXECUTE IMMEDIATE would reach "
+                              f"Spark only, not the store: run each view statement with sql() itself")
     is_rename = kind == "RenameTable" and plan.isView()
     handler = _ddl_rename if is_rename else _DDL.get(kind)
     if handler is None:
@@ -1799,7 +1909,9 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
     Comments and nullability are not compared. When a column list renamed the query's columns,
     the names are compared with the query's own names as recorded with the view (the summary's
     ``spark.query-column-names``, or Spark's ``view.query.out.*`` properties of a view imported
-    from a metastore). Nothing is created or changed, in the session or the store.
+    from a metastore). Nothing is created or changed, in the session or the store: the views are
+    analyzed in a session cloned from ``spark`` (see the module notes), under their own configs
+    and namespaces there, so other threads may keep using ``spark`` meanwhile.
 
     Args:
         spark: the session whose tables the views read.
@@ -1817,7 +1929,8 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
     started = time.perf_counter()
     report = DriftReport()
     identifiers = store.list_views(to_namespace(namespace) if namespace is not None else None)
-    with _CurrentNamespace(spark) as current, _Configs(spark) as settings:
+    # each view is analyzed under its own namespace and configs in a session of its own, not the caller's
+    with _work_session(spark) as work, _CurrentNamespace(work) as current, _Configs(work) as settings:
         for ident in identifiers:
             try:
                 view = store.load_view(ident)
@@ -1830,9 +1943,9 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
                 continue
             stored = tuple(f"{c.name} {c.type}" for c in view.columns)
             try:
-                current.use(*_default_target(spark, view))
+                current.use(*_default_target(work, view))
                 settings.use(_sql_configs(view))
-                schema = _analyze(spark, query, name)
+                schema = _analyze(work, query, name)
             except ValidationError as e:
                 cause = e.__cause__
                 report.views.append(ViewDrift(name, "broken", (str(e),), _condition(cause) if cause else None,
