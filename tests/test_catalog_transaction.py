@@ -435,3 +435,42 @@ def test_a_savepoint_that_cannot_roll_back_rolls_the_whole_transaction_back(stor
     assert not store._conn.in_transaction
     store.alter_view("a.v", ViewChange.update_comment("later"))
     assert [e.type for e in store.history("a.v")] == ["view.created", "view.comment_updated"]
+
+
+def test_a_plain_write_whose_rollback_is_interrupted_once_rolls_back_on_a_second_try(store):
+    make(store, "a.v")
+    _damaged_under_the_cache(store, "a.damaged")
+    before = snapshot(store)
+    tries = []
+    _sqlite_interrupts(store._conn, lambda sql: sql == "ROLLBACK" and not tries.append(sql) and len(tries) == 1)
+    try:
+        with pytest.raises(CorruptLogError, match="vanished"):  # the write's own error, typed
+            store.alter_view("a.damaged", ViewChange.update_comment("lost"))
+    finally:
+        _sqlite_interrupts_nothing(store._conn)
+    assert len(tries) == 2 and snapshot(store) == before
+    store.alter_view("a.v", ViewChange.update_comment("after"))  # the store goes on
+
+
+@pytest.mark.parametrize("in_block", [False, True])
+def test_a_write_that_cannot_roll_back_closes_the_store_and_writes_nothing(store, in_block):
+    """A connection left inside its transaction would keep the failed write's rows and the file's
+    write lock: the store closes it (which rolls back), and says so."""
+    make(store, "a.v")
+    _damaged_under_the_cache(store, "a.damaged")
+    before = snapshot(store)
+    path = store.path
+    _sqlite_interrupts(store._conn, lambda sql: sql == "ROLLBACK")
+    with pytest.raises(ViewStoreError) as caught:
+        if in_block:
+            with store.transaction():
+                make(store, "a.first")
+                store.alter_view("a.damaged", ViewChange.update_comment("lost"))
+        else:
+            store.alter_view("a.damaged", ViewChange.update_comment("lost"))
+    assert any("the store was closed" in note for note in caught.value.__notes__)
+    with pytest.raises(ViewStoreError, match="closed"):
+        store.load_view("a.v")
+    with ViewStore(path, actor="bob") as again:  # nothing was written, and the file is free to write
+        assert snapshot(again) == before
+        again.alter_view("a.v", ViewChange.update_comment("after"))

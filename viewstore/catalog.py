@@ -1017,6 +1017,15 @@ class ViewStore:
             for events, stored in done:
                 _notify(signals.committed, self, events=_positioned(events, stored))
 
+    def _close_if_stuck(self, error: BaseException) -> None:
+        """After a failed write: a connection still inside its transaction (its ROLLBACK failed, again
+        and again) would hold the file's write lock, and the failed write's rows, for as long as it
+        stays open. Closing it is what rolls them back then; the store is closed with it."""
+        if not self._closed and self._conn.in_transaction:
+            self.close()
+            error.add_note("the store's connection could not roll the write back, so the store was closed "
+                           "(closing rolled it back; nothing was written): open the store again")
+
     def _lose_batch(self, error: BaseException) -> None:
         """SQLite ended the open transaction() when a write in it failed (see :func:`viewstore.log.savepoint`)."""
         self._batch_lost = error
@@ -1054,9 +1063,14 @@ class ViewStore:
                                  "(from a signal receiver or a callback?); that write would wait for itself")
         if mine:
             held.add(self.path)
+        opening = not self._conn.in_transaction  # else BEGIN is refused: a write inside another
         try:
             with transaction(self._conn):
                 yield
+        except BaseException as error:
+            if opening:
+                self._close_if_stuck(error)
+            raise
         finally:
             if mine:
                 held.discard(self.path)

@@ -260,11 +260,16 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         yield conn
         conn.execute("COMMIT")
     except BaseException as error:
-        try:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-        except sqlite3.ProgrammingError:  # closed under the write (by a signal receiver or a callback)
-            raise ViewStoreError("the store was closed during the write; nothing was written") from error
+        for attempt in range(3):  # an interrupt ends one try; a connection left inside holds the write lock
+            try:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                break
+            except sqlite3.ProgrammingError:  # closed under the write (by a signal receiver or a callback)
+                raise ViewStoreError("the store was closed during the write; nothing was written") from error
+            except (sqlite3.Error, MemoryError) as undo:
+                if attempt == 2:
+                    error.add_note(f"and its ROLLBACK failed three times ({undo})")
         _raise_typed(error)
         raise
 
