@@ -12,8 +12,8 @@ Quick start::
 """
 
 from .catalog import DROP_DIALECT_ALLOWED, ViewChange, ViewStore
-from .errors import (ConcurrencyError, CorruptLogError, IcebergMetadataError, NoSuchViewError, NotInstalledError,
-                     ValidationError, ViewAlreadyExistsError, ViewStoreError)
+from .errors import (ConcurrencyError, CorruptLogError, EngineError, IcebergMetadataError, NoSuchViewError,
+                     NotInstalledError, ValidationError, ViewAlreadyExistsError, ViewStoreError)
 from .events import Event
 from .model import AuditInfo, Column, SQLRepresentation, VersionLogEntry, View, ViewVersion
 from .types import parse_type
@@ -39,5 +39,6 @@ __all__ = [
     "ValidationError",
     "IcebergMetadataError",
     "CorruptLogError",
+    "EngineError",
     "NotInstalledError",
 ]

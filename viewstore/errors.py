@@ -11,6 +11,8 @@ Every public call either succeeds completely or raises one of these and writes n
     │                                   (also a ValueError)
     ├── IcebergMetadataError            an Iceberg view metadata file is broken or does not fit
     ├── CorruptLogError                 the file holds an event or projection row the library did not write
+    ├── EngineError                     Spark or its metastore failed, not the input: the session is
+    │                                   stopped, its JVM is gone, the metastore does not answer
     └── NotInstalledError               an optional dependency (pyspark, ...) is missing
 """
 
@@ -24,6 +26,7 @@ __all__ = [
     "ValidationError",
     "IcebergMetadataError",
     "CorruptLogError",
+    "EngineError",
     "NotInstalledError",
 ]
 
@@ -71,6 +74,14 @@ class CorruptLogError(ViewStoreError):
     """The file holds something the library did not write: an event it cannot read back (not JSON,
     not the payload of its type, out of order), or damaged projection rows (``rebuild()`` repairs
     those from the log). The message names the event's position or the view."""
+
+
+class EngineError(ViewStoreError):
+    """The engine failed, not the caller's input: the SparkSession is stopped, the JVM behind it is
+    gone, or the session's metastore does not answer (unreachable, its Derby database held by
+    another process). The message says which, and what could not be done; the same call may
+    succeed once the engine works again. Spark refusing what it was asked (a query that does not
+    analyze) is a :class:`ValidationError`, not this."""
 
 
 class NotInstalledError(ViewStoreError, ImportError):

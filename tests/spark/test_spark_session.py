@@ -400,6 +400,33 @@ def test_sql_alter_never_undoes_a_change_made_meanwhile(spark, store, ns, statem
     assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1  # the session copy as it was before the ALTER
 
 
+def _alter_record(spark, db, name, *, schema=None, text=None):
+    """Change a view's metastore record behind Spark's back, as another engine (or damage) would."""
+    client = spark._jsparkSession.sharedState().externalCatalog().unwrapped().client()
+    record = client.getRawHiveTable(db, name).rawTable().getTTable()
+    if schema is not None:
+        record.getParameters().put("spark.sql.sources.schema", schema)
+    if text is not None:
+        record.setViewOriginalText(text)
+        record.setViewExpandedText(text)
+    spark._jvm.org.apache.hadoop.hive.ql.metadata.Hive.get(client.conf()).getMSC().alter_table(db, name, record)
+
+
+def test_a_view_whose_text_spark_cannot_parse_fails_alone_and_is_no_engine_failure(spark, store, ns):
+    """The metastore answers, so a view reading one whose stored text does not parse is that view's
+    failure: reported, broken, a ValidationError; never an EngineError."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.src AS SELECT 1 AS x")
+    _alter_record(spark, ns, "src", text="SELEC x FROMM nowhere")
+    _stored(store, f"{ns}.reader", f"SELECT x FROM {ns}.src", ns, columns=[Column("x", "int", nullable=False)])
+    report = register_views(spark, store, ns)
+    assert [(f.identifier, f.condition) for f in report.failed] == [(f"{ns}.reader", "PARSE_SYNTAX_ERROR")]
+    (entry,) = check_views(spark, store, ns).views
+    assert (entry.status, entry.condition) == ("broken", "PARSE_SYNTAX_ERROR")
+    with pytest.raises(ValidationError, match="PARSE_SYNTAX_ERROR"):
+        create_view(spark, store, f"{ns}.again", f"SELECT x FROM {ns}.src")
+
+
 @pytest.mark.parametrize("call", ["register", "check"])
 def test_a_view_dropped_by_another_process_after_the_listing_is_passed_over(spark, store, ns, call, monkeypatch):
     from viewstore import ViewStore

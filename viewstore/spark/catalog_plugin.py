@@ -62,6 +62,7 @@ from ..errors import (ConcurrencyError, NoSuchViewError, NotInstalledError, Vali
                       ViewStoreError)
 from ..formats.spark import QUERY_COLUMN_NAMES
 from ..model import Column, SQLRepresentation, View, normalize_name, to_identifier, to_namespace
+from .failures import engine_calls
 from .types import (SPARK_SCHEMA, columns_to_schema, parse_schema, recorded_schema, schema_to_columns,
                     schema_to_record)
 
@@ -123,6 +124,7 @@ def session_conf(name: str = "vs") -> dict[str, str]:
     return {"spark.jars": str(_JAR), f"spark.sql.catalog.{name}": CATALOG_CLASS}
 
 
+@engine_calls("attach the store as a Spark catalog")
 def attach(spark: Any, store: ViewStore, name: str = "vs") -> str:
     """Make ``store`` the Spark catalog ``name`` of this session.
 
@@ -143,6 +145,7 @@ def attach(spark: Any, store: ViewStore, name: str = "vs") -> str:
             bad, or the name is taken by another catalog class.
         NotInstalledError: the session runs a Spark version the catalog was not built for, or the
             jar is missing from the installation.
+        EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not answer).
     """
     jsession = _jvm_session(spark)
     name = normalize_name(name, "catalog name")
@@ -247,6 +250,7 @@ def check_spark_version(version: str) -> None:
                                 f"Spark {version} (pip install 'viewstore[spark]' pins a supported pyspark)")
 
 
+@engine_calls("detach the store's Spark catalog")
 def detach(spark: Any, name: str = "vs") -> bool:
     """Disconnect the store from catalog ``name``; its statements then fail with a clear error.
 
@@ -262,6 +266,7 @@ def detach(spark: Any, name: str = "vs") -> bool:
 
     Raises:
         ValidationError: ``spark`` is not a classic SparkSession, or a bad name.
+        EngineError: the engine failed (a lost JVM, say).
     """
     jsession = _jvm_session(spark)
     name = normalize_name(name, "catalog name")

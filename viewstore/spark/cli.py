@@ -16,16 +16,25 @@ from rich.console import Console
 from rich.text import Text
 
 from ..cli import CliContext, json_text, pass_cli
+from ..errors import EngineError
 from ..tables import data_table, visible
 from .demo import quiet_analysis_errors, run_demo
+from .failures import ENGINE_ERRORS, engine_error, summary
 from .session import check_views, register_views
 
 __all__ = ["spark", "demo"]
 
 
 def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[SparkSession, bool]:
-    """The active session, or a new one from the options (and spark-defaults.conf); True if new."""
-    active = SparkSession.getActiveSession()
+    """The active session, or a new one from the options (and spark-defaults.conf); True if new.
+
+    Raises:
+        EngineError: the active session's JVM is gone, or Spark could not start a session.
+    """
+    try:
+        active = SparkSession.getActiveSession()
+    except ENGINE_ERRORS as e:
+        raise engine_error(None, e, "use the active SparkSession") from e
     if active is not None:
         return active, False
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -39,7 +48,10 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[Sp
         builder = builder.config(key, value)
     if hive:
         builder = builder.enableHiveSupport()
-    session = builder.getOrCreate()
+    try:
+        session = builder.getOrCreate()
+    except ENGINE_ERRORS as e:
+        raise EngineError(f"Spark could not start a session: {summary(e)}") from e
     session.sparkContext.setLogLevel("ERROR")
     quiet_analysis_errors()
     return session, True
@@ -140,9 +152,14 @@ def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tupl
     try:
         report = call(session, store)
         in_memory = session.conf.get("spark.sql.catalogImplementation", "in-memory") == "in-memory"
+    except ENGINE_ERRORS as e:
+        raise engine_error(session, e, "read the session's settings") from e
     finally:
         if own:
-            session.stop()
+            try:
+                session.stop()
+            except ENGINE_ERRORS:  # its JVM is gone: the error that says so is on its way
+                pass
     cli.failing = not report.ok
     if as_json:
         click.echo(json_text(report.to_dict()))

@@ -38,6 +38,7 @@ from rich.table import Table
 from ..catalog import ViewChange, ViewStore
 from ..errors import ValidationError, ViewStoreError
 from ..model import SQLRepresentation, View
+from .failures import engine_calls
 from .session import check_views, events_dataframe, register_views, sql
 
 __all__ = ["run_demo", "DemoResult", "local_session"]
@@ -216,6 +217,7 @@ def _totals(spark: SparkSession, namespace: str) -> list[tuple[Any, ...]]:
     return [tuple(r) for r in rows]
 
 
+@engine_calls("run the demo")
 def run_demo(console: Console | None = None, *, db: str | Path | None = None, spark: SparkSession | None = None,
              namespace: str = "sales") -> DemoResult:
     """Run the demo pipeline and print each step.
@@ -230,6 +232,7 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
         A :class:`DemoResult` with the figures the steps printed.
 
     Raises:
+        EngineError: Spark could not start, or failed (a session passed in was stopped, say).
         ViewStoreError: a step failed (it should not: please report it).
     """
     console = console or Console()

@@ -23,13 +23,13 @@ import json
 import time
 from typing import Any
 
-from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.sql import SparkSession
 
 from ..catalog import ViewStore
-from ..errors import NoSuchViewError, ValidationError, ViewStoreError
+from ..errors import EngineError, NoSuchViewError, ValidationError
 from ..hms import FailedRecord, HmsImportReport
 from ..model import normalize_name
+from .failures import ENGINE_ERRORS, engine_error, environment_failure
 
 __all__ = ["read_metastore_table", "import_metastore_views", "record_from_thrift_json"]
 
@@ -41,21 +41,22 @@ def _hive_client(spark: SparkSession) -> Any:
 
     Raises:
         ValidationError: not a classic PySpark session, or Hive support is not enabled.
+        EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not answer).
     """
     jsession = getattr(spark, "_jsparkSession", None)
     if jsession is None:
         raise ValidationError("reading the Hive metastore needs a classic PySpark session (py4j); "
                               "Spark Connect clients have no JVM to ask")
-    catalog = jsession.sharedState().externalCatalog().unwrapped()
-    if catalog.getClass().getName() != _HIVE_CATALOG:
+    try:
+        catalog = jsession.sharedState().externalCatalog().unwrapped()
+        hive = catalog.getClass().getName() == _HIVE_CATALOG
+        client = catalog.client() if hive else None
+    except ENGINE_ERRORS as error:
+        raise engine_error(spark, error, "read the metastore") from error
+    if client is None:
         raise ValidationError("the SparkSession has no Hive metastore: build it with "
                               "SparkSession.builder.enableHiveSupport()")
-    return catalog.client()
-
-
-def _metastore_error(what: str, error: Py4JError) -> ViewStoreError:
-    detail = str(error.java_exception.getMessage()) if isinstance(error, Py4JJavaError) else str(error)
-    return ViewStoreError(f"the metastore failed to {what}: {detail.splitlines()[0] if detail else error}")
+    return client
 
 
 def _column(col: Any) -> dict[str, Any]:
@@ -93,16 +94,13 @@ def record_from_thrift_json(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read(spark: SparkSession, client: Any, database: str, name: str) -> dict[str, Any]:
-    try:
-        found = client.getRawHiveTableOption(database, name)
-        if not found.isDefined():
-            raise NoSuchViewError(f"no table or view {database}.{name} in the metastore")
-        jvm = spark._jvm  # noqa: SLF001 - the classic (py4j) session is the only way to the metastore
-        serializer = jvm.org.apache.thrift.TSerializer(jvm.org.apache.thrift.protocol.TSimpleJSONProtocol.Factory())
-        text = serializer.toString(found.get().rawTable().getTTable())
-    except Py4JError as error:
-        raise _metastore_error(f"read {database}.{name}", error) from error
-    return record_from_thrift_json(json.loads(text))
+    """The record; raises NoSuchViewError, or what Spark and py4j raise (see :mod:`viewstore.spark.failures`)."""
+    found = client.getRawHiveTableOption(database, name)
+    if not found.isDefined():
+        raise NoSuchViewError(f"no table or view {database}.{name} in the metastore")
+    jvm = spark._jvm  # noqa: SLF001 - the classic (py4j) session is the only way to the metastore
+    serializer = jvm.org.apache.thrift.TSerializer(jvm.org.apache.thrift.protocol.TSimpleJSONProtocol.Factory())
+    return record_from_thrift_json(json.loads(serializer.toString(found.get().rawTable().getTTable())))
 
 
 def read_metastore_table(spark: SparkSession, database: str, name: str) -> dict[str, Any]:
@@ -122,11 +120,16 @@ def read_metastore_table(spark: SparkSession, database: str, name: str) -> dict[
     Raises:
         ValidationError: not a classic session with Hive support, or a bad database or name.
         NoSuchViewError: the metastore has no such table or view.
-        ViewStoreError: the metastore failed (the message has its explanation).
+        EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
+            answer or cannot serve the record); the message has the explanation.
     """
     database = normalize_name(database, "database")
     name = normalize_name(name, "table name")
-    return _read(spark, _hive_client(spark), database, name)
+    client = _hive_client(spark)
+    try:
+        return _read(spark, client, database, name)
+    except ENGINE_ERRORS as error:
+        raise engine_error(spark, error, f"read {database}.{name} from the metastore") from error
 
 
 def import_metastore_views(spark: SparkSession, store: ViewStore, database: str) -> HmsImportReport:
@@ -139,7 +142,8 @@ def import_metastore_views(spark: SparkSession, store: ViewStore, database: str)
     reason and the others are still imported, so a failure never leaves half a database behind
     unreported. Tables (and Hive materialized views) are ``skipped`` as ``not-a-view``; a view
     already in the store is ``skipped`` as ``exists``, so running the import again picks up only
-    new views.
+    new views. If the engine itself fails partway (the metastore stops answering), the import
+    stops with EngineError; the views imported before stay, and running it again picks up the rest.
 
     Args:
         spark: a classic PySpark session with Hive support.
@@ -153,25 +157,35 @@ def import_metastore_views(spark: SparkSession, store: ViewStore, database: str)
     Raises:
         ValidationError: not a classic session with Hive support, or a bad database name.
         NoSuchViewError: the metastore has no such database.
-        ViewStoreError: the metastore failed to list the database.
+        EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
+            answer), before or while the views are read.
     """
     started = time.perf_counter()
     database = normalize_name(database, "database")
     client = _hive_client(spark)
     try:
-        if not client.databaseExists(database):
-            raise NoSuchViewError(f"no database {database} in the metastore")
+        exists = client.databaseExists(database)
         converters = spark._jvm.scala.jdk.javaapi.CollectionConverters  # noqa: SLF001
-        names = sorted(str(n) for n in converters.asJava(client.listTables(database)))
-    except Py4JError as error:
-        raise _metastore_error(f"list the database {database}", error) from error
+        names = sorted(str(n) for n in converters.asJava(client.listTables(database))) if exists else []
+    except ENGINE_ERRORS as error:
+        raise engine_error(spark, error, f"list the database {database} in the metastore") from error
+    if not exists:
+        raise NoSuchViewError(f"no database {database} in the metastore")
     report = HmsImportReport()
     for name in names:
         qualified = f"{database}.{name}"
         try:
             record = _read(spark, client, database, name)
-        except ViewStoreError as error:  # dropped meanwhile, or unreadable
+        except NoSuchViewError as error:  # dropped meanwhile
             report.failed.append(FailedRecord(qualified, type(error).__name__, str(error)))
+            continue
+        except ENGINE_ERRORS as error:
+            what = f"read {qualified} from the metastore"
+            reason = environment_failure(spark, error)
+            if reason is not None:  # not this record's: the others would fail the same way
+                done = f" (before that: {len(report.imported)} view(s) imported; importing again picks up the rest)"
+                raise EngineError(f"cannot {what}: {reason}{done if report.imported else ''}") from error
+            report.failed.append(FailedRecord(qualified, EngineError.__name__, str(engine_error(spark, error, what))))
             continue
         report.import_one(store, qualified, record)  # skips tables and materialized views
     report.seconds = time.perf_counter() - started

@@ -47,11 +47,13 @@ How a stored view is copied into the session:
 * :func:`sql` creates the session copy before it writes the store; if the store then refuses,
   the session catalog is put back exactly as it was (the earlier view's metadata, or no view).
 
-Every public function raises only :class:`~viewstore.errors.ViewStoreError` subclasses for bad
-input: Spark's ``AnalysisException`` (and ``ParseException``) become
+Every public function raises only :class:`~viewstore.errors.ViewStoreError` subclasses. What
+Spark refuses (its ``AnalysisException`` and ``ParseException``) is bad input:
 :class:`~viewstore.errors.ValidationError` whose message starts with Spark's error condition in
-brackets, e.g. ``[TABLE_OR_VIEW_NOT_FOUND]``, followed by Spark's explanation. A call that fails
-writes nothing to the store.
+brackets, e.g. ``[TABLE_OR_VIEW_NOT_FOUND]``, followed by Spark's explanation. A failure of the
+engine itself (a stopped session, a JVM py4j cannot reach, a metastore that does not answer) is
+:class:`~viewstore.errors.EngineError`, whose message says so (see :mod:`viewstore.spark.failures`).
+A call that fails writes nothing to the store.
 
 The caller's session is left as it is while these functions run, so other threads may use it
 meanwhile: a query there never runs under a view's SQL configs or default namespace, nor with
@@ -80,14 +82,13 @@ from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import pyarrow as pa
 import sqlglot
-from py4j.protocol import Py4JError, Py4JJavaError
-from pyspark.errors.exceptions.captured import CapturedException, ParseException
+from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
 from ..catalog import ViewChange, ViewStore
-from ..errors import NoSuchViewError, ValidationError, ViewAlreadyExistsError
+from ..errors import EngineError, NoSuchViewError, ValidationError, ViewAlreadyExistsError, ViewStoreError
 from ..formats.spark import COLLATIONS_KEY, QUERY_COLUMN_NAMES, recorded_query_columns, renamed_collations
 from ..log import EVENT_COLUMNS
 from ..model import (RESERVED_PREFIX, Column, Identifier, SQLRepresentation, View, identifier_str, to_identifier,
@@ -96,6 +97,11 @@ from ..types import IcebergType, ListType, MapType, StructType
 from .catalog_plugin import active_session, attach_to_clone
 from .catalog_plugin import SCHEMA_MODE  # the summary key: the view's schema binding mode, as the catalog writes it
 from .catalog_plugin import SQL_CONFIGS  # the summary key: the SQL configs captured with the view (JSON)
+from .failures import ENGINE_ERRORS as _ENGINE_ERRORS
+from .failures import SPARK_ERRORS as _SPARK_ERRORS
+from .failures import condition as _condition
+from .failures import engine_calls, engine_error, environment_failure, raise_engine_failure, require_live
+from .failures import explanation as _explanation
 from .types import SPARK_SCHEMA, parse_schema, schema_to_columns, schema_to_record
 
 __all__ = [
@@ -152,39 +158,17 @@ def _option(value: Any) -> Any:
     return value.get() if value.isDefined() else None
 
 
-def _condition(error: BaseException) -> str:
-    """Spark's error condition (``TABLE_OR_VIEW_NOT_FOUND``), or the Java exception's class name."""
-    if isinstance(error, CapturedException):
-        condition = error.getCondition()
-        if condition:
-            return condition
-        return type(error).__name__
-    if isinstance(error, Py4JJavaError):
-        return error.java_exception.getClass().getSimpleName()
-    return type(error).__name__
-
-
-def _explanation(error: BaseException) -> str:
-    """Spark's explanation without the plan dump; a parse error keeps its pointer into the SQL."""
-    if isinstance(error, ParseException):
-        return str(error).strip()
-    if isinstance(error, CapturedException):
-        return error.getMessage().strip()
-    if isinstance(error, Py4JJavaError):
-        return str(error.java_exception.getMessage() or error.java_exception.toString())
-    return str(error)
-
-
-def _spark_error(error: BaseException, context: str) -> ValidationError:
-    """A ValidationError carrying Spark's error condition and explanation."""
+def _spark_error(spark: SparkSession, error: BaseException, context: str, what: str) -> ViewStoreError:
+    """A ValidationError carrying Spark's error condition and explanation (``context: [CONDITION] ...``),
+    or an EngineError when the engine failed (``cannot <what>: the SparkSession is stopped ...``)."""
+    reason = environment_failure(spark, error)
+    if reason is not None:
+        return EngineError(f"cannot {what}: {reason}")
     text = _explanation(error)
     condition = _condition(error)
     if not text.startswith(f"[{condition}]"):
         text = f"[{condition}] {text}"
     return ValidationError(f"{context}: {text}")
-
-
-_SPARK_ERRORS = (CapturedException, Py4JJavaError)
 
 
 @contextmanager
@@ -202,14 +186,20 @@ def _verbatim(spark: SparkSession) -> Iterator[None]:
     saved = conf.getConfString(_SUBSTITUTE) if conf.contains(_SUBSTITUTE) else None
     conf.setConfString(_SUBSTITUTE, "false")
     active.add(id(spark))
+    failing = True
     try:
         yield
+        failing = False
     finally:
         active.discard(id(spark))
-        if saved is None:
-            conf.unsetConf(_SUBSTITUTE)
-        else:
-            conf.setConfString(_SUBSTITUTE, saved)
+        try:
+            if saved is None:
+                conf.unsetConf(_SUBSTITUTE)
+            else:
+                conf.setConfString(_SUBSTITUTE, saved)
+        except _ENGINE_ERRORS as e:  # the session died meanwhile: the error that tells so matters more
+            (_log.debug if failing else _log.warning)("could not restore the session's %s: %s", _SUBSTITUTE,
+                                                      _explanation(e))
 
 
 #: per thread, the sessions inside a :func:`_verbatim` block
@@ -266,7 +256,11 @@ class _Configs:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._set(dict(self._original))
+        try:
+            self._set(dict(self._original))
+        except _ENGINE_ERRORS as e:  # the session died meanwhile: the error that tells so matters more
+            (_log.debug if exc[0] is not None else _log.warning)("could not restore the session's SQL configs: %s",
+                                                                 _explanation(e))
         self._applied = None
 
     def use(self, configs: dict[str, str] | None) -> None:
@@ -342,6 +336,7 @@ def _work_session(spark: SparkSession, *, current: bool = False) -> Iterator[Spa
     Raises:
         ValidationError: with ``current``, the current catalog or namespace cannot be used in the
             clone (Spark's condition and explanation).
+        EngineError: the engine failed (see :mod:`viewstore.spark.failures`).
     """
     jsession = _jsession(spark)
     work = SparkSession(spark.sparkContext, jsession.cloneSession())
@@ -357,8 +352,8 @@ def _work_session(spark: SparkSession, *, current: bool = False) -> Iterator[Spa
                     target.setCurrentCatalog(catalog)
                     target.setCurrentNamespace(source.currentNamespace())
                 except _SPARK_ERRORS as e:
-                    raise _spark_error(e, f"cannot use the current catalog {catalog!r} in a session of its "
-                                          f"own") from e
+                    raise _spark_error(work, e, f"cannot use the current catalog {catalog!r} in a session of "
+                                                f"its own", f"use the current catalog {catalog!r}") from e
         yield work
 
 
@@ -495,7 +490,7 @@ class _CurrentNamespace:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.restore()
+        self.restore(failing=exc[0] is not None)
 
     def use(self, catalog: str, namespace: Sequence[str]) -> None:
         """Make ``catalog.namespace`` current (raises Spark's error if the namespace is missing)."""
@@ -509,16 +504,18 @@ class _CurrentNamespace:
         self._spark.catalog.setCurrentDatabase(".".join(_quote_name(p) for p in namespace))
         self._current = target
 
-    def restore(self) -> None:
+    def restore(self, failing: bool = False) -> None:
+        """Put the original catalog and namespace back; a failure is logged (as a warning, unless the
+        block ends in an error anyway: then the session is likely gone, and that error tells)."""
         if not self._moved:
             return
         try:
             if self._manager.currentCatalog().name() != self._saved_catalog:
                 self._spark.catalog.setCurrentCatalog(self._saved_catalog)
             self._manager.setCurrentNamespace(self._saved_namespace)
-        except _SPARK_ERRORS as e:  # e.g. the original namespace was dropped meanwhile
-            _log.warning("could not restore the session's current namespace %s: %s",
-                         ".".join(self.original[1]), _explanation(e))
+        except _ENGINE_ERRORS as e:  # e.g. the original namespace was dropped meanwhile, or the session died
+            (_log.debug if failing else _log.warning)("could not restore the session's current namespace %s: %s",
+                                                      ".".join(self.original[1]), _explanation(e))
         self._current = self.original
         self._moved = False
 
@@ -674,13 +671,25 @@ class RegisterReport:
 
 
 def _database_names(spark: SparkSession) -> set[str]:
-    rows = spark.sql(f"SHOW NAMESPACES IN {SESSION_CATALOG}").collect()
+    """The databases of the session catalog, lower case.
+
+    Raises:
+        EngineError: they cannot be listed (a stopped session, a metastore that does not answer).
+    """
+    try:
+        rows = spark.sql(f"SHOW NAMESPACES IN {SESSION_CATALOG}").collect()
+    except _ENGINE_ERRORS as e:
+        raise engine_error(spark, e, "list the databases of the session catalog") from e
     return {r[0].lower() for r in rows}
 
 
 def _ensure_databases(spark: SparkSession, names: Iterable[tuple[str, ...]], known: set[str],
                       report: RegisterReport) -> dict[tuple[str, ...], BaseException]:
-    """Create missing session databases; returns the ones that could not be created, with the error."""
+    """Create missing session databases; returns the ones Spark refused to create, with the error.
+
+    Raises:
+        EngineError: the engine failed (see :mod:`viewstore.spark.failures`).
+    """
     errors: dict[tuple[str, ...], BaseException] = {}
     for namespace in sorted(set(names)):
         key = ".".join(namespace)
@@ -690,6 +699,7 @@ def _ensure_databases(spark: SparkSession, names: Iterable[tuple[str, ...]], kno
             _jsession(spark).sql(f"CREATE NAMESPACE IF NOT EXISTS {SESSION_CATALOG}."
                                  + ".".join(_quote_name(p) for p in namespace))
         except _SPARK_ERRORS as e:
+            raise_engine_failure(spark, e, f"create the database {key}")
             errors[namespace] = e
             continue
         known.add(key)
@@ -777,25 +787,33 @@ def _session_views(spark: SparkSession, database: str, names: Sequence[str] | No
 
     One catalog call reads them (plus one that lists the database's views, for None); tables and
     missing names are left out.
+
+    Raises:
+        EngineError: the engine failed (see :mod:`viewstore.spark.failures`).
+        Spark's error: Spark refused to read them.
     """
     converters = spark._jvm.scala.jdk.javaapi.CollectionConverters  # noqa: SLF001 - looked up once
     external = _jsession(spark).sharedState().externalCatalog()
-    if names is None:
-        names = [str(n) for n in converters.asJava(external.listViews(database, "*"))]
-    if not names:
-        return {}
-    found = {}
-    # each Java call is a round trip (about 0.1 ms): the properties are read as a Java map (one call a
-    # key), and a view's text only when it carries a fingerprint to compare it with
-    for table in converters.asJava(external.getTablesByName(database, converters.asScala(list(names)).toSeq())):
-        if str(table.tableType().name()) != "VIEW":
-            continue
-        properties = converters.asJava(table.properties())
-        fingerprint, store = properties.get(FINGERPRINT), properties.get(STORE)
-        text = _option(table.viewOriginalText()) if fingerprint is not None else None
-        found[str(table.identifier().table())] = _Copy(None if fingerprint is None else str(fingerprint),
-                                                       None if text is None else str(text),
-                                                       None if store is None else str(store))
+    try:
+        if names is None:
+            names = [str(n) for n in converters.asJava(external.listViews(database, "*"))]
+        if not names:
+            return {}
+        found = {}
+        # each Java call is a round trip (about 0.1 ms): the properties are read as a Java map (one call
+        # a key), and a view's text only when it carries a fingerprint to compare it with
+        for table in converters.asJava(external.getTablesByName(database, converters.asScala(list(names)).toSeq())):
+            if str(table.tableType().name()) != "VIEW":
+                continue
+            properties = converters.asJava(table.properties())
+            fingerprint, store = properties.get(FINGERPRINT), properties.get(STORE)
+            text = _option(table.viewOriginalText()) if fingerprint is not None else None
+            found[str(table.identifier().table())] = _Copy(None if fingerprint is None else str(fingerprint),
+                                                           None if text is None else str(text),
+                                                           None if store is None else str(store))
+    except _ENGINE_ERRORS as e:
+        raise_engine_failure(spark, e, f"read the views of database {database}")
+        raise
     return found
 
 
@@ -820,7 +838,10 @@ def _prune(spark: SparkSession, store_id: str, databases: Iterable[str], keep: s
     """Drop the views of ``databases`` that carry this store's id and whose names are not in ``keep``.
 
     Each is read again just before its DROP, so a copy another store (or a person) made under that
-    name since the listing is left alone. A failure is reported, not raised.
+    name since the listing is left alone. A refusal is reported, not raised.
+
+    Raises:
+        EngineError: the engine failed (see :mod:`viewstore.spark.failures`).
 
     Returns:
         The views read in each database searched (for the copies of ``keep``: not read twice).
@@ -840,6 +861,7 @@ def _prune(spark: SparkSession, store_id: str, databases: Iterable[str], keep: s
                     continue
                 _jsession(spark).sql(f"DROP VIEW IF EXISTS {_session_name(identifier)}")
             except _SPARK_ERRORS as e:
+                raise_engine_failure(spark, e, f"drop the stale copy {identifier_str(identifier)}")
                 report.failed.append(FailedView(identifier_str(identifier), _condition(e), _explanation(e), "prune"))
             else:
                 report.pruned.append(identifier_str(identifier))
@@ -856,11 +878,20 @@ def _recorded_text(spark: SparkSession, statement: str) -> str | None:
 
 
 def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View, str]], report: RegisterReport, *,
-              scope: tuple[str, ...] | None, store_id: str | None, dialect: str, refresh: bool, prune: bool) -> None:
+              scope: tuple[str, ...] | None, dialect: str, refresh: bool, prune: bool) -> None:
     """register_views' work in ``spark`` (its own session, see :func:`_work_session`): prune, then
-    create the copies of ``candidates`` (view, SQL in the dialect) that need it, into ``report``."""
+    create the copies of ``candidates`` (view, SQL in the dialect) that need it, into ``report``.
+
+    Raises:
+        EngineError: the engine failed (see :mod:`viewstore.spark.failures`); ``report`` holds
+            what was done before.
+    """
     known = _database_names(spark)
     existing = set(known)
+    # pruning needs the id (a file made before ids makes it now, after the catalog answered); copies
+    # made without pruning carry it if the file has one, so registering from a file that cannot be
+    # written still works
+    store_id = store.store_id if prune else store.existing_store_id()
     read: dict[str, dict[str, _Copy]] = {}  # the views pruning read, by database
     if prune:
         if scope is None:
@@ -921,6 +952,7 @@ def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View
                 settings.use(configs)
                 _run_verbatim(spark, statement)
             except _SPARK_ERRORS as e:
+                raise_engine_failure(spark, e, f"register view {name}")
                 condition = _condition(e)
                 if condition.startswith(_TABLE_IN_THE_WAY):  # Spark's own guard: a table keeps its name
                     report.skipped.append(SkippedView(name, "table-exists",
@@ -931,6 +963,7 @@ def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View
                 report.registered.append(name)
 
 
+@engine_calls("register views")
 def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[str, ...] | None = None, *,
                    dialect: str = "spark", refresh: bool = False, prune: bool = False) -> RegisterReport:
     """Make the stored views queryable in the session under their own names.
@@ -969,6 +1002,9 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
     another store's id are left alone, and so is the copy of a stored view that then fails to
     register. Databases stay, even when pruning empties them.
 
+    The store is only read, but for one write: with ``prune``, a file made by a release before store
+    ids gets its id, once the session's catalog has answered.
+
     Args:
         spark: the session.
         store: the store to read.
@@ -984,6 +1020,10 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
 
     Raises:
         ValidationError: a bad session, store, namespace, dialect, ``refresh`` or ``prune``.
+        EngineError: the engine failed: the session is stopped, its JVM is gone, or its metastore does
+            not answer (see :mod:`viewstore.spark.failures`). The message says where it stopped:
+            the copies made and dropped before stay (each is a whole copy of a stored view, or was a
+            stale one), so registering again finishes the work.
         ViewStoreError: the store is closed; or, with ``prune``, it has no id yet (a file made by a
             release before store ids) and cannot make one now (see :attr:`ViewStore.store_id`);
             nothing is changed.
@@ -997,9 +1037,6 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
     report = RegisterReport()
     scope = to_namespace(namespace) if namespace is not None else None
     identifiers = store.list_views(scope)
-    # pruning needs the id (a file made before ids makes it now); copies made without pruning carry
-    # it if the file has one, so registering from a file that cannot be written still works
-    store_id = store.store_id if prune else store.existing_store_id()
     candidates: list[tuple[View, str]] = []
     for ident in identifiers:
         try:
@@ -1013,9 +1050,15 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
         else:
             candidates.append((view, query))
     if candidates or prune:
-        with _work_session(spark) as work:  # its statements run there: the caller's session stays as it is
-            _register(work, store, candidates, report, scope=scope, store_id=store_id, dialect=dialect,
-                      refresh=refresh, prune=prune)
+        try:
+            with _work_session(spark) as work:  # its statements run there: the caller's session stays as it is
+                _register(work, store, candidates, report, scope=scope, dialect=dialect, refresh=refresh, prune=prune)
+        except EngineError as e:
+            done = [f"{len(report.registered)} view(s) registered"] if report.registered else []
+            done += [f"{len(report.pruned)} stale copy(ies) pruned"] if report.pruned else []
+            if not done:
+                raise
+            raise EngineError(f"{e} (before that: {', '.join(done)}; registering again finishes the work)") from e
     report.seconds = time.perf_counter() - started
     return report
 
@@ -1055,7 +1098,8 @@ class _Definition:
             _run_verbatim(spark, statement)
         except _SPARK_ERRORS as e:
             before.restore()
-            raise _spark_error(e, f"Spark cannot create view {identifier_str(self.identifier)}") from e
+            raise _spark_error(spark, e, f"Spark cannot create view {identifier_str(self.identifier)}",
+                               f"create view {identifier_str(self.identifier)}") from e
         return before
 
     def write(self, store: ViewStore, *, replace: bool, replace_properties: bool) -> View:
@@ -1095,7 +1139,7 @@ class _Before:
             _jsession(spark).sql(f"DROP VIEW IF EXISTS {name}")
             if not self.database_existed:
                 _jsession(spark).sql(f"DROP NAMESPACE IF EXISTS {self.database}")  # only if left empty
-        except _SPARK_ERRORS as e:
+        except _ENGINE_ERRORS as e:
             _log.warning("could not put back the session's earlier %s: %s", name, _explanation(e))
 
 
@@ -1115,16 +1159,20 @@ def _qualify(spark: SparkSession, identifier: str | tuple[str, ...] | list[str])
     return to_identifier(identifier)
 
 
-def _analyze(spark: SparkSession, query: str, context: str) -> T.StructType:
+def _analyze(spark: SparkSession, query: str, context: str, name: str) -> T.StructType:
     """The output schema of a query, analyzed by Spark without running it.
 
     The text must parse as a query, so nothing (a DDL or DML statement) can run by accident.
+
+    Raises:
+        ValidationError: Spark refuses the query (the message starts with ``context``).
+        EngineError: the engine failed (see :mod:`viewstore.spark.failures`).
     """
-    return parse_schema(_analyze_json(spark, query, context))
+    return parse_schema(_analyze_json(spark, query, context, name))
 
 
-def _analyze_json(spark: SparkSession, query: str, context: str) -> dict[str, Any]:
-    """:func:`_analyze`, with the schema in Spark's own JSON form."""
+def _analyze_json(spark: SparkSession, query: str, context: str, name: str) -> dict[str, Any]:
+    """:func:`_analyze`, with the schema in Spark's own JSON form; ``name`` is the view's."""
     if not isinstance(query, str) or not query.strip():
         raise ValidationError(f"{context}: the SQL is empty")
     session = _jsession(spark)
@@ -1133,7 +1181,7 @@ def _analyze_json(spark: SparkSession, query: str, context: str) -> dict[str, An
             session.sessionState().sqlParser().parseQuery(query)
             schema_json = session.sql(query).schema().json()
     except _SPARK_ERRORS as e:
-        raise _spark_error(e, context) from e
+        raise _spark_error(spark, e, context, f"analyze the SQL of view {name}") from e
     return json.loads(schema_json)
 
 
@@ -1184,7 +1232,7 @@ def _prepare(spark: SparkSession, identifier: Identifier, query: str, *, column_
         raise ValidationError("column_comments must be a dict of column name to comment")
     props = validate_properties(properties)
     query = query.strip()
-    analyzed = _analyze_json(spark, query, context)
+    analyzed = _analyze_json(spark, query, context, identifier_str(identifier))
     schema = parse_schema(analyzed)
     if len(identifier) != 2:
         raise ValidationError(f"{context}: [REQUIRES_SINGLE_PART_NAMESPACE] a Spark view lives in a "
@@ -1232,6 +1280,7 @@ def _prepare(spark: SparkSession, identifier: Identifier, query: str, *, column_
                        schema_mode=schema_mode, configs=configs)
 
 
+@engine_calls("create the view")
 def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[str, ...], sql: str, *,
                 comment: str | None = None, column_comments: dict[str, str] | None = None,
                 replace: bool = False, properties: dict[str, str] | None = None) -> View:
@@ -1269,6 +1318,7 @@ def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[s
             ``[TABLE_OR_VIEW_NOT_FOUND]``, and explanation); an expression has no alias; the query
             reads a temporary view; a bad argument (identifier, SQL, comment, property, flag).
         ViewAlreadyExistsError: the view exists and ``replace`` is false.
+        EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not answer).
     """
     _check_args(spark, store)
     _check_flag(replace, "replace")
@@ -1288,7 +1338,7 @@ def _passthrough(spark: SparkSession, statement: str) -> DataFrame:
     try:
         return spark.sql(statement)
     except _SPARK_ERRORS as e:
-        raise _spark_error(e, "Spark refused the statement") from e
+        raise _spark_error(spark, e, "Spark refused the statement", "run the statement") from e
 
 
 def _store_target(spark: SparkSession, store: ViewStore, parts: Sequence[str]) -> Identifier | None:
@@ -1329,7 +1379,7 @@ def _session_object(spark: SparkSession, identifier: Identifier) -> str | None:
         if not spark.catalog.tableExists(name):
             return None
         kind = spark.catalog.getTable(name).tableType
-    except _SPARK_ERRORS:
+    except _ENGINE_ERRORS:
         return None
     return "view" if kind and kind.upper() == "VIEW" else "table"
 
@@ -1347,7 +1397,7 @@ def _sync(spark: SparkSession, store: ViewStore, identifier: Identifier) -> None
             return
         with _work_session(spark) as work, _CurrentNamespace(work) as current:
             _register_one(work, view, view.sql_for("spark") or "", current, store.store_id)
-    except _SPARK_ERRORS as e:
+    except _ENGINE_ERRORS as e:
         _log.warning("the session copy of %s could not follow the store: %s", identifier_str(identifier),
                      _explanation(e))
 
@@ -1356,7 +1406,7 @@ def _run_session(spark: SparkSession, statement: str, identifier: Identifier) ->
     """Run a follow-up statement on the session copy; log instead of failing (the store decided)."""
     try:
         _jsession(spark).sql(statement)
-    except _SPARK_ERRORS as e:
+    except _ENGINE_ERRORS as e:
         _log.warning("the session copy of %s could not follow the store: %s", identifier_str(identifier),
                      _explanation(e))
 
@@ -1467,7 +1517,8 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
                     _run_verbatim(work, copy)
         except _SPARK_ERRORS as e:
             before.restore()
-            raise _spark_error(e, f"Spark cannot alter view {identifier_str(ident)}") from e
+            raise _spark_error(work, e, f"Spark cannot alter view {identifier_str(ident)}",
+                               f"alter view {identifier_str(ident)}") from e
         try:
             # the definition as read before: a change another process made meanwhile (its SQL, say) ends
             # in ConcurrencyError instead of being put back
@@ -1639,6 +1690,7 @@ def _hidden_view_ddl(spark: SparkSession, store: ViewStore, plan: Any) -> str | 
     return None
 
 
+@engine_calls("run the statement")
 def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFrame | None:
     """Run one Spark SQL statement; view DDL goes to the store and is mirrored into the session.
 
@@ -1699,6 +1751,10 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
             ``EXECUTE IMMEDIATE`` holds view DDL.
         ViewAlreadyExistsError: CREATE VIEW (without OR REPLACE / IF NOT EXISTS) of a stored view,
             or RENAME onto a stored view.
+        EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
+            answer); view DDL on a stopped session is refused before the store is touched. Once the
+            store has taken a change, the session copy follows as it can: a failure then is logged
+            (logger ``viewstore.spark``), and the call returns the stored view.
     """
     _check_args(spark, store)
     if not isinstance(statement, str) or not statement.strip():
@@ -1709,7 +1765,7 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
         try:
             plan = _jsession(spark).sessionState().sqlParser().parsePlan(statement)
         except _SPARK_ERRORS as e:
-            raise _spark_error(e, "cannot parse the statement") from e
+            raise _spark_error(spark, e, "cannot parse the statement", "parse the statement") from e
         kind = plan.getClass().getSimpleName()
         scripted = kind in ("CompoundBody", "UnresolvedExecuteImmediate")
         hidden = _hidden_view_ddl(spark, store, plan) if scripted else None
@@ -1720,6 +1776,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     handler = _ddl_rename if is_rename else _DDL.get(kind)
     if handler is None:
         return _passthrough(spark, statement)
+    # the store decides first for some statements: a session that cannot follow must not let it
+    require_live(spark, "run the statement")
     # the copies carry the store's id: a file made before ids makes it now, before anything changes
     _ = store.store_id
     return handler(spark, store, plan, statement)
@@ -1766,6 +1824,7 @@ def events_arrow(store: ViewStore, *, view: str | tuple[str, ...] | None = None,
     return pa.Table.from_arrays(arrays, schema=EVENTS_SCHEMA)
 
 
+@engine_calls("move the event log into Spark")
 def events_dataframe(spark: SparkSession, store: ViewStore, *, view: str | tuple[str, ...] | None = None,
                      actor: str | None = None, since: Any = None, until: Any = None,
                      types: str | Iterable[str] | None = None, limit: int | None = None,
@@ -1785,6 +1844,7 @@ def events_dataframe(spark: SparkSession, store: ViewStore, *, view: str | tuple
 
     Raises:
         ValidationError: a bad identifier, time, type or limit.
+        EngineError: the engine failed (a JVM py4j cannot reach, say).
     """
     _check_args(spark, store)
     table = events_arrow(store, view=view, actor=actor, since=since, until=until, types=types, limit=limit,
@@ -1901,6 +1961,7 @@ def _compare(view: View, analyzed: list[Column]) -> list[str]:
     return problems
 
 
+@engine_calls("check views")
 def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[str, ...] | None = None) -> DriftReport:
     """Check that every view with a spark representation still analyzes and still has its columns.
 
@@ -1924,6 +1985,8 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
 
     Raises:
         ValidationError: a bad namespace.
+        EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
+            answer): a view that does not analyze because of that is not reported as broken.
     """
     _check_args(spark, store)
     started = time.perf_counter()
@@ -1945,13 +2008,14 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
             try:
                 current.use(*_default_target(work, view))
                 settings.use(_sql_configs(view))
-                schema = _analyze(work, query, name)
+                schema = _analyze(work, query, name, name)
             except ValidationError as e:
                 cause = e.__cause__
                 report.views.append(ViewDrift(name, "broken", (str(e),), _condition(cause) if cause else None,
                                               stored))
                 continue
             except _SPARK_ERRORS as e:  # the default namespace does not exist
+                raise_engine_failure(work, e, f"check view {name}")
                 report.views.append(ViewDrift(name, "broken", (_explanation(e),), _condition(e), stored))
                 continue
             try:

@@ -1,0 +1,212 @@
+"""Failures of the engine itself, provoked for real: each is an EngineError that says what happened.
+
+The run's own session must survive, so the broken sessions live in spawned processes: one whose
+Hive metastore is the run's own Derby database, which the run's session holds (Derby lets one
+process boot it); one whose session is stopped, then one whose JVM is killed. Each process tries
+every public call of viewstore.spark (and the CLI) and reports what each raised.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from viewstore import Column, SQLRepresentation, ViewStore
+
+from spawned import spawned_results
+
+pytestmark = pytest.mark.spark
+
+#: Hive retries a metastore that fails to start ten times, two seconds apart: once, at once, is enough here
+_FAIL_FAST = ("--conf spark.hadoop.hive.hmshandler.retry.attempts=0 "
+              "--conf spark.hadoop.hive.hmshandler.retry.interval=1ms pyspark-shell")
+
+
+def _outcome(call: Callable[[], Any]) -> dict[str, Any]:
+    """What a call did: the error's class and message, or the class of what it returned."""
+    from viewstore import ViewStoreError
+
+    try:
+        value = call()
+    except Exception as error:  # noqa: BLE001 - reporting any error is the point
+        return {"raised": type(error).__name__, "typed": isinstance(error, ViewStoreError), "message": str(error)}
+    return {"returned": type(value).__name__}
+
+
+def _cli(*args: str) -> dict[str, Any]:
+    from click.testing import CliRunner
+
+    from viewstore.cli import main
+
+    result = CliRunner().invoke(main, list(args))
+    return {"exit": result.exit_code, "output": result.output,
+            "escaped": None if result.exception is None or isinstance(result.exception, SystemExit)
+            else type(result.exception).__name__}
+
+
+def _calls(spark: Any, store: Any, ns: str) -> dict[str, Callable[[], Any]]:
+    """Every public call of viewstore.spark that works with a session, on views of ``ns``."""
+    import viewstore.spark as vs
+
+    return {
+        "register_views": lambda: vs.register_views(spark, store),
+        "check_views": lambda: vs.check_views(spark, store),
+        "create_view": lambda: vs.create_view(spark, store, f"{ns}.c", f"SELECT x FROM {ns}.a"),
+        "sql create": lambda: vs.sql(spark, store, f"CREATE VIEW {ns}.d AS SELECT 1 AS x"),
+        "sql set properties": lambda: vs.sql(spark, store, f"ALTER VIEW {ns}.a SET TBLPROPERTIES ('k' = 'v')"),
+        "events_dataframe": lambda: vs.events_dataframe(spark, store),
+        "read_metastore_table": lambda: vs.read_metastore_table(spark, ns, "a"),
+        "import_metastore_views": lambda: vs.import_metastore_views(spark, store, ns),
+        "attach": lambda: vs.attach(spark, store, "vs_broken"),
+        "detach": lambda: vs.detach(spark, "vs_broken"),
+    }
+
+
+def _in_held_metastore(root: str, store_path: str, old_path: str, ns: str, queue: Any) -> None:
+    """A Hive session on the run's own metastore (the run holds its Derby database): every call."""
+    os.environ["PYSPARK_SUBMIT_ARGS"] = _FAIL_FAST
+    from spark_settings import build_session
+    from viewstore.spark import register_views
+
+    spark = build_session(Path(root))
+    store, old = ViewStore(store_path, actor="child"), ViewStore(old_path, actor="child")
+    events = store.event_count()
+    calls = _calls(spark, store, ns)
+    outcomes = {name: _outcome(calls[name]) for name in
+                ("register_views", "check_views", "create_view", "sql create", "read_metastore_table",
+                 "import_metastore_views", "attach")}
+    outcomes["register_views prune, a file made before ids"] = _outcome(
+        lambda: register_views(spark, old, prune=True))
+    outcomes["cli check"] = _cli("--db", store_path, "spark", "check")
+    queue.put({"held": {"outcomes": outcomes, "events written": store.event_count() - events,
+                        "old file's id": old.existing_store_id(), "root": root}})
+
+
+def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: Any) -> None:
+    """A session that is stopped, then one whose JVM is killed: every call, in each."""
+    from spark_settings import build_session
+    from viewstore.spark import register_views
+
+    import viewstore.spark.session as session
+
+    spark = build_session(Path(root) / "stopped", hive=False)
+    store = ViewStore(store_path, actor="child")
+    events = store.event_count()
+    made = session._run_verbatim
+
+    def made_then_stopped(spark: Any, statement: str) -> Any:  # the session ends after the first copy
+        result = made(spark, statement)
+        spark.stop()
+        return result
+
+    session._run_verbatim = made_then_stopped
+    stopped = {"register_views, stopped partway": _outcome(lambda: register_views(spark, store))}
+    session._run_verbatim = made
+    stopped.update({name: _outcome(call) for name, call in _calls(spark, store, ns).items()
+                    if name in ("register_views", "sql create", "sql set properties", "attach")})
+    stopped["cli check, a session that cannot start"] = _cli("--db", store_path, "spark", "check",
+                                                             "--master", "no-such-master")
+    stopped_events = store.event_count() - events
+
+    spark = build_session(Path(root) / "lost", hive=False)
+    assert register_views(spark, store).ok
+    process = spark.sparkContext._gateway.proc
+    process.kill()
+    process.wait()
+    lost = {name: _outcome(call) for name, call in _calls(spark, store, ns).items()}
+    lost["cli check"] = _cli("--db", store_path, "spark", "check")
+    queue.put({"stopped": {"outcomes": stopped, "events written": stopped_events},
+               "lost": {"outcomes": lost, "events written": store.event_count() - events - stopped_events}})
+
+
+def _store(path: Path, ns: str) -> Path:
+    with ViewStore(path, actor="alice") as store:
+        store.create_view(f"{ns}.a", columns=[Column("x", "int", nullable=False)],
+                          representations=[SQLRepresentation("spark", "SELECT 1 AS x")], default_namespace=ns)
+        store.create_view(f"{ns}.b", columns=[Column("x", "int", nullable=False)],
+                          representations=[SQLRepresentation("spark", f"SELECT x FROM {ns}.a")], default_namespace=ns)
+    return path
+
+
+@pytest.fixture(scope="module")
+def broken(spark, tmp_path_factory):
+    """What every call did in each broken session, by scenario: held, stopped, lost."""
+    tmp = tmp_path_factory.mktemp("broken")
+    url = spark.conf.get("spark.hadoop.javax.jdo.option.ConnectionURL")
+    root = re.fullmatch(r"jdbc:derby:;databaseName=(.+)/metastore_db;create=true", url).group(1)
+    ns = "broken_ns"
+    held_store, lost_store, old = _store(tmp / "held.db", ns), _store(tmp / "lost.db", ns), _store(tmp / "old.db", ns)
+    conn = sqlite3.connect(old)
+    conn.execute("DELETE FROM meta WHERE key = 'store_id'")  # a file as a release before store ids left it
+    conn.commit()
+    conn.close()
+    results = spawned_results(_in_held_metastore, [(root, str(held_store), str(old), ns)], timeout=300)
+    results += spawned_results(_in_stopped_then_lost_session, [(str(tmp), str(lost_store), ns)], timeout=300)
+    return {scenario: result for each in results for scenario, result in each.items()}
+
+
+def _engine_errors(outcomes: dict[str, Any], names: list[str], says: str) -> None:
+    for name in names:
+        outcome = outcomes[name]
+        assert outcome.get("raised") == "EngineError", (name, outcome)
+        assert says in outcome["message"], (name, outcome["message"])
+
+
+def test_a_metastore_held_by_another_process_is_an_engine_error_that_names_the_cause(broken):
+    held = broken["held"]
+    _engine_errors(held["outcomes"], ["register_views", "check_views", "create_view", "sql create",
+                                      "read_metastore_table", "import_metastore_views", "attach"],
+                   "the session's metastore does not answer")
+    # Hive hides Derby's own reason (another process has booted the database): the message names the suspect
+    assert f"embedded Derby database, {held['root']}/metastore_db, which one process at a time can use: is " \
+           f"another Spark session using it?" in held["outcomes"]["check_views"]["message"]
+    assert held["events written"] == 0
+
+
+def test_prune_on_a_failing_metastore_writes_no_store_id(broken):
+    held = broken["held"]
+    _engine_errors(held["outcomes"], ["register_views prune, a file made before ids"],
+                   "the session's metastore does not answer")
+    assert held["old file's id"] is None
+
+
+def test_the_cli_reports_a_failing_metastore_in_one_line(broken):
+    cli = broken["held"]["outcomes"]["cli check"]
+    assert cli["exit"] == 1 and cli["escaped"] is None, cli
+    assert cli["output"].startswith("error: cannot check view broken_ns.a: the session's metastore does not answer")
+    assert len(cli["output"].strip().splitlines()) == 1
+
+
+def test_a_stopped_session_says_so(broken):
+    stopped = broken["stopped"]
+    _engine_errors(stopped["outcomes"], ["register_views", "sql create", "sql set properties", "attach"],
+                   "the SparkSession is stopped")
+    assert stopped["events written"] == 0
+
+
+def test_register_views_stopped_partway_says_how_far_it_got(broken):
+    outcome = broken["stopped"]["outcomes"]["register_views, stopped partway"]
+    assert outcome.get("raised") == "EngineError", outcome
+    assert outcome["message"] == ("cannot register view broken_ns.b: the SparkSession is stopped; start a new one "
+                                  "(before that: 1 view(s) registered; registering again finishes the work)")
+
+
+def test_the_cli_reports_a_session_that_cannot_start_in_one_line(broken):
+    cli = broken["stopped"]["outcomes"]["cli check, a session that cannot start"]
+    assert cli["exit"] == 1 and cli["escaped"] is None, cli
+    assert cli["output"].startswith("error: Spark could not start a session:") and "no-such-master" in cli["output"]
+
+
+def test_a_lost_jvm_says_so_in_every_call(broken):
+    lost = broken["lost"]
+    calls = [name for name in lost["outcomes"] if name != "cli check"]
+    _engine_errors(lost["outcomes"], calls, "the SparkSession's JVM is gone")
+    assert lost["events written"] == 0
+    cli = lost["outcomes"]["cli check"]
+    assert cli["exit"] == 1 and cli["escaped"] is None and "the SparkSession's JVM is gone" in cli["output"], cli
+

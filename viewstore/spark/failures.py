@@ -1,0 +1,218 @@
+"""What Spark, py4j and a lost JVM raise, as viewstore errors: a refusal, or a failure of the engine.
+
+A call into Spark fails for one of two kinds of reasons, and viewstore tells them apart:
+
+* Spark refuses what it was asked: a query that does not analyze, a name it rejects. That is the
+  caller's input (:class:`~viewstore.errors.ValidationError` with Spark's error condition in
+  brackets), or, in a report, the one view's failure.
+* The engine itself fails: the session was stopped, the JVM behind it is gone (py4j cannot reach
+  it), or the session's metastore does not answer (unreachable, its Derby database held by
+  another process). That is an :class:`~viewstore.errors.EngineError` saying so.
+
+Spark's errors do not say which kind they are (a metastore that cannot start shows as a Hive client
+error, a stopped session as ``INTERNAL_ERROR``), so the session is asked when a call fails: is it
+stopped, does py4j reach its JVM, does its metastore answer ``databaseExists("default")``? Only
+if it is well is the failure the request's. The question costs one or two JVM round trips, and is
+asked only after a failure. It goes to the session the failing call ran in: for the statements
+:mod:`viewstore.spark.session` runs in a session cloned from the caller's, the clone, which shares
+the caller's SparkContext, JVM and metastore, so its answer is the caller's session's too.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any, Callable, TypeVar
+
+from py4j.protocol import Py4JError, Py4JJavaError, Py4JNetworkError
+from pyspark.errors import PySparkException
+from pyspark.errors.exceptions.captured import CapturedException, ParseException
+
+from ..errors import EngineError
+
+__all__ = ["ENGINE_ERRORS", "SPARK_ERRORS", "condition", "explanation", "engine_error", "environment_failure",
+           "engine_calls", "raise_engine_failure", "require_live", "session_down", "summary"]
+
+#: what Spark answers from the JVM: a refusal of the request, or a failure of the engine
+SPARK_ERRORS = (CapturedException, Py4JJavaError)
+#: everything a call into Spark may raise: the above, PySpark's own errors, py4j's, a lost connection to the JVM
+ENGINE_ERRORS = (PySparkException, Py4JError, ConnectionError)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def condition(error: BaseException) -> str:
+    """Spark's error condition (``TABLE_OR_VIEW_NOT_FOUND``), or the Java exception's class name."""
+    if isinstance(error, CapturedException):
+        found = error.getCondition()
+        if found:
+            return found
+        return type(error).__name__
+    if isinstance(error, Py4JJavaError):
+        return error.java_exception.getClass().getSimpleName()
+    return type(error).__name__
+
+
+def explanation(error: BaseException) -> str:
+    """Spark's explanation without the plan dump; a parse error keeps its pointer into the SQL."""
+    if isinstance(error, ParseException):
+        return str(error).strip()
+    if isinstance(error, CapturedException):
+        return error.getMessage().strip()
+    if isinstance(error, Py4JJavaError):
+        return str(error.java_exception.getMessage() or error.java_exception.toString())
+    return str(error)
+
+
+def summary(error: BaseException) -> str:
+    """``[CONDITION] first line of the explanation``, for one-line messages."""
+    text = _first_line(explanation(error))
+    tag = f"[{condition(error)}]"
+    return text if text.startswith(tag) else f"{tag} {text}"
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = (text.strip().splitlines() or [""])[0].strip()
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def _root_cause(error: BaseException) -> str | None:
+    """The message of the innermost Java cause of a failure (``Another instance of Derby ...``), or None.
+
+    Follows ``getCause()``, a SQL exception's ``getNextException()`` and a JDO exception's
+    nested ones: the metastore's own reason is usually several wrappers down.
+    """
+    if isinstance(error, Py4JJavaError):
+        throwable = error.java_exception
+    else:
+        throwable = getattr(error, "_origin", None)  # a captured exception keeps the Java one
+    found = None
+    seen: set[int] = set()
+    try:
+        while throwable is not None and len(seen) < 64:
+            key = int(throwable.hashCode())
+            if key in seen:
+                break
+            seen.add(key)
+            message = throwable.getMessage()
+            if message:
+                found = str(message)
+            following = None
+            for method in ("getNextException", "getNestedExceptions"):
+                try:
+                    value = getattr(throwable, method)()
+                except Py4JError:
+                    continue
+                if value is not None and method == "getNestedExceptions":
+                    value = value[0] if len(value) else None
+                if value is not None:
+                    following = value
+                    break
+            throwable = following if following is not None else throwable.getCause()
+    except ENGINE_ERRORS:
+        pass
+    return found
+
+
+def _gone(error: BaseException) -> str:
+    return f"the SparkSession's JVM is gone (py4j cannot reach it: {_first_line(str(error), 120)}); start a new session"
+
+
+def _jvm_session(spark: Any) -> Any:
+    """The JVM session behind a classic PySpark session; None for anything else (None, a Console...)."""
+    return getattr(spark, "_jsparkSession", None) if spark is not None else None
+
+
+def session_down(spark: Any) -> str | None:
+    """Why the session can run nothing (it is stopped, or py4j cannot reach its JVM), or None."""
+    jsession = _jvm_session(spark)
+    if jsession is None:
+        return None
+    try:
+        context = getattr(spark, "_sc", None)
+        if context is not None and getattr(context, "_jsc", True) is None:  # PySpark's stop() clears it
+            return "the SparkSession is stopped; start a new one"
+        if jsession.sparkContext().isStopped():
+            return "the SparkSession is stopped; start a new one"
+    except ENGINE_ERRORS as error:
+        return _gone(error)
+    return None
+
+
+def environment_failure(spark: Any, error: BaseException) -> str | None:
+    """Why ``error`` is the engine's failure rather than a refusal of the request, or None.
+
+    The session is asked (see the module notes): stopped, unreachable, a metastore that does not
+    answer. Errors that never come from Spark's answer (py4j's own, a lost connection, PySpark's)
+    are the engine's whatever the session says.
+    """
+    if isinstance(error, (ConnectionError, Py4JNetworkError)):
+        return _gone(error)
+    down = session_down(spark)
+    if down is not None:
+        return down
+    if not isinstance(error, SPARK_ERRORS):
+        return f"Spark failed: {summary(error)}"
+    jsession = _jvm_session(spark)
+    if jsession is None:
+        return None
+    try:
+        jsession.sharedState().externalCatalog().databaseExists("default")
+    except ENGINE_ERRORS as probe:
+        cause = _root_cause(error) or _root_cause(probe) or explanation(error)
+        return f"the session's metastore does not answer: {_first_line(cause)}{_derby_hint(jsession)}"
+    return None
+
+
+def _derby_hint(jsession: Any) -> str:
+    """A word on an embedded Derby metastore, which one process at a time can use (Hive hides that reason)."""
+    try:
+        url = jsession.sparkContext().hadoopConfiguration().get("javax.jdo.option.ConnectionURL")
+    except ENGINE_ERRORS:
+        return ""
+    url = str(url) if url is not None else "jdbc:derby:;databaseName=metastore_db;create=true"  # Hive's default
+    match = re.match(r"jdbc:derby:(?!memory:)[^;]*;(?:.*;)?databaseName=([^;]+)", url) or re.match(
+        r"jdbc:derby:(?!memory:)([^;]+)", url)
+    if match is None:
+        return ""
+    return (f" (the metastore is an embedded Derby database, {match.group(1)}, which one process at a time "
+            f"can use: is another Spark session using it?)")
+
+
+def raise_engine_failure(spark: Any, error: BaseException, what: str) -> None:
+    """Raise an EngineError (``cannot <what>: <reason>``) if ``error`` is the engine's failure; return
+    if it is a refusal of the request (the caller reports or raises that)."""
+    reason = environment_failure(spark, error)
+    if reason is not None:
+        raise EngineError(f"cannot {what}: {reason}") from error
+
+
+def engine_error(spark: Any, error: BaseException, what: str) -> EngineError:
+    """An EngineError for a failure that cannot be the request's (``what`` failed: a read of the catalog, say)."""
+    reason = environment_failure(spark, error)
+    if reason is None:
+        reason = f"Spark failed: {summary(error)}"
+    return EngineError(f"cannot {what}: {reason}")
+
+
+def require_live(spark: Any, what: str) -> None:
+    """Raise EngineError unless the session can run statements (before a call changes anything)."""
+    down = session_down(spark)
+    if down is not None:
+        raise EngineError(f"cannot {what}: {down}")
+
+
+def engine_calls(what: str) -> Callable[[_F], _F]:
+    """Decorate a public call taking the session first: whatever Spark, py4j or PySpark raise and the
+    call does not turn into a viewstore error itself becomes an :func:`engine_error`."""
+
+    def decorate(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except ENGINE_ERRORS as error:
+                spark = kwargs.get("spark", args[0] if args else None)
+                raise engine_error(spark, error, what) from error
+        return call  # type: ignore[return-value]
+    return decorate
