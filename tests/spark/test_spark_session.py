@@ -400,6 +400,33 @@ def test_sql_alter_never_undoes_a_change_made_meanwhile(spark, store, ns, statem
     assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1  # the session copy as it was before the ALTER
 
 
+@pytest.mark.parametrize("prune", [False, True])
+def test_register_views_passes_over_a_database_dropped_after_the_listing(spark, store, ns, prune, monkeypatch):
+    """Another driver drops a database between the listing of the session's databases and the reading of
+    the copies in it: its views fail to register (their database is gone), the others are unaffected."""
+    import viewstore.spark.session as session
+
+    other = _name()
+    _stored(store, f"{ns}.a", "SELECT 1 AS x", ns, columns=[Column("x", "int", nullable=False)])
+    _stored(store, f"{other}.b", "SELECT 2 AS x", other, columns=[Column("x", "int", nullable=False)])
+    try:
+        assert register_views(spark, store).ok
+        real = session._database_names
+
+        def listed_then_dropped(spark):
+            names = real(spark)
+            spark.sql(f"DROP DATABASE {other} CASCADE")
+            return names
+
+        monkeypatch.setattr(session, "_database_names", listed_then_dropped)
+        report = register_views(spark, store, prune=prune)
+        assert report.registered == report.unchanged == [f"{ns}.a"] and report.pruned == []
+        assert [(f.identifier, f.condition, f.action) for f in report.failed] == [
+            (f"{other}.b", "SCHEMA_NOT_FOUND", "register")]
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
 def _alter_record(spark, db, name, *, schema=None, text=None):
     """Change a view's metastore record behind Spark's back, as another engine (or damage) would."""
     client = spark._jsparkSession.sharedState().externalCatalog().unwrapped().client()
@@ -410,6 +437,28 @@ def _alter_record(spark, db, name, *, schema=None, text=None):
         record.setViewOriginalText(text)
         record.setViewExpandedText(text)
     spark._jvm.org.apache.hadoop.hive.ql.metadata.Hive.get(client.conf()).getMSC().alter_table(db, name, record)
+
+
+@pytest.mark.parametrize("prune", [False, True])
+def test_register_views_leaves_a_record_spark_cannot_read_to_itself(spark, store, ns, prune):
+    """A view record whose Spark schema is not JSON makes Spark fail to read every view of its database
+    at once: the others are read one by one, the damaged copy of a stored view fails to register, and
+    a damaged view the store does not hold is never pruned."""
+    for name in ("a", "b", "gone"):
+        _stored(store, f"{ns}.{name}", "SELECT 1 AS x", ns, columns=[Column("x", "int", nullable=False)])
+    assert register_views(spark, store).ok
+    store.drop_view(f"{ns}.gone")
+    spark.sql(f"CREATE VIEW {ns}.by_hand AS SELECT 1 AS x")
+    for name in ("b", "by_hand"):
+        _alter_record(spark, ns, name, schema="{not json")
+
+    report = register_views(spark, store, ns, prune=prune)
+
+    assert report.unchanged == [f"{ns}.a"]
+    assert [(f.identifier, f.condition) for f in report.failed] == [(f"{ns}.b", "JsonParseException")]
+    assert report.pruned == ([f"{ns}.gone"] if prune else [])
+    names = {r.viewName for r in spark.sql(f"SHOW VIEWS IN {ns}").collect()}
+    assert "by_hand" in names and ("gone" not in names) == prune
 
 
 def test_a_view_whose_text_spark_cannot_parse_fails_alone_and_is_no_engine_failure(spark, store, ns):

@@ -786,23 +786,22 @@ def _session_views(spark: SparkSession, database: str, names: Sequence[str] | No
     """The views among ``names`` (None: every view) of one database of the session catalog.
 
     One catalog call reads them (plus one that lists the database's views, for None); tables and
-    missing names are left out.
+    missing names are left out. So is a view whose record Spark cannot read (a damaged metastore
+    record): when the batch fails, each name is read alone, so such a record hides only itself. A
+    database dropped since it was listed has no views.
 
     Raises:
         EngineError: the engine failed (see :mod:`viewstore.spark.failures`).
-        Spark's error: Spark refused to read them.
+        Spark's error: the database's views cannot be listed, although it exists and the engine works.
     """
     converters = spark._jvm.scala.jdk.javaapi.CollectionConverters  # noqa: SLF001 - looked up once
     external = _jsession(spark).sharedState().externalCatalog()
-    try:
-        if names is None:
-            names = [str(n) for n in converters.asJava(external.listViews(database, "*"))]
-        if not names:
-            return {}
+
+    def read(some: Sequence[str]) -> dict[str, _Copy]:
         found = {}
         # each Java call is a round trip (about 0.1 ms): the properties are read as a Java map (one call
         # a key), and a view's text only when it carries a fingerprint to compare it with
-        for table in converters.asJava(external.getTablesByName(database, converters.asScala(list(names)).toSeq())):
+        for table in converters.asJava(external.getTablesByName(database, converters.asScala(list(some)).toSeq())):
             if str(table.tableType().name()) != "VIEW":
                 continue
             properties = converters.asJava(table.properties())
@@ -811,9 +810,27 @@ def _session_views(spark: SparkSession, database: str, names: Sequence[str] | No
             found[str(table.identifier().table())] = _Copy(None if fingerprint is None else str(fingerprint),
                                                            None if text is None else str(text),
                                                            None if store is None else str(store))
+        return found
+
+    try:
+        if names is None:
+            names = [str(n) for n in converters.asJava(external.listViews(database, "*"))]
+        return read(names) if names else {}
     except _ENGINE_ERRORS as e:
         raise_engine_failure(spark, e, f"read the views of database {database}")
-        raise
+        if not external.databaseExists(database):
+            return {}  # dropped since the listing
+        if names is None:
+            raise
+        failed = e
+    found = {}
+    for name in names:
+        try:
+            found.update(read([name]))
+        except _SPARK_ERRORS as e:
+            raise_engine_failure(spark, e, f"read the view {database}.{name}")
+            _log.warning("Spark cannot read the session catalog's view %s.%s: %s", database, name, _explanation(e))
+    _log.debug("the views of %s were read one by one: %s", database, _explanation(failed))
     return found
 
 
@@ -838,7 +855,8 @@ def _prune(spark: SparkSession, store_id: str, databases: Iterable[str], keep: s
     """Drop the views of ``databases`` that carry this store's id and whose names are not in ``keep``.
 
     Each is read again just before its DROP, so a copy another store (or a person) made under that
-    name since the listing is left alone. A refusal is reported, not raised.
+    name since the listing is left alone, and so is one whose record Spark cannot read. A refusal is
+    reported, not raised; a database dropped since the listing has nothing to prune.
 
     Raises:
         EngineError: the engine failed (see :mod:`viewstore.spark.failures`).
