@@ -37,25 +37,46 @@ def test_spark_check_exits_1_on_drift_and_prints_json(spark, store, tmp_path):
         spark.sql(f"DROP DATABASE IF EXISTS {ns} CASCADE")
 
 
-def test_spark_check_exits_1_on_a_broken_view(spark, store):
-    ns = "t" + uuid.uuid4().hex[:10]
-    spark.sql(f"CREATE DATABASE {ns}")
-    try:
-        spark.sql(f"CREATE TABLE {ns}.src (id INT) USING parquet")
-        create_view(spark, store, f"{ns}.ids", f"SELECT id FROM {ns}.src")
-        spark.sql(f"DROP TABLE {ns}.src")
-        result = CliRunner().invoke(main, ["--db", str(store.path), "spark", "check", "--json"])
-        assert result.exit_code == 1, result.output
-        (view,) = json.loads(result.output)["views"]
-        assert view["status"] == "broken" and view["condition"] == "TABLE_OR_VIEW_NOT_FOUND"
-        table = CliRunner().invoke(main, ["--db", str(store.path), "spark", "check"], env={"COLUMNS": "300"})
-        assert table.exit_code == 1 and table.output.count("[TABLE_OR_VIEW_NOT_FOUND]") == 1, table.output
-    finally:
-        spark.catalog.setCurrentDatabase("default")
-        spark.sql(f"DROP DATABASE IF EXISTS {ns} CASCADE")
+@pytest.fixture
+def ns(spark):
+    """A fresh database for one test's tables and views; dropped afterwards."""
+    name = "t" + uuid.uuid4().hex[:10]
+    spark.sql(f"CREATE DATABASE {name}")
+    yield name
+    spark.catalog.setCurrentDatabase("default")
+    spark.sql(f"DROP DATABASE IF EXISTS {name} CASCADE")
+
+
+def _failed_check(store, *args):
+    """``viewstore spark check`` as JSON and as a table (wide enough for whole lines), both exiting 1:
+    the report's views, and the table's text."""
+    runner = CliRunner()
+    result = runner.invoke(main, ["--db", str(store.path), "spark", "check", *args, "--json"])
+    table = runner.invoke(main, ["--db", str(store.path), "spark", "check", *args], env={"COLUMNS": "300"})
+    assert result.exit_code == table.exit_code == 1, (result.output, table.output)
+    return json.loads(result.output)["views"], table.output
+
+
+def test_spark_check_exits_1_on_a_broken_view(spark, store, ns):
+    spark.sql(f"CREATE TABLE {ns}.src (id INT) USING parquet")
+    create_view(spark, store, f"{ns}.ids", f"SELECT id FROM {ns}.src")
+    spark.sql(f"DROP TABLE {ns}.src")
+    (view,), table = _failed_check(store)
+    assert view["status"] == "broken" and view["condition"] == "TABLE_OR_VIEW_NOT_FOUND"
+    assert table.count("[TABLE_OR_VIEW_NOT_FOUND]") == 1, table
 
 
 def test_spark_check_of_a_mistyped_store_fails_before_spark_starts(tmp_path):
     result = CliRunner().invoke(main, ["--db", str(tmp_path / "typo.db"), "spark", "check", "--json"])
     assert result.exit_code == 1 and "no viewstore database at" in result.output
     assert not (tmp_path / "typo.db").exists()
+
+
+def test_spark_check_shows_a_required_column_become_nullable(spark, store, ns):
+    spark.sql(f"CREATE VIEW {ns}.src AS SELECT 1 AS id")
+    create_view(spark, store, f"{ns}.ids", f"SELECT id FROM {ns}.src")
+    spark.sql(f"CREATE OR REPLACE VIEW {ns}.src AS SELECT CAST(NULL AS INT) AS id")
+    (view,), table = _failed_check(store, ns)
+    assert (view["status"], view["problems"]) == ("drifted", ["column 'id': not null is now nullable"])
+    assert (view["stored"], view["analyzed"]) == (["id int not null"], ["id int"])
+    assert "column 'id': not null is now nullable" in table, table

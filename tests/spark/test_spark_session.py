@@ -620,6 +620,32 @@ def test_check_views_finds_drift_after_a_table_changes(spark, store, ns):
     assert {v.condition for v in report.views} == {"TABLE_OR_VIEW_NOT_FOUND"}
 
 
+def test_check_views_sees_a_required_column_become_nullable(spark, store, ns):
+    """Readers rely on a column stored as not null; the other way round, and comments, are no drift."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.src AS SELECT 1 AS id, named_struct('a', 1) AS s, array(1) AS l, "
+              f"map('k', 1) AS m, CAST(NULL AS INT) AS maybe")
+    view = create_view(spark, store, f"{ns}.v", f"SELECT id, s, l, m, maybe FROM {ns}.src",
+                       column_comments={"id": "the id, a comment Spark does not derive"})
+    assert [c.nullable for c in view.columns] == [False, False, False, False, True]
+    (entry,) = check_views(spark, store, ns).views
+    assert entry.status == "ok" and entry.stored == entry.analyzed == (
+        "id int not null", "s struct<a: int not null> not null", "l list<int not null> not null",
+        "m map<string, int not null> not null", "maybe int")
+
+    spark.sql(f"CREATE OR REPLACE VIEW {ns}.src AS SELECT CAST(NULL AS INT) AS id, "
+              f"named_struct('a', CAST(NULL AS INT)) AS s, array(CAST(NULL AS INT)) AS l, "
+              f"map('k', CAST(NULL AS INT)) AS m, 2 AS maybe")
+    (entry,) = check_views(spark, store, ns).views
+
+    assert entry.status == "drifted"
+    assert entry.problems == ("column 'id': not null is now nullable", "column 's': s.a not null is now nullable",
+                              "column 'l': l.element not null is now nullable",
+                              "column 'm': m.value not null is now nullable")
+    assert entry.analyzed == ("id int", "s struct<a: int> not null", "l list<int> not null",
+                              "m map<string, int> not null", "maybe int not null")
+
+
 def test_check_views_compares_the_querys_own_names_under_a_column_list(spark, store, data, ns):
     sql(spark, store, f"CREATE VIEW {ns}.renamed (a, b) AS SELECT order_id, region FROM {data}.orders")
     report = check_views(spark, store, ns)

@@ -1884,9 +1884,9 @@ class ViewDrift:
     condition: str | None = None
     """Spark's error condition when broken."""
     stored: tuple[str, ...] = ()
-    """The stored columns as ``name type``."""
+    """The stored columns as ``name type``, with ``not null`` after a required one."""
     analyzed: tuple[str, ...] = ()
-    """The analyzed columns as ``name type`` (empty when broken)."""
+    """The analyzed columns as ``name type [not null]`` (empty when broken)."""
 
 
 @dataclass
@@ -1933,7 +1933,7 @@ class DriftReport:
 
 
 def _bare(t: IcebergType) -> str:
-    """A type's spelling without comments and nullability (those are not drift)."""
+    """A type's spelling without comments and nullability (:func:`_loosened` compares nullability)."""
     if isinstance(t, StructType):
         return "struct<" + ", ".join(f"{f.name}: {_bare(f.type)}" for f in t.fields) + ">"
     if isinstance(t, ListType):
@@ -1962,6 +1962,33 @@ def _query_names(view: View) -> list[str] | None:
     return None
 
 
+def _loosened(stored: IcebergType, analyzed: IcebergType, path: str) -> list[str]:
+    """The nested fields, list elements and map values (as paths: ``s.a``, ``l.element``, ``m.value``)
+    that ``stored`` requires and ``analyzed``, a type of the same shape, lets be null."""
+    if isinstance(stored, StructType) and isinstance(analyzed, StructType):
+        found = []
+        for want, got in zip(stored.fields, analyzed.fields):
+            inner = f"{path}.{want.name}"
+            found += [inner] if want.required and not got.required else []
+            found += _loosened(want.type, got.type, inner)
+        return found
+    if isinstance(stored, ListType) and isinstance(analyzed, ListType):
+        inner = f"{path}.element"
+        return ([inner] if stored.element_required and not analyzed.element_required else []) + _loosened(
+            stored.element, analyzed.element, inner)
+    if isinstance(stored, MapType) and isinstance(analyzed, MapType):
+        inner = f"{path}.value"
+        return (_loosened(stored.key, analyzed.key, f"{path}.key")
+                + ([inner] if stored.value_required and not analyzed.value_required else [])
+                + _loosened(stored.value, analyzed.value, inner))
+    return []
+
+
+def _spelled(column: Column) -> str:
+    """``name type``, and ``not null`` for a required column (as the drift report shows columns)."""
+    return f"{column.name} {column.type}" + ("" if column.nullable else " not null")
+
+
 def _compare(view: View, analyzed: list[Column]) -> list[str]:
     stored = list(view.columns)
     problems = []
@@ -1976,6 +2003,12 @@ def _compare(view: View, analyzed: list[Column]) -> list[str]:
             problems.append(f"column {i + 1}: name {want!r} is now {got.name!r}")
         if _bare(col.type) != _bare(got.type):
             problems.append(f"column {col.name!r}: type {col.type} is now {got.type}")
+            continue
+        # a required column that may now be null breaks what readers rely on; the other way round does not
+        if not col.nullable and got.nullable:
+            problems.append(f"column {col.name!r}: not null is now nullable")
+        problems += [f"column {col.name!r}: {inner} not null is now nullable"
+                     for inner in _loosened(col.type, got.type, col.name)]
     return problems
 
 
@@ -1983,14 +2016,24 @@ def _compare(view: View, analyzed: list[Column]) -> list[str]:
 def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[str, ...] | None = None) -> DriftReport:
     """Check that every view with a spark representation still analyzes and still has its columns.
 
-    Each view's Spark SQL is analyzed (not run) under its default catalog and namespace; the
-    result's column count, names and Iceberg types are compared with the stored columns.
-    Comments and nullability are not compared. When a column list renamed the query's columns,
-    the names are compared with the query's own names as recorded with the view (the summary's
+    Each view's Spark SQL is analyzed (not run) under its default catalog and namespace and the SQL
+    configs recorded with it; the result's column count, names and Iceberg types are compared with
+    the stored columns. When a column list renamed the query's columns, the names are compared
+    with the query's own names as recorded with the view (the summary's
     ``spark.query-column-names``, or Spark's ``view.query.out.*`` properties of a view imported
-    from a metastore). Nothing is created or changed, in the session or the store: the views are
-    analyzed in a session cloned from ``spark`` (see the module notes), under their own configs
-    and namespaces there, so other threads may keep using ``spark`` meanwhile.
+    from a metastore).
+
+    Nullability is compared one way. A column stored as required (not null), or a required field,
+    list element or map value inside one, that the query may now return null for has drifted:
+    readers of the view rely on it never being null (``column 'id': not null is now nullable``,
+    ``column 's': s.a not null is now nullable``). A nullable column whose query now never returns
+    null has not drifted: every reader still copes. Comments are not compared: a view's column
+    comments are its own documentation (from its column list, or inherited from a table when it
+    was defined), Spark derives a comment from the query only where a table's column passes
+    through unchanged, and a changed table comment changes neither the rows nor what readers may
+    rely on. Nothing is created or changed, in the session or the store: the views are analyzed in
+    a session cloned from ``spark`` (see the module notes), under their own configs and namespaces
+    there, so other threads may keep using ``spark`` meanwhile.
 
     Args:
         spark: the session whose tables the views read.
@@ -2022,7 +2065,7 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
             if query is None:
                 report.skipped.append(name)
                 continue
-            stored = tuple(f"{c.name} {c.type}" for c in view.columns)
+            stored = tuple(_spelled(c) for c in view.columns)
             try:
                 current.use(*_default_target(work, view))
                 settings.use(_sql_configs(view))
@@ -2043,6 +2086,6 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
                 continue
             problems = _compare(view, analyzed)
             report.views.append(ViewDrift(name, "drifted" if problems else "ok", tuple(problems), None, stored,
-                                          tuple(f"{c.name} {c.type}" for c in analyzed)))
+                                          tuple(_spelled(c) for c in analyzed)))
     report.seconds = time.perf_counter() - started
     return report
