@@ -120,6 +120,7 @@ def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: An
     process.wait()
     lost = {name: _outcome(call) for name, call in _calls(spark, store, ns).items()}
     lost["cli check"] = _cli("--db", store_path, "spark", "check")
+    lost["cli demo"] = _cli("--db", store_path, "demo")
     queue.put({"stopped": {"outcomes": stopped, "events written": stopped_events},
                "lost": {"outcomes": lost, "events written": store.event_count() - events - stopped_events}})
 
@@ -204,9 +205,11 @@ def test_the_cli_reports_a_session_that_cannot_start_in_one_line(broken):
 
 def test_a_lost_jvm_says_so_in_every_call(broken):
     lost = broken["lost"]
-    calls = [name for name in lost["outcomes"] if name != "cli check"]
+    calls = [name for name in lost["outcomes"] if not name.startswith("cli ")]
     _engine_errors(lost["outcomes"], calls, "the SparkSession's JVM is gone")
     assert lost["events written"] == 0
-    cli = lost["outcomes"]["cli check"]
-    assert cli["exit"] == 1 and cli["escaped"] is None and "the SparkSession's JVM is gone" in cli["output"], cli
+    for command in ("cli check", "cli demo"):
+        cli = lost["outcomes"][command]
+        assert cli["exit"] == 1 and cli["escaped"] is None, cli
+        assert cli["output"].startswith("error: cannot use the active SparkSession: the SparkSession's JVM is gone")
 

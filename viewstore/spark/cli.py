@@ -25,16 +25,25 @@ from .session import check_views, register_views
 __all__ = ["spark", "demo"]
 
 
+def _active() -> SparkSession | None:
+    """The session already active in the process, if any.
+
+    Raises:
+        EngineError: its JVM is gone.
+    """
+    try:
+        return SparkSession.getActiveSession()
+    except ENGINE_ERRORS as e:
+        raise engine_error(None, e, "use the active SparkSession") from e
+
+
 def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[SparkSession, bool]:
     """The active session, or a new one from the options (and spark-defaults.conf); True if new.
 
     Raises:
         EngineError: the active session's JVM is gone, or Spark could not start a session.
     """
-    try:
-        active = SparkSession.getActiveSession()
-    except ENGINE_ERRORS as e:
-        raise engine_error(None, e, "use the active SparkSession") from e
+    active = _active()
     if active is not None:
         return active, False
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -221,6 +230,5 @@ def demo(cli: CliContext, namespace: str) -> None:
     \b
         viewstore --db demo.db demo
     """
-    active = SparkSession.getActiveSession()
     # the demo's own text uses rich markup; cli.console prints data and reads none
-    run_demo(Console(), db=cli.db if cli.db_explicit else None, spark=active, namespace=namespace)
+    run_demo(Console(), db=cli.db if cli.db_explicit else None, spark=_active(), namespace=namespace)
