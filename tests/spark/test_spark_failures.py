@@ -113,16 +113,30 @@ def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: An
                                                              "--master", "no-such-master")
     stopped_events = store.event_count() - events
 
-    spark = build_session(Path(root) / "lost", hive=False)
+    import viewstore.spark.metastore as metastore
+    from viewstore.spark import import_metastore_views
+
+    spark = build_session(Path(root) / "lost")  # a Hive metastore of its own
     assert register_views(spark, store).ok
     process = spark.sparkContext._gateway.proc
-    process.kill()
-    process.wait()
-    lost = {name: _outcome(call) for name, call in _calls(spark, store, ns).items()}
+    read = metastore._read
+
+    def read_then_lost(*args: Any) -> Any:  # the JVM dies after the first record is read
+        record = read(*args)
+        process.kill()
+        process.wait()
+        return record
+
+    metastore._read = read_then_lost
+    imported = ViewStore(Path(root) / "imported.db", actor="child")
+    lost = {"import_metastore_views, lost partway": _outcome(lambda: import_metastore_views(spark, imported, ns))}
+    metastore._read = read
+    lost.update({name: _outcome(call) for name, call in _calls(spark, store, ns).items()})
     lost["cli check"] = _cli("--db", store_path, "spark", "check")
     lost["cli demo"] = _cli("--db", store_path, "demo")
     queue.put({"stopped": {"outcomes": stopped, "events written": stopped_events},
-               "lost": {"outcomes": lost, "events written": store.event_count() - events - stopped_events}})
+               "lost": {"outcomes": lost, "events written": store.event_count() - events - stopped_events,
+                        "imported": [".".join(i) for i in imported.list_views()]}})
 
 
 def _store(path: Path, ns: str) -> Path:
@@ -203,9 +217,18 @@ def test_the_cli_reports_a_session_that_cannot_start_in_one_line(broken):
     assert cli["output"].startswith("error: Spark could not start a session:") and "no-such-master" in cli["output"]
 
 
+def test_import_metastore_views_that_loses_the_jvm_partway_says_how_far_it_got(broken):
+    lost = broken["lost"]
+    outcome = lost["outcomes"]["import_metastore_views, lost partway"]
+    assert outcome.get("raised") == "EngineError", outcome
+    assert outcome["message"].startswith("cannot read broken_ns.b from the metastore: the SparkSession's JVM is gone")
+    assert outcome["message"].endswith("(before that: 1 view(s) imported; importing again picks up the rest)")
+    assert lost["imported"] == ["broken_ns.a"]  # its own transaction: it stays
+
+
 def test_a_lost_jvm_says_so_in_every_call(broken):
     lost = broken["lost"]
-    calls = [name for name in lost["outcomes"] if not name.startswith("cli ")]
+    calls = [name for name in lost["outcomes"] if not name.startswith("cli ") and "partway" not in name]
     _engine_errors(lost["outcomes"], calls, "the SparkSession's JVM is gone")
     assert lost["events written"] == 0
     for command in ("cli check", "cli demo"):
