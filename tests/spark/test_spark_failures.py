@@ -139,6 +139,11 @@ def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: An
                         "imported": [".".join(i) for i in imported.list_views()]}})
 
 
+def _scenario(kind: str, *args: Any) -> None:
+    """One child process: the held metastore, or the stopped then lost session (both run at once)."""
+    (_in_held_metastore if kind == "held" else _in_stopped_then_lost_session)(*args)
+
+
 def _store(path: Path, ns: str) -> Path:
     with ViewStore(path, actor="alice") as store:
         store.create_view(f"{ns}.a", columns=[Column("x", "int", nullable=False)],
@@ -160,8 +165,8 @@ def broken(spark, tmp_path_factory):
     conn.execute("DELETE FROM meta WHERE key = 'store_id'")  # a file as a release before store ids left it
     conn.commit()
     conn.close()
-    results = spawned_results(_in_held_metastore, [(root, str(held_store), str(old), ns)], timeout=300)
-    results += spawned_results(_in_stopped_then_lost_session, [(str(tmp), str(lost_store), ns)], timeout=300)
+    results = spawned_results(_scenario, [("held", root, str(held_store), str(old), ns),
+                                          ("stopped", str(tmp), str(lost_store), ns)], timeout=300)
     return {scenario: result for each in results for scenario, result in each.items()}
 
 
