@@ -936,10 +936,10 @@ class ViewStore:
     @property
     def in_transaction(self) -> bool:
         """Whether the calling thread has a :meth:`transaction` of this store open: what it has
-        written is not committed yet and may still be rolled back. :meth:`export_iceberg`, which
-        writes files, is refused meanwhile; other work with effects outside the file (copies of the
-        views that ``register_views`` makes in a Spark session) is the caller's to put off until the
-        block has committed."""
+        written is not committed yet and may still be rolled back. Work with effects outside the
+        file is refused meanwhile: :meth:`export_iceberg` (files), and ``viewstore.spark``'s
+        ``register_views``, ``create_view`` and view DDL on the store through ``sql()`` (copies in
+        a Spark session)."""
         return self._batch is not None and self._batch_thread == threading.get_ident()
 
     @contextmanager
@@ -967,8 +967,8 @@ class ViewStore:
         The transaction holds the file's write lock from the start of the block to its end (other
         processes' writes wait for it, up to their busy timeout) and the store's lock (other threads
         using this store wait). Keep it short. Inside it, :meth:`query` (another connection) sees
-        only what was committed, and :meth:`export_iceberg`, which writes files a rollback could not
-        take back, is refused. Transactions do not nest.
+        only what was committed, and work whose effects a rollback could not take back is refused
+        (see :attr:`in_transaction`). Transactions do not nest.
 
         Raises:
             ConcurrencyError: the database stayed locked by another writer (``busy``), at the start;

@@ -1189,3 +1189,37 @@ def test_views_recorded_under_different_configs_each_get_their_own(spark, store,
         assert ("view.sqlConfig.spark.sql.caseSensitive" in properties) == (i == 2)  # not carried to the next
     assert {key: spark.conf.get(key) for key in before} == before
     assert check_views(spark, store, ns).ok
+
+
+# -- inside a store transaction ----------------------------------------------------------------------
+
+
+def test_work_that_changes_the_session_is_refused_inside_a_store_transaction(spark, store, data, ns):
+    """A rollback of the block takes back the store's part of the work, never the session's: the
+    copies would outlive the definitions they copy. Reads go on."""
+    from viewstore import ViewStoreError
+
+    spark.sql(f"CREATE DATABASE {ns}")
+    _stored(store, f"{ns}.base", f"SELECT order_id FROM {data}.orders", ns, [("order_id", "bigint")])
+    register_views(spark, store, ns)
+    before = store.event_count()
+    with pytest.raises(RuntimeError, match="rolled back"):
+        with store.transaction():
+            store.alter_view(f"{ns}.base", ViewChange.update_comment("in the block"))
+            refused = [lambda: register_views(spark, store, ns),
+                       lambda: create_view(spark, store, f"{ns}.made", "SELECT 1 AS one"),
+                       lambda: sql(spark, store, f"CREATE VIEW {ns}.ddl AS SELECT 2 AS two"),
+                       lambda: sql(spark, store, f"ALTER VIEW {ns}.base SET TBLPROPERTIES ('k' = 'v')"),
+                       lambda: sql(spark, store, f"DROP VIEW {ns}.base")]
+            for call in refused:
+                with pytest.raises(ViewStoreError, match="cannot take back"):
+                    call()
+            assert check_views(spark, store, ns).ok  # reading goes on
+            assert sql(spark, store, f"SELECT count(*) AS n FROM {ns}.base").collect()[0].n == 3
+            raise RuntimeError("rolled back")
+    assert store.event_count() == before
+    names = {r.viewName for r in spark.sql(f"SHOW VIEWS IN {ns}").collect()}
+    assert names == {"base"}  # no copy was made of what the block never committed
+    described = {r[0]: r[1] for r in spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.base").collect()}
+    assert "k" not in described.get("Table Properties", "")
+    assert create_view(spark, store, f"{ns}.made", "SELECT 1 AS one").identifier == (ns, "made")  # after: fine

@@ -388,6 +388,18 @@ def _check_args(spark: Any, store: Any) -> None:
         raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
 
 
+def _outside_transaction(store: ViewStore, what: str) -> None:
+    """Refuse work that changes the Spark session for the store while this thread is inside a
+    ``store.transaction()``: a rollback takes back the store's part, never the session's.
+
+    Raises:
+        ViewStoreError: this thread has a transaction of the store open.
+    """
+    if store.in_transaction:
+        raise ViewStoreError(f"{what} changes the Spark session, which a rollback of the store's transaction "
+                             "(store.transaction()) cannot take back: run it after the block has committed")
+
+
 def _check_flag(value: Any, name: str) -> None:
     if not isinstance(value, bool):
         raise ValidationError(f"{name} must be True or False, not {value!r}")
@@ -1047,6 +1059,7 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
             nothing is changed.
     """
     _check_args(spark, store)
+    _outside_transaction(store, "register_views")
     if not isinstance(dialect, str) or not dialect.strip():
         raise ValidationError(f"bad dialect {dialect!r}")
     _check_flag(refresh, "refresh")
@@ -1339,6 +1352,7 @@ def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[s
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not answer).
     """
     _check_args(spark, store)
+    _outside_transaction(store, "create_view")
     _check_flag(replace, "replace")
     ident = _qualify(spark, identifier)
     if not replace and store.view_exists(ident):
@@ -1362,8 +1376,19 @@ def _passthrough(spark: SparkSession, statement: str) -> DataFrame:
 def _store_target(spark: SparkSession, store: ViewStore, parts: Sequence[str]) -> Identifier | None:
     """The store identifier a view name in DDL means, or None when it belongs to another Spark catalog.
 
-    A bare name goes into the session's current database; a leading ``spark_catalog`` (or the
-    store's catalog name, when that is not a Spark catalog) is dropped.
+    Raises:
+        ViewStoreError: it is the store's, and this thread is inside a transaction of the store
+            (the DDL would change the session too, which a rollback cannot take back).
+    """
+    ident = _named_in_store(spark, store, parts)
+    if ident is not None:
+        _outside_transaction(store, "view DDL on the store through sql()")
+    return ident
+
+
+def _named_in_store(spark: SparkSession, store: ViewStore, parts: Sequence[str]) -> Identifier | None:
+    """See :func:`_store_target`. A bare name goes into the session's current database; a leading
+    ``spark_catalog`` (or the store's catalog name, when that is not a Spark catalog) is dropped.
     """
     parts = [p.lower() for p in parts]
     if len(parts) == 1:
