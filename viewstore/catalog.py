@@ -938,8 +938,8 @@ class ViewStore:
         """Whether the calling thread has a :meth:`transaction` of this store open: what it has
         written is not committed yet and may still be rolled back. Work with effects outside the
         file is refused meanwhile: :meth:`export_iceberg` (files), and ``viewstore.spark``'s
-        ``register_views``, ``create_view`` and view DDL on the store through ``sql()`` (copies in
-        a Spark session)."""
+        ``register_views`` and view DDL on the store through ``sql()`` (copies in a Spark session);
+        its ``create_view`` writes only the store and goes on."""
         return self._batch is not None and self._batch_thread == threading.get_ident()
 
     @contextmanager

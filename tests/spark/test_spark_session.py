@@ -1207,7 +1207,6 @@ def test_work_that_changes_the_session_is_refused_inside_a_store_transaction(spa
         with store.transaction():
             store.alter_view(f"{ns}.base", ViewChange.update_comment("in the block"))
             refused = [lambda: register_views(spark, store, ns),
-                       lambda: create_view(spark, store, f"{ns}.made", "SELECT 1 AS one"),
                        lambda: sql(spark, store, f"CREATE VIEW {ns}.ddl AS SELECT 2 AS two"),
                        lambda: sql(spark, store, f"ALTER VIEW {ns}.base SET TBLPROPERTIES ('k' = 'v')"),
                        lambda: sql(spark, store, f"DROP VIEW {ns}.base")]
@@ -1223,3 +1222,21 @@ def test_work_that_changes_the_session_is_refused_inside_a_store_transaction(spa
     described = {r[0]: r[1] for r in spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.base").collect()}
     assert "k" not in described.get("Table Properties", "")
     assert create_view(spark, store, f"{ns}.made", "SELECT 1 AS one").identifier == (ns, "made")  # after: fine
+
+
+def test_create_view_goes_with_a_store_transaction(spark, store, data, ns):
+    """create_view only analyzes in a session of its own and writes the store: inside a block its view
+    is committed with the block, or taken back with it, and the session holds no copy either way."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    with store.transaction():
+        create_view(spark, store, f"{ns}.kept", f"SELECT order_id FROM {data}.orders")
+        store.alter_view(f"{ns}.kept", ViewChange.update_comment("in the block"))
+    assert store.load_view(f"{ns}.kept").comment == "in the block"
+    before = store.event_count()
+    with pytest.raises(RuntimeError, match="rolled back"):
+        with store.transaction():
+            create_view(spark, store, f"{ns}.gone", "SELECT 1 AS one")
+            assert store.view_exists(f"{ns}.gone")
+            raise RuntimeError("rolled back")
+    assert store.event_count() == before and not store.view_exists(f"{ns}.gone")
+    assert {r.viewName for r in spark.sql(f"SHOW VIEWS IN {ns}").collect()} == set()

@@ -1054,7 +1054,8 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
             not answer (see :mod:`viewstore.spark.failures`). The message says where it stopped:
             the copies made and dropped before stay (each is a whole copy of a stored view, or was a
             stale one), so registering again finishes the work.
-        ViewStoreError: the store is closed; or, with ``prune``, it has no id yet (a file made by a
+        ViewStoreError: the store is closed; this thread is inside ``store.transaction()`` (the
+            copies would outlive a rollback); or, with ``prune``, it has no id yet (a file made by a
             release before store ids) and cannot make one now (see :attr:`ViewStore.store_id`);
             nothing is changed.
     """
@@ -1328,7 +1329,9 @@ def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[s
     of it, such as a string collation (see :mod:`viewstore.spark.types`). The SQL is analyzed
     as written (``${...}`` is not substituted), in a session cloned from ``spark`` under its
     current catalog, namespace and configs: ``spark`` is not changed, not even for a moment. To
-    make the view queryable, use :func:`register_views`, or :func:`sql` which does both.
+    make the view queryable, use :func:`register_views`, or :func:`sql` which does both. Since only
+    the store is written, it may run inside ``store.transaction()``: the view is committed with the
+    block, or taken back with it.
 
     Args:
         spark: the session that analyzes the query.
@@ -1352,7 +1355,6 @@ def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[s
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not answer).
     """
     _check_args(spark, store)
-    _outside_transaction(store, "create_view")
     _check_flag(replace, "replace")
     ident = _qualify(spark, identifier)
     if not replace and store.view_exists(ident):
@@ -1794,6 +1796,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
             ``EXECUTE IMMEDIATE`` holds view DDL.
         ViewAlreadyExistsError: CREATE VIEW (without OR REPLACE / IF NOT EXISTS) of a stored view,
             or RENAME onto a stored view.
+        ViewStoreError: view DDL on the store while this thread is inside ``store.transaction()``
+            (the session copy would outlive a rollback); nothing is changed.
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
             answer); view DDL on a stopped session is refused before the store is touched. Once the
             store has taken a change, the session copy follows as it can: a failure then is logged
