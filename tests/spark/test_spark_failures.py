@@ -59,6 +59,8 @@ def _calls(spark: Any, store: Any, ns: str) -> dict[str, Callable[[], Any]]:
         "create_view": lambda: vs.create_view(spark, store, f"{ns}.c", f"SELECT x FROM {ns}.a"),
         "sql create": lambda: vs.sql(spark, store, f"CREATE VIEW {ns}.d AS SELECT 1 AS x"),
         "sql set properties": lambda: vs.sql(spark, store, f"ALTER VIEW {ns}.a SET TBLPROPERTIES ('k' = 'v')"),
+        "sql rename": lambda: vs.sql(spark, store, f"ALTER VIEW {ns}.b RENAME TO {ns}.renamed"),
+        "sql drop": lambda: vs.sql(spark, store, f"DROP VIEW {ns}.b"),
         "events_dataframe": lambda: vs.events_dataframe(spark, store),
         "read_metastore_table": lambda: vs.read_metastore_table(spark, ns, "a"),
         "import_metastore_views": lambda: vs.import_metastore_views(spark, store, ns),
@@ -78,8 +80,8 @@ def _in_held_metastore(root: str, store_path: str, old_path: str, ns: str, queue
     events = store.event_count()
     calls = _calls(spark, store, ns)
     outcomes = {name: _outcome(calls[name]) for name in
-                ("register_views", "check_views", "create_view", "sql create", "read_metastore_table",
-                 "import_metastore_views", "attach")}
+                ("register_views", "check_views", "create_view", "sql create", "sql set properties", "sql rename",
+                 "sql drop", "read_metastore_table", "import_metastore_views", "attach")}
     outcomes["register_views prune, a file made before ids"] = _outcome(
         lambda: register_views(spark, old, prune=True))
     outcomes["cli check"] = _cli("--db", store_path, "spark", "check")
@@ -179,7 +181,9 @@ def _engine_errors(outcomes: dict[str, Any], names: list[str], says: str) -> Non
 
 def test_a_metastore_held_by_another_process_is_an_engine_error_that_names_the_cause(broken):
     held = broken["held"]
+    # view DDL the store decides first (properties, rename, drop) is refused before the store is written
     _engine_errors(held["outcomes"], ["register_views", "check_views", "create_view", "sql create",
+                                      "sql set properties", "sql rename", "sql drop",
                                       "read_metastore_table", "import_metastore_views", "attach"],
                    "the session's metastore does not answer")
     # Hive hides Derby's own reason (another process has booted the database): the message names the suspect

@@ -13,7 +13,8 @@ Spark's errors do not say which kind they are (a metastore that cannot start sho
 error, a stopped session as ``INTERNAL_ERROR``), so the session is asked when a call fails: is it
 stopped, does py4j reach its JVM, does its metastore answer ``databaseExists("default")``? Only
 if it is well is the failure the request's. The question costs one or two JVM round trips, and is
-asked only after a failure. It goes to the session the failing call ran in: for the statements
+asked only after a failure, and before view DDL through ``sql`` that writes the store before the
+session follows (:func:`require_live`). It goes to the session the failing call ran in: for the statements
 :mod:`viewstore.spark.session` runs in a session cloned from the caller's, the clone, which shares
 the caller's SparkContext, JVM and metastore, so its answer is the caller's session's too.
 """
@@ -31,7 +32,8 @@ from pyspark.errors.exceptions.captured import CapturedException, ParseException
 from ..errors import EngineError
 
 __all__ = ["ENGINE_ERRORS", "SPARK_ERRORS", "condition", "explanation", "engine_error", "environment_failure",
-           "engine_calls", "raise_engine_failure", "require_live", "session_down", "summary"]
+           "engine_calls", "metastore_silent", "raise_engine_failure", "require_live", "session_down",
+           "summary"]
 
 #: what Spark answers from the JVM: a refusal of the request, or a failure of the engine
 SPARK_ERRORS = (CapturedException, Py4JJavaError)
@@ -153,13 +155,20 @@ def environment_failure(spark: Any, error: BaseException) -> str | None:
         return down
     if not isinstance(error, SPARK_ERRORS):
         return f"Spark failed: {summary(error)}"
+    return metastore_silent(spark, error)
+
+
+def metastore_silent(spark: Any, error: BaseException | None = None) -> str | None:
+    """Why the session's metastore does not answer ``databaseExists("default")``, or None (it answers,
+    or ``spark`` is no classic session). ``error``, a failure that led to the question, may name the cause."""
     jsession = _jvm_session(spark)
     if jsession is None:
         return None
     try:
         jsession.sharedState().externalCatalog().databaseExists("default")
     except ENGINE_ERRORS as probe:
-        cause = _root_cause(error) or _root_cause(probe) or explanation(error)
+        cause = (_root_cause(error) if error is not None else None) or _root_cause(probe) or explanation(
+            error if error is not None else probe)
         return f"the session's metastore does not answer: {_first_line(cause)}{_derby_hint(jsession)}"
     return None
 
@@ -195,9 +204,13 @@ def engine_error(spark: Any, error: BaseException, what: str) -> EngineError:
     return EngineError(f"cannot {what}: {reason}")
 
 
-def require_live(spark: Any, what: str) -> None:
-    """Raise EngineError unless the session can run statements (before a call changes anything)."""
+def require_live(spark: Any, what: str, *, metastore: bool = False) -> None:
+    """Raise EngineError unless the session can run statements (before a call changes anything); with
+    ``metastore``, unless its metastore answers too (one more round trip: for a call that writes the
+    store before the session follows)."""
     down = session_down(spark)
+    if down is None and metastore:
+        down = metastore_silent(spark)
     if down is not None:
         raise EngineError(f"cannot {what}: {down}")
 

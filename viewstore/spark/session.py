@@ -1799,9 +1799,10 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
         ViewStoreError: view DDL on the store while this thread is inside ``store.transaction()``
             (the session copy would outlive a rollback); nothing is changed.
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
-            answer); view DDL on a stopped session is refused before the store is touched. Once the
-            store has taken a change, the session copy follows as it can: a failure then is logged
-            (logger ``viewstore.spark``), and the call returns the stored view.
+            answer); view DDL on a stopped session, or one whose metastore does not answer, is
+            refused before the store is touched. Once the store has taken a change, the session
+            copy follows as it can: a failure then is logged (logger ``viewstore.spark``), and the
+            call returns the stored view.
     """
     _check_args(spark, store)
     if not isinstance(statement, str) or not statement.strip():
@@ -1823,8 +1824,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     handler = _ddl_rename if is_rename else _DDL.get(kind)
     if handler is None:
         return _passthrough(spark, statement)
-    # the store decides first for some statements: a session that cannot follow must not let it
-    require_live(spark, "run the statement")
+    # the store decides first for some statements: a session (or metastore) that cannot follow must not let it
+    require_live(spark, "run the statement", metastore=True)
     # the copies carry the store's id: a file made before ids makes it now, before anything changes
     _ = store.store_id
     return handler(spark, store, plan, statement)
