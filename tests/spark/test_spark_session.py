@@ -1240,3 +1240,14 @@ def test_create_view_goes_with_a_store_transaction(spark, store, data, ns):
             raise RuntimeError("rolled back")
     assert store.event_count() == before and not store.view_exists(f"{ns}.gone")
     assert {r.viewName for r in spark.sql(f"SHOW VIEWS IN {ns}").collect()} == set()
+
+
+def test_ddl_on_a_session_view_the_store_does_not_hold_goes_on_inside_a_store_transaction(spark, store, ns):
+    """Only view DDL on the store's views is refused inside a block: ALTER or DROP of a view of the
+    session catalog that the store does not hold goes to Spark, as outside one."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.handmade AS SELECT 1 AS one")
+    with store.transaction():
+        sql(spark, store, f"ALTER VIEW {ns}.handmade SET TBLPROPERTIES ('k' = 'v')")
+        assert sql(spark, store, f"DROP VIEW {ns}.handmade") is not None  # Spark's own answer
+    assert {r.viewName for r in spark.sql(f"SHOW VIEWS IN {ns}").collect()} == set()

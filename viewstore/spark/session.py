@@ -1490,12 +1490,17 @@ def _ddl_create(spark: SparkSession, store: ViewStore, plan: Any, statement: str
 
 
 def _stored_target(spark: SparkSession, store: ViewStore, parts: list[str]) -> Identifier | None:
-    """The stored view a DDL statement on an existing view names, or None (then Spark handles it)."""
+    """The stored view a DDL statement on an existing view names, or None (then Spark handles it).
+
+    Raises:
+        ViewStoreError: it is a stored view, and this thread is inside a transaction of the store.
+    """
     if _is_temporary(spark, parts):
         return None
-    ident = _store_target(spark, store, parts)
+    ident = _named_in_store(spark, store, parts)
     if ident is None or not store.view_exists(ident):
         return None
+    _outside_transaction(store, "view DDL on the store through sql()")
     return ident
 
 
