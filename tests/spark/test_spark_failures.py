@@ -74,6 +74,7 @@ def _in_held_metastore(root: str, store_path: str, old_path: str, ns: str, queue
     os.environ["PYSPARK_SUBMIT_ARGS"] = _FAIL_FAST
     from spark_settings import build_session
     from viewstore.spark import register_views
+    from viewstore.spark import sql as vs_sql
 
     spark = build_session(Path(root))
     store, old = ViewStore(store_path, actor="child"), ViewStore(old_path, actor="child")
@@ -82,6 +83,8 @@ def _in_held_metastore(root: str, store_path: str, old_path: str, ns: str, queue
     outcomes = {name: _outcome(calls[name]) for name in
                 ("register_views", "check_views", "create_view", "sql create", "sql set properties", "sql rename",
                  "sql drop", "read_metastore_table", "import_metastore_views", "attach")}
+    spark.sql("CREATE TEMPORARY VIEW temporary_one AS SELECT 1 AS x")  # the metastore has no part in it
+    outcomes["sql drop of a temporary view"] = _outcome(lambda: vs_sql(spark, store, "DROP VIEW temporary_one"))
     outcomes["register_views prune, a file made before ids"] = _outcome(
         lambda: register_views(spark, old, prune=True))
     outcomes["cli check"] = _cli("--db", store_path, "spark", "check")
@@ -190,6 +193,7 @@ def test_a_metastore_held_by_another_process_is_an_engine_error_that_names_the_c
     assert f"embedded Derby database, {held['root']}/metastore_db, which one process at a time can use: is " \
            f"another Spark session using it?" in held["outcomes"]["check_views"]["message"]
     assert held["events written"] == 0
+    assert held["outcomes"]["sql drop of a temporary view"] == {"returned": "DataFrame"}  # only stored views are asked
 
 
 def test_prune_on_a_failing_metastore_writes_no_store_id(broken):

@@ -13,8 +13,8 @@ Spark's errors do not say which kind they are (a metastore that cannot start sho
 error, a stopped session as ``INTERNAL_ERROR``), so the session is asked when a call fails: is it
 stopped, does py4j reach its JVM, does its metastore answer ``databaseExists("default")``? Only
 if it is well is the failure the request's. The question costs one or two JVM round trips, and is
-asked only after a failure, and before view DDL through ``sql`` that writes the store before the
-session follows (:func:`require_live`). It goes to the session the failing call ran in: for the statements
+asked only after a failure, and before view DDL on a stored view through ``sql``, which may write
+the store before the session follows (:func:`require_live`). It goes to the session the failing call ran in: for the statements
 :mod:`viewstore.spark.session` runs in a session cloned from the caller's, the clone, which shares
 the caller's SparkContext, JVM and metastore, so its answer is the caller's session's too.
 """

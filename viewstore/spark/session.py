@@ -1494,6 +1494,8 @@ def _stored_target(spark: SparkSession, store: ViewStore, parts: list[str]) -> I
 
     Raises:
         ViewStoreError: it is a stored view, and this thread is inside a transaction of the store.
+        EngineError: it is a stored view, and the session's metastore does not answer (the store
+            decides some of these statements first: a session copy that cannot follow must not let it).
     """
     if _is_temporary(spark, parts):
         return None
@@ -1501,6 +1503,7 @@ def _stored_target(spark: SparkSession, store: ViewStore, parts: list[str]) -> I
     if ident is None or not store.view_exists(ident):
         return None
     _outside_transaction(store, "view DDL on the store through sql()")
+    require_live(spark, "run the statement", metastore=True)
     return ident
 
 
@@ -1829,8 +1832,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     handler = _ddl_rename if is_rename else _DDL.get(kind)
     if handler is None:
         return _passthrough(spark, statement)
-    # the store decides first for some statements: a session (or metastore) that cannot follow must not let it
-    require_live(spark, "run the statement", metastore=True)
+    # the store decides first for some statements: a session that cannot follow must not let it
+    require_live(spark, "run the statement")
     # the copies carry the store's id: a file made before ids makes it now, before anything changes
     _ = store.store_id
     return handler(spark, store, plan, statement)
