@@ -879,13 +879,8 @@ class ViewStore:
                     self._projections.save([state])
             except BaseException as error:
                 self._cache.clear()
-                if plan is not None and plan.events and signals.commit_failed.receivers:
-                    # the caller is owed the write's own error, not a receiver's
-                    with self._calling():
-                        hooks = _notify(signals.commit_failed, self, events=_positioned(plan.events, stored),
-                                        error=error)
-                    for hook in hooks:
-                        error.add_note(f"a commit_failed receiver raised too: {hook!r}")
+                if plan is not None and plan.events:
+                    self._tell_failed(plan.events, stored, error)
                 raise
             # committed: cache the new state with its View (which shares its versions and their models)
             if plan.state is not None:
@@ -1005,17 +1000,21 @@ class ViewStore:
                 self._cache.clear()
                 self._projections.forget_parsed()
                 self._repairs = repairs
-                if done and signals.commit_failed.receivers:
-                    for events, stored in done:
-                        with self._calling():
-                            hooks = _notify(signals.commit_failed, self, events=_positioned(events, stored),
-                                            error=error)
-                        for hook in hooks:
-                            error.add_note(f"a commit_failed receiver raised too: {hook!r}")
+                for events, stored in done:
+                    self._tell_failed(events, stored, error)
                 raise
         if done and signals.committed.receivers:
             for events, stored in done:
                 _notify(signals.committed, self, events=_positioned(events, stored))
+
+    def _tell_failed(self, events: list[Event], stored: list[tuple[int, dict[str, Any]]], error: BaseException) -> None:
+        """Send ``commit_failed`` for a write's events; the caller is owed the write's own error, so
+        what a receiver raises is only noted on it."""
+        if signals.commit_failed.receivers:
+            with self._calling():
+                hooks = _notify(signals.commit_failed, self, events=_positioned(events, stored), error=error)
+            for hook in hooks:
+                error.add_note(f"a commit_failed receiver raised too: {hook!r}")
 
     def _close_if_stuck(self, error: BaseException) -> None:
         """After a failed write: a connection still inside its transaction (its ROLLBACK failed, again
