@@ -413,6 +413,26 @@ def test_a_transaction_sqlite_rolled_back_whole_commits_nothing_after(store, rec
     assert store.load_view("a.x").comment == "later"
 
 
+def test_a_savepoint_that_cannot_start_is_a_typed_error_and_the_block_goes_on(store, recorded):
+    """A write's SAVEPOINT that SQLite refuses (interrupted here; out of memory, an I/O error) fails
+    that write with a ViewStoreError, as a BEGIN that fails does outside a block; nothing of it is
+    written and the block goes on."""
+    make(store, "a.v")
+    recorded.clear()
+    with store.transaction():
+        store.alter_view("a.v", ViewChange.update_comment("first"))
+        _sqlite_interrupts(store._conn, lambda sql: sql.startswith("SAVEPOINT"))
+        try:
+            with pytest.raises(ViewStoreError, match="interrupted"):
+                make(store, "a.w")
+        finally:
+            _sqlite_interrupts_nothing(store._conn)
+        store.alter_view("a.v", ViewChange.set_property("k", "after"))
+    assert store.list_views() == [("a", "v")]
+    assert [e.type for e in store.history("a.v")] == ["view.created", "view.comment_updated", "view.properties_set"]
+    assert [s for s, *_ in recorded] == ["before", "before", "committed", "committed"]  # nothing was decided for it
+
+
 def test_a_savepoint_that_cannot_roll_back_rolls_the_whole_transaction_back(store):
     """A failed write whose ROLLBACK TO fails itself (interrupted) would leave its rows in the
     transaction, for the block's commit to write: the whole transaction goes instead, with a typed

@@ -292,7 +292,13 @@ def savepoint(conn: sqlite3.Connection, lost: Callable[[BaseException], None]) -
         gone = ViewStoreError("the transaction ended without a commit: SQLite rolled it back after an error")
         lost(gone)
         raise gone
-    conn.execute("SAVEPOINT part")
+    try:
+        conn.execute("SAVEPOINT part")
+    except sqlite3.Error as error:  # as a BEGIN that fails: typed, and nothing of the part was written
+        if not conn.in_transaction:
+            lost(error)
+        _raise_typed(error)
+        raise
     try:
         yield conn
         conn.execute("RELEASE part")
