@@ -433,6 +433,51 @@ def test_a_savepoint_that_cannot_start_is_a_typed_error_and_the_block_goes_on(st
     assert [s for s, *_ in recorded] == ["before", "before", "committed", "committed"]  # nothing was decided for it
 
 
+@pytest.mark.parametrize("in_block", [False, True])
+def test_a_read_that_sqlite_refuses_is_a_typed_error(store, in_block):
+    """A read whose statement SQLite stops (interrupted here; an I/O error, out of memory) raises a
+    ViewStoreError, in a block or not, and the block goes on."""
+    make(store, "a.v")
+    reads = {"load_view": lambda: store.load_view("a.v"), "list_views": store.list_views,
+             "history": lambda: store.history("a.v"), "events": store.events, "event_count": store.event_count,
+             "as_of": lambda: store.load_view("a.v", as_of=store.history("a.v")[0])}
+
+    def each_read_fails():
+        for name, read in reads.items():
+            store._cache.clear()  # so that load_view reads the file
+            _sqlite_interrupts(store._conn, lambda sql: sql.startswith(("SELECT", "BEGIN", "PRAGMA", "WITH")))
+            try:
+                with pytest.raises(ViewStoreError, match="interrupted"):
+                    read()
+            finally:
+                _sqlite_interrupts_nothing(store._conn)
+
+    if in_block:
+        with store.transaction():
+            store.alter_view("a.v", ViewChange.update_comment("in the block"))
+            each_read_fails()
+            store.alter_view("a.v", ViewChange.set_property("k", "after"))
+        assert store.load_view("a.v").comment == "in the block" and store.load_view("a.v").properties["k"] == "after"
+    else:
+        each_read_fails()
+        assert store.load_view("a.v").stream_version == 1
+
+
+def test_a_read_whose_end_sqlite_refuses_leaves_no_read_open(store):
+    """A read's COMMIT that fails would leave the connection inside the read: every later write and
+    transaction() was refused ('cannot start a transaction within a transaction')."""
+    make(store, "a.v")
+    _sqlite_interrupts(store._conn, lambda sql: sql == "COMMIT")
+    try:
+        assert store.list_views() == [("a", "v")]  # read whole; its end is rolled back instead
+    finally:
+        _sqlite_interrupts_nothing(store._conn)
+    store.alter_view("a.v", ViewChange.update_comment("plain"))
+    with store.transaction():
+        store.alter_view("a.v", ViewChange.set_property("k", "block"))
+    assert [e.type for e in store.history("a.v")] == ["view.created", "view.comment_updated", "view.properties_set"]
+
+
 def test_a_savepoint_that_cannot_roll_back_rolls_the_whole_transaction_back(store):
     """A failed write whose ROLLBACK TO fails itself (interrupted) would leave its rows in the
     transaction, for the block's commit to write: the whole transaction goes instead, with a typed

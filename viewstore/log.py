@@ -342,20 +342,29 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """One read transaction: in WAL mode every SELECT inside it sees the same state of the file, so
     a commit by another connection cannot land between two of them (a views row read before a
     commit and its versions after it). Inside a write transaction, which is one already, it does
-    nothing.
+    nothing. An error SQLite raises inside (an interrupt, an I/O error) is a ViewStoreError.
     """
-    if conn.in_transaction:
-        yield conn
-        return
-    conn.execute("BEGIN")
     try:
-        yield conn
-    finally:
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
         try:
-            if conn.in_transaction:
-                conn.execute("COMMIT")  # read only: this just ends the snapshot
-        except sqlite3.ProgrammingError:  # closed inside (a callback closed the store): nothing to end
-            pass
+            yield conn
+        finally:
+            try:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")  # read only: this just ends the snapshot
+            except sqlite3.ProgrammingError:  # closed inside (a callback closed the store): nothing to end
+                pass
+            except sqlite3.Error:  # else the connection stays in the read, and every later write is refused
+                conn.execute("ROLLBACK")
+    except sqlite3.Error as error:
+        raise _read_refused(error) from error
+
+
+def _read_refused(error: sqlite3.Error) -> ViewStoreError:
+    return ViewStoreError(f"the database refused the read: {error}")
 
 
 class QueryRows(list):  # type: ignore[type-arg]  # a list[dict[str, Any]]
@@ -610,7 +619,10 @@ class EventLog:
 
     def data_version(self) -> int:
         """SQLite's counter of commits made by other connections (for cache invalidation)."""
-        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+        try:
+            return self.conn.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error as error:  # load_view asks this outside a snapshot
+            raise _read_refused(error) from error
 
 
 def row_to_event(row: Sequence[Any]) -> Event:
