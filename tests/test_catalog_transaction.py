@@ -250,6 +250,40 @@ def test_other_threads_wait_for_the_transaction(store):
     assert seen == ["second"]
 
 
+def test_a_block_ends_only_in_the_thread_that_began_it(store, recorded):
+    """Ended from another thread, the block committed there, then failed to let go of the store's
+    lock (a RuntimeError), which the first thread kept for ever: every other thread of the store hung.
+    Now the other thread is refused and the block stays open for the thread that began it to end."""
+    make(store, "a.v")
+    recorded.clear()
+    block = store.transaction()
+    block.__enter__()
+    make(store, "a.w")
+    with pytest.raises(ViewStoreError, match="entered already"):
+        block.__enter__()  # a context manager is entered once
+    refused = []
+
+    def end_it_here():
+        try:
+            block.__exit__(None, None, None)
+        except ViewStoreError as e:
+            refused.append(str(e))
+
+    thread = threading.Thread(target=end_it_here)
+    thread.start()
+    thread.join(5)
+    assert len(refused) == 1 and "thread that began it" in refused[0]
+    assert store.in_transaction and ViewStore(store.path).list_views() == [("a", "v")]  # still open, uncommitted
+    make(store, "a.x")
+    block.__exit__(None, None, None)
+    assert [s for s, *_ in recorded] == ["before", "before", "committed", "committed"]
+    seen = []
+    reader = threading.Thread(target=lambda: seen.append(store.list_views()))
+    reader.start()
+    reader.join(5)
+    assert seen == [[("a", "v"), ("a", "w"), ("a", "x")]]  # the store's lock was let go
+
+
 def test_another_writer_waits_for_the_commit(store):
     make(store, "a.v")
     other = ViewStore(store.path, actor="bob")

@@ -20,7 +20,7 @@ import re
 import threading
 import time
 import uuid as uuidlib
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence
@@ -937,8 +937,7 @@ class ViewStore:
         its ``create_view`` writes only the store and goes on."""
         return self._batch is not None and self._batch_thread == threading.get_ident()
 
-    @contextmanager
-    def transaction(self) -> Iterator["ViewStore"]:
+    def transaction(self) -> "_Block":
         """Make the writes of a ``with`` block one transaction: committed together when the block
         ends, or not at all if it raises.
 
@@ -963,16 +962,22 @@ class ViewStore:
         processes' writes wait for it, up to their busy timeout) and the store's lock (other threads
         using this store wait). Keep it short. Inside it, :meth:`query` (another connection) sees
         only what was committed, and work whose effects a rollback could not take back is refused
-        (see :attr:`in_transaction`). Transactions do not nest.
+        (see :attr:`in_transaction`). Transactions do not nest, and a block is ended in the thread
+        that began it.
 
         Raises:
             ConcurrencyError: the database stayed locked by another writer (``busy``), at the start;
                 nothing was written.
             ViewStoreError: the store is closed, a transaction is already open in this thread, SQLite
                 rolled the transaction back when a write in it failed, or the commit failed (nothing
-                was written). An exception raised in the block rolls every write of the block back
-                and reaches the caller unchanged.
+                was written), or the block is ended in another thread than the one that began it
+                (refused: it stays open) or entered twice. An exception raised in the block rolls
+                every write of the block back and reaches the caller unchanged.
         """
+        return _Block(self._transaction())
+
+    @contextmanager
+    def _transaction(self) -> Iterator["ViewStore"]:
         with self._lock:
             if self._closed:
                 raise ViewStoreError("the store is closed")
@@ -1653,6 +1658,31 @@ class ViewStore:
         elif get_format(engine).NAME == "iceberg":
             metadata_location = imported_metadata_location(view, self.history(view.identifier))
         return encode(view, engine, metadata_location=metadata_location)
+
+
+class _Block:
+    """What :meth:`ViewStore.transaction` returns: its block, entered once and ended in the thread
+    that began it. The block holds the store's lock, which only that thread can let go; ended in
+    another thread, it committed there, and the lock stayed taken for ever."""
+
+    __slots__ = ("_inner", "_thread")
+
+    def __init__(self, inner: AbstractContextManager[ViewStore]) -> None:
+        self._inner = inner
+        self._thread: int | None = None
+
+    def __enter__(self) -> ViewStore:
+        if self._thread is not None:
+            raise ViewStoreError("this transaction() was entered already: call store.transaction() for each block")
+        store = self._inner.__enter__()
+        self._thread = threading.get_ident()
+        return store
+
+    def __exit__(self, *exc: Any) -> bool | None:
+        if threading.get_ident() != self._thread:
+            raise ViewStoreError("a transaction ends in the thread that began it (it holds the store until "
+                                 "then); it is still open, with nothing committed or rolled back")
+        return self._inner.__exit__(*exc)
 
 
 def _positioned(events: list[Event], stored: list[tuple[int, dict[str, Any]]]) -> list[Event]:
