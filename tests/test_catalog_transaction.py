@@ -1,10 +1,12 @@
 """ViewStore.transaction(): several writes committed together, or none of them."""
 
+import json
 import sqlite3
 import threading
 import time
 
 import pytest
+from conftest import CONFORMANCE
 
 from viewstore import (
     ConcurrencyError,
@@ -124,6 +126,30 @@ def test_as_of_inside_a_rolled_back_transaction_leaves_nothing_behind(store):
         expected = ViewStore(store.path).load_view("a.v", as_of=event)
         assert store.load_view("a.v", as_of=event) == expected
         assert expected.properties["k"].startswith("kept")
+
+
+def test_as_of_a_time_sees_a_block_whole_or_not_at_all(store):
+    """Other readers see the block's writes together; so does as_of at any time. Each write used to
+    be dated when it was made, so after a slow block as_of a time inside it showed half of it, under
+    a name no reader ever saw (the swap's temporary name)."""
+    store.create_view("a.daily", columns=COLS, representations=[("spark", "SELECT 1 AS x")], default_namespace="a")
+    store.create_view("a.daily_v2", columns=COLS, representations=[("spark", "SELECT 2 AS x")], default_namespace="a")
+    with store.transaction():
+        for old, new in (("a.daily", "a.tmp"), ("a.daily_v2", "a.daily"), ("a.tmp", "a.daily_v2")):
+            store.rename_view(old, new)
+            time.sleep(0.005)
+        store.import_hms(json.loads((CONFORMANCE / "engine-views" / "spark-hms-view-3.5.reconstructed.json")
+                                    .read_text(encoding="utf-8"))["hms_table"], "a.imported")
+    renames = store.events(types="view.renamed")
+    assert len({e.occurred_at for e in renames}) == 1  # one moment, as one commit is
+    assert store.history("a.imported")[0].occurred_at == renames[0].occurred_at  # a record of now: the block's
+    before, after = renames[0].occurred_at - 1, renames[0].occurred_at
+    for when in (before, after):
+        with pytest.raises(NoSuchViewError):
+            store.load_view("a.tmp", as_of=when)
+    assert store.load_view("a.daily", as_of=before).representations[0].sql == "SELECT 1 AS x"
+    assert store.load_view("a.daily", as_of=after).representations[0].sql == "SELECT 2 AS x"
+    assert len({e.commit_id for e in renames}) == 3  # each write keeps its own commit
 
 
 def _damaged_under_the_cache(store, ident):

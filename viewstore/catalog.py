@@ -436,6 +436,7 @@ class ViewStore:
         self._batch: list[tuple[list[Event], list[tuple[int, dict[str, Any]]]]] | None = None
         self._in_call = False  # a write of the open transaction is running (see _write_transaction)
         self._batch_thread: int | None = None  # the thread that opened it
+        self._batch_time = 0  # when it took the write lock: the time of every event written in it
         self._batch_lost: BaseException | None = None  # the error with which SQLite ended it (see log.savepoint)
         self._calling_out = 0  # receivers or callbacks running while the store is held (see _wait_turn)
 
@@ -571,7 +572,7 @@ class ViewStore:
         is returned as it was then (under its old name). Times have millisecond resolution, so two
         commits in one millisecond are one moment; an event is exact: the view right after that
         event's commit. A name a view held only inside one commit (``alter_view`` renaming it twice)
-        is in its history, so ``as_of`` that event finds it, but no time names it.
+        or one :meth:`transaction` is in its history, so ``as_of`` that event finds it, but no time names it.
 
         Raises:
             NoSuchViewError: no live view has that identifier (at that time; or the event dropped it).
@@ -827,7 +828,8 @@ class ViewStore:
     # -- writing ----------------------------------------------------------------------------------
 
     def _now(self, state: ViewState | None) -> int:
-        now = time.time_ns() // 1_000_000
+        # inside transaction() its writes are one moment, as they are one commit to other readers
+        now = self._batch_time if self._batch is not None else time.time_ns() // 1_000_000
         # a stream's times never go backwards, so as_of can trust them
         return max(now, state.modified_at) if state is not None else now
 
@@ -956,7 +958,9 @@ class ViewStore:
         and then all. ``committed`` is sent for each write once the block has committed, in order;
         if the block raises, ``commit_failed`` is sent for each write it had made, with that error.
         ``before_commit`` is sent per write, before its events are written, as outside. Each write
-        keeps its own ``commit_id``.
+        keeps its own ``commit_id``; their events all carry one time, when the block began (after any
+        wait for another writer), so that ``load_view(as_of=...)`` sees the block whole or not at
+        all, as other readers do (a stream's times still never go backwards).
 
         The transaction holds the file's write lock from the start of the block to its end (other
         processes' writes wait for it, up to their busy timeout) and the store's lock (other threads
@@ -992,6 +996,7 @@ class ViewStore:
             try:
                 with self._write_transaction():
                     self._batch, self._batch_thread = done, threading.get_ident()
+                    self._batch_time = time.time_ns() // 1_000_000
                     try:
                         yield self
                     finally:
@@ -1626,7 +1631,9 @@ class ViewStore:
         """
         from .hms import prepare_import
 
-        return prepare_import(table, identifier, metadata_file=metadata_file).import_into(self)
+        # a record of a view as it is now is dated now: inside transaction(), when the block began
+        now = self._batch_time if self.in_transaction else None
+        return prepare_import(table, identifier, metadata_file=metadata_file, now_ms=now).import_into(self)
 
     def export_hms(self, identifier: str | tuple[str, ...], engine: str, *,
                    metadata_location: str | Path | None = None) -> dict[str, Any]:
