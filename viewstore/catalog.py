@@ -1631,9 +1631,7 @@ class ViewStore:
         """
         from .hms import prepare_import
 
-        # a record of a view as it is now is dated now: inside transaction(), when the block began
-        now = self._batch_time if self.in_transaction else None
-        return prepare_import(table, identifier, metadata_file=metadata_file, now_ms=now).import_into(self)
+        return prepare_import(table, identifier, metadata_file=metadata_file).import_into(self)
 
     def export_hms(self, identifier: str | tuple[str, ...], engine: str, *,
                    metadata_location: str | Path | None = None) -> dict[str, Any]:
