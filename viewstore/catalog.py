@@ -1679,9 +1679,8 @@ class _Block:
     def __enter__(self) -> ViewStore:
         if self._thread is not None:
             raise ViewStoreError("this transaction() was entered already: call store.transaction() for each block")
-        store = self._inner.__enter__()
         self._thread = threading.get_ident()
-        return store
+        return self._inner.__enter__()
 
     def __exit__(self, *exc: Any) -> bool | None:
         if threading.get_ident() != self._thread:
