@@ -335,10 +335,13 @@ def test_a_busy_file_is_a_concurrency_error_at_the_start(tmp_path, monkeypatch):
     holder = sqlite3.connect(store.path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process in a long write
     try:
+        block = store.transaction()
         with pytest.raises(ConcurrencyError) as info:
-            with store.transaction():
+            with block:
                 pytest.fail("the block must not run")  # pragma: no cover
         assert info.value.busy
+        with pytest.raises(ViewStoreError, match="entered already"):  # a new one is needed to try again
+            block.__enter__()
     finally:
         holder.execute("ROLLBACK")
         holder.close()
