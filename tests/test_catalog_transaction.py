@@ -326,6 +326,39 @@ def test_another_writer_waits_for_the_commit(store):
     other.close()
 
 
+def _another_process(path, what, queue):
+    """In a process of its own, while the parent holds a block open: a block, a plain write or a read."""
+    import viewstore.log as log_module
+
+    log_module.BUSY_TIMEOUT_MS = 200  # three tries of 0.2 s, not of 10 s
+    store = ViewStore(path, actor="child")
+    try:
+        if what == "read":
+            queue.put((what, store.load_view("a.v").comment, store.event_count()))
+            return
+        if what == "block":
+            with store.transaction():
+                store.alter_view("a.v", ViewChange.update_comment("child"))
+        else:
+            store.alter_view("a.v", ViewChange.update_comment("child"))
+        queue.put((what, "written"))
+    except ConcurrencyError as e:
+        queue.put((what, "busy" if e.busy else "lost"))
+
+
+def test_other_processes_wait_for_the_block_and_read_what_was_committed(store):
+    from spawned import spawned_results
+
+    make(store, "a.v")
+    with store.transaction():
+        store.alter_view("a.v", ViewChange.update_comment("parent"))
+        seen = spawned_results(_another_process, [(str(store.path), what) for what in ("block", "write", "read")])
+        store.alter_view("a.v", ViewChange.set_property("k", "after"))
+    assert sorted(seen) == [("block", "busy"), ("read", None, 1), ("write", "busy")]
+    assert [(e.actor, e.type) for e in store.history("a.v")] == [
+        ("alice", "view.created"), ("alice", "view.comment_updated"), ("alice", "view.properties_set")]
+
+
 def test_a_busy_file_is_a_concurrency_error_at_the_start(tmp_path, monkeypatch):
     import viewstore.log as log_module
 
