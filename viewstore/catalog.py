@@ -1667,8 +1667,9 @@ class ViewStore:
 
 class _Block:
     """What :meth:`ViewStore.transaction` returns: its block, entered once and ended in the thread
-    that began it. The block holds the store's lock, which only that thread can let go; ended in
-    another thread, it committed there, and the lock stayed taken for ever."""
+    that began it. The block holds the store's lock, which only that thread can let go: ended in
+    another thread, it would commit there and leave the lock taken for ever (every other thread of
+    the store waiting). Dropped unended, its generator's finalizer rolls it back."""
 
     __slots__ = ("_inner", "_thread")
 
