@@ -306,6 +306,45 @@ def test_a_block_ends_only_in_the_thread_that_began_it(store, recorded):
     assert seen == [[("a", "v"), ("a", "w"), ("a", "x")]]  # the store's lock was let go
 
 
+def test_another_task_of_the_thread_neither_joins_nor_reads_an_open_block(store):
+    """asyncio tasks share their thread, so they do not wait for a block another task holds open
+    across an await: a write of theirs joined it (and was rolled back with it after returning as
+    done), and a read saw what it had not committed. Both are refused now; the block's own task
+    goes on."""
+    import asyncio
+
+    make(store, "a.v")
+    outcomes = []
+
+    async def block():
+        with pytest.raises(KeyError):
+            with store.transaction():
+                make(store, "a.mine")
+                await asyncio.sleep(0.05)
+                assert store.in_transaction and store.view_exists("a.mine")  # still its own
+                raise KeyError("rolled back")
+
+    async def other():
+        await asyncio.sleep(0.01)
+        outcomes.append(store.in_transaction)
+        for call in (lambda: make(store, "a.theirs"), lambda: store.load_view("a.v"), store.list_views,
+                     lambda: store.transaction().__enter__()):
+            try:
+                call()
+                outcomes.append("done")
+            except ViewStoreError as e:
+                outcomes.append("another task" in str(e))
+
+    async def main():
+        await asyncio.gather(block(), other())
+
+    asyncio.run(main())
+    assert outcomes == [False, True, True, True, True]
+    assert store.list_views() == [("a", "v")] and store.event_count() == 1
+    make(store, "a.after")  # and once the block has ended, every task may write
+    assert store.list_views() == [("a", "after"), ("a", "v")]
+
+
 def test_another_writer_waits_for_the_commit(store):
     make(store, "a.v")
     other = ViewStore(store.path, actor="bob")

@@ -17,6 +17,7 @@ import logging
 import math
 import os
 import re
+import contextvars
 import threading
 import time
 import uuid as uuidlib
@@ -370,6 +371,13 @@ _LOST = ("the transaction was rolled back whole when a write in it failed (SQLit
 #: the store files this thread holds a write transaction on (see ViewStore._write_transaction)
 _WRITING = threading.local()
 
+#: the transaction() block of the task (or other context) running: asyncio tasks share their thread,
+#: so another task does not wait for a block held open across an ``await`` (see ViewStore._usable)
+_BLOCK: contextvars.ContextVar[object] = contextvars.ContextVar("viewstore_block")
+_OTHER_TASK = ("a transaction of this store is open in this thread, held by another task (asyncio?): this call "
+               "would see, or join, what the block has not committed, and cannot wait for it here; make it "
+               "once the block has ended")
+
 
 class _Plan:
     """The events one call decided, with the state they apply to."""
@@ -436,6 +444,7 @@ class ViewStore:
         self._batch: list[tuple[list[Event], list[tuple[int, dict[str, Any]]]]] | None = None
         self._in_call = False  # a write of the open transaction is running (see _write_transaction)
         self._batch_thread: int | None = None  # the thread that opened it
+        self._batch_marker: object | None = None  # and its value of _BLOCK, in the context that opened it
         self._batch_time = 0  # when it took the write lock: the time of every event written in it
         self._batch_lost: BaseException | None = None  # the error with which SQLite ended it (see log.savepoint)
         self._calling_out = 0  # receivers or callbacks running while the store is held (see _wait_turn)
@@ -464,9 +473,16 @@ class ViewStore:
 
         Cached views cached before such a commit are checked again before use (see _live_state).
         """
+        self._usable()
+        self._note_version(self._log.data_version())
+
+    def _usable(self) -> None:
+        """Under the store's lock: refuse a call to a closed store, or one from another task (or
+        context) of the thread that holds a :meth:`transaction` open."""
         if self._closed:
             raise ViewStoreError("the store is closed")
-        self._note_version(self._log.data_version())
+        if self._batch is not None and _BLOCK.get(None) is not self._batch_marker:
+            raise ViewStoreError(_OTHER_TASK)
 
     def _note_version(self, version: int) -> None:
         """Take note of SQLite's data_version as read just now (see :meth:`_fresh`)."""
@@ -489,8 +505,8 @@ class ViewStore:
                 read it again; the snapshot may then be newer, and the cache only more cautious.
         """
         with self._lock:
-            if self._closed:
-                raise ViewStoreError("the store is closed")
+            if self._closed or self._batch is not None:  # (most calls need not call it)
+                self._usable()
             with snapshot(self._conn):
                 if version is None:
                     self._fresh()
@@ -585,8 +601,8 @@ class ViewStore:
         if as_of is not None:
             return self._load_as_of(ident, to_epoch_ms(as_of, "as_of"))
         with self._lock:
-            if self._closed:
-                raise ViewStoreError("the store is closed")
+            if self._closed or self._batch is not None:  # (a load from the cache need not call it)
+                self._usable()
             cached = self._cache.get(ident)
             version = self._log.data_version()
             if cached is not None and cached[1] is not None and cached[2] == version:
@@ -852,8 +868,7 @@ class ViewStore:
 
     def _write_once(self, decide: Callable[[], _Plan | None]) -> tuple[_Plan | None, ViewState | None]:
         with self._lock:
-            if self._closed:
-                raise ViewStoreError("the store is closed")
+            self._usable()
             plan: _Plan | None = None
             stored: list[tuple[int, dict[str, Any]]] = []
             try:
@@ -937,7 +952,8 @@ class ViewStore:
         file is refused meanwhile: :meth:`export_iceberg` (files), and ``viewstore.spark``'s
         ``register_views`` and view DDL on the store through ``sql()`` (copies in a Spark session);
         its ``create_view`` writes only the store and goes on."""
-        return self._batch is not None and self._batch_thread == threading.get_ident()
+        return (self._batch is not None and self._batch_thread == threading.get_ident()
+                and _BLOCK.get(None) is self._batch_marker)
 
     def transaction(self) -> "_Block":
         """Make the writes of a ``with`` block one transaction: committed together when the block
@@ -967,7 +983,9 @@ class ViewStore:
         using this store wait). Keep it short. Inside it, :meth:`query` (another connection) sees
         only what was committed, and work whose effects a rollback could not take back is refused
         (see :attr:`in_transaction`). Transactions do not nest, and a block is ended in the thread
-        that began it.
+        that began it. Another asyncio task of that thread (which shares the store's lock with the
+        block's task, so cannot wait for it) has its calls to the store refused while the block is
+        open.
 
         Raises:
             ConcurrencyError: the database stayed locked by another writer (``busy``), at the start;
@@ -983,8 +1001,7 @@ class ViewStore:
     @contextmanager
     def _transaction(self) -> Iterator["ViewStore"]:
         with self._lock:
-            if self._closed:
-                raise ViewStoreError("the store is closed")
+            self._usable()  # closed, or another task's block
             if self._batch is not None:
                 raise ViewStoreError("a transaction of this store is already open in this thread; "
                                      "transactions do not nest")
@@ -997,11 +1014,17 @@ class ViewStore:
                 with self._write_transaction():
                     self._batch, self._batch_thread = done, threading.get_ident()
                     self._batch_time = time.time_ns() // 1_000_000
+                    self._batch_marker = marker = object()
+                    token = _BLOCK.set(marker)
                     try:
                         yield self
                     finally:
                         lost, self._batch_lost = self._batch_lost, None
-                        self._batch = self._batch_thread = None
+                        self._batch = self._batch_thread = self._batch_marker = None
+                        try:
+                            _BLOCK.reset(token)
+                        except ValueError:  # ended in another context than its own: the marker is stale anyway
+                            pass
                     if lost is not None:
                         raise ViewStoreError(f"{_LOST} ({lost}): nothing of this block was written")
             except BaseException as error:
