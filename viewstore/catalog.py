@@ -947,9 +947,9 @@ class ViewStore:
 
     @property
     def in_transaction(self) -> bool:
-        """Whether the calling thread has a :meth:`transaction` of this store open: what it has
-        written is not committed yet and may still be rolled back. Work with effects outside the
-        file is refused meanwhile: :meth:`export_iceberg` (files), and ``viewstore.spark``'s
+        """Whether the calling thread (and asyncio task) has a :meth:`transaction` of this store
+        open: what it has written is not committed yet and may still be rolled back. Work with
+        effects outside the file is refused meanwhile: :meth:`export_iceberg` (files), and ``viewstore.spark``'s
         ``register_views`` and view DDL on the store through ``sql()`` (copies in a Spark session);
         its ``create_view`` writes only the store and goes on."""
         return (self._batch is not None and self._batch_thread == threading.get_ident()
