@@ -148,6 +148,80 @@ def test_as_of_a_time_sees_a_block_whole_or_not_at_all(store):
     assert len({e.commit_id for e in renames}) == 3  # each write keeps its own commit
 
 
+def _every_read(store, names, times):
+    """What every read of the store answers for these names: loads (now, at each time, at each of
+    their events), histories, listings, the log and the projection rows."""
+    seen = {"list": store.list_views(), "namespaces": store.list_namespaces(), "events": store.events(),
+            "count": store.event_count(), "rows": store.projection_dump()}
+    for name in names:
+        for key, read in [(("load", name), lambda: store.load_view(name)), (("history", name), lambda: store.history(name)),
+                          *[((t, name), lambda t=t: store.load_view(name, as_of=t)) for t in times],
+                          *[((e.position, name), lambda e=e: store.load_view(name, as_of=e))
+                            for e in store.events(view=name)]]:
+            try:
+                seen[key] = read()
+            except ViewStoreError as e:
+                seen[key] = type(e).__name__
+    return seen
+
+
+def test_every_write_in_a_block_commits_or_rolls_back_as_a_replay_and_another_store_see_it(store):
+    """Each write API in one block, with reads inside: rolled back, every read (cached or not, as_of
+    a time or an event) answers as before it, as it does in another store on the file; committed,
+    as in another store, with projections a replay leaves as they are."""
+    import json
+
+    from conftest import CONFORMANCE
+    from viewstore.projections import SNAPSHOT_EVERY
+
+    iceberg = CONFORMANCE / "iceberg-view" / "view-spec-appendix-a-00002.metadata.json"
+    hms = json.loads((CONFORMANCE / "engine-views" / "spark-hms-view-3.5.reconstructed.json")
+                     .read_text(encoding="utf-8"))["hms_table"]
+    for name in ("a.v", "a.w", "a.r", "a.d", "a.t"):
+        make(store, name)
+    store.replace_view("a.r", columns=COLS, representations=[("spark", "SELECT 2 AS x")], default_namespace="a")
+    time.sleep(0.005)
+    names = ["a.v", "a.w", "a.r", "a.d", "a.t", "a.new", "a.tmp", "a.t2", "a.imported", "a.hms"]
+    times = [store.events()[-1].occurred_at, 4102444800000]  # the last commit before, and far ahead
+
+    def block():
+        for i in range(SNAPSHOT_EVERY + 5):
+            store.alter_view("a.v", ViewChange.set_property("k", f"in the block {i}"))
+        store.load_view("a.v", as_of=store.history("a.v")[-1])  # a snapshot read inside
+        make(store, "a.new")
+        store.drop_view("a.new")
+        store.create_view("a.new", columns=COLS, representations=[("spark", "SELECT 5 AS x")], default_namespace="a")
+        for old, new in (("a.w", "a.tmp"), ("a.t", "a.w"), ("a.tmp", "a.t")):
+            store.rename_view(old, new)
+        store.alter_view("a.t", ViewChange.rename("a.t2"), ViewChange.update_comment("moved"),
+                         ViewChange.add_representation(("trino", "SELECT 1 AS x")))
+        store.rollback_view("a.r", 1)
+        store.drop_view("a.d")
+        store.import_iceberg(iceberg, "a.imported")
+        store.import_hms(hms, "a.hms")
+        store.rebuild()
+        _every_read(store, names, times)
+
+    for name in names:  # the cache holds what can be held
+        if store.view_exists(name):
+            store.load_view(name)
+    before = _every_read(store, names, times)
+    with pytest.raises(KeyError):
+        with store.transaction():
+            block()
+            raise KeyError("no")
+    assert _every_read(store, names, times) == before
+    with ViewStore(store.path) as other:
+        assert _every_read(other, names, times) == before
+    with store.transaction():
+        block()
+        inside = _every_read(store, names, times)
+    assert _every_read(store, names, times) == inside
+    with ViewStore(store.path) as other:
+        assert _every_read(other, names, times) == inside
+        assert other.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
+
+
 def _damaged_under_the_cache(store, ident):
     """A view whose views row vanishes under its cached state: its next write fails after its event
     was written (the cached state updates that row in place)."""
