@@ -1012,11 +1012,11 @@ class ViewStore:
             repairs = self._repairs  # a rebuild() inside counts its repair in the file, which a rollback takes back
             try:
                 with self._write_transaction():
-                    self._batch, self._batch_thread = done, threading.get_ident()
-                    self._batch_time = time.time_ns() // 1_000_000
-                    self._batch_marker = marker = object()
+                    marker = object()
                     token = _BLOCK.set(marker)
-                    try:
+                    try:  # set inside: whatever interrupts the block, it ends it
+                        self._batch, self._batch_thread, self._batch_marker = done, threading.get_ident(), marker
+                        self._batch_time = time.time_ns() // 1_000_000
                         yield self
                     finally:
                         lost, self._batch_lost = self._batch_lost, None
