@@ -222,6 +222,55 @@ def test_every_write_in_a_block_commits_or_rolls_back_as_a_replay_and_another_st
         assert other.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
 
 
+def test_a_vetoed_write_of_each_kind_leaves_the_block_as_it_was(store):
+    """Every write API vetoed inside a block (its events decided, then refused): the block's log and
+    projections are as before that write, and the same write then goes through."""
+    import json
+
+    from conftest import CONFORMANCE
+
+    hms = json.loads((CONFORMANCE / "engine-views" / "spark-hms-view-3.5.reconstructed.json")
+                     .read_text(encoding="utf-8"))["hms_table"]
+    iceberg = CONFORMANCE / "iceberg-view" / "view-spec-appendix-a-00002.metadata.json"
+    for name in ("a.v", "a.w", "a.r", "a.d"):
+        make(store, name)
+    store.replace_view("a.r", columns=COLS, representations=[("spark", "SELECT 2 AS x")], default_namespace="a")
+    writes = {
+        "create": lambda: make(store, "a.new"),
+        "replace": lambda: store.replace_view("a.v", columns=COLS, representations=[("spark", "SELECT 3 AS x")],
+                                              default_namespace="a"),
+        "alter": lambda: store.alter_view("a.v", ViewChange.update_comment("c"), ViewChange.set_property("k", "v"),
+                                          ViewChange.add_representation(("trino", "SELECT 1 AS x"))),
+        "remove_representation": lambda: store.alter_view("a.v", ViewChange.remove_representation("trino")),
+        "rollback": lambda: store.rollback_view("a.r", 1),
+        "rename": lambda: store.rename_view("a.w", "a.w2"),
+        "drop": lambda: store.drop_view("a.d"),
+        "import_iceberg": lambda: store.import_iceberg(iceberg, "a.imported"),
+        "import_hms": lambda: store.import_hms(hms, "a.hms"),
+    }
+    vetoing = []
+
+    def veto(sender, events):
+        if vetoing:
+            raise PermissionError("not now")
+
+    signals.before_commit.connect(veto)
+    try:
+        with store.transaction():
+            for kind, write in writes.items():
+                before = store.projection_dump(), store.events()
+                vetoing.append(kind)
+                with pytest.raises(ViewStoreError, match="not now"):
+                    write()
+                vetoing.clear()
+                assert (store.projection_dump(), store.events()) == before, kind
+                write()
+    finally:
+        signals.before_commit.disconnect(veto)
+    assert store.list_views() == [("a", "hms"), ("a", "imported"), ("a", "new"), ("a", "r"), ("a", "v"), ("a", "w2")]
+    assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
+
+
 def _damaged_under_the_cache(store, ident):
     """A view whose views row vanishes under its cached state: its next write fails after its event
     was written (the cached state updates that row in place)."""
