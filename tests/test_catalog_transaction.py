@@ -271,6 +271,26 @@ def test_a_vetoed_write_of_each_kind_leaves_the_block_as_it_was(store):
     assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
 
 
+def test_expected_versions_count_the_blocks_own_writes(store):
+    make(store, "a.v")
+    with ViewStore(store.path, actor="bob") as other:
+        other.load_view("a.v")  # cached at stream version 1
+        with store.transaction():
+            store.alter_view("a.v", ViewChange.update_comment("one"), expected_version=1)
+            with pytest.raises(ConcurrencyError) as stale:
+                store.alter_view("a.v", ViewChange.update_comment("again"), expected_version=1)
+            assert stale.value.actual == 2
+            store.alter_view("a.v", ViewChange.update_comment("two"), expected_version=2)
+            assert store.drop_view("a.v", expected_version=3)
+            make(store, "a.v")  # a new stream under the name
+        with pytest.raises(ConcurrencyError):
+            other.alter_view("a.v", ViewChange.update_comment("bob"), expected_version=3)
+        assert other.alter_view("a.v", ViewChange.update_comment("bob"), expected_version=1).comment == "bob"
+    assert [e.type for e in store.events(view="a.v")] == [
+        "view.created", "view.comment_updated", "view.comment_updated", "view.dropped", "view.created",
+        "view.comment_updated"]
+
+
 def _damaged_under_the_cache(store, ident):
     """A view whose views row vanishes under its cached state: its next write fails after its event
     was written (the cached state updates that row in place)."""
