@@ -990,11 +990,12 @@ class ViewStore:
         Raises:
             ConcurrencyError: the database stayed locked by another writer (``busy``), at the start;
                 nothing was written.
-            ViewStoreError: the store is closed, a transaction is already open in this thread, SQLite
-                rolled the transaction back when a write in it failed, or the commit failed (nothing
-                was written), or the block is ended in another thread than the one that began it
-                (refused: it stays open) or entered twice. An exception raised in the block rolls
-                every write of the block back and reaches the caller unchanged.
+            ViewStoreError: the store is closed, a transaction is already open in this thread (or in
+                another asyncio task of it), SQLite rolled the transaction back when a write in it
+                failed, or the commit failed (nothing was written), or the block is ended in another
+                thread than the one that began it (refused: it stays open) or entered twice. An
+                exception raised in the block rolls every write of the block back and reaches the
+                caller unchanged.
         """
         return _Block(self._transaction())
 
