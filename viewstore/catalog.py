@@ -955,7 +955,7 @@ class ViewStore:
         return (self._batch is not None and self._batch_thread == threading.get_ident()
                 and _BLOCK.get(None) is self._batch_marker)
 
-    def transaction(self) -> "_Block":
+    def transaction(self) -> AbstractContextManager["ViewStore"]:
         """Make the writes of a ``with`` block one transaction: committed together when the block
         ends, or not at all if it raises.
 
