@@ -860,8 +860,9 @@ class ViewStore:
             try:
                 return self._write_once(decide)
             except ConcurrencyError as error:
-                # inside transaction() the write lock was held throughout: no race to decide again
-                if error.expected is not None or error.busy or attempt == 4 or self._batch is not None:
+                # inside this thread's transaction() the write lock was held throughout: no race to
+                # decide again (another thread's block, opened meanwhile, is no reason not to retry)
+                if error.expected is not None or error.busy or attempt == 4 or self.in_transaction:
                     raise
                 time.sleep(0.002 * (attempt + 1))
         raise AssertionError("unreachable")
