@@ -687,6 +687,24 @@ def test_a_transaction_sqlite_rolled_back_whole_commits_nothing_after(store, rec
     assert store.load_view("a.x").comment == "later"
 
 
+def test_a_transaction_sqlite_ended_with_no_write_after_says_so(store, recorded):
+    """SQLite ended the block's transaction (an I/O error in a statement, caught by the caller) and no
+    write of the block came after to notice: the block's end says that its writes were rolled back,
+    and sends commit_failed for them; it said only 'cannot commit - no transaction is active'."""
+    make(store, "a.v")
+    before = snapshot(store)
+    recorded.clear()
+    with pytest.raises(ViewStoreError, match="rolled back") as ended:
+        with store.transaction():
+            store.alter_view("a.v", ViewChange.update_comment("first"))
+            store._conn.execute("ROLLBACK")  # what SQLite does on its own after some errors
+    assert "nothing of this block was written" in str(ended.value)
+    assert snapshot(store) == before
+    assert [s for s, *_ in recorded] == ["before", "failed"]
+    store.alter_view("a.v", ViewChange.update_comment("later"))  # and the store goes on
+    assert store.load_view("a.v").comment == "later"
+
+
 def test_a_savepoint_that_cannot_start_is_a_typed_error_and_the_block_goes_on(store, recorded):
     """A write's SAVEPOINT that SQLite refuses (interrupted here; out of memory, an I/O error) fails
     that write with a ViewStoreError, as a BEGIN that fails does outside a block; nothing of it is

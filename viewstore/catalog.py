@@ -1022,6 +1022,8 @@ class ViewStore:
                         yield self
                     finally:
                         lost, self._batch_lost = self._batch_lost, None
+                        if lost is None and not self._conn.in_transaction:  # SQLite ended it, no write since
+                            lost = ViewStoreError("SQLite ended the transaction (after an I/O error?)")
                         self._batch = self._batch_thread = self._batch_marker = None
                         try:
                             _BLOCK.reset(token)
