@@ -534,6 +534,37 @@ def test_sql_leaves_views_the_store_does_not_hold_to_spark(spark, store, data, n
     assert store.event_count() == 0
 
 
+
+def test_sql_leaves_names_of_another_current_catalog_to_spark(spark, store, ns, tmp_path):
+    """With another catalog current (``USE cat.sales``), Spark reads ``sales.v`` as ``cat.sales.v``:
+    such DDL is that catalog's, as a bare name is, and goes to Spark; the store is not touched.
+    A name the session catalog or the store's catalog name qualifies is still the store's, and so
+    is a rename's new name, which Spark keeps in the renamed view's catalog."""
+    from viewstore import ViewStore
+    from viewstore.spark import attach, detach
+
+    caller = spark.newSession()
+    other = ViewStore(tmp_path / "other.db", actor="bob")
+    catalog = attach(caller, other, name=f"{ns}cat")
+    try:
+        caller.sql(f"CREATE VIEW {catalog}.sales.kept AS SELECT 1 AS a")
+        _stored(store, "sales.kept", "SELECT 2 AS a", ["sales"], [Column("a", "int")])
+        caller.sql(f"USE {catalog}.sales")
+        sql(caller, store, "CREATE VIEW sales.made AS SELECT 3 AS a")
+        assert caller.sql("SELECT a FROM sales.made").first().a == 3
+        assert sql(caller, store, "DROP VIEW sales.kept") is not None  # Spark's DataFrame: not the store's
+        assert store.list_views() == [("sales", "kept")]
+        assert other.list_views() == [("sales", "made")]
+        assert store.event_count() == 1
+        view = sql(caller, store, f"CREATE VIEW spark_catalog.{ns}.v AS SELECT 4 AS a")
+        assert view.identifier == (ns, "v")
+        assert sql(caller, store, f"ALTER VIEW spark_catalog.{ns}.v RENAME TO {ns}.w").identifier == (ns, "w")
+        assert caller.sql(f"SELECT a FROM spark_catalog.{ns}.w").first().a == 4
+    finally:
+        caller.sql("USE spark_catalog.default")
+        detach(caller, catalog)
+        other.close()
+
 # -- events_dataframe ------------------------------------------------------------------------------
 
 

@@ -1375,37 +1375,43 @@ def _passthrough(spark: SparkSession, statement: str) -> DataFrame:
         raise _spark_error(spark, e, "Spark refused the statement", "run the statement") from e
 
 
-def _store_target(spark: SparkSession, store: ViewStore, parts: Sequence[str]) -> Identifier | None:
-    """The store identifier a view name in DDL means, or None when it belongs to another Spark catalog.
+def _store_target(spark: SparkSession, store: ViewStore, parts: Sequence[str], *,
+                  renamed: bool = False) -> Identifier | None:
+    """The store identifier a view name in DDL means, or None when it belongs to another Spark catalog
+    (``renamed``: the new name of ``ALTER VIEW ... RENAME TO``, see :func:`_named_in_store`).
 
     Raises:
         ViewStoreError: it is the store's, and this thread is inside a transaction of the store
             (the DDL would change the session too, which a rollback cannot take back).
     """
-    ident = _named_in_store(spark, store, parts)
+    ident = _named_in_store(spark, store, parts, renamed=renamed)
     if ident is not None:
         _outside_transaction(store, "view DDL on the store through sql()")
     return ident
 
 
-def _named_in_store(spark: SparkSession, store: ViewStore, parts: Sequence[str]) -> Identifier | None:
-    """See :func:`_store_target`. A bare name goes into the session's current database; a leading
-    ``spark_catalog`` (or the store's catalog name, when that is not a Spark catalog) is dropped.
+def _named_in_store(spark: SparkSession, store: ViewStore, parts: Sequence[str], *,
+                    renamed: bool = False) -> Identifier | None:
+    """See :func:`_store_target`. A leading ``spark_catalog`` (or the store's catalog name, when
+    that is not a Spark catalog) is dropped. A name without a catalog is, as Spark reads it, in the
+    session's current catalog (a bare one in its current namespace): the store's only while that
+    is the session catalog. The new name of a rename (``renamed``) is in the renamed view's
+    catalog instead, as in Spark.
     """
     parts = [p.lower() for p in parts]
-    if len(parts) == 1:
-        catalog, namespace = _current(spark)
-        if catalog.lower() != SESSION_CATALOG:
-            return None
-        return to_identifier((*namespace, parts[0]))
     if len(parts) >= 3:
         first = parts[0]
         if first == SESSION_CATALOG or (store.catalog and first == store.catalog.lower()
                                         and not _is_spark_catalog(spark, first)):
             return to_identifier(parts[1:])
-    if _is_spark_catalog(spark, parts[0]) and parts[0] != SESSION_CATALOG:
+    if len(parts) > 1 and _is_spark_catalog(spark, parts[0]) and parts[0] != SESSION_CATALOG:
         return None
-    return to_identifier(parts)
+    if renamed:
+        return to_identifier(parts)
+    catalog, namespace = _current(spark)
+    if catalog.lower() != SESSION_CATALOG:
+        return None
+    return to_identifier((*namespace, parts[0]) if len(parts) == 1 else parts)
 
 
 def _is_temporary(spark: SparkSession, parts: Sequence[str]) -> bool:
@@ -1630,7 +1636,10 @@ def _ddl_rename(spark: SparkSession, store: ViewStore, plan: Any, statement: str
     if ident is None:
         return _passthrough(spark, statement)
     new_parts = [str(p).lower() for p in _jlist(spark, plan.newName())]
-    target = (*ident[:-1], new_parts[0]) if len(new_parts) == 1 else _store_target(spark, store, new_parts)
+    if len(new_parts) == 1:
+        target = (*ident[:-1], new_parts[0])
+    else:
+        target = _store_target(spark, store, new_parts, renamed=True)
     if target is None:
         raise ValidationError(f"cannot rename {identifier_str(ident)} into another catalog "
                               f"({'.'.join(new_parts)}); the store keeps its views")
@@ -1769,7 +1778,10 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
       Spark, RENAME keeps the view in its database (``[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH]``)
       and never replaces a view or table of the session catalog (``[TABLE_OR_VIEW_ALREADY_EXISTS]``).
 
-    A bare view name means the session's current database. Unlike Spark (``[SCHEMA_NOT_FOUND]``),
+    A view name is read as Spark reads it: a bare name is in the session's current database, and a
+    name without a catalog (``sales.v``) is in the current catalog, so while another catalog is
+    current (``USE vs.sales``) it is that catalog's and goes to Spark; ``spark_catalog.sales.v``
+    (or the store's catalog name, when no Spark catalog has it) names the store's. Unlike Spark (``[SCHEMA_NOT_FOUND]``),
     CREATE VIEW in a database the session lacks creates the database, on purpose: the store's
     namespaces need no creating, and the session follows the store as :func:`register_views`
     does (which creates missing databases too); if the statement then fails, the database it
