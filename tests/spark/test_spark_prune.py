@@ -328,3 +328,34 @@ def test_spark_register_command_prunes_and_says_so(spark, stores, databases):
     text = runner.invoke(main, ["--db", str(mine.path), "spark", "register", db, "--prune"],
                          env={"COLUMNS": "200"})
     assert text.exit_code == 0 and "pruned 1" in text.output and f"{db}.w" in text.output, text.output
+
+
+def test_sql_makes_a_store_id_only_for_view_ddl_the_store_takes(spark, stores, databases, tmp_path):
+    """A file made before store ids gets its id from sql() only for a statement that changes the
+    store: DDL that goes to Spark (a temporary view, a view the store does not hold) and a
+    statement Spark refuses write nothing, so they work on a file that cannot be written."""
+    import sqlite3
+
+    from viewstore.spark import sql
+
+    db = databases()
+    stores("old").close()
+    conn = sqlite3.connect(tmp_path / "old.db")
+    conn.execute("DELETE FROM meta WHERE key = 'store_id'")
+    conn.commit()
+    conn.close()
+    old = stores("old")
+    spark.sql(f"CREATE DATABASE {db}")
+    spark.sql(f"CREATE VIEW {db}.hand_made AS SELECT 1 AS x")
+    spark.sql(f"CREATE TEMPORARY VIEW {db}_temp AS SELECT 1 AS x")
+    sql(spark, old, f"ALTER VIEW {db}.hand_made SET TBLPROPERTIES ('k' = 'v')")
+    sql(spark, old, f"ALTER VIEW {db}_temp AS SELECT 2 AS x")
+    sql(spark, old, f"DROP VIEW {db}_temp")
+    sql(spark, old, f"DROP VIEW IF EXISTS {db}.nothing")
+    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        sql(spark, old, f"CREATE VIEW {db}.v AS SELECT * FROM {db}.missing")
+    assert old.existing_store_id() is None and old.event_count() == 0
+    assert _view_properties(spark, db, "hand_made")["k"] == "v"
+    sql(spark, old, f"CREATE VIEW {db}.v AS SELECT 1 AS x")
+    assert old.existing_store_id() is not None
+    assert _objects(spark, db)["v"] == ("view", old.store_id)

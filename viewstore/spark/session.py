@@ -1594,6 +1594,7 @@ def _ddl_set_properties(spark: SparkSession, store: ViewStore, plan: Any, statem
     ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
+    _ = store.store_id  # for the copy made after the store's change: made now, before anything changes
     updates = _jmap(spark, plan.properties())
     changes = [ViewChange.update_comment(v) if k == "comment" else ViewChange.set_property(k, v)
                for k, v in sorted(updates.items())]
@@ -1609,6 +1610,7 @@ def _ddl_unset_properties(spark: SparkSession, store: ViewStore, plan: Any, stat
     ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
+    _ = store.store_id  # for the copy made after the store's change: made now, before anything changes
     keys = [str(k) for k in _jlist(spark, plan.propertyKeys())]
     # a key the view does not have is no change, with or without IF EXISTS, as in Spark 4.3's own catalog
     changes = [ViewChange.update_comment(None) if k == "comment" else ViewChange.remove_property(k) for k in keys]
@@ -1635,6 +1637,7 @@ def _ddl_rename(spark: SparkSession, store: ViewStore, plan: Any, statement: str
     ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
+    _ = store.store_id  # for the copy made after the store's change: made now, before anything changes
     new_parts = [str(p).lower() for p in _jlist(spark, plan.newName())]
     if len(new_parts) == 1:
         target = (*ident[:-1], new_parts[0])
@@ -1846,8 +1849,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
         return _passthrough(spark, statement)
     # the store decides first for some statements: a session that cannot follow must not let it
     require_live(spark, "run the statement")
-    # the copies carry the store's id: a file made before ids makes it now, before anything changes
-    _ = store.store_id
+    # the copies carry the store's id: a file made before ids makes it once the store is to take the
+    # statement (see the handlers), never for one that goes to Spark or that Spark refuses
     return handler(spark, store, plan, statement)
 
 
