@@ -263,3 +263,30 @@ def test_sql_from_another_thread_substitutes_as_spark_sql_there(spark, store):
         assert caller.sql(f"SELECT word FROM {home}.greeting").first().word == "hello"
     finally:
         _drop(spark, home)
+
+
+def test_the_work_session_takes_the_callers_namespace_in_a_default_catalog(spark, store, tmp_path):
+    """A clone starts in the default catalog (``spark.sql.defaultCatalog``, here set at runtime to an
+    attached store) at its default namespace; the caller's current namespace there (``USE sales``)
+    is where create_view and sql resolve bare names and what they record, as in the caller."""
+    prefix = _name()
+    db = f"{prefix}_db"
+    caller = spark.newSession()
+    other = ViewStore(tmp_path / "other.db", actor="bob")
+    catalog = attach(caller, other, name=f"{prefix}cat")
+    caller.sql(f"CREATE VIEW {catalog}.sales.base AS SELECT 5 AS five")
+    caller.conf.set("spark.sql.defaultCatalog", catalog)
+    caller.sql("USE sales")
+    try:
+        assert caller.sql("SELECT five FROM base").first().five == 5
+        view = create_view(caller, store, f"{db}.by_api", "SELECT five FROM base")
+        assert (view.default_catalog, view.default_namespace) == (catalog, ("sales",))
+        view = sql(caller, store, f"CREATE VIEW spark_catalog.{db}.by_sql AS SELECT five * 2 AS ten FROM base")
+        assert (view.default_catalog, view.default_namespace) == (catalog, ("sales",))
+        assert caller.sql(f"SELECT ten FROM spark_catalog.{db}.by_sql").first().ten == 10
+        assert tuple(caller.sql("SELECT current_catalog(), current_database()").first()) == (catalog, "sales")
+    finally:
+        caller.sql("USE spark_catalog.default")
+        detach(caller, catalog)
+        other.close()
+        _drop(spark, db)

@@ -324,8 +324,9 @@ def _work_session(spark: SparkSession, *, current: bool = False) -> Iterator[Spa
     database of the session catalog. Copied here as well: the session variables (``DECLARE
     VARIABLE``, see :func:`_copy_variables`) and the stores attached as Spark catalogs
     (:func:`~viewstore.spark.catalog_plugin.attach`); with ``current``, the current catalog and
-    namespace when the current catalog is not the session catalog (a clone starts in the session
-    catalog). Spark loads the other catalogs anew in the clone, from their settings.
+    namespace where the clone's differ (a clone starts in the default catalog, the session catalog
+    or ``spark.sql.defaultCatalog``'s, at the caller's current database or that catalog's default
+    namespace). Spark loads the other catalogs anew in the clone, from their settings.
 
     Inside the block the clone is the active session of this thread (see
     :func:`~viewstore.spark.catalog_plugin.active_session`), so the direct calls through py4j
@@ -346,11 +347,13 @@ def _work_session(spark: SparkSession, *, current: bool = False) -> Iterator[Spa
         attach_to_clone(jsession, jwork)
         if current:
             source, target = jsession.sessionState().catalogManager(), jwork.sessionState().catalogManager()
-            catalog = source.currentCatalog().name()
-            if catalog != target.currentCatalog().name():
+            catalog, namespace = source.currentCatalog().name(), source.currentNamespace()
+            # the clone starts in the default catalog: the session catalog, or spark.sql.defaultCatalog's
+            if (catalog, tuple(namespace)) != (target.currentCatalog().name(), tuple(target.currentNamespace())):
                 try:
-                    target.setCurrentCatalog(catalog)
-                    target.setCurrentNamespace(source.currentNamespace())
+                    if catalog != target.currentCatalog().name():
+                        target.setCurrentCatalog(catalog)
+                    target.setCurrentNamespace(namespace)
                 except _SPARK_ERRORS as e:
                     raise _spark_error(work, e, f"cannot use the current catalog {catalog!r} in a session of "
                                                 f"its own", f"use the current catalog {catalog!r}") from e
