@@ -239,6 +239,8 @@ def test_errors(spark, hms, store):
         read_metastore_table(spark, hms, "a.b")
     assert read_metastore_table(spark, hms.upper(), "V_ORDERS")["tableName"] == "v_orders"
     assert store.event_count() == 0
+    with pytest.raises(ValidationError, match="store must be a ViewStore, not str"):
+        import_metastore_views(spark, str(store.path), hms)  # a path is no store: nothing is imported
 
 
 def test_an_exported_view_with_a_column_list_reads_back_in_spark(spark, store):

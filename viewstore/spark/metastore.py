@@ -155,13 +155,16 @@ def import_metastore_views(spark: SparkSession, store: ViewStore, database: str)
         ``raise_for_failures()`` turns failures into an error for pipelines).
 
     Raises:
-        ValidationError: not a classic session with Hive support, or a bad database name.
+        ValidationError: not a classic session with Hive support, a bad database name, or
+            ``store`` is not a ViewStore.
         NoSuchViewError: the metastore has no such database.
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
             answer), before or while the views are read.
     """
     started = time.perf_counter()
     database = normalize_name(database, "database")
+    if not isinstance(store, ViewStore):
+        raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
     client = _hive_client(spark)
     try:
         exists = client.databaseExists(database)
