@@ -11,7 +11,8 @@ from pyspark.sql import types as T
 
 from viewstore import (Column, NoSuchViewError, SQLRepresentation, ValidationError, ViewAlreadyExistsError, ViewChange,
                        ViewStoreError, signals)
-from viewstore.spark import check_views, create_view, events_dataframe, import_metastore_views, register_views, sql
+from viewstore.spark import (attach, check_views, create_view, detach, events_dataframe, import_metastore_views,
+                            register_views, sql)
 from viewstore.spark.session import table_references
 
 pytestmark = pytest.mark.spark
@@ -541,7 +542,6 @@ def test_sql_leaves_names_of_another_current_catalog_to_spark(spark, store, ns, 
     A name the session catalog or the store's catalog name qualifies is still the store's, and so
     is a rename's new name, which Spark keeps in the renamed view's catalog."""
     from viewstore import ViewStore
-    from viewstore.spark import attach, detach
 
     caller = spark.newSession()
     other = ViewStore(tmp_path / "other.db", actor="bob")
@@ -828,6 +828,39 @@ def test_check_views_sees_a_decimal_precision_or_scale_change(spark, store, ns):
     (entry,) = check_views(spark, store, ns).views
     assert entry.status == "drifted"
     assert entry.problems == ("column 'amount': type decimal(10,2) is now decimal(12,4)",)
+
+
+def test_check_views_sees_a_change_of_a_spark_type_the_iceberg_type_hides(spark, store, ns):
+    """A TINYINT or a collation is kept beside the Iceberg columns (``spark.schema``) and is what
+    Spark reads the view as: a table column that became INT, or lost its collation, changes the
+    view although its Iceberg types stay (int, string). Reading the copy now fails. A CHAR or
+    VARCHAR length is no Spark type of a query's output: no drift."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.src USING parquet AS SELECT CAST(1 AS TINYINT) AS n, "
+              f"'x' COLLATE UTF8_LCASE AS c, CAST(2 AS SMALLINT) AS k")
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT n, c, k FROM {ns}.src")
+    # the schema Spark hands its catalog names CHAR(5) and VARCHAR(10); its analysis says string
+    spark.sql(f"CREATE TABLE {ns}.sized (c CHAR(5), v VARCHAR(10)) USING parquet")
+    catalog = attach(spark, store, name=f"{ns}vs")
+    try:
+        spark.sql(f"CREATE VIEW {catalog}.{ns}.sized AS SELECT c, v FROM spark_catalog.{ns}.sized")
+    finally:
+        detach(spark, catalog)
+    assert all("spark.schema" in store.load_view(f"{ns}.{name}").summary for name in ("v", "sized"))
+    assert check_views(spark, store, ns).ok
+    spark.sql(f"DROP TABLE {ns}.src")
+    spark.sql(f"CREATE TABLE {ns}.src USING parquet AS SELECT 1000 AS n, 'x' AS c, CAST(2 AS SMALLINT) AS k")
+    with pytest.raises(Exception, match="CAST_OVERFLOW"):
+        spark.sql(f"SELECT n FROM {ns}.v").collect()
+
+    entries = {v.identifier: v for v in check_views(spark, store, ns).views}
+
+    assert entries[f"{ns}.sized"].status == "ok"
+    entry = entries[f"{ns}.v"]
+    assert entry.status == "drifted"
+    assert entry.problems == ("column 'n': Spark type tinyint is now int",
+                              "column 'c': Spark type string collate UTF8_LCASE is now string")
+    assert entry.stored == entry.analyzed == ("n int", "c string", "k int")
 
 
 def test_register_views_follows_changes_of_comments_and_properties_alone(spark, store, ns):

@@ -104,8 +104,9 @@ def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: st
           hive: bool, as_json: bool) -> None:
     """Check that every view with Spark SQL still analyzes and still has its stored columns.
 
-    Compared: the columns' count, names and types, and that a column (or nested field) stored as
-    not null cannot be null now; comments are not compared. --json lists each view's stored and
+    Compared: the columns' count, names and types (Spark's own too where the view records them:
+    a TINYINT, a collation), and that a column (or nested field) stored as not null cannot be null
+    now; comments are not compared. --json lists each view's stored and
     analyzed columns as "name type", with "not null" after a required one. Exit code 0 when every
     view matches, 1 when a view drifted or no longer analyzes, so a pipeline can fail on it.
 

@@ -102,7 +102,7 @@ from .failures import SPARK_ERRORS as _SPARK_ERRORS
 from .failures import condition as _condition
 from .failures import engine_calls, engine_error, environment_failure, raise_engine_failure, require_live
 from .failures import explanation as _explanation
-from .types import SPARK_SCHEMA, parse_schema, schema_to_columns, schema_to_record
+from .types import SPARK_SCHEMA, parse_schema, recorded_schema, schema_to_columns, schema_to_record
 
 __all__ = [
     "register_views",
@@ -2045,9 +2045,38 @@ def _spelled(column: Column) -> str:
     return f"{column.name} {column.type}" + ("" if column.nullable else " not null")
 
 
-def _compare(view: View, analyzed: list[Column]) -> list[str]:
+def _spark_types(schema: dict[str, Any] | T.StructType | None) -> list[str] | None:
+    """Each field's Spark type as Spark spells it without nullability (``tinyint``, ``string collate
+    UTF8_LCASE``, ``struct<a:smallint>``), or None for no schema. ``CHAR(n)`` and ``VARCHAR(n)``
+    are ``string``: a query's analysis gives them as strings (their length in field metadata, as in a
+    view Spark reads), while the schema Spark hands a catalog for a view may name them."""
+    if schema is None:
+        return None
+    fields = (parse_schema(schema) if isinstance(schema, dict) else schema).fields
+    return [_unsized(f.dataType).simpleString() for f in fields]
+
+
+def _unsized(data_type: T.DataType) -> T.DataType:
+    """``data_type`` with ``STRING`` for each ``CHAR(n)`` and ``VARCHAR(n)`` in it."""
+    if isinstance(data_type, (T.CharType, T.VarcharType)):
+        return T.StringType()
+    if isinstance(data_type, T.ArrayType):
+        return T.ArrayType(_unsized(data_type.elementType), data_type.containsNull)
+    if isinstance(data_type, T.MapType):
+        return T.MapType(_unsized(data_type.keyType), _unsized(data_type.valueType), data_type.valueContainsNull)
+    if isinstance(data_type, T.StructType):
+        return T.StructType([T.StructField(f.name, _unsized(f.dataType), f.nullable) for f in data_type.fields])
+    return data_type
+
+
+def _compare(view: View, analyzed: list[Column], schema: T.StructType | None = None) -> list[str]:
+    """What differs between the view's stored columns and ``analyzed``, the columns of its query's
+    Spark ``schema`` as analyzed now. Where the view records Spark's own schema (a TINYINT or a
+    collation its Iceberg types cannot hold, which Spark reads the view as), a column's Spark type
+    is compared too."""
     stored = list(view.columns)
     problems = []
+    wanted, found = _spark_types(recorded_schema(view.summary, stored)), _spark_types(schema)
     if len(stored) != len(analyzed):
         problems.append(f"{len(stored)} stored columns, {len(analyzed)} analyzed")
     expected_names = [c.name for c in stored]
@@ -2060,6 +2089,8 @@ def _compare(view: View, analyzed: list[Column]) -> list[str]:
         if _bare(col.type) != _bare(got.type):
             problems.append(f"column {col.name!r}: type {col.type} is now {got.type}")
             continue
+        if wanted is not None and found is not None and wanted[i] != found[i]:
+            problems.append(f"column {col.name!r}: Spark type {wanted[i]} is now {found[i]}")
         # a required column that may now be null breaks what readers rely on; the other way round does not
         if not col.nullable and got.nullable:
             problems.append(f"column {col.name!r}: not null is now nullable")
@@ -2074,7 +2105,10 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
 
     Each view's Spark SQL is analyzed (not run) under its default catalog and namespace and the SQL
     configs recorded with it; the result's column count, names and Iceberg types are compared with
-    the stored columns. When a column list renamed the query's columns, the names are compared
+    the stored columns, and so is each column's Spark type where the view records Spark's own
+    schema (the summary's ``spark.schema``: a ``TINYINT`` or a collation its Iceberg type cannot
+    hold, and which Spark reads the view as; ``column 'n': Spark type tinyint is now int``).
+    ``CHAR(n)`` and ``VARCHAR(n)`` count as strings, as in a query's output. When a column list renamed the query's columns, the names are compared
     with the query's own names as recorded with the view (the summary's
     ``spark.query-column-names``, or Spark's ``view.query.out.*`` properties of a view imported
     from a metastore).
@@ -2140,7 +2174,7 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
             except ValidationError as e:
                 report.views.append(ViewDrift(name, "broken", (str(e),), None, stored))
                 continue
-            problems = _compare(view, analyzed)
+            problems = _compare(view, analyzed, schema)
             report.views.append(ViewDrift(name, "drifted" if problems else "ok", tuple(problems), None, stored,
                                           tuple(_spelled(c) for c in analyzed)))
     report.seconds = time.perf_counter() - started
