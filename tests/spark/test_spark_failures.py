@@ -101,6 +101,9 @@ def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: An
 
     spark = build_session(Path(root) / "stopped", hive=False)
     store = ViewStore(store_path, actor="child")
+    from viewstore.spark import attach, detach
+
+    attach(spark, store, "vs_stopped")
     events = store.event_count()
     made = session._run_verbatim
 
@@ -114,6 +117,10 @@ def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: An
     session._run_verbatim = made
     stopped.update({name: _outcome(call) for name, call in _calls(spark, store, ns).items()
                     if name in ("register_views", "sql create", "sql set properties", "attach")})
+    try:  # the first disconnects the store, the second finds none
+        stopped["detach, twice"] = {"returned": [detach(spark, "vs_stopped") for _ in range(2)]}
+    except Exception as error:  # noqa: BLE001 - reporting any error is the point
+        stopped["detach, twice"] = {"raised": type(error).__name__, "message": str(error)}
     stopped["cli check, a session that cannot start"] = _cli("--db", store_path, "spark", "check",
                                                              "--master", "no-such-master")
     stopped_events = store.event_count() - events
@@ -215,6 +222,10 @@ def test_a_stopped_session_says_so(broken):
     _engine_errors(stopped["outcomes"], ["register_views", "sql create", "sql set properties", "attach"],
                    "the SparkSession is stopped")
     assert stopped["events written"] == 0
+
+
+def test_detach_disconnects_the_store_of_a_stopped_session(broken):
+    assert broken["stopped"]["outcomes"]["detach, twice"] == {"returned": [True, False]}
 
 
 def test_register_views_stopped_partway_says_how_far_it_got(broken):
