@@ -401,6 +401,48 @@ def test_sql_alter_never_undoes_a_change_made_meanwhile(spark, store, ns, statem
     assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1  # the session copy as it was before the ALTER
 
 
+@pytest.mark.parametrize("statement", ["ALTER VIEW {v} AS SELECT {n} AS x", "CREATE VIEW {v} AS SELECT {n} AS x"])
+def test_sql_from_two_threads_on_one_view_keeps_the_session_copy_the_stores(spark, store, ns, statement, monkeypatch):
+    """Two threads of the driver change one view through sql() at once: the one that loses in the
+    store (ConcurrencyError, ViewAlreadyExistsError) must not put back what the session held
+    before the winner's copy. Here the second starts just after the first has read what the
+    session held, and is given 3 s."""
+    import threading
+
+    import viewstore.spark.session as session
+
+    if statement.startswith("ALTER"):
+        _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+        register_views(spark, store, ns)
+    real, outcome = session._Before, {}
+
+    def second():
+        try:
+            outcome["second"] = sql(spark, store, statement.format(v=f"{ns}.v", n=3))
+        except Exception as error:  # noqa: BLE001 - either may lose
+            outcome["second"] = error
+
+    def first_reads_then_second_runs(spark, identifier):
+        before = real(spark, identifier)
+        if "started" not in outcome:
+            outcome["started"] = thread = threading.Thread(target=second)
+            thread.start()
+            thread.join(timeout=3)
+        return before
+
+    monkeypatch.setattr(session, "_Before", first_reads_then_second_runs)
+    try:
+        outcome["first"] = sql(spark, store, statement.format(v=f"{ns}.v", n=2))
+    except Exception as error:  # noqa: BLE001 - either may lose
+        outcome["first"] = error
+    outcome["started"].join(timeout=60)
+    monkeypatch.undo()
+    assert sum(isinstance(outcome[who], Exception) for who in ("first", "second")) <= 1, outcome
+    stored = store.load_view(f"{ns}.v").sql_for("spark")
+    assert stored in ("SELECT 2 AS x", "SELECT 3 AS x")
+    assert spark.sql(f"SELECT x FROM {ns}.v").first().x == int(stored.split()[1]), outcome
+
+
 @pytest.mark.parametrize("prune", [False, True])
 def test_register_views_passes_over_a_database_dropped_after_the_listing(spark, store, ns, prune, monkeypatch):
     """Another driver drops a database between the listing of the session's databases and the reading of

@@ -88,13 +88,14 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from ..catalog import ViewChange, ViewStore
-from ..errors import EngineError, NoSuchViewError, ValidationError, ViewAlreadyExistsError, ViewStoreError
+from ..errors import (ConcurrencyError, EngineError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
+                      ViewStoreError)
 from ..formats.spark import COLLATIONS_KEY, QUERY_COLUMN_NAMES, recorded_query_columns, renamed_collations
 from ..log import EVENT_COLUMNS
 from ..model import (RESERVED_PREFIX, Column, Identifier, SQLRepresentation, View, identifier_str, to_identifier,
                      to_namespace, validate_properties)
 from ..types import IcebergType, ListType, MapType, StructType
-from .catalog_plugin import active_session, attach_to_clone
+from .catalog_plugin import TRANSACTION_WAIT_S, active_session, attach_to_clone
 from .catalog_plugin import SCHEMA_MODE  # the summary key: the view's schema binding mode, as the catalog writes it
 from .catalog_plugin import SQL_CONFIGS  # the summary key: the SQL configs captured with the view (JSON)
 from .failures import ENGINE_ERRORS as _ENGINE_ERRORS
@@ -134,6 +135,8 @@ FINGERPRINT = "viewstore.fingerprint"
 STORE = "viewstore.store"
 #: Spark's error condition when CREATE OR REPLACE VIEW meets a table of that name (it never replaces one)
 _TABLE_IN_THE_WAY = "EXPECT_VIEW_NOT_TABLE"
+#: held while a thread runs view DDL on a store through sql() (see _one_ddl_at_a_time)
+_STORE_DDL = threading.RLock()
 
 
 # -- small helpers around Spark ------------------------------------------------------------------
@@ -1469,33 +1472,56 @@ def _ddl_create(spark: SparkSession, store: ViewStore, plan: Any, statement: str
     ident = _store_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
-    or_replace, if_not_exists = bool(plan.replace()), bool(plan.allowExisting())
-    mode = " ".join(str(plan.viewSchemaMode().toString()).upper().split())
-    if store.view_exists(ident):
-        if if_not_exists:
-            _sync(spark, store, ident)
-            return store.load_view(ident)
-        if not or_replace:
-            raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
-    elif not or_replace:
-        held = _session_object(spark, ident)
-        if held is not None:  # a view or table of the session that the store does not hold: as in Spark
+    with _one_ddl_at_a_time():
+        or_replace, if_not_exists = bool(plan.replace()), bool(plan.allowExisting())
+        mode = " ".join(str(plan.viewSchemaMode().toString()).upper().split())
+        if store.view_exists(ident):
             if if_not_exists:
-                return None
-            raise ValidationError(f"[TABLE_OR_VIEW_ALREADY_EXISTS] cannot create view {identifier_str(ident)}: "
-                                  f"the session catalog already has a {held} of that name (not a stored view)")
-    column_names = [(str(pair._1()), _option(pair._2())) for pair in _jlist(spark, plan.userSpecifiedColumns())]
-    # analyzed and mirrored under the caller's current namespace and configs, in a session of its own
-    with _work_session(spark, current=True) as work:
-        definition = _prepare(work, ident, _option(plan.originalText()) or "", column_names=column_names or None,
-                              comment=_option(plan.comment()), properties=_jmap(spark, plan.properties()),
-                              schema_mode=mode if mode in _SCHEMA_MODES else None)
-        before = definition.mirror(work, store.store_id)
-        try:
-            return definition.write(store, replace=or_replace, replace_properties=True)
-        except BaseException:
-            before.restore()
-            raise
+                _sync(spark, store, ident)
+                return store.load_view(ident)
+            if not or_replace:
+                raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
+        elif not or_replace:
+            held = _session_object(spark, ident)
+            if held is not None:  # a view or table of the session that the store does not hold: as in Spark
+                if if_not_exists:
+                    return None
+                raise ValidationError(f"[TABLE_OR_VIEW_ALREADY_EXISTS] cannot create view {identifier_str(ident)}: "
+                                      f"the session catalog already has a {held} of that name (not a stored view)")
+        column_names = [(str(pair._1()), _option(pair._2())) for pair in _jlist(spark, plan.userSpecifiedColumns())]
+        # analyzed and mirrored under the caller's current namespace and configs, in a session of its own
+        with _work_session(spark, current=True) as work:
+            definition = _prepare(work, ident, _option(plan.originalText()) or "", column_names=column_names or None,
+                                  comment=_option(plan.comment()), properties=_jmap(spark, plan.properties()),
+                                  schema_mode=mode if mode in _SCHEMA_MODES else None)
+            before = definition.mirror(work, store.store_id)
+            try:
+                return definition.write(store, replace=or_replace, replace_properties=True)
+            except BaseException:
+                before.restore()
+                raise
+
+
+@contextmanager
+def _one_ddl_at_a_time() -> Iterator[None]:
+    """Inside the block, no other thread of the driver runs view DDL on a store through :func:`sql`.
+
+    Such a statement reads what the session holds, changes the session copy and the store, and
+    puts the copy back if the store refuses: two at once on one view could put back a copy older
+    than the one the other has just stored. The wait is bounded (the thread holding the turn may
+    be waiting for a store this thread holds, from a signal receiver say): after
+    :data:`~viewstore.spark.catalog_plugin.TRANSACTION_WAIT_S` it gives up.
+
+    Raises:
+        ConcurrencyError: ``busy``: another thread's view DDL held the turn that long; nothing was changed.
+    """
+    if not _STORE_DDL.acquire(timeout=TRANSACTION_WAIT_S):
+        raise ConcurrencyError(f"another thread of this driver ran view DDL through sql() for {TRANSACTION_WAIT_S:g} "
+                               f"s: nothing was changed, run the statement again", busy=True)
+    try:
+        yield
+    finally:
+        _STORE_DDL.release()
 
 
 def _stored_target(spark: SparkSession, store: ViewStore, parts: list[str]) -> Identifier | None:
@@ -1520,22 +1546,24 @@ def _ddl_alter_as(spark: SparkSession, store: ViewStore, plan: Any, statement: s
     ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
-    view = store.load_view(ident)
-    # ALTER VIEW ... AS keeps the view's comment and properties but, as in Spark, not the column list
-    with _work_session(spark, current=True) as work:
-        definition = _prepare(work, ident, str(plan.originalText()), comment=view.comment,
-                              properties=dict(view.properties), schema_mode=_schema_mode(view))
-        before = definition.mirror(work, store.store_id)
-        try:
-            # the view as read before Spark analyzed the statement (its schema mode is kept): a change
-            # another process made meanwhile ends in ConcurrencyError, never under this one
-            return store.replace_view(ident, columns=definition.columns, representations=definition.representations(),
-                                      default_namespace=list(definition.default_namespace),
-                                      default_catalog=definition.default_catalog, summary=definition.summary,
-                                      expected_version=view.stream_version)
-        except BaseException:
-            before.restore()
-            raise
+    with _one_ddl_at_a_time():
+        view = store.load_view(ident)
+        # ALTER VIEW ... AS keeps the view's comment and properties but, as in Spark, not the column list
+        with _work_session(spark, current=True) as work:
+            definition = _prepare(work, ident, str(plan.originalText()), comment=view.comment,
+                                  properties=dict(view.properties), schema_mode=_schema_mode(view))
+            before = definition.mirror(work, store.store_id)
+            try:
+                # the view as read before Spark analyzed the statement (its schema mode is kept): a change
+                # another process made meanwhile ends in ConcurrencyError, never under this one
+                return store.replace_view(ident, columns=definition.columns,
+                                          representations=definition.representations(),
+                                          default_namespace=list(definition.default_namespace),
+                                          default_catalog=definition.default_catalog, summary=definition.summary,
+                                          expected_version=view.stream_version)
+            except BaseException:
+                before.restore()
+                raise
 
 
 def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
@@ -1550,78 +1578,82 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
     ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
-    view = store.load_view(ident)
-    query = view.sql_for("spark")
-    if query is None:
-        raise ValidationError(f"view {identifier_str(ident)} has no Spark SQL (its dialects: "
-                              f"{', '.join(view.dialects)})")
-    mode = " ".join(str(plan.viewSchemaMode().toString()).upper().split())
-    configs = _sql_configs(view)
-    target = _default_target(spark, view)
-    copy, fingerprint = _create_statement(ident, query, view.columns, view.comment, view.properties, target, mode,
-                                          configs, store.store_id)
-    with _work_session(spark) as work:  # the view's namespace and configs are set there alone
-        before = _Before(work, ident)
-        try:
-            has_copy = _session_object(work, ident) == "view"
-            if not has_copy and not before.database_existed:
-                _jsession(work).sql(f"CREATE NAMESPACE {before.database}")
-            # Spark's ALTER captures the current catalog, namespace and SQL configs again, as CREATE does
-            with _CurrentNamespace(work) as current, _captured(work, configs), _verbatim(work):
-                current.use(*target)
-                if has_copy:
-                    name = _session_name(ident)
-                    _jsession(work).sql(f"ALTER VIEW {name} WITH SCHEMA {mode}")
-                    _jsession(work).sql(f"ALTER VIEW {name} SET TBLPROPERTIES ({_quote_string(FINGERPRINT)} = "
-                                        f"{_quote_string(fingerprint)}, {_quote_string(STORE)} = "
-                                        f"{_quote_string(store.store_id)})")  # what registering would make
-                else:
-                    _run_verbatim(work, copy)
-        except _SPARK_ERRORS as e:
-            before.restore()
-            raise _spark_error(work, e, f"Spark cannot alter view {identifier_str(ident)}",
-                               f"alter view {identifier_str(ident)}") from e
-        try:
-            # the definition as read before: a change another process made meanwhile (its SQL, say) ends
-            # in ConcurrencyError instead of being put back
-            return store.replace_view(ident, columns=view.columns, representations=view.representations,
-                                      default_namespace=list(view.default_namespace),
-                                      default_catalog=view.default_catalog, summary={**view.summary, SCHEMA_MODE: mode},
-                                      expected_version=view.stream_version)
-        except BaseException:
-            before.restore()
-            raise
+    with _one_ddl_at_a_time():
+        view = store.load_view(ident)
+        query = view.sql_for("spark")
+        if query is None:
+            raise ValidationError(f"view {identifier_str(ident)} has no Spark SQL (its dialects: "
+                                  f"{', '.join(view.dialects)})")
+        mode = " ".join(str(plan.viewSchemaMode().toString()).upper().split())
+        configs = _sql_configs(view)
+        target = _default_target(spark, view)
+        copy, fingerprint = _create_statement(ident, query, view.columns, view.comment, view.properties, target, mode,
+                                              configs, store.store_id)
+        with _work_session(spark) as work:  # the view's namespace and configs are set there alone
+            before = _Before(work, ident)
+            try:
+                has_copy = _session_object(work, ident) == "view"
+                if not has_copy and not before.database_existed:
+                    _jsession(work).sql(f"CREATE NAMESPACE {before.database}")
+                # Spark's ALTER captures the current catalog, namespace and SQL configs again, as CREATE does
+                with _CurrentNamespace(work) as current, _captured(work, configs), _verbatim(work):
+                    current.use(*target)
+                    if has_copy:
+                        name = _session_name(ident)
+                        _jsession(work).sql(f"ALTER VIEW {name} WITH SCHEMA {mode}")
+                        _jsession(work).sql(f"ALTER VIEW {name} SET TBLPROPERTIES ({_quote_string(FINGERPRINT)} = "
+                                            f"{_quote_string(fingerprint)}, {_quote_string(STORE)} = "
+                                            f"{_quote_string(store.store_id)})")  # what registering would make
+                    else:
+                        _run_verbatim(work, copy)
+            except _SPARK_ERRORS as e:
+                before.restore()
+                raise _spark_error(work, e, f"Spark cannot alter view {identifier_str(ident)}",
+                                   f"alter view {identifier_str(ident)}") from e
+            try:
+                # the definition as read before: a change another process made meanwhile (its SQL, say) ends
+                # in ConcurrencyError instead of being put back
+                return store.replace_view(ident, columns=view.columns, representations=view.representations,
+                                          default_namespace=list(view.default_namespace),
+                                          default_catalog=view.default_catalog,
+                                          summary={**view.summary, SCHEMA_MODE: mode},
+                                          expected_version=view.stream_version)
+            except BaseException:
+                before.restore()
+                raise
 
 
 def _ddl_set_properties(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
     ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
-    _ = store.store_id  # for the copy made after the store's change: made now, before anything changes
-    updates = _jmap(spark, plan.properties())
-    changes = [ViewChange.update_comment(v) if k == "comment" else ViewChange.set_property(k, v)
-               for k, v in sorted(updates.items())]
-    view = store.alter_view(ident, *changes)
-    # the copy gets what register_views would give it: the comment and the keys a session copy carries
-    shown = {k: v for k, v in sorted(updates.items()) if k == "comment" or _session_properties({k: v})}
-    _follow_properties(spark, store, view, "SET TBLPROPERTIES (" + ", ".join(
-        f"{_quote_string(k)} = {_quote_string(v)}" for k, v in shown.items()) + ")" if shown else None)
-    return view
+    with _one_ddl_at_a_time():
+        _ = store.store_id  # for the copy made after the store's change: made now, before anything changes
+        updates = _jmap(spark, plan.properties())
+        changes = [ViewChange.update_comment(v) if k == "comment" else ViewChange.set_property(k, v)
+                   for k, v in sorted(updates.items())]
+        view = store.alter_view(ident, *changes)
+        # the copy gets what register_views would give it: the comment and the keys a session copy carries
+        shown = {k: v for k, v in sorted(updates.items()) if k == "comment" or _session_properties({k: v})}
+        _follow_properties(spark, store, view, "SET TBLPROPERTIES (" + ", ".join(
+            f"{_quote_string(k)} = {_quote_string(v)}" for k, v in shown.items()) + ")" if shown else None)
+        return view
 
 
 def _ddl_unset_properties(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
     ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
-    _ = store.store_id  # for the copy made after the store's change: made now, before anything changes
-    keys = [str(k) for k in _jlist(spark, plan.propertyKeys())]
-    # a key the view does not have is no change, with or without IF EXISTS, as in Spark 4.3's own catalog
-    changes = [ViewChange.update_comment(None) if k == "comment" else ViewChange.remove_property(k) for k in keys]
-    view = store.alter_view(ident, *changes)
-    kept = [k for k in keys if k == "comment" or _session_properties({k: ""})]
-    _follow_properties(spark, store, view, "UNSET TBLPROPERTIES IF EXISTS ("
-                       + ", ".join(_quote_string(k) for k in kept) + ")" if kept else None)
-    return view
+    with _one_ddl_at_a_time():
+        _ = store.store_id  # for the copy made after the store's change: made now, before anything changes
+        keys = [str(k) for k in _jlist(spark, plan.propertyKeys())]
+        # a key the view does not have is no change, with or without IF EXISTS, as in Spark 4.3's own catalog
+        changes = [ViewChange.update_comment(None) if k == "comment" else ViewChange.remove_property(k) for k in keys]
+        view = store.alter_view(ident, *changes)
+        kept = [k for k in keys if k == "comment" or _session_properties({k: ""})]
+        _follow_properties(spark, store, view, "UNSET TBLPROPERTIES IF EXISTS ("
+                           + ", ".join(_quote_string(k) for k in kept) + ")" if kept else None)
+        return view
 
 
 def _follow_properties(spark: SparkSession, store: ViewStore, view: View, clause: str | None) -> None:
@@ -1640,34 +1672,35 @@ def _ddl_rename(spark: SparkSession, store: ViewStore, plan: Any, statement: str
     ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
-    _ = store.store_id  # for the copy made after the store's change: made now, before anything changes
-    new_parts = [str(p).lower() for p in _jlist(spark, plan.newName())]
-    if len(new_parts) == 1:
-        target = (*ident[:-1], new_parts[0])
-    else:
-        target = _store_target(spark, store, new_parts, renamed=True)
-    if target is None:
-        raise ValidationError(f"cannot rename {identifier_str(ident)} into another catalog "
-                              f"({'.'.join(new_parts)}); the store keeps its views")
-    if len(target) != 2:
-        raise ValidationError(f"[REQUIRES_SINGLE_PART_NAMESPACE] a Spark view lives in a database: "
-                              f"{identifier_str(target)}")
-    if target[:-1] != ident[:-1]:  # as in Spark: a view is renamed within its database, never moved
-        raise ValidationError(f"[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH] cannot rename "
-                              f"{identifier_str(ident)} to {identifier_str(target)}: the databases differ")
-    if store.view_exists(target):
-        raise ViewAlreadyExistsError(f"view already exists: {identifier_str(target)}")
-    held = _session_object(spark, target)
-    if held is not None:  # a view or table the store does not hold is never overwritten, as in Spark
-        raise ValidationError(f"[TABLE_OR_VIEW_ALREADY_EXISTS] cannot rename {identifier_str(ident)} to "
-                              f"{identifier_str(target)}: the session catalog already has a {held} of that name")
-    view = store.rename_view(ident, target)
-    if _session_object(spark, ident) == "view":
-        new_name = ".".join(_quote_name(p) for p in target)  # Spark wants it without the catalog
-        _run_session(spark, f"ALTER VIEW {_session_name(ident)} RENAME TO {new_name}", target)
-    else:
-        _sync(spark, store, target)
-    return view
+    with _one_ddl_at_a_time():
+        _ = store.store_id  # for the copy made after the store's change: made now, before anything changes
+        new_parts = [str(p).lower() for p in _jlist(spark, plan.newName())]
+        if len(new_parts) == 1:
+            target = (*ident[:-1], new_parts[0])
+        else:
+            target = _store_target(spark, store, new_parts, renamed=True)
+        if target is None:
+            raise ValidationError(f"cannot rename {identifier_str(ident)} into another catalog "
+                                  f"({'.'.join(new_parts)}); the store keeps its views")
+        if len(target) != 2:
+            raise ValidationError(f"[REQUIRES_SINGLE_PART_NAMESPACE] a Spark view lives in a database: "
+                                  f"{identifier_str(target)}")
+        if target[:-1] != ident[:-1]:  # as in Spark: a view is renamed within its database, never moved
+            raise ValidationError(f"[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH] cannot rename "
+                                  f"{identifier_str(ident)} to {identifier_str(target)}: the databases differ")
+        if store.view_exists(target):
+            raise ViewAlreadyExistsError(f"view already exists: {identifier_str(target)}")
+        held = _session_object(spark, target)
+        if held is not None:  # a view or table the store does not hold is never overwritten, as in Spark
+            raise ValidationError(f"[TABLE_OR_VIEW_ALREADY_EXISTS] cannot rename {identifier_str(ident)} to "
+                                  f"{identifier_str(target)}: the session catalog already has a {held} of that name")
+        view = store.rename_view(ident, target)
+        if _session_object(spark, ident) == "view":
+            new_name = ".".join(_quote_name(p) for p in target)  # Spark wants it without the catalog
+            _run_session(spark, f"ALTER VIEW {_session_name(ident)} RENAME TO {new_name}", target)
+        else:
+            _sync(spark, store, target)
+        return view
 
 
 def _named(spark: SparkSession, child: Any) -> list[str]:
@@ -1690,10 +1723,11 @@ def _ddl_drop(spark: SparkSession, store: ViewStore, plan: Any, statement: str) 
     ident = _stored_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
-    store.drop_view(ident)
-    if _session_object(spark, ident) == "view":
-        _run_session(spark, f"DROP VIEW IF EXISTS {_session_name(ident)}", ident)
-    return None
+    with _one_ddl_at_a_time():
+        store.drop_view(ident)
+        if _session_object(spark, ident) == "view":
+            _run_session(spark, f"DROP VIEW IF EXISTS {_session_name(ident)}", ident)
+        return None
 
 
 _DDL = {
@@ -1787,8 +1821,9 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     A view name is read as Spark reads it: a bare name is in the session's current database, and a
     name without a catalog (``sales.v``) is in the current catalog, so while another catalog is
     current (``USE vs.sales``) it is that catalog's and goes to Spark; ``spark_catalog.sales.v``
-    (or the store's catalog name, when no Spark catalog has it) names the store's. Unlike Spark (``[SCHEMA_NOT_FOUND]``),
-    CREATE VIEW in a database the session lacks creates the database, on purpose: the store's
+    (or the store's catalog name, when no Spark catalog has it) names the store's. Unlike Spark
+    (``[SCHEMA_NOT_FOUND]``), CREATE VIEW in a database the session lacks creates the database, on
+    purpose: the store's
     namespaces need no creating, and the session follows the store as :func:`register_views`
     does (which creates missing databases too); if the statement then fails, the database it
     created is dropped again. ALTER and DROP of a name the store
@@ -1822,6 +1857,10 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
             ``EXECUTE IMMEDIATE`` holds view DDL.
         ViewAlreadyExistsError: CREATE VIEW (without OR REPLACE / IF NOT EXISTS) of a stored view,
             or RENAME onto a stored view.
+        ConcurrencyError: the view changed since the statement read it (another process), or
+            (``busy``) another thread's view DDL on a store through ``sql`` held the driver's turn
+            for 10 s: threads take turns, so that a statement the store refuses never puts back
+            a session copy older than the one another thread has just stored.
         ViewStoreError: view DDL on the store while this thread is inside ``store.transaction()``
             (the session copy would outlive a rollback); nothing is changed.
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
@@ -2108,8 +2147,9 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
     the stored columns, and so is each column's Spark type where the view records Spark's own
     schema (the summary's ``spark.schema``: a ``TINYINT`` or a collation its Iceberg type cannot
     hold, and which Spark reads the view as; ``column 'n': Spark type tinyint is now int``).
-    ``CHAR(n)`` and ``VARCHAR(n)`` count as strings, as in a query's output. When a column list renamed the query's columns, the names are compared
-    with the query's own names as recorded with the view (the summary's
+    ``CHAR(n)`` and ``VARCHAR(n)`` count as strings, as in a query's output. When a column list
+    renamed the query's columns, the names are compared with the query's own names as recorded
+    with the view (the summary's
     ``spark.query-column-names``, or Spark's ``view.query.out.*`` properties of a view imported
     from a metastore).
 
