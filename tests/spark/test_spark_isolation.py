@@ -190,6 +190,17 @@ def test_sql_and_create_view_leave_a_session_other_threads_use_alone(spark, stor
         _drop(spark, home, *databases)
 
 
+def _resolved_and_recorded_in(caller, store, catalog: str, db: str) -> None:
+    """With ``catalog.sales`` current in ``caller`` (holding the view ``base``), create_view and sql
+    resolve bare names there and record it as the views' defaults; the caller stays there."""
+    view = create_view(caller, store, f"{db}.by_api", "SELECT five FROM base")
+    assert (view.default_catalog, view.default_namespace) == (catalog, ("sales",))
+    view = sql(caller, store, f"CREATE VIEW spark_catalog.{db}.by_sql AS SELECT five * 2 AS ten FROM base")
+    assert (view.default_catalog, view.default_namespace) == (catalog, ("sales",))
+    assert caller.sql(f"SELECT ten FROM spark_catalog.{db}.by_sql").first().ten == 10
+    assert tuple(caller.sql("SELECT current_catalog(), current_database()").first()) == (catalog, "sales")
+
+
 def test_the_work_session_starts_as_the_callers(spark, store, tmp_path):
     """What analyzing a view depends on in the caller's session holds where the work is done:
     settings made at runtime (case sensitivity, a catalog), temporary views and functions (SQL and
@@ -232,12 +243,7 @@ def test_the_work_session_starts_as_the_callers(spark, store, tmp_path):
 
         # the current catalog is the attached one: unqualified names resolve there, and it is recorded
         caller.sql(f"USE {catalog}.sales")
-        view = create_view(caller, store, f"{db}.by_api", "SELECT five FROM base")
-        assert (view.default_catalog, view.default_namespace) == (catalog, ("sales",))
-        view = sql(caller, store, f"CREATE VIEW spark_catalog.{db}.by_sql AS SELECT five * 2 AS ten FROM base")
-        assert (view.default_catalog, view.default_namespace) == (catalog, ("sales",))
-        assert caller.sql(f"SELECT ten FROM spark_catalog.{db}.by_sql").first().ten == 10
-        assert tuple(caller.sql("SELECT current_catalog(), current_database()").first()) == (catalog, "sales")
+        _resolved_and_recorded_in(caller, store, catalog, db)
         assert caller.conf.get("spark.sql.caseSensitive") == "true"
     finally:
         detach(caller, catalog)
@@ -279,12 +285,7 @@ def test_the_work_session_takes_the_callers_namespace_in_a_default_catalog(spark
     caller.sql("USE sales")
     try:
         assert caller.sql("SELECT five FROM base").first().five == 5
-        view = create_view(caller, store, f"{db}.by_api", "SELECT five FROM base")
-        assert (view.default_catalog, view.default_namespace) == (catalog, ("sales",))
-        view = sql(caller, store, f"CREATE VIEW spark_catalog.{db}.by_sql AS SELECT five * 2 AS ten FROM base")
-        assert (view.default_catalog, view.default_namespace) == (catalog, ("sales",))
-        assert caller.sql(f"SELECT ten FROM spark_catalog.{db}.by_sql").first().ten == 10
-        assert tuple(caller.sql("SELECT current_catalog(), current_database()").first()) == (catalog, "sales")
+        _resolved_and_recorded_in(caller, store, catalog, db)
     finally:
         caller.sql("USE spark_catalog.default")
         detach(caller, catalog)
