@@ -1957,9 +1957,11 @@ def events_dataframe(spark: SparkSession, store: ViewStore, *, view: str | tuple
 
     Raises:
         ValidationError: a bad identifier, time, type or limit.
-        EngineError: the engine failed (a JVM py4j cannot reach, say).
+        EngineError: the engine failed: the session is stopped (its DataFrame could never be read),
+            or its JVM is gone.
     """
     _check_args(spark, store)
+    require_live(spark, "move the event log into Spark")
     table = events_arrow(store, view=view, actor=actor, since=since, until=until, types=types, limit=limit,
                          newest_first=newest_first)
     return spark.createDataFrame(table)
