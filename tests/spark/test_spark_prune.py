@@ -331,9 +331,10 @@ def test_spark_register_command_prunes_and_says_so(spark, stores, databases):
 
 
 def test_sql_makes_a_store_id_only_for_view_ddl_the_store_takes(spark, stores, databases, tmp_path):
-    """A file made before store ids gets its id from sql() only for a statement that changes the
+    """A file made before store ids gets its id from sql() only when a session copy is made for the
     store: DDL that goes to Spark (a temporary view, a view the store does not hold) and a
-    statement Spark refuses write nothing, so they work on a file that cannot be written."""
+    statement Spark or the store refuses write nothing, so they work on a file that cannot be
+    written."""
     import sqlite3
 
     from viewstore.spark import sql
@@ -356,6 +357,12 @@ def test_sql_makes_a_store_id_only_for_view_ddl_the_store_takes(spark, stores, d
         sql(spark, old, f"CREATE VIEW {db}.v AS SELECT * FROM {db}.missing")
     assert old.existing_store_id() is None and old.event_count() == 0
     assert _view_properties(spark, db, "hand_made")["k"] == "v"
+    _view(old, f"{db}.s")  # a stored view: changes the store refuses make no id either
+    with pytest.raises(ValidationError, match="version.history.num-entries"):
+        sql(spark, old, f"ALTER VIEW {db}.s SET TBLPROPERTIES ('version.history.num-entries' = 'many')")
+    with pytest.raises(ValidationError, match="RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH"):
+        sql(spark, old, f"ALTER VIEW {db}.s RENAME TO other_{db}.s")
+    assert old.existing_store_id() is None and old.event_count() == 1
     sql(spark, old, f"CREATE VIEW {db}.v AS SELECT 1 AS x")
     assert old.existing_store_id() is not None
     assert _objects(spark, db)["v"] == ("view", old.store_id)

@@ -1452,9 +1452,10 @@ def _sync(spark: SparkSession, store: ViewStore, identifier: Identifier) -> None
             if _session_object(spark, identifier) == "view":
                 _jsession(spark).sql(f"DROP VIEW IF EXISTS {_session_name(identifier)}")
             return
+        # the copy carries the store's id: a file made before ids makes it now (after the store's change)
         with _work_session(spark) as work, _CurrentNamespace(work) as current:
             _register_one(work, view, view.sql_for("spark") or "", current, store.store_id)
-    except _ENGINE_ERRORS as e:
+    except (*_ENGINE_ERRORS, ViewStoreError) as e:
         _log.warning("the session copy of %s could not follow the store: %s", identifier_str(identifier),
                      _explanation(e))
 
@@ -1628,7 +1629,6 @@ def _ddl_set_properties(spark: SparkSession, store: ViewStore, plan: Any, statem
     if ident is None:
         return _passthrough(spark, statement)
     with _one_ddl_at_a_time():
-        _ = store.store_id  # for the copy made after the store's change: made now, before anything changes
         updates = _jmap(spark, plan.properties())
         changes = [ViewChange.update_comment(v) if k == "comment" else ViewChange.set_property(k, v)
                    for k, v in sorted(updates.items())]
@@ -1645,7 +1645,6 @@ def _ddl_unset_properties(spark: SparkSession, store: ViewStore, plan: Any, stat
     if ident is None:
         return _passthrough(spark, statement)
     with _one_ddl_at_a_time():
-        _ = store.store_id  # for the copy made after the store's change: made now, before anything changes
         keys = [str(k) for k in _jlist(spark, plan.propertyKeys())]
         # a key the view does not have is no change, with or without IF EXISTS, as in Spark 4.3's own catalog
         changes = [ViewChange.update_comment(None) if k == "comment" else ViewChange.remove_property(k) for k in keys]
@@ -1673,7 +1672,6 @@ def _ddl_rename(spark: SparkSession, store: ViewStore, plan: Any, statement: str
     if ident is None:
         return _passthrough(spark, statement)
     with _one_ddl_at_a_time():
-        _ = store.store_id  # for the copy made after the store's change: made now, before anything changes
         new_parts = [str(p).lower() for p in _jlist(spark, plan.newName())]
         if len(new_parts) == 1:
             target = (*ident[:-1], new_parts[0])
@@ -1891,8 +1889,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
         return _passthrough(spark, statement)
     # the store decides first for some statements: a session that cannot follow must not let it
     require_live(spark, "run the statement")
-    # the copies carry the store's id: a file made before ids makes it once the store is to take the
-    # statement (see the handlers), never for one that goes to Spark or that Spark refuses
+    # the copies carry the store's id: a file made before ids makes it only when a copy is made (see
+    # the handlers), never for a statement that goes to Spark or that Spark or the store refuses
     return handler(spark, store, plan, statement)
 
 
