@@ -332,9 +332,9 @@ def test_spark_register_command_prunes_and_says_so(spark, stores, databases):
 
 def test_sql_makes_a_store_id_only_for_view_ddl_the_store_takes(spark, stores, databases, tmp_path):
     """A file made before store ids gets its id from sql() only when a session copy is made for the
-    store: DDL that goes to Spark (a temporary view, a view the store does not hold) and a
-    statement Spark or the store refuses write nothing, so they work on a file that cannot be
-    written."""
+    store: DDL that goes to Spark (a temporary view, a view the store does not hold), a statement
+    Spark refuses and a property or rename change the store refuses write nothing, so they work on
+    a file that cannot be written."""
     import sqlite3
 
     from viewstore.spark import sql
