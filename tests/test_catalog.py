@@ -351,6 +351,21 @@ def test_events_filters(store):
     bob.close()
 
 
+def test_events_of_a_name_no_view_ever_had_is_no_such_view_as_history_says(store):
+    """A typo in view= is not a view without events: events() and event_rows() raise as history() does."""
+    make(store)
+    store.rename_view("sales.daily", "sales.renamed")
+    store.drop_view("sales.renamed")
+    for name in ("sales.daily", "sales.renamed", "SALES.Daily"):  # a name once held keeps its events
+        assert store.events(view=name) and store.event_rows(view=name)
+    for call in (store.history, lambda v: store.events(view=v), lambda v: store.event_rows(view=v),
+                 lambda v: store.events(view=v, actor="nobody", limit=0)):
+        with pytest.raises(NoSuchViewError, match="^no view was ever named sales.dialy$"):
+            call("sales.dialy")
+    assert store.events(view="sales.daily", actor="nobody") == []  # a name held, other filters matching none
+    assert store.events(actor="nobody") == [] and store.event_rows(types="view.replaced") == []
+
+
 def test_an_until_that_is_a_date_alone_includes_that_whole_day(store):
     make(store)
     (event,) = store.events()

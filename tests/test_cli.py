@@ -138,6 +138,18 @@ def test_history_audit_as_of_rollback_rename_drop(run):
     assert [e["type"] for e in json.loads(run("history", "s.w", "--json"))][-2:] == ["view.renamed", "view.dropped"]
 
 
+def test_audit_of_a_view_name_that_never_existed_is_an_error_not_zero_events(run):
+    create(run)
+    run("rename", "s.v", "s.w")
+    for args in (["audit", "--view", "s.nope"], ["audit", "--view", "s.nope", "--json"],
+                 ["audit", "--view", "s.nope", "--actor", "carol", "--limit", "1"]):
+        out = run(*args, code=1)
+        assert out == "error: no view was ever named s.nope\n", (args, out)
+    assert len(json.loads(run("audit", "--view", "s.v", "--json"))) == 2  # the old name: its view's events
+    assert json.loads(run("audit", "--view", "s.v", "--actor", "nobody", "--json")) == []
+    assert run("audit", "--view", "s.v", "--actor", "nobody").startswith("0 events")
+
+
 def test_export_follows_the_codec_property_unless_told(run, tmp_path):
     create(run)
     loc = str(tmp_path / "loc")

@@ -710,7 +710,8 @@ class ViewStore:
         """Events matching every filter given, in log order (oldest first).
 
         Args:
-            view: every view that ever carried this identifier (across renames and re-creations).
+            view: every view that ever carried this identifier (across renames and re-creations);
+                one that no view ever carried raises, as :meth:`history` does.
             actor: who made the change.
             since, until: an inclusive time range (datetime, ISO string or epoch ms); an ``until``
                 that is a date alone (a ``date``, ``"2026-11-25"``) includes that whole day.
@@ -719,6 +720,8 @@ class ViewStore:
             newest_first: the reverse of log order; ``limit=20, newest_first=True`` gives the last 20.
 
         Raises:
+            NoSuchViewError: ``view`` names no view, live or dropped, that ever had that identifier
+                (the other filters answer an empty list when nothing matches).
             ValidationError: a bad identifier, time, type or limit.
         """
         return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.query)
@@ -734,6 +737,7 @@ class ViewStore:
         :meth:`events`.
 
         Raises:
+            NoSuchViewError: ``view`` names no view that ever had that identifier.
             ValidationError: a bad identifier, time, type or limit.
         """
         return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.rows)
@@ -764,7 +768,10 @@ class ViewStore:
         with self._reading():
             view_ids = None
             if view is not None:
-                view_ids = self._log.streams_that_took(identifier_str(to_identifier(view)))
+                name = identifier_str(to_identifier(view))
+                view_ids = self._log.streams_that_took(name)
+                if not view_ids:  # a typo is not a view without events, as history() says
+                    raise NoSuchViewError(f"no view was ever named {name}")
             return read(view_ids=view_ids, actor=actor, since=since_ms, until=until_ms, types=kinds, limit=limit,
                         newest_first=newest_first)
 

@@ -768,7 +768,8 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
 
 @main.command()
 @click.option("--actor", "who", help="Only this actor's events.")
-@click.option("--view", help="Only events of views that had this identifier.")
+@click.option("--view", help="Only events of views that had this identifier (across renames; an error if no "
+                              "view ever had it).")
 @click.option("--type", "types", multiple=True, help="Only these event types (repeatable).")
 @click.option("--since", metavar="TIME", help="From this time (ISO or epoch ms, inclusive).")
 @click.option("--until", metavar="TIME",

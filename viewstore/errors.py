@@ -3,7 +3,8 @@
 Every public call either succeeds completely or raises one of these and writes nothing::
 
     ViewStoreError                      the root: catch this to catch everything viewstore raises
-    ├── NoSuchViewError                 no live view has that identifier (also a LookupError)
+    ├── NoSuchViewError                 no live view has that identifier (also a LookupError); for
+    │                                   history and events(view=...), no view ever had it
     ├── ViewAlreadyExistsError          a live view already has that identifier
     ├── ConcurrencyError                the view changed since the caller's expected_version,
     │                                   or the database stayed locked past the retry bound
@@ -36,7 +37,8 @@ class ViewStoreError(Exception):
 
 
 class NoSuchViewError(ViewStoreError, LookupError):
-    """The identifier names no live view (or, with ``as_of``, no view live at that time)."""
+    """The identifier names no live view (or, with ``as_of``, no view live at that time); for
+    ``history`` and ``events(view=...)``, which read dropped and renamed views too, no view ever had it."""
 
 
 class ViewAlreadyExistsError(ViewStoreError):

@@ -1918,6 +1918,7 @@ def events_arrow(store: ViewStore, *, view: str | tuple[str, ...] | None = None,
     """The event log (filtered and ordered as :meth:`ViewStore.events` does) as a ``pyarrow.Table``.
 
     Raises:
+        NoSuchViewError: ``view`` names no view that ever had that identifier.
         ValidationError: a bad identifier, time, type or limit.
     """
     if not isinstance(store, ViewStore):
@@ -1954,6 +1955,7 @@ def events_dataframe(spark: SparkSession, store: ViewStore, *, view: str | tuple
         spark.sql("SELECT actor, count(*) AS changes FROM view_events GROUP BY actor")
 
     Raises:
+        NoSuchViewError: ``view`` names no view that ever had that identifier.
         ValidationError: a bad identifier, time, type or limit.
         EngineError: the engine failed: the session is stopped (its DataFrame could never be read),
             or its JVM is gone.
