@@ -420,6 +420,29 @@ def test_a_mistyped_db_is_an_error_not_an_empty_catalog(run, tmp_path):
     assert "is not a viewstore database: it holds other tables or views (customers)" in result.output
 
 
+@pytest.mark.parametrize("args", [
+    ["list"], ["show", "s.v"], ["history", "s.v"], ["audit"], ["audit", "--json"], ["export", "s.v"],
+    ["query", "SELECT 1 AS one"], ["rebuild"], ["alter", "s.v", "--comment", "x"], ["rename", "s.v", "s.w"],
+    ["rollback", "s.v", "1"], ["drop", "s.v", "--if-exists"], ["hms", "export", "s.v", "--engine", "spark"],
+    ["spark", "check"],
+])
+def test_an_empty_file_is_no_store_and_a_read_only_command_leaves_it_empty(run, args):
+    """A 0-byte --db (touch, a shell's >) is not a store: SQLite would take it for a new database and
+    the command would start a store in it. Only the commands that add a view start one there."""
+    run.db.write_bytes(b"")
+    out = run(*args, code=1)
+    assert out == (f"error: no viewstore database at {run.db}: the file is empty (create or import a view to "
+                   f"start one there; --db or VIEWSTORE_DB names another)\n"), out
+    assert run.db.stat().st_size == 0
+    assert sorted(p.name for p in run.db.parent.iterdir()) == [run.db.name]  # no -wal, -shm or warehouse
+
+
+def test_a_command_that_adds_a_view_starts_the_store_in_an_empty_file(run):
+    run.db.write_bytes(b"")
+    create(run)
+    assert run("list") == "s.v\n"
+
+
 def test_a_reader_that_stops_early_is_no_error(tmp_path):
     """`viewstore list | head -1`: the closed pipe ends the command quietly, with exit code 0."""
     db = tmp_path / "many.db"

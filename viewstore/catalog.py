@@ -404,7 +404,7 @@ class ViewStore:
     """An embedded catalog of logical SQL views kept as an append-only event log in SQLite.
 
     Args:
-        path: the SQLite file (created if missing).
+        path: the SQLite file (a store is started in it if it is missing or empty).
         catalog: the catalog name: the default catalog of views created without one.
         actor: who makes the changes (default: the operating-system user).
         durability: ``"normal"`` (WAL, synchronous=NORMAL: survives a process crash) or ``"full"``

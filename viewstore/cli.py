@@ -79,13 +79,17 @@ class CliContext:
 
     def store(self, *, create: bool = False) -> ViewStore:
         """The store; only commands that can add a view (``create=True``) may start a new file, so a
-        mistyped ``--db`` is an error rather than an empty catalog."""
+        mistyped ``--db`` is an error rather than an empty catalog. An empty file (0 bytes: ``touch``,
+        a shell's ``>``) holds no store either: SQLite would take it for a new database, and the
+        store would be started in it."""
         if self._store is None:
             if self._blank:
                 raise click.UsageError(f"{self._blank[0]} is set but empty: give it a value, or unset it")
-            if not create and not os.path.exists(self.db):
-                raise ViewStoreError(f"no viewstore database at {self.db} (create or import a view to start one "
-                                     f"there; --db or VIEWSTORE_DB names another)")
+            empty = os.path.isfile(self.db) and os.path.getsize(self.db) == 0
+            if not create and (empty or not os.path.exists(self.db)):
+                raise ViewStoreError(f"no viewstore database at {self.db}{': the file is empty' if empty else ''} "
+                                     f"(create or import a view to start one there; --db or VIEWSTORE_DB names "
+                                     f"another)")
             self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
         return self._store
 
