@@ -1,4 +1,5 @@
-"""The CLI: a thin layer over the API, JSON for scripts, one-line errors with exit code 1."""
+"""The CLI: a thin layer over the API, JSON for scripts, one-line errors with exit code 1, usage
+errors (a command line that cannot be right) with click's exit code 2."""
 
 import io
 import json
@@ -101,13 +102,59 @@ def test_errors_are_one_line_with_exit_code_1(run):
     create(run)
     for args in (["show", "s.nope"], ["create", "s.v", "--sql", "SELECT 1"], ["create", "bad", "--sql", "x"],
                  ["create", "s.w", "--sql", "x", "--column", "x:blob9"], ["rollback", "s.v", "7"],
-                 ["alter", "s.v"], ["alter", "s.v", "--remove-representation", "spark"],
-                 ["import", "missing.json", "s.i"], ["create", "s.w"], ["drop", "s.nope"],
-                 ["audit", "--since", "not a time"], ["alter", "s.v", "--set", "novalue"],
+                 ["alter", "s.v", "--remove-representation", "spark"],
+                 ["import", "missing.json", "s.i"], ["drop", "s.nope"], ["history", "s.nope"],
+                 ["audit", "--view", "s.nope"], ["show", "s.v", "--at-event", "99"],
                  ["alter", "s.v", "--comment", "x", "--expected-version", "9"]):
         out = run(*args, code=1)
         assert out.startswith("error: ") and out.count("\n") == 1 and "Traceback" not in out, (args, out)
     assert ViewStore(run.db).event_count() == 1
+
+
+def usage_error(out, message):
+    """click's usage error (exit code 2): the usage line, where to get help, and the error, as the
+    values click checks itself print them."""
+    lines = out.splitlines()
+    assert re.match(r"Usage: (viewstore|main) ", lines[0]) and re.match(r"Try '(viewstore|main) ", lines[1]), out
+    assert lines[-1].startswith("Error: ") and message in lines[-1] and "Traceback" not in out, out
+    return True
+
+
+@pytest.mark.parametrize("args, message", [
+    # values not of their option's form: the CLI's own forms, as click's own types (a number, a choice)
+    (["audit", "--since", "not a time"], "bad --since 'not a time': use ISO 8601"),
+    (["audit", "--limit", "-1"], "Invalid value for '--limit'"),
+    (["audit", "--type", "created"], "Invalid value for '--type': 'created' is not one of 'view.comment_updated',"),
+    (["show", "s.v", "--as-of", "soon"], "bad --as-of 'soon'"),
+    (["create", "s.w", "--sql", "SELECT 1", "--column", "novalue"], "bad --column 'novalue': use NAME:TYPE"),
+    (["create", "s.w", "--sql", "SELECT 1", "--property", "novalue"], "bad --property 'novalue': use KEY=VALUE"),
+    (["create", "s.w", "--sql", "SELECT 1", "--summary", "novalue"], "bad --summary 'novalue': use KEY=VALUE"),
+    (["create", "s.w", "--sql", "SELECT 1", "--security-mode", "nobody"], "Invalid value for '--security-mode'"),
+    (["alter", "s.v", "--set", "novalue"], "bad --set 'novalue': use KEY=VALUE"),
+    # options missing, or excluding each other
+    (["create", "s.w"], "a view needs SQL: give --sql, --sql-file or --representation"),
+    (["create", "s.w", "--sql", "SELECT 1", "--sql-file", "-"], "give --sql or --sql-file, not both"),
+    (["alter", "s.v"], "nothing to change: give at least one change option"),
+    (["alter", "s.v", "--set", "k=1", "--unset", "k"], "--set and --unset of 'k' in one command"),
+    (["alter", "s.v", "--update-representation", "spark", "SELECT 2", "--remove-representation", "spark"],
+     "--update-representation and --remove-representation of 'spark' in one command"),
+    (["show", "s.v", "--as-of", "0", "--at-event", "1"], "give --as-of or --at-event, not both"),
+    (["show"], "Missing argument 'IDENTIFIER'"), (["nosuchcommand"], "No such command 'nosuchcommand'"),
+])
+def test_a_command_line_that_cannot_be_right_is_a_usage_error_with_exit_code_2(run, args, message):
+    """Whatever the store holds: a value not of its option's form, or options that exclude each
+    other, is click's usage error, as a number out of range is; what the store refuses exits 1."""
+    create(run)
+    assert usage_error(run(*args, code=2), message)
+    assert ViewStore(run.db).event_count() == 1
+
+
+def test_a_usage_error_on_a_missing_db_is_still_a_usage_error_and_starts_no_file(run):
+    """The command line is checked before the store is opened: the exit code does not depend on --db."""
+    for args in (["alter", "s.v"], ["audit", "--since", "x"], ["create", "s.v", "--column", "x:int"],
+                 ["show", "s.v", "--as-of", "x"], ["alter", "s.v", "--set", "k"]):
+        assert usage_error(run(*args, code=2), "")
+    assert not run.db.exists()
 
 
 def test_history_audit_as_of_rollback_rename_drop(run):
@@ -119,9 +166,9 @@ def test_history_audit_as_of_rollback_rename_drop(run):
     last = json.loads(run("history", "s.v", "--json"))[-1]  # a time is to the millisecond: its last commit
     assert json.loads(run("show", "s.v", "--json", "--as-of", str(last["occurred_at_ms"])))["current_version_id"] == 2
     assert "SELECT 2 AS x" in run("show", "s.v", "--at-event", str(last["position"]))  # the table, too
-    for args in (["--at-event", "999"], ["--at-event", str(last["position"]), "--as-of", "0"]):
-        out = run("show", "s.v", *args, code=1)
-        assert out.startswith("error: ") and out.count("\n") == 1, out
+    out = run("show", "s.v", "--at-event", "999", code=1)
+    assert out.startswith("error: ") and out.count("\n") == 1, out
+    assert usage_error(run("show", "s.v", "--at-event", str(last["position"]), "--as-of", "0", code=2), "not both")
     assert "is at version 1" in run("rollback", "s.v", "1")
     audit = json.loads(run("audit", "--actor", "carol", "--type", "view.rolled_back", "--json"))
     assert [e["type"] for e in audit] == ["view.rolled_back"] and audit[0]["payload"]["current_version_id"] == 1
@@ -282,14 +329,14 @@ def test_hms_import_prints_a_markup_like_name_as_it_is(run, conformance):
 # -- bad input is one clear line ---------------------------------------------------------------
 
 
-def test_out_of_range_or_malformed_times_are_one_line_errors(run):
+def test_out_of_range_or_malformed_times_are_usage_errors(run):
     create(run)
     for option in ("--as-of", "--since", "--until"):
         command = ["show", "s.v"] if option == "--as-of" else ["audit"]
         for value in ("99999999999999999999999", "-99999999999999999", "10000-01-01", "2026-13-01", "²", "",
                       "1e3"):
-            out = run(*command, option, value, code=1)
-            assert one_error_line(out) and option in out, (option, value, out)
+            out = run(*command, option, value, code=2)
+            assert usage_error(out, f"bad {option} "), (option, value, out)
     assert json.loads(run("audit", "--since", "0001-01-01", "--until", "9999-12-31T23:59:59Z", "--json"))
 
 
@@ -326,8 +373,8 @@ def test_other_bad_input_is_one_clear_line(run, tmp_path):
     create(run)
     latin1 = tmp_path / "latin1.sql"
     latin1.write_bytes("SELECT 'caf\xe9' AS x".encode("latin-1"))
-    for args in (["create", "s.w", "--sql-file", str(latin1)], ["query", ""], ["query", "/* only a comment */"],
-                 ["query", "SELECT '\ud800'"]):
+    assert usage_error(run("create", "s.w", "--sql-file", str(latin1), code=2), "is not UTF-8 text")
+    for args in (["query", ""], ["query", "/* only a comment */"], ["query", "SELECT '\ud800'"]):
         out = run(*args, code=1)
         assert one_error_line(out), (args, out)
     for args in (["--db", "", "list"], ["--actor", "", "list"], ["export", "s.v", "--location", ""],
@@ -351,8 +398,11 @@ def test_a_real_process_prints_markup_like_data_and_errors_without_a_traceback(t
     assert created.stdout == "created ns.[/b] (version 1, stream version 1)\n"
     shown = cli("show", "ns.[/b]")
     assert shown.returncode == 0 and "SELECT arr[i] AS x FROM t" in shown.stdout and "closing [/x] tag" in shown.stdout
-    bad = cli("show", "ns.[/b]", "--as-of", "99999999999999999999999")
+    bad = cli("show", "ns.[/b]", "--at-event", "99")
     assert bad.returncode == 1 and bad.stdout == "" and one_error_line(bad.stderr), bad.stderr
+    assert "in the history of ns.[/b]" in bad.stderr
+    bad = cli("show", "ns.[/b]", "--as-of", "99999999999999999999999")
+    assert bad.returncode == 2 and bad.stdout == "" and usage_error(bad.stderr, "bad --as-of"), bad.stderr
 
 
 # -- --json on every command that reports a result ---------------------------------------------
@@ -598,8 +648,8 @@ def test_errors_speak_of_the_command_line(run):
     assert "bad type 'decimal(40,2)': decimal precision must be 1-38" in out and "unknown" not in out, out
     out = run("query", "", code=1)
     assert "a statement that returns rows" in out and "execute()" not in out, out
-    out = run("audit", "--type", "created", code=1)
-    assert "unknown event type(s) created; known: view.comment_updated, view.created," in out and "[" not in out
+    out = run("audit", "--type", "created", code=2)
+    assert "'created' is not one of 'view.comment_updated', 'view.created'," in out
     assert "must not be empty" in run("--actor", "  ", "create", "s.x", "--sql", "SELECT 1", code=2)
 
 
@@ -655,8 +705,8 @@ def test_alter_refuses_property_options_that_contradict_one_another(run):
             (["--set", "k=1", "--set", "k=2"], "--set of 'k' to different values"),
             (["--comment", "a", "--set", "comment=b"], "--comment and --set/--unset comment"),
             (["--comment", "", "--unset", "comment"], "--comment and --set/--unset comment")):
-        out = run("alter", "s.v", *args, code=1)
-        assert message in out, args
+        out = run("alter", "s.v", *args, code=2)
+        assert usage_error(out, message), args
     assert json.loads(run("history", "s.v", "--json")) == before  # nothing written
     run("alter", "s.v", "--set", "k=1", "--set", "k=1", "--set", "j=2", "--unset", "gone")  # no contradiction
     assert json.loads(run("show", "s.v", "--json"))["properties"] == {"k": "1", "j": "2"}
@@ -672,7 +722,7 @@ def test_alter_keeps_the_combinations_that_worked_before(run):
               code=1)
     assert "has no 'hive' representation to remove" in out  # as the API says for [remove, add]
     out = run("alter", "s.v", "--update-representation", "spark", "SELECT 3", "--remove-representation", "spark",
-              "--add-representation", "spark", "SELECT 4", code=1)
+              "--add-representation", "spark", "SELECT 4", code=2)
     assert "--update-representation and --remove-representation of 'spark' in one command" in out
     out = run("alter", "s.v", "--remove-representation", "spark", "--add-representation", "spark", "SELECT a",
               "--add-representation", "spark", "SELECT b", code=1)
@@ -715,7 +765,7 @@ def test_times_print_to_the_exact_millisecond_in_every_year(run):
     day = json.loads(run("audit", "--json"))[0]["occurred_at"][:10]
     for until in (day, day.replace("-", "")):  # a date alone: to the end of that day
         assert len(json.loads(run("audit", "--since", day, "--until", until, "--json"))) == 1
-    out = run("audit", "--since", "20261301", code=1)
+    out = run("audit", "--since", "20261301", code=2)
     assert "eight digits are a date (YYYYMMDD), and this is none" in out  # the API's reason, not a generic one
 
 

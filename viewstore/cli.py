@@ -2,8 +2,10 @@
 
 Each command opens the store, calls one API method and prints the result: rich tables for
 people, ``--json`` for scripts. A :class:`~viewstore.errors.ViewStoreError` (or a file the
-system refuses) becomes a one-line message on stderr and exit code 1, never a traceback; a bad
-option value is click's usage error, exit code 2.
+system refuses) becomes a one-line message on stderr and exit code 1, never a traceback; a
+command line that cannot be right whatever the store holds (a value not of its option's form,
+options that exclude each other: see :func:`usage_error`) is click's usage error, exit code 2,
+found before the store is opened.
 
 Everything printed comes from user data (names, SQL, comments, properties, actors, paths), so
 the consoles interpret no rich markup or emoji codes and table cells fold instead of cutting
@@ -30,8 +32,8 @@ from rich.text import Text
 
 from . import signals
 from .catalog import _EPOCH, ViewChange, ViewStore, _os_user, check_definition, to_epoch_ms
-from .errors import ValidationError, ViewStoreError
-from .events import Event
+from .errors import NoSuchViewError, ValidationError, ViewStoreError
+from .events import EVENT_TYPES, Event
 from .model import Column, SQLRepresentation, View, identifier_str, to_identifier
 from .tables import TableColumn, TextTable, data_table, visible
 
@@ -182,6 +184,10 @@ def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) ->
 def main(ctx: click.Context, db: str | None, actor: str | None, catalog: str | None) -> None:
     """viewstore: an embedded, event-sourced catalog of multi-dialect SQL views.
 
+    Exit codes: 0 done; 1 viewstore refused or failed ('error: ...' on stderr; spark check: drift);
+    2 a usage error (an unknown option, a value not of its option's form, options that exclude
+    each other).
+
     Example:
 
     \b
@@ -202,16 +208,25 @@ pass_cli = click.make_pass_decorator(CliContext)
 INT64 = click.IntRange(0, 2**63 - 1)
 
 
+def usage_error(message: str) -> click.UsageError:
+    """A command line that cannot be right whatever the store holds (a value not of its option's
+    form, options that exclude each other): click's usage error, exit code 2, as for the values
+    click checks itself. What the store refuses is a ViewStoreError, exit code 1."""
+    return click.UsageError(visible(message))
+
+
 def _time(value: str | None, option: str) -> int | None:
     """Epoch ms from an option's ISO 8601 time or epoch ms, as the API reads it, in the years 1 to 9999."""
     if value is None:
         return None
-    ms = to_epoch_ms(value, option)  # a ValidationError that says what is wrong with it
     try:
+        ms = to_epoch_ms(value, option)
         _EPOCH + dt.timedelta(milliseconds=ms)  # refuses a time out of range
+    except ValidationError as e:  # the API's reason: what is wrong with it
+        raise usage_error(str(e)) from e
     except OverflowError as e:
-        raise ValidationError(f"bad {option} {value!r}: use ISO 8601 (2026-11-22T10:00:00Z) or epoch "
-                              "milliseconds, in the years 1 to 9999") from e
+        raise usage_error(f"bad {option} {value!r}: use ISO 8601 (2026-11-22T10:00:00Z) or epoch "
+                          "milliseconds, in the years 1 to 9999") from e
     return ms
 
 
@@ -385,7 +400,7 @@ def _details(event: Event) -> str:
 def _parse_column(text: str) -> Column:
     name, sep, rest = text.partition(":")
     if not sep:
-        raise ViewStoreError(f"bad --column {text!r}: use NAME:TYPE[:COMMENT]")
+        raise usage_error(f"bad --column {text!r}: use NAME:TYPE[:COMMENT]")
     # the type may itself contain ':' (struct<a: int>), so the comment is whatever follows the
     # last ':' outside angle brackets
     depth, split = 0, -1
@@ -403,7 +418,7 @@ def _parse_column(text: str) -> Column:
 def _parse_kv(text: str, option: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep:
-        raise ViewStoreError(f"bad {option} {text!r}: use KEY=VALUE")
+        raise usage_error(f"bad {option} {text!r}: use KEY=VALUE")
     return key, value
 
 
@@ -435,17 +450,17 @@ def _definition(identifier: str, dialect: str, sql: str | None, sql_file: Any, e
                 comment: str | None, properties: tuple[str, ...], security_mode: str | None,
                 summary: tuple[str, ...]) -> dict[str, Any]:
     if sql is not None and sql_file is not None:
-        raise ViewStoreError("give --sql or --sql-file, not both")
+        raise usage_error("give --sql or --sql-file, not both")
     text = sql
     if sql_file is not None:
         try:
             text = sql_file.read()
         except UnicodeDecodeError as e:
-            raise ViewStoreError(f"--sql-file {sql_file.name} is not UTF-8 text: {e}") from e
+            raise usage_error(f"--sql-file {sql_file.name} is not UTF-8 text: {e}") from e
     reps = [SQLRepresentation(dialect, text)] if text is not None else []
     reps += [SQLRepresentation(d, s) for d, s in extra_reps]
     if not reps:
-        raise ViewStoreError("a view needs SQL: give --sql, --sql-file or --representation")
+        raise usage_error("a view needs SQL: give --sql, --sql-file or --representation")
     namespace = default_namespace if default_namespace is not None else ".".join(to_identifier(identifier)[:-1])
     return {"columns": [_parse_column(c) for c in columns], "representations": reps,
             "default_namespace": namespace, "default_catalog": default_catalog, "comment": comment or None,
@@ -549,17 +564,18 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
     \b
         viewstore show sales.daily --at-event 42
     """
+    if at_event is not None and as_of is not None:
+        raise usage_error("give --as-of or --at-event, not both")
+    as_of_ms = _time(as_of, "--as-of")
     store = cli.store()
     if at_event is not None:
-        if as_of is not None:
-            raise ViewStoreError("give --as-of or --at-event, not both")
         event = next((e for e in store.history(identifier) if e.position == at_event), None)
         if event is None:
             raise ViewStoreError(f"no event at position {at_event} in the history of "
                                  f"{identifier_str(to_identifier(identifier))}")
         view = store.load_view(identifier, as_of=event)
     else:
-        view = store.load_view(identifier, as_of=_time(as_of, "--as-of"))
+        view = store.load_view(identifier, as_of=as_of_ms)
     if as_json:
         _print_json(view_to_json(view))
     else:
@@ -615,17 +631,18 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
     """
     props = [_parse_kv(s, "--set") for s in sets]
     _check_property_options(props, unsets, comment)
-    store = cli.store()
     if not (adds or updates or removes or sets or unsets) and comment is None:
-        raise ViewStoreError("nothing to change: give at least one change option (see --help)")
-    has = {r.dialect.lower() for r in store.load_view(identifier).representations}
+        raise usage_error("nothing to change: give at least one change option (see --help)")
     added, removed = [d.lower() for d, _ in adds], {d.lower() for d in removes}
-    missing, both = sorted(removed - has), sorted(removed & {d.lower() for d, _ in updates})
+    both = sorted(removed & {d.lower() for d, _ in updates})
+    if both:
+        raise usage_error(f"--update-representation and --remove-representation of {', '.join(map(repr, both))} "
+                          f"in one command: give one of them")
+    store = cli.store()
+    has = {r.dialect.lower() for r in store.load_view(identifier).representations}
+    missing = sorted(removed - has)
     if missing:
         raise ValidationError(f"view {identifier} has no {', '.join(map(repr, missing))} representation to remove")
-    if both:
-        raise ValidationError(f"--update-representation and --remove-representation of {', '.join(map(repr, both))} "
-                              f"in one command: give one of them")
     readded = {d for d in has & removed if added.count(d) == 1}
     changes = [ViewChange.add_representation(SQLRepresentation(d, s)) for d, s in adds if d.lower() not in readded]
     changes += [ViewChange.update_representation(d, s) for d, s in adds if d.lower() in readded]
@@ -648,13 +665,13 @@ def _check_property_options(props: list[tuple[str, str]], unsets: Sequence[str],
         values.setdefault(key, set()).add(value)
     twice = sorted(k for k, v in values.items() if len(v) > 1)
     if twice:
-        raise ValidationError(f"--set of {', '.join(map(repr, twice))} to different values in one command: "
-                              f"give one value")
+        raise usage_error(f"--set of {', '.join(map(repr, twice))} to different values in one command: "
+                          f"give one value")
     both = sorted(set(values) & set(unsets))
     if both:
-        raise ValidationError(f"--set and --unset of {', '.join(map(repr, both))} in one command: give one of them")
+        raise usage_error(f"--set and --unset of {', '.join(map(repr, both))} in one command: give one of them")
     if comment is not None and "comment" in {*values, *unsets}:
-        raise ValidationError("--comment and --set/--unset comment in one command: give one of them")
+        raise usage_error("--comment and --set/--unset comment in one command: give one of them")
 
 
 def _committing(store: ViewStore, write: Callable[[], View]) -> tuple[View, bool]:
@@ -716,7 +733,7 @@ def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool, expec
     """
     dropped = cli.store().drop_view(identifier, expected_version=expected_version)
     if not dropped and not if_exists:
-        raise ViewStoreError(f"no such view: {identifier_str(to_identifier(identifier))}")
+        raise NoSuchViewError(f"no such view: {identifier_str(to_identifier(identifier))}")
     if as_json:
         _print_json({"identifier": identifier_str(to_identifier(identifier)), "dropped": dropped})
     elif dropped:
@@ -774,7 +791,8 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
 @click.option("--actor", "who", help="Only this actor's events.")
 @click.option("--view", help="Only events of views that had this identifier (across renames; an error if no "
                               "view ever had it).")
-@click.option("--type", "types", multiple=True, help="Only these event types (repeatable).")
+@click.option("--type", "types", multiple=True, type=click.Choice(sorted(EVENT_TYPES)), metavar="TYPE",
+              help=f"Only events of this type (repeatable): {', '.join(sorted(EVENT_TYPES))}.")
 @click.option("--since", metavar="TIME", help="From this time (ISO or epoch ms, inclusive).")
 @click.option("--until", metavar="TIME",
               help="Up to this time (ISO or epoch ms, inclusive; a date alone: to its end).")
@@ -795,8 +813,9 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
         viewstore audit --newest-first --limit 20
     """
     _time(until, "--until")  # checked as the other times are; the store reads a date alone as its whole day
-    events = cli.store().events(view=view, actor=who, since=_time(since, "--since"), until=until,
-                                types=types or None, limit=limit, newest_first=newest_first)
+    since_ms = _time(since, "--since")
+    events = cli.store().events(view=view, actor=who, since=since_ms, until=until, types=types or None, limit=limit,
+                                newest_first=newest_first)
     if as_json:
         _print_json([event_to_json(e) for e in events])
     else:
