@@ -566,34 +566,91 @@ def test_event_and_query_tables_look_as_rich_draws_them_when_they_fit(run, monke
     assert "".join(column.split()) == "".join("".join(p.split()) for p in payloads)
 
 
+def _event_blocks(out):
+    """An unboxed event table's rows: for each, the text of each column, its lines joined (by the
+    header's column starts), and the lines themselves."""
+    lines = out.splitlines()
+    header = lines[1]
+    starts = [m.start() for m in re.finditer(r"\S+(?: \S+)*", header)]
+    names = header.split()
+    names = ["pos", "time (UTC)", "actor", "view", "v", "type", "details"]
+    assert len(starts) == len(names), header
+    rows = []
+    for line in lines[3:]:
+        if line[:1].strip():  # a new row starts with its position
+            rows.append([])
+        rows[-1].append([line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])])
+    return [({name: [r[i] for r in row if r[i]] for i, name in enumerate(names)}) for row in rows]
+
+
 def test_an_event_table_reads_at_80_columns(run, monkeypatch):
-    """Seven columns do not fit 80 with rich's box: the table drops its vertical rules, the details,
-    actor and view wrap and the time breaks between date and time of day, but no number, event type
-    or time is cut, and no line is wider than the console."""
+    """Seven columns do not fit 80 with rich's box: the table drops its vertical rules, the details
+    and actor wrap, the time breaks between date and time of day, an event type after a '.' or '_'
+    and a view's identifier after a dot only (never inside a name), no number is cut, and no line
+    is wider than the console."""
     monkeypatch.setenv("COLUMNS", "80")
     create(run, "sales.orders_by_region_and_day")
     run("alter", "sales.orders_by_region_and_day", "--add-representation", "trino", "SELECT 1 AS x",
         "--comment", "Orders per region and day, in EUR, refreshed every night")
     run("alter", "sales.orders_by_region_and_day", "--set", "owner=finance")
+    events = json.loads(run("audit", "--json"))
     for out in (run("audit"), run("history", "sales.orders_by_region_and_day")):
         lines = out.splitlines()
         assert all(cell_len(line) <= 80 for line in lines), out
         assert "│" not in out and "┃" not in out  # no vertical rules
         assert re.match(r"pos +time \(UTC\) +actor +view +v +type +details$", lines[1]), lines[1]
-        events = json.loads(run("audit", "--json"))
-        for e in events:  # the first line of each event: its position, date, stream version and type, whole
-            day, moment = e["occurred_at"][:10], e["occurred_at"][11:23]
-            first = next(line for line in lines if re.match(rf"{e['position']} +\d", line))
-            assert day in first and re.search(rf" {e['stream_version']} +{re.escape(e['type'])}( |$)", first), first
-            assert moment in out  # the time of day, whole, on the next line
-        at = lines[1].index("details")  # the last column: what its lines hold, read in order
-        details = " ".join(line[at:].strip() for line in lines[3:] if line[at:].strip())
-        assert "comment: Orders per region and day, in EUR, refreshed every night trino version 2" in details
-        assert details.replace(" ", "").endswith("owner=finance")  # folded: no space in it to wrap at
+        blocks = _event_blocks(out)
+        assert len(blocks) == len(events)
+        for e, block in zip(events, blocks):
+            assert block["pos"] == [str(e["position"])] and block["v"] == [str(e["stream_version"])]
+            assert block["time (UTC)"] == [e["occurred_at"][:10], e["occurred_at"][11:23]]
+            assert "".join(block["view"]) == e["view"] and all(p.endswith(".") for p in block["view"][:-1])
+            assert block["view"][-1] == "orders_by_region_and_day"  # the name whole, on a line of its own
+            assert "".join(block["type"]) == e["type"] and all(p[-1] in "._" for p in block["type"][:-1])
+        details = "".join("".join(b["details"]) for b in blocks).replace(" ", "")  # every character, in order
+        assert details == "version1comment:Ordersperregionandday,inEUR,refreshedeverynighttrinoversion2owner=finance"
+    monkeypatch.setenv("COLUMNS", "100")  # room enough: the identifier whole, on one line
+    for block in _event_blocks(run("audit")):
+        assert block["view"] == ["sales.orders_by_region_and_day"]
     monkeypatch.setenv("COLUMNS", "200")
     wide = run("audit")  # where it fits, rich's box again, an event a line (and one a line per change)
     assert wide.count("\n") == 1 + 3 + 5 + 1  # title; top, header, rule; 4 events, one of 2 changes; bottom
     assert "│ view.representation_added │" in wide
+
+
+def test_a_view_name_is_never_cut_inside_a_name_however_narrow_the_console(run, monkeypatch):
+    """Where nothing else gives, the table runs over the console rather than cut a name part: what
+    is printed can be searched for (grep) and copied."""
+    name = "warehouse.sales.orders_by_region_and_day_with_returns"
+    create(run, name)
+    for width in ("60", "80", "120"):
+        monkeypatch.setenv("COLUMNS", width)
+        for out in (run("audit"), run("history", name)):
+            assert "orders_by_region_and_day_with_returns" in out, (width, out)
+            assert "warehouse." in out and "sales." in out
+
+
+def test_piped_tables_are_not_wrapped_to_any_width_unless_columns_says_so(run, monkeypatch, tmp_path):
+    """Output for a program (a pipe, a file) keeps each row on one line, whatever the width of a
+    terminal the command may also be attached to: nothing is wrapped for a reader that is not there."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    name = "sales.orders_by_region_and_day"
+    comment = "Orders per region and day, in EUR, refreshed every night at two in the morning, UTC"
+    sql = "SELECT region, day, count(*) AS orders, sum(amount) AS amount FROM sales.orders GROUP BY region, day"
+    create(run, name)
+    run("alter", name, "--comment", comment)
+    run("replace", name, "--sql", sql, "--column", "x:int")
+    for out in (run("audit"), run("history", name), run("query", "SELECT identifier, payload FROM events")):
+        rows = [line for line in out.splitlines() if line.startswith("│ ")]
+        assert len(rows) == 3 and all(f"│ {name} │" in line and line.endswith(" │") for line in rows), out
+    assert f"comment: {comment} " in run("audit")
+    shown = run("show", name)
+    assert f"│ spark   │ {sql} │" in shown and f"comment: {comment}\n" in shown
+    process = subprocess.run([sys.executable, "-m", "viewstore", "--db", str(run.db), "audit"], capture_output=True,
+                             text=True, timeout=60, env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
+    assert f"comment: {comment} " in process.stdout and f"│ {name} │" in process.stdout
+    monkeypatch.setenv("COLUMNS", "80")  # asked for: that width
+    assert all(cell_len(line) <= 80 for line in run("audit").splitlines())
 
 
 def test_show_lists_the_versions_and_the_version_log(run, monkeypatch):

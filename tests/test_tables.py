@@ -36,3 +36,29 @@ def test_a_table_is_printed_in_batches_so_a_closed_pipe_stops_the_work(monkeypat
 def test_visible_escapes_lone_surrogates_which_a_terminal_cannot_encode():
     assert visible("a\ud800b\udfff") == "a\\ud800b\\udfff"
     assert visible("ok \U0001f600") == "ok \U0001f600"  # a whole pair is a character, printed as it is
+
+
+def _printed(table, rows, width):
+    console = Console(file=io.StringIO(), width=width, markup=False, emoji=False, highlight=False)
+    table.print(console, rows)
+    return console.file.getvalue().splitlines()
+
+
+def test_a_column_with_breaks_breaks_only_after_them_and_last_of_all():
+    """An identifier column (breaks='.') keeps its text whole while another column can give; then it
+    breaks after a dot, never inside a part, however narrow the console (the table runs over)."""
+    from viewstore.tables import TableColumn
+
+    table = TextTable(TableColumn("n", None), TableColumn("name", 0, rank=1, breaks="."),
+                      TableColumn("text", 10, rank=0))
+    rows = [("1", "sales.orders_by_day", "one two three four five six seven eight")]
+    wide = _printed(table, rows, 200)
+    assert wide[3] == "│ 1 │ sales.orders_by_day │ one two three four five six seven eight │"
+    # boxed, the name would have to break; without the box it fits whole: the box goes first
+    narrow = _printed(table, rows, 2 + 19 + 2 + 10 + 1)
+    assert narrow[2].startswith("1  sales.orders_by_day  ") and "│" not in "".join(narrow)
+    broken = _printed(table, rows, 1 + 2 + 13 + 2 + 6)
+    assert [line[3:16].rstrip() for line in broken[2:4]] == ["sales.", "orders_by_day"], broken
+    assert all(len(line) <= 24 for line in broken)
+    too_narrow = _printed(table, rows, 12)  # less than the longest part: it runs over, whole
+    assert any("orders_by_day" in line for line in too_narrow), too_narrow

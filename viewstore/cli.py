@@ -57,6 +57,10 @@ class _Console(Console):
         raise BrokenPipeError
 
 
+#: the console's width when the output is not a terminal and COLUMNS gives none: wider than any table
+UNBOUNDED = 1_000_000
+
+
 class CliContext:
     """What every command gets as ``ctx.obj``: where the store is and who is acting."""
 
@@ -73,6 +77,10 @@ class CliContext:
         self.catalog = catalog
         # no markup, emoji codes or highlighting: view data such as "arr[i]" or ":x:" prints as it is
         self.console = _Console(markup=False, emoji=False, highlight=False)
+        if not self.console.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
+            # output for a program (a pipe, a file): a row a line, nothing wrapped to a width nobody
+            # sees (rich would take 80 columns, or the width of a terminal on stdin or stderr)
+            self.console.width = UNBOUNDED
         self.err = _Console(stderr=True, markup=False, emoji=False, highlight=False)
         self._store: ViewStore | None = None
         #: set by a command that will exit with code 1 once its report is printed, so that a reader
@@ -343,11 +351,12 @@ def _print_view(cli: CliContext, view: View) -> None:
     line(f"version log{cut}: " + " → ".join(str(e.version_id) for e in log))
 
 
-#: an event table's columns: numbers and types stay whole; when the console is narrow the details
-#: wrap first, then actor and view, then the time breaks between its date and its time of day
+#: an event table's columns: numbers stay whole; when the console is narrow the details wrap first,
+#: then the actor, then the time breaks between its date and its time of day, then the type after a
+#: '.' or '_', and last the view's identifier after a dot (never inside a name)
 _EVENT_COLUMNS = (TableColumn("pos", None), TableColumn("time (UTC)", 12, rank=2, snap=True),
-                  TableColumn("actor", 8, rank=1), TableColumn("view", 12, rank=1), TableColumn("v", None),
-                  TableColumn("type", None), TableColumn("details", 16, rank=0))
+                  TableColumn("actor", 8, rank=1), TableColumn("view", 0, rank=4, breaks="."), TableColumn("v", None),
+                  TableColumn("type", 0, rank=3, breaks="._"), TableColumn("details", 16, rank=0))
 
 
 def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:

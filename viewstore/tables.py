@@ -53,13 +53,17 @@ class TableColumn(NamedTuple):
     ``wraps_to`` is the narrowest width its text wraps to when the table is too wide for the
     console (None: it never wraps, e.g. a number); ``rank`` says when it gives up width: columns
     of a lower rank first. A ``snap`` column goes straight to ``wraps_to`` (a time breaks between
-    its date and its time of day: a width in between would only be blank).
+    its date and its time of day: a width in between would only be blank). A column with
+    ``breaks`` breaks its text only after one of those characters, never elsewhere, so it gets no
+    narrower than its longest piece between them (a view's identifier after a dot: never inside
+    a name).
     """
 
     header: str
     wraps_to: int | None = 10
     rank: int = 0
     snap: bool = False
+    breaks: str = ""
 
 
 #: how narrow a column that wraps gets when nothing else helps (narrower, text is unreadable: a
@@ -77,7 +81,8 @@ class TextTable:
     :func:`data_table`'s do (rich's box, bold header, title above). When it does not, the columns
     that wrap give up width rank by rank, down to their ``wraps_to``; a table that cannot keep
     its box that way drops its vertical rules for two spaces between columns (ten more cells for
-    text at seven columns) and its snap columns break too. Rows go to the console in batches as
+    text at seven columns), and its snap columns and the columns with ``breaks`` give up width too
+    (never below their longest piece: such a table runs over the console instead). Rows go to the console in batches as
     they are formatted, so a reader that goes away (``| head``) stops the work at the next batch.
     Control characters print escaped, as everywhere (:func:`visible`).
     """
@@ -95,6 +100,10 @@ class TextTable:
         columns = self.columns
         cells: list[tuple[list[str], list[int]]] = []  # each row's texts and their widths (the widest line)
         natural = [_text_width(c.header) for c in columns]
+        breaking = [(i, _Pieces(c.breaks)) for i, c in enumerate(columns) if c.breaks]
+        unbroken = [0] * len(columns)  # a breaking column's longest piece (a floor)
+        for i, pieces in breaking:
+            unbroken[i] = pieces.longest(columns[i].header)
         for row in rows:
             texts = [_cell_text(value) for value in row]
             sizes = [_text_width(text) for text in texts]
@@ -102,18 +111,24 @@ class TextTable:
             for i, size in enumerate(sizes):
                 if size > natural[i]:
                     natural[i] = size
-        widths, boxed = self._layout(natural, console.width)
+            for i, pieces in breaking:
+                longest = pieces.longest(texts[i])
+                if longest > unbroken[i]:
+                    unbroken[i] = longest
+        widths, boxed = self._layout(natural, console.width, unbroken)
         box = (rich_box.HEAVY_HEAD if boxed else rich_box.SIMPLE_HEAD).substitute(console.options)
         if boxed:
             start, between, end = f"{box.mid_left} ", f" {box.mid_vertical} ", f" {box.mid_right}"
         else:
             start, between, end = "", "  ", ""
-        wrapped: dict[tuple[str, int], list[str]] = {}
+        wrapped: dict[tuple[str, int, str], list[str]] = {}
 
-        def lines_of(text: str, width: int) -> list[str]:
-            key = (text, width)
+        def lines_of(text: str, width: int, breaks: str) -> list[str]:
+            key = (text, width, breaks)
             if key not in wrapped:
-                wrapped[key] = [piece for line in text.split("\n") for piece in _wrap(console, line, width)]
+                wrapped[key] = [piece for line in text.split("\n")
+                                for piece in (_wrap_after(line, width, breaks) if breaks else
+                                              _wrap(console, line, width))]
             return wrapped[key]
 
         def line(texts: Sequence[str]) -> str:
@@ -127,7 +142,7 @@ class TextTable:
                     # the common case: one line, each cell padded to its column
                     yield start + between.join(t + " " * (w - s) for t, s, w in zip(texts, sizes, widths)) + end
                     continue
-                parts = [lines_of(t, w) for t, w in zip(texts, widths)]
+                parts = [lines_of(t, w, c.breaks) for t, w, c in zip(texts, widths, columns)]
                 for k in range(max(len(p) for p in parts)):
                     yield line([p[k] if k < len(p) else "" for p in parts])
 
@@ -136,7 +151,7 @@ class TextTable:
             head.append(visible(self.title) + "\n", "table.title")
         if boxed:
             head.append(box.get_top([w + 2 for w in widths]) + "\n")
-        header = [lines_of(c.header, w) for c, w in zip(columns, widths)]
+        header = [lines_of(c.header, w, c.breaks) for c, w in zip(columns, widths)]
         height = max(len(h) for h in header)
         header = [[""] * (height - len(h)) + h for h in header]  # rich puts a header at the bottom of its cell
         for k in range(height):
@@ -166,19 +181,19 @@ class TextTable:
         if batch:
             console.print(_Lines(batch), soft_wrap=True, end="")
 
-    def _layout(self, natural: list[int], width: int) -> tuple[list[int], bool]:
+    def _layout(self, natural: list[int], width: int, unbroken: list[int]) -> tuple[list[int], bool]:
         """Column widths for a console ``width`` wide, and whether the table keeps rich's box."""
         n = len(self.columns)
-        widths, left = self._fit(natural, width - 3 * n - 1, snap=False)
+        widths, left = self._fit(natural, width - 3 * n - 1, unbroken, snap=False)
         if left <= 0:
             return widths, True
-        widths, left = self._fit(natural, width - 2 * (n - 1), snap=True)
-        if left > 0:  # still too wide: the columns that wrap narrow further, the widest first
-            text = [i for i, c in enumerate(self.columns) if c.wraps_to is not None and not c.snap]
+        widths, left = self._fit(natural, width - 2 * (n - 1), unbroken, snap=True)
+        if left > 0:  # still too wide: the columns that wrap anywhere narrow further, the widest first
+            text = [i for i, c in enumerate(self.columns) if c.wraps_to is not None and not c.snap and not c.breaks]
             _squeeze(widths, text, {i: min(widths[i], _NARROWEST) for i in text}, left)
         return widths, False
 
-    def _fit(self, natural: list[int], room: int, *, snap: bool) -> tuple[list[int], int]:
+    def _fit(self, natural: list[int], room: int, unbroken: list[int], *, snap: bool) -> tuple[list[int], int]:
         """Widths within ``room``, the columns giving up width rank by rank down to their floors; and
         how many cells the table is still too wide (0 or less when it fits)."""
         columns = self.columns
@@ -189,7 +204,9 @@ class TextTable:
             if excess <= 0:
                 break
             group = [i for i, c in enumerate(columns) if c.wraps_to is not None and c.rank == rank]
-            floors = {i: min(natural[i], columns[i].wraps_to or 0) for i in group}
+            floors = {i: max(min(natural[i], columns[i].wraps_to or 0), unbroken[i]) for i in group}
+            if not snap:  # a table that keeps its box breaks no time, identifier or type
+                group = [i for i in group if not columns[i].breaks]
             snapping = [i for i in group if columns[i].snap]
             if snapping and not snap:
                 group = [i for i in group if i not in snapping]
@@ -203,6 +220,35 @@ class TextTable:
             excess = _squeeze(widths, group, floors, excess)
             done += group
         return widths, excess
+
+
+class _Pieces:
+    """The longest piece of a text between the points where it may break (after any of ``breaks``),
+    remembered per text: a column of identifiers repeats the same few."""
+
+    def __init__(self, breaks: str) -> None:
+        self.pattern = re.compile(f"[^{re.escape(breaks)}\n]*[{re.escape(breaks)}]?")
+        self.known: dict[str, int] = {}
+
+    def longest(self, text: str) -> int:
+        found = self.known.get(text)
+        if found is None:
+            found = self.known[text] = max(cell_len(piece) for piece in self.pattern.findall(text))
+        return found
+
+
+def _wrap_after(line: str, width: int, breaks: str) -> list[str]:
+    """One line of a cell wrapped to ``width`` only after a character of ``breaks`` (a piece wider than
+    that stays whole)."""
+    if cell_len(line) <= width:
+        return [line]
+    lines, current = [], ""
+    for piece in re.findall(f"[^{re.escape(breaks)}]*[{re.escape(breaks)}]|[^{re.escape(breaks)}]+$", line):
+        if current and cell_len(current) + cell_len(piece) > width:
+            lines.append(current)
+            current = ""
+        current += piece
+    return [*lines, current]
 
 
 def _cell_text(value: str) -> str:
