@@ -1,5 +1,6 @@
 """The README's examples run as written, and every CLI command is documented."""
 
+import json
 import os
 import re
 import shutil
@@ -37,12 +38,64 @@ def test_readme_python_examples_run(tmp_path, monkeypatch, index):
     assert result.returncode == 0, result.stderr
 
 
-def test_readme_cli_session_runs_as_written(tmp_path):
-    (session,) = blocks("console")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VIEWSTORE_")}
+def _shell_env():
+    """The environment of a new user's shell: no VIEWSTORE_ variable or COLUMNS, the console script
+    on the PATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VIEWSTORE_") and k != "COLUMNS"}
     exe = shutil.which("viewstore", path=str(Path(sys.executable).parent))
     assert exe, "the viewstore console script must be installed beside the interpreter"
     env["PATH"] = f"{Path(exe).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _check_show_json(out, cwd):
+    view = json.loads(out)
+    assert view["identifier"] == "sales.big_orders" and view["current_version_id"] == 2  # rolled back to 2
+    assert [r["dialect"] for r in view["representations"]] == ["spark", "trino"]
+    assert view["properties"] == {"comment": "Big orders", "owner": "finance"}
+    assert [c["type"] for c in view["columns"]] == ["long", "decimal(18,2)"] and view["columns"][1]["comment"] == "in EUR"
+
+
+def _check_history(out, cwd):
+    lines = out.splitlines()
+    assert lines[0] == "history of sales.big_orders"
+    types = [m[1] for m in re.finditer(r"│ \d+ +│ [-\d :.]+ │ bob +│ sales\.big_orders │ \d │ (view\.\w+) +│", out)]
+    assert types == ["view.created", "view.properties_set", "view.representation_added", "view.replaced",
+                     "view.rolled_back"], out
+
+
+def _check_at_event(out, cwd):
+    view = json.loads(out)
+    assert view["current_version_id"] == 1 and view["stream_version"] == 1 and len(view["representations"]) == 1
+
+
+def _check_audit(out, cwd):
+    (event,) = json.loads(out)
+    assert event["type"] == "view.rolled_back" and event["actor"] == "bob" and event["view"] == "sales.big_orders"
+    assert event["payload"]["current_version_id"] == 2
+
+
+def _check_export(out, cwd):
+    (path,) = out.splitlines()
+    assert re.fullmatch(r".*exported/big_orders/metadata/00000-[0-9a-f-]{36}\.metadata\.json", path), path
+    assert json.loads((cwd / path).read_text())["current-version-id"] == 2
+
+
+#: what each command of the README's session prints that the README does not show
+SESSION_CHECKS = {
+    "viewstore show sales.big_orders --json": _check_show_json,
+    "viewstore history sales.big_orders": _check_history,
+    "viewstore show sales.big_orders --at-event 1 --json": _check_at_event,
+    "viewstore audit --actor bob --type view.rolled_back --json": _check_audit,
+    "viewstore export sales.big_orders --location exported/big_orders": _check_export,
+}
+
+
+def test_readme_cli_session_runs_as_written(tmp_path):
+    """Each command of the session, run in a new user's shell, prints what the README shows; one
+    whose output the README leaves out is checked here (SESSION_CHECKS), so none goes unchecked."""
+    (session,) = blocks("console")
+    env = _shell_env()
     lines = session.strip().splitlines()
     script, expected = [], []
     for line in lines:
@@ -52,6 +105,7 @@ def test_readme_cli_session_runs_as_written(tmp_path):
         else:
             expected[-1].append(line)
     exports = []
+    checked = set()
     for command, wanted in zip(script, expected):
         if command.startswith("export "):
             exports.append(command)
@@ -59,8 +113,45 @@ def test_readme_cli_session_runs_as_written(tmp_path):
         full = "; ".join(exports + [command])
         result = subprocess.run(["bash", "-c", full], cwd=tmp_path, env=env, capture_output=True, text=True,
                                 timeout=60)
-        assert result.returncode == 0, f"{command}\n{result.stderr}"
-        assert result.stdout.strip().splitlines() == wanted or not wanted, f"{command}\n{result.stdout}"
+        assert result.returncode == 0 and result.stderr == "", f"{command}\n{result.stderr}"
+        if wanted:
+            assert result.stdout.strip().splitlines() == wanted, f"{command}\n{result.stdout}"
+        else:
+            assert command in SESSION_CHECKS, f"the README shows no output for {command!r}: check it here"
+            SESSION_CHECKS[command](result.stdout, tmp_path)
+            checked.add(command)
+    assert checked == set(SESSION_CHECKS)  # no check is left for a command the README no longer has
+
+
+def test_readme_hms_commands_run_as_written(tmp_path):
+    """The hms block's commands, on files made as the README describes them: a metastore dump of
+    several records (a table among them), and a file of one record."""
+    from viewstore import formats
+    from viewstore.formats import ViewDefinition
+    from viewstore.model import Column
+
+    (block,) = [b for b in blocks("bash") if "viewstore hms import" in b]
+
+    def record(name, sql, engine):
+        return formats.encode(ViewDefinition(dialect=engine, sql=sql, columns=(Column("n", "bigint"),),
+                                             owner="tess", database="sales", name=name), engine)
+
+    table = {"dbName": "sales", "tableName": "orders", "tableType": "MANAGED_TABLE", "parameters": {}}
+    (tmp_path / "metastore_views.json").write_text(json.dumps(
+        [table, record("events", "SELECT count(*) AS n FROM sales.orders", "spark")]))
+    (tmp_path / "orders_by_day.json").write_text(json.dumps(
+        record("orders_by_day", "SELECT count(*) AS n FROM sales.orders GROUP BY day", "spark")))
+    env = {**_shell_env(), "VIEWSTORE_DB": "hms-cli.db", "VIEWSTORE_ACTOR": "tess"}
+    result = subprocess.run(["bash", "-e", "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert "imported 1, skipped 1, failed 0" in result.stdout, result.stdout
+    assert "imported sales.orders_by_day from a spark record (1 version, 1 event)" in result.stdout
+    spark_record = json.loads((tmp_path / "orders_by_day.spark.json").read_text())
+    assert spark_record["tableName"] == "orders_by_day" and spark_record["owner"] == "tess"
+    iceberg_record = json.loads(result.stdout[result.stdout.rindex("\n{") + 1:])
+    location = iceberg_record["parameters"]["metadata_location"]
+    assert location.startswith("file:") and location.endswith(".metadata.json")
 
 
 def test_readme_has_the_ci_command():
