@@ -229,3 +229,14 @@ def test_without_pyspark_the_main_help_and_the_spark_commands_say_it_is_missing(
     assert re.search(r"^  demo +\(unavailable: .*pyspark", out, re.M), out
     assert re.search(r"^  hms +Import and export", out, re.M), out
     assert "1 error: 'viewstore spark' needs an optional dependency" in out
+
+
+def test_every_option_says_what_it_does():
+    """`--help` of every command explains each option ('Repeatable.' alone, or nothing, does not)."""
+    import click
+
+    for path, command in _commands(main):
+        for param in command.params:
+            if isinstance(param, click.Option) and not param.hidden:
+                text = (param.help or "").strip()
+                assert len(text.split()) >= 2, (" ".join(path), param.opts, text)

@@ -438,11 +438,13 @@ def _definition_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--sql-file", type=click.File("r"), help="Read the SQL from a file ('-' for stdin)."),
         click.option("--representation", "extra_reps", nargs=2, multiple=True, metavar="DIALECT SQL",
                      help="A further representation (repeatable)."),
-        click.option("--column", "columns", multiple=True, metavar="NAME:TYPE[:COMMENT]", help="Repeatable."),
+        click.option("--column", "columns", multiple=True, metavar="NAME:TYPE[:COMMENT]",
+                     help="A column, in order, e.g. id:bigint or 'amount:decimal(18,2):in EUR' (repeatable)."),
         click.option("--default-namespace", help="Namespace for unqualified names in the SQL (default: the view's)."),
         click.option("--default-catalog", help="Catalog for unqualified names (default: the store's catalog)."),
         click.option("--comment", help="The view comment (create: '' for none; replace: merged, '' keeps it)."),
-        click.option("--property", "properties", multiple=True, metavar="KEY=VALUE", help="Repeatable."),
+        click.option("--property", "properties", multiple=True, metavar="KEY=VALUE",
+                     help="A view property (repeatable)."),
         click.option("--security-mode", type=click.Choice(["DEFINER", "INVOKER"], case_sensitive=False),
                      help="How the view runs (create: DEFINER when left out; replace: the view's own is kept)."),
         click.option("--summary", "summary", multiple=True, metavar="KEY=VALUE",
@@ -613,9 +615,12 @@ def list_(cli: CliContext, namespace: str | None, as_json: bool) -> None:
 
 @main.command()
 @click.argument("identifier")
-@click.option("--add-representation", "adds", nargs=2, multiple=True, metavar="DIALECT SQL")
-@click.option("--update-representation", "updates", nargs=2, multiple=True, metavar="DIALECT SQL")
-@click.option("--remove-representation", "removes", multiple=True, metavar="DIALECT")
+@click.option("--add-representation", "adds", nargs=2, multiple=True, metavar="DIALECT SQL",
+              help="Add SQL in a dialect the view lacks (a new version; repeatable).")
+@click.option("--update-representation", "updates", nargs=2, multiple=True, metavar="DIALECT SQL",
+              help="Change the SQL of a dialect the view has (a new version; repeatable).")
+@click.option("--remove-representation", "removes", multiple=True, metavar="DIALECT",
+              help="Remove the SQL of a dialect (a new version; repeatable).")
 @click.option("--comment", help="Set the comment ('' removes it).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Set a property (repeatable).")
 @click.option("--unset", "unsets", multiple=True, metavar="KEY", help="Remove a property (repeatable).")
@@ -837,6 +842,9 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
 @pass_cli
 def query_(cli: CliContext, sql: str, as_json: bool) -> None:
     """Ask an audit question in SQL (read-only) over the events and projection tables.
+
+    Tables: events (position, commit_id, view_id, stream_version, type, identifier, actor,
+    occurred_at in epoch ms, payload as JSON), views, view_versions, view_version_log.
 
     Example:
 
