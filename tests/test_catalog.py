@@ -366,6 +366,24 @@ def test_events_of_a_name_no_view_ever_had_is_no_such_view_as_history_says(store
     assert store.events(actor="nobody") == [] and store.event_rows(types="view.replaced") == []
 
 
+def test_no_such_view_says_when_a_view_of_that_name_is_gone_rather_than_never_was(store):
+    make(store)
+    make(store, "sales.other")
+    store.rename_view("sales.daily", "sales.renamed")
+    store.drop_view("sales.other")
+    gone = "(a view of that name was dropped or renamed; its history remains)"
+    for name in ("sales.daily", "sales.other"):
+        for call in (lambda: store.load_view(name), lambda: store.alter_view(name, ViewChange.update_comment("x")),
+                     lambda: store.rollback_view(name, 1)):
+            with pytest.raises(NoSuchViewError) as raised:
+                call()
+            assert str(raised.value) == f"no such view: {name} {gone}"
+        assert store.history(name)  # as the message says
+    with pytest.raises(NoSuchViewError) as raised:
+        store.load_view("sales.never")
+    assert str(raised.value) == "no such view: sales.never"
+
+
 def test_an_until_that_is_a_date_alone_includes_that_whole_day(store):
     make(store)
     (event,) = store.events()

@@ -610,7 +610,7 @@ class ViewStore:
             with self._reading(version):
                 state = self._live_state(ident)
                 if state is None:
-                    raise NoSuchViewError(f"no such view: {identifier_str(ident)}")
+                    raise self._no_such_view(ident)
                 return self._view(ident, state)
 
     def _fold_until(self, view_id: str, until_ms: int | None, until_version: int | None = None) -> ViewState | None:
@@ -1118,13 +1118,22 @@ class ViewStore:
             if mine:
                 held.discard(self.path)
 
+    def _no_such_view(self, ident: Identifier) -> NoSuchViewError:
+        """The error for an identifier no live view has, saying so when a view had it once (dropped, or
+        renamed away): the name is right, the view is gone, and its events are still there."""
+        name = identifier_str(ident)
+        if self._log.streams_that_took(name):
+            return NoSuchViewError(f"no such view: {name} (a view of that name was dropped or renamed; "
+                                   f"its history remains)")
+        return NoSuchViewError(f"no such view: {name}")
+
     def _plan_for(self, ident: Identifier, expected_version: int | None, *, must_exist: bool = True) -> _Plan:
         if expected_version is not None:
             _check_expected(expected_version)
         state = self._live_state(ident)
         if state is None:
             if must_exist:
-                raise NoSuchViewError(f"no such view: {identifier_str(ident)}")
+                raise self._no_such_view(ident)
             return _Plan(None, str(uuidlib.uuid4()), ident, self.actor, self._now(None), 0)
         if expected_version is not None and expected_version != state.stream_version:
             raise ConcurrencyError(
