@@ -131,6 +131,7 @@ def usage_error(out, message):
     (["create", "s.w", "--sql", "SELECT 1", "--summary", "novalue"], "bad --summary 'novalue': use KEY=VALUE"),
     (["create", "s.w", "--sql", "SELECT 1", "--security-mode", "nobody"], "Invalid value for '--security-mode'"),
     (["alter", "s.v", "--set", "novalue"], "bad --set 'novalue': use KEY=VALUE"),
+    (["create", "s.w", "--sql-file", "no-such-file.sql"], "Invalid value for '--sql-file'"),
     # options missing, or excluding each other
     (["create", "s.w"], "a view needs SQL: give --sql, --sql-file or --representation"),
     (["create", "s.w", "--sql", "SELECT 1", "--sql-file", "-"], "give --sql or --sql-file, not both"),
