@@ -654,6 +654,20 @@ def test_piped_tables_are_not_wrapped_to_any_width_unless_columns_says_so(run, m
     assert all(cell_len(line) <= 80 for line in run("audit").splitlines())
 
 
+@pytest.mark.parametrize("columns", [None, "80"])
+def test_show_prints_no_trailing_blanks_after_a_table_title(run, monkeypatch, columns):
+    """rich pads a table's title to the table's width: after a long SQL text, piped, that was
+    hundreds of blanks on the title's line. Titles are lines of their own, as TextTable prints them."""
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    run("create", "s.v", "--sql", "SELECT " + ", ".join(f"c{i}" for i in range(60)) + " FROM t", "--column", "c0:int")
+    out = run("show", "s.v")
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []
+    assert "\ncolumns\n" in out and "\nrepresentations\n" in out and "\nversions\n" in out
+
+
 def test_show_lists_the_versions_and_the_version_log(run, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     create(run)

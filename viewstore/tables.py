@@ -37,6 +37,17 @@ class _DataTable(Table):
     def add_row(self, *cells: Any, **options: Any) -> None:
         super().add_row(*(visible(c) if isinstance(c, str) else c for c in cells), **options)
 
+    def __rich_console__(self, console: Console, options: Any) -> Iterator[Any]:
+        """The title on a line of its own, as :class:`TextTable` prints it: rich pads a title to the
+        table's width with blanks (hundreds of them after a long SQL text) and wraps it there."""
+        title, self.title = self.title, None
+        try:
+            if title is not None:
+                yield Text(visible(str(title)), style="table.title")
+            yield from super().__rich_console__(console, options)
+        finally:
+            self.title = title
+
 
 def data_table(*headers: str, title: str | None = None) -> Table:
     """A table whose cells wrap long text onto more lines instead of cutting it, and show control
