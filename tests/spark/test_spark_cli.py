@@ -72,6 +72,15 @@ def test_spark_check_of_a_mistyped_store_fails_before_spark_starts(tmp_path):
     assert not (tmp_path / "typo.db").exists()
 
 
+@pytest.mark.parametrize("command", ["check", "register"])
+def test_a_bad_conf_is_a_usage_error_said_before_the_store_or_spark(tmp_path, command):
+    """As every value not of its option's form: exit code 2, whatever --db names."""
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "typo.db"), "spark", command, "--conf", "novalue"])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines()[-1] == "Error: bad --conf 'novalue': use KEY=VALUE"
+    assert not (tmp_path / "typo.db").exists()
+
+
 def test_spark_check_shows_a_required_column_become_nullable(spark, store, ns):
     spark.sql(f"CREATE VIEW {ns}.src AS SELECT 1 AS id")
     create_view(spark, store, f"{ns}.ids", f"SELECT id FROM {ns}.src")

@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.text import Text
 
-from ..cli import CliContext, json_text, pass_cli
+from ..cli import CliContext, json_text, pass_cli, usage_error
 from ..errors import EngineError
 from ..tables import data_table, visible
 from .demo import quiet_analysis_errors, run_demo
@@ -37,6 +37,17 @@ def _active() -> SparkSession | None:
         raise engine_error(None, e, "use the active SparkSession") from e
 
 
+def _settings(confs: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The --conf options as (key, value), checked before anything is opened (a usage error)."""
+    settings = []
+    for item in confs:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise usage_error(f"bad --conf {item!r}: use KEY=VALUE")
+        settings.append((key, value))
+    return settings
+
+
 def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[SparkSession, bool]:
     """The active session, or a new one from the options (and spark-defaults.conf); True if new.
 
@@ -50,10 +61,7 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[Sp
     builder = SparkSession.builder.appName("viewstore").config("spark.ui.showConsoleProgress", "false")
     if master:
         builder = builder.master(master)
-    for item in confs:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise click.BadParameter(f"{item!r}: use KEY=VALUE", param_hint="--conf")
+    for key, value in _settings(confs):
         builder = builder.config(key, value)
     if hive:
         builder = builder.enableHiveSupport()
@@ -159,6 +167,7 @@ def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tupl
             as_json: bool, call: Callable[[SparkSession, Any], Any], show: Callable[[Any, bool, bool], None]) -> None:
     """Run ``call`` (a check or a registration) in a session, print its report, and exit with 1
     unless it is ``ok``; a session this command started is stopped afterwards."""
+    _settings(confs)  # a command line that cannot be right is said before the store is opened
     store = cli.store()  # a mistyped --db fails before Spark starts
     session, own = _session(master, confs, hive)
     try:
