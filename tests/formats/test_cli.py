@@ -15,6 +15,7 @@ from conftest import CONFORMANCE
 
 from viewstore import ViewStore, formats
 from viewstore.cli import main
+from viewstore.errors import ValidationError
 from viewstore.formats import ViewDefinition
 from viewstore.model import Column
 
@@ -142,8 +143,10 @@ def test_export_an_iceberg_record_pointing_at_the_current_metadata_file(run, tmp
     remote = "s3://wh/db/v/metadata/00002-x.metadata.json"
     record = json.loads(run("hms", "export", "db.v", "--engine", "iceberg", "--metadata-location", remote, "--json"))
     assert record["parameters"]["metadata_location"] == remote
-    error = run("hms", "export", "db.v", "--engine", "spark", "--metadata-location", remote, code=1)
-    assert "metadata_location: only Iceberg view records point at a metadata file" in error
+    error = run("hms", "export", "db.v", "--engine", "spark", "--metadata-location", remote, code=2)
+    assert "--metadata-location is for --engine iceberg only" in error  # the API would refuse it too:
+    with pytest.raises(ValidationError, match="metadata_location: only Iceberg view records point at a metadata"):
+        ViewStore(run.db).export_hms("db.v", "spark", metadata_location=remote)
 
 
 def test_records_that_all_fail_start_no_store(run, tmp_path):
@@ -220,6 +223,16 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
     assert result.output.strip() == "error: dialect: writing a trino view needs trino SQL, but the view only has: spark"
     result = CliRunner().invoke(main, ["--db", str(run.db), "hms", "export", "sales.v_customers", "--engine", "x"])
     assert result.exit_code == 2 and "trino" in result.output  # click names the choices
+
+
+def test_a_metadata_location_for_another_engine_is_a_usage_error(run, tmp_path):
+    """Options that exclude each other: exit code 2 before the store is opened, as for every command."""
+    for db in (run.db, tmp_path / "typo.db"):
+        result = CliRunner().invoke(main, ["--db", str(db), "hms", "export", "sales.v", "--engine", "spark",
+                                           "--metadata-location", "s3://wh/x.metadata.json"])
+        assert result.exit_code == 2, result.output
+        assert result.output.splitlines()[-1] == "Error: --metadata-location is for --engine iceberg only, not spark"
+    assert not (tmp_path / "typo.db").exists()
 
 
 def test_every_hms_command_has_an_example():

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..cli import CliContext, count, json_text, pass_cli
+from ..cli import CliContext, count, json_text, pass_cli, usage_error
 from ..errors import ValidationError
 from ..hms import HmsImportReport, ImportedRecord, prepare_import
 from ..model import View, identifier_str
@@ -200,6 +200,8 @@ def export_(cli: CliContext, identifier: str, engine: str, metadata_location: st
         viewstore hms export sales.events --engine iceberg \\
             --metadata-location s3://wh/sales/events/metadata/00003-x.json
     """
+    if metadata_location is not None and engine.lower() != "iceberg":
+        raise usage_error(f"--metadata-location is for --engine iceberg only, not {engine.lower()}")
     record = cli.store().export_hms(identifier, engine.lower(), metadata_location=metadata_location)
     text = json_text(record)
     if as_json:
