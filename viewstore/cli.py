@@ -593,12 +593,12 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
         _print_view(cli, view)
 
 
-@main.command("list")
+@main.command("list", short_help="List live views, all or those directly in a namespace.")
 @click.argument("namespace", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_cli
 def list_(cli: CliContext, namespace: str | None, as_json: bool) -> None:
-    """List live views, all or those of one namespace.
+    """List live views, all or those directly in NAMESPACE (not in namespaces under it), one a line.
 
     Example:
 
