@@ -979,3 +979,13 @@ def test_a_muted_signal_does_not_hide_that_a_write_happened(run):
     with signals.committed.muted():  # a program that embeds the CLI may mute it
         out = run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")
     assert out.startswith("replaced s.v")
+
+
+def test_a_time_without_an_offset_is_utc_as_the_help_says():
+    from viewstore.cli import _time
+
+    ten_utc = 1795687200000  # 2026-11-26T10:00:00Z
+    assert _time("2026-11-26T10:00", "--since") == _time("2026-11-26T10:00Z", "--since") == ten_utc
+    assert _time("2026-11-26T10:00+01:00", "--since") == ten_utc - 3600_000
+    since = next(p for p in main.commands["audit"].params if p.name == "since")
+    assert "UTC unless it gives its offset" in since.help

@@ -559,7 +559,8 @@ def replace(cli: CliContext, identifier: str, as_json: bool, replace_properties:
 @main.command(short_help="Show a view (now, or as it was): columns, SQL, versions.")
 @click.argument("identifier")
 @click.option("--as-of", metavar="TIME",
-              help="Show the view as it was then (ISO time or epoch ms; to the millisecond).")
+              help="Show the view as it was then (ISO 8601, UTC unless it gives its offset, or epoch ms; to the "
+                   "millisecond).")
 @click.option("--at-event", type=INT64, metavar="POSITION",
               help="Show the view right after this event of its history (the pos column of `viewstore history`).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -807,9 +808,10 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
                               "view ever had it).")
 @click.option("--type", "types", multiple=True, type=click.Choice(sorted(EVENT_TYPES)), metavar="TYPE",
               help=f"Only events of this type (repeatable): {', '.join(sorted(EVENT_TYPES))}.")
-@click.option("--since", metavar="TIME", help="From this time (ISO or epoch ms, inclusive).")
+@click.option("--since", metavar="TIME",
+              help="From this time (ISO 8601, UTC unless it gives its offset, or epoch ms; inclusive).")
 @click.option("--until", metavar="TIME",
-              help="Up to this time (ISO or epoch ms, inclusive; a date alone: to its end).")
+              help="Up to this time (as --since, inclusive; a date alone: to its end).")
 @click.option("--limit", type=INT64, help="At most this many events (the oldest; the latest with --newest-first).")
 @click.option("--newest-first", is_flag=True, help="Latest events first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
