@@ -62,3 +62,31 @@ def test_a_column_with_breaks_breaks_only_after_them_and_last_of_all():
     assert all(len(line) <= 24 for line in broken)
     too_narrow = _printed(table, rows, 12)  # less than the longest part: it runs over, whole
     assert any("orders_by_day" in line for line in too_narrow), too_narrow
+
+
+def test_a_data_tables_names_stay_whole_while_the_other_columns_can_fold():
+    """rich narrows the widest columns alike, a name among them ('warehouse.sales.orders_by_region'
+    / '_and_day_with_returns' at 80 columns); the columns of names keep them whole where the
+    others can give the room, and fold them (never cut) where they cannot."""
+    from viewstore.tables import data_table
+
+    name = "warehouse.sales.orders_by_region_and_day_with_returns"
+    details = ("[TABLE_OR_VIEW_NOT_FOUND] The table or view `spark_catalog`.`warehouse_sales`.`orders_with_returns` "
+               "cannot be found. Verify the spelling and correctness of the schema and catalog.")
+
+    def printed(width, names):
+        table = data_table("view", "status", "details", title="report", names=names)
+        table.add_row(name, "broken", details)
+        table.add_row("sales.x", "ok", "")
+        console = Console(file=io.StringIO(), width=width, markup=False, emoji=False, highlight=False)
+        console.print(table)
+        return console.file.getvalue()
+
+    assert f"│ {name} │ broken │" not in printed(80, [])  # rich alone cuts it
+    for width in (80, 100, 200):
+        out = printed(width, ["view"])
+        assert f"│ {name} │ broken │" in out and all(len(line) <= width for line in out.splitlines()), out
+        assert "".join(line.split("│")[3] for line in out.splitlines()[4:-1]).replace(" ", "") == details.replace(" ", "")
+    narrow = printed(50, ["view"])  # no room: folded, every character there
+    assert "".join(line.split("│")[1].strip() for line in narrow.splitlines()[4:-2]) == name
+    assert all(len(line) <= 50 for line in narrow.splitlines())

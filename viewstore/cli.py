@@ -319,7 +319,7 @@ def _print_view(cli: CliContext, view: View) -> None:
     line(f"default catalog and namespace: {view.default_catalog or '-'}.{'.'.join(view.default_namespace) or '-'}")
     line(f"created by {view.audit.creator} at {_utc(view.audit.create_time_ms)}")
     line(f"last changed by {view.audit.last_modifier} at {_utc(view.audit.last_modified_time_ms)}")
-    cols = data_table("column", "type", "nullable", "comment", title="columns")
+    cols = data_table("column", "type", "nullable", "comment", title="columns", names=["column"])
     for col in view.columns:
         cols.add_row(col.name, str(col.type), "yes" if col.nullable else "no", col.comment or "")
     c.print(cols)
@@ -329,7 +329,7 @@ def _print_view(cli: CliContext, view: View) -> None:
     c.print(reps)
     props = {k: v for k, v in view.properties.items() if k != "comment"}
     if props:
-        table = data_table("property", "value", title="properties")
+        table = data_table("property", "value", title="properties", names=["property"])
         for k, v in sorted(props.items()):
             table.add_row(k, v)
         c.print(table)

@@ -33,28 +33,54 @@ def visible(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
 
 
+#: how narrow data_table lets the other columns get so that a column of names keeps them whole
+_OTHERS_NARROWEST = 8
+
+
 class _DataTable(Table):
+    names: frozenset[int] = frozenset()  # the columns of names (see data_table)
+    widest: list[int]  # each column's widest line so far, header included
+
     def add_row(self, *cells: Any, **options: Any) -> None:
-        super().add_row(*(visible(c) if isinstance(c, str) else c for c in cells), **options)
+        cells = tuple(visible(c) if isinstance(c, str) else c for c in cells)
+        for i, cell in enumerate(cells):  # the widest line of each column, header included
+            text = cell.plain if isinstance(cell, Text) else cell if isinstance(cell, str) else ""
+            self.widest[i] = max(self.widest[i], _text_width(text))
+        super().add_row(*cells, **options)
 
     def __rich_console__(self, console: Console, options: Any) -> Iterator[Any]:
         """The title on a line of its own, as :class:`TextTable` prints it: rich pads a title to the
-        table's width with blanks (hundreds of them after a long SQL text) and wraps it there."""
+        table's width with blanks (hundreds of them after a long SQL text) and wraps it there. The
+        columns of names do not wrap when the others can give the room (rich would narrow the
+        widest columns alike, a name among them); where they cannot, names fold, never cut."""
         title, self.title = self.title, None
+        others = sum(min(w, _OTHERS_NARROWEST) for i, w in enumerate(self.widest) if i not in self.names)
+        room = options.max_width - 3 * len(self.columns) - 1 - others
+        whole = [i for i in self.names if self.widest[i] <= room]
+        room -= sum(self.widest[i] for i in whole)
+        while room < 0:  # not all of them: the narrowest ones
+            room += self.widest[whole.pop(max(range(len(whole)), key=lambda k: self.widest[whole[k]]))]
         try:
+            for i in whole:
+                self.columns[i].no_wrap = True
             if title is not None:
                 yield Text(visible(str(title)), style="table.title")
             yield from super().__rich_console__(console, options)
         finally:
             self.title = title
+            for i in whole:
+                self.columns[i].no_wrap = False
 
 
-def data_table(*headers: str, title: str | None = None) -> Table:
+def data_table(*headers: str, title: str | None = None, names: Sequence[str] = ()) -> Table:
     """A table whose cells wrap long text onto more lines instead of cutting it, and show control
-    characters escaped (see :func:`visible`)."""
+    characters escaped (see :func:`visible`). The columns headed ``names`` hold names (a view's
+    identifier, a column's name): they keep each whole while the other columns can fold instead."""
     table = _DataTable(title=title, title_justify="left")
     for header in headers:
         table.add_column(header, overflow="fold")
+    table.names = frozenset(headers.index(name) for name in names)
+    table.widest = [_text_width(visible(header)) for header in headers]
     return table
 
 

@@ -156,17 +156,17 @@ def _import_many(cli: CliContext, records: list[dict[str, Any]]) -> HmsImportRep
 
 def _print_report(cli: CliContext, report: HmsImportReport) -> None:
     if report.imported:
-        table = data_table("view", "engine", "versions", title="imported")
+        table = data_table("view", "engine", "versions", title="imported", names=["view"])
         for item in report.imported:
             table.add_row(item.identifier, item.engine, str(item.versions))
         cli.console.print(table)
     if report.skipped:
-        table = data_table("record", "reason", "detail", title="skipped")
+        table = data_table("record", "reason", "detail", title="skipped", names=["record"])
         for skipped in report.skipped:
             table.add_row(skipped.name, skipped.reason, skipped.detail)
         cli.console.print(table)
     if report.failed:
-        table = data_table("record", "error", "message", title="failed")
+        table = data_table("record", "error", "message", title="failed", names=["record"])
         for failed in report.failed:
             table.add_row(failed.name, failed.error, failed.message)
         cli.console.print(table)

@@ -192,7 +192,7 @@ def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tupl
 
 def _print_registered(cli: CliContext, report: Any) -> None:
     colours = {"registered": "green", "unchanged": "green", "skipped": "yellow", "failed": "red", "pruned": "cyan"}
-    table = data_table("view", "outcome", "details", title=str(report))
+    table = data_table("view", "outcome", "details", title=str(report), names=["view"])
     unchanged = set(report.unchanged)
     for name in report.registered:
         status = "unchanged" if name in unchanged else "registered"
@@ -212,7 +212,7 @@ def _print_registered(cli: CliContext, report: Any) -> None:
 
 def _print_drift(cli: CliContext, report: Any) -> None:
     colours = {"ok": "green", "drifted": "yellow", "broken": "red"}
-    table = data_table("view", "status", "details", title=str(report))
+    table = data_table("view", "status", "details", title=str(report), names=["view"])
     for view in report.views:
         details = "\n".join(view.problems)
         if view.condition:
