@@ -379,7 +379,7 @@ def test_other_bad_input_is_one_clear_line(run, tmp_path):
         out = run(*args, code=1)
         assert one_error_line(out), (args, out)
     for args in (["--db", "", "list"], ["--actor", "", "list"], ["export", "s.v", "--location", ""],
-                 ["import", "", "s.i"]):
+                 ["import", "", "s.i"], ["--catalog", "", "list"], ["--catalog", " ", "create", "s.w", "--sql", "1"]):
         out = run(*args, code=2)
         assert "must not be empty" in out and "Traceback" not in out, (args, out)
     assert not (tmp_path / "metadata").exists()

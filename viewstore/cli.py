@@ -171,8 +171,8 @@ def _unavailable(name: str, error: ImportError) -> click.Command:
 
 
 def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """Refuse '' (or blanks) for a path (it would mean the current folder) or an actor (it would
-    mean the OS user). A blank environment variable is left to CliContext, which says so when a
+    """Refuse '' (or blanks) for a path (it would mean the current folder), an actor (it would
+    mean the OS user) or a catalog name (the store refuses it, once opened). A blank environment variable is left to CliContext, which says so when a
     command opens the store, so that ``--help`` still works."""
     if value is not None and not value.strip():
         if ctx.get_parameter_source(param.name or "") == click.core.ParameterSource.ENVIRONMENT:
@@ -186,7 +186,7 @@ def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) ->
               help="The store's SQLite file [env VIEWSTORE_DB; default ./viewstore.db].")
 @click.option("--actor", envvar="VIEWSTORE_ACTOR", callback=_not_empty,
               help="Who makes the changes [env VIEWSTORE_ACTOR; default: OS user].")
-@click.option("--catalog", help="Catalog name used as default catalog of new views.")
+@click.option("--catalog", callback=_not_empty, help="Catalog name used as default catalog of new views.")
 @click.version_option(package_name="viewstore")
 @click.pass_context
 def main(ctx: click.Context, db: str | None, actor: str | None, catalog: str | None) -> None:
