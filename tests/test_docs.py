@@ -53,13 +53,15 @@ def _check_show_json(out, cwd):
     assert view["identifier"] == "sales.big_orders" and view["current_version_id"] == 2  # rolled back to 2
     assert [r["dialect"] for r in view["representations"]] == ["spark", "trino"]
     assert view["properties"] == {"comment": "Big orders", "owner": "finance"}
-    assert [c["type"] for c in view["columns"]] == ["long", "decimal(18,2)"] and view["columns"][1]["comment"] == "in EUR"
+    assert [c["type"] for c in view["columns"]] == ["long", "decimal(18,2)"]
+    assert view["columns"][1]["comment"] == "in EUR"
 
 
 def _check_history(out, cwd):
     lines = out.splitlines()
     assert lines[0] == "history of sales.big_orders"
-    types = [m[1] for m in re.finditer(r"│ \d+ +│ [-\d :.]+ │ bob +│ sales\.big_orders │ \d │ (view\.\w+) +│", out)]
+    row = r"│ \d+ +│ [-\d :.]+ │ bob +│ sales\.big_orders │ \d │ (view\.\w+) +│"  # a row a line, names whole
+    types = [m[1] for m in re.finditer(row, out)]
     assert types == ["view.created", "view.properties_set", "view.representation_added", "view.replaced",
                      "view.rolled_back"], out
 

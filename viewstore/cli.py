@@ -172,8 +172,9 @@ def _unavailable(name: str, error: ImportError) -> click.Command:
 
 def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Refuse '' (or blanks) for a path (it would mean the current folder), an actor (it would
-    mean the OS user) or a catalog name (the store refuses it, once opened). A blank environment variable is left to CliContext, which says so when a
-    command opens the store, so that ``--help`` still works."""
+    mean the OS user) or a catalog name (the store refuses it, once opened). A blank environment
+    variable is left to CliContext, which says so when a command opens the store, so that
+    ``--help`` still works."""
     if value is not None and not value.strip():
         if ctx.get_parameter_source(param.name or "") == click.core.ParameterSource.ENVIRONMENT:
             return None
