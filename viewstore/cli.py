@@ -767,6 +767,9 @@ def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool, expec
 def rollback(cli: CliContext, identifier: str, version_id: int, as_json: bool, expected_version: int | None) -> None:
     """Make an earlier version current again.
 
+    VERSION_ID is one of the view's version ids (the version column of `viewstore show`), not a
+    stream version; the rollback is an event, so it is in the history and can itself be undone.
+
     Example:
 
     \b
