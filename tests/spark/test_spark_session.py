@@ -650,6 +650,8 @@ def test_events_dataframe_is_the_typed_log(spark, store, data, ns):
     assert [r.position for r in latest] == [e.position for e in events[:-3:-1]]
     with pytest.raises(ValidationError, match="unknown event type"):
         events_dataframe(spark, store, types="view.exploded")
+    with pytest.raises(NoSuchViewError, match=f"^no view was ever named {ns}.typo$"):  # as ViewStore.events
+        events_dataframe(spark, store, view=f"{ns}.typo")
 
 
 def test_events_dataframe_of_an_empty_store(spark, store):
