@@ -140,6 +140,8 @@ def usage_error(out, message):
     (["alter", "s.v", "--update-representation", "spark", "SELECT 2", "--remove-representation", "spark"],
      "--update-representation and --remove-representation of 'spark' in one command"),
     (["show", "s.v", "--as-of", "0", "--at-event", "1"], "give --as-of or --at-event, not both"),
+    (["audit", "--since", "2026-11-26", "--until", "2026-11-20"],
+     "--since 2026-11-26 is after --until 2026-11-20: no event can match (swapped?)"),
     (["show"], "Missing argument 'IDENTIFIER'"), (["nosuchcommand"], "No such command 'nosuchcommand'"),
 ])
 def test_a_command_line_that_cannot_be_right_is_a_usage_error_with_exit_code_2(run, args, message):
@@ -837,6 +839,7 @@ def test_times_print_to_the_exact_millisecond_in_every_year(run):
     day = json.loads(run("audit", "--json"))[0]["occurred_at"][:10]
     for until in (day, day.replace("-", "")):  # a date alone: to the end of that day
         assert len(json.loads(run("audit", "--since", day, "--until", until, "--json"))) == 1
+        assert len(json.loads(run("audit", "--since", f"{day}T23:59:59.999Z", "--until", until, "--json"))) == 0
     out = run("audit", "--since", "20261301", code=2)
     assert "eight digits are a date (YYYYMMDD), and this is none" in out  # the API's reason, not a generic one
 

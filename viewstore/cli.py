@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.text import Text
 
 from . import signals
-from .catalog import _EPOCH, ViewChange, ViewStore, _os_user, check_definition, to_epoch_ms
+from .catalog import _EPOCH, ViewChange, ViewStore, _os_user, _until_ms, check_definition, to_epoch_ms
 from .errors import NoSuchViewError, ValidationError, ViewStoreError
 from .events import EVENT_TYPES, Event
 from .model import Column, SQLRepresentation, View, identifier_str, to_identifier
@@ -834,6 +834,8 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
     """
     _time(until, "--until")  # checked as the other times are; the store reads a date alone as its whole day
     since_ms = _time(since, "--since")
+    if since_ms is not None and until is not None and since_ms > _until_ms(until):
+        raise usage_error(f"--since {since} is after --until {until}: no event can match (swapped?)")
     events = cli.store().events(view=view, actor=who, since=since_ms, until=until, types=types or None, limit=limit,
                                 newest_first=newest_first)
     if as_json:
