@@ -91,3 +91,5 @@ def test_a_data_tables_names_stay_whole_while_the_other_columns_can_fold():
     narrow = printed(50, ["view"])  # no room: folded, every character there
     assert "".join(line.split("│")[1].strip() for line in narrow.splitlines()[4:-2]) == name
     assert all(len(line) <= 50 for line in narrow.splitlines())
+    for width in (30, 12, 5):  # narrower than the other columns' floors: rich's own folding, no error
+        assert "│" in printed(width, ["view"])

@@ -58,7 +58,7 @@ class _DataTable(Table):
         room = options.max_width - 3 * len(self.columns) - 1 - others
         whole = [i for i in self.names if self.widest[i] <= room]
         room -= sum(self.widest[i] for i in whole)
-        while room < 0:  # not all of them: the narrowest ones
+        while room < 0 and whole:  # not all of them: the narrowest ones
             room += self.widest[whole.pop(max(range(len(whole)), key=lambda k: self.widest[whole[k]]))]
         try:
             for i in whole:
@@ -119,8 +119,9 @@ class TextTable:
     that wrap give up width rank by rank, down to their ``wraps_to``; a table that cannot keep
     its box that way drops its vertical rules for two spaces between columns (ten more cells for
     text at seven columns), and its snap columns and the columns with ``breaks`` give up width too
-    (never below their longest piece: such a table runs over the console instead). Rows go to the console in batches as
-    they are formatted, so a reader that goes away (``| head``) stops the work at the next batch.
+    (never below their longest piece: such a table runs over the console instead). Rows go to the
+    console in batches as they are formatted, so a reader that goes away (``| head``) stops the
+    work at the next batch.
     Control characters print escaped, as everywhere (:func:`visible`).
     """
 
