@@ -1599,6 +1599,8 @@ class ViewStore:
     def export_iceberg(self, identifier: str | tuple[str, ...], location: str | Path | None = None, *,
                        gzip: bool | None = None) -> Path:
         """Write the view's Iceberg metadata file; returns its path. See :mod:`viewstore.iceberg`.
+        A view unchanged since the latest file there (same codec) has nothing to commit: no file is
+        written, and that file's path is returned.
 
         ``gzip`` writes ``NNNNN-<uuid>.gz.metadata.json``; left out, the view's
         ``write.metadata.compression-codec`` property decides (``gzip`` or ``none``), else plain JSON.

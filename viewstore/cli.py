@@ -883,7 +883,8 @@ def _query_column(name: str, values: list[Any]) -> TableColumn:
 @click.option("--json", "as_json", is_flag=True, help='Print {"identifier": ..., "path": ...}.')
 @pass_cli
 def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool | None, as_json: bool) -> None:
-    """Write the view's Iceberg metadata file and print its path.
+    """Write the view's Iceberg metadata file and print its path (a view unchanged since the
+    latest file there writes none: that file's path is printed).
 
     Example:
 

@@ -329,7 +329,9 @@ def _remove_leftovers(folder: Path) -> None:
 
 def write_metadata(view: View, location: str | Path, *, gzip: bool | None = None) -> Path:
     """Write the next metadata file for ``view`` under ``location`` (in its :func:`metadata_folder`)
-    and return its path: gzipped as :func:`metadata_gzip` decides.
+    and return its path: gzipped as :func:`metadata_gzip` decides. When the latest file there already
+    holds exactly this metadata, in that codec, nothing is committed: its path is returned (and the
+    version hint pointed at it).
 
     Writers that may run at once hold :func:`exclusive` around this (``ViewStore.export_iceberg``
     does, around loading the view too).
@@ -341,6 +343,8 @@ def write_metadata(view: View, location: str | Path, *, gzip: bool | None = None
     base = Path(location)
     folder = metadata_folder(base, view.properties)
     latest = latest_metadata(base, folder)
+    gzip = metadata_gzip(view.properties, gzip)
+    data = build_metadata(view, _location_uri(base))
     number = 0
     if latest is not None:
         try:
@@ -351,19 +355,31 @@ def write_metadata(view: View, location: str | Path, *, gzip: bool | None = None
             raise IcebergMetadataError(
                 f"{base} holds metadata of view {existing.get('view-uuid')}, not of "
                 f"{'.'.join(view.identifier)} ({view.uuid}); refusing to write over another view")
+        if existing == data and latest[1].name.endswith(".gz.metadata.json") == gzip:
+            _write_hint(folder, base, latest[0])  # nothing to commit; a hint left behind is set right
+            return latest[1]
         number = latest[0] + 1
-    gzip = metadata_gzip(view.properties, gzip)
-    data = build_metadata(view, _location_uri(base))
     text = json.dumps(data, indent=2, ensure_ascii=False).encode()
     name = f"{number:05d}-{uuidlib.uuid4()}{'.gz' if gzip else ''}.metadata.json"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / name
         _atomic_write(target, gzip_module.compress(text, mtime=0) if gzip else text)
-        _atomic_write(folder / "version-hint.text", f"{number}\n".encode())
     except OSError as e:
         raise IcebergMetadataError(f"cannot write metadata under {base}: {e}") from e
+    _write_hint(folder, base, number)
     return target
+
+
+def _write_hint(folder: Path, base: Path, number: int) -> None:
+    """Point ``version-hint.text`` at metadata file ``number`` (left as it is when it does already)."""
+    hint = folder / "version-hint.text"
+    text = f"{number}\n".encode()
+    try:
+        if not (hint.is_file() and hint.read_bytes() == text):
+            _atomic_write(hint, text)
+    except OSError as e:
+        raise IcebergMetadataError(f"cannot write metadata under {base}: {e}") from e
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
