@@ -154,10 +154,14 @@ def _every_read(store, names, times):
     seen = {"list": store.list_views(), "namespaces": store.list_namespaces(), "events": store.events(),
             "count": store.event_count(), "rows": store.projection_dump()}
     for name in names:
+        try:
+            named = store.events(view=name)
+        except NoSuchViewError:  # no view ever had the name
+            named = []
+        seen[("events", name)] = named or None
         for key, read in [(("load", name), lambda: store.load_view(name)), (("history", name), lambda: store.history(name)),
                           *[((t, name), lambda t=t: store.load_view(name, as_of=t)) for t in times],
-                          *[((e.position, name), lambda e=e: store.load_view(name, as_of=e))
-                            for e in store.events(view=name)]]:
+                          *[((e.position, name), lambda e=e: store.load_view(name, as_of=e)) for e in named]]:
             try:
                 seen[key] = read()
             except ViewStoreError as e:
