@@ -691,6 +691,29 @@ def test_a_transaction_sqlite_rolled_back_whole_commits_nothing_after(store, rec
     assert store.load_view("a.x").comment == "later"
 
 
+def test_commit_failed_events_of_a_rolled_back_block_have_no_position(store):
+    """The events commit_failed gets were never committed: they carry no position, which the next
+    committed event may take (it did carry the one its insert had been given, so a receiver logging
+    positions named one position for two events)."""
+    make(store, "a.v")
+    failed = []
+
+    def receiver(sender, events, error):
+        failed.extend(events)
+
+    signals.commit_failed.connect(receiver)
+    try:
+        with pytest.raises(KeyError):
+            with store.transaction():
+                store.alter_view("a.v", ViewChange.update_comment("undone"))
+                raise KeyError("no")
+    finally:
+        signals.commit_failed.disconnect(receiver)
+    assert [(e.type, e.position) for e in failed] == [("view.comment_updated", None)]
+    store.alter_view("a.v", ViewChange.update_comment("kept"))
+    assert store.history("a.v")[-1].position == 2
+
+
 def test_a_transaction_sqlite_ended_with_no_write_after_says_so(store, recorded):
     """SQLite ended the block's transaction (an I/O error in a statement, caught by the caller) and no
     write of the block came after to notice: the block's end says that its writes were rolled back,

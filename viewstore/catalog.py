@@ -905,7 +905,7 @@ class ViewStore:
             except BaseException as error:
                 self._cache.clear()
                 if plan is not None and plan.events:
-                    self._tell_failed(plan.events, stored, error)
+                    self._tell_failed(plan.events, error)
                 raise
             # committed: cache the new state with its View (which shares its versions and their models)
             if plan.state is not None:
@@ -1044,19 +1044,20 @@ class ViewStore:
                 self._cache.clear()
                 self._projections.forget_parsed()
                 self._repairs = repairs
-                for events, stored in done:
-                    self._tell_failed(events, stored, error)
+                for events, _ in done:
+                    self._tell_failed(events, error)
                 raise
         if done and signals.committed.receivers:
             for events, stored in done:
                 _notify(signals.committed, self, events=_positioned(events, stored))
 
-    def _tell_failed(self, events: list[Event], stored: list[tuple[int, dict[str, Any]]], error: BaseException) -> None:
-        """Send ``commit_failed`` for a write's events; the caller is owed the write's own error, so
-        what a receiver raises is only noted on it."""
+    def _tell_failed(self, events: list[Event], error: BaseException) -> None:
+        """Send ``commit_failed`` for a write's events, as decided: with no position, since none was
+        committed (the next committed event may take the one its insert was given). The caller is owed
+        the write's own error, so what a receiver raises is only noted on it."""
         if signals.commit_failed.receivers:
             with self._calling():
-                hooks = _notify(signals.commit_failed, self, events=_positioned(events, stored), error=error)
+                hooks = _notify(signals.commit_failed, self, events=events, error=error)
             for hook in hooks:
                 error.add_note(f"a commit_failed receiver raised too: {hook!r}")
 

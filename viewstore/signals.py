@@ -14,7 +14,7 @@ The sender is always the :class:`~viewstore.catalog.ViewStore`; the events go in
 ``commit_failed(store, events=[...], error=exc)``
     Sent when a write fails after its events were decided (a veto, a lost race, a database error);
     a refusal found while deciding (no such view, a name taken, a bad change) sends nothing.
-    The caller still gets the write's own error: an exception raised by a receiver is logged (logger
+    Its events were never committed, so they have no position (``None``). The caller still gets the write's own error: an exception raised by a receiver is logged (logger
     ``viewstore``), the other receivers still run, and each such exception is added to that error
     as a note.
 
