@@ -242,3 +242,75 @@ def test_every_option_says_what_it_does():
             if isinstance(param, click.Option) and not param.hidden:
                 text = (param.help or "").strip()
                 assert len(text.split()) >= 2, (" ".join(path), param.opts, text)
+
+
+# -- docs/ARCHITECTURE.md's claims that the code could silently leave behind ---------------------
+
+ARCHITECTURE = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+PACKAGE = ROOT / "viewstore"
+#: the core, top to bottom: each module imports only from those above it
+CORE = ("errors", "types", "model", "events", "log", "projections", "catalog")
+#: the codecs: values only (hms.py also the other two), never the store
+CODECS = {"iceberg": set(CORE[:4]), "hms": set(CORE[:4]) | {"iceberg", "formats"}, "formats": set(CORE[:4])}
+FRONT_ENDS = ("cli", "tables", "formats.cli", "spark")
+
+
+def _module_name(path):
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _viewstore_imports(path):
+    """The viewstore modules a file imports, anywhere in it (a lazy import is an import too)."""
+    import ast
+
+    name = _module_name(path)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[:len(package) - node.level + 1]
+            target = ".".join(base + ([node.module] if node.module else []))
+            found |= {f"{target}.{a.name}".strip(".") if not node.module else target for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("viewstore"):
+            found.add(node.module.removeprefix("viewstore").strip("."))
+        elif isinstance(node, ast.Import):
+            found |= {a.name.removeprefix("viewstore").strip(".") for a in node.names if a.name.startswith("viewstore")}
+    return {t for t in found if t and t != name}
+
+
+def _layer(module):
+    """The name a module goes by in ARCHITECTURE.md's layering: a core module, a codec or a front end."""
+    if module == "formats.cli" or module.startswith("spark"):
+        return "formats.cli" if module == "formats.cli" else "spark"
+    return module.split(".")[0]
+
+
+def test_imports_flow_one_way_as_the_architecture_says():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        layer = _layer(module)
+        imported = {_layer(m) for m in _viewstore_imports(path)} - {layer}
+        if layer in CORE:
+            allowed = set(CORE[:CORE.index(layer)])
+            if layer == "catalog":
+                allowed |= {"signals", *CODECS}
+        elif layer in CODECS:
+            allowed = CODECS[layer]
+        elif layer in ("signals", "schema", "tables"):
+            allowed = set()
+        else:  # a front end, or the package's own __init__ and __main__
+            assert layer in FRONT_ENDS + ("", "__main__"), f"{module} is not in ARCHITECTURE.md's layers"
+            continue
+        assert imported <= allowed, f"{module} imports {sorted(imported - allowed)}, which ARCHITECTURE.md's layers forbid"
+    library = set(CORE) | set(CODECS) | {"signals", "schema"}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if _layer(_module_name(path)) in library:
+            assert not {_layer(m) for m in _viewstore_imports(path)} & set(FRONT_ENDS), path
+
+
+def test_the_module_table_names_every_module():
+    table = set(re.findall(r"^\| `([\w/.]+)` \|", ARCHITECTURE, re.M))
+    modules = {p.name for p in PACKAGE.glob("*.py")} - {"__init__.py", "__main__.py"}
+    assert modules <= table, sorted(modules - table)
+    assert {"formats/", "formats/cli.py", "spark/"} <= table
