@@ -314,3 +314,51 @@ def test_the_module_table_names_every_module():
     modules = {p.name for p in PACKAGE.glob("*.py")} - {"__init__.py", "__main__.py"}
     assert modules <= table, sorted(modules - table)
     assert {"formats/", "formats/cli.py", "spark/"} <= table
+
+
+def _quoted(doc, pattern):
+    """Every figure the pattern's group finds in a doc, as a number (thousands separators dropped)."""
+    found = [float(m.replace(",", "")) for m in re.findall(pattern, doc)]
+    assert found, f"the docs no longer say {pattern!r}: update this check"
+    return set(found)
+
+
+def test_the_figures_the_docs_quote_are_the_codes():
+    """A constant's value quoted in a doc changes when the constant does, or this fails."""
+    from viewstore import catalog, log, projections
+
+    docs = {"README": README, "ARCHITECTURE": ARCHITECTURE,
+            "spark-catalog": (ROOT / "docs" / "spark-catalog.md").read_text()}
+    wait_s = 10.0  # viewstore.spark.catalog_plugin.TRANSACTION_WAIT_S, read without importing pyspark
+    source = (PACKAGE / "spark" / "catalog_plugin.py").read_text()
+    assert f"\nTRANSACTION_WAIT_S = {wait_s}\n" in source
+    supported = re.search(r'\nSUPPORTED_SPARK = "([\d.]+)"\n', source)[1]
+    checks = [
+        ("ARCHITECTURE", r"`CATCH_UP_EVENTS` \((\d+)\)", catalog.CATCH_UP_EVENTS),
+        ("ARCHITECTURE", r"every (\d+)\s+events", projections.SNAPSHOT_EVERY),
+        ("ARCHITECTURE", r"keeps up to (\d+) parsed", projections.PARSED_SNAPSHOTS),
+        ("ARCHITECTURE", r"at most ([\d,]+) versions and log entries", projections.PARSED_SNAPSHOT_ENTRIES),
+        ("ARCHITECTURE", r"waiting out the (\d+) s busy timeout", log.BUSY_TIMEOUT_MS / 1000),
+        ("ARCHITECTURE", r"about (\d+) s \(three tries", 3 * log.BUSY_TIMEOUT_MS / 1000),
+        ("ARCHITECTURE", r"schema version stays (\d+)", log.SCHEMA_VERSION),
+        ("ARCHITECTURE", r"(\d+) s at\s+most", wait_s),
+        ("README", r"(\d+) s at\s+most", wait_s),
+        ("README", r"held it for (\d+) s", wait_s),
+        ("README", r"Spark (\d\.\d+)", float(supported)),
+        ("spark-catalog", r"Spark (\d\.\d+)", float(supported)),
+    ]
+    for doc, pattern, value in checks:
+        assert _quoted(docs[doc], pattern) == {value}, (doc, pattern, value)
+
+
+def test_the_events_table_is_described_as_the_log_makes_it():
+    from viewstore import log
+
+    described = ARCHITECTURE.split("- `events`:", 1)[1].split("\n- Projections:", 1)[0]
+    for column in log.EVENT_COLUMNS:
+        assert f"`{column}`" in described, column
+    indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+) ON events", log._LOG_DDL))
+    assert set(re.findall(r"`(events_\w+) \(", described)) == indexes
+    tables = set(re.findall(r"`(\w+)`", ARCHITECTURE.split("- Projections:", 1)[1].split("\n\n", 1)[0]))
+    from viewstore.projections import PROJECTION_TABLES
+    assert set(PROJECTION_TABLES) <= tables
