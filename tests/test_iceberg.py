@@ -103,6 +103,16 @@ def test_the_compression_codec_property_chooses_gzip_and_the_argument_overrides_
     assert store.export_iceberg("a.v", tmp_path / "loc", gzip=True).name.endswith(".gz.metadata.json")
 
 
+def test_a_gzip_argument_that_is_not_a_flag_is_refused_before_anything_is_written(store, tmp_path):
+    """gzip="false" is truthy: taken as given, it wrote a gzipped file."""
+    store.create_view("a.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                      default_namespace="a")
+    for bad in ("false", "true", 1, 0):
+        with pytest.raises(ValidationError, match="gzip must be True, False or None"):
+            store.export_iceberg("a.v", tmp_path / "loc", gzip=bad)
+    assert not (tmp_path / "loc").exists()
+
+
 def test_a_codec_the_reference_cannot_write_is_refused_when_set(store, tmp_path):
     store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
     count = store.event_count()

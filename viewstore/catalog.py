@@ -1610,11 +1610,13 @@ class ViewStore:
             NoSuchViewError: no live view has that identifier.
             IcebergMetadataError: the location holds another view's metadata, or cannot be written
                 (or a stored property it reads is not one it can follow).
-            ValidationError: a bad identifier or location.
+            ValidationError: a bad identifier, location or ``gzip`` (not True, False or None).
             ViewStoreError: called inside this thread's open :meth:`transaction`.
         """
         from .iceberg import exclusive, metadata_folder, write_metadata
 
+        if gzip is not None and not isinstance(gzip, bool):  # "false" is truthy: it would write gzip
+            raise ValidationError(f"gzip must be True, False or None, not {gzip!r}")
         if self.in_transaction:
             raise ViewStoreError("export_iceberg writes files, which a rollback cannot take back: export "
                                  "after the transaction has committed")
