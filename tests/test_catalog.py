@@ -157,6 +157,18 @@ def test_replace_merges_properties_and_comment_changes_are_not_versions(store):
     assert exact.properties == {"b": "2"}
 
 
+def test_replace_properties_that_is_not_a_flag_is_refused_and_nothing_is_removed(store):
+    """replace_properties="false" is truthy: taken as given, it removed every other property."""
+    make(store)
+    store.alter_view("sales.daily", ViewChange.set_property("a", "1"))
+    before = store.load_view("sales.daily")
+    for bad in ("false", 0, 1, None):
+        with pytest.raises(ValidationError, match="replace_properties must be True or False"):
+            store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",
+                               properties={"b": "2"}, replace_properties=bad)
+    assert store.load_view("sales.daily") == before
+
+
 def test_replace_keeps_the_security_mode_unless_it_is_given(store):
     make(store, security_mode="INVOKER")
     other = SQLRepresentation("spark", "SELECT day, 1 AS orders FROM orders")

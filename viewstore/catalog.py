@@ -1220,10 +1220,13 @@ class ViewStore:
         ``replace.drop-dialect.allowed`` is ``true``.
 
         Raises:
-            ValidationError: bad input, or a dialect would be dropped.
+            ValidationError: bad input (``replace_properties`` not True or False, too), or a dialect
+                would be dropped.
             ConcurrencyError: ``expected_version`` is stale.
         """
         ident = to_identifier(identifier)
+        if not isinstance(replace_properties, bool):  # "false" is truthy: it would remove the other properties
+            raise ValidationError(f"replace_properties must be True or False, not {replace_properties!r}")
         d = self._definition(columns, representations, default_namespace, default_catalog, comment, properties,
                              security_mode, summary)
 
