@@ -415,6 +415,19 @@ class ViewStore:
     One store holds one SQLite connection shared by all threads under a lock; several processes
     may open the same file. Every public call either succeeds completely or raises a
     :class:`~viewstore.errors.ViewStoreError` and writes nothing.
+
+    Raises:
+        ValidationError: a bad path, catalog name or actor.
+        ViewStoreError: a bad ``durability``; a file that cannot be opened, or that holds another
+            program's tables.
+
+    Besides the errors each method lists, any call may raise :class:`~viewstore.errors.ViewStoreError`
+    when the store is closed, when SQLite fails (an interrupt, an I/O error), or when it comes from
+    another asyncio task while a :meth:`transaction` is open in this thread; and any write when a
+    ``before_commit`` receiver vetoes it (its exception, wrapped unless it is a ViewStoreError), or
+    :class:`~viewstore.errors.ConcurrencyError` with ``busy`` set when another process kept the
+    file locked (about 30 s). A call that reads a damaged row (written behind the library's back)
+    raises :class:`~viewstore.errors.CorruptLogError`; :meth:`rebuild` repairs the projections.
     """
 
     def __init__(self, path: str | Path, *, catalog: str | None = None, actor: str | None = None,
@@ -1441,6 +1454,7 @@ class ViewStore:
         """Drop a view; its history stays in the log. Returns False when there was no such view.
 
         Raises:
+            ValidationError: a bad identifier.
             ConcurrencyError: ``expected_version`` is stale (also: it names a version, 1 or more, of
                 a view that does not exist).
         """
