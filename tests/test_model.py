@@ -151,3 +151,13 @@ def test_a_lazy_view_that_cannot_build_its_history_fails_a_dump_with_that_error(
     damaged = View.lazy(_DamagedHistory(whole.versions, whole.version_log), **fields)
     with pytest.raises(CorruptLogError, match="rebuild"):
         dump(damaged)
+
+
+def test_sql_for_a_dialect_that_is_not_text_is_a_validation_error():
+    """It was an AttributeError ('int' object has no attribute 'lower')."""
+    lazy, whole, _ = _lazy_and_whole()
+    for view in (lazy, whole):
+        assert view.sql_for("SPARK") == "SELECT 2" and view.sql_for("trino") is None
+        for bad in (5, None, b"spark"):
+            with pytest.raises(ValidationError, match="a dialect is a string"):
+                view.sql_for(bad)

@@ -518,7 +518,13 @@ class View(BaseModel):
                                   f"it has {known}") from None
 
     def sql_for(self, dialect: str) -> str | None:
-        """The SQL of the current version in ``dialect`` (case-insensitive), or None."""
+        """The SQL of the current version in ``dialect`` (case-insensitive), or None.
+
+        Raises:
+            ValidationError: ``dialect`` is not a string.
+        """
+        if not isinstance(dialect, str):
+            raise ValidationError(f"a dialect is a string such as 'spark', not {dialect!r}")
         wanted = dialect.lower()
         for rep in self.representations:
             if rep.dialect.lower() == wanted:
