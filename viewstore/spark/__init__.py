@@ -3,12 +3,18 @@
 The names below are imported lazily, so ``import viewstore.spark`` works without pyspark and a
 missing pyspark surfaces as :class:`~viewstore.errors.NotInstalledError` on first use.
 
+Besides the errors each function lists, any of them may raise what a call of the store may
+(:class:`~viewstore.catalog.ViewStore`: a closed store, say).
+
 Modules:
     session         register_views, create_view, sql, events_dataframe, check_views
     types           Spark <-> Iceberg type mapping
     metastore       reading raw Hive-metastore records through a Hive-enabled session
-    catalog_plugin  attach(): viewstore as a Spark 4 ViewCatalog (Spark SQL view DDL on the store)
+    catalog_plugin  attach(): viewstore as a Spark 4.3 ViewCatalog (Spark SQL view DDL on the store)
+    failures        Spark's refusals (ValidationError) told from the engine's failures (EngineError)
+    cli             the ``viewstore spark`` and ``viewstore demo`` commands
     demo            the end-to-end demo pipeline behind ``viewstore demo``
+    build_jar       rebuilds the catalog's jar from its Java source
 """
 
 from __future__ import annotations

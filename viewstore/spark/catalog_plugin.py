@@ -141,8 +141,8 @@ def attach(spark: Any, store: ViewStore, name: str = "vs") -> str:
         The catalog name to use in SQL.
 
     Raises:
-        ValidationError: ``spark`` is a Spark Connect session (or not a SparkSession), the name is
-            bad, or the name is taken by another catalog class.
+        ValidationError: ``spark`` is a Spark Connect session (or not a SparkSession), ``store`` is
+            not a ViewStore, the name is bad, or the name is taken by another catalog class.
         NotInstalledError: the session runs a Spark version the catalog was not built for, or the
             jar is missing from the installation.
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not answer).

@@ -1356,7 +1356,8 @@ def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[s
     Raises:
         ValidationError: Spark rejects the SQL (the message holds Spark's error condition, e.g.
             ``[TABLE_OR_VIEW_NOT_FOUND]``, and explanation); an expression has no alias; the query
-            reads a temporary view; a bad argument (identifier, SQL, comment, property, flag).
+            reads a temporary view; a bad argument (not a classic SparkSession, not a ViewStore, an
+            identifier, SQL, comment, property, flag).
         ViewAlreadyExistsError: the view exists and ``replace`` is false.
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not answer).
     """
@@ -1850,7 +1851,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
         ``spark.sql`` returns.
 
     Raises:
-        ValidationError: the statement does not parse, Spark rejects it (the message holds Spark's
+        ValidationError: ``spark`` is not a classic SparkSession or ``store`` not a ViewStore; the
+            statement is empty or does not parse, Spark rejects it (the message holds Spark's
             error condition and explanation), the store refuses the change, or a script or
             ``EXECUTE IMMEDIATE`` holds view DDL.
         ViewAlreadyExistsError: CREATE VIEW (without OR REPLACE / IF NOT EXISTS) of a stored view,
@@ -1919,7 +1921,7 @@ def events_arrow(store: ViewStore, *, view: str | tuple[str, ...] | None = None,
 
     Raises:
         NoSuchViewError: ``view`` names no view that ever had that identifier.
-        ValidationError: a bad identifier, time, type or limit.
+        ValidationError: not a ViewStore; a bad identifier, time, type or limit.
     """
     if not isinstance(store, ViewStore):
         raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
@@ -1956,7 +1958,8 @@ def events_dataframe(spark: SparkSession, store: ViewStore, *, view: str | tuple
 
     Raises:
         NoSuchViewError: ``view`` names no view that ever had that identifier.
-        ValidationError: a bad identifier, time, type or limit.
+        ValidationError: not a classic SparkSession or not a ViewStore; a bad identifier, time,
+            type or limit.
         EngineError: the engine failed: the session is stopped (its DataFrame could never be read),
             or its JVM is gone.
     """
@@ -2177,7 +2180,7 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
         ``report.raise_for_drift()`` turns that into an error for pipelines.
 
     Raises:
-        ValidationError: a bad namespace.
+        ValidationError: not a classic SparkSession or not a ViewStore, or a bad namespace.
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
             answer): a view that does not analyze because of that is not reported as broken.
     """
