@@ -362,3 +362,16 @@ def test_the_events_table_is_described_as_the_log_makes_it():
     tables = set(re.findall(r"`(\w+)`", ARCHITECTURE.split("- Projections:", 1)[1].split("\n\n", 1)[0]))
     from viewstore.projections import PROJECTION_TABLES
     assert set(PROJECTION_TABLES) <= tables
+
+
+def test_benchmarks_readme_names_every_benchmark_once_in_its_list_and_its_table():
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks.run import registry
+    finally:
+        sys.path.remove(str(ROOT))
+    text = (ROOT / "benchmarks" / "README.md").read_text()
+    listed = text.split("`--only NAME ...`", 1)[1].split("\n- ", 1)[0]
+    assert set(re.findall(r"`(\w+)`", listed)) == set(registry())
+    rows = re.findall(r"^\| `(\w+)` \|", text, re.M)
+    assert sorted(rows) == sorted(registry())
