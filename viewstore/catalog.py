@@ -997,7 +997,8 @@ class ViewStore:
         ``before_commit`` is sent per write, before its events are written, as outside. Each write
         keeps its own ``commit_id``; their events all carry one time, when the block began (after any
         wait for another writer), so that ``load_view(as_of=...)`` sees the block whole or not at
-        all, as other readers do (a stream's times still never go backwards).
+        all, as other readers do (a stream's times still never go backwards; an import keeps the
+        times of the history it brings, and an :meth:`import_hms` record's are when it was read).
 
         The transaction holds the file's write lock from the start of the block to its end (other
         processes' writes wait for it, up to their busy timeout) and the store's lock (other threads
