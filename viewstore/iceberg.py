@@ -4,8 +4,9 @@ Export (:func:`write_metadata`) turns a :class:`~viewstore.model.View` into the 
 Iceberg reference implementation writes — same key order, version retention by
 ``version.history.num-entries`` and version-log trimming — and writes it atomically as
 ``<location>/metadata/NNNNN-<uuid>.metadata.json`` (``.gz.metadata.json`` when gzipped), numbered
-from 00000 and +1 per export, or in the folder the view's ``write.metadata.path`` names;
-``version-hint.text`` beside them records the latest number.
+from 00000 and +1 per export that has something to commit (an export whose metadata equals the
+latest file's writes nothing and returns that file), or in the folder the view's
+``write.metadata.path`` names; ``version-hint.text`` beside them records the latest number.
 
 Import (:func:`read_metadata`) reads a plain or gzip file, checks it as the reference does, and
 returns the versions, version log and properties for the store to turn into events.
