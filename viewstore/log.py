@@ -1,8 +1,11 @@
 """The event store: the SQLite connection, the append-only ``events`` table, and its only writer.
 
 Every write goes through :func:`transaction` (``BEGIN IMMEDIATE`` in WAL mode, busy timeout, errors
-translated in one place) and :meth:`EventLog.append`. Optimistic concurrency rests on the
-``UNIQUE (view_id, stream_version)`` constraint; triggers refuse UPDATE and DELETE on ``events``.
+translated in one place), or :func:`savepoint` inside a store's ``transaction()`` block, and
+:meth:`EventLog.insert`. A read of more than one row runs in :func:`snapshot` (one state of the
+file); an error SQLite raises in a read is a :class:`~viewstore.errors.ViewStoreError`. Optimistic
+concurrency rests on the ``UNIQUE (view_id, stream_version)`` constraint; triggers refuse UPDATE
+and DELETE on ``events``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Projections: the current state of every view, folded from the log.
 
 The schema is declared with SQLModel in :mod:`viewstore.schema` and created from the SQL compiled
-from it (:data:`DDL`). The fold (:func:`apply`)
-works on the stored event rows and their JSON payloads, so the live path (one commit) and
-:meth:`Projections.rebuild` (the whole log) run the very same code and must give the same tables.
+from it (:data:`DDL`). The fold (:func:`apply`) works on the stored event rows and their JSON
+payloads, so the live path (one commit) and ``ViewStore.rebuild()`` (the whole log, compared with
+the tables by :meth:`Projections.replace`) run the very same code and must give the same tables.
 
 Tables:
     views             one row per view ever created: identifier, live flag, current version id,
