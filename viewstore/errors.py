@@ -7,7 +7,8 @@ Every public call either succeeds completely or raises one of these and writes n
     │                                   history and events(view=...), no view ever had it
     ├── ViewAlreadyExistsError          a live view already has that identifier
     ├── ConcurrencyError                the view changed since the caller's expected_version,
-    │                                   or the database stayed locked past the retry bound
+    │                                   or (busy) the database, or the store in another thread,
+    │                                   stayed held past a bounded wait
     ├── ValidationError                 bad identifier, type, SQL, dialect, property, version id
     │                                   (also a ValueError)
     ├── IcebergMetadataError            an Iceberg view metadata file is broken or does not fit
@@ -52,7 +53,9 @@ class ConcurrencyError(ViewStoreError):
         view: the identifier string, when known.
         expected: the stream version the caller expected, when given.
         actual: the stream version found, when known.
-        busy: the database stayed locked by another writer past the wait (not a lost race).
+        busy: the database stayed locked by another writer past the wait, or another thread held
+            the store (a transaction, a receiver) or the Spark driver's view DDL turn that long
+            (not a lost race).
     """
 
     def __init__(self, message: str, *, view: str | None = None, expected: int | None = None,
