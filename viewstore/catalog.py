@@ -47,7 +47,9 @@ DROP_DIALECT_ALLOWED = "replace.drop-dialect.allowed"
 
 @dataclass(frozen=True, slots=True)
 class ViewChange:
-    """One change of an :meth:`ViewStore.alter_view` batch. Build them with the static methods."""
+    """One change of an :meth:`ViewStore.alter_view` batch. Build them with the static methods,
+    each of which raises :class:`~viewstore.errors.ValidationError` for a bad argument (a key, SQL,
+    dialect or name that is not one), before any store is asked."""
 
     kind: str
     key: str | None = None
@@ -63,22 +65,27 @@ class ViewChange:
 
     @staticmethod
     def set_property(key: str, value: str) -> "ViewChange":
+        """Set a view property (the key ``comment`` is the view comment)."""
         return ViewChange("set_property", key=key, value=validate_property_value(validate_property_key(key), value))
 
     @staticmethod
     def remove_property(key: str) -> "ViewChange":
+        """Remove a view property; removing one the view lacks changes nothing."""
         return ViewChange("remove_property", key=validate_property_key(key))
 
     @staticmethod
     def add_representation(representation: SQLRepresentation | tuple[str, str]) -> "ViewChange":
+        """Add the SQL of a dialect the current version lacks (a new version)."""
         return ViewChange("add_representation", representation=_representation(representation))
 
     @staticmethod
     def update_representation(dialect: str, sql: str) -> "ViewChange":
+        """Change the SQL of a dialect the current version has (a new version)."""
         return ViewChange("update_representation", representation=SQLRepresentation(dialect, sql))
 
     @staticmethod
     def remove_representation(dialect: str) -> "ViewChange":
+        """Remove a dialect's SQL (a new version); the last representation cannot be removed."""
         if not isinstance(dialect, str) or not dialect.strip():
             raise ValidationError(f"bad dialect {dialect!r}")
         return ViewChange("remove_representation", key=dialect)
