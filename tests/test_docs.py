@@ -404,3 +404,26 @@ def test_the_names_architecture_md_gives_in_code_exist():
             obj = getattr(obj, part)
         checked += 1
     assert checked >= 15
+
+
+def test_the_dotted_viewstore_names_of_the_docs_exist():
+    """`viewstore.spark.catalog_plugin.session_conf`, `viewstore.errors.ViewStoreError`, ... in any
+    doc name a module or an attribute of one (`viewstore.db` is a file, `viewstore.store` a property)."""
+    import importlib
+
+    texts = [README, ARCHITECTURE, *(p.read_text() for p in (ROOT / "docs").glob("*.md")),
+             (ROOT / "benchmarks" / "README.md").read_text()]
+    names = {m for text in texts for m in re.findall(r"viewstore(?:\.[A-Za-z_]\w*)+", text)}
+    names -= {"viewstore.db", "viewstore.store", "viewstore.fingerprint"}
+    assert len(names) >= 10
+    for name in sorted(names):
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:cut]))
+            except ModuleNotFoundError:
+                continue
+            for part in parts[cut:]:
+                assert hasattr(obj, part), f"the docs name {name}, which the code no longer has"
+                obj = getattr(obj, part)
+            break
