@@ -427,3 +427,22 @@ def test_the_dotted_viewstore_names_of_the_docs_exist():
                 assert hasattr(obj, part), f"the docs name {name}, which the code no longer has"
                 obj = getattr(obj, part)
             break
+
+
+def test_every_public_call_of_the_api_has_a_docstring():
+    import inspect
+
+    from viewstore import ViewChange, ViewStore
+
+    missing = []
+    for cls in (ViewStore, ViewChange):
+        for name in dir(cls):
+            if not name.startswith("_"):
+                attr = inspect.getattr_static(cls, name)
+                fn = attr.fget if isinstance(attr, property) else getattr(attr, "__func__", attr)
+                if callable(fn) and not inspect.getdoc(fn):
+                    missing.append(f"{cls.__name__}.{name}")
+    import viewstore.spark as vs
+
+    missing += [f"viewstore.spark.{name}" for name in vs.__all__ if not inspect.getdoc(getattr(vs, name))]
+    assert not missing

@@ -472,6 +472,7 @@ class ViewStore:
     # -- lifecycle --------------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close the store's connection (again: nothing); later calls raise ViewStoreError."""
         with self._lock:
             if not self._closed:
                 self._closed = True
