@@ -496,6 +496,15 @@ def test_rebuild_equals_live_projections(store):
     assert store.load_view("sales.daily").properties["n"] == "119"
 
 
+def test_rebuild_with_a_progress_that_cannot_be_called_is_a_validation_error(store):
+    """It was a TypeError ('int' object is not callable) from inside the replay."""
+    make(store)
+    for bad in (5, "print", True):
+        with pytest.raises(ValidationError, match="progress must be callable"):
+            store.rebuild(progress=bad)
+    assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
+
+
 def test_rebuild_repairs_exactly_the_rows_that_differ(store):
     make(store)
     store.replace_view("sales.daily", columns=[("id", "bigint")], representations=[("spark", "SELECT 2 AS id")],

@@ -1585,8 +1585,11 @@ class ViewStore:
         Raises:
             CorruptLogError: a row of the log that this library did not write (naming its position);
                 nothing is written.
+            ValidationError: ``progress`` is not callable.
             ConcurrencyError: the database stayed locked (``busy`` is set).
         """
+        if progress is not None and not callable(progress):
+            raise ValidationError(f"progress must be callable as progress(done, total), not {progress!r}")
         with self._lock:
             self._fresh()
             with self._write_transaction():
