@@ -1575,7 +1575,8 @@ class ViewStore:
         projections writes nothing, and the result says what was repaired.
 
         Args:
-            progress: called as ``progress(done, total)`` while events are replayed.
+            progress: called as ``progress(done, total)`` while events are replayed; an exception
+                it raises stops the rebuild (nothing is written) and reaches the caller unchanged.
 
         Returns:
             For each projection table (``views``, ``view_versions``, ``view_version_log``,
