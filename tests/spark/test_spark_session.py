@@ -859,6 +859,14 @@ def test_bad_arguments_raise_validation_errors_and_write_nothing(spark, store, n
     assert store.event_count() == 0
 
 
+def test_sql_of_a_statement_that_is_not_text_says_so(spark, store):
+    """sql(spark, store, 5) said 'the statement is empty'."""
+    with pytest.raises(ValidationError, match="a statement must be SQL text, not 5"):
+        sql(spark, store, 5)
+    with pytest.raises(ValidationError, match="the statement is empty"):
+        sql(spark, store, "  ")
+
+
 # -- edges found by planting bugs -----------------------------------------------------------------
 
 

@@ -1870,7 +1870,9 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
             call returns the stored view.
     """
     _check_args(spark, store)
-    if not isinstance(statement, str) or not statement.strip():
+    if not isinstance(statement, str):
+        raise ValidationError(f"a statement must be SQL text, not {statement!r}")
+    if not statement.strip():
         raise ValidationError("the statement is empty")
     # read as spark.sql reads it, from any thread: Spark's parser substitutes ${...} from the
     # settings of this thread's active session (a driver's other threads have none)
