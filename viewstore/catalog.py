@@ -603,7 +603,8 @@ class ViewStore:
     def load_view(self, identifier: str | tuple[str, ...], *, as_of: Any = None) -> View:
         """Load a view: its current state, or its state at ``as_of``.
 
-        ``as_of`` is a time (a datetime or epoch ms) or an :class:`Event` of this view's history.
+        ``as_of`` is a time (a datetime, naive meaning UTC; an ISO 8601 string; epoch ms) or an
+        :class:`Event` of this view's history.
         At a time, the view that had this identifier then is returned; if none had, the view known
         by this identifier now (the live one, else the one dropped last, as :meth:`history` picks)
         is returned as it was then (under its old name). Times have millisecond resolution, so two
