@@ -456,3 +456,11 @@ def test_the_readme_counts_every_option_that_must_not_be_empty_among_the_usage_e
         for param in command.params:
             if param.callback is _not_empty and param.param_type_name == "option":
                 assert f"`{param.opts[0]}`" in usage, (path, param.opts[0])
+
+
+def test_events_dataframe_names_its_columns_in_order():
+    from viewstore.spark import session
+
+    doc = session.events_dataframe.__doc__.split("Columns:", 1)[1].split("The filters", 1)[0]
+    named = re.findall(r"``(\w+)``", doc)
+    assert named[:len(session._EVENT_FIELDS)] == [name for name, _, _ in session._EVENT_FIELDS]
