@@ -464,3 +464,14 @@ def test_events_dataframe_names_its_columns_in_order():
     doc = session.events_dataframe.__doc__.split("Columns:", 1)[1].split("The filters", 1)[0]
     named = re.findall(r"``(\w+)``", doc)
     assert named[:len(session._EVENT_FIELDS)] == [name for name, _, _ in session._EVENT_FIELDS]
+
+
+def test_query_names_the_events_columns_as_the_log_has_them():
+    """ViewStore.query's docstring and `viewstore query --help` list the events table's columns."""
+    from viewstore.catalog import ViewStore
+    from viewstore.cli import query_
+    from viewstore.log import EVENT_COLUMNS
+
+    for doc in (ViewStore.query.__doc__, query_.help):
+        listed = " ".join(doc.replace("``", "").split("events (", 1)[1].split(")", 1)[0].split())
+        assert re.findall(r"(\w+)(?: in epoch ms| JSON| as JSON)?(?:,|$)", listed) == list(EVENT_COLUMNS), listed
