@@ -475,3 +475,12 @@ def test_query_names_the_events_columns_as_the_log_has_them():
     for doc in (ViewStore.query.__doc__, query_.help):
         listed = " ".join(doc.replace("``", "").split("events (", 1)[1].split(")", 1)[0].split())
         assert re.findall(r"(\w+)(?: in epoch ms| JSON| as JSON)?(?:,|$)", listed) == list(EVENT_COLUMNS), listed
+
+
+def test_the_readme_names_every_error_type():
+    from viewstore import errors
+
+    said = README.split("Every public call either succeeds completely", 1)[1].split("\n\n", 1)[0]
+    types = {name for name, value in vars(errors).items()
+             if isinstance(value, type) and issubclass(value, errors.ViewStoreError)}
+    assert types == set(re.findall(r"`(?:viewstore\.errors\.)?(\w+Error)`", said))
