@@ -484,3 +484,4 @@ def test_the_readme_names_every_error_type():
     types = {name for name, value in vars(errors).items()
              if isinstance(value, type) and issubclass(value, errors.ViewStoreError)}
     assert types == set(re.findall(r"`(?:viewstore\.errors\.)?(\w+Error)`", said))
+    assert types == set(re.findall(r"(\w+Error) ", errors.__doc__.split("::", 1)[1]))  # its hierarchy
