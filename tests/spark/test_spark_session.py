@@ -1367,3 +1367,100 @@ def test_ddl_on_a_session_view_the_store_does_not_hold_goes_on_inside_a_store_tr
         sql(spark, store, f"ALTER VIEW {ns}.handmade SET TBLPROPERTIES ('k' = 'v')")
         assert sql(spark, store, f"DROP VIEW {ns}.handmade") is not None  # Spark's own answer
     assert {r.viewName for r in spark.sql(f"SHOW VIEWS IN {ns}").collect()} == set()
+
+
+def test_register_views_from_two_threads_at_once_both_succeed(spark, store, ns):
+    """Two threads of the driver refresh the same views at once: each report is whole and clean
+    (they take turns), where Spark's CREATE OR REPLACE VIEW of one name from two sessions collided
+    (TABLE_OR_VIEW_ALREADY_EXISTS, TABLE_OR_VIEW_NOT_FOUND)."""
+    import threading
+
+    for i in range(12):
+        _stored(store, f"{ns}.v{i}", f"SELECT {i} AS x", ns)
+    register_views(spark, store, ns)
+    start, reports = threading.Barrier(2), []
+
+    def refresh():
+        start.wait()
+        for _ in range(4):
+            try:
+                reports.append(register_views(spark, store, ns, refresh=True))
+            except Exception as error:  # noqa: BLE001 - reported below
+                reports.append(error)
+
+    threads = [threading.Thread(target=refresh) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(reports) == 8
+    assert all(not isinstance(r, Exception) and r.ok and len(r.registered) == 12 for r in reports), \
+        [r if isinstance(r, Exception) else r.failed for r in reports]
+    assert [spark.sql(f"SELECT x FROM {ns}.v{i}").first().x for i in range(12)] == list(range(12))
+
+
+def test_register_views_waits_for_view_ddl_through_sql(spark, store, ns, monkeypatch):
+    """register_views in one thread while sql() in another has made the session copy of a CREATE
+    OR REPLACE VIEW but not yet written the store: register_views waits for its turn, so the copy it
+    makes is the store's new definition; it made the store's old one, which the session then kept
+    while the store held the new."""
+    import threading
+
+    import viewstore.spark.session as session
+
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+    register_views(spark, store, ns)
+    real, outcome = session._Definition.write, {}
+
+    def registering():
+        try:
+            outcome["register"] = register_views(spark, store, ns, refresh=True)
+        except Exception as error:  # noqa: BLE001 - reported below
+            outcome["register"] = error
+
+    def register_then_write(self, *args, **kwargs):
+        if "thread" not in outcome:
+            outcome["thread"] = thread = threading.Thread(target=registering)
+            thread.start()
+            thread.join(timeout=3)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(session._Definition, "write", register_then_write)
+    sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.v AS SELECT 2 AS x")
+    outcome["thread"].join(timeout=60)
+    monkeypatch.undo()
+    assert outcome["register"].ok and outcome["register"].registered == [f"{ns}.v"], outcome
+    assert store.load_view(f"{ns}.v").sql_for("spark") == "SELECT 2 AS x"
+    assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 2
+
+
+def test_register_views_gives_up_after_the_wait_for_another_threads_turn(spark, store, ns, monkeypatch):
+    """A thread that holds the turn too long makes register_views raise ConcurrencyError (busy),
+    with nothing done, as sql() does."""
+    import threading
+
+    import viewstore.spark.catalog_plugin as plugin
+    import viewstore.spark.session as session
+    from viewstore import ConcurrencyError
+
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+    monkeypatch.setattr(session, "TRANSACTION_WAIT_S", 0.2)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        with session._one_ddl_at_a_time():
+            holding.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    holding.wait(30)
+    try:
+        with pytest.raises(ConcurrencyError, match="register_views") as raised:
+            register_views(spark, store, ns)
+    finally:
+        release.set()
+        thread.join(30)
+    assert raised.value.busy
+    assert not spark.catalog.databaseExists(ns)
+    assert plugin.TRANSACTION_WAIT_S == 10.0

@@ -135,7 +135,7 @@ FINGERPRINT = "viewstore.fingerprint"
 STORE = "viewstore.store"
 #: Spark's error condition when CREATE OR REPLACE VIEW meets a table of that name (it never replaces one)
 _TABLE_IN_THE_WAY = "EXPECT_VIEW_NOT_TABLE"
-#: held while a thread runs view DDL on a store through sql() (see _one_ddl_at_a_time)
+#: held while a thread runs view DDL on a store through sql() or register_views (see _one_ddl_at_a_time)
 _STORE_DDL = threading.RLock()
 
 
@@ -999,6 +999,34 @@ def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View
                 report.registered.append(name)
 
 
+def _register_from(spark: SparkSession, store: ViewStore, scope: tuple[str, ...] | None, dialect: str,
+                   report: RegisterReport, *, refresh: bool, prune: bool) -> None:
+    """register_views' work once it has its turn: read the store's views, then register them."""
+    identifiers = store.list_views(scope)
+    candidates: list[tuple[View, str]] = []
+    for ident in identifiers:
+        try:
+            view = store.load_view(ident)
+        except NoSuchViewError:  # dropped or renamed by another process since the listing: not the store's now
+            continue
+        query = view.sql_for(dialect)
+        if query is None:
+            report.skipped.append(SkippedView(identifier_str(ident), "no-representation",
+                                              f"no {dialect!r} representation (it has {', '.join(view.dialects)})"))
+        else:
+            candidates.append((view, query))
+    if candidates or prune:
+        try:
+            with _work_session(spark) as work:  # its statements run there: the caller's session stays as it is
+                _register(work, store, candidates, report, scope=scope, dialect=dialect, refresh=refresh, prune=prune)
+        except EngineError as e:
+            done = [f"{len(report.registered)} view(s) registered"] if report.registered else []
+            done += [f"{len(report.pruned)} stale copy(ies) pruned"] if report.pruned else []
+            if not done:
+                raise
+            raise EngineError(f"{e} (before that: {', '.join(done)}; registering again finishes the work)") from e
+
+
 @engine_calls("register views")
 def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[str, ...] | None = None, *,
                    dialect: str = "spark", refresh: bool = False, prune: bool = False) -> RegisterReport:
@@ -1019,7 +1047,9 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
 
     Its statements run in a session of its own, cloned from ``spark`` (see the module notes): the
     copies land in ``spark``'s session catalog, made under each view's configs and namespace, and
-    ``spark`` itself is not changed meanwhile, so other threads may keep using it.
+    ``spark`` itself is not changed meanwhile, so other threads may keep using it. Threads of the
+    driver take turns: a call waits for another thread's ``register_views`` or view DDL on a store
+    through :func:`sql` (one turn per call, for all its views), 10 s at most.
 
     Every copy made carries this store's id (:attr:`ViewStore.store_id`) as the property
     ``viewstore.store``. A copy left as it is may lack it (made by a release before store ids: its
@@ -1060,6 +1090,8 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
             not answer (see :mod:`viewstore.spark.failures`). The message says where it stopped:
             the copies made and dropped before stay (each is a whole copy of a stored view, or was a
             stale one), so registering again finishes the work.
+        ConcurrencyError: ``busy``: another thread of the driver held the turn (``register_views``,
+            view DDL through :func:`sql`) for 10 s; nothing was done.
         ViewStoreError: the store is closed; this thread is inside ``store.transaction()`` (the
             copies would outlive a rollback); or, with ``prune``, it has no id yet (a file made by a
             release before store ids) and cannot make one now (see :attr:`ViewStore.store_id`);
@@ -1074,29 +1106,10 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
     started = time.perf_counter()
     report = RegisterReport()
     scope = to_namespace(namespace) if namespace is not None else None
-    identifiers = store.list_views(scope)
-    candidates: list[tuple[View, str]] = []
-    for ident in identifiers:
-        try:
-            view = store.load_view(ident)
-        except NoSuchViewError:  # dropped or renamed by another process since the listing: not the store's now
-            continue
-        query = view.sql_for(dialect)
-        if query is None:
-            report.skipped.append(SkippedView(identifier_str(ident), "no-representation",
-                                              f"no {dialect!r} representation (it has {', '.join(view.dialects)})"))
-        else:
-            candidates.append((view, query))
-    if candidates or prune:
-        try:
-            with _work_session(spark) as work:  # its statements run there: the caller's session stays as it is
-                _register(work, store, candidates, report, scope=scope, dialect=dialect, refresh=refresh, prune=prune)
-        except EngineError as e:
-            done = [f"{len(report.registered)} view(s) registered"] if report.registered else []
-            done += [f"{len(report.pruned)} stale copy(ies) pruned"] if report.pruned else []
-            if not done:
-                raise
-            raise EngineError(f"{e} (before that: {', '.join(done)}; registering again finishes the work)") from e
+    # one turn for the whole call (not one per view), taken before the store is read: a view DDL
+    # statement through sql() in another thread then has stored its definition, or not begun
+    with _one_ddl_at_a_time("register_views"):
+        _register_from(spark, store, scope, dialect, report, refresh=refresh, prune=prune)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -1505,21 +1518,26 @@ def _ddl_create(spark: SparkSession, store: ViewStore, plan: Any, statement: str
 
 
 @contextmanager
-def _one_ddl_at_a_time() -> Iterator[None]:
-    """Inside the block, no other thread of the driver runs view DDL on a store through :func:`sql`.
+def _one_ddl_at_a_time(what: str = "sql()") -> Iterator[None]:
+    """Inside the block, no other thread of the driver runs view DDL on a store through :func:`sql`
+    or registers views (:func:`register_views`).
 
     Such a statement reads what the session holds, changes the session copy and the store, and
     puts the copy back if the store refuses: two at once on one view could put back a copy older
-    than the one the other has just stored. The wait is bounded (the thread holding the turn may
-    be waiting for a store this thread holds, from a signal receiver say): after
+    than the one the other has just stored, and a register_views meanwhile could copy the store's
+    definition of before the statement. Two register_views of one view at once collide in Spark
+    (``TABLE_OR_VIEW_ALREADY_EXISTS``). The wait is bounded (the thread holding the turn may be
+    waiting for a store this thread holds, from a signal receiver say): after
     :data:`~viewstore.spark.catalog_plugin.TRANSACTION_WAIT_S` it gives up.
 
     Raises:
-        ConcurrencyError: ``busy``: another thread's view DDL held the turn that long; nothing was changed.
+        ConcurrencyError: ``busy``: another thread held the turn that long; nothing was changed
+            (``what`` names the call in the message).
     """
     if not _STORE_DDL.acquire(timeout=TRANSACTION_WAIT_S):
-        raise ConcurrencyError(f"another thread of this driver ran view DDL through sql() for {TRANSACTION_WAIT_S:g} "
-                               f"s: nothing was changed, run the statement again", busy=True)
+        raise ConcurrencyError(f"{what}: another thread of this driver ran view DDL through sql() or "
+                               f"register_views for {TRANSACTION_WAIT_S:g} s: nothing was changed, run it again",
+                               busy=True)
     try:
         yield
     finally:
