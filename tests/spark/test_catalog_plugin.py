@@ -894,3 +894,77 @@ def test_spark_sql_waits_for_a_short_transaction_of_another_thread(spark, vs):
     assert "from the other thread" in described["Comment"]
     thread.join(5)
     assert done == [True] and len(run(spark, "SELECT * FROM vs.sales.big_orders")) == 2
+
+
+# -- the bridges of sessions that are gone -------------------------------------------------------
+
+
+def test_attach_lets_go_of_the_bridges_of_sessions_the_jvm_collected(spark, store, tmp_path):
+    """A driver that attaches a store to many ``newSession()``s and lets go of them: once the JVM
+    has collected a session, the next attach forgets its bridge (and the store it holds), while
+    the bridges of sessions still alive stay, and their clones are still connected."""
+    import gc
+    import time
+
+    from viewstore.spark import catalog_plugin
+    from viewstore.spark.catalog_plugin import _session_id
+
+    jvm = spark._jvm
+    kept = spark.newSession()
+    attach(kept, store, name="vs_kept")
+    watched = []
+    for i in range(8):
+        session = spark.newSession()
+        attach(session, ViewStore(tmp_path / f"v{i}.db", actor="a"), name="vs_gone")
+        watched.append(((_session_id(session._jsparkSession), "vs_gone"),
+                        jvm.java.lang.ref.WeakReference(session._jsparkSession)))
+        del session
+    assert all(key in catalog_plugin._ATTACHED for key, _ in watched)
+    gc.collect()
+    # py4j tells the JVM of released objects from a thread of its own, by and by: collect until the
+    # count of collected sessions stays put (one may stay reachable, through a JVM thread's active session)
+    deadline, counts = time.monotonic() + 20, [0]
+    while time.monotonic() < deadline and not (counts[-1] and counts[-3:] == counts[-1:] * 3):
+        jvm.java.lang.System.gc()
+        time.sleep(0.3)
+        counts.append(sum(ref.refersTo(None) for _, ref in watched))  # never hands a session to py4j
+    collected = [key for key, ref in watched if ref.refersTo(None)]
+    assert collected, "the JVM collected none of the sessions: the test proves nothing"
+    attach(spark.newSession(), store, name="vs_next")
+    assert not [key for key in collected if key in catalog_plugin._ATTACHED]
+    assert all(key in catalog_plugin._ATTACHED for key, ref in watched if not ref.refersTo(None))
+    assert (_session_id(kept._jsparkSession), "vs_kept") in catalog_plugin._ATTACHED
+    run(kept, "CREATE VIEW vs_kept.sales.v AS SELECT 1 AS one")
+    from viewstore.spark import create_view
+    # create_view analyzes in a clone of ``kept``: its vs_kept must be connected to the store there
+    reader = create_view(kept, ViewStore(tmp_path / "reader.db", actor="a"), "sales.w",
+                         "SELECT one FROM vs_kept.sales.v")
+    assert [c.name for c in reader.columns] == ["one"]
+    assert detach(kept, "vs_kept")
+
+
+def _attach_and_stop(root: str, store_path: str, cycles: int, queue) -> None:
+    """Sessions made, attached and stopped one after another in one driver: the bridges left."""
+    from spark_settings import build_session
+    from viewstore.spark import catalog_plugin
+
+    store = ViewStore(store_path, actor="child")
+    for i in range(cycles):
+        spark = build_session(Path(root) / str(i), hive=False)
+        attach(spark, store, name="vs")
+        attach(spark, store, name="vs_second")
+        spark.stop()
+    spark = build_session(Path(root) / "last", hive=False)
+    attach(spark, store, name="vs")
+    queue.put(sorted(name for _, name in catalog_plugin._ATTACHED))
+    spark.stop()
+
+
+def test_attach_lets_go_of_the_bridges_of_stopped_sessions(tmp_path):
+    """Many attach/stop cycles in one driver leave only the bridge of the session that runs."""
+    from spawned import spawned_results
+
+    ViewStore(tmp_path / "views.db", actor="a").close()
+    [left] = spawned_results(_attach_and_stop, [(str(tmp_path / "spark"), str(tmp_path / "views.db"), 4)],
+                             timeout=300)
+    assert left == ["vs"]

@@ -55,7 +55,7 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from ..catalog import ViewChange, ViewStore
 from ..errors import (ConcurrencyError, NoSuchViewError, NotInstalledError, ValidationError, ViewAlreadyExistsError,
@@ -93,8 +93,18 @@ _DEFAULT_SCHEMA_MODE = "COMPENSATION"
 _RESERVED = ("owner", "table_type")
 _SESSION_CATALOG = "spark_catalog"
 
-#: the bridges attached, by (JVM session id, catalog name): keeps the py4j callback objects alive
-_ATTACHED: dict[tuple[int, str], "_Bridge"] = {}
+class _Attached(NamedTuple):
+    """A bridge attached to a catalog of a session, and the session, held weakly."""
+
+    bridge: "_Bridge"
+    # java.lang.ref.WeakReferences to the JVM session and its SparkContext: the entry keeps neither alive
+    session: Any
+    context: Any
+
+
+#: the bridges attached, by (JVM session id, catalog name), for the clones of their sessions (see
+#: attach_to_clone); an entry goes at the next attach once its session is stopped or collected
+_ATTACHED: dict[tuple[int, str], _Attached] = {}
 _ATTACH_LOCK = threading.Lock()
 
 
@@ -179,8 +189,31 @@ def attach(spark: Any, store: ViewStore, name: str = "vs") -> str:
             ensure_callback_server_started(gateway)
             bridge = _Bridge(store, name, version)
             jcatalog.attach(bridge)
-        _ATTACHED[(_session_id(jsession), name)] = bridge
+        _release_gone()
+        weak = spark._jvm.java.lang.ref.WeakReference  # noqa: SLF001
+        _ATTACHED[(_session_id(jsession), name)] = _Attached(bridge, weak(jsession), weak(jsession.sparkContext()))
     return name
+
+
+def _release_gone() -> None:
+    """Forget the bridges of sessions that are stopped or that the JVM collected (under ``_ATTACH_LOCK``).
+
+    A long-running driver that makes and stops sessions (or lets go of ``newSession()``s) would
+    keep every store it attached otherwise. The Java catalog of a live session holds its bridge
+    itself (py4j keeps a Python object handed to Java while Java holds it), so an entry only
+    serves the clones of its session; one whose session cannot be asked (the JVM is gone) goes too.
+    The session itself is never handed to Python here (``refersTo``): py4j would hold it a while.
+    """
+    from py4j.protocol import Py4JError
+
+    for key, entry in list(_ATTACHED.items()):
+        try:
+            context = None if entry.session.refersTo(None) else entry.context.get()
+            gone = context is None or bool(context.isStopped())
+        except Py4JError:
+            gone = True
+        if gone:
+            del _ATTACHED[key]
 
 
 def attach_to_clone(jsession: Any, jclone: Any) -> None:
@@ -197,13 +230,15 @@ def attach_to_clone(jsession: Any, jclone: Any) -> None:
 
     with _ATTACH_LOCK:
         source = _session_id(jsession)
-        for (session, name), bridge in sorted(_ATTACHED.items(), key=lambda item: item[0][1]):
+        for (session, name), entry in sorted(_ATTACHED.items(), key=lambda item: item[0][1]):
             if session != source:
                 continue
             try:
+                if not entry.session.refersTo(jsession):  # a collected session's id, now another's
+                    continue
                 jcatalog = jclone.sessionState().catalogManager().catalog(name)
                 if jcatalog.getClass().getName() == CATALOG_CLASS:
-                    jcatalog.attach(bridge)
+                    jcatalog.attach(entry.bridge)
             except Py4JError as e:
                 _log.warning("viewstore catalog %r could not be connected in a clone of its session: %s", name, e)
 
