@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import types as T
 
 from viewstore import (Column, NoSuchViewError, SQLRepresentation, ValidationError, ViewAlreadyExistsError, ViewChange,
-                       ViewStoreError, signals)
+                       ViewStore, ViewStoreError, signals)
 from viewstore.spark import (attach, check_views, create_view, detach, events_dataframe, import_metastore_views,
                             register_views, sql)
 from viewstore.spark.session import table_references
@@ -228,6 +228,28 @@ def test_create_view_bare_name_goes_to_the_current_database_and_replace_makes_a_
     assert view.current_version_id == 2 and [c.name for c in view.columns] == ["region"]
     view = create_view(spark, store, f"spark_catalog.{data}.by_day", f"SELECT day FROM {data}.orders")
     assert view.identifier == (data, "by_day")
+
+
+def test_create_view_reads_catalog_qualified_names_as_sql_does(spark, store, data, ns, tmp_path):
+    """A name qualified by the session catalog is that catalog's view (spark_catalog.db.v is db.v;
+    spark_catalog.v names no database, which Spark refuses), and so is one qualified by the
+    store's catalog name; a name qualified by another Spark catalog is refused: create_view
+    stores views of the session catalog. Nothing is stored for a refused name, in either call."""
+    query = f"SELECT day FROM {data}.orders"
+    assert create_view(spark, store, ("SPARK_CATALOG", ns, "a"), query).identifier == (ns, "a")
+    assert create_view(spark, store, f"prod.{ns}.b", query).identifier == (ns, "b")
+    with pytest.raises(ValidationError, match=r"REQUIRES_SINGLE_PART_NAMESPACE.*spark_catalog\.x"):
+        create_view(spark, store, "spark_catalog.x", query)
+    with pytest.raises(ValidationError, match="REQUIRES_SINGLE_PART_NAMESPACE"):
+        sql(spark, store, f"CREATE VIEW spark_catalog.x AS {query}")
+    attach(spark, ViewStore(tmp_path / "other.db", actor="a"), name="vs_named")
+    try:
+        for name in (f"vs_named.{ns}.c", "vs_named.c"):
+            with pytest.raises(ValidationError, match=r"catalog 'vs_named'.*session catalog"):
+                create_view(spark, store, name, query)
+    finally:
+        detach(spark, "vs_named")
+    assert store.list_views() == [(ns, "a"), (ns, "b")]
 
 
 @pytest.mark.parametrize("query, condition", [

@@ -1199,15 +1199,46 @@ def _current(spark: SparkSession) -> tuple[str, tuple[str, ...]]:
     return manager.currentCatalog().name(), tuple(manager.currentNamespace())
 
 
-def _qualify(spark: SparkSession, identifier: str | tuple[str, ...] | list[str]) -> Identifier:
-    """An identifier: a bare name goes into the session's current database; ``spark_catalog.`` is dropped."""
+def _split_catalog(spark: SparkSession, store: ViewStore, parts: Sequence[str]) -> tuple[str | None, list[str]]:
+    """A view name's catalog as Spark reads it, and the rest: ``(catalog, rest)``, or ``(None, parts)``
+    when the name has no catalog (parts in lower case).
+
+    A first part that is a catalog of the session (``spark_catalog``, or any configured one) is
+    that catalog, when more parts follow; so is the store's catalog name when it is none of the
+    session's and a database and a view follow (``prod.sales.v``): it means the session catalog.
+    """
+    parts = [p.lower() for p in parts]
+    if len(parts) > 1:
+        first = parts[0]
+        if first == SESSION_CATALOG or _is_spark_catalog(spark, first):
+            return first, parts[1:]
+        if len(parts) >= 3 and store.catalog and first == store.catalog.lower():
+            return SESSION_CATALOG, parts[1:]
+    return None, parts
+
+
+def _qualify(spark: SparkSession, store: ViewStore, identifier: str | tuple[str, ...] | list[str]) -> Identifier:
+    """create_view's identifier, read as :func:`sql` reads a view name: a bare name goes into the
+    session's current database, a leading ``spark_catalog`` (or the store's catalog name) is dropped.
+
+    Raises:
+        ValidationError: a bad identifier; one of another Spark catalog (``vs.sales.v``), or of the
+            session catalog without a database (``spark_catalog.v``, as Spark says).
+    """
     parts = identifier.split(".") if isinstance(identifier, str) else identifier
-    if isinstance(parts, (tuple, list)) and all(isinstance(p, str) for p in parts):
-        if len(parts) == 1:
-            identifier = (*_current(spark)[1], *parts)
-        elif len(parts) >= 3 and isinstance(parts[0], str) and parts[0].lower() == SESSION_CATALOG:
-            identifier = tuple(parts[1:])
-    return to_identifier(identifier)
+    if not isinstance(parts, (tuple, list)) or not all(isinstance(p, str) for p in parts):
+        return to_identifier(identifier)  # its ValidationError
+    catalog, rest = _split_catalog(spark, store, parts)
+    if catalog is None:
+        return to_identifier((*_current(spark)[1], *parts) if len(parts) == 1 else parts)
+    shown = ".".join(parts)
+    if catalog != SESSION_CATALOG:
+        raise ValidationError(f"{shown!r} names a view of Spark catalog {catalog!r}: create_view stores views of "
+                              f"the session catalog ({SESSION_CATALOG}); use 'database.view'")
+    if len(rest) != 2:
+        raise ValidationError(f"[REQUIRES_SINGLE_PART_NAMESPACE] {SESSION_CATALOG} requires a single-part "
+                              f"namespace: use '{SESSION_CATALOG}.database.view' or 'database.view', not {shown!r}")
+    return to_identifier(rest)
 
 
 def _analyze(spark: SparkSession, query: str, context: str, name: str) -> T.StructType:
@@ -1355,7 +1386,9 @@ def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[s
     Args:
         spark: the session that analyzes the query.
         store: where the view goes.
-        identifier: ``"database.view"``; a bare name goes into the session's current database.
+        identifier: ``"database.view"``; a bare name goes into the session's current database. A
+            leading ``spark_catalog`` (or the store's catalog name) is dropped, as :func:`sql` reads
+            names; a name of another Spark catalog is refused.
         sql: the query (Spark SQL).
         comment: the view comment.
         column_comments: comments by column name.
@@ -1376,7 +1409,7 @@ def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[s
     """
     _check_args(spark, store)
     _check_flag(replace, "replace")
-    ident = _qualify(spark, identifier)
+    ident = _qualify(spark, store, identifier)
     if not replace and store.view_exists(ident):
         raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
     with _work_session(spark, current=True) as work:  # ${...} substitution is off there alone
@@ -1418,20 +1451,19 @@ def _named_in_store(spark: SparkSession, store: ViewStore, parts: Sequence[str],
     is the session catalog. The new name of a rename (``renamed``) is in the renamed view's
     catalog instead, as in Spark.
     """
-    parts = [p.lower() for p in parts]
-    if len(parts) >= 3:
-        first = parts[0]
-        if first == SESSION_CATALOG or (store.catalog and first == store.catalog.lower()
-                                        and not _is_spark_catalog(spark, first)):
-            return to_identifier(parts[1:])
-    if len(parts) > 1 and _is_spark_catalog(spark, parts[0]) and parts[0] != SESSION_CATALOG:
+    catalog, rest = _split_catalog(spark, store, parts)
+    if catalog == SESSION_CATALOG:
+        # spark_catalog.v names no database: Spark refuses it (REQUIRES_SINGLE_PART_NAMESPACE), the
+        # new name of a rename too (below, as a name without a database)
+        return to_identifier(rest) if len(rest) > 1 or renamed else None
+    if catalog is not None:
         return None
     if renamed:
-        return to_identifier(parts)
+        return to_identifier(rest)
     catalog, namespace = _current(spark)
     if catalog.lower() != SESSION_CATALOG:
         return None
-    return to_identifier((*namespace, parts[0]) if len(parts) == 1 else parts)
+    return to_identifier((*namespace, rest[0]) if len(rest) == 1 else rest)
 
 
 def _is_temporary(spark: SparkSession, parts: Sequence[str]) -> bool:
