@@ -45,3 +45,33 @@ def test_demo_runs_every_step_and_leaves_a_consistent_store(spark, tmp_path):
     finally:
         spark.catalog.setCurrentDatabase("default")
         spark.sql(f"DROP DATABASE IF EXISTS {namespace} CASCADE")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"console": 5}, "console must be a rich Console (rich.console.Console) or None, not int"),
+    ({"db": 5}, "db must be a path (text or os.PathLike) or None, not int"),
+    ({"db": " "}, "db must be a path (text or os.PathLike) or None, not ' '"),
+    ({"spark": 5}, "spark must be a classic (py4j) SparkSession, not int"),
+    ({"namespace": 5}, "namespace must be a database name"),
+    ({"namespace": ""}, "namespace must be a database name"),
+    ({"namespace": "a.b"}, "namespace must be a database name"),
+    ({"namespace": "x; DROP DATABASE y"}, "namespace must be a database name"),
+])
+def test_run_demo_refuses_arguments_of_the_wrong_type_before_it_starts(spark, tmp_path, kwargs, message):
+    """Bad arguments are a ValidationError saying which, raised before anything is made (no store
+    file, no database, nothing printed); they were AttributeError, TypeError or EngineError."""
+    import io
+
+    from rich.console import Console
+
+    from viewstore import ValidationError
+    from viewstore.spark import run_demo
+
+    out = io.StringIO()
+    args = {"console": Console(file=out), "db": tmp_path / "demo.db", "spark": spark, **kwargs}
+    databases = {d.name for d in spark.catalog.listDatabases()}
+    with pytest.raises(ValidationError) as raised:
+        run_demo(args.pop("console"), **args)
+    assert message in str(raised.value)
+    assert not (tmp_path / "demo.db").exists() and out.getvalue() == ""
+    assert {d.name for d in spark.catalog.listDatabases()} == databases

@@ -17,6 +17,7 @@ import datetime as dt
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -39,11 +40,13 @@ from ..catalog import ViewChange, ViewStore
 from ..errors import ValidationError, ViewStoreError
 from ..model import SQLRepresentation, View
 from .failures import engine_calls
-from .session import check_views, events_dataframe, register_views, sql
+from .session import _check_session, check_views, events_dataframe, register_views, sql
 
 __all__ = ["run_demo", "DemoResult", "local_session"]
 
 _STEPS = 7
+#: a database name the demo can write into its SQL as it is
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 DAILY = "daily_orders"
 TOTALS = "region_totals"
@@ -233,8 +236,11 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
 
     Raises:
         EngineError: Spark could not start, or failed (a session passed in was stopped, say).
+        ValidationError: an argument of the wrong type, or a namespace that is not a plain
+            database name (letters, digits and ``_``); raised before anything is made or printed.
         ViewStoreError: a step failed (it should not: please report it).
     """
+    _check_demo_args(console, db, spark, namespace)
     console = console or Console()
     started = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="viewstore-demo-"))
@@ -278,6 +284,30 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
                             f"  viewstore --db {db_hint} history {namespace}.{DAILY}\n"
                             f"  viewstore --db {db_hint} audit --actor bob", border_style="green"))
     return result
+
+
+def _check_demo_args(console: Any, db: Any, spark: Any, namespace: Any) -> None:
+    """run_demo's arguments, checked before anything is made.
+
+    The namespace is written into the demo's SQL as it is, so it must be a plain name.
+
+    Raises:
+        ValidationError: which argument is wrong, and why.
+    """
+    if console is not None and not isinstance(console, Console):
+        raise ValidationError(f"console must be a rich Console (rich.console.Console) or None, not "
+                              f"{type(console).__name__}")
+    if db is not None:
+        path = db if isinstance(db, str) else os.fspath(db) if isinstance(db, os.PathLike) else None
+        if not isinstance(path, str) or not path.strip():
+            shown = repr(db) if isinstance(db, str) else type(db).__name__
+            raise ValidationError(f"db must be a path (text or os.PathLike) or None, not {shown}")
+    if spark is not None:
+        _check_session(spark)
+    if not isinstance(namespace, str) or not _PLAIN_NAME.fullmatch(namespace):
+        shown = repr(namespace) if isinstance(namespace, str) else type(namespace).__name__
+        raise ValidationError(f"namespace must be a database name of letters, digits and _ (not starting with "
+                              f"a digit), not {shown}")
 
 
 def _steps(spark: SparkSession, alice: ViewStore, bob: ViewStore, out: _Printer, result: DemoResult,

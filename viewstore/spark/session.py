@@ -386,10 +386,15 @@ def _copy_variables(spark: SparkSession, jsession: Any, jclone: Any) -> None:
         _log.warning("the session variables could not be copied into viewstore's own session: %s", e)
 
 
-def _check_args(spark: Any, store: Any) -> None:
-    """The session must be a classic SparkSession and the store a ViewStore."""
+def _check_session(spark: Any) -> None:
+    """The session must be a classic SparkSession."""
     if not isinstance(spark, SparkSession) or not hasattr(spark, "_jsparkSession"):
         raise ValidationError(f"spark must be a classic (py4j) SparkSession, not {type(spark).__name__}")
+
+
+def _check_args(spark: Any, store: Any) -> None:
+    """The session must be a classic SparkSession and the store a ViewStore."""
+    _check_session(spark)
     if not isinstance(store, ViewStore):
         raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
 
