@@ -805,6 +805,9 @@ def test_only_the_supported_spark_minor_is_accepted():
     for other in ("4.2.1", "4.4.0", "5.0.0"):
         with pytest.raises(NotInstalledError, match=f"Spark {SUPPORTED_SPARK}"):
             check_spark_version(other)
+    for wrong in (4.3, None):  # a version is Spark's text: a float 4.3 passed as if it were one
+        with pytest.raises(ValidationError, match="a Spark version must be a string"):
+            check_spark_version(wrong)
     pyproject = (ROOT / "pyproject.toml").read_text()
     major, minor = map(int, SUPPORTED_SPARK.split("."))
     assert f'"pyspark>={major}.{minor},<{major}.{minor + 1}"' in pyproject

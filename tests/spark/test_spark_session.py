@@ -230,6 +230,18 @@ def test_create_view_bare_name_goes_to_the_current_database_and_replace_makes_a_
     assert view.identifier == (data, "by_day")
 
 
+def test_public_calls_refuse_arguments_of_the_wrong_type_clearly(spark, store):
+    """Each says which argument is wrong and what it must be (sql's statement: see
+    test_sql_of_a_statement_that_is_not_text_says_so): table_references raised TypeError, detach
+    said 'attach needs ...'."""
+    with pytest.raises(ValidationError, match="query must be a string, not int"):
+        table_references(5)
+    with pytest.raises(ValidationError, match="dialect must be a string, not NoneType"):
+        table_references("SELECT 1", None)
+    with pytest.raises(ValidationError, match="^detach needs a SparkSession, not int"):
+        detach(5, "vs")
+
+
 def test_create_view_reads_catalog_qualified_names_as_sql_does(spark, store, data, ns, tmp_path):
     """A name qualified by the session catalog is that catalog's view (spark_catalog.db.v is db.v;
     spark_catalog.v names no database, which Spark refuses), and so is one qualified by the

@@ -157,7 +157,7 @@ def attach(spark: Any, store: ViewStore, name: str = "vs") -> str:
             jar is missing from the installation.
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not answer).
     """
-    jsession = _jvm_session(spark)
+    jsession = _jvm_session(spark, "attach")
     name = normalize_name(name, "catalog name")
     if not isinstance(store, ViewStore):
         raise ValidationError(f"attach needs a ViewStore, not {type(store).__name__}")
@@ -278,8 +278,11 @@ def check_spark_version(version: str) -> None:
     """Refuse a Spark version whose minor differs from :data:`SUPPORTED_SPARK`.
 
     Raises:
+        ValidationError: ``version`` is not a string.
         NotInstalledError: the version is not a supported one.
     """
+    if not isinstance(version, str):
+        raise ValidationError(f"a Spark version must be a string such as '4.3.0', not {type(version).__name__}")
     if ".".join(str(version).split(".")[:2]) != SUPPORTED_SPARK:
         raise NotInstalledError(f"viewstore's Spark catalog is built for Spark {SUPPORTED_SPARK}.x; this session runs "
                                 f"Spark {version} (pip install 'viewstore[spark]' pins a supported pyspark)")
@@ -303,7 +306,7 @@ def detach(spark: Any, name: str = "vs") -> bool:
         ValidationError: ``spark`` is not a classic SparkSession, or a bad name.
         EngineError: the engine failed (a lost JVM, say).
     """
-    jsession = _jvm_session(spark)
+    jsession = _jvm_session(spark, "detach")
     name = normalize_name(name, "catalog name")
     with _ATTACH_LOCK:
         bridge = _ATTACHED.pop((_session_id(jsession), name), None)
@@ -316,19 +319,20 @@ def detach(spark: Any, name: str = "vs") -> bool:
     return was_attached or bridge is not None
 
 
-def _jvm_session(spark: Any) -> Any:
-    """The JVM SparkSession behind a classic PySpark session; refuses Spark Connect clearly."""
+def _jvm_session(spark: Any, what: str) -> Any:
+    """The JVM SparkSession behind a classic PySpark session; refuses Spark Connect clearly (``what``:
+    the call, for the message)."""
     message = ("viewstore's Spark catalog needs a classic PySpark session (py4j): Spark Connect clients "
                "have no driver JVM to host the catalog; run the pipeline as a classic PySpark driver")
     try:
         from pyspark.sql import SparkSession
         from pyspark.sql.utils import is_remote
     except ImportError as e:
-        raise NotInstalledError(f"viewstore.spark.attach needs pyspark: pip install 'viewstore[spark]' ({e})") from e
+        raise NotInstalledError(f"viewstore.spark.{what} needs pyspark: pip install 'viewstore[spark]' ({e})") from e
     if is_remote() or type(spark).__module__.startswith("pyspark.sql.connect"):
         raise ValidationError(message)
     if not isinstance(spark, SparkSession):
-        raise ValidationError(f"attach needs a SparkSession, not {type(spark).__name__}")
+        raise ValidationError(f"{what} needs a SparkSession, not {type(spark).__name__}")
     try:
         return spark._jsparkSession
     except Exception as e:  # a Connect session raises on JVM attributes

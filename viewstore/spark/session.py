@@ -583,7 +583,13 @@ def table_references(query: str, dialect: str = "spark") -> set[tuple[str, ...]]
 
     Returns:
         The references, or None when the query cannot be parsed (its dependencies are unknown).
+
+    Raises:
+        ValidationError: ``query`` or ``dialect`` is not a string.
     """
+    for value, what in ((query, "query"), (dialect, "dialect")):
+        if not isinstance(value, str):
+            raise ValidationError(f"table_references: the {what} must be a string, not {type(value).__name__}")
     try:
         tree = sqlglot.parse_one(query, read=_sqlglot_dialect(dialect))
     except sqlglot.errors.SqlglotError:
