@@ -332,6 +332,8 @@ def test_the_figures_the_docs_quote_are_the_codes():
     wait_s = 10.0  # viewstore.spark.catalog_plugin.TRANSACTION_WAIT_S, read without importing pyspark
     source = (PACKAGE / "spark" / "catalog_plugin.py").read_text()
     assert f"\nTRANSACTION_WAIT_S = {wait_s}\n" in source
+    turn_s = 120.0  # viewstore.spark.session.DDL_TURN_WAIT_S
+    assert f"\nDDL_TURN_WAIT_S = {turn_s}\n" in (PACKAGE / "spark" / "session.py").read_text()
     supported = re.search(r'\nSUPPORTED_SPARK = "([\d.]+)"\n', source)[1]
     checks = [
         ("ARCHITECTURE", r"`CATCH_UP_EVENTS` \((\d+)\)", catalog.CATCH_UP_EVENTS),
@@ -344,6 +346,8 @@ def test_the_figures_the_docs_quote_are_the_codes():
         ("ARCHITECTURE", r"(\d+) s at\s+most", wait_s),
         ("README", r"(\d+) s at\s+most", wait_s),
         ("README", r"held it for (\d+) s", wait_s),
+        ("README", r"up to (\d+) s \(`DDL_TURN_WAIT_S`\)", turn_s),
+        ("ARCHITECTURE", r"up to (\d+) s \(`DDL_TURN_WAIT_S`\)", turn_s),
         ("README", r"Spark (\d\.\d+)", float(supported)),
         ("spark-catalog", r"Spark (\d\.\d+)", float(supported)),
     ]

@@ -1478,7 +1478,7 @@ def test_register_views_gives_up_after_the_wait_for_another_threads_turn(spark, 
     from viewstore import ConcurrencyError
 
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
-    monkeypatch.setattr(session, "TRANSACTION_WAIT_S", 0.2)
+    monkeypatch.setattr(session, "DDL_TURN_WAIT_S", 0.2)
     holding, release = threading.Event(), threading.Event()
 
     def hold():
@@ -1497,4 +1497,4 @@ def test_register_views_gives_up_after_the_wait_for_another_threads_turn(spark, 
         thread.join(30)
     assert raised.value.busy
     assert not spark.catalog.databaseExists(ns)
-    assert plugin.TRANSACTION_WAIT_S == 10.0
+    assert plugin.TRANSACTION_WAIT_S == 10.0 and session.DDL_TURN_WAIT_S == 120.0

@@ -95,7 +95,7 @@ from ..log import EVENT_COLUMNS
 from ..model import (RESERVED_PREFIX, Column, Identifier, SQLRepresentation, View, identifier_str, to_identifier,
                      to_namespace, validate_properties)
 from ..types import IcebergType, ListType, MapType, StructType
-from .catalog_plugin import TRANSACTION_WAIT_S, active_session, attach_to_clone
+from .catalog_plugin import active_session, attach_to_clone
 from .catalog_plugin import SCHEMA_MODE  # the summary key: the view's schema binding mode, as the catalog writes it
 from .catalog_plugin import SQL_CONFIGS  # the summary key: the SQL configs captured with the view (JSON)
 from .failures import ENGINE_ERRORS as _ENGINE_ERRORS
@@ -137,6 +137,9 @@ STORE = "viewstore.store"
 _TABLE_IN_THE_WAY = "EXPECT_VIEW_NOT_TABLE"
 #: held while a thread runs view DDL on a store through sql() or register_views (see _one_ddl_at_a_time)
 _STORE_DDL = threading.RLock()
+#: how long a thread waits for another's turn at view DDL or register_views (a registration of
+#: thousands of views takes tens of seconds on a busy machine) before it gives up
+DDL_TURN_WAIT_S = 120.0
 
 
 # -- small helpers around Spark ------------------------------------------------------------------
@@ -1571,15 +1574,15 @@ def _one_ddl_at_a_time(what: str = "sql()") -> Iterator[None]:
     definition of before the statement. Two register_views of one view at once collide in Spark
     (``TABLE_OR_VIEW_ALREADY_EXISTS``). The wait is bounded (the thread holding the turn may be
     waiting for a store this thread holds, from a signal receiver say): after
-    :data:`~viewstore.spark.catalog_plugin.TRANSACTION_WAIT_S` it gives up.
+    :data:`DDL_TURN_WAIT_S` it gives up.
 
     Raises:
         ConcurrencyError: ``busy``: another thread held the turn that long; nothing was changed
             (``what`` names the call in the message).
     """
-    if not _STORE_DDL.acquire(timeout=TRANSACTION_WAIT_S):
+    if not _STORE_DDL.acquire(timeout=DDL_TURN_WAIT_S):
         raise ConcurrencyError(f"{what}: another thread of this driver ran view DDL through sql() or "
-                               f"register_views for {TRANSACTION_WAIT_S:g} s: nothing was changed, run it again",
+                               f"register_views for {DDL_TURN_WAIT_S:g} s: nothing was changed, run it again",
                                busy=True)
     try:
         yield
