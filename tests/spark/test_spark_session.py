@@ -1497,4 +1497,4 @@ def test_register_views_gives_up_after_the_wait_for_another_threads_turn(spark, 
         thread.join(30)
     assert raised.value.busy
     assert not spark.catalog.databaseExists(ns)
-    assert plugin.TRANSACTION_WAIT_S == 10.0 and session.DDL_TURN_WAIT_S == 120.0
+    assert plugin.TRANSACTION_WAIT_S == 10.0  # the catalog bridge's wait is its own
