@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from rich.cells import cell_len
@@ -191,10 +192,11 @@ def test_history_audit_as_of_rollback_rename_drop(run):
 def test_audit_of_a_view_name_that_never_existed_is_an_error_not_zero_events(run):
     create(run)
     run("rename", "s.v", "s.w")
-    for args in (["audit", "--view", "s.nope"], ["audit", "--view", "s.nope", "--json"],
-                 ["audit", "--view", "s.nope", "--actor", "carol", "--limit", "1"]):
+    for args in (["audit", "--view", "s.nope"], ["audit", "--view", "s.nope", "--actor", "carol", "--limit", "1"]):
         out = run(*args, code=1)
         assert out == "error: no view was ever named s.nope\n", (args, out)
+    assert json.loads(run("audit", "--view", "s.nope", "--json", code=1))["error"]["message"] == \
+        "no view was ever named s.nope"
     assert len(json.loads(run("audit", "--view", "s.v", "--json"))) == 2  # the old name: its view's events
     assert json.loads(run("audit", "--view", "s.v", "--actor", "nobody", "--json")) == []
     assert run("audit", "--view", "s.v", "--actor", "nobody").startswith("0 events")
@@ -431,7 +433,7 @@ def test_json_of_rollback_rename_drop_export_import_is_the_api_result(run, tmp_p
     assert imported["uuid"] == renamed["uuid"] and imported["current_version_id"] == 1
     assert json.loads(run("drop", "t.w", "--json")) == {"identifier": "t.w", "dropped": True}
     assert json.loads(run("drop", "t.w", "--if-exists", "--json")) == {"identifier": "t.w", "dropped": False}
-    assert one_error_line(run("drop", "t.w", "--json", code=1))
+    assert json.loads(run("drop", "t.w", "--json", code=1))["error"]["type"] == "NoSuchViewError"
 
 
 def test_list_json_is_sorted_by_the_whole_identifier(run):
@@ -457,7 +459,7 @@ def test_show_at_event_takes_a_log_position(run):
 
 
 def test_a_mistyped_db_is_an_error_not_an_empty_catalog(run, tmp_path):
-    for args in (["list"], ["audit", "--json"], ["show", "s.v"], ["history", "s.v"], ["rebuild"],
+    for args in (["list"], ["audit", "--since", "0"], ["show", "s.v"], ["history", "s.v"], ["rebuild"],
                  ["query", "SELECT 1 AS one"], ["alter", "s.v", "--comment", "x"], ["drop", "s.v"]):
         out = run(*args, code=1)
         assert out.startswith(f"error: no viewstore database at {run.db}") and out.count("\n") == 1, out
@@ -473,12 +475,16 @@ def test_a_mistyped_db_is_an_error_not_an_empty_catalog(run, tmp_path):
     assert "is not a viewstore database: it holds other tables or views (customers)" in result.output
 
 
-@pytest.mark.parametrize("args", [
-    ["list"], ["show", "s.v"], ["history", "s.v"], ["audit"], ["audit", "--json"], ["export", "s.v"],
+#: every command that reads a store or changes a view it holds: none starts a store
+NEEDS_A_STORE = [
+    ["list"], ["show", "s.v"], ["history", "s.v"], ["audit"], ["audit", "--since", "0"], ["export", "s.v"],
     ["query", "SELECT 1 AS one"], ["rebuild"], ["alter", "s.v", "--comment", "x"], ["rename", "s.v", "s.w"],
     ["rollback", "s.v", "1"], ["drop", "s.v", "--if-exists"], ["hms", "export", "s.v", "--engine", "spark"],
     ["spark", "check"],
-])
+]
+
+
+@pytest.mark.parametrize("args", NEEDS_A_STORE)
 def test_an_empty_file_is_no_store_and_a_read_only_command_leaves_it_empty(run, args):
     """A 0-byte --db (touch, a shell's >) is not a store: SQLite would take it for a new database and
     the command would start a store in it. Only the commands that add a view start one there."""
@@ -992,3 +998,100 @@ def test_a_time_without_an_offset_is_utc_as_the_help_says():
     assert _time("2026-11-26T10:00+01:00", "--since") == ten_utc - 3600_000
     since = next(p for p in main.commands["audit"].params if p.name == "since")
     assert "UTC unless it gives its offset" in since.help
+
+
+#: a failing command line for every command that has --json, on a store holding s.v ("store") or
+#: on a path with no file ("missing"); the type of the error it fails with
+FAILING_JSON_COMMANDS = {
+    "create": ("store", ["create", "s.v", "--sql", "SELECT 1 AS x"], "ViewAlreadyExistsError"),
+    "replace": ("store", ["replace", "s.v", "--sql", "SELECT 1 AS x", "--column", "x:int", "--expected-version", "9"],
+                "ConcurrencyError"),
+    "show": ("store", ["show", "s.nope"], "NoSuchViewError"),
+    "list": ("missing", ["list"], "ViewStoreError"),
+    "alter": ("store", ["alter", "s.nope", "--set", "k=v"], "NoSuchViewError"),
+    "rename": ("store", ["rename", "s.nope", "s.w"], "NoSuchViewError"),
+    "drop": ("store", ["drop", "s.nope"], "NoSuchViewError"),
+    "rollback": ("store", ["rollback", "s.v", "7"], None),
+    "history": ("store", ["history", "s.nope"], "NoSuchViewError"),
+    "audit": ("store", ["audit", "--view", "s.nope"], "NoSuchViewError"),
+    "query": ("store", ["query", "DELETE FROM events"], None),
+    "export": ("store", ["export", "s.nope"], "NoSuchViewError"),
+    "import": ("store", ["import", "missing.json", "s.i"], None),
+    "rebuild": ("missing", ["rebuild"], "ViewStoreError"),
+    "hms import": ("store", ["hms", "import", "missing.json"], "ValidationError"),
+    "hms export": ("store", ["hms", "export", "s.v", "--engine", "trino"], "ValidationError"),
+    "spark check": ("missing", ["spark", "check"], "ViewStoreError"),
+    "spark register": ("missing", ["spark", "register"], "ViewStoreError"),
+}
+
+
+def _json_commands(group, prefix=()):
+    """The names of every command that has --json, found from the CLI itself."""
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            yield from _json_commands(command, (*prefix, name))
+        elif any("--json" in p.opts for p in command.params):
+            yield " ".join((*prefix, name))
+
+
+def test_the_json_failure_table_holds_every_command_with_json():
+    assert sorted(_json_commands(main)) == sorted(FAILING_JSON_COMMANDS)
+
+
+def _invoke(tmp_path, where, args):
+    db = tmp_path / "cli.db"
+    if where == "store" and not db.exists():
+        with ViewStore(db) as store:
+            store.create_view("s.v", columns=[], representations=[("spark", "SELECT 1 AS x")],
+                              default_namespace="s")
+    return CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+
+
+def _json_error(result, code):
+    """The one JSON object a failing --json command prints on stderr, with nothing on stdout."""
+    assert result.exit_code == code and result.stdout == "", (result.stdout, result.stderr)
+    assert result.stderr.count("\n") == 1 and result.stderr.endswith("\n"), result.stderr
+    error = json.loads(result.stderr)["error"]
+    assert set(error) == {"type", "message", "exit_code"} and error["exit_code"] == code, error
+    return error
+
+
+@pytest.mark.parametrize("command", sorted(FAILING_JSON_COMMANDS))
+def test_a_failing_json_command_prints_its_error_as_one_json_object_on_stderr(tmp_path, command, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    where, args, kind = FAILING_JSON_COMMANDS[command]
+    plain = _invoke(tmp_path, where, args)  # without --json: one line 'error: ...', as before
+    assert plain.exit_code == 1 and plain.stdout == "" and plain.stderr.startswith("error: "), plain.output
+    assert plain.stderr.count("\n") == 1
+    error = _json_error(_invoke(tmp_path, where, [*args, "--json"]), 1)
+    assert error["message"] == plain.stderr[len("error: "):-1]
+    assert kind is None or error["type"] == kind, error
+
+
+@pytest.mark.parametrize("command", sorted(FAILING_JSON_COMMANDS))
+def test_a_usage_error_of_a_json_command_is_a_json_object_with_exit_code_2(tmp_path, command):
+    args = command.split() + ["--json", "--no-such-option"]
+    error = _json_error(_invoke(tmp_path, "missing", args), 2)
+    assert error["type"] == "NoSuchOption" and error["message"].startswith("No such option '--no-such-option'.")
+    plain = _invoke(tmp_path, "missing", command.split() + ["--no-such-option"])
+    assert plain.exit_code == 2 and usage_error(plain.stderr, "No such option '--no-such-option'.")
+    assert not (tmp_path / "cli.db").exists()
+
+
+@pytest.mark.parametrize("args, kind, message", [
+    (["--db", "", "list", "--json"], "BadParameter", "Invalid value for '--db': must not be empty"),
+    (["show", "--json"], "MissingParameter", "Missing argument 'IDENTIFIER'."),
+    (["show", "s.v", "--as-of", "0", "--at-event", "1", "--json"], "UsageError", "give --as-of or --at-event, not both"),
+    (["audit", "--limit", "-1", "--json"], "BadParameter", "Invalid value for '--limit'"),
+    (["alter", "s.v", "--json"], "UsageError", "nothing to change: give at least one change option"),
+    (["spark", "check", "--conf", "novalue", "--json"], "UsageError", "bad --conf 'novalue': use KEY=VALUE"),
+    (["hms", "export", "s.v", "--engine", "nope", "--json"], "BadParameter", "Invalid value for '--engine'"),
+])
+def test_usage_errors_with_json_are_json_whether_click_or_the_command_finds_them(tmp_path, args, kind, message):
+    error = _json_error(CliRunner().invoke(main, args if args[0] == "--db" else
+                                           ["--db", str(tmp_path / "x.db"), *args]), 2)
+    assert error["type"] == kind and error["message"].startswith(message), error
+    assert list(tmp_path.iterdir()) == []
+

@@ -125,6 +125,21 @@ def test_readme_cli_session_runs_as_written(tmp_path):
     assert checked == set(SESSION_CHECKS)  # no check is left for a command the README no longer has
 
 
+def test_readme_json_errors_are_as_written(tmp_path):
+    """The --json failures the README shows: stdout empty, the line shown on stderr, its exit code."""
+    (block,) = blocks("console json-errors")
+    lines = block.strip().splitlines()
+    env = _shell_env()
+    subprocess.run(["viewstore", "create", "sales.v", "--sql", "SELECT 1 AS x"], cwd=tmp_path, env=env, check=True,
+                   capture_output=True)
+    assert len(lines) == 4
+    for command, shown in zip(lines[::2], lines[1::2]):
+        result = subprocess.run(["bash", "-c", command[2:]], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                timeout=60)
+        assert result.stdout == "" and result.stderr == shown + "\n", command
+        assert result.returncode == json.loads(shown)["error"]["exit_code"]
+
+
 def test_readme_hms_commands_run_as_written(tmp_path):
     """The hms block's commands, on files made as the README describes them: a metastore dump of
     several records (a table among them), and a file of one record."""

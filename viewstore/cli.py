@@ -5,7 +5,8 @@ people, ``--json`` for scripts. A :class:`~viewstore.errors.ViewStoreError` (or 
 system refuses) becomes a one-line message on stderr and exit code 1, never a traceback; a
 command line that cannot be right whatever the store holds (a value not of its option's form,
 options that exclude each other: see :func:`usage_error`) is click's usage error, exit code 2,
-found before the store is opened.
+found before the store is opened. With ``--json`` either is one JSON object on stderr instead
+(:func:`error_to_json`), and stdout stays empty.
 
 Everything printed comes from user data (names, SQL, comments, properties, actors, paths), so
 the consoles interpret no rich markup or emoji codes and table cells fold instead of cutting
@@ -37,7 +38,7 @@ from .events import EVENT_TYPES, Event
 from .model import Column, SQLRepresentation, View, identifier_str, to_identifier
 from .tables import TableColumn, TextTable, data_table, visible
 
-__all__ = ["main", "CliContext", "json_text"]
+__all__ = ["main", "CliContext", "json_text", "json_option", "error_to_json"]
 
 #: commands defined in optional modules: name -> ("module:attribute", the package it needs, its short
 #: help). ``viewstore --help`` lists them from here without importing them (and pyspark with them, a
@@ -86,6 +87,8 @@ class CliContext:
         #: set by a command that will exit with code 1 once its report is printed, so that a reader
         #: closing the pipe early does not turn that into success
         self.failing = False
+        #: set by a command's --json (see json_option): its failure is printed as JSON too
+        self.json = False
 
     def store(self, *, create: bool = False) -> ViewStore:
         """The store; only commands that can add a view (``create=True``) may start a new file, so a
@@ -110,8 +113,47 @@ class CliContext:
 
 
 
+#: where the main group keeps its command line (ctx.meta), to tell a usage error of a --json command
+_ARGS = "viewstore.args"
+
+
+def _asks_json(args: Sequence[str]) -> bool:
+    """Whether a command line that click could not parse asks for --json (before any ``--``)."""
+    tokens = list(args)
+    return "--json" in tokens[:tokens.index("--") if "--" in tokens else len(tokens)]
+
+
+def error_to_json(error: Exception, exit_code: int) -> dict[str, Any]:
+    """The JSON form of a failure of a ``--json`` command, printed on stderr as one line:
+    ``{"error": {"type": ..., "message": ..., "exit_code": ...}}``."""
+    message = error.format_message() if isinstance(error, click.ClickException) else str(error)
+    return {"error": {"type": type(error).__name__, "message": message, "exit_code": exit_code}}
+
+
+class _JsonError(click.ClickException):
+    """A failure of a ``--json`` command: click prints it (``show``) and exits with its code."""
+
+    def __init__(self, error: Exception, exit_code: int) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.exit_code = exit_code
+
+    def show(self, file: Any = None) -> None:
+        click.echo(json_text(error_to_json(self.error, self.exit_code), indent=None), err=True)
+
+
 class _Group(click.Group):
-    """The main group: lazy optional commands; a ViewStoreError or OSError as a one-line message."""
+    """The main group: lazy optional commands; a ViewStoreError or OSError as a one-line message
+    (with --json: a JSON object, as a usage error is then too)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_ARGS] = list(args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as e:  # the main options (--db ''): no CliContext yet
+            if _asks_json(args):
+                raise _JsonError(e, e.exit_code) from e
+            raise
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *_LAZY_COMMANDS])
@@ -147,9 +189,33 @@ class _Group(click.Group):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
             ctx.exit(1 if isinstance(ctx.obj, CliContext) and ctx.obj.failing else 0)
+        except click.UsageError as e:  # the command's own parsing (--json not read yet), or its checks
+            if _json_asked(ctx) or _asks_json(ctx.meta.get(_ARGS, ())):
+                raise _JsonError(e, e.exit_code) from e
+            raise
         except (ViewStoreError, OSError) as e:
+            if _json_asked(ctx):
+                raise _JsonError(e, 1) from e
             click.echo(visible(f"error: {e}"), err=True)
             ctx.exit(1)
+
+
+def _json_asked(ctx: click.Context) -> bool:
+    return isinstance(ctx.obj, CliContext) and ctx.obj.json
+
+
+def _remember_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    if value:
+        cli = ctx.find_object(CliContext)
+        if cli is not None:
+            cli.json = True
+    return value
+
+
+def json_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The ``--json`` flag of every command that has one (as ``as_json``): it also makes a failure
+    print as one JSON object on stderr (see :func:`error_to_json`) instead of ``error: ...``."""
+    return click.option("--json", "as_json", is_flag=True, callback=_remember_json, help=help)
 
 
 def _installed(package: str) -> bool:
@@ -195,7 +261,8 @@ def main(ctx: click.Context, db: str | None, actor: str | None, catalog: str | N
 
     Exit codes: 0 done; 1 viewstore refused or failed ('error: ...' on stderr; spark check: drift);
     2 a usage error (an unknown option, a value not of its option's form, options that exclude
-    each other).
+    each other). With --json a failure is one JSON object on stderr instead:
+    {"error": {"type": ..., "message": ..., "exit_code": ...}}.
 
     Example:
 
@@ -286,14 +353,14 @@ def count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def json_text(data: Any) -> str:
+def json_text(data: Any, indent: int | None = 2) -> str:
     """``--json`` output: JSON with text as it is, but ``\\uXXXX`` escapes when the data holds a
     lone surrogate (no encoding can print one; the escaped JSON still means the very same text)."""
-    text = json.dumps(data, indent=2, ensure_ascii=False)
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(data, indent=2)
+        return json.dumps(data, indent=indent)
     return text
 
 
@@ -450,7 +517,7 @@ def _definition_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="How the view runs (create: DEFINER when left out; replace: the view's own is kept)."),
         click.option("--summary", "summary", multiple=True, metavar="KEY=VALUE",
                      help="Version summary entries, e.g. engine-name=spark (repeatable)."),
-        click.option("--json", "as_json", is_flag=True, help="Print the view as JSON."),
+        json_option("Print the view as JSON."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -564,7 +631,7 @@ def replace(cli: CliContext, identifier: str, as_json: bool, replace_properties:
                    "millisecond).")
 @click.option("--at-event", type=INT64, metavar="POSITION",
               help="Show the view right after this event of its history (the pos column of `viewstore history`).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option("Print JSON.")
 @pass_cli
 def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | None, as_json: bool) -> None:
     """Show a view: columns, representations, properties, versions and version log.
@@ -597,7 +664,7 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
 
 @main.command("list", short_help="List live views, all or those directly in a namespace.")
 @click.argument("namespace", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option("Print JSON.")
 @pass_cli
 def list_(cli: CliContext, namespace: str | None, as_json: bool) -> None:
     """List live views, all or those directly in NAMESPACE (not in namespaces under it), one a line.
@@ -627,7 +694,7 @@ def list_(cli: CliContext, namespace: str | None, as_json: bool) -> None:
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Set a property (repeatable).")
 @click.option("--unset", "unsets", multiple=True, metavar="KEY", help="Remove a property (repeatable).")
 @_EXPECTED
-@click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
+@json_option("Print the view as JSON.")
 @pass_cli
 def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: Any, comment: str | None,
           sets: Any, unsets: Any, expected_version: int | None, as_json: bool) -> None:
@@ -710,7 +777,7 @@ def _committing(store: ViewStore, write: Callable[[], View]) -> tuple[View, bool
 @main.command()
 @click.argument("identifier")
 @click.argument("new_identifier")
-@click.option("--json", "as_json", is_flag=True, help="Print the renamed view as JSON.")
+@json_option("Print the renamed view as JSON.")
 @_EXPECTED
 @pass_cli
 def rename(cli: CliContext, identifier: str, new_identifier: str, as_json: bool, expected_version: int | None) -> None:
@@ -735,8 +802,7 @@ def rename(cli: CliContext, identifier: str, new_identifier: str, as_json: bool,
 @main.command()
 @click.argument("identifier")
 @click.option("--if-exists", is_flag=True, help="Succeed when there is no such view.")
-@click.option("--json", "as_json", is_flag=True,
-              help='Print {"identifier": ..., "dropped": true or false} (false only with --if-exists).')
+@json_option('Print {"identifier": ..., "dropped": true or false} (false only with --if-exists).')
 @_EXPECTED
 @pass_cli
 def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool, expected_version: int | None) -> None:
@@ -761,7 +827,7 @@ def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool, expec
 @main.command()
 @click.argument("identifier")
 @click.argument("version_id", type=INT64)
-@click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
+@json_option("Print the view as JSON.")
 @_EXPECTED
 @pass_cli
 def rollback(cli: CliContext, identifier: str, version_id: int, as_json: bool, expected_version: int | None) -> None:
@@ -789,7 +855,7 @@ def rollback(cli: CliContext, identifier: str, version_id: int, as_json: bool, e
 
 @main.command()
 @click.argument("identifier")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option("Print JSON.")
 @pass_cli
 def history(cli: CliContext, identifier: str, as_json: bool) -> None:
     """Every event of a view, oldest first (also for a dropped view).
@@ -818,7 +884,7 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
               help="Up to this time (as --since, inclusive; a date alone: to its end).")
 @click.option("--limit", type=INT64, help="At most this many events (the oldest; the latest with --newest-first).")
 @click.option("--newest-first", is_flag=True, help="Latest events first.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option("Print JSON.")
 @pass_cli
 def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, ...], since: str | None,
           until: str | None, limit: int | None, newest_first: bool, as_json: bool) -> None:
@@ -846,7 +912,7 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
 
 @main.command("query", short_help="Ask an audit question in read-only SQL.")
 @click.argument("sql")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option("Print JSON.")
 @pass_cli
 def query_(cli: CliContext, sql: str, as_json: bool) -> None:
     """Ask an audit question in SQL (read-only) over the events and projection tables.
@@ -880,7 +946,7 @@ def _query_column(name: str, values: list[Any]) -> TableColumn:
 @click.option("--gzip/--no-gzip", default=None,
               help="Write NNNNN-<uuid>.gz.metadata.json, or plain JSON [default: as the view's "
                    "write.metadata.compression-codec says, else plain].")
-@click.option("--json", "as_json", is_flag=True, help='Print {"identifier": ..., "path": ...}.')
+@json_option('Print {"identifier": ..., "path": ...}.')
 @pass_cli
 def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool | None, as_json: bool) -> None:
     """Write the view's Iceberg metadata file and print its path (a view unchanged since the
@@ -901,7 +967,7 @@ def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool |
 @main.command("import", short_help="Record a view from an Iceberg metadata file, with its history.")
 @click.argument("path", type=click.Path(), callback=_not_empty)
 @click.argument("identifier")
-@click.option("--json", "as_json", is_flag=True, help="Print the imported view as JSON.")
+@json_option("Print the imported view as JSON.")
 @pass_cli
 def import_(cli: CliContext, path: str, identifier: str, as_json: bool) -> None:
     """Record a view from an Iceberg metadata file (or a view location's latest one), with its history.
@@ -924,7 +990,7 @@ def import_(cli: CliContext, path: str, identifier: str, as_json: bool) -> None:
 
 
 @main.command(short_help="Replay the event log and repair the projections.")
-@click.option("--json", "as_json", is_flag=True, help="Print the rows repaired per table as JSON.")
+@json_option("Print the rows repaired per table as JSON.")
 @pass_cli
 def rebuild(cli: CliContext, as_json: bool) -> None:
     """Replay the whole event log and repair the projections that differ from it.

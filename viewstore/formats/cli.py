@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..cli import CliContext, count, json_text, pass_cli, usage_error
+from ..cli import CliContext, count, json_option, json_text, pass_cli, usage_error
 from ..errors import ValidationError
 from ..hms import HmsImportReport, ImportedRecord, prepare_import
 from ..model import View, identifier_str
@@ -85,7 +85,7 @@ def _record_name(record: dict[str, Any], index: int) -> str:
 @click.argument("identifier", required=False, metavar="[IDENT]")
 @click.option("--metadata", "metadata_file", type=click.Path(dir_okay=False),
               help="An Iceberg view's metadata file, read instead of its metadata_location (one record only).")
-@click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
+@json_option("Print the import report as JSON.")
 @pass_cli
 @click.pass_context
 def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | None, metadata_file: str | None,
@@ -181,7 +181,7 @@ def _print_report(cli: CliContext, report: HmsImportReport) -> None:
               help="For --engine iceberg: the metadata file the record points at, a URI or a local path "
                    "(as 'viewstore export' prints it). Default: the file the view was imported from, "
                    "while the view is unchanged since.")
-@click.option("--json", "as_json", is_flag=True, help="Print plain JSON (for scripts) instead of highlighted JSON.")
+@json_option("Print plain JSON (for scripts) instead of highlighted JSON.")
 @pass_cli
 def export_(cli: CliContext, identifier: str, engine: str, metadata_location: str | None, as_json: bool) -> None:
     """Print the HMS table record ENGINE itself would write for a view, as JSON.

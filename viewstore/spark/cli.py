@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.text import Text
 
-from ..cli import CliContext, json_text, pass_cli, usage_error
+from ..cli import CliContext, json_option, json_text, pass_cli, usage_error
 from ..errors import EngineError
 from ..tables import data_table, visible
 from .demo import quiet_analysis_errors, run_demo
@@ -80,7 +80,7 @@ def _session_options(hive_use: str, printed: str) -> Callable[[Callable[..., Any
         click.option("--master", help="Spark master, e.g. local[2] (default: spark-defaults.conf or local)."),
         click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable)."),
         click.option("--hive", is_flag=True, help=f"Enable Hive support ({hive_use})."),
-        click.option("--json", "as_json", is_flag=True, help=f"Print {printed} as JSON."),
+        json_option(f"Print {printed} as JSON."),
     ]
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
