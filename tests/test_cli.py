@@ -480,7 +480,7 @@ NEEDS_A_STORE = [
     ["list"], ["show", "s.v"], ["history", "s.v"], ["audit"], ["audit", "--since", "0"], ["export", "s.v"],
     ["query", "SELECT 1 AS one"], ["rebuild"], ["alter", "s.v", "--comment", "x"], ["rename", "s.v", "s.w"],
     ["rollback", "s.v", "1"], ["drop", "s.v", "--if-exists"], ["hms", "export", "s.v", "--engine", "spark"],
-    ["spark", "check"],
+    ["spark", "check"], ["spark", "register"],
 ]
 
 
@@ -500,6 +500,51 @@ def test_a_command_that_adds_a_view_starts_the_store_in_an_empty_file(run):
     run.db.write_bytes(b"")
     create(run)
     assert run("list") == "s.v\n"
+
+
+def _tableless(path, how):
+    """A SQLite file with a valid header and no tables: made by VACUUM, in WAL mode, or with its
+    only table dropped."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    if how == "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
+    elif how == "dropped":
+        conn.execute("CREATE TABLE t (x)")
+        conn.execute("INSERT INTO t VALUES (1)")
+        conn.execute("DROP TABLE t")
+    conn.execute("VACUUM" if how == "vacuum" else "PRAGMA user_version = 0")
+    conn.close()
+    assert path.read_bytes().startswith(b"SQLite format 3\x00")
+
+
+@pytest.mark.parametrize("how", ["vacuum", "wal", "dropped"])
+@pytest.mark.parametrize("args", NEEDS_A_STORE)
+def test_a_sqlite_file_with_no_tables_is_no_store_and_a_read_only_command_leaves_it_as_it_was(run, args, how):
+    """A SQLite database with nothing in it is refused as an empty file is, byte for byte untouched."""
+    _tableless(run.db, how)
+    before = run.db.read_bytes()
+    out = run(*args, code=1)
+    assert out == (f"error: no viewstore database at {run.db}: the file is a SQLite database with no tables "
+                   f"(create or import a view to start one there; --db or VIEWSTORE_DB names another)\n"), out
+    assert run.db.read_bytes() == before
+    assert sorted(p.name for p in run.db.parent.iterdir()) == [run.db.name]  # no -wal, -shm or warehouse
+
+
+@pytest.mark.parametrize("how", ["vacuum", "wal", "dropped"])
+def test_a_command_that_adds_a_view_starts_the_store_in_a_sqlite_file_with_no_tables(run, how):
+    _tableless(run.db, how)
+    create(run)
+    assert run("list") == "s.v\n"
+
+
+def test_a_sqlite_file_with_only_a_user_version_is_still_another_programs(run):
+    """A mark with no tables is not nothing: the store refuses it as before, and leaves it as it was."""
+    with sqlite3.connect(run.db) as raw:
+        raw.execute("PRAGMA user_version = 7")
+    raw.close()
+    before = run.db.read_bytes()
+    assert "is not a viewstore database: it holds another program's user_version" in run("list", code=1)
+    assert run.db.read_bytes() == before
 
 
 def test_a_reader_that_stops_early_is_no_error(tmp_path):

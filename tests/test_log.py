@@ -4,7 +4,7 @@ import pytest
 
 from viewstore.errors import ConcurrencyError, CorruptLogError, ViewStoreError
 from viewstore.events import CommentUpdated
-from viewstore.log import _ACTORS, EventLog, connect, transaction
+from viewstore.log import _ACTORS, EventLog, connect, holds_nothing, transaction
 
 
 def event(version, comment="c"):
@@ -155,3 +155,25 @@ def test_corrupt_payload_is_reported(tmp_path):
                      "payload) VALUES ('k', 'v', 1, 'view.comment_updated', 'a.v', 'me', 1, 'not json')")
     with pytest.raises(CorruptLogError):
         log.stream("v")
+
+
+def test_holds_nothing_tells_a_path_a_store_would_be_started_in_from_one_that_holds_something(tmp_path):
+    assert holds_nothing(tmp_path / "missing.db") == "there is no file"
+    (tmp_path / "empty.db").write_bytes(b"")
+    assert holds_nothing(tmp_path / "empty.db") == "the file is empty"
+    blank = tmp_path / "blank.db"
+    conn = sqlite3.connect(blank, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE t (x)")  # in the -wal, while another connection has it open
+    assert holds_nothing(blank) is None  # the -wal beside it holds the newer schema: connect reads it
+    conn.execute("DROP TABLE t")
+    conn.close()
+    assert holds_nothing(blank) == "the file is a SQLite database with no tables"
+    before = blank.read_bytes()
+    assert holds_nothing(blank) and blank.read_bytes() == before and sorted(tmp_path.iterdir()) == sorted(
+        [tmp_path / "empty.db", blank])
+    connect(tmp_path / "store.db").close()
+    assert holds_nothing(tmp_path / "store.db") is None
+    (tmp_path / "text.db").write_text("not a database " * 20)
+    assert holds_nothing(tmp_path / "text.db") is None  # connect says what it is not
+    assert holds_nothing(tmp_path) is None

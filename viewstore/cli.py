@@ -35,6 +35,7 @@ from . import signals
 from .catalog import _EPOCH, ViewChange, ViewStore, _os_user, _until_ms, check_definition, to_epoch_ms
 from .errors import NoSuchViewError, ValidationError, ViewStoreError
 from .events import EVENT_TYPES, Event
+from .log import holds_nothing
 from .model import Column, SQLRepresentation, View, identifier_str, to_identifier
 from .tables import TableColumn, TextTable, data_table, visible
 
@@ -93,14 +94,15 @@ class CliContext:
     def store(self, *, create: bool = False) -> ViewStore:
         """The store; only commands that can add a view (``create=True``) may start a new file, so a
         mistyped ``--db`` is an error rather than an empty catalog. An empty file (0 bytes: ``touch``,
-        a shell's ``>``) holds no store either: SQLite would take it for a new database, and the
-        store would be started in it."""
+        a shell's ``>``) or a SQLite database with no tables holds no store either: the store would
+        be started in it (see :func:`~viewstore.log.holds_nothing`)."""
         if self._store is None:
             if self._blank:
                 raise click.UsageError(f"{self._blank[0]} is set but empty: give it a value, or unset it")
-            empty = os.path.isfile(self.db) and os.path.getsize(self.db) == 0
-            if not create and (empty or not os.path.exists(self.db)):
-                raise ViewStoreError(f"no viewstore database at {self.db}{': the file is empty' if empty else ''} "
+            nothing = None if create else holds_nothing(self.db)
+            if nothing is not None:
+                detail = "" if nothing == "there is no file" else f": {nothing}"
+                raise ViewStoreError(f"no viewstore database at {self.db}{detail} "
                                      f"(create or import a view to start one there; --db or VIEWSTORE_DB names "
                                      f"another)")
             self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)

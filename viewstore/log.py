@@ -24,7 +24,7 @@ import orjson
 from .errors import ConcurrencyError, CorruptLogError, ValidationError, ViewStoreError
 from .events import Event, decode_event
 
-__all__ = ["connect", "transaction", "savepoint", "snapshot", "EventLog", "QueryRows", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps",
+__all__ = ["connect", "holds_nothing", "transaction", "savepoint", "snapshot", "EventLog", "QueryRows", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps",
            "loads", "read_store_id", "make_store_id"]
 
 SCHEMA_VERSION = 2
@@ -148,6 +148,45 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         conn.close()
         raise
     return conn
+
+
+#: the first bytes of every SQLite database file
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def holds_nothing(path: str | Path) -> str | None:
+    """Why ``path`` holds no database a store could be read from, or None when it holds one (or
+    something :func:`connect` judges: another program's database, a file that is not SQLite).
+
+    Nothing is held by a missing path, an empty file, or a SQLite file with an empty schema (no
+    table, index or view, no user_version or application_id: ``sqlite3 x.db 'VACUUM'``, a database
+    whose tables were all dropped), in which :func:`connect` would start a store. Only the file's
+    header and first page are read, by a plain read: the file is not opened as a database, so no
+    -wal or -shm file is made beside it. A -wal or -journal file beside it may hold a newer schema,
+    so such a file is left to :func:`connect`.
+    """
+    path = Path(path)
+    if not path.exists():
+        return "there is no file"
+    if not path.is_file():
+        return None  # a folder: connect says it cannot open it
+    try:
+        with path.open("rb") as f:
+            head = f.read(108)
+    except OSError:
+        return None  # connect says why
+    if not head:
+        return "the file is empty"
+    if len(head) < 108 or not head.startswith(_SQLITE_MAGIC):
+        return None
+    if any(os.path.exists(f"{path}{suffix}") and os.path.getsize(f"{path}{suffix}") > 0
+           for suffix in ("-wal", "-journal")):
+        return None
+    marked = head[60:64] != bytes(4) or head[68:72] != bytes(4)  # user_version, application_id
+    # page 1 holds sqlite_schema's root: a leaf table page (0x0d) with no cell is an empty schema
+    if marked or head[100] != 0x0D or head[103:105] != bytes(2):
+        return None
+    return "the file is a SQLite database with no tables"
 
 
 def read_store_id(conn: sqlite3.Connection) -> str | None:
