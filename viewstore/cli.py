@@ -230,10 +230,13 @@ def _installed(package: str) -> bool:
 def _unavailable(name: str, error: ImportError) -> click.Command:
     @click.command(name, help=f"(unavailable: {error})", context_settings={"ignore_unknown_options": True})
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-    def command(args: Any) -> None:
-        click.echo(f"error: 'viewstore {name}' needs an optional dependency: {error}. "
-                   f"Install it with: pip install 'viewstore[spark]'", err=True)
-        sys.exit(1)
+    @click.pass_context
+    def command(ctx: click.Context, args: Any) -> None:
+        cli = ctx.find_object(CliContext)
+        if cli is not None:  # the command line was not parsed: its --json asks for a JSON error all the same
+            cli.json = _asks_json(args)
+        raise ViewStoreError(f"'viewstore {name}' needs an optional dependency: {error}. "
+                             f"Install it with: pip install 'viewstore[spark]'")
 
     return command
 
