@@ -1498,3 +1498,24 @@ def test_register_views_gives_up_after_the_wait_for_another_threads_turn(spark, 
     assert raised.value.busy
     assert not spark.catalog.databaseExists(ns)
     assert plugin.TRANSACTION_WAIT_S == 10.0  # the catalog bridge's wait is its own
+
+
+def test_a_catalog_configured_in_mixed_case_is_matched_exactly_as_spark_does(spark, store, data, ns, tmp_path):
+    """Spark matches a configured catalog's name exactly (only spark_catalog in any case): a view
+    name led by a catalog configured as 'Lake' is that catalog's, never the store's; the same
+    name in another case names no catalog."""
+    query = f"SELECT day FROM {data}.orders"
+    spark.conf.set("spark.sql.catalog.Lake", "viewstore.NoSuchCatalogClass")
+    try:
+        for name in (f"Lake.{ns}.c", "Lake.c"):
+            with pytest.raises(ValidationError, match=r"catalog 'Lake'.*session catalog"):
+                create_view(spark, store, name, query)
+            with pytest.raises(ViewStoreError) as refused:  # Spark's own word: catalog 'Lake' does not load
+                sql(spark, store, f"CREATE VIEW {name} AS {query}")
+            assert "NoSuchCatalogClass" in str(refused.value)
+        assert store.list_views() == []
+        assert not spark.catalog.databaseExists("lake")
+        # 'LAKE' is no catalog in Spark: LAKE.c is view c of database lake, the store's
+        assert create_view(spark, store, "LAKE.c", query).identifier == ("lake", "c")
+    finally:
+        spark.conf.unset("spark.sql.catalog.Lake")

@@ -1217,15 +1217,18 @@ def _split_catalog(spark: SparkSession, store: ViewStore, parts: Sequence[str]) 
     """A view name's catalog as Spark reads it, and the rest: ``(catalog, rest)``, or ``(None, parts)``
     when the name has no catalog (parts in lower case).
 
-    A first part that is a catalog of the session (``spark_catalog``, or any configured one) is
-    that catalog, when more parts follow; so is the store's catalog name when it is none of the
-    session's and a database and a view follow (``prod.sales.v``): it means the session catalog.
+    A first part that is a catalog of the session (``spark_catalog`` in any case, or a configured
+    one, matched exactly as Spark matches it: ``Lake`` is not ``lake``) is that catalog, when more
+    parts follow; so is the store's catalog name when it is none of the session's and a database
+    and a view follow (``prod.sales.v``): it means the session catalog.
     """
-    parts = [p.lower() for p in parts]
+    written, parts = parts, [p.lower() for p in parts]
     if len(parts) > 1:
         first = parts[0]
-        if first == SESSION_CATALOG or _is_spark_catalog(spark, first):
+        if first == SESSION_CATALOG:
             return first, parts[1:]
+        if _is_spark_catalog(spark, written[0]):
+            return written[0], parts[1:]
         if len(parts) >= 3 and store.catalog and first == store.catalog.lower():
             return SESSION_CATALOG, parts[1:]
     return None, parts
