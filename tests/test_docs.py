@@ -348,7 +348,8 @@ def test_the_figures_the_docs_quote_are_the_codes():
     from viewstore import catalog, log, projections
 
     docs = {"README": README, "ARCHITECTURE": ARCHITECTURE,
-            "spark-catalog": (ROOT / "docs" / "spark-catalog.md").read_text()}
+            "spark-catalog": (ROOT / "docs" / "spark-catalog.md").read_text(),
+            "session.py": (PACKAGE / "spark" / "session.py").read_text()}
     wait_s = 10.0  # viewstore.spark.catalog_plugin.TRANSACTION_WAIT_S, read without importing pyspark
     source = (PACKAGE / "spark" / "catalog_plugin.py").read_text()
     assert f"\nTRANSACTION_WAIT_S = {wait_s}\n" in source
@@ -368,6 +369,7 @@ def test_the_figures_the_docs_quote_are_the_codes():
         ("README", r"held it for (\d+) s", wait_s),
         ("README", r"up to (\d+) s \(`DDL_TURN_WAIT_S`\)", turn_s),
         ("ARCHITECTURE", r"up to (\d+) s \(`DDL_TURN_WAIT_S`\)", turn_s),
+        ("session.py", r"(\d+) s\b", turn_s),  # the docstrings of sql() and register_views
         ("README", r"Spark (\d\.\d+)", float(supported)),
         ("spark-catalog", r"Spark (\d\.\d+)", float(supported)),
     ]

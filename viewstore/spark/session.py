@@ -1063,7 +1063,7 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
     copies land in ``spark``'s session catalog, made under each view's configs and namespace, and
     ``spark`` itself is not changed meanwhile, so other threads may keep using it. Threads of the
     driver take turns: a call waits for another thread's ``register_views`` or view DDL on a store
-    through :func:`sql` (one turn per call, for all its views), 10 s at most.
+    through :func:`sql` (one turn per call, for all its views), 120 s at most (:data:`DDL_TURN_WAIT_S`).
 
     Every copy made carries this store's id (:attr:`ViewStore.store_id`) as the property
     ``viewstore.store``. A copy left as it is may lack it (made by a release before store ids: its
@@ -1105,7 +1105,7 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
             the copies made and dropped before stay (each is a whole copy of a stored view, or was a
             stale one), so registering again finishes the work.
         ConcurrencyError: ``busy``: another thread of the driver held the turn (``register_views``,
-            view DDL through :func:`sql`) for 10 s; nothing was done.
+            view DDL through :func:`sql`) for 120 s (:data:`DDL_TURN_WAIT_S`); nothing was done.
         ViewStoreError: the store is closed; this thread is inside ``store.transaction()`` (the
             copies would outlive a rollback); or, with ``prune``, it has no id yet (a file made by a
             release before store ids) and cannot make one now (see :attr:`ViewStore.store_id`);
@@ -1925,8 +1925,8 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
         ViewAlreadyExistsError: CREATE VIEW (without OR REPLACE / IF NOT EXISTS) of a stored view,
             or RENAME onto a stored view.
         ConcurrencyError: the view changed since the statement read it (another process), or
-            (``busy``) another thread's view DDL on a store through ``sql`` held the driver's turn
-            for 10 s: threads take turns, so that a statement the store refuses never puts back
+            (``busy``) another thread's view DDL on a store through ``sql`` (or its ``register_views``)
+            held the driver's turn for 120 s (:data:`DDL_TURN_WAIT_S`): threads take turns, so that a statement the store refuses never puts back
             a session copy older than the one another thread has just stored.
         ViewStoreError: view DDL on the store while this thread is inside ``store.transaction()``
             (the session copy would outlive a rollback); nothing is changed.
