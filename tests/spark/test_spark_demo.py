@@ -56,6 +56,7 @@ def test_demo_runs_every_step_and_leaves_a_consistent_store(spark, tmp_path):
     ({"namespace": ""}, "namespace must be a database name"),
     ({"namespace": "a.b"}, "namespace must be a database name"),
     ({"namespace": "x; DROP DATABASE y"}, "namespace must be a database name"),
+    ({"namespace": "Global_Temp"}, "namespace 'Global_Temp' is Spark's global temporary database"),
 ])
 def test_run_demo_refuses_arguments_of_the_wrong_type_before_it_starts(spark, tmp_path, kwargs, message):
     """Bad arguments are a ValidationError saying which, raised before anything is made (no store

@@ -237,7 +237,8 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
     Raises:
         EngineError: Spark could not start, or failed (a session passed in was stopped, say).
         ValidationError: an argument of the wrong type, or a namespace that is not a plain
-            database name (letters, digits and ``_``); raised before anything is made or printed.
+            database name (letters, digits and ``_``) or is Spark's global temporary database
+            (``global_temp``); raised before anything is made or printed.
         ViewStoreError: a step failed (it should not: please report it).
     """
     _check_demo_args(console, db, spark, namespace)
@@ -308,6 +309,11 @@ def _check_demo_args(console: Any, db: Any, spark: Any, namespace: Any) -> None:
         shown = repr(namespace) if isinstance(namespace, str) else type(namespace).__name__
         raise ValidationError(f"namespace must be a database name of letters, digits and _ (not starting with "
                               f"a digit), not {shown}")
+    # the one plain name Spark reserves: the session's global temporary database (global_temp by default)
+    reserved = spark.conf.get("spark.sql.globalTempDatabase", "global_temp") if spark is not None else "global_temp"
+    if namespace.lower() == str(reserved).lower():
+        raise ValidationError(f"namespace {namespace!r} is Spark's global temporary database, where no table "
+                              f"or view can be made; choose another")
 
 
 def _steps(spark: SparkSession, alice: ViewStore, bob: ViewStore, out: _Printer, result: DemoResult,
