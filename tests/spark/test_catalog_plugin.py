@@ -971,3 +971,42 @@ def test_attach_lets_go_of_the_bridges_of_stopped_sessions(tmp_path):
     [left] = spawned_results(_attach_and_stop, [(str(tmp_path / "spark"), str(tmp_path / "views.db"), 4)],
                              timeout=300)
     assert left == ["vs"]
+
+
+def _stop_holding_the_session(root: str, store_path: str, queue) -> None:
+    """A session attached, stopped and still held by the driver, then a new one attached: whether
+    the first store is let go of."""
+    import gc
+    import time
+    import weakref
+
+    from spark_settings import build_session
+
+    first = build_session(Path(root) / "first", hive=False)
+    store = ViewStore(store_path, actor="child")
+    attach(first, store, name="vs")
+    gone = weakref.ref(store)
+    del store
+    first.stop()  # ``first`` stays referenced, as a driver's variable or a test fixture keeps it
+    second = build_session(Path(root) / "second", hive=False)
+    attach(second, ViewStore(store_path, actor="child"), name="vs")
+    deadline = time.monotonic() + 30
+    while gone() is not None and time.monotonic() < deadline:
+        gc.collect()
+        second._jvm.java.lang.System.gc()
+        second._jvm.java.lang.System.runFinalization()
+        time.sleep(0.3)
+    queue.put(gone() is None)
+    assert first is not None
+    second.stop()
+
+
+def test_attach_lets_go_of_the_store_of_a_stopped_session_the_driver_still_holds(tmp_path):
+    """The next attach disconnects the catalog of a stopped session, so the store it held is let
+    go of even while the stopped session object lives on; only the map entry went before."""
+    from spawned import spawned_results
+
+    ViewStore(tmp_path / "views.db", actor="a").close()
+    [released] = spawned_results(_stop_holding_the_session, [(str(tmp_path / "spark"), str(tmp_path / "views.db"))],
+                                 timeout=300)
+    assert released

@@ -97,9 +97,11 @@ class _Attached(NamedTuple):
     """A bridge attached to a catalog of a session, and the session, held weakly."""
 
     bridge: "_Bridge"
-    # java.lang.ref.WeakReferences to the JVM session and its SparkContext: the entry keeps neither alive
+    # java.lang.ref.WeakReferences to the JVM session, its SparkContext and the catalog the bridge is
+    # attached to: the entry keeps none of them alive
     session: Any
     context: Any
+    catalog: Any
 
 
 #: the bridges attached, by (JVM session id, catalog name), for the clones of their sessions (see
@@ -191,7 +193,8 @@ def attach(spark: Any, store: ViewStore, name: str = "vs") -> str:
             jcatalog.attach(bridge)
         _release_gone()
         weak = spark._jvm.java.lang.ref.WeakReference  # noqa: SLF001
-        _ATTACHED[(_session_id(jsession), name)] = _Attached(bridge, weak(jsession), weak(jsession.sparkContext()))
+        _ATTACHED[(_session_id(jsession), name)] = _Attached(bridge, weak(jsession), weak(jsession.sparkContext()),
+                                                             weak(jcatalog))
     return name
 
 
@@ -202,7 +205,9 @@ def _release_gone() -> None:
     keep every store it attached otherwise. The Java catalog of a live session holds its bridge
     itself (py4j keeps a Python object handed to Java while Java holds it), so an entry only
     serves the clones of its session; one whose session cannot be asked (the JVM is gone) goes too.
-    The session itself is never handed to Python here (``refersTo``): py4j would hold it a while.
+    A stopped session's catalog is disconnected as well: the driver may still hold the session
+    object, and through it the catalog would keep the bridge and its store. The session itself is
+    never handed to Python here (``refersTo``): py4j would hold it a while.
     """
     from py4j.protocol import Py4JError
 
@@ -214,6 +219,12 @@ def _release_gone() -> None:
             gone = True
         if gone:
             del _ATTACHED[key]
+            try:
+                jcatalog = entry.catalog.get()
+                if jcatalog is not None:
+                    jcatalog.detach()
+            except Py4JError:
+                pass  # the JVM is gone, and the catalog with it
 
 
 def attach_to_clone(jsession: Any, jclone: Any) -> None:
