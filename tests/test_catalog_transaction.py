@@ -858,3 +858,33 @@ def test_a_write_that_cannot_roll_back_closes_the_store_and_writes_nothing(store
     with ViewStore(path, actor="bob") as again:  # nothing was written, and the file is free to write
         assert snapshot(again) == before
         again.alter_view("a.v", ViewChange.update_comment("after"))
+
+
+def test_thread_holds_a_store_inside_a_block_and_a_receiver_run_under_the_store(store):
+    """thread_holds_a_store: true in the thread of a transaction() block and in a before_commit
+    receiver (code of the caller's run while the store is held), false elsewhere and afterwards."""
+    from viewstore import signals
+    from viewstore.catalog import thread_holds_a_store
+
+    seen = {}
+
+    def receiver(sender, **_kwargs):
+        seen["receiver"] = thread_holds_a_store()
+
+    assert not thread_holds_a_store()
+    with store.transaction():
+        seen["block"] = thread_holds_a_store()
+        other = threading.Thread(target=lambda: seen.setdefault("other thread", thread_holds_a_store()))
+        other.start()
+        other.join(10)
+    seen["after"] = thread_holds_a_store()
+    signals.before_commit.connect(receiver, sender=store)
+    try:
+        make(store, "a.v")
+    finally:
+        signals.before_commit.disconnect(receiver, sender=store)
+    with pytest.raises(ValueError):
+        with store.transaction():
+            raise ValueError("rolled back")
+    assert seen == {"block": True, "other thread": False, "after": False, "receiver": True}
+    assert not thread_holds_a_store()

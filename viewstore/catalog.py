@@ -378,6 +378,28 @@ _LOST = ("the transaction was rolled back whole when a write in it failed (SQLit
 #: the store files this thread holds a write transaction on (see ViewStore._write_transaction)
 _WRITING = threading.local()
 
+#: per thread: how many stores it holds while it runs code of the caller's (a transaction() block, a
+#: signal receiver or callback run under the store), see thread_holds_a_store
+_HOLDING = threading.local()
+
+
+def thread_holds_a_store() -> bool:
+    """Whether the calling thread runs code of the caller's while it holds a store: inside a
+    :meth:`ViewStore.transaction` block, or in a signal receiver or callback a store runs while it
+    is held. Another thread waiting for such a thread to let go may wait for ever if this one waits
+    for it in turn (``viewstore.spark`` uses this to bound its own waits)."""
+    return getattr(_HOLDING, "count", 0) > 0
+
+
+@contextmanager
+def _holding() -> Iterator[None]:
+    _HOLDING.count = getattr(_HOLDING, "count", 0) + 1
+    try:
+        yield
+    finally:
+        _HOLDING.count -= 1
+
+
 #: the transaction() block of the task (or other context) running: asyncio tasks share their thread,
 #: so another task does not wait for a block held open across an ``await`` (see ViewStore._usable)
 _BLOCK: contextvars.ContextVar[object] = contextvars.ContextVar("viewstore_block")
@@ -971,7 +993,8 @@ class ViewStore:
         (see :meth:`_wait_turn`)."""
         self._calling_out += 1
         try:
-            yield
+            with _holding():
+                yield
         finally:
             self._calling_out -= 1
 
@@ -1049,7 +1072,8 @@ class ViewStore:
                     try:  # set inside: whatever interrupts the block, it ends it
                         self._batch, self._batch_thread, self._batch_marker = done, threading.get_ident(), marker
                         self._batch_time = time.time_ns() // 1_000_000
-                        yield self
+                        with _holding():
+                            yield self
                     finally:
                         lost, self._batch_lost = self._batch_lost, None
                         if lost is None and not self._conn.in_transaction:  # SQLite ended it, no write since

@@ -1519,3 +1519,61 @@ def test_a_catalog_configured_in_mixed_case_is_matched_exactly_as_spark_does(spa
         assert create_view(spark, store, "LAKE.c", query).identifier == ("lake", "c")
     finally:
         spark.conf.unset("spark.sql.catalog.Lake")
+
+
+@pytest.mark.parametrize("holding", ["transaction", "before_commit"])
+def test_a_thread_holding_a_store_waits_for_the_ddl_turn_only_as_long_as_the_catalog_waits(
+        spark, store, ns, tmp_path, monkeypatch, holding):
+    """A thread inside another store's transaction() block, or in one of its before_commit
+    receivers, asks for the DDL turn while the thread holding the turn waits for that very store:
+    it gives up (ConcurrencyError, busy) after the catalog bridge's wait (TRANSACTION_WAIT_S), not
+    DDL_TURN_WAIT_S, so the two stand still no longer than a Spark statement on a held store does."""
+    import threading
+    import time
+
+    import viewstore.spark.catalog_plugin as plugin
+    import viewstore.spark.session as session
+    from viewstore import ConcurrencyError, ViewStore
+
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+    other = ViewStore(tmp_path / "other.db", actor="a")
+    monkeypatch.setattr(session, "DDL_TURN_WAIT_S", 20.0)
+    monkeypatch.setattr(plugin, "TRANSACTION_WAIT_S", 0.5)
+    has_turn, held = threading.Event(), threading.Event()
+
+    def turn_then_other_store():  # as a DDL statement on ``other`` that holds the turn, then reads the store
+        with session._one_ddl_at_a_time():
+            has_turn.set()
+            held.wait(30)
+            other.view_exists("a.b")
+
+    thread = threading.Thread(target=turn_then_other_store)
+    thread.start()
+    has_turn.wait(30)
+    outcome = {}
+
+    def ask_for_the_turn(*_args, **_kwargs):
+        held.set()
+        started = time.monotonic()
+        try:
+            register_views(spark, store, ns)
+        except ConcurrencyError as e:
+            outcome["error"] = e
+        outcome["seconds"] = time.monotonic() - started
+
+    try:
+        if holding == "transaction":
+            with other.transaction():
+                ask_for_the_turn()
+        else:
+            signals.before_commit.connect(ask_for_the_turn, sender=other)
+            try:
+                _stored(other, "a.c", "SELECT 1 AS x", ["a"])
+            finally:
+                signals.before_commit.disconnect(ask_for_the_turn, sender=other)
+    finally:
+        held.set()
+        thread.join(60)
+    assert outcome["error"].busy and outcome["seconds"] < 5, outcome
+    assert not spark.catalog.databaseExists(ns)
+    other.close()

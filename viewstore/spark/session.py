@@ -87,7 +87,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from ..catalog import ViewChange, ViewStore
+from ..catalog import ViewChange, ViewStore, thread_holds_a_store
 from ..errors import (ConcurrencyError, EngineError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
                       ViewStoreError)
 from ..formats.spark import COLLATIONS_KEY, QUERY_COLUMN_NAMES, recorded_query_columns, renamed_collations
@@ -95,6 +95,7 @@ from ..log import EVENT_COLUMNS
 from ..model import (RESERVED_PREFIX, Column, Identifier, SQLRepresentation, View, identifier_str, to_identifier,
                      to_namespace, validate_properties)
 from ..types import IcebergType, ListType, MapType, StructType
+from . import catalog_plugin
 from .catalog_plugin import active_session, attach_to_clone
 from .catalog_plugin import SCHEMA_MODE  # the summary key: the view's schema binding mode, as the catalog writes it
 from .catalog_plugin import SQL_CONFIGS  # the summary key: the SQL configs captured with the view (JSON)
@@ -1105,7 +1106,9 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
             the copies made and dropped before stay (each is a whole copy of a stored view, or was a
             stale one), so registering again finishes the work.
         ConcurrencyError: ``busy``: another thread of the driver held the turn (``register_views``,
-            view DDL through :func:`sql`) for 120 s (:data:`DDL_TURN_WAIT_S`); nothing was done.
+            view DDL through :func:`sql`) for 120 s (:data:`DDL_TURN_WAIT_S`; while this thread holds
+            a store, in its ``transaction()`` or a receiver, the catalog's ``TRANSACTION_WAIT_S``);
+            nothing was done.
         ViewStoreError: the store is closed; this thread is inside ``store.transaction()`` (the
             copies would outlive a rollback); or, with ``prune``, it has no id yet (a file made by a
             release before store ids) and cannot make one now (see :attr:`ViewStore.store_id`);
@@ -1575,17 +1578,19 @@ def _one_ddl_at_a_time(what: str = "sql()") -> Iterator[None]:
     puts the copy back if the store refuses: two at once on one view could put back a copy older
     than the one the other has just stored, and a register_views meanwhile could copy the store's
     definition of before the statement. Two register_views of one view at once collide in Spark
-    (``TABLE_OR_VIEW_ALREADY_EXISTS``). The wait is bounded (the thread holding the turn may be
-    waiting for a store this thread holds, from a signal receiver say): after
-    :data:`DDL_TURN_WAIT_S` it gives up.
+    (``TABLE_OR_VIEW_ALREADY_EXISTS``). The wait is bounded: after :data:`DDL_TURN_WAIT_S` it
+    gives up; a thread that holds a store meanwhile (inside its ``transaction()`` block, or in one
+    of its signal receivers) gives up after the catalog's ``TRANSACTION_WAIT_S``, as Spark's calls
+    into a held store do, since the thread holding the turn may be waiting for that very store.
 
     Raises:
         ConcurrencyError: ``busy``: another thread held the turn that long; nothing was changed
             (``what`` names the call in the message).
     """
-    if not _STORE_DDL.acquire(timeout=DDL_TURN_WAIT_S):
+    wait = min(DDL_TURN_WAIT_S, catalog_plugin.TRANSACTION_WAIT_S) if thread_holds_a_store() else DDL_TURN_WAIT_S
+    if not _STORE_DDL.acquire(timeout=wait):
         raise ConcurrencyError(f"{what}: another thread of this driver ran view DDL through sql() or "
-                               f"register_views for {DDL_TURN_WAIT_S:g} s: nothing was changed, run it again",
+                               f"register_views for {wait:g} s: nothing was changed, run it again",
                                busy=True)
     try:
         yield
@@ -1926,8 +1931,10 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
             or RENAME onto a stored view.
         ConcurrencyError: the view changed since the statement read it (another process), or
             (``busy``) another thread's view DDL on a store through ``sql`` (or its ``register_views``)
-            held the driver's turn for 120 s (:data:`DDL_TURN_WAIT_S`): threads take turns, so that a statement the store refuses never puts back
-            a session copy older than the one another thread has just stored.
+            held the driver's turn for 120 s (:data:`DDL_TURN_WAIT_S`; the catalog's
+            ``TRANSACTION_WAIT_S`` while this thread holds a store): threads take turns, so that
+            a statement the store refuses never puts back a session copy older than the one
+            another thread has just stored.
         ViewStoreError: view DDL on the store while this thread is inside ``store.transaction()``
             (the session copy would outlive a rollback); nothing is changed.
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
