@@ -1140,3 +1140,14 @@ def test_usage_errors_with_json_are_json_whether_click_or_the_command_finds_them
     assert error["type"] == kind and error["message"].startswith(message), error
     assert list(tmp_path.iterdir()) == []
 
+
+
+@pytest.mark.parametrize("command", ["replace", "alter", "rename", "drop", "rollback"])
+def test_expected_version_help_says_what_0_means_only_where_it_can_succeed(command):
+    """replace may create the view, so --expected-version 0 ('does not exist yet') can succeed there;
+    on the commands that change an existing view it never can, and their help said it could."""
+    result = CliRunner().invoke(main, [command, "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "--expected-version" in text
+    assert ("0: does not exist yet" in text) == (command == "replace")

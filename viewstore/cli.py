@@ -555,7 +555,10 @@ def _definition(identifier: str, dialect: str, sql: str | None, sql_file: Any, e
 
 #: optimistic concurrency, on every command that writes to an existing view
 _EXPECTED = click.option("--expected-version", type=INT64,
-                         help="Fail unless the view is at this stream version (0: does not exist yet).")
+                         help="Fail unless the view is at this stream version (show prints it).")
+#: replace may create the view, so 0 means something there
+_EXPECTED_OR_NEW = click.option("--expected-version", type=INT64,
+                                help="Fail unless the view is at this stream version (0: does not exist yet).")
 
 
 def _checked(identifier: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -600,7 +603,7 @@ def create(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> N
 @_definition_options
 @click.option("--replace-properties", is_flag=True,
               help="The given --property and --comment become the whole property map (others go).")
-@_EXPECTED
+@_EXPECTED_OR_NEW
 @pass_cli
 def replace(cli: CliContext, identifier: str, as_json: bool, replace_properties: bool, expected_version: int | None,
             **options: Any) -> None:
