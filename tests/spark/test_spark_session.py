@@ -477,6 +477,50 @@ def test_sql_from_two_threads_on_one_view_keeps_the_session_copy_the_stores(spar
     assert spark.sql(f"SELECT x FROM {ns}.v").first().x == int(stored.split()[1]), outcome
 
 
+@pytest.mark.parametrize("if_exists", [False, True])
+def test_a_drop_of_a_view_another_thread_dropped_meanwhile_is_spark_s(spark, store, ns, if_exists, monkeypatch):
+    """A DROP VIEW that found the stored view, then waited for the turn while another thread dropped
+    it: without IF EXISTS Spark's TABLE_OR_VIEW_NOT_FOUND, as for any view that is not there (it
+    returned quietly); with IF EXISTS, nothing."""
+    import threading
+    import time
+
+    import viewstore.spark.session as session
+
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+    register_views(spark, store, ns)
+    with pytest.raises(Exception) as missing:
+        sql(spark, store, f"DROP VIEW {ns}.never_was")
+    real, found, outcome = session._stored_target, threading.Event(), {}
+
+    def noting(*args):
+        ident = real(*args)
+        if threading.current_thread().name == "second":
+            found.set()
+        return ident
+
+    def second():
+        try:
+            outcome["second"] = sql(spark, store, f"DROP VIEW {'IF EXISTS ' if if_exists else ''}{ns}.v")
+        except Exception as error:  # noqa: BLE001 - what it raises is the point
+            outcome["second"] = error
+
+    monkeypatch.setattr(session, "_stored_target", noting)
+    thread = threading.Thread(target=second, name="second")
+    with session._one_ddl_at_a_time():
+        thread.start()
+        assert found.wait(60)
+        time.sleep(0.3)  # it has found the stored view and waits for the turn
+        sql(spark, store, f"DROP VIEW {ns}.v")  # this thread holds the turn (it is re-entrant)
+    thread.join(60)
+    assert not store.view_exists(f"{ns}.v")
+    if if_exists:
+        assert outcome["second"] is None
+    else:
+        assert type(outcome["second"]) is type(missing.value), outcome
+        assert "TABLE_OR_VIEW_NOT_FOUND" in str(outcome["second"]) and "TABLE_OR_VIEW_NOT_FOUND" in str(missing.value)
+
+
 @pytest.mark.parametrize("prune", [False, True])
 def test_register_views_passes_over_a_database_dropped_after_the_listing(spark, store, ns, prune, monkeypatch):
     """Another driver drops a database between the listing of the session's databases and the reading of
