@@ -49,8 +49,8 @@ def test_demo_runs_every_step_and_leaves_a_consistent_store(spark, tmp_path):
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"console": 5}, "console must be a rich Console (rich.console.Console) or None, not int"),
-    ({"db": 5}, "db must be a path (text or os.PathLike) or None, not int"),
-    ({"db": " "}, "db must be a path (text or os.PathLike) or None, not ' '"),
+    ({"db": 5}, "a db must be a path (text or os.PathLike), not 5"),
+    ({"db": " "}, "a db must be a path (text or os.PathLike), not ' '"),
     ({"spark": 5}, "spark must be a classic (py4j) SparkSession, not int"),
     ({"namespace": 5}, "namespace must be a database name"),
     ({"namespace": ""}, "namespace must be a database name"),

@@ -36,7 +36,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from ..catalog import ViewChange, ViewStore
+from ..catalog import ViewChange, ViewStore, _path
 from ..errors import ValidationError, ViewStoreError
 from ..model import SQLRepresentation, View
 from .failures import engine_calls
@@ -299,10 +299,7 @@ def _check_demo_args(console: Any, db: Any, spark: Any, namespace: Any) -> None:
         raise ValidationError(f"console must be a rich Console (rich.console.Console) or None, not "
                               f"{type(console).__name__}")
     if db is not None:
-        path = db if isinstance(db, str) else os.fspath(db) if isinstance(db, os.PathLike) else None
-        if not isinstance(path, str) or not path.strip():
-            shown = repr(db) if isinstance(db, str) else type(db).__name__
-            raise ValidationError(f"db must be a path (text or os.PathLike) or None, not {shown}")
+        _path(db, "db")  # the store's own check of a path
     if spark is not None:
         _check_session(spark)
     if not isinstance(namespace, str) or not _PLAIN_NAME.fullmatch(namespace):
