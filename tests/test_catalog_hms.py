@@ -303,6 +303,14 @@ BAD_RECORDS = {
         {"dbName": "s", "tableName": "v", "tableType": "VIRTUAL_VIEW", "viewOriginalText": "SELECT 1",
          "parameters": {"is_generic": "true", "flink.schema.0.name": "a", "flink.schema.0.data-type": "WIBBLE"}},
         r"parameters\.flink\.schema\.0\.data-type: Flink type 'WIBBLE'"),
+    "a type length of thousands of digits": (
+        {"dbName": "s", "tableName": "v", "tableType": "VIRTUAL_VIEW", "viewExpandedText": "SELECT 1",
+         "sd": {"cols": [{"name": "a", "type": f"varchar({'9' * 5000})"}]}},
+        r"sd\.cols\[0\]\.type: .*the number 9{20}\.\.\. is larger than 2147483647"),
+    "a schema count of thousands of digits": (
+        {"dbName": "s", "tableName": "v", "tableType": "VIRTUAL_VIEW", "viewOriginalText": "SELECT 1 AS a",
+         "parameters": {"spark.sql.create.version": "4.3.0", "spark.sql.sources.schema.numParts": "9" * 5000}},
+        r"parameters\.spark\.sql\.sources\.schema\.numParts: must be a count Spark can read"),
     "a table": ({"dbName": "s", "tableName": "v", "tableType": "MANAGED_TABLE", "parameters": {}},
                 r"tableType: 'MANAGED_TABLE' is not a view"),
     "no table type": ({"dbName": "s", "tableName": "v", "parameters": {}}, r"tableType: is missing"),

@@ -112,3 +112,28 @@ def test_struct_comment_with_backslash_round_trips(comment):
     assert parsed == t
     assert parsed.fields[0].comment == comment
     assert str(parsed) == str(t)
+
+
+HUGE = "9" * 5000  # more digits than Python converts to an int without complaint (4300)
+
+
+@pytest.mark.parametrize("text", [f"decimal({HUGE})", f"varchar({HUGE})", f"fixed[{HUGE}]", f"timestamp({HUGE})",
+                                  "varchar(2147483648)", "fixed[99999999999]"])
+def test_a_length_or_precision_larger_than_a_java_int_is_a_validation_error(text):
+    """Every engine reads a type's numbers as a Java int; a larger one (even of thousands of digits,
+    which int() refuses with a plain ValueError) is no type."""
+    with pytest.raises(ValidationError, match=r"the number 9+(\.\.\.)? is larger than 2147483647|the number "
+                                              r"2147483648 is larger"):
+        parse_type(text)
+
+
+def test_the_largest_java_int_is_still_a_length():
+    assert parse_type("varchar(2147483647)") == PrimitiveType("string")
+    assert parse_type("fixed[2147483647]") == FixedType(2147483647)
+
+
+@pytest.mark.parametrize("text", ["decimal(\u0661\u0660,\u0662)", "varchar(\uff12\uff10)", "fixed[\u0967]"])
+def test_numbers_in_types_are_ascii_digits(text):
+    """'decimal(١٠,٢)' is no SQL type (the engines' own parsers refuse it); it was read as decimal(10,2)."""
+    with pytest.raises(ValidationError, match="unknown type"):
+        parse_type(text)

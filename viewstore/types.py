@@ -32,6 +32,9 @@ __all__ = [
     "from_iceberg_json",
     "PRIMITIVES",
     "MAX_DEPTH",
+    "MAX_TYPE_NUMBER",
+    "type_number",
+    "too_large",
     "check_depth",
 ]
 
@@ -44,6 +47,23 @@ PRIMITIVES = frozenset({
 #: how deep types may nest (``list<list<...>>``): deeper ones are refused as invalid, not left to
 #: exhaust Python's recursion limit in the parser, pydantic or an engine
 MAX_DEPTH = 100
+
+#: the largest length, precision or count a type string may give: every engine reads them as a Java
+#: ``int``, so a larger one is no type (and a number of thousands of digits is refused before Python
+#: converts it)
+MAX_TYPE_NUMBER = 2**31 - 1
+
+
+def type_number(digits: str) -> int | None:
+    """``digits`` (ASCII digits) as a number of at most :data:`MAX_TYPE_NUMBER`, or None when larger."""
+    if len(digits) > len(str(MAX_TYPE_NUMBER)) or int(digits) > MAX_TYPE_NUMBER:
+        return None
+    return int(digits)
+
+
+def too_large(digits: str) -> str:
+    """What is wrong with a number :func:`type_number` refused (its first 20 digits shown)."""
+    return f"the number {digits[:20]}{'...' if len(digits) > 20 else ''} is larger than {MAX_TYPE_NUMBER}"
 
 #: SQL (and engine) spellings accepted on input, mapped to the Iceberg primitive they mean.
 _ALIASES = {
@@ -159,7 +179,7 @@ _TOKEN = re.compile(
     r"""\s*(?:
         (?P<str>'(?:[^'\\]|\\.|'')*')
       | (?P<qid>`(?:[^`]|``)*`|"(?:[^"]|"")*")
-      | (?P<num>\d+)
+      | (?P<num>[0-9]+)
       | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
       | (?P<punct>[<>()\[\],:])
     )""",
@@ -213,7 +233,10 @@ class _Tokens:
         kind, value = self.next()
         if kind != "num":
             raise ValidationError(f"unknown type {self.text!r}: expected a number, found {value!r}")
-        return int(value)
+        number = type_number(value)
+        if number is None:
+            raise ValidationError(f"bad type {self.text[:60]!r}: {too_large(value)}")
+        return number
 
 
 def parse_type(text: str | IcebergType) -> IcebergType:

@@ -161,3 +161,22 @@ def test_types_nested_too_deep_are_validation_errors(engine, deep):
                   "spark": lambda t: spark.iceberg_type(spark.parse_type_string(t))}[engine]
     with pytest.raises(ValidationError, match=f"{MAX_DEPTH} levels"):
         reader(deep)
+
+
+@pytest.mark.parametrize("engine, text", [
+    ("trino", "varchar({})"), ("trino", "timestamp({}) with time zone"), ("trino", "decimal(10,{})"),
+    ("flink", "VARCHAR({})"), ("flink", "BINARY({})"), ("flink", "TIMESTAMP({})"),
+    ("hive", "varchar({})"), ("hive", "struct<a:decimal({},2)>"),
+    ("spark", "char({})"), ("spark", "array<varchar({})>"),
+])
+@pytest.mark.parametrize("number", ["9" * 5000, "2147483648"])
+def test_a_number_in_a_type_larger_than_a_java_int_is_a_validation_error(engine, text, number):
+    """A length or precision of thousands of digits raised int()'s ValueError from every engine's type reader."""
+    from viewstore.formats import flink, hive, spark, trino
+
+    reader = {"trino": trino.iceberg_type, "flink": flink.iceberg_type, "hive": hive.iceberg_type,
+              "spark": lambda t, field: spark.iceberg_type(spark.parse_type_string(t, field), field)}[engine]
+    with pytest.raises(ValidationError, match=r"^sd\.cols\[0\]\.type: .*the number \d{1,20}(\.\.\.)? is larger "
+                                              r"than 2147483647") as caught:
+        reader(text.format(number), "sd.cols[0].type")
+    assert len(str(caught.value)) < 200 or engine == "hive"  # hive quotes the whole type string

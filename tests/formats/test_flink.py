@@ -100,6 +100,11 @@ def test_decode_flink_110_keys():
       "flink.schema.2.data-type": "INT"}, r"parameters\.flink\.schema\.1\.name: is missing"),
     ({"flink.schema.0.name": "a", "flink.schema.0.data-type": "MULTISET<INT>"},
      r"parameters\.flink\.schema\.0\.data-type: .*MULTISET"),
+    # an index of thousands of digits raised int()'s ValueError; Flink reads indexes as Java ints
+    ({"flink.schema.0.name": "a", "flink.schema.0.data-type": "INT", f"flink.schema.{'9' * 5000}.name": "b"},
+     r"parameters\.flink\.schema\.9{67}\.\.\.: is no column key Flink can read.*the number 9{20}\.\.\. is larger"),
+    ({"flink.schema.0.name": "a", "flink.schema.0.data-type": "INT", "flink.generic.table.schema.2147483648.name": "b"},
+     r"parameters\.flink\.generic\.table\.schema\.2147483648\.name: is no column key Flink can read"),
 ])
 def test_bad_schema_parameters(parameters, reason):
     with pytest.raises(ValidationError, match=reason):

@@ -138,10 +138,20 @@ def test_catalog_and_namespace(parameters, catalog, namespace):
      r"view\.catalogAndNamespace\.part\.1: is missing"),
     ({"view.query.out.numCols": "1"}, r"view\.query\.out\.col\.0: is missing"),
     ({"view.schemaMode": "LOOSE"}, r"view\.schemaMode: is 'LOOSE'"),
+    # counts of thousands of digits raised int()'s ValueError; Spark reads them as Java ints
+    ({"view.catalogAndNamespace.numParts": "9" * 5000},
+     r"view\.catalogAndNamespace\.numParts: must be a count Spark can read: the number 9{20}\.\.\. is larger"),
+    ({"view.query.out.numCols": "2147483648"}, r"view\.query\.out\.numCols: .* 2147483648 is larger than 2147483647"),
 ])
 def test_incomplete_view_parameters(parameters, reason):
     with pytest.raises(ValidationError, match=reason):
         formats.decode(record(schema(field("a", "long")), **parameters))
+
+
+def test_a_split_schema_of_more_parts_than_spark_can_count_is_a_validation_error():
+    with pytest.raises(ValidationError, match=r"spark\.sql\.sources\.schema\.numParts: must be a count Spark can "
+                                              r"read: the number 9{20}\.\.\. is larger than 2147483647"):
+        formats.decode(record(**{"spark.sql.sources.schema.numParts": "9" * 5000}))
 
 
 def test_accessors_for_the_kept_parameters():

@@ -37,7 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import ValidationError
 from ..model import RESERVED_PREFIX, Column, SecurityMode, SQLRepresentation, View, validate_properties
-from ..types import MAX_DEPTH, IcebergType, ListType, MapType, StructField, StructType, check_depth
+from ..types import (MAX_DEPTH, IcebergType, ListType, MapType, StructField, StructType, check_depth, too_large,
+                     type_number)
 
 __all__ = [
     "ViewDefinition",
@@ -593,12 +594,15 @@ class TypeTokens:
         """Consume an unsigned integer.
 
         Raises:
-            ValidationError: the next token is not a number.
+            ValidationError: the next token is not a number, or one larger than a Java int.
         """
         token = self.next()
         if token.kind != "number":
             raise self.error(f"expected a number at position {token.position}, found {token.value!r}")
-        return int(token.value)
+        number = type_number(token.value)
+        if number is None:
+            raise invalid(self.field, f"{too_large(token.value)} (at position {token.position} of the type)")
+        return number
 
     def optional_numbers(self) -> list[int]:
         """Consume ``(n)`` or ``(n, m)`` if it comes next; the numbers, or an empty list."""

@@ -23,7 +23,8 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..model import Column
-from ..types import DecimalType, FixedType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
+from ..types import (DecimalType, FixedType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType,
+                     too_large, type_number)
 from .base import (ViewDefinition, TypeTokens, bounded, chosen_engine_types, column_types_property, hms_record, invalid,
                    parameters_of, passthrough, reserved_key, second_text, second_text_properties, text_of)
 
@@ -62,12 +63,20 @@ def owns_parameter(key: str) -> bool:
 
 
 def _column_key(key: str) -> tuple[str, int, str] | None:
-    """Split ``flink.schema.3.data-type`` into (prefix, 3, "data-type"); None for other keys."""
+    """Split ``flink.schema.3.data-type`` into (prefix, 3, "data-type"); None for other keys.
+
+    Raises:
+        ValidationError: the index is larger than a Java int (Flink could not read the key either).
+    """
     for prefix in (SCHEMA_PREFIX, LEGACY_SCHEMA_PREFIX):
         if key.startswith(prefix):
             index, _, attribute = key[len(prefix):].partition(".")
             if index.isascii() and index.isdigit() and attribute:
-                return prefix, int(index), attribute
+                number = type_number(index)
+                if number is None:
+                    raise invalid(f"parameters.{key if len(key) <= 80 else key[:80] + '...'}",
+                                  f"is no column key Flink can read, as its index is no Java int: {too_large(index)}")
+                return prefix, number, attribute
     return None
 
 

@@ -40,7 +40,8 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..model import Column, View
-from ..types import MAX_DEPTH, DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType
+from ..types import (MAX_DEPTH, DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType,
+                     too_large, type_number)
 from .base import (ViewDefinition, TypeTokens, bounded, chosen_engine_types, column_types_property, hive_columns_of,
                    hms_record, invalid, parameters_of, passthrough, reserved_key, second_text,
                    second_text_properties, sql_digest, text_of)
@@ -162,7 +163,10 @@ def _count(parameters: Mapping[str, str], key: str) -> int:
     text = parameters[key]
     if not (text.isascii() and text.isdigit()):
         raise invalid(f"parameters.{key}", f"must be a count, not {text!r}")
-    return int(text)
+    count = type_number(text)
+    if count is None:
+        raise invalid(f"parameters.{key}", f"must be a count Spark can read: {too_large(text)}")
+    return count
 
 
 def _indexed(parameters: Mapping[str, str], count_key: str, prefix: str) -> list[str]:
