@@ -201,9 +201,12 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
     empty.write_text("[]")
     table = tmp_path / "table.json"
     table.write_text(json.dumps({**record("t"), "tableType": "MANAGED_TABLE"}))
+    deep = tmp_path / "deep.json"  # nested deeper than Python's JSON reader goes (it raised RecursionError)
+    deep.write_text("[" * 100_000 + "]" * 100_000)
     cases = [
         (["hms", "import", str(tmp_path / "missing.json")], "cannot read"),
         (["hms", "import", str(not_json)], "is not JSON"),
+        (["hms", "import", str(deep)], "is not JSON: maximum recursion depth exceeded"),
         (["hms", "import", str(scalar)], "[0]: an HMS record must be a JSON object"),
         (["hms", "import", str(empty)], "holds no HMS record"),
         (["hms", "import", str(table)], "tableType: 'MANAGED_TABLE' is not a view"),
@@ -216,6 +219,11 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
         assert result.exit_code == 1, (args, result.output)
         assert result.output.startswith("error: ") and message in result.output, (args, result.output)
         assert result.output.count("\n") == 1 and "Traceback" not in result.output
+    result = CliRunner().invoke(main, ["--db", str(run.db), "hms", "import", str(deep), "--json"],
+                                catch_exceptions=False)
+    error = json.loads(result.stderr)["error"]
+    assert (result.exit_code, result.stdout, error["type"], error["exit_code"]) == (1, "", "ValidationError", 1)
+    assert error["message"].startswith(f"{deep} is not JSON")
     assert ViewStore(run.db).event_count() == 0
     run("hms", "import", str(SPARK_FILE))
     result = CliRunner().invoke(main, ["--db", str(run.db), "hms", "export", "sales.v_customers", "--engine",

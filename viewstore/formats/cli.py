@@ -65,7 +65,7 @@ def _load(path: str) -> list[dict[str, Any]]:
         raise ValidationError(f"cannot read {path}: {e}") from e
     try:
         data = json.loads(text)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than the reader goes
         raise ValidationError(f"{path} is not JSON: {e}") from e
     records = records_of(data, path)
     if not records:
