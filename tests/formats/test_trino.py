@@ -201,6 +201,11 @@ def test_encode_writes_the_path_when_recorded():
     ({"default_catalog": None}, "default_catalog: Trino needs a default catalog"),
     ({"columns": (Column("u", "fixed[4]"),)}, r"columns\[0\]\.type: Trino has no type"),
     ({"dialect": "spark"}, "writing a trino view needs trino SQL"),
+    # a lone surrogate, which UTF-8 cannot hold: it raised UnicodeEncodeError
+    ({"sql": "SELECT '\ud800'"}, r"^viewOriginalText\.originalSql: is not valid Unicode \(it holds a lone surrogate\)"),
+    ({"columns": (Column("a", "int"), Column("b", "int", "\udfff"))}, r"^viewOriginalText\.columns\[1\]\.comment: is "),
+    ({"owner": "\ud83d"}, r"^viewOriginalText\.owner: is not valid Unicode"),
+    ({"properties": {trino.PATH_KEY: '[{"catalogName":"\\ud800"}]'}}, r"^viewOriginalText\.path\[0\]\.catalogName: "),
 ])
 def test_encode_rejects(changes, reason):
     with pytest.raises(ValidationError, match=reason):

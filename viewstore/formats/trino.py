@@ -206,7 +206,8 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
 
     Raises:
         ValidationError: the view has no columns, a namespace of more than one level, a schema
-            without a catalog, a column type Trino cannot express, or a malformed path property.
+            without a catalog, a column type Trino cannot express, a malformed path property, or
+            text with a lone surrogate (the JSON is UTF-8; the message names the field).
     """
     if not definition.columns:
         raise invalid("columns", "a Trino view needs at least one column")
@@ -245,7 +246,11 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
             raise invalid(f"properties.{PATH_KEY}", f"must be a JSON list, not {path!r}")
         payload["path"] = path
 
-    encoded = base64.b64encode(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    try:
+        encoded = base64.b64encode(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    except UnicodeEncodeError as e:  # a lone surrogate, which UTF-8 cannot hold
+        raise invalid(_not_unicode(payload, "viewOriginalText"), "is not valid Unicode (it holds a lone surrogate), "
+                                                                 "so the Presto View JSON cannot be written") from e
     parameters = passthrough(definition.properties, lambda key: key in (FLAG, "comment"))
     parameters.update({FLAG: "true", "comment": VIEW_COMMENT})
     if reserved_key(NAME, "column-types") not in definition.properties:
@@ -258,6 +263,22 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
         original_text=PREFIX + encoded.decode("ascii") + SUFFIX, expanded_text=EXPANDED_MARKER,
         storage={"location": "", "inputFormat": None, "outputFormat": None,
                  "serdeInfo": {"serializationLib": None}})
+
+
+def _not_unicode(value: Any, where: str) -> str:
+    """Where in the payload a string that UTF-8 cannot encode sits (``viewOriginalText.columns[0].name``)."""
+    if isinstance(value, dict):
+        items = [(f"{where}.{key}", item) for key, item in value.items()]
+    elif isinstance(value, list):
+        items = [(f"{where}[{i}]", item) for i, item in enumerate(value)]
+    else:
+        return where
+    for inner, item in items:
+        try:
+            json.dumps(item, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return _not_unicode(item, inner)
+    return where
 
 
 def _writer_version() -> str:
