@@ -12,7 +12,10 @@ from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapTyp
     ("bigint", "long"), ("BIGINT", "long"), ("long", "long"), ("integer", "int"), ("smallint", "int"),
     ("tinyint", "int"), ("int", "int"), ("boolean", "boolean"), ("bool", "boolean"), ("float", "float"),
     ("real", "float"), ("double", "double"), ("double precision", "double"), ("date", "date"),
-    ("time", "time"), ("timestamp", "timestamp"), ("timestamp(3)", "timestamp"),
+    ("time", "time"), ("time(3)", "time"), ("time without time zone", "time"), ("timestamp", "timestamp"),
+    ("timestamp(3)", "timestamp"), ("timestamp(6)", "timestamp"), ("timestamp(9)", "timestamp_ns"),
+    ("TIMESTAMP(7) WITHOUT TIME ZONE", "timestamp_ns"), ("timestamp(6) with time zone", "timestamptz"),
+    ("timestamp(9) with time zone", "timestamptz_ns"), ("array<timestamp(9)>", "list<timestamp_ns>"),
     ("timestamp with time zone", "timestamptz"), ("timestamp without time zone", "timestamp"),
     ("timestamptz", "timestamptz"), ("timestamp_ntz", "timestamp"), ("timestamp_ltz", "timestamptz"),
     ("timestamp_ns", "timestamp_ns"), ("timestamptz_ns", "timestamptz_ns"),
@@ -44,7 +47,8 @@ def test_nested_details_round_trip():
 
 
 @pytest.mark.parametrize("bad", ["", "  ", "blob2", "decimal(50,2)", "decimal(5,6)", "map<int>", "array<int",
-                                 "struct<a int, a string>", "fixed[0]", "int int", "list<>", "varchar(x)", 42, None])
+                                 "struct<a int, a string>", "fixed[0]", "int int", "list<>", "varchar(x)", 42, None,
+                                 "time with time zone", "TIME(3) WITH TIME ZONE"])
 def test_unknown_types_are_validation_errors(bad):
     with pytest.raises(ValidationError):
         parse_type(bad)

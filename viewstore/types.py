@@ -265,11 +265,13 @@ def parse_type(text: str | IcebergType) -> IcebergType:
 _CACHE: dict[str, IcebergType] = {}
 
 
-def _optional_length(tokens: _Tokens) -> None:
-    """Skip a ``(n)`` length as in ``varchar(20)``: Iceberg strings have no length."""
+def _optional_length(tokens: _Tokens) -> int | None:
+    """Read a ``(n)`` as in ``varchar(20)`` or ``timestamp(3)``; the number, or None without one."""
     if tokens.accept("("):
-        tokens.number()
+        number = tokens.number()
         tokens.expect(")")
+        return number
+    return None
 
 
 def _parse(tokens: _Tokens, depth: int = 0) -> IcebergType:
@@ -332,15 +334,19 @@ def _parse(tokens: _Tokens, depth: int = 0) -> IcebergType:
     if word in ("character", "char", "nchar") and tokens.word() == "varying":
         tokens.next()
     if word in ("timestamp", "time"):
-        # timestamp(3), timestamp with time zone, timestamp without time zone
-        _optional_length(tokens)
+        # timestamp(3), timestamp with time zone, timestamp without time zone; a precision above
+        # microseconds (timestamp(9)) is Iceberg's nanosecond type, as the engine codecs read it
+        precision = _optional_length(tokens)
+        with_tz = False
         if tokens.word() in ("with", "without") and tokens.word(1) == "time" and tokens.word(2) == "zone":
             with_tz = tokens.word() == "with"
             tokens.i += 3
-            if word == "time":
-                return PrimitiveType("time")
-            return PrimitiveType("timestamptz" if with_tz else "timestamp")
-        return PrimitiveType(word)
+        if word == "time":
+            if with_tz:
+                raise ValidationError(f"unknown type {tokens.text!r}: a time with time zone has no Iceberg type")
+            return PrimitiveType("time")
+        name = "timestamptz" if with_tz else "timestamp"
+        return PrimitiveType(name + "_ns" if precision is not None and precision > 6 else name)
     canonical = _ALIASES.get(word)
     if canonical is None:
         raise ValidationError(f"unknown type {tokens.text!r}: {raw!r} is not an Iceberg or SQL type")
