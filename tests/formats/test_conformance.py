@@ -2,10 +2,13 @@
 
 The files live in ``../shared/conformance/engine-views`` (the ``conformance`` fixture). Each file has a
 checker picked by its shape; a file without a checker, or an ``expected`` field nobody checks, fails.
+Each rule or note an expected block states in words (``rule``, ``note``, ``decoder_rules``...) has a
+check of its own in :data:`RULES`; a rule without one fails too.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -355,3 +358,228 @@ CHECKERS = {
     "iceberg-view-written-by-trino.reconstructed.json": check_iceberg_written_by_trino,
     "iceberg-view-in-hms.reconstructed.json": check_iceberg_in_hms,
 }
+
+
+# --------------------------------------------------------------------------------------------
+# The rules and notes of the expected blocks: each one stated as behaviour is asserted here
+
+
+#: Keys whose text states a rule (``source.note`` is provenance, and ``trino`` in the detection
+#: cases says what Trino itself does; the detection checker holds viewstore to ``expected``).
+RULE_KEYS = NOTES | {"decoder_rules"}
+
+
+def stated_rules(data: Any, path: str = "") -> list[str]:
+    """The paths of every rule or note in a conformance file (``expected.rule``, ``cases[1].expected.rule``...)."""
+    found = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            inner = f"{path}.{key}" if path else key
+            if key in RULE_KEYS and inner != "source.note":
+                found.append(inner)
+            elif key != "source":
+                found.extend(stated_rules(value, inner))
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            found.extend(stated_rules(item, f"{path}[{i}]"))
+    return found
+
+
+def rule_flink_generic(conformance: Path, data: dict[str, Any]) -> None:
+    """Generic when is_generic parses as true (Java's Boolean.parseBoolean) or, without the flag, when
+    flink.connector / flink.connector.type is present; otherwise a Hive object, schema from sd.cols."""
+    table = data["hms_table"]
+    params = table["parameters"]
+    without = {k: v for k, v in params.items() if k != "is_generic"}
+
+    def engine(parameters: dict[str, str]) -> str:
+        return formats.detect({**table, "parameters": parameters})
+
+    for flag in ("true", "TRUE", "True"):
+        assert engine({**params, "is_generic": flag}) == "flink", flag
+    for flag in ("false", "yes", "1", " true", ""):  # parseBoolean: anything but 'true' in some case is false
+        assert engine({**params, "is_generic": flag}) == "hive", flag
+    assert engine(without) == "hive"
+    for key in ("flink.connector", "flink.connector.type"):
+        assert engine({**without, key: "datagen"}) == "flink", key
+    hive_object = {**table, "parameters": without, "sd": {"cols": [{"name": "x", "type": "int", "comment": "c"}]}}
+    kind, definition = formats.definition_from_table(hive_object)
+    assert kind == "hive" and [(c.name, str(c.type), c.comment) for c in definition.columns] == [("x", "int", "c")]
+
+
+def rule_flink_nongeneric(conformance: Path, data: dict[str, Any]) -> None:
+    """For a cross-engine decoder these are plain Hive-style views (no flink.* keys)."""
+    for case in data["cases"]:
+        table = case["hms_table"]
+        assert not any(key.startswith("flink.") for key in table["parameters"])
+        assert formats.detect(table) == "hive"
+
+
+def rule_gravitino(conformance: Path, data: dict[str, Any]) -> None:
+    """Explicit JSON nulls, the blob in viewExpandedText, no trino_* parameters: read as Trino's own form."""
+    table = data["hms_table"]
+    differences = data["expected"]["differences_from_trino_writer"]
+    assert len(differences) == 3
+    # 1: explicit nulls instead of omitted keys read as the omitted keys do
+    payload = trino.read_payload(table["viewOriginalText"])
+    assert payload["owner"] is None and payload["columns"][0]["comment"] is None
+    definition = formats.decode(table)
+    assert definition.owner is None and definition.columns[0].comment is None
+    # 2: the blob repeated in viewExpandedText means what Trino's marker means
+    assert table["viewExpandedText"] == table["viewOriginalText"]
+    assert formats.decode({**table, "viewExpandedText": trino.EXPANDED_MARKER}) == definition
+    # 3: without trino_* parameters; written back in Trino's own form, still without them
+    assert set(table["parameters"]) == {"presto_view", "comment"}
+    record = formats.encode(definition, "trino")
+    assert record["viewExpandedText"] == trino.EXPANDED_MARKER
+    assert record["parameters"] == {"presto_view": "true", "comment": "Presto View"}
+    assert formats.decode(record) == definition
+
+
+def rule_free_form_dialects(conformance: Path, data: dict[str, Any]) -> None:
+    """Dialect strings are free-form: matched case-insensitively, never by prefix."""
+    from viewstore.formats.base import for_dialect
+
+    definition = iceberg.definition_from_metadata(data["metadata"])
+    assert definition.dialect == "spark-sql"
+    assert for_dialect(definition, "SPARK-SQL").sql == definition.sql
+    for other in ("spark", "spark-"):
+        with pytest.raises(ValidationError, match=f"writing a {other} view needs {other} SQL"):
+            for_dialect(definition, other)
+
+
+def rule_iceberg_in_hms(conformance: Path, data: dict[str, Any]) -> None:
+    """No engine's markers: only table_type tells it from a Hive-native view."""
+    table = data["hms_table"]
+    params = table["parameters"]
+    assert not any(key in ("presto_view", "spark.sql.create.version") or key.startswith("flink.") for key in params)
+    assert formats.detect(table) == "iceberg"
+    assert formats.detect({**table, "parameters": {k: v for k, v in params.items() if k != "table_type"}}) == "hive"
+
+
+def rule_spark_altered_hive_view(conformance: Path, data: dict[str, Any]) -> None:
+    """create.version '2.2 or prior' together with no view.query.out.* / view.catalogAndNamespace.* flags it."""
+    params = data["hms_after_expected"]["parameters"]
+    assert spark.is_altered_hive_view(params)
+    assert not spark.is_altered_hive_view({**params, "spark.sql.create.version": "3.5.3"})
+    for key in ("view.query.out.numCols", "view.catalogAndNamespace.numParts"):
+        assert not spark.is_altered_hive_view({**params, key: "0"}), key
+        assert not spark.is_altered_hive_view(formats.decode({**data["hms_after_expected"],
+                                                               "parameters": {**params, key: "0"}})), key
+
+
+def rule_spark_columns(conformance: Path, data: dict[str, Any]) -> None:
+    """Prefer spark.sql.sources.schema (case preserved); fall back to sd.cols."""
+    table = data["hms_table"]
+    assert [c["name"] for c in table["sd"]["cols"]] == ["id", "name"]  # the metastore's lower case
+    assert [c.name for c in formats.decode(table).columns] == ["Id", "name"]
+    without = {k: v for k, v in table["parameters"].items() if k != "spark.sql.sources.schema"}
+    fallback = formats.decode({**table, "parameters": without})
+    assert [(c.name, str(c.type), c.comment) for c in fallback.columns] == [
+        ("id", "long", None), ("name", "string", "customer name")]
+
+
+def rule_spark_schema_modes(conformance: Path, data: dict[str, Any]) -> None:
+    """The four schema modes (TYPE EVOLUTION with a space); EVOLUTION never with a column list."""
+    table = data["hms_table"]
+    for mode in ("BINDING", "COMPENSATION", "TYPE EVOLUTION", "EVOLUTION"):
+        definition = formats.decode({**table, "parameters": {**table["parameters"], "view.schemaMode": mode}})
+        assert spark.schema_mode(definition) == mode
+        written = formats.encode(definition.model_copy(update={"database": "sales", "name": "v"}), "spark")
+        has_names = any(key.startswith("view.query.out.") for key in written["parameters"])
+        assert has_names is (mode != "EVOLUTION"), mode
+    for bad in ("TYPE_EVOLUTION", "binding", "Evolution"):
+        with pytest.raises(ValidationError, match=r"view\.schemaMode"):
+            formats.decode({**table, "parameters": {**table["parameters"], "view.schemaMode": bad}})
+
+
+def rule_spark_legacy_default_database(conformance: Path, data: dict[str, Any]) -> None:
+    """view.default.database maps to [spark_catalog, db]; neither key means no default (the expanded
+    text Spark < 2.2 runs is kept and written back)."""
+    source = data["cases"][1]["catalog_table"]
+    table = {"tableType": "VIRTUAL_VIEW", "parameters": {"spark.sql.create.version": "2.1.2"},
+             "viewOriginalText": source["viewText"], "viewExpandedText": "SELECT `tbl1`.`a` FROM `db2`.`tbl1`",
+             "sd": {"cols": [{"name": n, "type": t, "comment": None} for n, t in source["schema"]]}}
+    definition = formats.decode(table)
+    assert (definition.default_catalog, definition.default_namespace) == (None, ())
+    assert definition.properties[spark.EXPANDED_TEXT_KEY] == table["viewExpandedText"]
+    assert formats.encode(definition.model_copy(update={"database": "db3", "name": "view2"}),
+                          "spark")["viewExpandedText"] == table["viewExpandedText"]
+    legacy = formats.decode({**table, "parameters": {**table["parameters"], **source["properties"]}})
+    assert (legacy.default_catalog, legacy.default_namespace) == ("spark_catalog", ("db2",))
+
+
+def rule_trino_decoder(conformance: Path, data: dict[str, Any]) -> None:
+    """Rules 1-3 (rule 4, the HMS owner of a definer view, is checked with the cases)."""
+    rules = data["decoder_rules"]
+    assert "except originalSql and columns" in rules[0] and "Do not default it to true" in rules[1]
+
+    def table(document: dict[str, Any]) -> dict[str, Any]:
+        blob = base64.b64encode(json.dumps(document).encode()).decode()
+        return {"tableType": "VIRTUAL_VIEW", "parameters": {"presto_view": "true", "comment": "Presto View"},
+                "viewOriginalText": f"/* Presto View: {blob} */", "viewExpandedText": "/* Presto View */"}
+
+    minimal = json.loads(data["cases"][0]["json"])
+    assert set(minimal) == {"originalSql", "columns"}
+    # 1: only originalSql and columns are needed
+    for key in ("originalSql", "columns"):
+        with pytest.raises(ValidationError, match=rf"viewOriginalText\.{key}"):
+            formats.decode(table({k: v for k, v in minimal.items() if k != key}))
+    # 2: a missing runAsInvoker is definer security; 3: missing owner, comment, catalog, schema and path are empty
+    definition = formats.decode(table(minimal))
+    assert definition.security_mode == "DEFINER"
+    assert (definition.owner, definition.comment, definition.default_catalog, definition.default_namespace) == \
+        (None, None, None, ())
+    assert trino.PATH_KEY not in definition.properties
+    assert "path" not in trino.read_payload(formats.encode(definition.model_copy(
+        update={"database": "s", "name": "v"}), "trino")["viewOriginalText"])
+
+
+def rule_trino_materialized_view(conformance: Path, data: dict[str, Any]) -> None:
+    """Neither a Trino view nor a Hive view: a bulk import skips it as a Trino materialized view."""
+    assert formats.not_a_view(data["hms_table"]) == "a Trino materialized view"
+    check_materialized_view_marker(conformance, data)
+
+
+def rule_trino_placeholders(conformance: Path, data: dict[str, Any]) -> None:
+    """The HMS comment is the constant 'Presto View' (the view's own is in the JSON); sd.cols is a
+    placeholder, never the schema."""
+    table = data["hms_table"]
+    definition = formats.decode(table)
+    assert table["parameters"]["comment"] == "Presto View" != definition.comment == data["decoded_json"]["comment"]
+    assert [c.name for c in definition.columns] == ["orderkey", "totalprice"]
+    other_cols = {**table, "sd": {**table["sd"], "cols": [{"name": "x", "type": "int", "comment": "not it"}]}}
+    assert formats.decode(other_cols) == definition
+    record = formats.encode(definition, "trino")
+    assert record["parameters"]["comment"] == "Presto View"
+    assert record["sd"]["cols"] == [{"name": "dummy", "type": "string", "comment": None}]
+
+
+#: (file, path of the rule) -> the check that asserts it
+RULES = {
+    ("flink-hivecatalog-generic-view.reconstructed.json", "expected.rule"): rule_flink_generic,
+    ("flink-hivecatalog-nongeneric-view-compat.reconstructed.json", "note"): rule_flink_nongeneric,
+    ("gravitino-written-trino-view.reconstructed.json", "expected.differences_from_trino_writer"): rule_gravitino,
+    ("iceberg-core-ValidViewMetadata.json", "expected.note"): rule_free_form_dialects,
+    ("iceberg-view-in-hms.reconstructed.json", "expected.note"): rule_iceberg_in_hms,
+    ("iceberg-view-written-by-trino.reconstructed.json", "expected.rules"): check_iceberg_written_by_trino,
+    ("spark-alter-hive-view-side-effect.reconstructed.json", "expected.note"): rule_spark_altered_hive_view,
+    ("spark-hms-view-3.5.reconstructed.json", "expected.columns_rule"): rule_spark_columns,
+    ("spark-hms-view-4.0-schema-mode.reconstructed.json", "expected.note"): rule_spark_schema_modes,
+    ("spark-hms-view-split-schema.reconstructed.json", "expected.rule"): check_split_schema,
+    ("spark-sessioncatalogsuite-views.reconstructed.json", "cases[1].expected.rule"):
+        rule_spark_legacy_default_database,
+    ("trino-connectorviewdefinition-json-cases.json", "decoder_rules"): rule_trino_decoder,
+    ("trino-hms-materialized-view-marker.reconstructed.json", "expected.note"): rule_trino_materialized_view,
+    ("trino-hms-view-full-table.reconstructed.json", "expected.note"): rule_trino_placeholders,
+}
+
+
+def test_every_rule_of_the_conformance_files_has_a_check(conformance):
+    stated = {(name, path) for name in FILES_ON_DISK for path in stated_rules(load(conformance, name))}
+    assert stated == set(RULES)
+
+
+@pytest.mark.parametrize("name, path", sorted(RULES))
+def test_conformance_rule(conformance, name, path):
+    RULES[name, path](conformance, load(conformance, name))
