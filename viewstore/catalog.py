@@ -570,10 +570,10 @@ class ViewStore:
         view_id = self._projections.live_view_id(identifier_str(ident[:-1]), ident[-1])
         if view_id is None:
             return None
-        state = self._projections.load(view_id)
-        if state is not None:
-            self._remember(ident, (state, None, self._data_version))
-        return state
+        loaded = self._projections.load(view_id)
+        if loaded is not None:
+            self._remember(ident, (loaded, None, self._data_version))
+        return loaded
 
     def _catch_up(self, ident: Identifier, state: ViewState, view: View | None) -> ViewState | None:
         """A cached state (and its View, if built) after other connections committed: brought up to
@@ -698,9 +698,9 @@ class ViewStore:
                 if state is not None and state.live and state.identifier == ident:
                     return state_to_view(state)
             # not named so then: the view known by this name now, as it was then (under its old name)
-            view_id = self._projections.latest_view_id(identifier_str(ident[:-1]), ident[-1])
-            if view_id is not None:
-                state = self._fold_until(view_id, ms)
+            latest = self._projections.latest_view_id(identifier_str(ident[:-1]), ident[-1])
+            if latest is not None:
+                state = self._fold_until(latest, ms)
                 if state is not None and state.live:
                     return state_to_view(state)
         raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {_when(ms)}")

@@ -84,7 +84,7 @@ class Event(BaseModel):
         return self.model_dump(mode="json", exclude=_ENVELOPE)
 
 
-_ENVELOPE = frozenset(Event.ENVELOPE)
+_ENVELOPE: set[str] = set(Event.ENVELOPE)  # a set: pydantic's exclude= is typed for set, not frozenset
 
 
 class _VersionChange(BaseModel):

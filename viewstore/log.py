@@ -17,7 +17,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence, cast
 
 import orjson
 
@@ -409,7 +409,7 @@ def _read_refused(error: sqlite3.Error) -> ViewStoreError:
     return ViewStoreError(f"the database refused the read: {error}")
 
 
-class QueryRows(list):  # type: ignore[type-arg]  # a list[dict[str, Any]]
+class QueryRows(list[dict[str, Any]]):
     """The rows of an ad-hoc query: a list with one dict per row (column name -> value), as before,
     which also names the result's columns in ``columns``, in order, even when no row matched.
 
@@ -428,7 +428,7 @@ class _ResultColumns(sqlite3.Connection):
 
     described: tuple[str, ...] | None = None
 
-    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
         cursor = super().execute(sql, *args)
         if cursor.description is not None:
             self.described = tuple(d[0] for d in cursor.description)
@@ -538,7 +538,8 @@ class EventLog:
             cursor = execute(_INSERT, (event.commit_id, event.view_id, event.stream_version, event.type,
                                        ".".join(event.identifier), event.actor, event.occurred_at,
                                        dumps(payload)))
-            stored.append((cursor.lastrowid, payload))
+            # typeshed says int | None (None before any insert); after this INSERT it is the new row's id
+            stored.append((cast(int, cursor.lastrowid), payload))
         return stored
 
     def stream_rows(self, view_id: str, *, until_ms: int | None = None, after_version: int = 0,
@@ -611,7 +612,8 @@ class EventLog:
              limit: int | None = None, newest_first: bool = False) -> list[tuple[Any, ...]]:
         """Raw rows (columns as in :data:`EVENT_COLUMNS`) matching every filter given, in log order
         or, with ``newest_first``, the reverse (so a ``limit`` keeps the latest events)."""
-        where, params = [], []  # type: ignore[var-annotated]
+        where: list[str] = []
+        params: list[Any] = []
         if view_ids is not None:
             ids = list(view_ids)
             if not ids:

@@ -411,7 +411,7 @@ class View(BaseModel):
 
     # no return annotation: pydantic would take it for the shape of a dump (Any: no JSON schema)
     @model_serializer(mode="wrap")
-    def _serialize(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+    def _serialize(self, handler: SerializerFunctionWrapHandler):
         self._complete()
         data = handler(self)
         if isinstance(data, dict):  # in the order of the fields, whichever were built last
@@ -442,11 +442,11 @@ class View(BaseModel):
 
     # The history is built before pydantic serializes: an error raised inside the serializer (a
     # damaged version: CorruptLogError) would reach the caller as pydantic's own serialization error.
-    def model_dump(self, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         self._complete()
         return super().model_dump(**kwargs)
 
-    def model_dump_json(self, **kwargs: Any) -> str:  # type: ignore[override]
+    def model_dump_json(self, **kwargs: Any) -> str:
         self._complete()
         return super().model_dump_json(**kwargs)
 

@@ -175,7 +175,7 @@ class Versions(Mapping[int, dict[str, Any]]):
             self._shelf, self._n = _Shelf(view_id, [], []), 0
             return
         items = list(rows)
-        ids = [item["version_id"] if type(item) is dict else item[0] for item in items]
+        ids = [item["version_id"] if isinstance(item, dict) else item[0] for item in items]
         # the ids are read without parsing the versions, and the rules take the next id from them
         if any(type(vid) is not int or not -2**31 <= vid < 2**31 for vid in ids):
             raise TypeError("a version id that is not a 32-bit integer")
@@ -1068,11 +1068,11 @@ class Projections:
                 raise _damaged("a name or namespace in views", e) from e
         # one namespace: split it once, not once per view (10,000 views: half the time of the call)
         levels = tuple(namespace.split("."))
-        rows = self.conn.execute("SELECT name FROM views WHERE live = 1 AND namespace = ? ORDER BY name",
-                                 (namespace,)).fetchall()
-        if any(type(row[0]) is not str for row in rows):
+        names = self.conn.execute("SELECT name FROM views WHERE live = 1 AND namespace = ? ORDER BY name",
+                                  (namespace,)).fetchall()
+        if any(type(row[0]) is not str for row in names):
             raise _damaged(f"a name in views of namespace {namespace}", TypeError("a name that is not text"))
-        return [levels + row for row in rows]
+        return [levels + row for row in names]
 
     def namespaces(self) -> list[tuple[str, ...]]:
         """The namespaces of live views, sorted: one index seek per namespace (a loose index scan of

@@ -79,7 +79,7 @@ def ddl() -> str:
     dialect = sqlite_dialect.dialect()
     statements = []
     for model in TABLES:
-        table = model.__table__  # type: ignore[attr-defined]
+        table = model.__table__  # type: ignore[union-attr]  # SQLModel's metaclass adds it; its stubs do not say so
         statements.append(str(CreateTable(table, if_not_exists=True).compile(dialect=dialect)).strip() + ";")
         for index in sorted(table.indexes, key=lambda i: i.name):
             statements.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=dialect)).strip() + ";")

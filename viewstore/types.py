@@ -498,7 +498,7 @@ def _from_json(data: Any, depth: int) -> IcebergType:
     raise ValidationError(f"unknown Iceberg type {data!r}")
 
 
-def _get(data: dict[str, Any], key: str, kind: type, name: str, where: str) -> Any:
+def _get(data: dict[str, Any], key: str, kind: type[Any], name: str, where: str) -> Any:
     """``data[key]``, which must be a JSON ``name`` (ids: 32-bit, as Iceberg's ``int``)."""
     value = data.get(key)
     if value is None:
