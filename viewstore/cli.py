@@ -138,7 +138,8 @@ class _JsonError(click.ClickException):
     def __init__(self, error: Exception, exit_code: int) -> None:
         super().__init__(str(error))
         self.error = error
-        self.exit_code = exit_code
+        # click types exit_code as a ClassVar, but it reads self.exit_code: an instance's own works
+        self.exit_code = exit_code  # type: ignore[misc]
 
     def show(self, file: Any = None) -> None:
         click.echo(json_text(error_to_json(self.error, self.exit_code), indent=None), err=True)
@@ -403,8 +404,8 @@ def _print_view(cli: CliContext, view: View) -> None:
     props = {k: v for k, v in view.properties.items() if k != "comment"}
     if props:
         table = data_table("property", "value", title="properties", names=["property"])
-        for k, v in sorted(props.items()):
-            table.add_row(k, v)
+        for key, value in sorted(props.items()):
+            table.add_row(key, value)
         c.print(table)
     shown = view.versions[-SHOWN_VERSIONS:]
     which = f"the latest {len(shown)}"
@@ -462,7 +463,7 @@ def _details(event: Event) -> str:
     """What an event changed, a line each: ``owner=finance`` for a property set, ``-team`` for one
     removed, ``version 2`` for a new current version, ``from sales.old`` for a rename."""
     payload = event.payload()
-    lines = []
+    lines: list[str] = []
     for key in ("source", "from_identifier", "dialect", "comment", "updates", "removals", "current_version_id"):
         value = payload.get(key)
         if value is None:
@@ -505,7 +506,7 @@ def _parse_kv(text: str, option: str) -> tuple[str, str]:
 
 
 def _definition_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
+    options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         click.option("--dialect", default="spark", show_default=True, help="Dialect of --sql / --sql-file."),
         click.option("--sql", help="The view's SQL in --dialect."),
         click.option("--sql-file", type=click.File("r"), help="Read the SQL from a file ('-' for stdin)."),

@@ -76,7 +76,7 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[Sp
 
 def _session_options(hive_use: str, printed: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The options of a command that starts a session: --master, --conf, --hive and --json."""
-    options = [
+    options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         click.option("--master", help="Spark master, e.g. local[2] (default: spark-defaults.conf or local)."),
         click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable)."),
         click.option("--hive", is_flag=True, help=f"Enable Hive support ({hive_use})."),
