@@ -233,7 +233,7 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
         properties=properties, database=text_of(record, "dbName"), name=text_of(record, "tableName"))
 
 
-def _columns_from_schema_json(text: str) -> tuple[tuple[Column, ...], list[str]]:
+def _columns_from_schema_json(text: str) -> tuple[tuple[Column, ...], list[str], list[list[Any] | None]]:
     field = f"parameters.{SCHEMA}"
     try:
         schema = json.loads(text)
@@ -524,7 +524,8 @@ def _json_leaves(type_: Any) -> list[Any]:
 def _matched(recorded: list[Any], columns: tuple[Column, ...]) -> list[Any]:
     """The recorded entry (``[name, type, metadata]``) of each column: the one of its name, else the
     one in its place if that entry's column is gone (a rename); None for the rest."""
-    entries = [e if isinstance(e, list) and len(e) == 3 and isinstance(e[0], str) else None for e in recorded]
+    entries: list[Any] = [e if isinstance(e, list) and len(e) == 3 and isinstance(e[0], str) else None
+                          for e in recorded]
     by_name = {e[0]: e for e in entries if e is not None}
     names = {column.name for column in columns}
     matched: list[Any] = []
