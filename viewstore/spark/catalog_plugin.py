@@ -55,7 +55,7 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, cast
 
 from ..catalog import ViewChange, ViewStore
 from ..errors import (ConcurrencyError, NoSuchViewError, NotInstalledError, ValidationError, ViewAlreadyExistsError,
@@ -65,6 +65,9 @@ from ..model import Column, SQLRepresentation, View, normalize_name, to_identifi
 from .failures import engine_calls
 from .types import (SPARK_SCHEMA, columns_to_schema, parse_schema, recorded_schema, schema_to_columns,
                     schema_to_record)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["attach", "detach", "jar_path", "session_conf", "check_spark_version", "spark_schema_to_columns",
            "columns_to_spark_schema", "SUPPORTED_SPARK", "CATALOG_CLASS", "ENGINE_NAME", "QUERY_COLUMN_NAMES",
@@ -137,7 +140,7 @@ def session_conf(name: str = "vs") -> dict[str, str]:
 
 
 @engine_calls("attach the store as a Spark catalog")
-def attach(spark: Any, store: ViewStore, name: str = "vs") -> str:
+def attach(spark: SparkSession, store: ViewStore, name: str = "vs") -> str:
     """Make ``store`` the Spark catalog ``name`` of this session.
 
     Adds the catalog jar to the session unless it is already there, sets
@@ -192,7 +195,8 @@ def attach(spark: Any, store: ViewStore, name: str = "vs") -> str:
             bridge = _Bridge(store, name, version)
             jcatalog.attach(bridge)
         _release_gone()
-        weak = spark._jvm.java.lang.ref.WeakReference  # noqa: SLF001
+        # pyspark types _jvm Optional (a Spark Connect session has none): this session is classic
+        weak = cast(Any, spark._jvm).java.lang.ref.WeakReference  # noqa: SLF001
         _ATTACHED[(_session_id(jsession), name)] = _Attached(bridge, weak(jsession), weak(jsession.sparkContext()),
                                                              weak(jcatalog))
     return name
@@ -300,7 +304,7 @@ def check_spark_version(version: str) -> None:
 
 
 @engine_calls("detach the store's Spark catalog")
-def detach(spark: Any, name: str = "vs") -> bool:
+def detach(spark: SparkSession, name: str = "vs") -> bool:
     """Disconnect the store from catalog ``name``; its statements then fail with a clear error.
 
     Spark keeps the catalog instance for the session's lifetime, so :func:`attach` can connect a
@@ -621,6 +625,7 @@ class _Bridge:
             return
         start = _references(sql, self._spark_catalog(definition["default_catalog"], catalogs),
                             list(definition["default_namespace"]) or list(key[:-1]), self.name)
+        stack: list[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]]  # (a view it reads, the path to it)
         stack = [(ref, (key, ref)) for ref in reversed(start)]
         seen: set[tuple[str, ...]] = set()
         while stack:

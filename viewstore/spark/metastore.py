@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, cast
 
 from pyspark.sql import SparkSession
 
@@ -98,7 +98,8 @@ def _read(spark: SparkSession, client: Any, database: str, name: str) -> dict[st
     found = client.getRawHiveTableOption(database, name)
     if not found.isDefined():
         raise NoSuchViewError(f"no table or view {database}.{name} in the metastore")
-    jvm = spark._jvm  # noqa: SLF001 - the classic (py4j) session is the only way to the metastore
+    # pyspark types _jvm Optional (a Spark Connect session has none); this one is a classic session
+    jvm = cast(Any, spark._jvm)  # noqa: SLF001 - the classic (py4j) session is the only way to the metastore
     serializer = jvm.org.apache.thrift.TSerializer(jvm.org.apache.thrift.protocol.TSimpleJSONProtocol.Factory())
     return record_from_thrift_json(json.loads(serializer.toString(found.get().rawTable().getTTable())))
 
@@ -168,7 +169,7 @@ def import_metastore_views(spark: SparkSession, store: ViewStore, database: str)
     client = _hive_client(spark)
     try:
         exists = client.databaseExists(database)
-        converters = spark._jvm.scala.jdk.javaapi.CollectionConverters  # noqa: SLF001
+        converters = cast(Any, spark._jvm).scala.jdk.javaapi.CollectionConverters  # noqa: SLF001 - as in _read
         names = sorted(str(n) for n in converters.asJava(client.listTables(database))) if exists else []
     except ENGINE_ERRORS as error:
         raise engine_error(spark, error, f"list the database {database} in the metastore") from error

@@ -150,13 +150,18 @@ def _jsession(spark: SparkSession) -> Any:
     return spark._jsparkSession  # noqa: SLF001 - the classic (py4j) session is the only way to the parser
 
 
+def _jvm(spark: SparkSession) -> Any:
+    """The session's py4j JVM view (pyspark types it Optional: a Spark Connect session has none)."""
+    return spark._jvm  # noqa: SLF001 - the classic (py4j) session is the only way to Scala's helpers
+
+
 def _jlist(spark: SparkSession, scala_seq: Any) -> list[Any]:
     """A Scala collection as a Python list."""
-    return list(spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(scala_seq))  # noqa: SLF001
+    return list(_jvm(spark).scala.jdk.javaapi.CollectionConverters.asJava(scala_seq))
 
 
 def _jmap(spark: SparkSession, scala_map: Any) -> dict[str, str]:
-    converted = spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(scala_map)  # noqa: SLF001
+    converted = _jvm(spark).scala.jdk.javaapi.CollectionConverters.asJava(scala_map)
     return {str(k): str(converted.get(k)) for k in converted.keySet()}
 
 
@@ -221,7 +226,7 @@ def _run_verbatim(spark: SparkSession, statement: str) -> Any:
 
 def _captured_configs(spark: SparkSession) -> dict[str, str]:
     """The SQL configs Spark would capture into a view created now (Spark's own helper decides which)."""
-    commands = spark._jvm.org.apache.spark.sql.execution.command  # noqa: SLF001
+    commands = _jvm(spark).org.apache.spark.sql.execution.command
     helper = getattr(commands, "ViewHelper$").__getattr__("MODULE$")
     return _jmap(spark, helper.sqlConfigsToProps(_jsession(spark).sessionState().conf(), ""))
 
@@ -381,7 +386,7 @@ def _copy_variables(spark: SparkSession, jsession: Any, jclone: Any) -> None:
     try:
         held = variables.getClass().getDeclaredField("variables")
         held.setAccessible(True)
-        converters = spark._jvm.scala.jdk.javaapi.CollectionConverters  # noqa: SLF001
+        converters = _jvm(spark).scala.jdk.javaapi.CollectionConverters
         found = converters.asJava(held.get(variables))
         copies = jclone.sessionState().catalogManager().tempVariableManager()
         for name in list(found.keySet()):
@@ -827,7 +832,7 @@ def _session_views(spark: SparkSession, database: str, names: Sequence[str] | No
         EngineError: the engine failed (see :mod:`viewstore.spark.failures`).
         Spark's error: the database's views cannot be listed, although it exists and the engine works.
     """
-    converters = spark._jvm.scala.jdk.javaapi.CollectionConverters  # noqa: SLF001 - looked up once
+    converters = _jvm(spark).scala.jdk.javaapi.CollectionConverters  # looked up once
     external = _jsession(spark).sharedState().externalCatalog()
 
     def read(some: Sequence[str]) -> dict[str, _Copy]:
@@ -942,15 +947,16 @@ def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View
     # pruning needs the id (a file made before ids makes it now, after the catalog answered); copies
     # made without pruning carry it if the file has one, so registering from a file that cannot be
     # written still works
-    store_id = store.store_id if prune else store.existing_store_id()
+    pruning_id = store.store_id if prune else None
+    store_id = pruning_id if pruning_id is not None else store.existing_store_id()
     read: dict[str, dict[str, _Copy]] = {}  # the views pruning read, by database
-    if prune:
+    if pruning_id is not None:
         if scope is None:
             searched = existing
         else:  # a namespace of more than one part is no database of the session catalog
             searched = {scope[0]} & existing if len(scope) == 1 else set()
         with _verbatim(spark):
-            read = _prune(spark, store_id, searched, {v.identifier for v, _ in candidates}, report)
+            read = _prune(spark, pruning_id, searched, {v.identifier for v, _ in candidates}, report)
     if not candidates:
         return
 
@@ -967,8 +973,8 @@ def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View
                 by_database.setdefault(view.namespace, []).append(view.name)
         for database, names in by_database.items():
             found = read.get(database[0])
-            for name, copy in (found if found is not None else _session_views(spark, database[0], names)).items():
-                copies[(*database, name)] = copy
+            for name, held in (found if found is not None else _session_views(spark, database[0], names)).items():
+                copies[(*database, name)] = held
 
     ready: list[tuple[View, str]] = []
     for view, query in candidates:
@@ -995,7 +1001,7 @@ def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View
                 # the query itself (no parse needed), else what a parse of the statement records
                 if copy is not None and copy.fingerprint == fingerprint and (
                         copy.text == query or copy.text == _recorded_text(spark, statement)) and (
-                        copy.store == store_id or not prune or _stamped(spark, view.identifier, store_id)):
+                        copy.store == store_id or pruning_id is None or _stamped(spark, view.identifier, pruning_id)):
                     report.registered.append(name)
                     report.unchanged.append(name)
                     continue
@@ -1172,7 +1178,7 @@ class _Definition:
 
     def write(self, store: ViewStore, *, replace: bool, replace_properties: bool) -> View:
         """Create the view, or replace it (keeping its security mode, which Spark cannot express)."""
-        args = dict(columns=self.columns, representations=self.representations(),
+        args: dict[str, Any] = dict(columns=self.columns, representations=self.representations(),
                     default_namespace=list(self.default_namespace), default_catalog=self.default_catalog,
                     comment=self.comment, properties=self.properties, summary=self.summary)
         if replace:
@@ -1535,7 +1541,7 @@ def _run_session(spark: SparkSession, statement: str, identifier: Identifier) ->
                      _explanation(e))
 
 
-def _ddl_create(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
+def _ddl_create(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame | None:
     ident = _store_target(spark, store, _named(spark, plan.child()))
     if ident is None:
         return _passthrough(spark, statement)
@@ -1746,6 +1752,7 @@ def _ddl_rename(spark: SparkSession, store: ViewStore, plan: Any, statement: str
         return _passthrough(spark, statement)
     with _one_ddl_at_a_time():
         new_parts = [str(p).lower() for p in _jlist(spark, plan.newName())]
+        target: tuple[str, ...] | None
         if len(new_parts) == 1:
             target = (*ident[:-1], new_parts[0])
         else:
