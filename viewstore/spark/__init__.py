@@ -20,9 +20,16 @@ Modules:
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NotInstalledError
+
+if TYPE_CHECKING:  # the lazy names' real types, for type checkers (at run time __getattr__ imports them)
+    from .catalog_plugin import attach, detach
+    from .demo import run_demo
+    from .metastore import import_metastore_views, read_metastore_table
+    from .session import DriftReport, RegisterReport, check_views, create_view, events_dataframe, register_views, sql
+    from .types import iceberg_to_spark, spark_to_iceberg
 
 _EXPORTS = {
     "register_views": "session",
