@@ -336,7 +336,7 @@ def _parse(tokens: _Tokens, depth: int = 0) -> IcebergType:
     if word in ("timestamp", "time"):
         # timestamp(3), timestamp with time zone, timestamp without time zone; a precision above
         # microseconds (timestamp(9)) is Iceberg's nanosecond type, as the engine codecs read it
-        precision = _optional_length(tokens)
+        digits = _optional_length(tokens)
         with_tz = False
         if tokens.word() in ("with", "without") and tokens.word(1) == "time" and tokens.word(2) == "zone":
             with_tz = tokens.word() == "with"
@@ -346,7 +346,7 @@ def _parse(tokens: _Tokens, depth: int = 0) -> IcebergType:
                 raise ValidationError(f"unknown type {tokens.text!r}: a time with time zone has no Iceberg type")
             return PrimitiveType("time")
         name = "timestamptz" if with_tz else "timestamp"
-        return PrimitiveType(name + "_ns" if precision is not None and precision > 6 else name)
+        return PrimitiveType(name + "_ns" if digits is not None and digits > 6 else name)
     canonical = _ALIASES.get(word)
     if canonical is None:
         raise ValidationError(f"unknown type {tokens.text!r}: {raw!r} is not an Iceberg or SQL type")
