@@ -611,3 +611,15 @@ def test_a_view_is_imported_once_and_the_refusal_names_the_holder(store, tmp_pat
     with pytest.raises(ViewAlreadyExistsError, match=r"already in the store: a\.v, dropped "):
         store.import_iceberg(path, "a.v")
     assert store.event_count() == count + 1 and not store.view_exists("b.copy")
+
+
+def test_import_refuses_a_summary_key_that_is_not_valid_unicode(store, conformance, tmp_path):
+    """A lone surrogate (a JSON escape such as \\ud800) in a summary key was stored changed, as
+    replacement characters, and exported so: create_view refuses that key, and so does an import."""
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    meta["versions"][1]["summary"]["\ud800engine"] = "x"
+    path = tmp_path / "00000-x.metadata.json"
+    path.write_text(json.dumps(meta))  # ASCII, the key as the escape \ud800
+    with pytest.raises(ValidationError, match="bad summary key '\\\\ud800engine': it is not valid Unicode"):
+        store.import_iceberg(path, "a.v")
+    assert store.event_count() == 0 and not store.view_exists("a.v")

@@ -1812,6 +1812,8 @@ def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],
         if not rep_version.representations:
             raise ValidationError(f"version {rep_version.version_id} has no representation")
         _check_dialects(rep_version.representations)
+        for key in rep_version.summary:  # a JSON dump would store a lone surrogate in a key replaced
+            check_unicode(key, "summary key")
     # The log keeps the file's order: it is a list. Its times need not rise (a writer stamps an added
     # version with its own clock and a rollback with the committer's), so only the events' times are
     # kept from going backwards. Entries that name a version the file no longer holds go as the
