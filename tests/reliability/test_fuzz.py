@@ -403,7 +403,7 @@ def broken_metadata(draw: st.DrawFn, conformance: Path) -> bytes:
     data = _base(conformance, draw(st.sampled_from(ACCEPTED)))
     kind = draw(st.sampled_from(["drop-key", "wrong-type", "format", "uuid", "current", "schema-ref", "dup-version",
                                  "dup-schema", "rep-type", "dup-dialect", "no-reps", "field-type", "field-missing",
-                                 "no-versions", "top-level", "truncate", "gzip", "bytes", "sql-blank"]))
+                                 "no-versions", "top-level", "truncate", "gzip", "bytes", "sql-blank", "surrogate"]))
     versions = data["versions"]
     v = draw(st.sampled_from(versions))
     if kind == "drop-key":
@@ -444,6 +444,14 @@ def broken_metadata(draw: st.DrawFn, conformance: Path) -> bytes:
         v["representations"][0]["sql"] = draw(st.sampled_from(["", "   ", None, 5]))
     elif kind == "top-level":
         return json.dumps(draw(st.sampled_from([[data], 5, "view", None]))).encode()
+    elif kind == "surrogate":  # a JSON escape such as \ud800: text no store can hold, in any text it keeps
+        parent, key = draw(st.sampled_from(_stored_text(data)))
+        spot = draw(SURROGATE)
+        if key is None:  # a key that is data (a property or summary key)
+            name = draw(st.sampled_from(sorted(parent)))
+            parent[name + spot] = parent.pop(name)
+        else:
+            parent[key] += spot
     text = json.dumps(data).encode()
     if kind == "truncate":
         return text[:draw(st.integers(0, len(text) - 2))]
@@ -463,6 +471,22 @@ def broken_metadata(draw: st.DrawFn, conformance: Path) -> bytes:
     if kind == "bytes":
         return b"\xff\xfe" + text
     return text
+
+
+def _stored_text(value: Any, top: bool = True) -> list[tuple[Any, Any]]:
+    """Where the store keeps a file's text: (container, key) of every string value but the location
+    and keys it ignores, and (map, None) of the properties and summaries, whose keys are data too."""
+    out: list[tuple[Any, Any]] = []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if top and key in ("location", "current-schema-id"):
+            continue
+        if isinstance(item, str):
+            out.append((value, key))
+        elif key in ("properties", "summary") and item:
+            out.append((item, None))
+        out += _stored_text(item, False)
+    return out
 
 
 @pytest.fixture(scope="module")
