@@ -3,17 +3,23 @@ reference implementation's own files, accepted and refused as it does."""
 
 import copy
 import gzip
+import itertools
 import json
 import os
 import shutil
 import stat
+import tempfile
 import time
+import uuid
+from pathlib import Path
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import HealthCheck, given, settings
 from pyiceberg.view.metadata import ViewMetadata
 
 from viewstore import (Column, IcebergMetadataError, SQLRepresentation, ValidationError, ViewAlreadyExistsError,
-                       ViewChange)
+                       ViewChange, ViewStore, ViewStoreError)
 from viewstore.iceberg import read_metadata
 
 APPENDIX_SQL_1 = "SELECT\n    COUNT(1), CAST(event_ts AS DATE)\nFROM events\nGROUP BY 2"
@@ -623,3 +629,282 @@ def test_import_refuses_a_summary_key_that_is_not_valid_unicode(store, conforman
     with pytest.raises(ValidationError, match="bad summary key '\\\\ud800engine': it is not valid Unicode"):
         store.import_iceberg(path, "a.v")
     assert store.event_count() == 0 and not store.view_exists("a.v")
+
+
+# -- generated histories -------------------------------------------------------------------------
+# Random histories made through the public API, exported (plain, gzip, to one location, several
+# times), then imported into a fresh store and exported again; and random files such as another
+# implementation may write, imported and exported. What each file must satisfy is the spec's and the
+# reference's rules; what an import may change is what docs/ARCHITECTURE.md lists under "Export and
+# import" (field ids, identifier fields, unused schemas, the location, log entries of missing versions).
+
+GENERATED = settings(max_examples=int(os.environ.get("VIEWSTORE_ICEBERG_EXAMPLES", "30")), deadline=None,
+                     database=None, suppress_health_check=[HealthCheck.too_slow])
+NAMES = ["x", "Ünïcode", "日付", "a b", "Z"]
+TYPES = ["int", "bigint", "decimal(9,2)", "fixed[16]", "timestamptz", "timestamp_ns", "uuid", "binary",
+         "struct<a: int not null comment 'an a', `b c`: list<string not null>>",
+         "map<string, struct<x: decimal(38,0), y: map<int, list<double>>>>", "list<map<long, string> not null>",
+         "struct<s: struct<t: date comment 'ça'>>"]
+DOCS = st.sampled_from([None, "doc", "émoji ✓", "line\nbreak", ""])
+DIALECTS = st.sampled_from(["spark", "trino", "Hive", "flink", "Spark"])
+SQLS = st.sampled_from(["SELECT 1", "select\n  y\nfrom u -- ✓", "SELECT 'ß'"])
+PROPERTY = st.sampled_from([("k1", "v"), ("ключ", "välue"), ("version.history.num-entries", "1"),
+                            ("version.history.num-entries", "2"), ("write.metadata.compression-codec", "gzip"),
+                            ("write.metadata.compression-codec", "NONE"), ("replace.drop-dialect.allowed", "true"),
+                            ("comment", "via property"), ("hms.trino.x", "kept out of the file")])
+CHANGE = st.one_of(
+    st.builds(ViewChange.update_comment, st.sampled_from([None, "c1", "ĉ2"])),
+    PROPERTY.map(lambda kv: ViewChange.set_property(*kv)),
+    st.builds(ViewChange.remove_property, st.sampled_from(["k1", "version.history.num-entries",
+                                                           "write.metadata.compression-codec"])),
+    st.builds(lambda d, s: ViewChange.add_representation(SQLRepresentation(d, s)), DIALECTS, SQLS),
+    st.builds(ViewChange.update_representation, DIALECTS, SQLS),
+    st.builds(ViewChange.remove_representation, DIALECTS))
+STEP = st.one_of(
+    st.fixed_dictionaries({
+        "columns": st.lists(st.builds(Column, st.sampled_from(NAMES), st.sampled_from(TYPES), DOCS, st.booleans()),
+                            max_size=3, unique_by=lambda c: c.name.lower()),
+        "representations": st.lists(st.builds(SQLRepresentation, DIALECTS, SQLS), min_size=1, max_size=3,
+                                    unique_by=lambda r: r.dialect.lower()),
+        "default_namespace": st.sampled_from([["a"], ["a", "b"], []]),
+        "default_catalog": st.sampled_from([None, "cat2"]), "comment": DOCS,
+        "properties": st.lists(PROPERTY, max_size=2).map(dict),
+        "security_mode": st.sampled_from([None, "DEFINER", "INVOKER"]),
+        "summary": st.sampled_from([None, {"engine-name": "Spark", "engine-version": "4.3"}]),
+        "replace_properties": st.booleans()}),
+    st.lists(CHANGE, min_size=1, max_size=3),
+    st.tuples(st.just("rename"), st.sampled_from(["a.v", "b.w", "ünï.vue"])),
+    st.tuples(st.just("rollback"), st.integers(1, 6)),
+    st.tuples(st.just("export"), st.sampled_from([None, True, False])),
+    st.just("tick"))
+
+
+def check_metadata(path, view, *, own=True):
+    """``path`` is a file pyiceberg reads and the spec and the reference's rules allow, of ``view``."""
+    data, raw = load(path)
+    assert ViewMetadata.model_validate_json(raw).view_uuid == view.uuid and data["format-version"] == 1
+    assert list(data) == [k for k in ("view-uuid", "format-version", "location", "properties", "schemas",
+                                      "current-version-id", "versions", "version-log") if k in data]
+    versions = {v["version-id"]: v for v in data["versions"]}
+    schemas = {s["schema-id"]: s for s in data["schemas"]}
+    assert len(versions) == len(data["versions"]) and len(schemas) == len(data["schemas"])
+    assert data["current-version-id"] == view.current_version_id and view.current_version_id in versions
+    assert set(schemas) == {v["schema-id"] for v in versions.values()}
+    for v in versions.values():
+        dialects = [r["dialect"].lower() for r in v["representations"]]
+        assert dialects and len(set(dialects)) == len(dialects)
+    # retention: the current version plus the highest ids, as many as version.history.num-entries
+    size = int(view.properties.get("version.history.num-entries", "10"))
+    others = sorted((v.version_id for v in view.versions if v.version_id != view.current_version_id), reverse=True)
+    assert set(versions) == {view.current_version_id, *others[:size - 1]}
+    # the log: the view's, less every entry up to the last one naming a version the file lacks
+    log = [(e["timestamp-ms"], e["version-id"]) for e in data["version-log"]]
+    full = [(e.timestamp_ms, e.version_id) for e in view.version_log]
+    assert log and log == full[len(full) - len(log):] and log[-1][1] == view.current_version_id
+    assert all(vid in versions for _, vid in log)
+    assert len(log) == len(full) or full[len(full) - len(log) - 1][1] not in versions
+    if own:  # the store's own history: times never go back, and a version is current only once it exists
+        assert [t for t, _ in log] == sorted(t for t, _ in log)
+        assert all(versions[vid]["timestamp-ms"] <= t for t, vid in log)
+    assert data.get("properties", {}) == {k: v for k, v in view.properties.items() if not k.startswith("hms.")}
+    return data
+
+
+def _apply(store, name, step):
+    if isinstance(step, dict):
+        store.replace_view(name, **step)
+    elif isinstance(step, list):
+        store.alter_view(name, *step)
+    elif step == "tick":
+        time.sleep(0.002)
+    elif step[0] == "rename":
+        store.rename_view(name, step[1])
+        return step[1]
+    elif step[0] == "rollback":
+        store.rollback_view(name, step[1])
+    return name
+
+
+@GENERATED
+@given(steps=st.lists(STEP, max_size=12))
+def test_generated_histories_export_and_import_round_trip(steps):
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        store, other = ViewStore(tmp / "s.db", catalog="cat", actor="a"), ViewStore(tmp / "o.db", catalog="cat")
+        try:
+            name, location, exported = "a.v", tmp / "loc", []
+            store.create_view(name, columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                              default_namespace="a", comment="first")
+            for step in steps + [("export", None)]:
+                try:
+                    if isinstance(step, tuple) and step[0] == "export":
+                        exported.append((store.export_iceberg(name, location, gzip=step[1]), store.load_view(name)))
+                    else:
+                        name = _apply(store, name, step)
+                except ViewStoreError:
+                    pass
+            # every file is valid; numbers run on from 0, and an unchanged view's export wrote none
+            for path, view in exported:
+                check_metadata(path, view)
+            paths = list(dict.fromkeys(path for path, _ in exported))
+            assert [int(p.name[:5]) for p in paths] == list(range(len(paths)))
+            assert sorted(p.name for p in (location / "metadata").iterdir()) == sorted(
+                [p.name for p in paths] + ["version-hint.text"])
+            assert (location / "metadata" / "version-hint.text").read_text() == f"{len(paths) - 1}\n"
+            last, view = exported[-1]
+            first = check_metadata(last, view)
+            # imported into a fresh store and exported again: the same file but for its location
+            imported = other.import_iceberg(last, "c.v")
+            second = check_metadata(other.export_iceberg("c.v", tmp / "again"), imported)
+            assert first.pop("location") == str(location.resolve())
+            assert second.pop("location") == str((tmp / "again").resolve())
+            assert second == first
+            assert other.export_iceberg("c.v", location) == last  # to the same location: nothing to commit
+            # history: as_of answers as the original's from the file's first log entry on
+            assert all(imported.version(v["version-id"]) == view.version(v["version-id"]) for v in first["versions"])
+            log = first["version-log"]
+            times = {t for e in log for t in (e["timestamp-ms"], e["timestamp-ms"] + 1)} | {
+                t for v in first["versions"] for t in (v["timestamp-ms"] - 1, v["timestamp-ms"])}
+            for t in sorted(t for t in times if t >= log[0]["timestamp-ms"]):
+                ours, theirs = other.load_view("c.v", as_of=t), store.load_view(name, as_of=t)
+                assert ours.current_version_id == theirs.current_version_id
+                assert ours.current_version == theirs.current_version
+        finally:
+            store.close()
+            other.close()
+
+
+PRIMITIVE = st.sampled_from(["int", "long", "string", "decimal(9, 2)", "fixed[4]", "timestamptz", "uuid",
+                             "boolean", "double", "timestamp_ns"])
+FIELD_NAMES = st.sampled_from(["a", "B", "ünï", "日", "x y"])
+
+
+@st.composite
+def json_type(draw, ids, depth=0):
+    kind = draw(st.sampled_from(["primitive", "primitive", "struct", "list", "map"] if depth < 3 else ["primitive"]))
+    if kind == "primitive":
+        return draw(PRIMITIVE)
+    if kind == "struct":
+        return {"type": "struct", "fields": draw(json_fields(ids, depth + 1))}
+    if kind == "list":
+        return {"type": "list", "element-id": next(ids), "element": draw(json_type(ids, depth + 1)),
+                "element-required": draw(st.booleans())}
+    return {"type": "map", "key-id": next(ids), "key": draw(PRIMITIVE), "value-id": next(ids),
+            "value": draw(json_type(ids, depth + 1)), "value-required": draw(st.booleans())}
+
+
+@st.composite
+def json_fields(draw, ids, depth=0):
+    fields = []
+    for name in draw(st.lists(FIELD_NAMES, max_size=3, unique_by=str.lower)):
+        field = {"id": next(ids), "name": name, "required": draw(st.booleans()), "type": draw(json_type(ids, depth))}
+        if draw(st.booleans()):
+            field["doc"] = draw(st.sampled_from(["d", "dõc", ""]))
+        fields.append(field)
+    return fields
+
+
+@st.composite
+def foreign_metadata(draw):
+    """A file another implementation may write: any ids (negative, the highest int), unsorted
+    versions, shared and unused schemas, a log in any order naming versions the file lacks."""
+    ids = itertools.count(draw(st.integers(-5, 2**31 - 1000)))
+    schema_ids = draw(st.lists(st.integers(-3, 2**31 - 1), min_size=1, max_size=3, unique=True))
+    schemas = [{"type": "struct", "fields": draw(json_fields(ids)), "schema-id": sid} for sid in schema_ids]
+    for schema in schemas:
+        if schema["schema-id"] == 0 and draw(st.booleans()):
+            del schema["schema-id"]  # the reference's default
+    version_ids = draw(st.lists(st.integers(-5, 2**31 - 1), min_size=1, max_size=6, unique=True))
+    times = st.integers(0, 2**41)
+    versions = []
+    for vid in version_ids:
+        version = {"version-id": vid, "timestamp-ms": draw(times), "schema-id": draw(st.sampled_from(schema_ids)),
+                   "summary": draw(st.dictionaries(st.sampled_from(["engine-name", "app-id", "ü"]),
+                                                   st.sampled_from(["Spark", ""]), max_size=2))}
+        catalog = draw(st.sampled_from(["absent", None, "prod", "ĉat"]))
+        if catalog != "absent":
+            version["default-catalog"] = catalog
+        version["default-namespace"] = draw(st.sampled_from([[], ["default"], ["a", "b"], ["ñs"]]))
+        pairs = st.tuples(st.sampled_from(["spark", "trino", "Hive", "x"]), st.sampled_from(["SELECT 1", "select ✓"]))
+        version["representations"] = [{"type": "sql", "sql": sql, "dialect": dialect} for dialect, sql in draw(
+            st.lists(pairs, min_size=1, max_size=3, unique_by=lambda p: p[0].lower()))]
+        versions.append(version)
+    missing = min(version_ids) - 1
+    log = draw(st.lists(st.tuples(times, st.sampled_from(version_ids + [missing])), max_size=6))
+    properties = draw(st.dictionaries(st.sampled_from(["comment", "k", "ключ"]), st.sampled_from(["1", "v"]),
+                                      max_size=2))
+    if draw(st.booleans()):
+        properties["version.history.num-entries"] = draw(st.sampled_from(["1", "3", "+2"]))
+    data = {"view-uuid": str(uuid.UUID(int=draw(st.integers(0, 2**128 - 1)))), "format-version": 1,
+            "location": draw(st.sampled_from(["s3://b/v", "file:///w/ü"]))}
+    if properties or draw(st.booleans()):
+        data["properties"] = properties
+    return {**data, "schemas": schemas, "current-version-id": draw(st.sampled_from(version_ids)),
+            "versions": versions, "version-log": [{"timestamp-ms": t, "version-id": v} for t, v in log]}
+
+
+def _type_shape(t):
+    """A schema JSON type without its field ids, primitives as the reference reads them."""
+    if isinstance(t, str):
+        return t.replace(" ", "")
+    if t["type"] == "struct":
+        return [(f["name"], f["required"], f.get("doc"), _type_shape(f["type"])) for f in t["fields"]]
+    if t["type"] == "list":
+        return ("list", _type_shape(t["element"]), t["element-required"])
+    return ("map", _type_shape(t["key"]), _type_shape(t["value"]), t["value-required"])
+
+
+def _retained(data):
+    """The versions and log an export of ``data`` keeps: the import's log (entries up to the last
+    naming a version the file lacks dropped, one for the current version added at the file's latest
+    time if it does not end there), then the reference's retention."""
+    current, have = data["current-version-id"], {v["version-id"] for v in data["versions"]}
+    log = []
+    for entry in data["version-log"]:
+        log = log + [entry] if entry["version-id"] in have else []
+    if not log or log[-1]["version-id"] != current:
+        last = max([e["timestamp-ms"] for e in log] +
+                   [v["timestamp-ms"] for v in data["versions"] if v["version-id"] == current])
+        log.append({"timestamp-ms": last, "version-id": current})
+    size = int(data.get("properties", {}).get("version.history.num-entries", "10"))
+    keep = {current, *sorted(have - {current}, reverse=True)[:size - 1]}
+    trimmed = []
+    for entry in log:
+        trimmed = trimmed + [entry] if entry["version-id"] in keep else []
+    versions = sorted((v for v in data["versions"] if v["version-id"] in keep), key=lambda v: v["version-id"])
+    return versions, trimmed
+
+
+@GENERATED
+@given(data=foreign_metadata())
+def test_files_of_another_writer_import_and_export_as_the_docs_say(data):
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        source = tmp / "00007-source.metadata.json"
+        source.write_text(json.dumps(data, ensure_ascii=False))
+        ViewMetadata.model_validate_json(source.read_bytes())  # a file pyiceberg reads too
+        store, other = ViewStore(tmp / "s.db", catalog="cat"), ViewStore(tmp / "o.db", catalog="cat")
+        try:
+            store.import_iceberg(source, "a.v")
+            path = store.export_iceberg("a.v", tmp / "loc")
+            exported = check_metadata(path, store.load_view("a.v"), own=False)
+            versions, log = _retained(data)
+            assert exported["view-uuid"] == data["view-uuid"]
+            assert exported["current-version-id"] == data["current-version-id"]
+            assert exported.get("properties", {}) == data.get("properties", {})
+            assert exported["versions"] == [{k: v for k, v in version.items() if (k, v) != ("default-catalog", None)}
+                                            for version in versions]
+            assert exported["version-log"] == log
+            shapes = {s.get("schema-id", 0): _type_shape(s) for s in data["schemas"]}
+            assert [(s["schema-id"], _type_shape(s)) for s in exported["schemas"]] == sorted(
+                (sid, shapes[sid]) for sid in {v["schema-id"] for v in versions})
+            # what an export wrote, an import and export reproduce exactly
+            other.import_iceberg(path, "b.v")
+            assert other.export_iceberg("b.v", tmp / "loc") == path
+            times = [e["timestamp-ms"] for e in log]
+            for i, entry in enumerate(log):  # a log whose times rise is the history as_of answers from
+                if times == sorted(times) and times[i + 1:i + 2] != [times[i]]:
+                    assert other.load_view("b.v", as_of=times[i]).current_version_id == entry["version-id"]
+        finally:
+            store.close()
+            other.close()
