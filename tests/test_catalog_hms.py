@@ -119,6 +119,20 @@ def test_negative_conformance_records_are_refused_and_nothing_is_written(store, 
     assert store.event_count() == 1 and store.list_views() == [("other", "v")]
 
 
+@pytest.mark.parametrize("case", range(2))
+def test_a_hive_record_flink_wrote_is_stable_through_export(store, case):
+    """decode -> import -> export -> decode: Flink's is_generic=false is the Hive record's own parameter."""
+    record = {**load("flink-hivecatalog-nongeneric-view-compat.reconstructed.json")["cases"][case]["hms_table"],
+              "dbName": "db", "tableName": "v", "owner": "flo"}
+    engine, definition = formats.definition_from_table(record)
+    store.import_hms(record)
+    exported = store.export_hms("db.v", "hive")
+    assert engine == "hive" and exported["parameters"] == record["parameters"]
+    assert (exported["viewOriginalText"], exported["viewExpandedText"]) == (
+        record["viewOriginalText"], record["viewExpandedText"])
+    assert formats.definition_from_table(exported) == (engine, definition)
+
+
 def test_the_identifier_defaults_to_the_records_database_and_name(store):
     spark_view = store.import_hms(load("spark-hms-view-3.5.reconstructed.json")["hms_table"])
     trino_view = store.import_hms(load("trino-hms-view-full-table.reconstructed.json")["hms_table"])

@@ -113,6 +113,20 @@ def test_another_engines_parameters_are_not_carried_over():
     assert formats.detect(formats.encode(iceberg_like, "hive")) == "hive"
 
 
+def test_a_hive_record_keeps_the_flink_parameters_that_mark_it_as_hive():
+    """``is_generic=false`` makes a record a Hive view to Flink too: its flink keys are that record's own."""
+    own = {"is_generic": "false", "flink.connector": "datagen", "flink.note": "n", "k1": "v1"}
+    hive_view = ViewDefinition(dialect="hive", sql="SELECT 1 a", columns=(Column("a", "int"),), properties=own)
+    for engine in ("hive", "spark"):
+        out = formats.encode(hive_view.model_copy(update={"dialect": engine}), engine)
+        assert own.items() <= out["parameters"].items() and formats.detect(out) == engine
+    # a generic view's flag and flink keys are Flink's: another engine's record leaves them out
+    generic = hive_view.model_copy(update={"properties": {**own, "is_generic": "true"}})
+    assert formats.encode(generic, "hive")["parameters"] == {"k1": "v1"}
+    flink_view = hive_view.model_copy(update={"dialect": "flink", "properties": {"flink.note": "n"}})
+    assert formats.encode(flink_view.model_copy(update={"dialect": "hive"}), "hive")["parameters"] == {}
+
+
 @pytest.mark.parametrize("text, kinds", [
     ('row("a""b" integer, `c``d` int)', ["word", "punct", "quoted", "word", "punct", "quoted", "word", "punct"]),
     ("decimal(10, 2)", ["word", "punct", "number", "punct", "number", "punct"]),

@@ -10,7 +10,8 @@ is a pure codec (no I/O) between such HMS table records and :class:`ViewDefiniti
     record = formats.encode(definition, "spark") # the record Spark itself would write
 
 One module per engine, each with the same functions (``claims``, ``owns_parameter``, ``decode``,
-``encode``). Detection asks them in a fixed order, the first to claim a record wins:
+``encode``; ``owns_parameter(key, parameters)`` judges a key with the parameters beside it).
+Detection asks them in a fixed order, the first to claim a record wins:
 
 1. ``iceberg`` - ``table_type=ICEBERG-VIEW`` (the metadata file is the source of truth);
 2. ``trino`` - ``presto_view`` present: it must be exactly ``true`` with the comment ``Presto View``,
@@ -186,7 +187,8 @@ def encode(view: View | ViewDefinition, engine: str, *, metadata_location: str |
         metadata_location: for ``iceberg`` only, the metadata file the record points at.
 
     Properties that another engine owns (``presto_view``, ``view.*``, ``flink.*``, ``table_type``...)
-    are not carried over into a different engine's record.
+    are not carried over into a different engine's record; ``is_generic=false`` and ``flink.*``
+    beside it are a Hive record's own (Flink reads such a record as a Hive view) and stay.
 
     Raises:
         ValidationError: unknown engine, no SQL in the engine's dialect, or anything the engine
@@ -210,7 +212,12 @@ def encode(view: View | ViewDefinition, engine: str, *, metadata_location: str |
 
 
 def _portable_properties(properties: Mapping[str, str], target: ModuleType) -> dict[str, str]:
-    """Drop the parameters another engine owns, so a Spark record never looks like a Trino one."""
+    """Drop the parameters another engine owns, so a Spark record never looks like a Trino one.
+
+    Ownership is judged on all the properties: ``is_generic=false`` marks a Hive record (one Flink
+    wrote for a Hive view), whose ``is_generic`` and ``flink.*`` parameters are its own, not Flink's.
+    """
     return {key: value for key, value in properties.items()
-            if target.owns_parameter(key)
-            or not any(module.owns_parameter(key) for module in ENGINES.values() if module is not target)}
+            if target.owns_parameter(key, properties)
+            or not any(module.owns_parameter(key, properties)
+                       for module in ENGINES.values() if module is not target)}

@@ -57,8 +57,15 @@ def claims(table_type: str, parameters: Mapping[str, str]) -> bool:
     return "flink.connector" in parameters or "flink.connector.type" in parameters
 
 
-def owns_parameter(key: str) -> bool:
-    """Whether ``key`` is an HMS parameter Flink writes."""
+def owns_parameter(key: str, parameters: Mapping[str, str] | None = None) -> bool:
+    """Whether ``key`` is an HMS parameter Flink writes for its own (generic) views.
+
+    ``is_generic`` and the ``flink.`` keys are Flink's unless ``parameters`` (the record's, or the
+    view's properties) flag the object as not generic (``is_generic`` other than true): Flink itself
+    then reads it as a Hive object, and they are that record's own parameters.
+    """
+    if parameters is not None and parameters.get(IS_GENERIC, "true").lower() != "true":
+        return False
     return key == IS_GENERIC or key.startswith("flink.")
 
 

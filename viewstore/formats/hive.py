@@ -38,7 +38,7 @@ def claims(table_type: str, parameters: Mapping[str, str]) -> bool:
     return table_type == VIRTUAL_VIEW
 
 
-def owns_parameter(key: str) -> bool:
+def owns_parameter(key: str, parameters: Mapping[str, str] | None = None) -> bool:
     """Hive writes no parameters of its own besides ``comment``."""
     return False
 

@@ -47,7 +47,7 @@ def claims(table_type: str, parameters: Mapping[str, str]) -> bool:
     return parameters.get(TABLE_TYPE, "").lower() == VIEW_TABLE_TYPE.lower()
 
 
-def owns_parameter(key: str) -> bool:
+def owns_parameter(key: str, parameters: Mapping[str, str] | None = None) -> bool:
     """Whether ``key`` is an HMS parameter Iceberg's Hive catalog maintains."""
     return key in _OWN_PARAMETERS
 

@@ -111,7 +111,7 @@ def claims(table_type: str, parameters: Mapping[str, str]) -> bool:
     return any(key in _MARKER_KEYS or key.startswith(_MARKER_PREFIXES) for key in parameters)
 
 
-def owns_parameter(key: str) -> bool:
+def owns_parameter(key: str, parameters: Mapping[str, str] | None = None) -> bool:
     """Whether ``key`` is an HMS parameter Spark writes for views."""
     return key.startswith("spark.sql.") or key in _MARKER_KEYS or key.startswith(_MARKER_PREFIXES)
 

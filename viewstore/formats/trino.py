@@ -82,7 +82,7 @@ def is_materialized_view(parameters: Mapping[str, str]) -> bool:
             and comment.lower() == MATERIALIZED_VIEW_COMMENT.lower())
 
 
-def owns_parameter(key: str) -> bool:
+def owns_parameter(key: str, parameters: Mapping[str, str] | None = None) -> bool:
     """Whether ``key`` is an HMS parameter Trino writes (other engines' records leave it out)."""
     return key in _OWN_PARAMETERS
 
