@@ -133,6 +133,29 @@ def test_a_hive_record_flink_wrote_is_stable_through_export(store, case):
     assert formats.definition_from_table(exported) == (engine, definition)
 
 
+def test_hive_and_flink_exports_keep_the_default_namespace_by_qualifying_names(store):
+    """Hive and Flink resolve unqualified names in the record's database, which has no other default."""
+    for engine, sql in (("hive", "SELECT id FROM orders"), ("flink", "SELECT id FROM orders")):
+        store.create_view(f"reports.{engine}_v", columns=[Column("id", "long")], representations=[(engine, sql)],
+                          default_namespace="sales")
+        record = store.export_hms(f"reports.{engine}_v", engine)
+        assert (record["viewOriginalText"], record["viewExpandedText"]) == (sql, "SELECT id FROM `sales`.orders")
+        # imported again, the view reads sales.orders still: Hive's SQL is the qualified text in the record's
+        # database, Flink's the original in the namespace the expanded query was qualified with
+        again = store.import_hms(record, f"copies.{engine}_v")
+        meaning = {"hive": ("SELECT id FROM `sales`.orders", ("reports",)), "flink": (sql, ("sales",))}[engine]
+        assert (again.sql_for(engine), again.default_namespace) == meaning
+        assert store.export_hms(f"copies.{engine}_v", engine) == {**record, "dbName": "copies"}
+
+    store.create_view("reports.odd", columns=[Column("id", "long")], default_namespace="sales",
+                      representations=[("hive", "SELECT id FROM orders WHERE (")])
+    events = store.event_count()
+    with pytest.raises(ValidationError, match="^viewExpandedText: the view's unqualified table names resolve in "
+                                              "'sales'"):
+        store.export_hms("reports.odd", "hive")
+    assert store.event_count() == events
+
+
 def test_the_identifier_defaults_to_the_records_database_and_name(store):
     spark_view = store.import_hms(load("spark-hms-view-3.5.reconstructed.json")["hms_table"])
     trino_view = store.import_hms(load("trino-hms-view-full-table.reconstructed.json")["hms_table"])
@@ -512,7 +535,10 @@ def engine_records(draw) -> tuple[str, dict[str, Any]]:
          "struct<a: int, b: list<string>>"]), st.none() | st.text(max_size=6)),
         min_size=1, max_size=4, unique_by=lambda c: c.name))
     database = draw(names)
-    namespace = (database,) if engine == "hive" else draw(st.just(()) | st.tuples(names))
+    # Hive and Flink run a view in its own database: another default namespace qualifies the names of
+    # its SQL (which this arbitrary text has none of), so their views here resolve in their database
+    namespace = draw(st.sampled_from([(), (database,)])) if engine in ("hive", "flink") else \
+        draw(st.just(()) | st.tuples(names))
     catalog = draw(st.sampled_from(["hive", "spark_catalog"])) if namespace and engine != "hive" else None
     definition = ViewDefinition(
         dialect=engine, sql=draw(st.text(min_size=1, max_size=20).filter(str.strip)), columns=tuple(columns),

@@ -8,8 +8,10 @@ What an imported record becomes:
 
 * one version (id 1, timestamped at the import): the SQL as a representation in the engine's
   dialect (``trino``, ``spark``, ``hive``, ``flink``), the columns with Iceberg types, the default
-  catalog and namespace the engine recorded (none when it recorded none; the store's catalog is
-  not filled in), and the summary (only Iceberg views have one);
+  catalog and namespace the engine recorded (a Hive view's is its database; a Flink view's is the
+  database its expanded query qualified the original's table names with, if it is just that; none
+  when it recorded none; the store's catalog is not filled in), and the summary (only Iceberg views
+  have one);
 * the properties: ``comment``, ``owner`` (the view's owner in the metastore, see
   :data:`~viewstore.formats.base.OWNER_PROPERTY`) and every other decoded property under its own
   name, including the ``hms.<engine>.*`` facts the codec needs to write the same record back (a

@@ -182,3 +182,26 @@ def test_flink_reads_more_than_ten_columns_in_index_order():
               "viewOriginalText": "select 1", "viewExpandedText": "select 1"}
     definition = flink.decode(record)
     assert [c.name for c in definition.columns] == [f"c{i}" for i in range(12)]
+
+
+def test_a_view_of_another_namespace_is_written_with_its_table_names_qualified():
+    """Flink runs the expanded query in the view's own catalog and database: `v1` would be db1.v1 there."""
+    elsewhere = definition(sql="select x from v1", default_namespace=("sales",), database="db1", name="v")
+    out = formats.encode(elsewhere, "flink")
+    assert (out["viewOriginalText"], out["viewExpandedText"]) == ("select x from v1", "select x from `sales`.v1")
+    # read back: the original query with the namespace the expanded one was qualified with
+    back = formats.decode(out)
+    assert (back.sql, back.default_namespace) == ("select x from v1", ("sales",))
+    assert formats.encode(back, "flink") == out
+    # Flink's own expanded query implies none, and the view in its own database is written as before
+    assert formats.decode(record(**{"flink.schema.0.name": "x", "flink.schema.0.data-type": "INT"})) \
+        .default_namespace == ()
+    same = formats.encode(elsewhere.model_copy(update={"default_namespace": ("db1",)}), "flink")
+    assert same["viewOriginalText"] == same["viewExpandedText"] == "select x from v1"
+
+
+def test_a_query_that_cannot_be_qualified_safely_is_refused():
+    elsewhere = definition(sql="SELECT * FROM TABLE(TUMBLE(TABLE v1, DESCRIPTOR(ts), INTERVAL '1' MINUTES))",
+                           default_namespace=("sales",), database="db1", name="v")
+    with pytest.raises(ValidationError, match="^viewExpandedText: .*'sales'.*sqlglot cannot parse.*database.table"):
+        formats.encode(elsewhere, "flink")

@@ -156,3 +156,33 @@ def test_struct_field_names_hive_can_hold_round_trip_and_others_are_refused():
         bad = ViewDefinition(dialect="hive", sql="SELECT 1", columns=(Column("s", struct),))
         with pytest.raises(ValidationError, match=r"columns\[0\]\.type: Hive struct field names"):
             formats.encode(bad, "hive")
+
+
+def _elsewhere(namespace: tuple[str, ...], sql: str = "SELECT id FROM orders o JOIN crm.customers c ON true") \
+        -> ViewDefinition:
+    return ViewDefinition(dialect="hive", sql=sql, columns=(Column("id", "long"),), default_namespace=namespace,
+                          database="reports", name="v", owner="o")
+
+
+def test_a_view_of_another_namespace_is_written_with_its_table_names_qualified():
+    """Hive runs the expanded text in the view's database: `orders` would be reports.orders there."""
+    out = formats.encode(_elsewhere(("sales",)), "hive")
+    assert out["viewOriginalText"] == "SELECT id FROM orders o JOIN crm.customers c ON true"
+    assert out["viewExpandedText"] == "SELECT id FROM `sales`.orders o JOIN crm.customers c ON true"
+    # read back: the SQL is the expanded text, so the view means what it meant, in the record's database
+    back = formats.decode(out)
+    assert (back.sql, back.default_namespace) == (out["viewExpandedText"], ("reports",))
+    assert back.properties[hive.ORIGINAL_TEXT_KEY] == out["viewOriginalText"]
+    assert formats.encode(back, "hive") == out
+
+
+@pytest.mark.parametrize("namespace", [("reports",), ("REPORTS",), ()])
+def test_a_view_of_its_own_database_is_written_as_it_is(namespace):
+    out = formats.encode(_elsewhere(namespace, "SELECT 1 FROM orders ; garbage ("), "hive")
+    assert out["viewOriginalText"] == out["viewExpandedText"] == "SELECT 1 FROM orders ; garbage ("
+
+
+def test_sql_that_cannot_be_qualified_safely_is_refused():
+    with pytest.raises(ValidationError, match="^viewExpandedText: the view's unqualified table names resolve in "
+                                              "'sales', not in the record's database.*sqlglot cannot parse"):
+        formats.encode(_elsewhere(("sales",), "SELECT id FROM orders WHERE ("), "hive")

@@ -265,3 +265,34 @@ def test_an_exported_view_with_a_column_list_reads_back_in_spark(spark, store):
             assert spark.table(f"{db}.{name}_exported").columns == ["ident", "amt"]
     finally:
         spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+def test_an_exported_hive_view_of_another_namespace_reads_that_namespace(spark, store):
+    """A Hive record has no default namespace: its expanded text names the tables of the view's own one."""
+    suffix = uuid.uuid4().hex[:8]
+    sales, reports = f"hmssales{suffix}", f"hmsreports{suffix}"
+    for db, ids in ((sales, "(1), (2)"), (reports, "(99)")):
+        spark.sql(f"CREATE DATABASE {db}")
+        spark.sql(f"CREATE TABLE {db}.orders (id BIGINT) USING parquet")
+        spark.sql(f"INSERT INTO {db}.orders VALUES {ids}")
+    try:
+        store.create_view(f"{reports}.v", columns=[Column("id", "long")], default_namespace=sales,
+                          representations=[("hive", "SELECT id FROM orders")])
+        record = store.export_hms(f"{reports}.v", "hive")
+        write_record(spark, record)
+        # Spark reads a Hive-made view as Hive does: the expanded text, its names in the current database,
+        # here the view's own (Hive's choice)
+        spark.catalog.setCurrentDatabase(reports)
+        try:
+            assert sorted(r.id for r in spark.sql(f"SELECT id FROM {reports}.v").collect()) == [1, 2]
+        finally:
+            spark.catalog.setCurrentDatabase("default")
+        written = read_metastore_table(spark, reports, "v")
+        assert (written["viewOriginalText"], written["viewExpandedText"]) == (
+            "SELECT id FROM orders", f"SELECT id FROM `{sales}`.orders")
+        engine, definition = formats.definition_from_table(written)
+        assert (engine, definition.sql, definition.default_namespace) == (
+            "hive", f"SELECT id FROM `{sales}`.orders", (reports,))
+    finally:
+        for db in (sales, reports):
+            spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")

@@ -13,7 +13,10 @@ to Flink too, and is decoded by the Hive codec.
 The definition's SQL is the original query; the expanded query is kept in the property
 ``hms.flink.expanded-text`` when it differs (and written back only while the SQL is unchanged:
 Flink runs the expanded query, so after a change both texts are the new SQL), and a plain
-``comment`` parameter (not Flink's) in ``hms.flink.comment-parameter``.
+``comment`` parameter (not Flink's) in ``hms.flink.comment-parameter``. The definition has no
+default namespace, except when the expanded query is exactly the original with its unqualified
+table names qualified with one database (as :func:`encode` writes a view whose default namespace is
+another database): that database is the default namespace, so the original keeps its meaning.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from ..types import (DecimalType, FixedType, IcebergType, ListType, MapType, Pri
                      too_large, type_number)
 from .base import (ViewDefinition, TypeTokens, bounded, chosen_engine_types, column_types_property, hms_record, invalid,
                    parameters_of, passthrough, reserved_key, second_text, second_text_properties, text_of)
+from .qualify import implied_namespace, needs_qualifying, qualify_tables
 
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "parse_data_type", "iceberg_type",
            "engine_type", "EXPANDED_TEXT_KEY", "PLAIN_COMMENT_KEY"]
@@ -130,9 +134,10 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
     if "comment" in params:
         properties[PLAIN_COMMENT_KEY] = params["comment"]
     properties.update(second_text_properties(EXPANDED_TEXT_KEY, expanded, sql))
+    implied = implied_namespace(sql, expanded, NAME) if expanded and expanded != sql else None
     return ViewDefinition(
         dialect=NAME, sql=sql, columns=tuple(columns), comment=params.get(COMMENT),
-        owner=text_of(record, "owner"), properties=properties,
+        default_namespace=(implied,) if implied else (), owner=text_of(record, "owner"), properties=properties,
         database=text_of(record, "dbName"), name=text_of(record, "tableName"))
 
 
@@ -149,11 +154,17 @@ def _schema_prefix(params: Mapping[str, str]) -> str:
 def encode(definition: ViewDefinition) -> dict[str, Any]:
     """The HMS record Flink's HiveCatalog writes for this view.
 
-    Flink has no default catalog or namespace for a stored view: they are not written.
+    Flink has no default catalog or namespace for a stored view: it runs the expanded query in
+    the view's own catalog and database. When the default namespace is another database, the
+    expanded query is the SQL with each unqualified table name qualified with it
+    (:func:`~viewstore.formats.qualify.qualify_tables`); the catalog is not written, as Flink's name
+    for the catalog of this metastore is the session's choice, and a ``database.table`` name
+    resolves in the view's own catalog.
 
     Raises:
         ValidationError: the view has no columns or a column type Flink cannot express
-            (``uuid``, ``variant``).
+            (``uuid``, ``variant``), or its default namespace is another database and its SQL
+            cannot be qualified safely.
     """
     if not definition.columns:
         raise invalid("columns", "a Flink view needs at least one column")
@@ -172,8 +183,12 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
         parameters[COMMENT] = definition.comment
     if PLAIN_COMMENT_KEY in definition.properties:
         parameters["comment"] = definition.properties[PLAIN_COMMENT_KEY]
+    if needs_qualifying(definition.default_namespace, definition.database):
+        expanded = qualify_tables(definition.sql, NAME, definition.default_namespace, "viewExpandedText")
+    else:
+        expanded = second_text(definition.properties, EXPANDED_TEXT_KEY, definition.sql)
     return hms_record(definition, parameters=parameters, cols=[], original_text=definition.sql,
-                      expanded_text=second_text(definition.properties, EXPANDED_TEXT_KEY, definition.sql))
+                      expanded_text=expanded)
 
 
 def _consistent(data_type: str, column: Column) -> bool:

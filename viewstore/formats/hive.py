@@ -3,7 +3,8 @@
 Hive keeps the text the user wrote in ``viewOriginalText`` and the fully qualified, back-quoted text
 it executes in ``viewExpandedText``; the columns are ``sd.cols`` with Hive type strings and the
 comment is the ``comment`` parameter. Unqualified names in the original text resolve against the
-view's own database.
+view's own database: a view whose default namespace is another database is written with its table
+names qualified in the expanded text (see :func:`encode`).
 
 The definition's SQL is the expanded text; the original text is kept in the property
 ``hms.hive.original-text`` when it differs, and written back only while the SQL is unchanged (after
@@ -23,6 +24,7 @@ from ..types import (MAX_DEPTH, DecimalType, IcebergType, ListType, MapType, Pri
 from .base import (VIRTUAL_VIEW, ViewDefinition, chosen_engine_types, column_types_property,
                    hive_columns_of, hms_record, invalid, parameters_of, passthrough, reserved_key, second_text,
                    second_text_properties, strip_nested, text_of)
+from .qualify import needs_qualifying, qualify_tables
 
 __all__ = ["NAME", "claims", "owns_parameter", "decode", "encode", "iceberg_type", "engine_type",
            "ORIGINAL_TEXT_KEY"]
@@ -74,10 +76,14 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
     """The HMS record Hive writes for this view.
 
     Hive has no default catalog, resolves unqualified names against the view's own database, and
-    its column types carry no nullability or nested comments: those parts are not written.
+    its column types carry no nullability or nested comments: those parts are not written. When the
+    default namespace is another database, the expanded text (which Hive runs) is the SQL with each
+    unqualified table name qualified with it (:func:`~viewstore.formats.qualify.qualify_tables`);
+    the original text stays the SQL as written.
 
     Raises:
-        ValidationError: the view has no columns or a column type Hive cannot express.
+        ValidationError: the view has no columns or a column type Hive cannot express, or its
+            default namespace is another database and its SQL cannot be qualified safely.
     """
     if not definition.columns:
         raise invalid("columns", "a Hive view needs at least one column")
@@ -90,9 +96,12 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
     parameters = passthrough(definition.properties, lambda key: key == "comment")
     if definition.comment is not None:
         parameters["comment"] = definition.comment
+    expanded = definition.sql
+    if needs_qualifying(definition.default_namespace, definition.database):
+        expanded = qualify_tables(expanded, NAME, definition.default_namespace, "viewExpandedText")
     return hms_record(definition, parameters=parameters, cols=cols,
                       original_text=second_text(definition.properties, ORIGINAL_TEXT_KEY, definition.sql),
-                      expanded_text=definition.sql)
+                      expanded_text=expanded)
 
 
 def _consistent(type_string: str, type_: IcebergType) -> bool:
