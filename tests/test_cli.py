@@ -766,6 +766,18 @@ def test_counts_read_as_english_and_progress_stays_off_a_pipe(run):
     assert (result.stdout, result.stderr) == ("rebuilt projections from 1 event: they matched the log\n", "")
 
 
+def test_rebuild_draws_its_progress_on_a_terminal_and_prints_the_same(run):
+    from terminal import run_with_terminal_stderr
+
+    for i in range(3):
+        create(run, f"s.v{i}")
+    piped = run("rebuild")
+    code, stdout, terminal = run_with_terminal_stderr(main, ["--db", str(run.db), "rebuild"])
+    assert (code, stdout) == (0, piped) == (0, "rebuilt projections from 3 events: they matched the log\n")
+    assert "replaying events" in terminal and "3/3" in terminal, terminal
+    assert "\x1b[" in terminal  # drawn, then taken away (transient): cursor moves and erasures
+
+
 def test_errors_speak_of_the_command_line(run):
     create(run, "s.v", "--comment", "")
     assert json.loads(run("show", "s.v", "--json"))["comment"] is None  # as alter --comment '' removes it

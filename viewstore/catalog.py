@@ -391,6 +391,19 @@ def thread_holds_a_store() -> bool:
     return getattr(_HOLDING, "count", 0) > 0
 
 
+def check_progress(progress: Any) -> Callable[[int, int], None] | None:
+    """``progress`` as the long calls take it (:meth:`ViewStore.rebuild`, and ``viewstore.spark``'s
+    ``register_views``, ``check_views`` and ``import_metastore_views``): None, or a callable to be
+    called as ``progress(done, total)``.
+
+    Raises:
+        ValidationError: ``progress`` is neither (checked before the call does anything).
+    """
+    if progress is not None and not callable(progress):
+        raise ValidationError(f"progress must be callable as progress(done, total), not {progress!r}")
+    return progress
+
+
 @contextmanager
 def _holding() -> Iterator[None]:
     _HOLDING.count = getattr(_HOLDING, "count", 0) + 1
@@ -1614,8 +1627,7 @@ class ViewStore:
             ValidationError: ``progress`` is not callable.
             ConcurrencyError: the database stayed locked (``busy`` is set).
         """
-        if progress is not None and not callable(progress):
-            raise ValidationError(f"progress must be callable as progress(done, total), not {progress!r}")
+        check_progress(progress)
         with self._lock:
             self._fresh()
             with self._write_transaction():

@@ -25,7 +25,8 @@ import json
 import math
 import os
 import sys
-from typing import Any, Callable, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import click
 from rich.console import Console
@@ -112,6 +113,24 @@ class CliContext:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+    @contextmanager
+    def progress(self, label: str) -> Iterator[Callable[..., None]]:
+        """A progress bar on stderr while the block runs (``label``, the bar, done/total, the time
+        so far), gone when it ends; only when stderr is a terminal, so never in a pipe, a file or a
+        test's output (and never on stdout, where --json goes). Yields ``update(done, total,
+        what="")``: the ``progress`` callback the long calls take, which also shows ``what`` (the
+        item at work) beside the bar."""
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (TextColumn(label, markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.description}", markup=False))
+        with Progress(*columns, console=self.err, transient=True, disable=not self.err.is_terminal) as bar:
+            task = bar.add_task("", total=None)
+
+            def update(done: int, total: int, what: str = "") -> None:
+                bar.update(task, completed=done, total=total, description=visible(what))
+            yield update
 
 
 
@@ -1009,12 +1028,9 @@ def rebuild(cli: CliContext, as_json: bool) -> None:
     \b
         viewstore rebuild
     """
-    from rich.progress import Progress
-
     store = cli.store()
-    with Progress(console=cli.err, transient=True, disable=not cli.err.is_terminal) as progress:
-        task = progress.add_task("replaying events", total=None)
-        repaired = store.rebuild(progress=lambda done, total: progress.update(task, completed=done, total=total))
+    with cli.progress("replaying events") as progress:
+        repaired = store.rebuild(progress=progress)
     events = store.event_count()
     if as_json:
         _print_json({"events": events, "repaired": repaired})

@@ -87,6 +87,23 @@ def test_import_a_list_with_a_progress_summary_and_json(run, tmp_path):
     assert "imported 0, skipped 2, failed 1" in text and "spark.sql.sources.schema" in text
 
 
+def test_import_a_list_draws_its_progress_on_a_terminal_only(run, tmp_path):
+    from terminal import run_with_terminal_stderr
+
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps([record("one"), record("two", engine="trino"), record("three")]))
+    code, stdout, terminal = run_with_terminal_stderr(main, ["--db", str(run.db), "hms", "import", str(dump), "--json"])
+    assert code == 0 and [i["identifier"] for i in json.loads(stdout)["imported"]] == [
+        "sales.one", "sales.two", "sales.three"]
+    assert "importing" in terminal and "3/3" in terminal, terminal
+
+    dump.write_text(json.dumps([record("four"), record("five")]))
+    piped = subprocess.run([sys.executable, "-m", "viewstore", "--db", str(run.db), "hms", "import", str(dump)],
+                           capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 0 and piped.stderr == "", piped.stderr
+    assert "imported 2, skipped 0, failed 0" in piped.stdout and "importing" not in piped.stdout
+
+
 def test_a_metastore_dump_with_tables_imports_its_views_and_skips_the_rest(run, tmp_path):
     dump = tmp_path / "dump.json"
     table = {"dbName": "sales", "tableName": "orders", "tableType": "MANAGED_TABLE", "parameters": {}}

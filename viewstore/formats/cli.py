@@ -137,19 +137,14 @@ def _imported(view: View, engine: str) -> ImportedRecord:
 
 
 def _import_many(cli: CliContext, records: list[dict[str, Any]]) -> HmsImportReport:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     report = HmsImportReport()
     started = time.perf_counter()
-    columns = (TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("{task.description}"))
-    with Progress(*columns, console=cli.err, transient=True, disable=not cli.err.is_terminal) as progress:
-        task = progress.add_task("", total=len(records))
+    with cli.progress("importing") as progress:
         for i, record in enumerate(records):
             name = _record_name(record, i)
-            progress.update(task, description=name)
+            progress(i, len(records), name)
             report.import_one(lambda: cli.store(create=True), name, record)
-            progress.advance(task)
+            progress(i + 1, len(records))
     report.seconds = time.perf_counter() - started
     return report
 
