@@ -204,6 +204,28 @@ def test_import_a_whole_database(spark, hms, store):
     assert store.event_count() == 6
 
 
+def test_import_a_whole_database_tells_progress_for_every_table(spark, hms, store):
+    seen = []
+    report = import_metastore_views(spark, store, hms, progress=lambda done, total: seen.append((done, total)))
+    tables = len(report.imported) + len(report.skipped) + len(report.failed)
+    assert tables == 8 and seen == [(done, tables) for done in range(1, tables + 1)]
+
+    other = ViewStore(store.path.parent / "stopped.db", actor="someone")
+
+    def stop(done, total):
+        if done == 3:
+            raise KeyboardInterrupt  # as a user's Ctrl-C in the callback: the same, and no EngineError
+
+    with pytest.raises(KeyboardInterrupt):
+        import_metastore_views(spark, other, hms, progress=stop)
+    # the tables in name order: orders (a table), v_big, v_broken; the one view among them stays imported
+    assert other.list_views(hms) == [(hms, "v_big")]
+    with pytest.raises(ValidationError, match="progress must be callable"):
+        import_metastore_views(spark, other, hms, progress="tqdm")
+    assert other.event_count() == 1
+    other.close()
+
+
 def test_encode_matches_the_record_spark_wrote(spark, hms, store):
     import_metastore_views(spark, store, hms)
     for name in VIEWS:

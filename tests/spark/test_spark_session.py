@@ -9,8 +9,8 @@ import uuid
 import pytest
 from pyspark.sql import types as T
 
-from viewstore import (Column, NoSuchViewError, SQLRepresentation, ValidationError, ViewAlreadyExistsError, ViewChange,
-                       ViewStore, ViewStoreError, signals)
+from viewstore import (Column, EngineError, NoSuchViewError, SQLRepresentation, ValidationError, ViewAlreadyExistsError,
+                       ViewChange, ViewStore, ViewStoreError, signals)
 from viewstore.spark import (attach, check_views, create_view, detach, events_dataframe, import_metastore_views,
                             register_views, sql)
 from viewstore.spark.session import table_references
@@ -177,6 +177,60 @@ def test_register_views_restores_the_namespace_after_an_error(spark, store, ns):
     report = register_views(spark, store, ns)
     assert report.failed[0].condition.startswith("UNRESOLVED_COLUMN")
     assert spark.catalog.currentDatabase() == "default"
+
+
+def test_register_views_tells_progress_as_each_view_is_settled(spark, store, data, ns):
+    _stored(store, f"{ns}.a_top", f"SELECT order_id FROM {ns}.b_base", ns, [Column("order_id", "long")])
+    _stored(store, f"{ns}.b_base", f"SELECT order_id FROM {data}.orders", ns, [Column("order_id", "long")])
+    _stored(store, f"{ns}.c_missing", "SELECT * FROM no_such_table", ns)
+    store.create_view(f"{ns}.d_trino", columns=[], representations=[("trino", "SELECT 1 AS x")], default_namespace=ns)
+    _stored(store, f"{ns}.e_ping", "SELECT x FROM f_pong", ns)
+    _stored(store, f"{ns}.f_pong", "SELECT x FROM e_ping", ns)
+    seen = []
+
+    def progress(done, total):
+        seen.append((done, total, spark.catalog.tableExists(f"{ns}.a_top")))
+
+    report = register_views(spark, store, ns, progress=progress)
+
+    outcomes = len(report.registered) + len(report.skipped) + len(report.failed)
+    assert outcomes == len(store.list_views(ns)) == 6
+    # the view without spark SQL once the store is read, the cycle before any copy is made, then each
+    # view as Spark makes its copy or refuses it (b_base before a_top, which reads it): a_top exists
+    # from its own call on
+    assert seen == [(1, 6, False), (3, 6, False), (4, 6, False), (5, 6, True), (6, 6, True)]
+    assert report.registered == [f"{ns}.b_base", f"{ns}.a_top"]
+
+    seen.clear()
+    again = register_views(spark, store, ns, progress=progress, prune=True)  # the copies stand: unchanged
+    assert again.unchanged == [f"{ns}.b_base", f"{ns}.a_top"] and [d for d, _, _ in seen] == [1, 3, 4, 5, 6]
+    assert {t for _, t, _ in seen} == {6}
+    calls = []
+    assert register_views(spark, store, "nothing_here", progress=lambda *a: calls.append(a)).registered == []
+    assert calls == []  # no view, no call
+
+
+def test_register_views_stops_where_its_progress_raises_with_that_very_error(spark, store, data, ns):
+    from py4j.protocol import Py4JError
+
+    for name in ("v1", "v2", "v3"):
+        _stored(store, f"{ns}.{name}", f"SELECT order_id FROM {data}.orders", ns, [Column("order_id", "long")])
+    spark.catalog.setCurrentDatabase("default")
+    # a py4j error or an EngineError of the callback's own is not taken for the engine's failure
+    for error in (KeyError("stop"), Py4JError("the callback's own"), EngineError("the callback's own")):
+        def progress(done, total, error=error):
+            if done == 2:
+                raise error
+
+        with pytest.raises(type(error)) as raised:
+            register_views(spark, store, ns, progress=progress, refresh=True)
+        assert raised.value is error
+    assert spark.catalog.currentDatabase() == "default"  # the caller's session is as it was
+    assert sorted(t.name for t in spark.catalog.listTables(ns)) == ["v1", "v2"]  # made before it raised: they stay
+    for bad in (5, "print"):
+        with pytest.raises(ValidationError, match="progress must be callable as progress\\(done, total\\)"):
+            register_views(spark, store, f"{ns}_nothing_yet", progress=bad)
+    assert not spark.catalog.databaseExists(f"{ns}_nothing_yet")
 
 
 # -- create_view -------------------------------------------------------------------------------------
@@ -803,6 +857,30 @@ def test_check_views_compares_the_querys_own_names_under_a_column_list(spark, st
     sql(spark, store, f"CREATE VIEW {ns}.renamed (a, b) AS SELECT order_id, region FROM {data}.orders")
     report = check_views(spark, store, ns)
     assert report.ok, report.views
+
+
+def test_check_views_tells_progress_for_every_view_listed(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    _stored(store, f"{ns}.a_ok", f"SELECT order_id FROM {data}.orders", ns, [Column("order_id", "long")])
+    _stored(store, f"{ns}.b_broken", "SELECT nope FROM range(1)", ns, [Column("nope", "long")])
+    store.create_view(f"{ns}.c_trino", columns=[], representations=[("trino", "SELECT 1 AS x")], default_namespace=ns)
+    _stored(store, f"{ns}.d_drifted", f"SELECT region FROM {data}.orders", ns, [Column("region", "int")])
+    seen = []
+    report = check_views(spark, store, ns, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert len(report.views) + len(report.skipped) == 4
+    assert [v.status for v in report.views] == ["ok", "broken", "drifted"] and report.skipped == [f"{ns}.c_trino"]
+
+    def stop(done, total):
+        if done == 2:
+            raise ZeroDivisionError("enough")
+
+    with pytest.raises(ZeroDivisionError, match="enough"):
+        check_views(spark, store, ns, progress=stop)
+    with pytest.raises(ValidationError, match="progress must be callable"):
+        check_views(spark, store, ns, progress=True)
+    assert check_views(spark, store, "nothing_here", progress=lambda *a: seen.append(a)).views == []
+    assert len(seen) == 4  # no view, no call
 
 
 def test_check_views_of_a_missing_default_namespace_is_broken(spark, store):

@@ -32,8 +32,8 @@ from pyspark.errors.exceptions.captured import CapturedException, ParseException
 from ..errors import EngineError
 
 __all__ = ["ENGINE_ERRORS", "SPARK_ERRORS", "condition", "explanation", "engine_error", "environment_failure",
-           "engine_calls", "metastore_silent", "raise_engine_failure", "require_live", "session_down",
-           "summary"]
+           "engine_calls", "metastore_silent", "Progress", "raise_engine_failure", "require_live",
+           "session_down", "summary"]
 
 #: what Spark answers from the JVM: a refusal of the request, or a failure of the engine
 SPARK_ERRORS = (CapturedException, Py4JJavaError)
@@ -215,9 +215,44 @@ def require_live(spark: Any, what: str, *, metastore: bool = False) -> None:
         raise EngineError(f"cannot {what}: {down}")
 
 
+class _CallerRaised(BaseException):
+    """What the caller's own callback raised, on its way out of a call made with :func:`engine_calls`:
+    a BaseException, so no handler on the way takes it for Spark's (or the call's own) error."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+class Progress:
+    """A long call's count of the units of its work (views) settled, told to the caller's
+    ``progress(done, total)`` (checked with :func:`viewstore.catalog.check_progress`) as they settle,
+    as :meth:`ViewStore.rebuild <viewstore.catalog.ViewStore.rebuild>` tells its own. What the
+    callback raises stops the call there and reaches its caller unchanged, through :func:`engine_calls`."""
+
+    __slots__ = ("_callback", "done", "total")
+
+    def __init__(self, callback: Callable[[int, int], None] | None, total: int) -> None:
+        self._callback = callback
+        self.done = 0
+        self.total = total
+
+    def advance(self, units: int = 1) -> None:
+        """``units`` more are settled (none: the callback is not called)."""
+        if units <= 0:
+            return
+        self.done += units
+        if self._callback is not None:
+            try:
+                self._callback(self.done, self.total)
+            except BaseException as error:
+                raise _CallerRaised(error) from None
+
+
 def engine_calls(what: str) -> Callable[[_F], _F]:
     """Decorate a public call taking the session first: whatever Spark, py4j or PySpark raise and the
-    call does not turn into a viewstore error itself becomes an :func:`engine_error`."""
+    call does not turn into a viewstore error itself becomes an :func:`engine_error`; what the
+    caller's progress callback raised (see :class:`Progress`) is raised as it is."""
 
     def decorate(fn: _F) -> _F:
         @functools.wraps(fn)
@@ -227,5 +262,8 @@ def engine_calls(what: str) -> Callable[[_F], _F]:
             except ENGINE_ERRORS as error:
                 spark = kwargs.get("spark", args[0] if args else None)
                 raise engine_error(spark, error, what) from error
+            except _CallerRaised as raised:
+                callers = raised.error
+            raise callers  # outside the handler: the callback's exception, its context untouched
         return call  # type: ignore[return-value]
     return decorate

@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, cast
+from typing import Any, Callable, cast
 
 from pyspark.sql import SparkSession
 
-from ..catalog import ViewStore
+from ..catalog import ViewStore, check_progress
 from ..errors import EngineError, NoSuchViewError, ValidationError
 from ..hms import FailedRecord, HmsImportReport
 from ..model import normalize_name
-from .failures import ENGINE_ERRORS, engine_error, environment_failure
+from .failures import ENGINE_ERRORS, Progress, engine_calls, engine_error, environment_failure
 
 __all__ = ["read_metastore_table", "import_metastore_views", "record_from_thrift_json"]
 
@@ -133,7 +133,33 @@ def read_metastore_table(spark: SparkSession, database: str, name: str) -> dict[
         raise engine_error(spark, error, f"read {database}.{name} from the metastore") from error
 
 
-def import_metastore_views(spark: SparkSession, store: ViewStore, database: str) -> HmsImportReport:
+def _import_table(spark: SparkSession, client: Any, store: ViewStore, report: HmsImportReport, database: str,
+                  name: str) -> None:
+    """Import one table of the database's listing into ``report`` (see :func:`import_metastore_views`).
+
+    Raises:
+        EngineError: the engine failed (not this record's failure: the others would fail the same way).
+    """
+    qualified = f"{database}.{name}"
+    try:
+        record = _read(spark, client, database, name)
+    except NoSuchViewError as error:  # dropped meanwhile
+        report.failed.append(FailedRecord(qualified, type(error).__name__, str(error)))
+        return
+    except ENGINE_ERRORS as error:
+        what = f"read {qualified} from the metastore"
+        reason = environment_failure(spark, error)
+        if reason is not None:  # not this record's: the others would fail the same way
+            done = f" (before that: {len(report.imported)} view(s) imported; importing again picks up the rest)"
+            raise EngineError(f"cannot {what}: {reason}{done if report.imported else ''}") from error
+        report.failed.append(FailedRecord(qualified, EngineError.__name__, str(engine_error(spark, error, what))))
+        return
+    report.import_one(store, qualified, record)  # skips tables and materialized views
+
+
+@engine_calls("import the metastore's views")
+def import_metastore_views(spark: SparkSession, store: ViewStore, database: str, *,
+                           progress: Callable[[int, int], None] | None = None) -> HmsImportReport:
     """Import every view of a metastore database into the store, as ``database.view``.
 
     Each view is read raw (:func:`read_metastore_table`) and recorded with
@@ -150,14 +176,20 @@ def import_metastore_views(spark: SparkSession, store: ViewStore, database: str)
         spark: a classic PySpark session with Hive support.
         store: where to record the views.
         database: the metastore database.
+        progress: called as ``progress(done, total)`` as the database's tables are read: ``total``
+            is the number of tables and views the metastore lists in it, ``done`` how many of them
+            are imported, skipped or failed; it grows with each call, and the last call has ``done
+            == total`` (no call for an empty database). It runs in the calling thread, between two
+            tables; an exception it raises stops the import there and reaches the caller unchanged
+            (the views imported before stay, each its own transaction).
 
     Returns:
         The report: ``imported``, ``skipped``, ``failed`` (see :class:`~viewstore.hms.HmsImportReport`;
         ``raise_for_failures()`` turns failures into an error for pipelines).
 
     Raises:
-        ValidationError: not a classic session with Hive support, a bad database name, or
-            ``store`` is not a ViewStore.
+        ValidationError: not a classic session with Hive support, a bad database name,
+            ``store`` is not a ViewStore, or ``progress`` is not callable.
         NoSuchViewError: the metastore has no such database.
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
             answer), before or while the views are read.
@@ -166,6 +198,7 @@ def import_metastore_views(spark: SparkSession, store: ViewStore, database: str)
     database = normalize_name(database, "database")
     if not isinstance(store, ViewStore):
         raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
+    check_progress(progress)
     client = _hive_client(spark)
     try:
         exists = client.databaseExists(database)
@@ -176,22 +209,10 @@ def import_metastore_views(spark: SparkSession, store: ViewStore, database: str)
     if not exists:
         raise NoSuchViewError(f"no database {database} in the metastore")
     report = HmsImportReport()
+    done = Progress(progress, len(names))
     for name in names:
-        qualified = f"{database}.{name}"
-        try:
-            record = _read(spark, client, database, name)
-        except NoSuchViewError as error:  # dropped meanwhile
-            report.failed.append(FailedRecord(qualified, type(error).__name__, str(error)))
-            continue
-        except ENGINE_ERRORS as error:
-            what = f"read {qualified} from the metastore"
-            reason = environment_failure(spark, error)
-            if reason is not None:  # not this record's: the others would fail the same way
-                done = f" (before that: {len(report.imported)} view(s) imported; importing again picks up the rest)"
-                raise EngineError(f"cannot {what}: {reason}{done if report.imported else ''}") from error
-            report.failed.append(FailedRecord(qualified, EngineError.__name__, str(engine_error(spark, error, what))))
-            continue
-        report.import_one(store, qualified, record)  # skips tables and materialized views
+        _import_table(spark, client, store, report, database, name)
+        done.advance()
     report.seconds = time.perf_counter() - started
     return report
 

@@ -78,7 +78,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 import pyarrow as pa
 import sqlglot
@@ -87,7 +87,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from ..catalog import ViewChange, ViewStore, thread_holds_a_store
+from ..catalog import ViewChange, ViewStore, check_progress, thread_holds_a_store
 from ..errors import (ConcurrencyError, EngineError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
                       ViewStoreError)
 from ..formats.spark import COLLATIONS_KEY, QUERY_COLUMN_NAMES, recorded_query_columns, renamed_collations
@@ -102,7 +102,7 @@ from .catalog_plugin import SQL_CONFIGS  # the summary key: the SQL configs capt
 from .failures import ENGINE_ERRORS as _ENGINE_ERRORS
 from .failures import SPARK_ERRORS as _SPARK_ERRORS
 from .failures import condition as _condition
-from .failures import engine_calls, engine_error, environment_failure, raise_engine_failure, require_live
+from .failures import Progress, engine_calls, engine_error, environment_failure, raise_engine_failure, require_live
 from .failures import explanation as _explanation
 from .types import SPARK_SCHEMA, parse_schema, recorded_schema, schema_to_columns, schema_to_record
 
@@ -934,9 +934,10 @@ def _recorded_text(spark: SparkSession, statement: str) -> str | None:
 
 
 def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View, str]], report: RegisterReport, *,
-              scope: tuple[str, ...] | None, dialect: str, refresh: bool, prune: bool) -> None:
+              scope: tuple[str, ...] | None, dialect: str, refresh: bool, prune: bool, progress: Progress) -> None:
     """register_views' work in ``spark`` (its own session, see :func:`_work_session`): prune, then
-    create the copies of ``candidates`` (view, SQL in the dialect) that need it, into ``report``.
+    create the copies of ``candidates`` (view, SQL in the dialect) that need it, into ``report``;
+    ``progress`` advances as each candidate's outcome is settled.
 
     Raises:
         EngineError: the engine failed (see :mod:`viewstore.spark.failures`); ``report`` holds
@@ -988,6 +989,7 @@ def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View
     for view, _ in cyclic:
         report.failed.append(FailedView(identifier_str(view.identifier), "RECURSIVE_VIEW",
                                         "the view reads itself through other stored views"))
+    progress.advance(len(candidates) - len(ordered))  # those failed already
     with _CurrentNamespace(spark) as current, _verbatim(spark), _Configs(spark) as settings:
         for view, query in ordered:
             name = identifier_str(view.identifier)
@@ -1002,12 +1004,11 @@ def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View
                 if copy is not None and copy.fingerprint == fingerprint and (
                         copy.text == query or copy.text == _recorded_text(spark, statement)) and (
                         copy.store == store_id or pruning_id is None or _stamped(spark, view.identifier, pruning_id)):
-                    report.registered.append(name)
                     report.unchanged.append(name)
-                    continue
-                current.use(*target)
-                settings.use(configs)
-                _run_verbatim(spark, statement)
+                else:
+                    current.use(*target)
+                    settings.use(configs)
+                    _run_verbatim(spark, statement)
             except _SPARK_ERRORS as e:
                 raise_engine_failure(spark, e, f"register view {name}")
                 condition = _condition(e)
@@ -1018,12 +1019,15 @@ def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View
                     report.failed.append(FailedView(name, condition, _explanation(e)))
             else:
                 report.registered.append(name)
+            progress.advance()
 
 
 def _register_from(spark: SparkSession, store: ViewStore, scope: tuple[str, ...] | None, dialect: str,
-                   report: RegisterReport, *, refresh: bool, prune: bool) -> None:
+                   report: RegisterReport, *, refresh: bool, prune: bool,
+                   callback: Callable[[int, int], None] | None) -> None:
     """register_views' work once it has its turn: read the store's views, then register them."""
     identifiers = store.list_views(scope)
+    progress = Progress(callback, len(identifiers))
     candidates: list[tuple[View, str]] = []
     for ident in identifiers:
         try:
@@ -1036,10 +1040,12 @@ def _register_from(spark: SparkSession, store: ViewStore, scope: tuple[str, ...]
                                               f"no {dialect!r} representation (it has {', '.join(view.dialects)})"))
         else:
             candidates.append((view, query))
+    progress.advance(len(identifiers) - len(candidates))  # those passed over, and those without SQL in the dialect
     if candidates or prune:
         try:
             with _work_session(spark) as work:  # its statements run there: the caller's session stays as it is
-                _register(work, store, candidates, report, scope=scope, dialect=dialect, refresh=refresh, prune=prune)
+                _register(work, store, candidates, report, scope=scope, dialect=dialect, refresh=refresh, prune=prune,
+                          progress=progress)
         except EngineError as e:
             done = [f"{len(report.registered)} view(s) registered"] if report.registered else []
             done += [f"{len(report.pruned)} stale copy(ies) pruned"] if report.pruned else []
@@ -1050,7 +1056,8 @@ def _register_from(spark: SparkSession, store: ViewStore, scope: tuple[str, ...]
 
 @engine_calls("register views")
 def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[str, ...] | None = None, *,
-                   dialect: str = "spark", refresh: bool = False, prune: bool = False) -> RegisterReport:
+                   dialect: str = "spark", refresh: bool = False, prune: bool = False,
+                   progress: Callable[[int, int], None] | None = None) -> RegisterReport:
     """Make the stored views queryable in the session under their own names.
 
     Each view with a representation in ``dialect`` (matched case-insensitively) becomes a
@@ -1099,6 +1106,13 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
         dialect: the representation to register.
         refresh: create every copy again, even those that match (e.g. to capture changed tables).
         prune: drop this store's copies of views it no longer holds (see above).
+        progress: called as ``progress(done, total)`` as the views' outcomes are settled: ``total``
+            is the number of views listed (every view, or ``namespace``'s), ``done`` how many of them
+            are registered, left unchanged, skipped, failed or passed over; it grows with each
+            call, and the last call has ``done == total`` (no call when there is no view; pruning
+            is not counted). It runs in the calling thread, in the middle of the call; an
+            exception it raises stops the registration there and reaches the caller unchanged (the
+            copies made before stay, as after an EngineError).
 
     Returns:
         A :class:`RegisterReport`: registered (in order), skipped (no representation in the
@@ -1106,7 +1120,8 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
         stale copy that could not be dropped has ``action="prune"``) and pruned copies.
 
     Raises:
-        ValidationError: a bad session, store, namespace, dialect, ``refresh`` or ``prune``.
+        ValidationError: a bad session, store, namespace, dialect, ``refresh``, ``prune`` or
+            ``progress`` (not callable).
         EngineError: the engine failed: the session is stopped, its JVM is gone, or its metastore does
             not answer (see :mod:`viewstore.spark.failures`). The message says where it stopped:
             the copies made and dropped before stay (each is a whole copy of a stored view, or was a
@@ -1126,13 +1141,14 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple
         raise ValidationError(f"bad dialect {dialect!r}")
     _check_flag(refresh, "refresh")
     _check_flag(prune, "prune")
+    check_progress(progress)
     started = time.perf_counter()
     report = RegisterReport()
     scope = to_namespace(namespace) if namespace is not None else None
     # one turn for the whole call (not one per view), taken before the store is read: a view DDL
     # statement through sql() in another thread then has stored its definition, or not begun
     with _one_ddl_at_a_time("register_views"):
-        _register_from(spark, store, scope, dialect, report, refresh=refresh, prune=prune)
+        _register_from(spark, store, scope, dialect, report, refresh=refresh, prune=prune, callback=progress)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -2228,8 +2244,32 @@ def _compare(view: View, analyzed: list[Column], schema: T.StructType | None = N
     return problems
 
 
+def _check(work: SparkSession, view: View, query: str, current: _CurrentNamespace, settings: _Configs) -> ViewDrift:
+    """How one view with Spark SQL compares, analyzed in ``work`` under its namespace and configs."""
+    name = identifier_str(view.identifier)
+    stored = tuple(_spelled(c) for c in view.columns)
+    try:
+        current.use(*_default_target(work, view))
+        settings.use(_sql_configs(view))
+        schema = _analyze(work, query, name, name)
+    except ValidationError as e:
+        cause = e.__cause__
+        return ViewDrift(name, "broken", (str(e),), _condition(cause) if cause else None, stored)
+    except _SPARK_ERRORS as e:  # the default namespace does not exist
+        raise_engine_failure(work, e, f"check view {name}")
+        return ViewDrift(name, "broken", (_explanation(e),), _condition(e), stored)
+    try:
+        analyzed = schema_to_columns(schema)
+    except ValidationError as e:
+        return ViewDrift(name, "broken", (str(e),), None, stored)
+    problems = _compare(view, analyzed, schema)
+    return ViewDrift(name, "drifted" if problems else "ok", tuple(problems), None, stored,
+                     tuple(_spelled(c) for c in analyzed))
+
+
 @engine_calls("check views")
-def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[str, ...] | None = None) -> DriftReport:
+def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[str, ...] | None = None, *,
+                progress: Callable[[int, int], None] | None = None) -> DriftReport:
     """Check that every view with a spark representation still analyzes and still has its columns.
 
     Each view's Spark SQL is analyzed (not run) under its default catalog and namespace and the SQL
@@ -2259,53 +2299,42 @@ def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[st
         spark: the session whose tables the views read.
         store: the store.
         namespace: only the views directly in this namespace (default: every view).
+        progress: called as ``progress(done, total)`` as the views are checked: ``total`` is the
+            number of views listed (every view, or ``namespace``'s), ``done`` how many of them are
+            checked, skipped (no spark representation) or passed over (dropped meanwhile); it grows
+            with each call, and the last call has ``done == total`` (no call when there is no
+            view). It runs in the calling thread, in the middle of the call; an exception it
+            raises stops the check there and reaches the caller unchanged.
 
     Returns:
         A :class:`DriftReport`; ``report.ok`` is false when a view drifted or is broken, and
         ``report.raise_for_drift()`` turns that into an error for pipelines.
 
     Raises:
-        ValidationError: not a classic SparkSession or not a ViewStore, or a bad namespace.
+        ValidationError: not a classic SparkSession or not a ViewStore, a bad namespace, or a
+            ``progress`` that is not callable.
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
             answer): a view that does not analyze because of that is not reported as broken.
     """
     _check_args(spark, store)
+    check_progress(progress)
     started = time.perf_counter()
     report = DriftReport()
     identifiers = store.list_views(to_namespace(namespace) if namespace is not None else None)
+    done = Progress(progress, len(identifiers))
     # each view is analyzed under its own namespace and configs in a session of its own, not the caller's
     with _work_session(spark) as work, _CurrentNamespace(work) as current, _Configs(work) as settings:
         for ident in identifiers:
             try:
                 view = store.load_view(ident)
             except NoSuchViewError:  # dropped or renamed by another process since the listing
+                done.advance()
                 continue
             query = view.sql_for("spark")
-            name = identifier_str(ident)
             if query is None:
-                report.skipped.append(name)
-                continue
-            stored = tuple(_spelled(c) for c in view.columns)
-            try:
-                current.use(*_default_target(work, view))
-                settings.use(_sql_configs(view))
-                schema = _analyze(work, query, name, name)
-            except ValidationError as e:
-                cause = e.__cause__
-                report.views.append(ViewDrift(name, "broken", (str(e),), _condition(cause) if cause else None,
-                                              stored))
-                continue
-            except _SPARK_ERRORS as e:  # the default namespace does not exist
-                raise_engine_failure(work, e, f"check view {name}")
-                report.views.append(ViewDrift(name, "broken", (_explanation(e),), _condition(e), stored))
-                continue
-            try:
-                analyzed = schema_to_columns(schema)
-            except ValidationError as e:
-                report.views.append(ViewDrift(name, "broken", (str(e),), None, stored))
-                continue
-            problems = _compare(view, analyzed, schema)
-            report.views.append(ViewDrift(name, "drifted" if problems else "ok", tuple(problems), None, stored,
-                                          tuple(_spelled(c) for c in analyzed)))
+                report.skipped.append(identifier_str(ident))
+            else:
+                report.views.append(_check(work, view, query, current, settings))
+            done.advance()
     report.seconds = time.perf_counter() - started
     return report
