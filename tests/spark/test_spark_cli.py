@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from viewstore.cli import main
-from viewstore.spark import create_view
+from viewstore.spark import create_view, register_views
 
 pytestmark = pytest.mark.spark
 
@@ -89,3 +89,33 @@ def test_spark_check_shows_a_required_column_become_nullable(spark, store, ns):
     assert (view["status"], view["problems"]) == ("drifted", ["column 'id': not null is now nullable"])
     assert (view["stored"], view["analyzed"]) == (["id int not null"], ["id int"])
     assert "column 'id': not null is now nullable" in table, table
+
+
+def _without_seconds(text):
+    report = json.loads(text)
+    report.pop("seconds")
+    return report
+
+
+@pytest.mark.parametrize("command, label", [("register", "registering"), ("check", "checking")])
+def test_spark_commands_draw_progress_on_a_terminal_and_print_the_same(spark, store, ns, command, label):
+    from terminal import run_with_terminal_stderr
+
+    for i in range(4):
+        create_view(spark, store, f"{ns}.v{i}", f"SELECT {i} AS n")
+    store.create_view(f"{ns}.trino", columns=[], representations=[("trino", "SELECT 1 AS x")], default_namespace=ns)
+    register_views(spark, store, ns)  # the copies match the store: each run below reports the same
+    args = ["--db", str(store.path), "spark", command, ns, "--json"]
+    piped = CliRunner().invoke(main, args)  # stderr is no terminal there: nothing but the report
+    assert (piped.exit_code, piped.stderr) == (0, ""), piped.output
+    code, stdout, terminal = run_with_terminal_stderr(main, args)
+    assert code == 0 and _without_seconds(stdout) == _without_seconds(piped.stdout)
+    assert label in terminal and "5/5" in terminal, terminal  # every view listed, the trino one too
+    assert label not in stdout
+    if command == "register":
+        assert json.loads(stdout)["unchanged"] == [f"{ns}.v{i}" for i in range(4)]
+    else:
+        assert json.loads(stdout)["skipped"] == [f"{ns}.trino"]
+
+    table = CliRunner().invoke(main, args[:-1], env={"COLUMNS": "200"})
+    assert table.exit_code == 0 and table.stderr == "" and f"{ns}.v3" in table.stdout and label not in table.stdout

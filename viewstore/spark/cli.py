@@ -123,7 +123,8 @@ def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: st
     \b
         viewstore --db views.db spark check sales --hive --json
     """
-    _report(ctx, cli, master, confs, hive, as_json, lambda session, store: check_views(session, store, namespace),
+    _report(ctx, cli, master, confs, hive, as_json, "checking",
+            lambda session, store, progress: check_views(session, store, namespace, progress=progress),
             lambda report, own, in_memory: _print_drift(cli, report))
 
 
@@ -158,20 +159,23 @@ def register(ctx: click.Context, cli: CliContext, namespace: str | None, dialect
             cli.console.print("note: the session catalog was in memory, so these copies ended with the command "
                               "(use --hive, or a persistent catalog in spark-defaults.conf)")
 
-    _report(ctx, cli, master, confs, hive, as_json,
-            lambda session, store: register_views(session, store, namespace, dialect=dialect, refresh=refresh,
-                                                  prune=prune), show)
+    _report(ctx, cli, master, confs, hive, as_json, "registering",
+            lambda session, store, progress: register_views(session, store, namespace, dialect=dialect,
+                                                            refresh=refresh, prune=prune, progress=progress), show)
 
 
 def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tuple[str, ...], hive: bool,
-            as_json: bool, call: Callable[[SparkSession, Any], Any], show: Callable[[Any, bool, bool], None]) -> None:
-    """Run ``call`` (a check or a registration) in a session, print its report, and exit with 1
-    unless it is ``ok``; a session this command started is stopped afterwards."""
+            as_json: bool, label: str, call: Callable[[SparkSession, Any, Callable[[int, int], None]], Any],
+            show: Callable[[Any, bool, bool], None]) -> None:
+    """Run ``call`` (a check or a registration) in a session, with a progress bar (``label``) on a
+    terminal, print its report, and exit with 1 unless it is ``ok``; a session this command started
+    is stopped afterwards."""
     _settings(confs)  # a command line that cannot be right is said before the store is opened
     store = cli.store()  # a mistyped --db fails before Spark starts
     session, own = _session(master, confs, hive)
     try:
-        report = call(session, store)
+        with cli.progress(label) as progress:
+            report = call(session, store, progress)
         in_memory = session.conf.get("spark.sql.catalogImplementation", "in-memory") == "in-memory"
     except ENGINE_ERRORS as e:
         raise engine_error(session, e, "read the session's settings") from e
