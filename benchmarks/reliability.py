@@ -41,7 +41,8 @@ def reliability_markdown(r: dict[str, Any]) -> str:
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(load.get("writes_by_kind", {}).items()))
         lines.append(f"| load: {load['processes']} processes, mixed operations over 20 views | "
                      f"{load['operations']:,} operations ({load['successful_writes']:,} successful writes: {kinds}; "
-                     f"{load['reads']:,} reads; {load['optimistic_conflicts']} refused stale expected_version); "
+                     f"{load['reads']:,} reads; {load['optimistic_conflicts']} refused stale expected_version; "
+                     f"{load.get('removals_refused', 0)} removals of a dialect a replace or rollback took first); "
                      f"{load['events']:,} events = creates + successful writes; lost updates {load['lost_updates']}; "
                      f"raw sqlite3 errors 0; busy errors {load['busy_errors']} | {verdict} |")
     if busy:

@@ -1,12 +1,16 @@
 """Load: 4 processes x 500 mixed operations over 20 views, then a held write lock.
 
-Zero lost updates: every successful write's event is in the log at the version the call returned,
-carrying that call's token; every property a call set is in the final state; the final comment,
-shared property and SQL of each view are those of its last successful write of each kind; an
-optimistic write succeeds only at the version it expected and loses only to a newer one. Exactly
-one event per successful write, every operation accounted for, no gaps, ``rebuild()`` equal to
-the live projections, and no raw sqlite3 "database is locked" ever reaching a caller, also when
-the busy timeout is so short that writers do give up.
+The mix holds every write kind (see load_worker.py) and reads. Zero lost updates: every successful
+write's event is in the log at the version the call returned, carrying that call's token (or of its
+type); every property a call set is in the final state unless the same worker removed it; a counter
+every worker increments with ``expected_version`` ends equal to the number of increments that
+succeeded; the final comment and SQL of each view are those of its last successful write of each
+kind; a dialect a call added is there unless a removal, a replace or a rollback came after it; each
+worker's own views end under their last name at their last version, or dropped; an optimistic write
+succeeds only at the version it expected and loses only to a newer one. Exactly one event per
+successful write, every operation accounted for, no gaps, ``rebuild()`` equal to the live
+projections, and no raw sqlite3 "database is locked" ever reaching a caller, also when the busy
+timeout is so short that writers do give up.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from figures import record
@@ -26,19 +31,22 @@ from figures import record
 import viewstore.log
 from viewstore import ConcurrencyError, ViewChange, ViewStore, VersionLogEntry
 
-from load_worker import COLUMNS, VIEWS
+from load_worker import COLUMNS, INITIAL_SQL, VIEWS
 
 WORKERS = 4
+WRITE_KINDS = {"comment", "property", "property_removed", "replace", "representation", "dialect_added",
+               "dialect_removed", "counter", "rollback", "create", "own_replace", "rename", "alter_rename",
+               "own_rollback", "drop"}
 OPERATIONS = int(os.environ.get("VIEWSTORE_LOAD_OPERATIONS", "500"))
-INITIAL_SQL = "SELECT 1 AS id, 'a' AS label"
 
 
 def _run_workers(tmp_path: Path, operations: int, busy_timeout_ms: int | None = None) -> tuple[Path, list[dict], float]:
     db = tmp_path / "load.db"
     with ViewStore(db, actor="setup") as store:
         for name in VIEWS:
+            # replace_view takes away the dialects the workers add (Iceberg refuses that unless allowed)
             store.create_view(name, columns=COLUMNS, representations=[("spark", INITIAL_SQL), ("trino", INITIAL_SQL)],
-                              default_namespace="load")
+                              default_namespace="load", properties={"replace.drop-dialect.allowed": "true"})
     go = tmp_path / "go"
     script = Path(__file__).with_name("load_worker.py")
     extra = [str(busy_timeout_ms)] if busy_timeout_ms is not None else []
@@ -65,42 +73,51 @@ def _run_workers(tmp_path: Path, operations: int, busy_timeout_ms: int | None = 
     return db, [json.loads((tmp_path / f"result-{w}.json").read_text()) for w in range(WORKERS)], seconds
 
 
-def _check(db: Path, results: list[dict], operations: int) -> dict[str, int]:
+def _check(db: Path, results: list[dict], operations: int) -> dict[str, Any]:
     """Every check of the module docstring; returns the counts the figures report."""
     errors = [e for r in results for e in r["errors"]]
     raw = [e for e in errors if "sqlite3" in e.split(":")[0]]
     assert not raw, f"{len(raw)} raw sqlite3 errors reached callers, the first: {raw[0]}"
     assert not errors, f"{len(errors)} unexpected errors, the first: {errors[0]}"
 
-    writes = [w for r in results for w in r["writes"]]
-    lost_races = [x for r in results for x in r["lost_races"]]
+    def every(field: str) -> list[Any]:
+        return [tuple(x) for r in results for x in r[field]]
+
+    writes, lost_races, wiped = every("writes"), every("lost_races"), every("wiped")
     busy, reads = sum(r["busy"] for r in results), sum(r["reads"] for r in results)
     # every operation ended in exactly one way
-    assert len(writes) + len(lost_races) + busy + reads == WORKERS * operations
+    assert len(writes) + len(lost_races) + len(wiped) + busy + reads == WORKERS * operations
 
     reader = sqlite3.connect(db)
-    rows = reader.execute("SELECT view_id, stream_version, payload FROM events").fetchall()
+    # what an event carries of its call: the payload, and the identifier (a rename's new name)
+    rows = reader.execute("SELECT view_id, stream_version, type, identifier || ' ' || payload FROM events").fetchall()
     reader.close()
     lost = []
     with ViewStore(db, actor="checker") as store:
         assert len(rows) == len(VIEWS) + len(writes), "events != creates + successful calls"
-        payload_at = {(v, sv): p for v, sv, p in rows}
+        stored_at = {(v, sv): (t, p) for v, sv, t, p in rows}
         assert len({(w[2], w[3]) for w in writes}) == len(writes), "two successful calls returned the same version"
-        lost += [f"{kind} {token} not at {view_id}@{version}" for kind, token, view_id, version, _ in writes
-                 if token not in payload_at[(view_id, version)]]
+        # each call's event is at the version it returned: its token in the payload, or its type
+        for kind, mark, view_id, version, _ in writes:
+            event_type, payload = stored_at.get((view_id, version), ("", ""))
+            if (event_type != mark) if mark.startswith("view.") else (mark not in payload):
+                lost.append(f"{kind} {mark} not at {view_id}@{version}")
         # optimistic writes: a success is the very next version; a lost race met a newer one
-        assert all(version == expected + 1 for kind, _, _, version, expected in writes if kind == "optimistic")
+        assert all(version == expected + 1 for _, _, _, version, expected in writes if expected is not None)
         assert all(met > expected for _, expected, met in lost_races)
         finals = {name: store.load_view(name) for name in VIEWS}
-        by_view = Counter(v for v, _, _ in rows)
+        by_view = Counter(v for v, _, _, _ in rows)
         for name, view in finals.items():
             assert view.stream_version == by_view[view.uuid]
             assert [e.stream_version for e in store.history(name)] == list(range(1, view.stream_version + 1))
-        lost += [f"{key} on {name}" for name, key in (k for r in results for k in r["keys"])
-                 if key not in finals[name].properties]
+        removed_keys = set(every("removed_keys"))
+        lost += [f"{key} on {name}" for name, key in every("keys")
+                 if (key in finals[name].properties) == ((name, key) in removed_keys)]
         # each view ends with the values of its last successful write of each kind
         last: dict[tuple[str, str], tuple[int, str]] = {}
+        counted: Counter[str] = Counter()
         for kind, token, view_id, version, _ in writes:
+            counted[f"{view_id} {kind}"] += 1
             if last.get((view_id, kind), (0, ""))[0] < version:
                 last[(view_id, kind)] = (version, token)
 
@@ -109,15 +126,17 @@ def _check(db: Path, results: list[dict], operations: int) -> dict[str, int]:
             return max(found) if found else None
 
         for name, view in finals.items():
-            comment, shared = newest(view.uuid, "comment"), newest(view.uuid, "optimistic")
+            comment = newest(view.uuid, "comment")
             if view.comment != (comment[1] if comment else None):
                 lost.append(f"comment of {name}: {view.comment!r}, its last write {comment}")
-            if view.properties.get("shared") != (shared[1] if shared else None):
-                lost.append(f"shared property of {name}: {view.properties.get('shared')!r}, its last write {shared}")
-            spark = newest(view.uuid, "replace")
-            want_spark = f"SELECT 1 AS id, '{spark[1]}' AS label" if spark else INITIAL_SQL
-            trino = newest(view.uuid, "replace", "representation")
-            if trino is None:
+            # every increment read the counter and wrote it plus one, at the version it read
+            increments = counted[f"{view.uuid} counter"]
+            if view.properties.get("counter", "0") != str(increments):
+                lost.append(f"counter of {name}: {view.properties.get('counter')!r} after {increments} increments")
+            spark = newest(view.uuid, "replace", "rollback")
+            want_spark = f"SELECT 1 AS id, '{spark[1]}' AS label" if spark and spark[2] == "replace" else INITIAL_SQL
+            trino = newest(view.uuid, "replace", "representation", "rollback")
+            if trino is None or trino[2] == "rollback":
                 want_trino = INITIAL_SQL
             elif trino[2] == "replace":
                 want_trino = "SELECT 1 AS id, 'x' AS label"
@@ -125,13 +144,39 @@ def _check(db: Path, results: list[dict], operations: int) -> dict[str, int]:
                 want_trino = f"SELECT 2 AS id, '{trino[1]}' AS label"
             if (view.sql_for("spark"), view.sql_for("trino")) != (want_spark, want_trino):
                 lost.append(f"SQL of {name}: {view.sql_for('spark')!r}, {view.sql_for('trino')!r}")
+        # a dialect a call added stays until a removal, a replace or a rollback (to version 1) takes it
+        dialects = {(d, view.uuid) for view in finals.values() for d in view.dialects}
+        removed = {(u, d) for u, d, _ in every("removed_dialects")}
+        taken = {u: [v for k, _, w, v, _ in writes if w == u and k in ("replace", "rollback")] for u, _, _ in
+                 every("dialects")}
+        for view_id, dialect, at in every("dialects"):
+            gone = (view_id, dialect) in removed or any(v > at for v in taken[view_id])
+            if ((dialect, view_id) in dialects) == gone:
+                lost.append(f"dialect {dialect} of {view_id}: {'present' if not gone else 'absent'} expected")
+        for view_id, dialect, at in wiped:
+            assert any(v > at for v in taken[view_id]), f"removing {dialect} was refused, yet nothing took it"
+        # each worker's own views: live under their last name at their last version, or dropped
+        names = set(store.list_views("load"))
+        for own in every_own(results):
+            if own["live"]:
+                view = store.load_view(own["name"])
+                assert (view.uuid, view.current_version_id) == (own["uuid"], own["version_id"]), own
+            else:
+                newest_event = max(v for u, v in stored_at if u == own["uuid"])
+                assert stored_at[(own["uuid"], newest_event)][0] == "view.dropped", own
+        assert names == {tuple(n.split(".")) for n in VIEWS} | {tuple(o["name"].split(".")) for o in every_own(results)
+                                                                if o["live"]}
         assert not lost, f"{len(lost)} lost updates, the first: {lost[0]}"
         live = store.projection_dump()
         store.rebuild()
         assert store.projection_dump() == live
     return {"successful_writes": len(writes), "reads": reads, "optimistic_conflicts": len(lost_races),
-            "busy_errors": busy, "events": len(rows), "lost_updates": len(lost),
+            "busy_errors": busy, "events": len(rows), "lost_updates": len(lost), "removals_refused": len(wiped),
             "writes_by_kind": dict(Counter(w[0] for w in writes))}
+
+
+def every_own(results: list[dict]) -> list[dict]:
+    return [own for r in results for own in r["own"]]
 
 
 @pytest.mark.slow
@@ -139,6 +184,8 @@ def test_four_processes_lose_no_update(tmp_path):
     db, results, seconds = _run_workers(tmp_path, OPERATIONS)
     counts = _check(db, results, OPERATIONS)
     assert counts["successful_writes"] > WORKERS * OPERATIONS // 2
+    # the mix holds every write kind, on the shared views and on views of a worker's own, and reads
+    assert set(counts["writes_by_kind"]) == WRITE_KINDS and counts["reads"] > 0, counts["writes_by_kind"]
     record("load", processes=WORKERS, operations=WORKERS * OPERATIONS, seconds=round(seconds, 1), **counts)
 
 
