@@ -185,7 +185,9 @@ def test_four_processes_lose_no_update(tmp_path):
     counts = _check(db, results, OPERATIONS)
     assert counts["successful_writes"] > WORKERS * OPERATIONS // 2
     # the mix holds every write kind, on the shared views and on views of a worker's own, and reads
-    assert set(counts["writes_by_kind"]) == WRITE_KINDS and counts["reads"] > 0, counts["writes_by_kind"]
+    # (a quick run that asks for a few operations may miss the rarest)
+    assert set(counts["writes_by_kind"]) <= WRITE_KINDS and counts["reads"] > 0, counts["writes_by_kind"]
+    assert set(counts["writes_by_kind"]) == WRITE_KINDS or "VIEWSTORE_LOAD_OPERATIONS" in os.environ
     record("load", processes=WORKERS, operations=WORKERS * OPERATIONS, seconds=round(seconds, 1), **counts)
 
 
