@@ -336,6 +336,18 @@ def test_show_views_and_like(spark, vs):
     assert run(spark, "SHOW VIEWS IN vs.nothing_here") == []
     spark.sql("USE vs.other")
     assert [r[1] for r in run(spark, "SHOW VIEWS")] == ["elsewhere"]
+    spark.sql("USE vs.not_yet")  # a namespace needs no view to be used
+    run(spark, "CREATE VIEW fresh AS SELECT 1 AS x")
+    assert vs.list_views("not_yet") == [("not_yet", "fresh")]
+
+
+def test_namespace_and_table_statements_say_the_catalog_has_none(spark, vs):
+    for statement in ("SHOW NAMESPACES IN vs", "CREATE NAMESPACE vs.sales", "DROP NAMESPACE IF EXISTS vs.sales",
+                      "DESCRIBE NAMESPACE vs.sales"):
+        fails(spark, statement, "MISSING_CATALOG_ABILITY.NAMESPACES", "Catalog vs does not support namespaces")
+    for statement in ("SHOW TABLES IN vs.sales", "CREATE TABLE vs.sales.t (x INT)", "DROP TABLE vs.sales.t"):
+        fails(spark, statement, "MISSING_CATALOG_ABILITY.TABLES")
+    assert vs.event_count() == 0
 
 
 def test_describe_show_create_and_show_tblproperties(spark, vs):
@@ -586,14 +598,89 @@ def test_views_spark_cannot_read(spark, vs):
 def test_a_view_that_would_read_itself_is_refused(spark, vs):
     run(spark, "CREATE VIEW vs.sales.a AS SELECT 1 AS x")
     run(spark, "CREATE VIEW vs.sales.b AS SELECT x FROM vs.sales.a")
-    fails(spark, "CREATE OR REPLACE VIEW vs.sales.a AS SELECT x FROM vs.sales.b", "USER_RAISED_EXCEPTION",
-          "cannot create or replace view vs.sales.a", "vs.sales.a -> vs.sales.b -> vs.sales.a")
+    fails(spark, "CREATE OR REPLACE VIEW vs.sales.a AS SELECT x FROM vs.sales.b", "RECURSIVE_VIEW",
+          "`vs`.`sales`.`a` -> `vs`.`sales`.`b` -> `vs`.`sales`.`a`")
     spark.sql("USE vs.sales")
-    fails(spark, "ALTER VIEW a AS WITH t AS (SELECT * FROM b) SELECT x FROM t", "USER_RAISED_EXCEPTION",
-          "would read itself")
+    fails(spark, "ALTER VIEW a AS WITH t AS (SELECT * FROM b) SELECT x FROM t", "RECURSIVE_VIEW")
+    fails(spark, "ALTER VIEW a AS SELECT 1 AS x WHERE 1 IN (SELECT x FROM b)", "RECURSIVE_VIEW")
     spark.sql("USE spark_catalog.default")
     assert kinds(vs) == ["view.created", "view.created"]
     assert run(spark, "SELECT * FROM vs.sales.b") == [(1,)]
+
+
+def test_a_cycle_through_another_catalog_is_refused(spark, vs, tmp_path):
+    """Reading such a view overflowed the JVM stack (a py4j StackOverflowError, not an AnalysisException)."""
+    other = ViewStore(tmp_path / "other.db", catalog="other", actor="bob")
+    attach(spark, other, name="vs_cycle")
+    try:
+        run(spark, "CREATE VIEW vs.sales.a AS SELECT 1 AS x")
+        run(spark, "CREATE VIEW vs_cycle.sales.b AS SELECT x FROM vs.sales.a")
+        run(spark, "CREATE VIEW vs.sales.c AS SELECT x FROM vs_cycle.sales.b")
+        fails(spark, "ALTER VIEW vs.sales.a AS SELECT x FROM vs.sales.c", "RECURSIVE_VIEW",
+              "`vs`.`sales`.`a` -> `vs`.`sales`.`c` -> `vs_cycle`.`sales`.`b` -> `vs`.`sales`.`a`")
+        fails(spark, "CREATE OR REPLACE VIEW vs.Sales.A AS SELECT x FROM vs.sales.c", "RECURSIVE_VIEW")
+        assert kinds(vs) == ["view.created", "view.created"]
+        assert run(spark, "SELECT * FROM vs.sales.c") == [(1,)]
+    finally:
+        detach(spark, "vs_cycle")
+        other.close()
+
+
+def test_a_rename_that_would_make_a_view_read_itself_is_refused_as_spark_names_it(store):
+    bridge = _Bridge(store, "vs", "4.3.0")
+    store.create_view("sales.b", columns=[Column("x", "int")], default_namespace=[],
+                      representations=[("spark", "SELECT x FROM vs.sales.a2")])
+    store.create_view("sales.a", columns=[Column("x", "int")], default_namespace=[],
+                      representations=[("spark", "SELECT x FROM vs.sales.b")])
+    answer = json.loads(bridge.call("renameView", json.dumps({
+        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}})))
+    assert answer == {"error": {"kind": "recursive_view", "view": "`vs`.`sales`.`a2`",
+                                "path": "`vs`.`sales`.`a2` -> `vs`.`sales`.`b` -> `vs`.`sales`.`a2`"}}
+    assert store.event_count() == 2
+
+
+def test_views_over_temporary_objects_are_refused_as_spark_refuses_them(spark, vs):
+    """Spark's own INVALID_TEMP_OBJ_REFERENCE: the Hive session's analyzer lacks the check for catalog views,
+    and such a view read nothing outside the session (over a session variable, not even inside it)."""
+    run(spark, README_CREATE)
+    spark.range(2).createOrReplaceTempView("vs_temp")
+    spark.range(2).createOrReplaceGlobalTempView("vs_global")
+    spark.sql("CREATE TEMPORARY FUNCTION vs_plus(x BIGINT) RETURNS BIGINT RETURN x + 1")
+    spark.sql("DECLARE VARIABLE vs_var INT DEFAULT 5")
+    try:
+        for statement, kind, name in [
+                ("CREATE VIEW vs.sales.t AS SELECT id FROM vs_temp", "VIEW", "`vs_temp`"),
+                ("CREATE VIEW vs.sales.t AS SELECT id FROM global_temp.vs_global", "VIEW", "`global_temp`.`vs_global`"),
+                (f"CREATE VIEW vs.sales.t AS SELECT id FROM {ORDERS} WHERE id IN (SELECT id FROM vs_temp)", "VIEW",
+                 "`vs_temp`"),
+                ("CREATE VIEW vs.sales.t AS WITH w AS (SELECT vs_plus(1) AS y) SELECT y FROM w", "FUNCTION",
+                 "`vs_plus`"),
+                ("CREATE VIEW vs.sales.t AS SELECT vs_var AS v", "VARIABLE", "`vs_var`"),
+                ("CREATE OR REPLACE VIEW vs.sales.big_orders AS SELECT id FROM vs_temp", "VIEW", "`vs_temp`"),
+                ("ALTER VIEW vs.sales.big_orders AS SELECT vs_plus(id) AS id FROM vs_temp", "VIEW", "`vs_temp`"),
+                ("ALTER VIEW vs.sales.big_orders AS SELECT vs_plus(id) AS id FROM vs.sales.big_orders", "FUNCTION",
+                 "`vs_plus`")]:
+            target = "`vs`.`sales`.`t`" if " vs.sales.t " in statement else "`vs`.`sales`.`big_orders`"
+            fails(spark, statement, "INVALID_TEMP_OBJ_REFERENCE",
+                  f"persistent object {target} of the type VIEW", f"temporary object {name} of the type {kind}")
+        assert kinds(vs) == ["view.created"]
+        # a CTE that has a temporary view's name is no temporary view
+        run(spark, "CREATE VIEW vs.sales.cte AS WITH vs_temp AS (SELECT 7 AS id) SELECT id FROM vs_temp")
+        assert run(spark, "SELECT * FROM vs.sales.cte") == [(7,)]
+        # a stored definition that reads a name this session shadows with a temporary view is not new:
+        # its properties change as before
+        vs.create_view("sales.shadowed", columns=[Column("id", "long")], default_namespace=[DB],
+                       representations=[("spark", "SELECT id FROM orders")])
+        spark.range(2).createOrReplaceTempView("orders")
+        run(spark, "ALTER VIEW vs.sales.shadowed SET TBLPROPERTIES ('k'='v')")
+        assert vs.load_view("sales.shadowed").properties == {"k": "v"}
+        assert run(spark, "SELECT count(*) FROM vs.sales.shadowed") == [(3,)]  # the table, not the temporary view
+    finally:
+        spark.catalog.dropTempView("orders")
+        spark.catalog.dropTempView("vs_temp")
+        spark.catalog.dropGlobalTempView("vs_global")
+        spark.sql("DROP TEMPORARY FUNCTION IF EXISTS vs_plus")
+        spark.sql("DROP TEMPORARY VARIABLE IF EXISTS vs_var")
 
 
 def test_a_detached_catalog_says_how_to_attach(spark, vs):

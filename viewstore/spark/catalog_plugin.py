@@ -40,7 +40,10 @@ Threads and errors: callbacks run on py4j threads while the calling thread waits
 ``spark.sql``; the store is thread-safe and this module never calls into Spark from a callback.
 Every failure is answered as a small error envelope that the Java side raises as a Spark
 ``AnalysisException`` (``TABLE_OR_VIEW_NOT_FOUND``, ``VIEW_NOT_FOUND``,
-``TABLE_OR_VIEW_ALREADY_EXISTS``, or ``USER_RAISED_EXCEPTION`` with a message naming the view).
+``TABLE_OR_VIEW_ALREADY_EXISTS``, ``RECURSIVE_VIEW``, or ``USER_RAISED_EXCEPTION`` with a message
+naming the view). The Java side itself refuses a new definition that reads a temporary object or
+(through any catalog) the view itself, with Spark's ``INVALID_TEMP_OBJ_REFERENCE`` and
+``RECURSIVE_VIEW``, before it calls the store.
 
 Only classic PySpark (py4j) can host the catalog: Spark Connect clients have no JVM to call back
 from, and :func:`attach` refuses them. The Java API is ``@Evolving``: the jar is built for one
@@ -614,11 +617,12 @@ class _Bridge:
             raise self._refuse(ident, "rename", e) from e
 
     def _check_cycle(self, key: tuple[str, ...], definition: dict[str, Any], catalogs: list[str] | None) -> None:
-        """Refuse a definition through which the view would read itself.
+        """Refuse a definition through which the view would read itself (``RECURSIVE_VIEW``, as Spark).
 
-        Spark 4.3 does not check this for catalog views, and reading such a view overflows the
-        JVM stack. The check follows the views of this catalog that the Spark SQL names (parsed
-        with sqlglot; SQL it cannot parse is not followed).
+        Reading such a view overflows the JVM stack. The Java side refuses a new definition from
+        Spark's analysis of it (through every catalog); this check also covers a rename, and follows
+        the views of this catalog that the Spark SQL names (parsed with sqlglot; SQL it cannot parse
+        is not followed).
         """
         sql = next((r.sql for r in definition["representations"] if r.dialect.lower() == ENGINE_NAME), None)
         if sql is None:
@@ -630,9 +634,9 @@ class _Bridge:
         seen: set[tuple[str, ...]] = set()
         while stack:
             ident, path = stack.pop()
-            if ident == key:
-                chain = " -> ".join(".".join(map(_quote_part, (self.name, *p))) for p in path)
-                raise ValidationError(f"the view would read itself ({chain}); Spark cannot resolve such a view")
+            if ident == key:  # Spark's own error for a view that reads itself
+                raise _Refusal({"kind": "recursive_view", "view": _spark_name((self.name, *key)),
+                                "path": " -> ".join(_spark_name((self.name, *p)) for p in path)})
             if ident in seen:
                 continue
             seen.add(ident)
@@ -813,6 +817,11 @@ def _references(sql: str, catalog: str, namespace: Any, ours: str) -> list[tuple
         except ValidationError:
             continue
     return found
+
+
+def _spark_name(parts: tuple[str, ...]) -> str:
+    """A name as Spark's errors show it: every part in backquotes (`vs`.`sales`.`a`)."""
+    return ".".join("`" + p.replace("`", "``") + "`" for p in parts)
 
 
 def _quote_part(part: str) -> str:

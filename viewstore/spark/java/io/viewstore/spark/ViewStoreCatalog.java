@@ -5,16 +5,31 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.FunctionIdentifier;
 import org.apache.spark.sql.catalyst.analysis.NoSuchViewException;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
 import org.apache.spark.sql.catalyst.analysis.ViewAlreadyExistsException;
+import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.PlanExpression;
+import org.apache.spark.sql.catalyst.plans.QueryPlan;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.View;
 import org.apache.spark.sql.connector.catalog.ViewCatalog;
+import org.apache.spark.sql.execution.command.ViewHelper$;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
@@ -33,6 +48,14 @@ public class ViewStoreCatalog implements ViewCatalog {
 
     private String catalogName;
     private volatile ViewStoreBridge bridge;
+    /** The views loadView served on each thread (a few), to tell a new definition from a loaded one. */
+    private final ThreadLocal<Map<Identifier, View>> served = ThreadLocal.withInitial(() ->
+            new LinkedHashMap<Identifier, View>(16, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<Identifier, View> eldest) {
+                    return size() > 64;
+                }
+            });
 
     @Override
     public void initialize(String name, CaseInsensitiveStringMap options) {
@@ -75,7 +98,9 @@ public class ViewStoreCatalog implements ViewCatalog {
 
     @Override
     public View loadView(Identifier ident) {
-        return view(call("loadView", request(ident)));
+        View loaded = view(call("loadView", request(ident)));
+        served.get().put(ident, loaded);
+        return loaded;
     }
 
     @Override
@@ -85,16 +110,24 @@ public class ViewStoreCatalog implements ViewCatalog {
 
     @Override
     public View createView(Identifier ident, View view) {
+        checkReferences(ident, view);
         return view(call("createView", request(ident, view)));
     }
 
     @Override
     public View replaceView(Identifier ident, View view) {
+        // ALTER VIEW ... SET/UNSET TBLPROPERTIES and WITH SCHEMA send back the query loaded, which
+        // was made in another context than this session's: only a new query is checked
+        View loaded = served.get().remove(ident);
+        if (loaded == null || !sameQuery(loaded, view)) {
+            checkReferences(ident, view);
+        }
         return view(call("replaceView", request(ident, view)));
     }
 
     @Override
     public View createOrReplaceView(Identifier ident, View view) {
+        checkReferences(ident, view);
         return view(call("createOrReplaceView", request(ident, view)));
     }
 
@@ -108,6 +141,132 @@ public class ViewStoreCatalog implements ViewCatalog {
         ObjectNode request = request(oldIdent);
         request.set("target", json(newIdent));
         call("renameView", request);
+    }
+
+    // -- what a new definition may read ---------------------------------------------------------
+
+    /**
+     * Refuses a new definition that reads a temporary object or, through any catalog, the view itself,
+     * with Spark's own errors ({@code INVALID_TEMP_OBJ_REFERENCE}, {@code RECURSIVE_VIEW}).
+     *
+     * <p>Spark checks these for views of a catalog only in sessions built without Hive support (the
+     * rule is missing from the Hive session's analyzer), so here the query is analysed again, in the
+     * session and context of the statement (its current catalog and namespace, which the definition
+     * records), before anything is written.
+     */
+    private void checkReferences(Identifier ident, View view) {
+        SparkSession session = SparkSession.active();
+        LogicalPlan parsed;
+        try {
+            parsed = session.sessionState().sqlParser().parsePlan(view.queryText());
+        } catch (org.apache.spark.sql.catalyst.parser.ParseException e) {  // Spark parsed it once already
+            throw raise(e);
+        }
+        LogicalPlan analyzed = session.sessionState()
+                .executePlan(parsed, session.sessionState().executePlan$default$2()).analyzed();
+        List<String> name = new ArrayList<>();
+        name.add(catalogName);
+        name.addAll(Arrays.asList(ident.namespace()));
+        name.add(ident.name());
+        Set<String> functions = new LinkedHashSet<>();
+        temporaryFunctions(parsed, session.sessionState().catalog(), functions);
+        ViewHelper$.MODULE$.verifyTemporaryObjectsNotExists(false, seq(name), analyzed, seq(new ArrayList<>(functions)));
+        List<List<String>> path = new ArrayList<>();
+        path.add(name);
+        checkCycle(analyzed, path, name);
+    }
+
+    /** The temporary functions a parsed query names (Spark's analyzer keeps no record of them for us). */
+    private static void temporaryFunctions(QueryPlan<?> plan, SessionCatalog catalog, Set<String> found) {
+        for (Expression expression : list(plan.expressions())) {
+            temporaryFunctions(expression, catalog, found);
+        }
+        for (Object child : list(plan.children())) {
+            temporaryFunctions((QueryPlan<?>) child, catalog, found);
+        }
+        for (QueryPlan<?> inner : list(plan.innerChildren())) {
+            temporaryFunctions(inner, catalog, found);
+        }
+    }
+
+    private static void temporaryFunctions(Expression expression, SessionCatalog catalog, Set<String> found) {
+        if (expression instanceof UnresolvedFunction function) {
+            List<String> parts = list(function.nameParts());
+            int size = parts.size();
+            boolean session = size == 1 || (size == 2 && parts.get(0).equalsIgnoreCase("session"))
+                    || (size == 3 && parts.get(0).equalsIgnoreCase("system") && parts.get(1).equalsIgnoreCase("session"));
+            if (session && catalog.isTemporaryFunction(FunctionIdentifier.apply(parts.get(size - 1)))) {
+                found.add(parts.get(size - 1));
+            }
+        }
+        if (expression instanceof PlanExpression<?> subquery) {
+            temporaryFunctions(subquery.plan(), catalog, found);
+        }
+        for (Expression child : list(expression.children())) {
+            temporaryFunctions(child, catalog, found);
+        }
+    }
+
+    /** Follows the views an analysed plan reads (of every catalog) and refuses a path back to {@code target}. */
+    private static void checkCycle(LogicalPlan plan, List<List<String>> path, List<String> target) {
+        List<List<String>> here = path;
+        if (plan instanceof org.apache.spark.sql.catalyst.plans.logical.View view && !view.isTempView()) {
+            List<String> ident = list(view.desc().fullIdent());
+            here = new ArrayList<>(path);
+            here.add(ident);
+            if (lower(ident).equals(lower(target))) {
+                List<String> steps = new ArrayList<>();
+                for (List<String> step : here) {
+                    steps.add(quoted(step));
+                }
+                throw raise(new AnalysisException("RECURSIVE_VIEW", new scala.collection.immutable.Map.Map2<>(
+                        "viewIdent", quoted(target), "newPath", String.join(" -> ", steps))));
+            }
+        }
+        for (LogicalPlan child : list(plan.children())) {
+            checkCycle(child, here, target);
+        }
+        for (Expression expression : list(plan.expressions())) {
+            checkCycle(expression, here, target);
+        }
+    }
+
+    private static void checkCycle(Expression expression, List<List<String>> path, List<String> target) {
+        if (expression instanceof PlanExpression<?> subquery && subquery.plan() instanceof LogicalPlan plan) {
+            checkCycle(plan, path, target);
+        }
+        for (Expression child : list(expression.children())) {
+            checkCycle(child, path, target);
+        }
+    }
+
+    private static List<String> lower(List<String> parts) {
+        List<String> result = new ArrayList<>();
+        for (String part : parts) {
+            result.add(part.toLowerCase(Locale.ROOT));
+        }
+        return result;
+    }
+
+    private static String quoted(List<String> parts) {
+        List<String> result = new ArrayList<>();
+        for (String part : parts) {
+            result.add("`" + part.replace("`", "``") + "`");
+        }
+        return String.join(".", result);
+    }
+
+    private static boolean sameQuery(View a, View b) {
+        return a.queryText().equals(b.queryText()) && java.util.Objects.equals(a.currentCatalog(), b.currentCatalog())
+                && Arrays.equals(a.currentNamespace(), b.currentNamespace());
+    }
+
+    private static <T> List<T> list(scala.collection.Iterable<T> values) {
+        return new ArrayList<>(scala.jdk.javaapi.CollectionConverters.asJavaCollection(values));
+    }
+
+    private static <T> scala.collection.immutable.Seq<T> seq(List<T> values) {
+        return scala.jdk.javaapi.CollectionConverters.asScala(values).toList();
     }
 
     // -- the bridge --------------------------------------------------------------------------
@@ -170,6 +329,9 @@ public class ViewStoreCatalog implements ViewCatalog {
                 return new NoSuchViewException(identifier(error));
             case "view_already_exists":
                 return new ViewAlreadyExistsException(identifier(error));
+            case "recursive_view":
+                return new AnalysisException("RECURSIVE_VIEW", new scala.collection.immutable.Map.Map2<>(
+                        "viewIdent", error.path("view").asText(), "newPath", error.path("path").asText()));
             case "no_such_namespace":
                 return new NoSuchNamespaceException(array(error.get("namespace")));
             default:
