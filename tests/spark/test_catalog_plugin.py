@@ -364,6 +364,29 @@ def test_describe_show_create_and_show_tblproperties(spark, vs):
     assert run(spark, "SHOW TBLPROPERTIES vs.sales.big_orders") == [("team", "finance")]
 
 
+def test_an_owner_in_tblproperties_is_replaced_by_spark_before_the_catalog_is_called(spark, vs, monkeypatch):
+    """Spark 4.3 puts the current user over a written ``owner`` for every catalog but its own, so the
+    catalog never sees the user's value (spark_catalog keeps it); ALTER VIEW refuses the key outright."""
+    from viewstore.spark import catalog_plugin
+
+    bridge = next(entry.bridge for entry in catalog_plugin._ATTACHED.values() if entry.bridge.store is vs)
+    sent: list[dict[str, str]] = []
+    create = bridge._handlers["createView"]
+    monkeypatch.setitem(bridge._handlers, "createView",
+                        lambda request: sent.append(dict(request["view"]["properties"])) or create(request))
+    run(spark, "CREATE VIEW vs.sales.owned TBLPROPERTIES ('owner'='someone', 'team'='x') AS SELECT 1 AS one")
+    assert sent == [{"owner": spark.sparkContext.sparkUser(), "team": "x", "table_type": "VIEW"}]
+    assert vs.load_view("sales.owned").properties == {"team": "x"}
+    assert {r[0]: r[1] for r in run(spark, "DESCRIBE EXTENDED vs.sales.owned")}["Owner"] == "alice"
+    run(spark, f"CREATE DATABASE IF NOT EXISTS {DB}")
+    run(spark, f"CREATE OR REPLACE VIEW spark_catalog.{DB}.owned TBLPROPERTIES ('owner'='someone') AS SELECT 1 AS one")
+    assert ("owner", "someone") in run(spark, f"SHOW TBLPROPERTIES spark_catalog.{DB}.owned")
+    for view in ("vs.sales.owned", f"spark_catalog.{DB}.owned"):
+        fails(spark, f"ALTER VIEW {view} SET TBLPROPERTIES ('owner'='someone')",
+              "UNSUPPORTED_FEATURE.SET_TABLE_PROPERTY", "owner is a reserved table property")
+    assert [e.type for e in vs.events()] == ["view.created"]
+
+
 # -- ALTER, RENAME, DROP ------------------------------------------------------------------------
 
 
