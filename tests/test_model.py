@@ -161,3 +161,27 @@ def test_sql_for_a_dialect_that_is_not_text_is_a_validation_error():
         for bad in (5, None, b"spark"):
             with pytest.raises(ValidationError, match="a dialect is a string"):
                 view.sql_for(bad)
+
+
+def test_a_trusted_audit_info_is_the_object_model_construct_makes():
+    """AuditInfo.trusted (built for the View every write returns) skips model_construct's generic work,
+    not its result: the same fields, fields set, extra and private values, so equality, dumps,
+    copies and pickles cannot tell them apart."""
+    import copy
+    import pickle
+
+    import pydantic
+
+    from viewstore.model import AuditInfo
+
+    trusted = AuditInfo.trusted("me", 1, "you", 2)
+    made = AuditInfo.model_construct(creator="me", create_time_ms=1, last_modifier="you", last_modified_time_ms=2)
+    for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"):
+        assert getattr(trusted, name) == getattr(made, name), name
+    assert list(trusted.__dict__) == list(AuditInfo.model_fields)  # the fields' order, as dumps show it
+    assert trusted == made and trusted.model_dump_json() == made.model_dump_json()
+    assert pickle.loads(pickle.dumps(trusted)) == made and copy.deepcopy(trusted) == made
+    assert trusted == AuditInfo(creator="me", create_time_ms=1, last_modifier="you", last_modified_time_ms=2)
+    assert trusted.model_fields_set is not AuditInfo.trusted("me", 1, "you", 2).model_fields_set  # one set each
+    with pytest.raises(pydantic.ValidationError):
+        trusted.creator = "other"  # frozen, as every model here

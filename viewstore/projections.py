@@ -820,8 +820,7 @@ def state_to_view(state: ViewState) -> View:
         _History(state.versions, state.version_log),
         identifier=state.identifier, uuid=state.view_id, properties=dict(state.properties),
         security_mode=state.security_mode, current_version_id=state.current_version_id,
-        audit=AuditInfo.model_construct(creator=state.creator, create_time_ms=state.created_at,
-                                        last_modifier=state.modifier, last_modified_time_ms=state.modified_at),
+        audit=AuditInfo.trusted(state.creator, state.created_at, state.modifier, state.modified_at),
         stream_version=state.stream_version)
 
 
