@@ -836,6 +836,27 @@ def test_a_plain_write_whose_rollback_is_interrupted_once_rolls_back_on_a_second
     store.alter_view("a.v", ViewChange.update_comment("after"))  # the store goes on
 
 
+def test_a_plain_write_whose_commit_sqlite_refuses_is_rolled_back_typed_and_told(store, recorded):
+    """The COMMIT of a plain write fails (interrupted, as an I/O error would end it): the write is
+    rolled back, raises the typed error of the database's refusal, writes nothing, and commit_failed
+    is sent; the store goes on."""
+    make(store, "a.v")
+    before = snapshot(store)
+    recorded.clear()
+    _sqlite_interrupts(store._conn, lambda sql: sql == "COMMIT")
+    try:
+        with pytest.raises(ViewStoreError, match="refused the write: interrupted") as caught:
+            store.alter_view("a.v", ViewChange.update_comment("lost"))
+    finally:
+        _sqlite_interrupts_nothing(store._conn)
+    assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+    assert recorded == [("before", ["view.comment_updated"]), ("failed", ["view.comment_updated"], "ViewStoreError")]
+    assert snapshot(store) == before and not store._conn.in_transaction
+    assert store.load_view("a.v").comment is None
+    store.alter_view("a.v", ViewChange.update_comment("after"))
+    assert [e.type for e in store.history("a.v")] == ["view.created", "view.comment_updated"]
+
+
 @pytest.mark.parametrize("in_block", [False, True])
 def test_a_write_that_cannot_roll_back_closes_the_store_and_writes_nothing(store, in_block):
     """A connection left inside its transaction would keep the failed write's rows and the file's

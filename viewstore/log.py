@@ -284,36 +284,59 @@ def _retry_busy(fn: Any, attempts: int = 50) -> Any:
             time.sleep(0.01 * (attempt + 1))
 
 
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One write transaction: ``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any error.
+class transaction:
+    """One write transaction: ``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any error
+    (``with transaction(conn):``).
 
     A database that stays locked past the busy timeout (and a short bounded retry) raises
     :class:`ConcurrencyError`, never a raw ``sqlite3.OperationalError``.
+
+    A class, not a generator under ``contextlib.contextmanager``: every write enters one, and that
+    costs a generator and its frames each time.
     """
-    try:
-        _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"), attempts=3)
-    except sqlite3.OperationalError as e:
-        if _is_busy(e):
-            raise ConcurrencyError(f"the database stayed locked for {BUSY_TIMEOUT_MS * 3 // 1000} s: {e}",
-                                   busy=True) from e
-        raise ViewStoreError(f"cannot start a transaction: {e}") from e
-    try:
-        yield conn
-        conn.execute("COMMIT")
-    except BaseException as error:
-        for attempt in range(3):  # an interrupt ends one try; a connection left inside holds the write lock
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        conn = self.conn
+        try:
+            _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"), attempts=3)
+        except sqlite3.OperationalError as e:
+            if _is_busy(e):
+                raise ConcurrencyError(f"the database stayed locked for {BUSY_TIMEOUT_MS * 3 // 1000} s: {e}",
+                                       busy=True) from e
+            raise ViewStoreError(f"cannot start a transaction: {e}") from e
+        return conn
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
+        conn = self.conn
+        if error is None:
             try:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                break
-            except sqlite3.ProgrammingError:  # closed under the write (by a signal receiver or a callback)
-                raise ViewStoreError("the store was closed during the write; nothing was written") from error
-            except (sqlite3.Error, MemoryError) as undo:
-                if attempt == 2:
-                    error.add_note(f"and its ROLLBACK failed three times ({undo})")
-        _raise_typed(error)
-        raise
+                conn.execute("COMMIT")
+                return
+            except BaseException as failed:
+                _roll_back(conn, failed)
+                raise
+        _roll_back(conn, error)  # then the block's own error goes on (returning None does not stop it)
+
+
+def _roll_back(conn: sqlite3.Connection, error: BaseException) -> None:
+    """After ``error`` in a write transaction (its block's, or its COMMIT's): roll it back, then raise
+    the ViewStoreError the error stands for, if any (see :func:`_raise_typed`)."""
+    for attempt in range(3):  # an interrupt ends one try; a connection left inside holds the write lock
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            break
+        except sqlite3.ProgrammingError:  # closed under the write (by a signal receiver or a callback)
+            raise ViewStoreError("the store was closed during the write; nothing was written") from error
+        except (sqlite3.Error, MemoryError) as undo:
+            if attempt == 2:
+                error.add_note(f"and its ROLLBACK failed three times ({undo})")
+    _raise_typed(error)
 
 
 @contextmanager
