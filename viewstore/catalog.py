@@ -1134,8 +1134,7 @@ class ViewStore:
         """SQLite ended the open transaction() when a write in it failed (see :func:`viewstore.log.savepoint`)."""
         self._batch_lost = error
 
-    @contextmanager
-    def _write_transaction(self) -> Iterator[None]:
+    def _write_transaction(self) -> AbstractContextManager[None]:
         """A write transaction on the store's connection (:func:`viewstore.log.transaction`).
 
         A write that would wait for itself is refused at once: a signal receiver or a callback
@@ -1143,41 +1142,28 @@ class ViewStore:
         holds the file's write lock, so that store would wait out every retry and then fail).
         """
         if self._batch is not None:  # inside transaction(): each write is a savepoint of it
-            if self._in_call:
-                raise ViewStoreError("this store is already writing in this thread (from a signal receiver or "
-                                     "a callback?); a write cannot start inside another")
-            if self._batch_lost is not None:  # a write now would commit on its own
-                raise ViewStoreError(f"{_LOST} ({self._batch_lost}): no write can be made in this block; "
-                                     "leave it (it raises) and start again")
-            self._in_call = True
-            try:
-                with savepoint(self._conn, lost=self._lose_batch):
-                    yield
-            except BaseException as error:
-                if self._batch_lost is not None:
-                    error.add_note(f"{_LOST}: the block's writes before this one are undone too")
-                raise
-            finally:
-                self._in_call = False
-            return
-        held: set[Path] = _WRITING.__dict__.setdefault("files", set())
-        mine = self.path not in held
-        if not mine and not self._conn.in_transaction:
-            raise ViewStoreError(f"this thread is already writing to {self.path} through another ViewStore "
-                                 "(from a signal receiver or a callback?); that write would wait for itself")
-        if mine:
-            held.add(self.path)
-        opening = not self._conn.in_transaction  # else BEGIN is refused: a write inside another
+            return self._write_part()
+        return _FileWrite(self)
+
+    @contextmanager
+    def _write_part(self) -> Iterator[None]:
+        """A write inside the open :meth:`transaction`: a savepoint of it (:func:`viewstore.log.savepoint`)."""
+        if self._in_call:
+            raise ViewStoreError("this store is already writing in this thread (from a signal receiver or "
+                                 "a callback?); a write cannot start inside another")
+        if self._batch_lost is not None:  # a write now would commit on its own
+            raise ViewStoreError(f"{_LOST} ({self._batch_lost}): no write can be made in this block; "
+                                 "leave it (it raises) and start again")
+        self._in_call = True
         try:
-            with transaction(self._conn):
+            with savepoint(self._conn, lost=self._lose_batch):
                 yield
         except BaseException as error:
-            if opening:
-                self._close_if_stuck(error)
+            if self._batch_lost is not None:
+                error.add_note(f"{_LOST}: the block's writes before this one are undone too")
             raise
         finally:
-            if mine:
-                held.discard(self.path)
+            self._in_call = False
 
     def _no_such_view(self, ident: Identifier) -> NoSuchViewError:
         """The error for an identifier no live view has, saying so when a view had it once (dropped, or
@@ -1803,6 +1789,53 @@ class _Block:
             raise ViewStoreError("a transaction ends in the thread that began it (it holds the store until "
                                  "then); it is still open, with nothing committed or rolled back")
         return self._inner.__exit__(*exc)
+
+
+class _FileWrite:
+    """A write of a store outside its :meth:`ViewStore.transaction`: :func:`viewstore.log.transaction`
+    on its connection, refused at once if this thread already writes the file through another store
+    (see :meth:`ViewStore._write_transaction`); a connection the failed write leaves inside its
+    transaction is closed with the store (see :meth:`ViewStore._close_if_stuck`). A class, not a
+    contextmanager generator: every such write enters one."""
+
+    __slots__ = ("store", "inner", "held", "mine", "opening")
+
+    def __init__(self, store: ViewStore) -> None:
+        self.store = store
+        self.inner = transaction(store._conn)
+
+    def __enter__(self) -> None:
+        store = self.store
+        in_transaction = store._conn.in_transaction
+        self.held: set[Path] = _WRITING.__dict__.setdefault("files", set())
+        self.mine = store.path not in self.held
+        if not self.mine and not in_transaction:
+            raise ViewStoreError(f"this thread is already writing to {store.path} through another ViewStore "
+                                 "(from a signal receiver or a callback?); that write would wait for itself")
+        if self.mine:
+            self.held.add(store.path)
+        self.opening = not in_transaction  # else BEGIN is refused: a write inside another
+        try:
+            self.inner.__enter__()
+        except BaseException as error:
+            self._end(error)
+            raise
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
+        try:
+            self.inner.__exit__(kind, error, tb)  # COMMIT; or ROLLBACK, and the typed error raised
+        except BaseException as raised:
+            self._end(raised)
+            raise
+        self._end(error)  # the block's own error, if any, goes on
+
+    def _end(self, error: BaseException | None) -> None:
+        try:
+            if error is not None and self.opening:
+                self.store._close_if_stuck(error)
+        finally:
+            if self.mine:
+                self.held.discard(self.store.path)
 
 
 def _positioned(events: list[Event], stored: list[tuple[int, dict[str, Any]]]) -> list[Event]:
