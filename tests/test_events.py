@@ -33,3 +33,30 @@ def test_decode_round_trip_and_corruption():
         decode_event({**envelope, "type": "view.exploded"}, {})
     with pytest.raises(CorruptLogError):
         decode_event(envelope, {"comment": 3})
+
+
+def test_the_payload_of_every_event_type_is_its_json_dump_without_the_envelope(store):
+    """payload() (what the log stores of each event) calls pydantic's serializer directly: it must give
+    what model_dump(mode="json") gives of the event's own fields, for every type, versions included."""
+    from viewstore import ViewChange
+    from viewstore.model import VersionLogEntry
+
+    columns, reps = [("id", "int")], [("spark", "SELECT 1")]
+    store.create_view("a.v", columns=columns, representations=reps, default_namespace="a")
+    store.replace_view("a.v", columns=columns, representations=[("spark", "SELECT 2")], default_namespace="a",
+                       security_mode="INVOKER")
+    store.alter_view("a.v", ViewChange.add_representation(("trino", "SELECT 2")),
+                     ViewChange.update_representation("trino", "SELECT 3"), ViewChange.update_comment("c"),
+                     ViewChange.set_property("k", "v"), ViewChange.remove_property("k"))
+    store.alter_view("a.v", ViewChange.remove_representation("trino"))
+    store.rollback_view("a.v", 1)
+    store.rename_view("a.v", "a.w")
+    versions = store.load_view("a.w").versions
+    store.drop_view("a.w")
+    store.import_view("a.x", source="test", versions=versions,
+                      version_log=[VersionLogEntry(timestamp_ms=v.timestamp_ms, version_id=v.version_id)
+                                   for v in versions], current_version_id=versions[0].version_id)
+    events = store.history("a.w") + store.history("a.x")
+    assert {e.type for e in events} == set(EVENT_TYPES)
+    for event in events:
+        assert event.payload() == event.model_dump(mode="json", exclude=set(event.ENVELOPE)), event.type

@@ -896,10 +896,16 @@ def _changed_rows(states: Iterable[ViewState]) -> _Rows:
                 rows.versions.append((s.view_id, v["version_id"], v["timestamp_ms"], v["schema_id"],
                                       dumps(v["columns"]), dumps(v["representations"]), v.get("default_catalog"),
                                       dumps(v.get("default_namespace") or []), dumps(v.get("summary") or {})))
-        for seq, (ts, vid) in enumerate(s.version_log.since(s.log_saved), s.log_saved + 1):
-            rows.log.append((s.view_id, seq, ts, vid))
-        rows.snapshots.extend((s.view_id, sv, at, data) for sv, at, data in s.snapshots)
-        s.new_versions, s.log_saved, s.snapshots = [], len(s.version_log), []
+        logged = len(s.version_log)
+        if logged != s.log_saved:
+            for seq, (ts, vid) in enumerate(s.version_log.since(s.log_saved), s.log_saved + 1):
+                rows.log.append((s.view_id, seq, ts, vid))
+            s.log_saved = logged
+        if s.snapshots:  # (most writes make none: no generator for them)
+            rows.snapshots.extend((s.view_id, sv, at, data) for sv, at, data in s.snapshots)
+            s.snapshots = []
+        if s.new_versions:
+            s.new_versions = []
     return rows
 
 
