@@ -387,6 +387,28 @@ def test_an_owner_in_tblproperties_is_replaced_by_spark_before_the_catalog_is_ca
     assert [e.type for e in vs.events()] == ["view.created"]
 
 
+def test_a_table_type_in_tblproperties_other_than_spark_s_own_is_refused(spark, vs):
+    """Spark sends a written ``table_type`` in place of its own ``VIEW``; the store keeps no
+    ``table_type`` from Spark, so any other value (Spark compares case-sensitively) is refused,
+    not dropped; ALTER VIEW never gets that far: Spark's parser refuses the key."""
+    for statement in ("CREATE VIEW vs.sales.typed TBLPROPERTIES ('table_type'='x', 'team'='t') AS SELECT 1 AS one",
+                      "CREATE OR REPLACE VIEW vs.sales.typed TBLPROPERTIES ('table_type'='view') AS SELECT 1 AS one"):
+        fails(spark, statement, "USER_RAISED_EXCEPTION", "view vs.sales.typed", "'table_type' is reserved",
+              "would not keep")
+    assert vs.event_count() == 0
+    run(spark, "CREATE VIEW vs.sales.typed TBLPROPERTIES ('table_type'='VIEW', 'team'='t') AS SELECT 1 AS one")
+    run(spark, "CREATE OR REPLACE VIEW vs.sales.typed TBLPROPERTIES ('table_type'='VIEW', 'TABLE_TYPE'='x') "
+               "AS SELECT 1 AS one")  # another spelling is a plain property to Spark, and kept
+    fails(spark, "CREATE OR REPLACE VIEW vs.sales.typed TBLPROPERTIES ('table_type'='METRIC_VIEW') AS SELECT 1 AS one",
+          "USER_RAISED_EXCEPTION", "cannot create or replace view vs.sales.typed", "'table_type' is reserved")
+    for statement in ("SET TBLPROPERTIES ('table_type'='x')", "UNSET TBLPROPERTIES ('table_type')"):
+        fails(spark, f"ALTER VIEW vs.sales.typed {statement}", "UNSUPPORTED_FEATURE.SET_TABLE_PROPERTY",
+              "table_type is a reserved table property")
+    assert vs.load_view("sales.typed").properties == {"TABLE_TYPE": "x"}
+    assert [e.type for e in vs.events()] == ["view.created", "view.properties_set", "view.properties_removed"]
+    assert run(spark, "SHOW TBLPROPERTIES vs.sales.typed") == [("TABLE_TYPE", "x")]
+
+
 # -- ALTER, RENAME, DROP ------------------------------------------------------------------------
 
 

@@ -97,6 +97,8 @@ SQL_CONFIGS = "spark.sql-configs"
 _DEFAULT_SCHEMA_MODE = "COMPENSATION"
 #: view properties that Spark reserves: it sends them with every view but they are not TBLPROPERTIES
 _RESERVED = ("owner", "table_type")
+#: the ``table_type`` Spark gives a view unless TBLPROPERTIES name one (Spark compares it case-sensitively)
+_SPARK_VIEW_TYPE = "VIEW"
 _SESSION_CATALOG = "spark_catalog"
 
 class _Attached(NamedTuple):
@@ -684,6 +686,11 @@ class _Bridge:
                                   "read such views back after a base table changes); use WITH SCHEMA COMPENSATION "
                                   "(the default), BINDING or TYPE EVOLUTION")
         properties = dict(view.get("properties") or {})
+        table_type = properties.get("table_type", _SPARK_VIEW_TYPE)
+        if table_type != _SPARK_VIEW_TYPE:  # Spark sends a written one in place of its own
+            raise ValidationError(f"the property 'table_type' is reserved (Spark sets it to {_SPARK_VIEW_TYPE!r} for "
+                                  f"a view) and the store would not keep table_type={table_type!r}; remove it from "
+                                  f"TBLPROPERTIES")
         comment = properties.pop("comment", None)
         summary = {"engine-name": ENGINE_NAME, "engine-version": self.spark_version,
                    QUERY_COLUMN_NAMES: _compact(list(view.get("queryColumnNames") or [])), SCHEMA_MODE: mode}
