@@ -505,6 +505,25 @@ def test_rebuild_with_a_progress_that_cannot_be_called_is_a_validation_error(sto
     assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
 
 
+@pytest.mark.parametrize("raised", [UnicodeEncodeError("ascii", "é", 0, 1, "ordinal not in range(128)"),
+                                    sqlite3.OperationalError("database is locked"), KeyError("mine")])
+def test_what_a_rebuild_progress_raises_reaches_the_caller_unchanged(store, raised):
+    """As its docstring and the README say: not typed as the write's own error (a callback printing
+    to an ASCII terminal raised ValidationError 'text that is not valid Unicode cannot be stored',
+    one raising a sqlite3 error ConcurrencyError), and the rebuild writes nothing."""
+    make(store)
+    store.alter_view("sales.daily", ViewChange.update_comment("x"))
+    before = store.projection_dump()
+
+    def progress(done, total):
+        raise raised
+
+    with pytest.raises(type(raised)) as caught:
+        store.rebuild(progress=progress)
+    assert caught.value is raised
+    assert store.projection_dump() == before
+    assert store.rebuild()["views"] == 0  # the store goes on: nothing was left half done
+
 def test_rebuild_repairs_exactly_the_rows_that_differ(store):
     make(store)
     store.replace_view("sales.daily", columns=[("id", "bigint")], representations=[("spark", "SELECT 2 AS id")],

@@ -404,6 +404,16 @@ def check_progress(progress: Any) -> Callable[[int, int], None] | None:
     return progress
 
 
+class CallerRaised(BaseException):
+    """What a caller's callback (a ``progress``) raised, on its way out of the call that called it:
+    a BaseException, so no handler on the way (the write's typing of sqlite3 and Unicode errors,
+    Spark's and py4j's) takes it for its own; the call raises :attr:`error` as it was."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(error)
+        self.error = error
+
+
 @contextmanager
 def _holding() -> Iterator[None]:
     _HOLDING.count = getattr(_HOLDING, "count", 0) + 1
@@ -1614,6 +1624,14 @@ class ViewStore:
             ConcurrencyError: the database stayed locked (``busy`` is set).
         """
         check_progress(progress)
+        try:
+            return self._rebuild(progress)
+        except CallerRaised as raised:
+            callers = raised.error
+        raise callers  # outside the handler: the callback's exception, its context untouched
+
+    def _rebuild(self, progress: Callable[[int, int], None] | None) -> dict[str, int]:
+        """:meth:`rebuild`'s work; what ``progress`` raises leaves as :class:`CallerRaised`."""
         with self._lock:
             self._fresh()
             with self._write_transaction():
@@ -1630,7 +1648,10 @@ class ViewStore:
                         done += len(rows)
                         if progress is not None:
                             with self._calling():
-                                progress(done, total)
+                                try:
+                                    progress(done, total)
+                                except BaseException as error:
+                                    raise CallerRaised(error) from None
                     repaired = self._projections.replace(states.values())
                 finally:
                     # free the fold's objects while the collector is still off: back on, its first

@@ -29,6 +29,7 @@ from py4j.protocol import Py4JError, Py4JJavaError, Py4JNetworkError
 from pyspark.errors import PySparkException
 from pyspark.errors.exceptions.captured import CapturedException, ParseException
 
+from ..catalog import CallerRaised
 from ..errors import EngineError
 
 __all__ = ["ENGINE_ERRORS", "SPARK_ERRORS", "condition", "explanation", "engine_error", "environment_failure",
@@ -215,15 +216,6 @@ def require_live(spark: Any, what: str, *, metastore: bool = False) -> None:
         raise EngineError(f"cannot {what}: {down}")
 
 
-class _CallerRaised(BaseException):
-    """What the caller's own callback raised, on its way out of a call made with :func:`engine_calls`:
-    a BaseException, so no handler on the way takes it for Spark's (or the call's own) error."""
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(error)
-        self.error = error
-
-
 class Progress:
     """A long call's count of the units of its work (views) settled, told to the caller's
     ``progress(done, total)`` (checked with :func:`viewstore.catalog.check_progress`) as they settle,
@@ -246,7 +238,7 @@ class Progress:
             try:
                 self._callback(self.done, self.total)
             except BaseException as error:
-                raise _CallerRaised(error) from None
+                raise CallerRaised(error) from None
 
 
 def engine_calls(what: str) -> Callable[[_F], _F]:
@@ -262,7 +254,7 @@ def engine_calls(what: str) -> Callable[[_F], _F]:
             except ENGINE_ERRORS as error:
                 spark = kwargs.get("spark", args[0] if args else None)
                 raise engine_error(spark, error, what) from error
-            except _CallerRaised as raised:
+            except CallerRaised as raised:
                 callers = raised.error
             raise callers  # outside the handler: the callback's exception, its context untouched
         return call  # type: ignore[return-value]
