@@ -1,4 +1,5 @@
-"""The README's examples run as written, and every CLI command is documented."""
+"""The README's examples run as written, every CLI command is documented, and what the docs say of the
+code (layers, module lists, names, figures, errors, the tests' layout) is checked against it."""
 
 import json
 import os
@@ -329,6 +330,29 @@ def test_imports_flow_one_way_as_the_architecture_says():
             assert not {_layer(m) for m in _viewstore_imports(path)} & set(FRONT_ENDS), path
 
 
+def _imported_top_modules(path):
+    """The top-level modules a file imports, anywhere in it (absolute imports only)."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_sql_over_the_store_lives_only_in_the_storage_modules():
+    """ARCHITECTURE.md: SQL over the store's file only in log.py and projections.py (whose tables
+    schema.py declares with SQLModel); nothing else reaches SQLite or SQLAlchemy."""
+    assert "SQL over the store's file lives only in `log.py` and `projections.py`" in ARCHITECTURE
+    sqlite = {_module_name(p) for p in PACKAGE.rglob("*.py") if "sqlite3" in _imported_top_modules(p)}
+    assert sqlite == {"log", "projections"}
+    orm = {_module_name(p) for p in PACKAGE.rglob("*.py") if {"sqlalchemy", "sqlmodel"} & _imported_top_modules(p)}
+    assert orm == {"schema"}
+
+
 def test_the_module_table_names_every_module():
     table = set(re.findall(r"^\| `([\w/.]+)` \|", ARCHITECTURE, re.M))
     modules = {p.name for p in PACKAGE.glob("*.py")} - {"__init__.py", "__main__.py"}
@@ -413,7 +437,10 @@ def test_the_names_architecture_md_gives_in_code_exist():
     from viewstore.model import View
     from viewstore.projections import Projections
 
-    owners = {"ViewStore": ViewStore, "View": View, "Projections": Projections, "EventLog": EventLog}
+    from viewstore.cli import CliContext
+
+    owners = {"ViewStore": ViewStore, "View": View, "Projections": Projections, "EventLog": EventLog,
+              "CliContext": CliContext}
     for package in ("viewstore", "viewstore.spark"):
         for path in (PACKAGE / package.removeprefix("viewstore").strip(".")).glob("*.py"):
             if not path.name.startswith("_"):
@@ -511,3 +538,65 @@ def test_the_readme_names_every_error_type():
              if isinstance(value, type) and issubclass(value, errors.ViewStoreError)}
     assert types == set(re.findall(r"`(?:viewstore\.errors\.)?(\w+Error)`", said))
     assert types == set(re.findall(r"(\w+Error) ", errors.__doc__.split("::", 1)[1]))  # its hierarchy
+
+
+def test_viewstore_spark_lists_its_modules_and_types_its_lazy_names():
+    """viewstore.spark's docstring lists every module of the package, and each name it imports lazily
+    is also imported for type checkers (without it mypy sees the name as Any): from the same module."""
+    import ast
+
+    import viewstore.spark as vs
+
+    listed = re.findall(r"^    (\w+) {2,}", vs.__doc__.split("Modules:", 1)[1], re.M)
+    assert sorted(listed) == sorted(p.stem for p in (PACKAGE / "spark").glob("*.py") if p.stem != "__init__")
+    tree = ast.parse((PACKAGE / "spark" / "__init__.py").read_text())
+    (checking,) = [n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)]
+    typed = {a.name: node.module for node in checking.body if isinstance(node, ast.ImportFrom) for a in node.names}
+    assert typed == vs._EXPORTS
+
+
+def test_every_error_a_public_call_names_is_a_viewstore_error():
+    """The Raises: sections of the API (ViewStore, ViewChange, viewstore.spark, viewstore.formats)
+    name only ViewStoreError and its subclasses, as the README promises; a renamed class fails here."""
+    import inspect
+
+    from viewstore import ViewChange, ViewStore, errors, formats
+    import viewstore.spark as vs
+
+    calls = [getattr(vs, name) for name in vs.__all__] + [getattr(formats, name) for name in formats.__all__]
+    for cls in (ViewStore, ViewChange):
+        for name in dir(cls):
+            attr = inspect.getattr_static(cls, name)
+            fn = attr.fget if isinstance(attr, property) else getattr(attr, "__func__", attr)
+            if not name.startswith("_") and callable(fn):
+                calls.append(fn)
+    named = {}
+    for call in calls:
+        doc = inspect.getdoc(call) or ""
+        if "Raises:" in doc:
+            section = re.split(r"\n\S", doc.split("Raises:", 1)[1], maxsplit=1)[0]
+            for error in re.findall(r"^    (\w+):", section, re.M):
+                named.setdefault(error, getattr(call, "__qualname__", str(call)))
+    assert len(named) >= 8
+    for error, where in named.items():
+        value = getattr(errors, error, None)
+        assert isinstance(value, type) and issubclass(value, errors.ViewStoreError), (error, where)
+
+
+def test_the_tests_layout_is_as_architecture_md_says():
+    """ARCHITECTURE.md's Tests section names every helper file of tests/, every path it names is
+    there, and every module of formats/ has its tests/formats/test_<module>.py."""
+    tests = ROOT / "tests"
+    section = ARCHITECTURE.split("\n## Tests\n", 1)[1].split("\n## ", 1)[0]
+    helpers = {p.name for p in [*tests.glob("*.py"), *(tests / "reliability").glob("*.py")]
+               if not p.name.startswith("test_") and p.name != "__init__.py"}
+    assert helpers, "no helper files found"
+    for name in helpers:
+        assert f"`{name}`" in section or f"/{name}`" in section, f"the Tests section does not name {name}"
+    for path in re.findall(r"`(tests/[\w/.]+)`", section):
+        assert (ROOT / path).exists(), path
+    for name in re.findall(r"`(test_\w+\.py)`", section):
+        assert list(tests.rglob(name)), name
+    for module in (PACKAGE / "formats").glob("*.py"):
+        if module.stem != "__init__":
+            assert (tests / "formats" / f"test_{module.stem}.py").exists(), module.name

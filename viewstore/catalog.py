@@ -1145,7 +1145,9 @@ class ViewStore:
         self._batch_lost = error
 
     def _write_transaction(self) -> AbstractContextManager[None]:
-        """A write transaction on the store's connection (:func:`viewstore.log.transaction`).
+        """A write transaction on the store's connection: a :class:`_FileWrite` (around
+        :class:`viewstore.log.transaction`), or inside :meth:`transaction` a savepoint of the block's
+        (:meth:`_write_part`).
 
         A write that would wait for itself is refused at once: a signal receiver or a callback
         of a write in this thread writing through another ViewStore on the same file (this thread
@@ -1813,7 +1815,7 @@ class _Block:
 
 
 class _FileWrite:
-    """A write of a store outside its :meth:`ViewStore.transaction`: :func:`viewstore.log.transaction`
+    """A write of a store outside its :meth:`ViewStore.transaction`: :class:`viewstore.log.transaction`
     on its connection, refused at once if this thread already writes the file through another store
     (see :meth:`ViewStore._write_transaction`); a connection the failed write leaves inside its
     transaction is closed with the store (see :meth:`ViewStore._close_if_stuck`). A class, not a

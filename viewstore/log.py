@@ -1,6 +1,6 @@
 """The event store: the SQLite connection, the append-only ``events`` table, and its only writer.
 
-Every write goes through :func:`transaction` (``BEGIN IMMEDIATE`` in WAL mode, busy timeout, errors
+Every write goes through :class:`transaction` (``BEGIN IMMEDIATE`` in WAL mode, busy timeout, errors
 translated in one place), or :func:`savepoint` inside a store's ``transaction()`` block, and
 :meth:`EventLog.insert`. A read of more than one row runs in :func:`snapshot` (one state of the
 file); an error SQLite raises in a read is a :class:`~viewstore.errors.ViewStoreError`. Optimistic
@@ -343,7 +343,7 @@ def _roll_back(conn: sqlite3.Connection, error: BaseException) -> None:
 def savepoint(conn: sqlite3.Connection, lost: Callable[[BaseException], None]) -> Iterator[sqlite3.Connection]:
     """A part of the write transaction that is open (a ``SAVEPOINT``): on any error what it wrote
     is rolled back, and the transaction goes on as it was before it; errors are typed as in
-    :func:`transaction`.
+    :class:`transaction`.
 
     Some errors end the whole transaction instead: SQLite rolls it back itself when an interrupt, a
     full disk or an I/O error stops a statement, and a part that cannot be rolled back alone (its
@@ -543,7 +543,7 @@ class EventLog:
         """Insert events inside the caller's transaction; returns each with its position and payload.
 
         Raises:
-            sqlite3.IntegrityError: a stream version is taken (translated by :func:`transaction`).
+            sqlite3.IntegrityError: a stream version is taken (translated by :class:`transaction`).
         """
         return [(event.model_copy(update={"position": position}), payload)
                 for event, (position, payload) in zip(events, self.insert(events))]

@@ -5,6 +5,10 @@ A type is an immutable value. ``parse_type`` reads the Iceberg spelling (``long`
 ``fixed[16]``) and the common SQL spellings (``bigint``, ``integer``, ``varchar(20)``, ``text``,
 ``array<int>``, ``struct<a:int>``, ``timestamp with time zone``, ...) and returns the canonical type;
 ``str(type)`` gives the Iceberg spelling back, so ``str(parse_type(str(t))) == str(t)`` always holds.
+A timestamp precision above microseconds (``timestamp(9)``, with or without time zone) is Iceberg's
+nanosecond type (``timestamp_ns``, ``timestamptz_ns``), as the engine codecs read it; ``time with
+time zone``, which Iceberg has no type for, is refused. A length, precision or count is ASCII digits
+and at most :data:`MAX_TYPE_NUMBER` (a Java ``int``, as every engine reads it).
 
 ``to_iceberg_json`` / ``from_iceberg_json`` convert to and from the schema JSON of the Iceberg spec
 (nested field ids are assigned on export and dropped on import).
@@ -243,7 +247,9 @@ def parse_type(text: str | IcebergType) -> IcebergType:
     """Parse an Iceberg or SQL type spelling into its canonical Iceberg type.
 
     Raises:
-        ValidationError: the text is not a type viewstore knows.
+        ValidationError: the text is not a type viewstore knows (``time with time zone`` included),
+            gives a number larger than :data:`MAX_TYPE_NUMBER`, or nests deeper than
+            :data:`MAX_DEPTH`.
     """
     if type(text) is str:  # the common case first: a spelling parsed before (rebuild checks every column)
         cached = _CACHE.get(text)

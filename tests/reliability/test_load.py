@@ -1,4 +1,5 @@
-"""Load: 4 processes x 500 mixed operations over 20 views, then a held write lock.
+"""Load: 4 processes x 500 mixed operations over 20 shared views and views of each worker's own,
+then a held write lock.
 
 The mix holds every write kind (see load_worker.py) and reads. Zero lost updates: every successful
 write's event is in the log at the version the call returned, carrying that call's token (or of its

@@ -1,4 +1,4 @@
-"""``viewstore spark check`` on the test session (commands use the active session)."""
+"""``viewstore spark check`` and ``spark register`` on the test session (commands use the active session)."""
 
 from __future__ import annotations
 

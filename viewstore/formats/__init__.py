@@ -10,7 +10,9 @@ is a pure codec (no I/O) between such HMS table records and :class:`ViewDefiniti
     record = formats.encode(definition, "spark") # the record Spark itself would write
 
 One module per engine, each with the same functions (``claims``, ``owns_parameter``, ``decode``,
-``encode``; ``owns_parameter(key, parameters)`` judges a key with the parameters beside it).
+``encode``; ``owns_parameter(key, parameters)`` judges a key with the parameters beside it);
+:mod:`~viewstore.formats.qualify` is Hive's and Flink's (a view's unqualified table names qualified
+with its default namespace), :mod:`~viewstore.formats.base` every codec's.
 Detection asks them in a fixed order, the first to claim a record wins:
 
 1. ``iceberg`` - ``table_type=ICEBERG-VIEW`` (the metadata file is the source of truth);

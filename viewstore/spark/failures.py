@@ -17,6 +17,10 @@ asked only after a failure, and before view DDL on a stored view through ``sql``
 the store before the session follows (:func:`require_live`). It goes to the session the failing call ran in: for the statements
 :mod:`viewstore.spark.session` runs in a session cloned from the caller's, the clone, which shares
 the caller's SparkContext, JVM and metastore, so its answer is the caller's session's too.
+
+A long call tells the caller's ``progress(done, total)`` how far it is (:class:`Progress`); what the
+callback raises is neither a refusal nor a failure of the engine: it reaches the caller unchanged,
+past every handler here (:func:`engine_calls`).
 """
 
 from __future__ import annotations
