@@ -409,6 +409,20 @@ def test_a_table_type_in_tblproperties_other_than_spark_s_own_is_refused(spark, 
     assert run(spark, "SHOW TBLPROPERTIES vs.sales.typed") == [("TABLE_TYPE", "x")]
 
 
+def test_a_table_type_set_outside_spark_is_kept_but_not_served_to_spark(spark, vs):
+    """Spark reads ``table_type`` from a catalog view's properties: METRIC_VIEW made it parse the
+    SQL as a metric view's YAML (INVALID_METRIC_VIEW_YAML). Spark gets none, the store keeps it."""
+    vs.create_view("sales.plain", columns=[Column("id", "long")], default_namespace=[DB],
+                   default_catalog="spark_catalog", representations=[("spark", "SELECT id FROM orders WHERE id > 1")])
+    vs.alter_view("sales.plain", ViewChange.set_property("table_type", "METRIC_VIEW"))
+    assert run(spark, "SELECT * FROM vs.sales.plain ORDER BY id") == [(2,), (3,)]
+    assert {r[0]: r[1] for r in run(spark, "DESCRIBE EXTENDED vs.sales.plain")}["Type"] == "VIEW"
+    run(spark, "ALTER VIEW vs.sales.plain SET TBLPROPERTIES ('team'='t')")  # Spark sends its VIEW back
+    assert run(spark, "SHOW TBLPROPERTIES vs.sales.plain") == [("team", "t")]
+    assert vs.load_view("sales.plain").properties == {"table_type": "METRIC_VIEW", "team": "t"}
+    assert kinds(vs) == ["view.created", "view.properties_set", "view.properties_set"]
+
+
 # -- ALTER, RENAME, DROP ------------------------------------------------------------------------
 
 

@@ -21,7 +21,8 @@ What a Spark view becomes in the store:
 * Spark's current catalog and namespace as the default catalog and namespace;
 * the view schema (aliased names, column comments, nullability) as the columns, in Iceberg types;
 * ``COMMENT`` as the comment and ``TBLPROPERTIES`` as the properties (Spark's reserved ``owner``
-  and ``table_type`` are not stored: ``owner`` reads back as the view's creator);
+  and ``table_type`` are not stored: ``owner`` reads back as the view's creator, and a
+  ``table_type`` property set outside Spark is kept but not served: every view is Spark's ``VIEW``);
 * in the version summary: ``engine-name`` (``spark``), ``engine-version``, and the Spark-only
   parts of the definition: ``spark.query-column-names`` (a JSON list), ``spark.schema-mode`` and
   ``spark.sql-configs`` (a JSON object of the SQL configs Spark captured), and ``spark.schema``
@@ -729,8 +730,10 @@ class _Bridge:
         summary = view.summary
         names = _json_or(summary.get(QUERY_COLUMN_NAMES), list, [])
         configs = _json_or(summary.get(SQL_CONFIGS), dict, {})
-        properties = dict(view.properties)
-        properties.setdefault("owner", view.audit.creator)
+        # a stored table_type is not Spark's to read (METRIC_VIEW would make the view a metric view):
+        # Spark gets none and types the view VIEW; the store keeps it for the engines it may mean something to
+        properties = _spark_properties(view.properties)
+        properties["owner"] = view.properties.get("owner", view.audit.creator)
         return {"queryText": sql, "currentCatalog": self._spark_catalog(view.default_catalog, catalogs),
                 "currentNamespace": list(view.default_namespace) or list(view.namespace),
                 "schemaMode": summary.get(SCHEMA_MODE, _DEFAULT_SCHEMA_MODE),
