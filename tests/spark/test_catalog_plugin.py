@@ -685,6 +685,32 @@ def test_a_cycle_through_another_catalog_is_refused(spark, vs, tmp_path):
         other.close()
 
 
+def test_a_cycle_written_outside_spark_reads_as_recursive_view(spark, vs):
+    """Views that read each other through the Python API overflowed the JVM stack when read (a py4j
+    StackOverflowError, before Spark's spark.sql.view.maxNestedViewDepth stops it); loading one is
+    now refused as Spark refuses such a definition, and writes nothing."""
+    def make(name, sql, write=vs.create_view):
+        write(name, columns=[Column("x", "int")], default_namespace=["sales"], representations=[("spark", sql)])
+
+    make("sales.a", "SELECT 1 AS x")
+    make("sales.b", "SELECT x FROM vs.sales.a")
+    make("sales.reader", "SELECT x FROM vs.sales.b")  # reads into the cycle, without being in it
+    make("sales.a", "WITH t AS (SELECT x FROM vs.sales.b) SELECT x FROM t", vs.replace_view)
+    make("sales.self", "SELECT 1 AS x WHERE 1 IN (SELECT x FROM vs.sales.self)")
+    events = vs.event_count()
+    fails(spark, "SELECT * FROM vs.sales.a", "RECURSIVE_VIEW",
+          "`vs`.`sales`.`a` -> `vs`.`sales`.`b` -> `vs`.`sales`.`a`")
+    fails(spark, "SELECT * FROM vs.sales.reader", "RECURSIVE_VIEW",
+          "`vs`.`sales`.`b` -> `vs`.`sales`.`a` -> `vs`.`sales`.`b`")
+    fails(spark, "SELECT * FROM vs.sales.self", "RECURSIVE_VIEW", "`vs`.`sales`.`self` -> `vs`.`sales`.`self`")
+    fails(spark, "DESCRIBE vs.sales.a", "RECURSIVE_VIEW")  # every statement that loads it
+    assert vs.event_count() == events
+    run(spark, "CREATE OR REPLACE VIEW vs.sales.a AS SELECT 2 AS x")  # replacing or dropping it mends the cycle
+    assert run(spark, "SELECT * FROM vs.sales.reader") == [(2,)]
+    run(spark, "DROP VIEW vs.sales.self")
+    assert not vs.view_exists("sales.self")
+
+
 def test_a_rename_that_would_make_a_view_read_itself_is_refused_as_spark_names_it(store):
     bridge = _Bridge(store, "vs", "4.3.0")
     store.create_view("sales.b", columns=[Column("x", "int")], default_namespace=[],

@@ -44,7 +44,8 @@ Every failure is answered as a small error envelope that the Java side raises as
 ``TABLE_OR_VIEW_ALREADY_EXISTS``, ``RECURSIVE_VIEW``, or ``USER_RAISED_EXCEPTION`` with a message
 naming the view). The Java side itself refuses a new definition that reads a temporary object or
 (through any catalog) the view itself, with Spark's ``INVALID_TEMP_OBJ_REFERENCE`` and
-``RECURSIVE_VIEW``, before it calls the store.
+``RECURSIVE_VIEW``, before it calls the store; ``loadView`` refuses a stored view that reads itself
+through views of this catalog (a cycle written through the Python API) with ``RECURSIVE_VIEW``.
 
 Only classic PySpark (py4j) can host the catalog: Spark Connect clients have no JVM to call back
 from, and :func:`attach` refuses them. The Java API is ``@Evolving``: the jar is built for one
@@ -53,6 +54,7 @@ Spark minor version (:data:`SUPPORTED_SPARK`).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -509,10 +511,14 @@ class _Bridge:
             raise _Refusal(self._message(f"view {self._display(ident)} has no Spark SQL (its dialects: "
                                          f"{', '.join(view.dialects)}); add a 'spark' representation to use it "
                                          f"from Spark"))
+        catalogs = request.get("catalogs")
         try:
-            served = self._spark_view(view, sql, request.get("catalogs"))
+            served = self._spark_view(view, sql, catalogs)
         except ValidationError as e:
             raise self._refuse(ident, "load", e) from e
+        # a cycle written outside Spark (the Python API, the CLI) would overflow the JVM stack before
+        # Spark's own limit on nested views (spark.sql.view.maxNestedViewDepth) stops it
+        self._check_cycle(key, _stored_definition(view), catalogs)
         self._remember(request.get("thread"), key, view.stream_version)
         return served
 
@@ -610,9 +616,7 @@ class _Bridge:
             key = self._identifier(ident)
             new_key = self._identifier({"namespace": namespace, "name": target["name"]})
             view = self.store.load_view(key)
-            self._check_cycle(new_key, {"representations": view.representations,
-                                        "default_catalog": view.default_catalog,
-                                        "default_namespace": view.default_namespace}, request.get("catalogs"))
+            self._check_cycle(new_key, _stored_definition(view), request.get("catalogs"))
             self.store.rename_view(key, new_key)
         except ViewAlreadyExistsError as e:
             raise _Refusal({"kind": "view_already_exists", **target}) from e
@@ -631,7 +635,7 @@ class _Bridge:
         if sql is None:
             return
         start = _references(sql, self._spark_catalog(definition["default_catalog"], catalogs),
-                            list(definition["default_namespace"]) or list(key[:-1]), self.name)
+                            tuple(definition["default_namespace"]) or key[:-1], self.name)
         stack: list[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]]  # (a view it reads, the path to it)
         stack = [(ref, (key, ref)) for ref in reversed(start)]
         seen: set[tuple[str, ...]] = set()
@@ -650,7 +654,7 @@ class _Bridge:
             text = view.sql_for(ENGINE_NAME)
             if text is not None:
                 refs = _references(text, self._spark_catalog(view.default_catalog, catalogs),
-                                   list(view.default_namespace) or list(view.namespace), self.name)
+                                   tuple(view.default_namespace) or tuple(view.namespace), self.name)
                 stack.extend((ref, (*path, ref)) for ref in reversed(refs))
 
     def _keep_unchanged(self, definition: dict[str, Any], incoming: dict[str, Any], current: View,
@@ -757,6 +761,12 @@ class _Bridge:
             return False
 
 
+def _stored_definition(view: View) -> dict[str, Any]:
+    """What :meth:`_Bridge._check_cycle` reads of a definition, from a stored view."""
+    return {"representations": view.representations, "default_catalog": view.default_catalog,
+            "default_namespace": view.default_namespace}
+
+
 def _spark_properties(properties: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in properties.items() if k not in _RESERVED}
 
@@ -793,11 +803,14 @@ def _json_or(text: str | None, kind: type, default: Any) -> Any:
     return value if isinstance(value, kind) else default
 
 
-def _references(sql: str, catalog: str, namespace: Any, ours: str) -> list[tuple[str, ...]]:
+@functools.lru_cache(maxsize=4096)
+def _references(sql: str, catalog: str, namespace: tuple[str, ...], ours: str) -> tuple[tuple[str, ...], ...]:
     """The views of catalog ``ours`` that Spark SQL reads, as store identifiers (best effort).
 
     Names resolve as Spark resolves them: ``ours.ns.view``; ``ns.view`` and ``view`` when the
-    view's current catalog is ``ours``. CTE names and table functions are skipped.
+    view's current catalog is ``ours``. CTE names and table functions are skipped. Remembered for
+    the last few thousand texts: every ``loadView`` follows the views a view reads (parsing one
+    costs a few hundred microseconds; the answer depends on nothing but the arguments).
     """
     import sqlglot
     from sqlglot import exp
@@ -805,9 +818,9 @@ def _references(sql: str, catalog: str, namespace: Any, ours: str) -> list[tuple
     try:
         tree = sqlglot.parse_one(sql, read="spark")
     except Exception:  # sqlglot cannot parse every Spark statement: then there is nothing to follow
-        return []
+        return ()
     if tree is None:
-        return []
+        return ()
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     found: list[tuple[str, ...]] = []
     for table in tree.find_all(exp.Table):
@@ -826,7 +839,7 @@ def _references(sql: str, catalog: str, namespace: Any, ours: str) -> list[tuple
             found.append(to_identifier(parts))
         except ValidationError:
             continue
-    return found
+    return tuple(found)
 
 
 def _spark_name(parts: tuple[str, ...]) -> str:
