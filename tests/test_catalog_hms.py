@@ -156,6 +156,50 @@ def test_hive_and_flink_exports_keep_the_default_namespace_by_qualifying_names(s
     assert store.event_count() == events
 
 
+def flink_generic_record(database: str, expanded_database: str) -> dict[str, Any]:
+    """A view of ``database`` that Flink's session, in hive.``expanded_database``, created from ``SELECT id FROM orders``."""
+    return {"dbName": database, "tableName": "v", "tableType": "VIRTUAL_VIEW", "owner": "ann",
+            "parameters": {"is_generic": "true", "flink.schema.0.name": "id", "flink.schema.0.data-type": "BIGINT"},
+            "sd": {"cols": []}, "partitionKeys": [], "viewOriginalText": "SELECT id FROM orders",
+            "viewExpandedText": f"SELECT `orders`.`id`\nFROM `hive`.`{expanded_database}`.`orders` AS `orders`"}
+
+
+def test_a_flink_view_keeps_the_database_its_creator_was_in(store):
+    """Flink resolved `orders` in the creating session's hive.sales, not in the view's db1: its expanded
+    query says so, and the imported view reads sales.orders in the store and in every engine. `hive` is
+    that session's name for the metastore: it never becomes the view's default catalog."""
+    record = flink_generic_record("db1", "sales")
+    view = store.import_hms(record)
+    assert (view.sql_for("flink"), view.default_catalog, view.default_namespace) == (
+        "SELECT id FROM orders", None, ("sales",))
+    exported = store.export_hms("db1.v", "flink")
+    assert exported == record
+    assert formats.decode(exported) == formats.decode(record)
+    # other engines' SQL for the view resolves in the same namespace, in each engine's own catalog
+    store.alter_view("db1.v", ViewChange.add_representation(("hive", "SELECT id FROM orders")),
+                     ViewChange.add_representation(("spark", "SELECT id FROM orders")),
+                     ViewChange.add_representation(("trino", "SELECT id FROM orders")))
+    assert store.export_hms("db1.v", "hive")["viewExpandedText"] == "SELECT id FROM `sales`.orders"
+    spark_view = formats.decode(store.export_hms("db1.v", "spark"))
+    assert (spark_view.default_catalog, spark_view.default_namespace) == ("spark_catalog", ("sales",))
+    events = store.event_count()
+    with pytest.raises(ValidationError, match="^default_catalog: Trino needs a default catalog"):
+        store.export_hms("db1.v", "trino")  # Trino's catalog is the user's to name, not Flink's
+    assert store.event_count() == events
+    assert store.export_hms("db1.v", "flink") == record
+
+
+@pytest.mark.parametrize("expanded_database", ["db1", "DB1"])
+def test_a_flink_view_of_its_own_database_has_no_default_namespace(store, expanded_database):
+    """Flink resolved `orders` in the view's own database: the view's own namespace says exactly that."""
+    record = flink_generic_record("db1", expanded_database)
+    view = store.import_hms(record)
+    assert (view.default_catalog, view.default_namespace) == (None, ())
+    exported = store.export_hms("db1.v", "flink")
+    assert exported == record
+    assert formats.decode(exported) == formats.decode(record)
+
+
 def test_the_identifier_defaults_to_the_records_database_and_name(store):
     spark_view = store.import_hms(load("spark-hms-view-3.5.reconstructed.json")["hms_table"])
     trino_view = store.import_hms(load("trino-hms-view-full-table.reconstructed.json")["hms_table"])

@@ -75,6 +75,8 @@ def test_decode_a_generic_view():
     assert definition.properties[flink.PLAIN_COMMENT_KEY] == "not the flink comment"
     assert definition.properties["flink.k"] == "v"
     assert (definition.owner, definition.database, definition.name) == ("ann", "db1", "v")
+    # Flink's expanded query resolved `v1` in c.db1: the view's own database, so no default namespace; and
+    # c is the creating session's name for the metastore, never a default catalog
     assert (definition.default_catalog, definition.default_namespace, definition.security_mode) == (None, (), None)
     assert "is_generic" not in definition.properties
 
@@ -193,11 +195,62 @@ def test_a_view_of_another_namespace_is_written_with_its_table_names_qualified()
     back = formats.decode(out)
     assert (back.sql, back.default_namespace) == ("select x from v1", ("sales",))
     assert formats.encode(back, "flink") == out
-    # Flink's own expanded query implies none, and the view in its own database is written as before
-    assert formats.decode(record(**{"flink.schema.0.name": "x", "flink.schema.0.data-type": "INT"})) \
-        .default_namespace == ()
+    # the view in its own database is written as before
     same = formats.encode(elsewhere.model_copy(update={"default_namespace": ("db1",)}), "flink")
     assert same["viewOriginalText"] == same["viewExpandedText"] == "select x from v1"
+
+
+def flink_record(original: str, expanded: str) -> dict:
+    return {**record(**{"flink.schema.0.name": "id", "flink.schema.0.data-type": "BIGINT"}),
+            "viewOriginalText": original, "viewExpandedText": expanded}
+
+
+def test_the_creators_database_is_read_from_flinks_expanded_query():
+    """A view of db1 created while the session was in hive.sales: its `orders` is sales.orders. The catalog
+    `hive` is the session's own name for the metastore, so it is never the default catalog."""
+    sql = "SELECT o.id FROM orders o JOIN archive.orders a ON o.id = a.id"
+    expanded = ("SELECT `o`.`id`\nFROM `hive`.`sales`.`orders` AS `o`\nINNER JOIN `hive`.`archive`.`orders` AS `a` "
+                "ON `o`.`id` = `a`.`id`")
+    definition = formats.decode(flink_record(sql, expanded))
+    assert (definition.sql, definition.default_catalog, definition.default_namespace) == (sql, None, ("sales",))
+    # written back as Flink wrote it: Flink's own expanded query, not one qualified with `sales`
+    out = formats.encode(definition, "flink")
+    assert (out["viewOriginalText"], out["viewExpandedText"]) == (sql, expanded)
+    assert formats.decode(out) == definition
+    # a view that now resolves its names elsewhere is not written with the old expansion
+    own = formats.encode(definition.model_copy(update={"default_namespace": ("db1",)}), "flink")
+    assert own["viewExpandedText"] == sql
+    other = formats.encode(definition.model_copy(update={"default_namespace": ("crm",)}), "flink")
+    assert other["viewExpandedText"] == "SELECT o.id FROM `crm`.orders o JOIN archive.orders a ON o.id = a.id"
+
+
+@pytest.mark.parametrize("database", ["db1", "DB1"])
+def test_an_expanded_query_that_names_the_records_own_database_gives_no_default(database):
+    """`orders` resolved in the view's own database (the case of its name aside): the view's own
+    namespace means exactly that, so the default namespace stays empty; the catalog is never taken."""
+    sql = "SELECT id FROM orders"
+    expanded = f"SELECT `orders`.`id`\nFROM `hive`.`{database}`.`orders` AS `orders`"
+    definition = formats.decode(flink_record(sql, expanded))
+    assert (definition.database, definition.default_catalog, definition.default_namespace) == ("db1", None, ())
+    out = formats.encode(definition, "flink")
+    assert (out["viewOriginalText"], out["viewExpandedText"]) == (sql, expanded)
+    assert formats.decode(out) == definition
+    # moved to another database, the view resolves its names there: Flink's old expansion is not written
+    moved = formats.encode(definition.model_copy(update={"database": "db2"}), "flink")
+    assert moved["viewExpandedText"] == sql
+
+
+@pytest.mark.parametrize("original, expanded", [
+    ("SELECT * FROM a JOIN b ON true",  # expanded with two databases: the creator's is not known
+     "SELECT *\nFROM `hive`.`sales`.`a` AS `a`\nINNER JOIN `hive`.`crm`.`b` AS `b` ON TRUE"),
+    ("SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTES))",  # sqlglot cannot read it
+     "SELECT *\nFROM TABLE(TUMBLE(TABLE `hive`.`sales`.`t`, DESCRIPTOR(`ts`), INTERVAL '1' MINUTE))"),
+    ("SELECT * FROM sales.t", "SELECT *\nFROM `hive`.`sales`.`t` AS `t`"),  # nothing is unqualified
+])
+def test_an_expanded_query_that_names_no_one_default_gives_none(original, expanded):
+    definition = formats.decode(flink_record(original, expanded))
+    assert (definition.default_catalog, definition.default_namespace) == (None, ())
+    assert formats.encode(definition, "flink")["viewExpandedText"] == expanded
 
 
 def test_a_query_that_cannot_be_qualified_safely_is_refused():

@@ -77,15 +77,76 @@ def test_the_implied_namespace_is_read_back_from_a_qualified_text(engine):
         assert implied_namespace(original, qualify_tables(original, engine, (database,), "f"), engine) == database
 
 
+# Flink's own expanded query (the validated query unparsed): every table `catalog`.`database`.`name`,
+# an alias for each, qualified columns, keywords in upper case, a line per clause. Older Flink writes
+# the original query unparsed too (back-quoted, upper case), newer Flink as the user wrote it.
+@pytest.mark.parametrize("original, expanded, database", [
+    ("select x,cast(ts as timestamp_ltz(3)) from v1",  # the conformance record
+     "SELECT `v1`.`x`, CAST(`v1`.`ts` AS TIMESTAMP_LTZ(3))\nFROM `test-catalog`.`db1`.`v1`", "db1"),
+    ("SELECT `id`, `amount`\nFROM `orders`",  # an older Flink's original
+     "SELECT `orders`.`id`, `orders`.`amount`\nFROM `hive`.`sales`.`orders` AS `orders`", "sales"),
+    # a table function: Flink qualifies the function too; it is no table to either text
+    ("SELECT id, tag FROM orders, LATERAL TABLE(split_tags(tags)) AS T(tag)",
+     "SELECT `orders`.`id`, `T`.`tag`\nFROM `hive`.`sales`.`orders` AS `orders`,\n"
+     "LATERAL TABLE(`hive`.`sales`.`split_tags`(`tags`)) AS `T` (`tag`)", "sales"),
+    # a subquery in FROM and one in WHERE, a UNION
+    ("SELECT day, SUM(n) AS n FROM (SELECT CAST(ts AS DATE) AS day, 1 AS n FROM clicks) AS d GROUP BY day",
+     "SELECT `d`.`day`, SUM(`d`.`n`) AS `n`\nFROM (SELECT CAST(`clicks`.`ts` AS DATE) AS `day`, 1 AS `n`\n"
+     "FROM `hive`.`web`.`clicks` AS `clicks`) AS `d`\nGROUP BY `d`.`day`", "web"),
+    ("SELECT id FROM orders WHERE id IN (SELECT order_id FROM refunds) UNION ALL SELECT id FROM archive.orders",
+     "SELECT `orders`.`id`\nFROM `hive`.`sales`.`orders` AS `orders`\nWHERE `orders`.`id` IN (SELECT "
+     "`refunds`.`order_id`\nFROM `hive`.`sales`.`refunds` AS `refunds`)\nUNION ALL\nSELECT `orders`.`id`\n"
+     "FROM `hive`.`archive`.`orders` AS `orders`", "sales"),
+    # a CTE: its name stays unqualified in both texts
+    ("WITH big AS (SELECT * FROM orders WHERE amount > 100) SELECT id FROM big",
+     "WITH `big` AS (SELECT `orders`.`id`, `orders`.`amount`\nFROM `hive`.`sales`.`orders` AS `orders`\n"
+     "WHERE `orders`.`amount` > 100) SELECT `big`.`id`\nFROM `big` AS `big`", "sales"),
+    # a temporal join, a fully qualified name of another catalog, names in another case
+    ("SELECT o.id, r.rate FROM orders o JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r ON o.cur = r.cur "
+     "JOIN paimon.fx.codes c ON c.cur = o.cur",
+     "SELECT `o`.`id`, `r`.`rate`\nFROM `hive`.`sales`.`orders` AS `o`\nINNER JOIN `hive`.`sales`.`rates` "
+     "FOR SYSTEM_TIME AS OF `o`.`ts` AS `r` ON `o`.`cur` = `r`.`cur`\nINNER JOIN `paimon`.`fx`.`codes` AS `c` "
+     "ON `c`.`cur` = `o`.`cur`", "sales"),
+    ("SELECT * FROM Orders", "SELECT `orders`.`id`\nFROM `hive`.`sales`.`orders` AS `orders`", "sales"),
+])
+def test_flinks_expanded_query_names_the_database_of_the_unqualified_names(original, expanded, database):
+    assert implied_namespace(original, expanded, "flink") == database
+
+
+@pytest.mark.parametrize("creator, unqualified_first", [("sales", True), ("sales", False), ("archive", True)])
+def test_a_name_in_two_databases_is_paired_by_its_place(creator, unqualified_first):
+    """`orders` in the creator's database beside archive.orders: each name pairs with the expanded one in its place."""
+    names = [("orders", creator), ("archive.orders", "archive")][::1 if unqualified_first else -1]
+    original = "SELECT x.id FROM {} x JOIN {} y ON x.id = y.id".format(*(name for name, _ in names))
+    expanded = ("SELECT `x`.`id`\nFROM `hive`.`{}`.`orders` AS `x`\nINNER JOIN `hive`.`{}`.`orders` AS `y` "
+                "ON `x`.`id` = `y`.`id`").format(*(database for _, database in names))
+    assert implied_namespace(original, expanded, "flink") == creator
+
+
 @pytest.mark.parametrize("original, expanded", [
-    # an engine's own expansion, formatted its own way
-    ("select x,cast(ts as timestamp_ltz(3)) from v1",
-     "SELECT `v1`.`x`, CAST(`v1`.`ts` AS TIMESTAMP_LTZ(3))\nFROM `test-catalog`.`db1`.`v1`"),
-    ("SELECT * FROM a JOIN b ON true", "SELECT * FROM `s`.a JOIN `t`.b ON true"),  # not one namespace
-    ("SELECT * FROM a", "SELECT * FROM `s`.a WHERE 1 = 1"),
-    ("SELECT 1", "SELECT 2"),  # no table names
-    ("SELEC * FROM a", "SELEC * FROM `s`.a"),  # cannot be read
+    # the unqualified names are expanded with different databases, catalogs, or with and without one
+    ("SELECT * FROM a JOIN b ON true", "SELECT * FROM `s`.a JOIN `t`.b ON true"),
+    ("SELECT * FROM a JOIN b ON true", "SELECT *\nFROM `c`.`s`.`a` AS `a`\nINNER JOIN `d`.`s`.`b` AS `b` ON TRUE"),
+    ("SELECT * FROM a JOIN b ON true", "SELECT *\nFROM `c`.`s`.`a` AS `a`\nINNER JOIN `s`.`b` AS `b` ON TRUE"),
+    # a database.table name expanded with another catalog than the unqualified ones, or another database
+    ("SELECT * FROM a JOIN x.b ON true", "SELECT *\nFROM `c`.`s`.`a` AS `a`\nINNER JOIN `d`.`x`.`b` AS `b` ON TRUE"),
+    ("SELECT * FROM a JOIN x.b ON true", "SELECT *\nFROM `c`.`s`.`a` AS `a`\nINNER JOIN `c`.`y`.`b` AS `b` ON TRUE"),
+    # the texts do not pair: another table, one more or one less, a name left unqualified
+    ("SELECT * FROM a", "SELECT *\nFROM `c`.`s`.`b` AS `b`"),
+    ("SELECT * FROM a", "SELECT *\nFROM `c`.`s`.`a` AS `a`, `c`.`s`.`b` AS `b`"),
+    ("SELECT * FROM a JOIN b ON true", "SELECT *\nFROM `c`.`s`.`a` AS `a`"),
+    ("SELECT * FROM a", "SELECT `a`.`x`\nFROM `a` AS `a`"),
+    ("SELECT * FROM a", "SELECT *\nFROM `x`.`c`.`s`.`a` AS `a`"),  # more levels than catalog.database
+    # nothing unqualified, no table names
+    ("SELECT * FROM s.a", "SELECT *\nFROM `c`.`s`.`a` AS `a`"),
+    ("SELECT 1", "SELECT 2"),
+    # a text sqlglot cannot read (Flink's window functions), a quoted name holding a dot, an empty database
+    ("SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTES))",
+     "SELECT *\nFROM TABLE(TUMBLE(TABLE `c`.`s`.`t`, DESCRIPTOR(`ts`), INTERVAL '1' MINUTE))"),
+    ("SELECT * FROM a", "SELECT *\nFROM TABLE(TUMBLE(TABLE `c`.`s`.`a`, DESCRIPTOR(`ts`), INTERVAL '1' MINUTE))"),
+    ("SELEC * FROM a", "SELEC * FROM `s`.a"),
+    ("SELECT * FROM `s.a`", "SELECT *\nFROM `c`.`d`.`s.a` AS `s.a`"),
     ("SELECT * FROM a", "SELECT * FROM ``.a"),
 ])
-def test_other_texts_imply_no_namespace(original, expanded):
+def test_other_texts_imply_no_default(original, expanded):
     assert implied_namespace(original, expanded, "flink") is None

@@ -13,10 +13,19 @@ to Flink too, and is decoded by the Hive codec.
 The definition's SQL is the original query; the expanded query is kept in the property
 ``hms.flink.expanded-text`` when it differs (and written back only while the SQL is unchanged:
 Flink runs the expanded query, so after a change both texts are the new SQL), and a plain
-``comment`` parameter (not Flink's) in ``hms.flink.comment-parameter``. The definition has no
-default namespace, except when the expanded query is exactly the original with its unqualified
-table names qualified with one database (as :func:`encode` writes a view whose default namespace is
-another database): that database is the default namespace, so the original keeps its meaning.
+``comment`` parameter (not Flink's) in ``hms.flink.comment-parameter``.
+
+Flink resolved the original query's unqualified table names, when the view was created, in the
+session's current catalog and database, which need not be the view's; its expanded query names
+them (``SELECT `t`.`a` FROM `cat`.`db`.`t` AS `t```), and so does the one :func:`encode` writes for
+a view whose default namespace is another database (``db``.t). When every unqualified name of the
+original is expanded with one database (:func:`~viewstore.formats.qualify.implied_namespace`) and
+that is not the record's own (compared case-insensitively), it is the definition's default
+namespace, so the original keeps its meaning; otherwise (the record's own database, texts that
+cannot be read or paired, names that disagree, none unqualified) the definition has none, as the
+view's own namespace is where its names resolve. The definition never has a default catalog: the
+catalog in Flink's expanded query is the creating session's name for this metastore, which means
+nothing to another engine.
 """
 
 from __future__ import annotations
@@ -134,11 +143,17 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
     if "comment" in params:
         properties[PLAIN_COMMENT_KEY] = params["comment"]
     properties.update(second_text_properties(EXPANDED_TEXT_KEY, expanded, sql))
-    implied = implied_namespace(sql, expanded, NAME) if expanded and expanded != sql else None
+    database = text_of(record, "dbName")
+    implied = _implied(sql, expanded)
     return ViewDefinition(
         dialect=NAME, sql=sql, columns=tuple(columns), comment=params.get(COMMENT),
-        default_namespace=(implied,) if implied else (), owner=text_of(record, "owner"), properties=properties,
-        database=text_of(record, "dbName"), name=text_of(record, "tableName"))
+        default_namespace=(implied,) if implied and needs_qualifying((implied,), database) else (),
+        owner=text_of(record, "owner"), properties=properties, database=database, name=text_of(record, "tableName"))
+
+
+def _implied(sql: str, expanded: str | None) -> str | None:
+    """The database the expanded query gives the unqualified names of ``sql`` (None when it names none)."""
+    return implied_namespace(sql, expanded, NAME) if expanded and expanded != sql else None
 
 
 def _schema_prefix(params: Mapping[str, str]) -> str:
@@ -183,12 +198,31 @@ def encode(definition: ViewDefinition) -> dict[str, Any]:
         parameters[COMMENT] = definition.comment
     if PLAIN_COMMENT_KEY in definition.properties:
         parameters["comment"] = definition.properties[PLAIN_COMMENT_KEY]
-    if needs_qualifying(definition.default_namespace, definition.database):
-        expanded = qualify_tables(definition.sql, NAME, definition.default_namespace, "viewExpandedText")
-    else:
-        expanded = second_text(definition.properties, EXPANDED_TEXT_KEY, definition.sql)
     return hms_record(definition, parameters=parameters, cols=[], original_text=definition.sql,
-                      expanded_text=expanded)
+                      expanded_text=_expanded_text(definition))
+
+
+def _expanded_text(definition: ViewDefinition) -> str:
+    """The expanded query to write: the kept one while it was recorded with the SQL and resolves the
+    unqualified names in the view's namespace; else the SQL, qualified when that namespace is not
+    the record's database.
+
+    Raises:
+        ValidationError: the SQL must be qualified and cannot be (see :func:`qualify_tables`).
+    """
+    sql, namespace = definition.sql, definition.default_namespace
+    kept = second_text(definition.properties, EXPANDED_TEXT_KEY, sql)
+    resolving = _implied(sql, kept)
+    if resolving is None:  # the kept text names no database: it is what Flink runs in the record's database
+        fits = not needs_qualifying(namespace, definition.database)
+    else:  # it names one: that must be the view's (its own database when it has no other)
+        fits = not needs_qualifying(namespace or ((definition.database,) if definition.database else ()),
+                                    resolving)
+    if fits:
+        return kept
+    if needs_qualifying(namespace, definition.database):
+        return qualify_tables(sql, NAME, namespace, "viewExpandedText")
+    return sql
 
 
 def _consistent(data_type: str, column: Column) -> bool:

@@ -10,6 +10,11 @@ The names are found with sqlglot's parser (Hive's dialect for Hive; Spark's, who
 Flink shares, for Flink, which sqlglot lacks). A name the parser does not see as a table would keep
 its unqualified meaning silently, so whatever the parser cannot read whole, or reads as something
 other than one query, is refused: the user then qualifies the names in the view's SQL.
+
+:func:`implied_namespace` reads the other way: the database an expanded text gives the unqualified
+names of the original text, whether the text is :func:`qualify_tables`' or Flink's own (which names
+every table with the catalog and database current when the view was created; the catalog is that
+session's name for the metastore, so it is not returned).
 """
 
 from __future__ import annotations
@@ -74,36 +79,43 @@ def qualify_tables(sql: str, engine: str, default_namespace: Sequence[str], fiel
 
 
 def implied_namespace(original: str, expanded: str, engine: str) -> str | None:
-    """The database that :func:`qualify_tables` qualified ``original`` with to make ``expanded``.
+    """The database ``expanded`` gives the unqualified table names of ``original``.
 
-    None when ``expanded`` is not exactly such a qualification of ``original`` (an engine's own
-    expanded text, which it formats its own way), or either text cannot be read.
+    ``expanded`` is the text the engine runs for ``original``: Flink's own expansion (every table
+    written ``cat``.``db``.``t``, aliases and column qualifiers added, its own layout) or a
+    :func:`qualify_tables` text (``db``.t). Both are read with sqlglot and their table references
+    (CTE names in scope aside) paired in the order they are written: each pair must name the same
+    table, a qualified name of ``original`` must end its counterpart, every unqualified name must be
+    expanded with the same database (and catalog), and a ``database.table`` name with that catalog.
+    The catalog only checks the pairing: it is the creating session's name for it, which no other
+    engine shares, so it is not returned.
+
+    None, never a guess, when nothing in ``original`` is unqualified, the texts cannot be read or
+    paired so, or the unqualified names are expanded with different databases or catalogs.
     """
     try:
-        spots = _unqualified_tables(original, engine, "viewOriginalText", "")
+        named = _table_references(original, engine, "viewOriginalText", "")
+        expansions = _table_references(expanded, engine, "viewExpandedText", "")
     except ValidationError:  # a text sqlglot cannot read implies nothing
         return None
-    if not spots:
+    if len(named) != len(expansions):
         return None
-    first = min(spots)
-    if not expanded.startswith(original[:first] + "`"):
+    defaults: set[tuple[str | None, str]] = set()
+    catalogs: set[str | None] = set()
+    for parts, full in zip(named, expansions):
+        if not all(full) or len(parts) > len(full) or \
+                [part.lower() for part in full[-len(parts):]] != [part.lower() for part in parts]:
+            return None
+        if len(parts) == 1:
+            if len(full) == 1 or "." in parts[0]:  # unqualified still, or a name the engine may split
+                return None
+            defaults.add((full[0] if len(full) == 3 else None, full[-2]))
+        elif len(parts) == 2:
+            catalogs.add(full[0] if len(full) == 3 else None)
+    if len(defaults) != 1:
         return None
-    end = first + 1
-    name: list[str] = []
-    while end < len(expanded):
-        if expanded[end] == "`":
-            if expanded[end + 1:end + 2] != "`":
-                break
-            end += 1
-        name.append(expanded[end])
-        end += 1
-    database = "".join(name)
-    if not database:
-        return None
-    try:
-        return database if qualify_tables(original, engine, (database,), "viewExpandedText") == expanded else None
-    except ValidationError:
-        return None
+    catalog, database = defaults.pop()
+    return database if catalogs <= {catalog} else None
 
 
 def _unqualified_tables(sql: str, engine: str, field: str, namespace: str) -> list[int]:
@@ -112,32 +124,58 @@ def _unqualified_tables(sql: str, engine: str, field: str, namespace: str) -> li
     Raises:
         ValidationError: see :func:`qualify_tables`.
     """
-    def refuse(why: str) -> ValidationError:
-        return invalid(field, f"the view's unqualified table names resolve in {namespace!r}, not in the record's "
-                              f"database, so they must be written qualified, but {why}; {_ADVICE}")
+    spots = []
+    for table in _tables(sql, engine, field, namespace):
+        name = table.this
+        if table.args.get("db") or table.args.get("catalog"):
+            continue  # a name that has its database
+        if "." in name.name:
+            raise _refusal(field, namespace, f"the quoted name {name.name!r} holds a dot, which {engine} may "
+                                             "read as a database")
+        start = name.meta.get("start")
+        if not isinstance(start, int) or not sql.startswith(name.name if not name.quoted else "`", start):
+            raise _refusal(field, namespace, f"the position of the table name {name.name!r} is not known")
+        spots.append(start)
+    return spots
 
+
+def _table_references(sql: str, engine: str, field: str, namespace: str) -> list[tuple[str, ...]]:
+    """The table names of ``sql`` (CTE names in scope excluded), each as its parts, in written order.
+
+    Raises:
+        ValidationError: see :func:`qualify_tables`, or a name's position is not known.
+    """
+    placed = []
+    for table in _tables(sql, engine, field, namespace):
+        start = table.this.meta.get("start")
+        if not isinstance(start, int):
+            raise _refusal(field, namespace, f"the position of the table name {table.this.name!r} is not known")
+        placed.append((start, tuple(part.name for part in table.parts)))
+    return [parts for _, parts in sorted(placed)]
+
+
+def _tables(sql: str, engine: str, field: str, namespace: str) -> list[exp.Table]:
+    """The tables of ``sql`` named by an identifier: table-valued functions and CTE names in scope excluded.
+
+    Raises:
+        ValidationError: ``sql`` is not one query sqlglot parses (see :func:`qualify_tables`).
+    """
     try:
         trees = [tree for tree in sqlglot.parse(sql, read=_DIALECTS[engine]) if tree is not None]
     except sqlglot.errors.SqlglotError as e:
-        raise refuse(f"sqlglot cannot parse the SQL ({(str(e).splitlines() or [type(e).__name__])[0]})") from e
+        raise _refusal(field, namespace, "sqlglot cannot parse the SQL "
+                                         f"({(str(e).splitlines() or [type(e).__name__])[0]})") from e
     except RecursionError as e:
-        raise refuse("the SQL nests too deeply for sqlglot to parse it") from e
+        raise _refusal(field, namespace, "the SQL nests too deeply for sqlglot to parse it") from e
     if len(trees) != 1 or not isinstance(trees[0], exp.Query):
-        raise refuse("the SQL is not read as one query")
-    spots = []
-    for table in trees[0].find_all(exp.Table):
-        name = table.this
-        if not isinstance(name, exp.Identifier) or table.args.get("db") or table.args.get("catalog"):
-            continue  # a table-valued function, or a name that has its database
-        if _is_cte(table, name.name):
-            continue
-        if "." in name.name:
-            raise refuse(f"the quoted name {name.name!r} holds a dot, which {engine} may read as a database")
-        start = name.meta.get("start")
-        if not isinstance(start, int) or not sql.startswith(name.name if not name.quoted else "`", start):
-            raise refuse(f"the position of the table name {name.name!r} is not known")
-        spots.append(start)
-    return spots
+        raise _refusal(field, namespace, "the SQL is not read as one query")
+    return [table for table in trees[0].find_all(exp.Table) if isinstance(table.this, exp.Identifier) and not (
+        not table.args.get("db") and not table.args.get("catalog") and _is_cte(table, table.this.name))]
+
+
+def _refusal(field: str, namespace: str, why: str) -> ValidationError:
+    return invalid(field, f"the view's unqualified table names resolve in {namespace!r}, not in the record's "
+                          f"database, so they must be written qualified, but {why}; {_ADVICE}")
 
 
 def _is_cte(table: exp.Table, name: str) -> bool:
