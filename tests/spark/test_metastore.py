@@ -257,11 +257,15 @@ def test_errors(spark, hms, store):
         read_metastore_table(spark, hms, "nope")
     with pytest.raises(NoSuchViewError, match="no database no_such_db_here in the metastore"):
         import_metastore_views(spark, store, "no_such_db_here")
+    opened = []
+    with pytest.raises(NoSuchViewError, match="no database no_such_db_here in the metastore"):
+        import_metastore_views(spark, lambda: opened.append(1) or store, "no_such_db_here")
+    assert opened == []  # a store given as a function is asked for only when a view is recorded
     with pytest.raises(ValidationError, match="dots"):
         read_metastore_table(spark, hms, "a.b")
     assert read_metastore_table(spark, hms.upper(), "V_ORDERS")["tableName"] == "v_orders"
     assert store.event_count() == 0
-    with pytest.raises(ValidationError, match="store must be a ViewStore, not str"):
+    with pytest.raises(ValidationError, match="store must be a ViewStore or a function returning one, not str"):
         import_metastore_views(spark, str(store.path), hms)  # a path is no store: nothing is imported
 
 

@@ -133,8 +133,8 @@ def read_metastore_table(spark: SparkSession, database: str, name: str) -> dict[
         raise engine_error(spark, error, f"read {database}.{name} from the metastore") from error
 
 
-def _import_table(spark: SparkSession, client: Any, store: ViewStore, report: HmsImportReport, database: str,
-                  name: str) -> None:
+def _import_table(spark: SparkSession, client: Any, store: ViewStore | Callable[[], ViewStore],
+                  report: HmsImportReport, database: str, name: str) -> None:
     """Import one table of the database's listing into ``report`` (see :func:`import_metastore_views`).
 
     Raises:
@@ -158,7 +158,7 @@ def _import_table(spark: SparkSession, client: Any, store: ViewStore, report: Hm
 
 
 @engine_calls("import the metastore's views")
-def import_metastore_views(spark: SparkSession, store: ViewStore, database: str, *,
+def import_metastore_views(spark: SparkSession, store: ViewStore | Callable[[], ViewStore], database: str, *,
                            progress: Callable[[int, int], None] | None = None) -> HmsImportReport:
     """Import every view of a metastore database into the store, as ``database.view``.
 
@@ -174,7 +174,10 @@ def import_metastore_views(spark: SparkSession, store: ViewStore, database: str,
 
     Args:
         spark: a classic PySpark session with Hive support.
-        store: where to record the views.
+        store: where to record the views, or a function that returns it (the same store each
+            time), called only when a view is about to be recorded: a missing database, or one
+            with no view to import, then starts no store file (the command line's ``viewstore
+            spark import`` passes one).
         database: the metastore database.
         progress: called as ``progress(done, total)`` as the database's tables are read: ``total``
             is the number of tables and views the metastore lists in it, ``done`` how many of them
@@ -189,15 +192,15 @@ def import_metastore_views(spark: SparkSession, store: ViewStore, database: str,
 
     Raises:
         ValidationError: not a classic session with Hive support, a bad database name,
-            ``store`` is not a ViewStore, or ``progress`` is not callable.
+            ``store`` is neither a ViewStore nor callable, or ``progress`` is not callable.
         NoSuchViewError: the metastore has no such database.
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
             answer), before or while the views are read.
     """
     started = time.perf_counter()
     database = normalize_name(database, "database")
-    if not isinstance(store, ViewStore):
-        raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
+    if not isinstance(store, ViewStore) and not callable(store):
+        raise ValidationError(f"store must be a ViewStore or a function returning one, not {type(store).__name__}")
     check_progress(progress)
     client = _hive_client(spark)
     try:
