@@ -119,3 +119,86 @@ def test_spark_commands_draw_progress_on_a_terminal_and_print_the_same(spark, st
 
     table = CliRunner().invoke(main, args[:-1], env={"COLUMNS": "200"})
     assert table.exit_code == 0 and table.stderr == "" and f"{ns}.v3" in table.stdout and label not in table.stdout
+
+
+def _metastore_database(spark, ns):
+    """In ``ns``: a table, a view Spark made, and a view as Hive writes it (no Spark properties)."""
+    from test_metastore import write_record
+
+    from viewstore import formats
+    from viewstore.formats import ViewDefinition
+    from viewstore.model import Column
+
+    spark.sql(f"CREATE TABLE {ns}.orders (id BIGINT) USING parquet")
+    spark.sql(f"CREATE VIEW {ns}.v_spark AS SELECT id FROM {ns}.orders")
+    write_record(spark, formats.encode(ViewDefinition(dialect="hive", sql=f"SELECT id FROM {ns}.orders",
+                                                      columns=(Column("id", "bigint"),), owner="hana",
+                                                      database=ns, name="v_hive"), "hive"))
+
+
+def test_spark_import_imports_the_views_skips_the_table_and_then_the_stored_views(spark, ns, tmp_path):
+    from test_metastore import trino_definition, write_record
+
+    from viewstore import ViewStore, formats
+
+    _metastore_database(spark, ns)
+    db = tmp_path / "imported.db"  # no store yet: the import starts one
+    runner = CliRunner()
+    first = runner.invoke(main, ["--db", str(db), "spark", "import", ns], env={"COLUMNS": "300"})
+    assert first.exit_code == 0, first.output
+    assert "imported 2, skipped 1, failed 0" in first.stdout and first.stderr == ""
+    assert f"{ns}.orders" in first.stdout and "not-a-view" in first.stdout and "a MANAGED_TABLE" in first.stdout
+    with ViewStore(db, actor="someone") as store:
+        assert store.list_views(ns) == [(ns, "v_hive"), (ns, "v_spark")]
+        assert [store.history(f"{ns}.{name}")[0].source for name in ("v_hive", "v_spark")] == ["hms:hive", "hms:spark"]
+
+    broken = formats.encode(trino_definition(ns, "v_broken"), "trino")
+    write_record(spark, {**broken, "viewOriginalText": "/* Presto View: not$base64 */"})
+    again = runner.invoke(main, ["--db", str(db), "spark", "import", ns, "--json"])
+    assert again.exit_code == 1 and again.stderr == "", again.output  # a view failed: the report, exit code 1
+    report = json.loads(again.stdout)
+    assert report["imported"] == []
+    assert [(s["name"], s["reason"]) for s in report["skipped"]] == [
+        (f"{ns}.orders", "not-a-view"), (f"{ns}.v_hive", "exists"), (f"{ns}.v_spark", "exists")]
+    (failed,) = report["failed"]
+    assert (failed["name"], failed["error"]) == (f"{ns}.v_broken", "ValidationError")
+    assert failed["message"].startswith("viewOriginalText: malformed Base64")
+    with ViewStore(db, actor="someone") as store:
+        assert store.event_count() == 2
+
+
+def test_spark_import_of_a_missing_database_exits_1_and_starts_no_store(spark, tmp_path):
+    db = tmp_path / "new.db"
+    result = CliRunner().invoke(main, ["--db", str(db), "spark", "import", "no_such_db_here"])
+    assert result.exit_code == 1, result.output
+    assert result.stderr == "error: no database no_such_db_here in the metastore\n" and result.stdout == ""
+    as_json = CliRunner().invoke(main, ["--db", str(db), "spark", "import", "no_such_db_here", "--json"])
+    assert as_json.exit_code == 1 and as_json.stdout == ""
+    assert json.loads(as_json.stderr)["error"]["type"] == "NoSuchViewError"
+    assert not db.exists()
+
+
+def test_spark_import_draws_progress_on_a_terminal_and_prints_the_same(spark, ns, store):
+    import re
+
+    from terminal import run_with_terminal_stderr
+
+    _metastore_database(spark, ns)
+    args = ["--db", str(store.path), "spark", "import", ns, "--json"]
+    assert CliRunner().invoke(main, args).exit_code == 0  # the views are stored: each run below skips them all
+    piped = CliRunner().invoke(main, args)
+    assert (piped.exit_code, piped.stderr) == (0, ""), piped.output
+    code, stdout, terminal = run_with_terminal_stderr(main, args)
+    assert code == 0 and _without_seconds(stdout) == _without_seconds(piped.stdout)
+    assert len(json.loads(stdout)["skipped"]) == 3
+    assert "importing" in terminal and "3/3" in terminal, terminal
+    assert "importing" not in stdout
+
+    def without_seconds(text):
+        return re.sub(r"\(\d+\.\d\d s\)", "(s)", text)
+
+    table = CliRunner().invoke(main, args[:-1], env={"COLUMNS": "200"})
+    code, stdout, terminal = run_with_terminal_stderr(main, args[:-1])
+    assert table.exit_code == code == 0 and table.stderr == ""
+    assert "imported 0, skipped 3, failed 0" in table.stdout and "importing" not in table.stdout
+    assert without_seconds(stdout) == without_seconds(table.stdout)

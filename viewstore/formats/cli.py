@@ -19,7 +19,7 @@ from ..model import View, identifier_str
 from ..tables import data_table, visible
 from . import detect
 
-__all__ = ["hms", "records_of"]
+__all__ = ["hms", "records_of", "print_import_report"]
 
 #: The engines ``hms export`` writes.
 EXPORT_ENGINES = ("trino", "spark", "hive", "flink", "iceberg")
@@ -127,7 +127,7 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
     if as_json:
         click.echo(json_text(report.to_dict()))
     else:
-        _print_report(cli, report)
+        print_import_report(cli, report)
     if not report.ok:
         ctx.exit(1)
 
@@ -149,7 +149,9 @@ def _import_many(cli: CliContext, records: list[dict[str, Any]]) -> HmsImportRep
     return report
 
 
-def _print_report(cli: CliContext, report: HmsImportReport) -> None:
+def print_import_report(cli: CliContext, report: HmsImportReport) -> None:
+    """The report of an import of several records as tables (imported, skipped with the reason,
+    failed with the error) and its summary line; ``viewstore spark import`` prints it too."""
     if report.imported:
         table = data_table("view", "engine", "versions", title="imported", names=["view"])
         for item in report.imported:

@@ -17,9 +17,12 @@ from rich.text import Text
 
 from ..cli import CliContext, json_option, json_text, pass_cli, usage_error
 from ..errors import EngineError
+from ..formats.cli import print_import_report
+from ..log import holds_nothing
 from ..tables import data_table, visible
 from .demo import quiet_analysis_errors, run_demo
 from .failures import ENGINE_ERRORS, engine_error, summary
+from .metastore import import_metastore_views
 from .session import check_views, register_views
 
 __all__ = ["spark", "demo"]
@@ -74,14 +77,16 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[Sp
     return session, True
 
 
-def _session_options(hive_use: str, printed: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The options of a command that starts a session: --master, --conf, --hive and --json."""
+def _session_options(hive_use: str | None, printed: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options of a command that starts a session: --master, --conf, --hive (unless ``hive_use``
+    is None: a command whose session always has Hive support) and --json."""
     options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         click.option("--master", help="Spark master, e.g. local[2] (default: spark-defaults.conf or local)."),
         click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable)."),
-        click.option("--hive", is_flag=True, help=f"Enable Hive support ({hive_use})."),
         json_option(f"Print {printed} as JSON."),
     ]
+    if hive_use is not None:
+        options.insert(2, click.option("--hive", is_flag=True, help=f"Enable Hive support ({hive_use})."))
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         for option in reversed(options):
@@ -100,6 +105,7 @@ def spark() -> None:
         viewstore spark check sales --master 'local[2]'
         viewstore spark check --json
         viewstore spark register --hive --prune
+        viewstore --db views.db spark import sales
     """
 
 
@@ -164,14 +170,47 @@ def register(ctx: click.Context, cli: CliContext, namespace: str | None, dialect
                                                             refresh=refresh, prune=prune, progress=progress), show)
 
 
+@spark.command("import", short_help="Import every view of a Hive metastore database.")
+@click.argument("database")
+@_session_options(None, "the import report")
+@pass_cli
+@click.pass_context
+def import_(ctx: click.Context, cli: CliContext, database: str, master: str | None, confs: tuple[str, ...],
+            as_json: bool) -> None:
+    """Import every view of DATABASE in the Hive metastore into the store, as DATABASE.VIEW.
+
+    This is import_metastore_views, in a session with Hive support (the metastore
+    hive-site.xml or --conf spark.hadoop.hive.metastore.uris=... names; without one, Spark's
+    embedded one in the working directory). Spark, Hive, Trino, Flink and Iceberg views are
+    recognised. Each view is its own transaction; tables, and views already in the store, are
+    skipped, so running it again imports only new views. Exit code 1 when a view failed (the
+    others are imported) or the database does not exist. A store file is started only when a
+    view is imported.
+
+    Example:
+
+    \b
+        viewstore --db views.db spark import sales
+        viewstore --db views.db spark import sales --json
+    """
+    _report(ctx, cli, master, confs, True, as_json, "importing",
+            lambda session, store, progress: import_metastore_views(session, store, database, progress=progress),
+            lambda report, own, in_memory: print_import_report(cli, report), create=True)
+
+
 def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tuple[str, ...], hive: bool,
             as_json: bool, label: str, call: Callable[[SparkSession, Any, Callable[[int, int], None]], Any],
-            show: Callable[[Any, bool, bool], None]) -> None:
-    """Run ``call`` (a check or a registration) in a session, with a progress bar (``label``) on a
-    terminal, print its report, and exit with 1 unless it is ``ok``; a session this command started
-    is stopped afterwards."""
+            show: Callable[[Any, bool, bool], None], *, create: bool = False) -> None:
+    """Run ``call`` (a check, a registration or an import) in a session, with a progress bar
+    (``label``) on a terminal, print its report, and exit with 1 unless it is ``ok``; a session this
+    command started is stopped afterwards. ``call`` gets the store; with ``create``, where the path
+    holds no store yet, a function that starts one there (called only when something is written)."""
     _settings(confs)  # a command line that cannot be right is said before the store is opened
-    store = cli.store()  # a mistyped --db fails before Spark starts
+    store: Any
+    if create and holds_nothing(cli.db) is not None:
+        store = lambda: cli.store(create=True)  # noqa: E731 - a store file only for a view to import
+    else:
+        store = cli.store()  # a mistyped --db (or a file that is no store) fails before Spark starts
     session, own = _session(master, confs, hive)
     try:
         with cli.progress(label) as progress:
