@@ -1057,8 +1057,9 @@ def test_a_time_without_an_offset_is_utc_as_the_help_says():
     assert "UTC unless it gives its offset" in since.help
 
 
-#: a failing command line for every command that has --json, on a store holding s.v ("store") or
-#: on a path with no file ("missing"); the type of the error it fails with
+#: a failing command line for every command that has --json, on a store holding s.v ("store"), on
+#: a path with no file ("missing") or on a file that is not SQLite ("text"); the type of the error
+#: it fails with
 FAILING_JSON_COMMANDS = {
     "create": ("store", ["create", "s.v", "--sql", "SELECT 1 AS x"], "ViewAlreadyExistsError"),
     "replace": ("store", ["replace", "s.v", "--sql", "SELECT 1 AS x", "--column", "x:int", "--expected-version", "9"],
@@ -1079,6 +1080,7 @@ FAILING_JSON_COMMANDS = {
     "hms export": ("store", ["hms", "export", "s.v", "--engine", "trino"], "ValidationError"),
     "spark check": ("missing", ["spark", "check"], "ViewStoreError"),
     "spark register": ("missing", ["spark", "register"], "ViewStoreError"),
+    "spark import": ("text", ["spark", "import", "sales"], "ViewStoreError"),  # said before Spark starts
 }
 
 
@@ -1103,6 +1105,8 @@ def _invoke(tmp_path, where, args):
         with ViewStore(db) as store:
             store.create_view("s.v", columns=[], representations=[("spark", "SELECT 1 AS x")],
                               default_namespace="s")
+    if where == "text":
+        db.write_text("not a database\n")
     return CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
 
 
