@@ -14,10 +14,10 @@ import pytest
 from conftest import CONFORMANCE
 
 from viewstore import ViewStore, formats
-from viewstore.errors import NoSuchViewError, ValidationError
+from viewstore.errors import NoSuchViewError, ValidationError, ViewAlreadyExistsError
 from viewstore.formats import ViewDefinition
 from viewstore.model import Column
-from viewstore.spark import import_metastore_views, read_metastore_table
+from viewstore.spark import import_metastore_views, read_metastore_table, write_metastore_table
 from viewstore.spark.types import schema_to_columns
 
 pytestmark = pytest.mark.spark
@@ -322,3 +322,135 @@ def test_an_exported_hive_view_of_another_namespace_reads_that_namespace(spark, 
     finally:
         for db in (sales, reports):
             spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+@pytest.fixture(scope="module")
+def target(spark):
+    """An empty metastore database with one table, ``t``, for the records written into it."""
+    db = "hmswrite" + uuid.uuid4().hex[:8]
+    spark.sql(f"CREATE DATABASE {db}")
+    try:
+        spark.sql(f"CREATE TABLE {db}.t (id BIGINT, amount DECIMAL(10,2)) USING parquet")
+        spark.sql(f"INSERT INTO {db}.t VALUES (1, 5.00), (2, 7.50)")
+        yield db
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+def _exportable(store: ViewStore, db: str, name: str, where: str = "") -> str:
+    """A view of ``db.t`` in every engine's dialect but Iceberg's; its identifier."""
+    query = f"SELECT id, amount FROM t{where}"
+    store.create_view(f"{db}.{name}", columns=[Column("id", "long", "the id"), Column("amount", "decimal(10,2)")],
+                      representations=[("spark", query), ("hive", query), ("flink", query),
+                                       ("trino", f"SELECT id, amount FROM hive.{db}.t{where}")],
+                      default_catalog="spark_catalog", default_namespace=db, comment="amounts",
+                      properties={"owner": "olga", "team": "finance"})
+    return f"{db}.{name}"
+
+
+def _rows(spark: Any, db: str, name: str) -> list[tuple[Any, ...]]:
+    """What ``SELECT * FROM db.name`` returns, with ``db`` the current database (as Hive runs its views)."""
+    spark.catalog.setCurrentDatabase(db)
+    try:
+        return sorted(tuple(r) for r in spark.sql(f"SELECT * FROM {db}.{name}").collect())
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+
+
+def _absent(spark: Any, db: str, name: str) -> bool:
+    try:
+        read_metastore_table(spark, db, name)
+    except NoSuchViewError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("engine", ["trino", "spark", "hive", "flink"])
+def test_write_an_exported_record_reads_back_as_written(spark, store, target, engine):
+    ident = _exportable(store, target, "v")
+    written = {**store.export_hms(ident, engine), "tableName": f"w_{engine}"}
+    write_metastore_table(spark, written)
+    back = read_metastore_table(spark, target, f"w_{engine}")
+    for key in ("dbName", "tableName", "owner", "tableType", "viewOriginalText", "viewExpandedText",
+                "partitionKeys"):
+        assert back[key] == written[key], key
+    assert back["owner"] == "olga" and back["tableType"] == "VIRTUAL_VIEW"
+    assert back["sd"]["cols"] == written["sd"]["cols"]
+    for key in ("inputFormat", "outputFormat"):
+        assert back["sd"][key] == written["sd"].get(key), key
+    assert back["sd"]["serdeInfo"]["serializationLib"] == (written["sd"].get("serdeInfo") or {}).get("serializationLib")
+    # Trino's empty location is left unset (Hive 2.3's metastore could not drop the view otherwise)
+    assert (written["sd"].get("location"), back["sd"]["location"]) == (("", None) if engine == "trino" else (None, None))
+    # what the metastore adds, and nothing else: its times, and transient_lastDdlTime among the parameters
+    assert set(back) - set(written) <= set(RUN_SPECIFIC)
+    assert isinstance(back["createTime"], int) and back["createTime"] > 0 and back["lastAccessTime"] == 0
+    assert back["parameters"] == {**written["parameters"], "transient_lastDdlTime": str(back["createTime"])}
+    assert "spark.sql.create.version" not in back["parameters"] or engine == "spark"  # no Spark parameters added
+    engine_read, definition = formats.definition_from_table(back)
+    assert engine_read == engine and definition.name == f"w_{engine}"
+    if engine in ("spark", "hive"):
+        assert _rows(spark, target, f"w_{engine}") == [(1, 5), (2, 7.5)]
+
+
+def test_write_replaces_a_view_only_when_asked_and_never_a_table(spark, store, target):
+    hive = {**store.export_hms(_exportable(store, target, "r"), "hive"), "tableName": "r"}
+    write_metastore_table(spark, hive)
+    first = read_metastore_table(spark, target, "r")
+    with pytest.raises(ViewAlreadyExistsError, match=f"a view {target}.r exists in the metastore"):
+        write_metastore_table(spark, hive)
+    assert read_metastore_table(spark, target, "r") == first
+
+    _exportable(store, target, "big", where=" WHERE amount > 6")
+    spark_record = {**store.export_hms(f"{target}.big", "spark"), "tableName": "R"}  # names are case-insensitive
+    write_metastore_table(spark, spark_record, replace=True)
+    replaced = read_metastore_table(spark, target, "r")
+    assert formats.detect(replaced) == "spark" and replaced["viewOriginalText"].endswith("WHERE amount > 6")
+    assert {k: v for k, v in replaced["parameters"].items() if k != "transient_lastDdlTime"} == \
+        spark_record["parameters"]  # the Hive record's parameters are gone, not merged
+    assert _rows(spark, target, "r") == [(2, 7.5)]
+
+    table = read_metastore_table(spark, target, "t")
+    for replace in (False, True):
+        with pytest.raises(ValidationError, match=f"{target}.t is a MANAGED_TABLE in the metastore, not a view"):
+            write_metastore_table(spark, {**hive, "tableName": "t"}, replace=replace)
+    assert read_metastore_table(spark, target, "t") == table
+    assert _rows(spark, target, "t") == [(1, 5), (2, 7.5)]
+
+
+def test_write_into_a_missing_database_writes_nothing(spark, store, target):
+    record = {**store.export_hms(_exportable(store, target, "m"), "hive"), "dbName": "no_such_db_here"}
+    for replace in (False, True):
+        with pytest.raises(NoSuchViewError, match="no database no_such_db_here in the metastore"):
+            write_metastore_table(spark, record, replace=replace)
+    assert not spark.catalog.databaseExists("no_such_db_here")
+
+
+def test_a_malformed_record_writes_nothing(spark, store, target):
+    good = {**store.export_hms(_exportable(store, target, "bad"), "trino"), "tableName": "bad"}
+    spark_good = {**store.export_hms(f"{target}.bad", "spark"), "tableName": "bad"}
+    cases = {
+        "malformed Base64": {**good, "viewOriginalText": "/* Presto View: not$base64 */"},
+        "is not a view": {**good, "tableType": "MANAGED_TABLE"},
+        "MATERIALIZED_VIEW": {**good, "tableType": "MATERIALIZED_VIEW"},
+        "parameters: 'presto_view' must map a string to a string": {
+            **good, "parameters": {**good["parameters"], "presto_view": True}},
+        r"sd.cols\[0\]: a column needs a name and a type": {**spark_good, "sd": {"cols": [{"name": "id"}]}},
+        "sd.cols: must be a list of columns": {**spark_good, "sd": {"cols": "id bigint"}},
+        r"table name \(tableName\)": {**good, "tableName": "a.b"},
+        "metadata_location: an Iceberg view in HMS must name its metadata file": {
+            **good, "parameters": {"table_type": "ICEBERG-VIEW"}},
+        "must be a dict, not list": [good],
+    }
+    for says, record in cases.items():
+        with pytest.raises(ValidationError, match=says):
+            write_metastore_table(spark, record)
+    with pytest.raises(ValidationError, match="replace must be True or False"):
+        write_metastore_table(spark, good, replace="yes")
+    assert _absent(spark, target, "bad")
+
+    write_metastore_table(spark, good)  # and over a view, a malformed replacement changes nothing
+    before = read_metastore_table(spark, target, "bad")
+    for record in cases.values():
+        with pytest.raises(ValidationError):
+            write_metastore_table(spark, record, replace=True)
+    assert read_metastore_table(spark, target, "bad") == before

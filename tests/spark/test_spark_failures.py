@@ -16,7 +16,8 @@ from typing import Any, Callable
 
 import pytest
 
-from viewstore import Column, SQLRepresentation, ViewStore
+from viewstore import Column, SQLRepresentation, ViewStore, formats
+from viewstore.formats import ViewDefinition
 
 from spawned import spawned_results
 
@@ -64,6 +65,8 @@ def _calls(spark: Any, store: Any, ns: str) -> dict[str, Callable[[], Any]]:
         "events_dataframe": lambda: vs.events_dataframe(spark, store),
         "read_metastore_table": lambda: vs.read_metastore_table(spark, ns, "a"),
         "import_metastore_views": lambda: vs.import_metastore_views(spark, store, ns),
+        "write_metastore_table": lambda: vs.write_metastore_table(spark, formats.encode(ViewDefinition(
+            dialect="hive", sql="SELECT 1 AS x", columns=(Column("x", "int"),), database=ns, name="written"), "hive")),
         "attach": lambda: vs.attach(spark, store, "vs_broken"),
         "detach": lambda: vs.detach(spark, "vs_broken"),
     }
@@ -82,7 +85,7 @@ def _in_held_metastore(root: str, store_path: str, old_path: str, ns: str, queue
     calls = _calls(spark, store, ns)
     outcomes = {name: _outcome(calls[name]) for name in
                 ("register_views", "check_views", "create_view", "sql create", "sql set properties", "sql rename",
-                 "sql drop", "read_metastore_table", "import_metastore_views", "attach")}
+                 "sql drop", "read_metastore_table", "import_metastore_views", "write_metastore_table", "attach")}
     spark.sql("CREATE TEMPORARY VIEW temporary_one AS SELECT 1 AS x")  # the metastore has no part in it
     outcomes["sql drop of a temporary view"] = _outcome(lambda: vs_sql(spark, store, "DROP VIEW temporary_one"))
     outcomes["register_views prune, a file made before ids"] = _outcome(
@@ -117,7 +120,7 @@ def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: An
     session._run_verbatim = made
     stopped.update({name: _outcome(call) for name, call in _calls(spark, store, ns).items()
                     if name in ("register_views", "check_views", "create_view", "sql create", "sql set properties",
-                                "events_dataframe", "attach")})
+                                "events_dataframe", "write_metastore_table", "attach")})
     try:  # the first disconnects the store, the second finds none
         stopped["detach, twice"] = {"returned": [detach(spark, "vs_stopped") for _ in range(2)]}
     except Exception as error:  # noqa: BLE001 - reporting any error is the point
@@ -195,7 +198,8 @@ def test_a_metastore_held_by_another_process_is_an_engine_error_that_names_the_c
     # view DDL the store decides first (properties, rename, drop) is refused before the store is written
     _engine_errors(held["outcomes"], ["register_views", "check_views", "create_view", "sql create",
                                       "sql set properties", "sql rename", "sql drop",
-                                      "read_metastore_table", "import_metastore_views", "attach"],
+                                      "read_metastore_table", "import_metastore_views", "write_metastore_table",
+                                      "attach"],
                    "the session's metastore does not answer")
     # Hive hides Derby's own reason (another process has booted the database): the message names the suspect
     assert f"embedded Derby database, {held['root']}/metastore_db, which one process at a time can use: is " \
@@ -223,7 +227,7 @@ def test_a_stopped_session_says_so(broken):
     # create_view and check_views as well: each works in a clone of the session, and Spark's
     # cloneSession refuses a stopped SparkContext before anything is analyzed or stored
     _engine_errors(stopped["outcomes"], ["register_views", "check_views", "create_view", "sql create",
-                                         "sql set properties", "events_dataframe", "attach"],
+                                         "sql set properties", "events_dataframe", "write_metastore_table", "attach"],
                    "the SparkSession is stopped")
     assert stopped["events written"] == 0
 

@@ -9,7 +9,7 @@ Besides the errors each function lists, any of them may raise what a call of the
 Modules:
     session         register_views, create_view, sql, events_dataframe, check_views
     types           Spark <-> Iceberg type mapping
-    metastore       reading raw Hive-metastore records through a Hive-enabled session
+    metastore       reading and writing raw Hive-metastore records through a Hive-enabled session
     catalog_plugin  attach(): viewstore as a Spark 4.3 ViewCatalog (Spark SQL view DDL on the store)
     failures        Spark's refusals (ValidationError) told from the engine's failures (EngineError)
     cli             the ``viewstore spark`` and ``viewstore demo`` commands
@@ -27,7 +27,7 @@ from ..errors import NotInstalledError
 if TYPE_CHECKING:  # the lazy names' real types, for type checkers (at run time __getattr__ imports them)
     from .catalog_plugin import attach, detach
     from .demo import run_demo
-    from .metastore import import_metastore_views, read_metastore_table
+    from .metastore import import_metastore_views, read_metastore_table, write_metastore_table
     from .session import DriftReport, RegisterReport, check_views, create_view, events_dataframe, register_views, sql
     from .types import iceberg_to_spark, spark_to_iceberg
 
@@ -43,6 +43,7 @@ _EXPORTS = {
     "iceberg_to_spark": "types",
     "read_metastore_table": "metastore",
     "import_metastore_views": "metastore",
+    "write_metastore_table": "metastore",
     "attach": "catalog_plugin",
     "detach": "catalog_plugin",
     "run_demo": "demo",

@@ -21,17 +21,22 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import Any, Callable, cast
 
 from pyspark.sql import SparkSession
 
+from .. import formats
 from ..catalog import ViewStore, check_progress
-from ..errors import EngineError, NoSuchViewError, ValidationError
+from ..errors import EngineError, NoSuchViewError, ValidationError, ViewAlreadyExistsError
+from ..formats.base import VIRTUAL_VIEW
 from ..hms import FailedRecord, HmsImportReport
 from ..model import normalize_name
-from .failures import ENGINE_ERRORS, Progress, engine_calls, engine_error, environment_failure
+from .failures import ENGINE_ERRORS, SPARK_ERRORS, Progress, condition, engine_calls, engine_error, environment_failure, \
+    raise_engine_failure, require_live, summary
 
-__all__ = ["read_metastore_table", "import_metastore_views", "record_from_thrift_json"]
+__all__ = ["read_metastore_table", "write_metastore_table", "import_metastore_views", "record_from_thrift_json",
+           "METASTORE_SET"]
 
 _HIVE_CATALOG = "org.apache.spark.sql.hive.HiveExternalCatalog"
 
@@ -219,3 +224,190 @@ def import_metastore_views(spark: SparkSession, store: ViewStore | Callable[[], 
     report.seconds = time.perf_counter() - started
     return report
 
+
+
+#: what the metastore sets itself on a table it creates (read back beside the written record)
+METASTORE_SET = ("createTime", "lastAccessTime", "parameters.transient_lastDdlTime")
+
+
+def _text(value: Any, field: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ValidationError(f"{field}: must be a string, not {type(value).__name__}")
+
+
+def _string_map(value: Any, field: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValidationError(f"{field}: must be a map of strings, not {type(value).__name__}")
+    for key, item in value.items():
+        if not isinstance(key, str) or not isinstance(item, str):
+            raise ValidationError(f"{field}: {key!r} must map a string to a string, not to {type(item).__name__}")
+    return dict(value)
+
+
+def _columns(value: Any, field: str) -> list[tuple[str, str, str | None]]:
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise ValidationError(f"{field}: must be a list of columns, not {type(value).__name__}")
+    columns = []
+    for index, col in enumerate(value):
+        where = f"{field}[{index}]"
+        if not isinstance(col, Mapping):
+            raise ValidationError(f"{where}: a column must be a dict with name, type and comment")
+        name, type_ = _text(col.get("name"), f"{where}.name"), _text(col.get("type"), f"{where}.type")
+        if not name or not type_:
+            raise ValidationError(f"{where}: a column needs a name and a type")
+        columns.append((name, type_, _text(col.get("comment"), f"{where}.comment")))
+    return columns
+
+
+def _checked_record(record: Any) -> dict[str, Any]:
+    """The record's fields checked for the metastore (see :func:`write_metastore_table`), names normalized.
+
+    Raises:
+        ValidationError: a field has the wrong type, or :mod:`viewstore.formats` rejects the record.
+    """
+    if not isinstance(record, Mapping):
+        raise ValidationError(f"record: an HMS table record must be a dict, not {type(record).__name__}")
+    sd = record.get("sd") or {}
+    if not isinstance(sd, Mapping):
+        raise ValidationError(f"sd: must be a dict, not {type(sd).__name__}")
+    serde = sd.get("serdeInfo") or {}
+    if not isinstance(serde, Mapping):
+        raise ValidationError(f"sd.serdeInfo: must be a dict, not {type(serde).__name__}")
+    checked: dict[str, Any] = {
+        "dbName": normalize_name(record.get("dbName"), "database (dbName)"),
+        "tableName": normalize_name(record.get("tableName"), "table name (tableName)"),
+        "owner": _text(record.get("owner"), "owner"),
+        "tableType": _text(record.get("tableType"), "tableType"),
+        "parameters": _string_map(record.get("parameters"), "parameters"),
+        "cols": _columns(sd.get("cols"), "sd.cols"),
+        "partitionKeys": _columns(record.get("partitionKeys"), "partitionKeys"),
+        "viewOriginalText": _text(record.get("viewOriginalText"), "viewOriginalText"),
+        "viewExpandedText": _text(record.get("viewExpandedText"), "viewExpandedText"),
+        "serializationLib": _text(serde.get("serializationLib"), "sd.serdeInfo.serializationLib"),
+        "serdeParameters": _string_map(serde.get("parameters"), "sd.serdeInfo.parameters"),
+    }
+    for key in ("location", "inputFormat", "outputFormat"):
+        checked[key] = _text(sd.get(key), f"sd.{key}")
+    engine = formats.detect(record)  # a view record, of an engine that would accept it
+    if engine == "iceberg":  # its definition is in the metadata file, which the codec cannot read
+        if not checked["parameters"].get("metadata_location"):
+            raise ValidationError("parameters.metadata_location: an Iceberg view in HMS must name its metadata file")
+    else:
+        formats.decode(record)
+    return checked
+
+
+def _thrift_table(spark: SparkSession, checked: dict[str, Any]) -> Any:
+    """The metastore's Thrift ``Table`` for a checked record (py4j objects, nothing written)."""
+    jvm = cast(Any, spark._jvm)  # noqa: SLF001 - as in _read
+    api = jvm.org.apache.hadoop.hive.metastore.api
+
+    def jmap(values: dict[str, str]) -> Any:
+        result = jvm.java.util.HashMap()
+        for key, value in values.items():
+            result.put(key, value)
+        return result
+
+    def jcolumns(columns: list[tuple[str, str, str | None]]) -> Any:
+        result = jvm.java.util.ArrayList()
+        for name, type_, comment in columns:
+            result.add(api.FieldSchema(name, type_, comment))
+        return result
+
+    serde = api.SerDeInfo()
+    if checked["serializationLib"] is not None:
+        serde.setSerializationLib(checked["serializationLib"])
+    serde.setParameters(jmap(checked["serdeParameters"]))
+    sd = api.StorageDescriptor()
+    sd.setCols(jcolumns(checked["cols"]))
+    sd.setSerdeInfo(serde)
+    # an empty location stays unset: Hive 2.3's metastore cannot drop a table whose location is ""
+    if checked["location"]:
+        sd.setLocation(checked["location"])
+    for key, setter in (("inputFormat", sd.setInputFormat), ("outputFormat", sd.setOutputFormat)):
+        if checked[key] is not None:
+            setter(checked[key])
+    table = api.Table()
+    table.setDbName(checked["dbName"])
+    table.setTableName(checked["tableName"])
+    if checked["owner"] is not None:
+        table.setOwner(checked["owner"])
+    table.setTableType(checked["tableType"])
+    table.setParameters(jmap(checked["parameters"]))
+    table.setSd(sd)
+    table.setPartitionKeys(jcolumns(checked["partitionKeys"]))
+    for key, setter in (("viewOriginalText", table.setViewOriginalText),
+                        ("viewExpandedText", table.setViewExpandedText)):
+        if checked[key] is not None:
+            setter(checked[key])
+    return table
+
+
+def write_metastore_table(spark: SparkSession, record: Mapping[str, Any], *, replace: bool = False) -> None:
+    """Write a view record into the session's Hive metastore exactly as given.
+
+    ``record`` is the dict :func:`read_metastore_table` returns and :func:`viewstore.formats.encode`
+    (or :meth:`~viewstore.catalog.ViewStore.export_hms`) makes: its ``tableType``, ``parameters``,
+    ``owner``, ``viewOriginalText``, ``viewExpandedText``, ``sd`` (``cols`` as name/type/comment,
+    ``location``, ``inputFormat``, ``outputFormat``, ``serdeInfo``) and ``partitionKeys`` reach the
+    metastore as they are, through the session's own Hive client (not Spark's catalog, which would
+    add its own parameters), so each engine finds the view as it writes it. The metastore sets
+    ``createTime``, ``lastAccessTime`` and the parameter ``transient_lastDdlTime`` itself
+    (:data:`METASTORE_SET`); an empty ``sd.location`` (Trino's) is left unset, as Hive 2.3's
+    metastore cannot drop a table whose location is empty.
+
+    Args:
+        spark: a classic PySpark session with Hive support.
+        record: the view's record; ``dbName`` and ``tableName`` name it (case-insensitively).
+        replace: replace a view of that name (one metastore call: the old record or the new one,
+            never neither). A table is never replaced.
+
+    Raises:
+        ValidationError: not a classic session with Hive support; a record that is malformed or
+            that :func:`viewstore.formats.detect` and :func:`~viewstore.formats.decode` reject (an
+            Iceberg view's must name its metadata file); a table of that name (even with
+            ``replace``); or the metastore refuses the record.
+        NoSuchViewError: the metastore has no such database.
+        ViewAlreadyExistsError: a view of that name exists and ``replace`` is false.
+        EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not answer).
+
+    Nothing is written unless the call succeeds.
+    """
+    checked = _checked_record(record)
+    if not isinstance(replace, bool):
+        raise ValidationError(f"replace must be True or False, not {type(replace).__name__}")
+    database, name = checked["dbName"], checked["tableName"]
+    what = f"write {database}.{name} to the metastore"
+    require_live(spark, what)  # a stopped session's Hive client still answers: write nothing through it
+    client = _hive_client(spark)
+    try:
+        if not client.databaseExists(database):
+            raise NoSuchViewError(f"no database {database} in the metastore")
+        found = client.getRawHiveTableOption(database, name)
+        existing = str(found.get().rawTable().getTableType()) if found.isDefined() else None
+        if existing is not None and existing != VIRTUAL_VIEW:
+            raise ValidationError(f"{database}.{name} is a {existing} in the metastore, not a view: "
+                                  "it is never replaced")
+        if existing is not None and not replace:
+            raise ViewAlreadyExistsError(f"a view {database}.{name} exists in the metastore "
+                                         "(replace=True replaces it)")
+        table = _thrift_table(spark, checked)
+        metastore = client.client().getMSC()
+        if existing is None:
+            metastore.createTable(table)
+        else:
+            metastore.alter_table(database, name, table)
+    except SPARK_ERRORS as error:
+        raise_engine_failure(spark, error, what)
+        refused = condition(error)
+        if refused == "AlreadyExistsException":  # created meanwhile
+            raise ViewAlreadyExistsError(f"a view {database}.{name} exists in the metastore "
+                                         "(replace=True replaces it)") from error
+        raise ValidationError(f"the metastore refused {database}.{name}: {summary(error)}") from error
+    except ENGINE_ERRORS as error:
+        raise engine_error(spark, error, what) from error
