@@ -1081,6 +1081,7 @@ FAILING_JSON_COMMANDS = {
     "spark check": ("missing", ["spark", "check"], "ViewStoreError"),
     "spark register": ("missing", ["spark", "register"], "ViewStoreError"),
     "spark import": ("text", ["spark", "import", "sales"], "ViewStoreError"),  # said before Spark starts
+    "spark metastore-write": ("store", ["spark", "metastore-write", "s.v", "--engine", "trino"], "ValidationError"),
 }
 
 

@@ -202,3 +202,34 @@ def test_spark_import_draws_progress_on_a_terminal_and_prints_the_same(spark, ns
     assert table.exit_code == code == 0 and table.stderr == ""
     assert "imported 0, skipped 3, failed 0" in table.stdout and "importing" not in table.stdout
     assert without_seconds(stdout) == without_seconds(table.stdout)
+
+
+def test_spark_metastore_write_writes_the_engines_record(spark, store, ns):
+    from viewstore import Column
+    from viewstore.spark import read_metastore_table
+
+    spark.sql(f"CREATE TABLE {ns}.src (id INT) USING parquet")
+    spark.sql(f"INSERT INTO {ns}.src VALUES (3)")
+    store.create_view(f"{ns}.ids", columns=[Column("id", "int")], default_catalog="spark_catalog",
+                      default_namespace=ns, representations=[("spark", "SELECT id FROM src"),
+                                                             ("trino", f"SELECT id FROM hive.{ns}.src")])
+    runner = CliRunner()
+    args = ["--db", str(store.path), "spark", "metastore-write", f"{ns}.ids"]
+    done = runner.invoke(main, [*args, "--engine", "trino"])
+    assert done.exit_code == 0, done.output
+    assert done.output.strip() == f"wrote {ns}.ids to the metastore as trino keeps it"
+    assert read_metastore_table(spark, ns, "ids")["parameters"]["presto_view"] == "true"
+
+    again = runner.invoke(main, [*args, "--engine", "spark", "--json"])
+    assert again.exit_code == 1 and again.stdout == ""
+    assert json.loads(again.stderr)["error"]["type"] == "ViewAlreadyExistsError"
+    assert "presto_view" in read_metastore_table(spark, ns, "ids")["parameters"]  # unchanged
+
+    replaced = runner.invoke(main, [*args, "--engine", "SPARK", "--replace", "--json"])
+    assert replaced.exit_code == 0, replaced.output
+    assert json.loads(replaced.stdout) == {"written": f"{ns}.ids", "engine": "spark", "replace": True}
+    assert "presto_view" not in read_metastore_table(spark, ns, "ids")["parameters"]
+    assert [r.id for r in spark.sql(f"SELECT * FROM {ns}.ids").collect()] == [3]
+
+    iceberg = runner.invoke(main, [*args, "--engine", "iceberg"])
+    assert iceberg.exit_code == 2 and "'iceberg' is not one of" in iceberg.output

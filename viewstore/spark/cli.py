@@ -22,10 +22,13 @@ from ..log import holds_nothing
 from ..tables import data_table, visible
 from .demo import quiet_analysis_errors, run_demo
 from .failures import ENGINE_ERRORS, engine_error, summary
-from .metastore import import_metastore_views
+from .metastore import import_metastore_views, write_metastore_table
 from .session import check_views, register_views
 
 __all__ = ["spark", "demo"]
+
+#: the engines whose record the command writes (an Iceberg record needs its metadata file written first)
+METASTORE_ENGINES = ("trino", "spark", "hive", "flink")
 
 
 def _active() -> SparkSession | None:
@@ -75,6 +78,15 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[Sp
     session.sparkContext.setLogLevel("ERROR")
     quiet_analysis_errors()
     return session, True
+
+
+def _stop_if_own(session: SparkSession, own: bool) -> None:
+    """Stop the session if the command started it (a session already active is left running)."""
+    if own:
+        try:
+            session.stop()
+        except ENGINE_ERRORS:  # its JVM is gone: the error that says so is on its way
+            pass
 
 
 def _session_options(hive_use: str | None, printed: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -198,6 +210,42 @@ def import_(ctx: click.Context, cli: CliContext, database: str, master: str | No
             lambda report, own, in_memory: print_import_report(cli, report), create=True)
 
 
+@spark.command("metastore-write", short_help="Write a view into the Hive metastore as an engine keeps it.")
+@click.argument("identifier", metavar="IDENT")
+@click.option("--engine", required=True, type=click.Choice(METASTORE_ENGINES, case_sensitive=False),
+              help="Whose record to write (as 'viewstore hms export' prints it).")
+@click.option("--replace", is_flag=True, help="Replace a view of that name (never a table).")
+@_session_options("the metastore to write to", "what was written")
+@pass_cli
+def metastore_write(cli: CliContext, identifier: str, engine: str, replace: bool, master: str | None,
+                    confs: tuple[str, ...], hive: bool, as_json: bool) -> None:
+    """Write the record ENGINE keeps for a stored view into the session's Hive metastore.
+
+    This is write_metastore_table with the record of 'viewstore hms export': the view lands in the
+    metastore database of its namespace, named as in the store, exactly as the engine writes it.
+    The database must exist; a view of that name is an error unless --replace, and a table is never
+    replaced. The metastore is the session's: give --hive (or set one up in spark-defaults.conf).
+
+    Example:
+
+    \b
+        viewstore spark metastore-write sales.d --engine trino --hive
+        viewstore spark metastore-write sales.d --engine spark --replace --json
+    """
+    _settings(confs)  # a command line that cannot be right is said before the store is opened
+    record = cli.store().export_hms(identifier, engine.lower())  # a view the engine cannot keep: before Spark
+    session, own = _session(master, confs, hive)
+    try:
+        write_metastore_table(session, record, replace=replace)
+    finally:
+        _stop_if_own(session, own)
+    written = f"{record['dbName']}.{record['tableName']}"
+    if as_json:
+        click.echo(json_text({"written": written, "engine": engine.lower(), "replace": replace}))
+    else:
+        cli.console.print(visible(f"wrote {written} to the metastore as {engine.lower()} keeps it"))
+
+
 def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tuple[str, ...], hive: bool,
             as_json: bool, label: str, call: Callable[[SparkSession, Any, Callable[[int, int], None]], Any],
             show: Callable[[Any, bool, bool], None], *, create: bool = False) -> None:
@@ -219,11 +267,7 @@ def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tupl
     except ENGINE_ERRORS as e:
         raise engine_error(session, e, "read the session's settings") from e
     finally:
-        if own:
-            try:
-                session.stop()
-            except ENGINE_ERRORS:  # its JVM is gone: the error that says so is on its way
-                pass
+        _stop_if_own(session, own)
     cli.failing = not report.ok
     if as_json:
         click.echo(json_text(report.to_dict()))
