@@ -120,7 +120,8 @@ def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: An
     session._run_verbatim = made
     stopped.update({name: _outcome(call) for name, call in _calls(spark, store, ns).items()
                     if name in ("register_views", "check_views", "create_view", "sql create", "sql set properties",
-                                "events_dataframe", "write_metastore_table", "attach")})
+                                "events_dataframe", "read_metastore_table", "import_metastore_views",
+                                "write_metastore_table", "attach")})
     try:  # the first disconnects the store, the second finds none
         stopped["detach, twice"] = {"returned": [detach(spark, "vs_stopped") for _ in range(2)]}
     except Exception as error:  # noqa: BLE001 - reporting any error is the point
@@ -227,7 +228,8 @@ def test_a_stopped_session_says_so(broken):
     # create_view and check_views as well: each works in a clone of the session, and Spark's
     # cloneSession refuses a stopped SparkContext before anything is analyzed or stored
     _engine_errors(stopped["outcomes"], ["register_views", "check_views", "create_view", "sql create",
-                                         "sql set properties", "events_dataframe", "write_metastore_table", "attach"],
+                                         "sql set properties", "events_dataframe", "read_metastore_table",
+                                         "import_metastore_views", "write_metastore_table", "attach"],
                    "the SparkSession is stopped")
     assert stopped["events written"] == 0
 

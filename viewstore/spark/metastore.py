@@ -131,6 +131,7 @@ def read_metastore_table(spark: SparkSession, database: str, name: str) -> dict[
     """
     database = normalize_name(database, "database")
     name = normalize_name(name, "table name")
+    require_live(spark, f"read {database}.{name} from the metastore")  # a stopped session's client still answers
     client = _hive_client(spark)
     try:
         return _read(spark, client, database, name)
@@ -207,6 +208,7 @@ def import_metastore_views(spark: SparkSession, store: ViewStore | Callable[[], 
     if not isinstance(store, ViewStore) and not callable(store):
         raise ValidationError(f"store must be a ViewStore or a function returning one, not {type(store).__name__}")
     check_progress(progress)
+    require_live(spark, f"import the views of {database}")  # a stopped session's Hive client still answers
     client = _hive_client(spark)
     try:
         exists = client.databaseExists(database)
