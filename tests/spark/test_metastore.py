@@ -432,10 +432,10 @@ def test_a_malformed_record_writes_nothing(spark, store, target):
         "malformed Base64": {**good, "viewOriginalText": "/* Presto View: not$base64 */"},
         "is not a view": {**good, "tableType": "MANAGED_TABLE"},
         "MATERIALIZED_VIEW": {**good, "tableType": "MATERIALIZED_VIEW"},
-        "parameters: 'presto_view' must map a string to a string": {
+        "parameters.presto_view: keys and values must be strings, not True": {
             **good, "parameters": {**good["parameters"], "presto_view": True}},
-        r"sd.cols\[0\]: a column needs a name and a type": {**spark_good, "sd": {"cols": [{"name": "id"}]}},
-        "sd.cols: must be a list of columns": {**spark_good, "sd": {"cols": "id bigint"}},
+        r"sd.cols\[0\].type: must be a non-empty string, not None": {**spark_good, "sd": {"cols": [{"name": "id"}]}},
+        "sd.cols: must be a list, not str": {**spark_good, "sd": {"cols": "id bigint"}},
         r"table name \(tableName\)": {**good, "tableName": "a.b"},
         "metadata_location: an Iceberg view in HMS must name its metadata file": {
             **good, "parameters": {"table_type": "ICEBERG-VIEW"}},

@@ -51,8 +51,10 @@ __all__ = [
     "invalid",
     "as_record",
     "parameters_of",
+    "string_map",
     "text_of",
     "hive_columns_of",
+    "hive_columns",
     "passthrough",
     "strip_nested",
     "column_types_property",
@@ -314,26 +316,36 @@ def parameters_of(record: Mapping[str, Any]) -> dict[str, str]:
     Raises:
         ValidationError: ``parameters`` is not a map of strings to strings.
     """
-    params = record.get("parameters")
-    if params is None:
+    return string_map(record.get("parameters"), "parameters")
+
+
+def string_map(value: Any, field: str) -> dict[str, str]:
+    """``value`` (the record's field ``field``: ``parameters``, ``sd.serdeInfo.parameters``) as a
+    dict of strings; None is empty.
+
+    Raises:
+        ValidationError: ``value`` is not a map of strings to strings.
+    """
+    if value is None:
         return {}
-    if not isinstance(params, Mapping):
-        raise invalid("parameters", f"must be a map of strings, not {type(params).__name__}")
-    for key, value in params.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise invalid(f"parameters.{key}", f"keys and values must be strings, not {value!r}")
-    return dict(params)
+    if not isinstance(value, Mapping):
+        raise invalid(field, f"must be a map of strings, not {type(value).__name__}")
+    for key, item in value.items():
+        if not isinstance(key, str) or not isinstance(item, str):
+            raise invalid(f"{field}.{key}", f"keys and values must be strings, not {item!r}")
+    return dict(value)
 
 
-def text_of(record: Mapping[str, Any], key: str) -> str | None:
-    """A string field of the record (``viewOriginalText``, ``owner``...), None when absent.
+def text_of(record: Mapping[str, Any], key: str, field: str | None = None) -> str | None:
+    """A string field of the record (``viewOriginalText``, ``owner``...), None when absent;
+    ``field`` names it in errors when ``record`` is a part of the whole (``sd.location``).
 
     Raises:
         ValidationError: the field is present but not a string.
     """
     value = record.get(key)
     if value is not None and not isinstance(value, str):
-        raise invalid(key, f"must be a string, not {type(value).__name__}")
+        raise invalid(field or key, f"must be a string, not {type(value).__name__}")
     return value
 
 
@@ -348,22 +360,31 @@ def hive_columns_of(record: Mapping[str, Any]) -> list[tuple[str, str, str | Non
         return []
     if not isinstance(sd, Mapping):
         raise invalid("sd", f"must be an object, not {type(sd).__name__}")
-    cols = sd.get("cols")
+    return hive_columns(sd.get("cols"), "sd.cols")
+
+
+def hive_columns(cols: Any, field: str) -> list[tuple[str, str, str | None]]:
+    """A list of HMS columns (the record's field ``field``: ``sd.cols``, ``partitionKeys``) as
+    ``(name, hive type string, comment)`` triples; None is empty.
+
+    Raises:
+        ValidationError: it is not a list of objects with a name and a type (strings).
+    """
     if cols is None:
         return []
     if not isinstance(cols, list):
-        raise invalid("sd.cols", f"must be a list, not {type(cols).__name__}")
+        raise invalid(field, f"must be a list, not {type(cols).__name__}")
     result = []
     for i, col in enumerate(cols):
         if not isinstance(col, Mapping):
-            raise invalid(f"sd.cols[{i}]", "must be an object with name and type")
+            raise invalid(f"{field}[{i}]", "must be an object with name and type")
         name, type_, comment = col.get("name"), col.get("type"), col.get("comment")
         if not isinstance(name, str) or not name:
-            raise invalid(f"sd.cols[{i}].name", f"must be a non-empty string, not {name!r}")
+            raise invalid(f"{field}[{i}].name", f"must be a non-empty string, not {name!r}")
         if not isinstance(type_, str) or not type_:
-            raise invalid(f"sd.cols[{i}].type", f"must be a non-empty string, not {type_!r}")
+            raise invalid(f"{field}[{i}].type", f"must be a non-empty string, not {type_!r}")
         if comment is not None and not isinstance(comment, str):
-            raise invalid(f"sd.cols[{i}].comment", f"must be a string, not {comment!r}")
+            raise invalid(f"{field}[{i}].comment", f"must be a string, not {comment!r}")
         result.append((name, type_, comment))
     return result
 

@@ -29,7 +29,7 @@ from pyspark.sql import SparkSession
 from .. import formats
 from ..catalog import ViewStore, check_progress
 from ..errors import EngineError, NoSuchViewError, ValidationError, ViewAlreadyExistsError
-from ..formats.base import VIRTUAL_VIEW
+from ..formats.base import VIRTUAL_VIEW, hive_columns, parameters_of, string_map, text_of
 from ..hms import FailedRecord, HmsImportReport
 from ..model import normalize_name
 from .failures import ENGINE_ERRORS, SPARK_ERRORS, Progress, condition, engine_calls, engine_error, environment_failure, \
@@ -232,40 +232,6 @@ def import_metastore_views(spark: SparkSession, store: ViewStore | Callable[[], 
 METASTORE_SET = ("createTime", "lastAccessTime", "parameters.transient_lastDdlTime")
 
 
-def _text(value: Any, field: str) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise ValidationError(f"{field}: must be a string, not {type(value).__name__}")
-
-
-def _string_map(value: Any, field: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValidationError(f"{field}: must be a map of strings, not {type(value).__name__}")
-    for key, item in value.items():
-        if not isinstance(key, str) or not isinstance(item, str):
-            raise ValidationError(f"{field}: {key!r} must map a string to a string, not to {type(item).__name__}")
-    return dict(value)
-
-
-def _columns(value: Any, field: str) -> list[tuple[str, str, str | None]]:
-    if value is None:
-        return []
-    if not isinstance(value, (list, tuple)):
-        raise ValidationError(f"{field}: must be a list of columns, not {type(value).__name__}")
-    columns = []
-    for index, col in enumerate(value):
-        where = f"{field}[{index}]"
-        if not isinstance(col, Mapping):
-            raise ValidationError(f"{where}: a column must be a dict with name, type and comment")
-        name, type_ = _text(col.get("name"), f"{where}.name"), _text(col.get("type"), f"{where}.type")
-        if not name or not type_:
-            raise ValidationError(f"{where}: a column needs a name and a type")
-        columns.append((name, type_, _text(col.get("comment"), f"{where}.comment")))
-    return columns
-
-
 def _checked_record(record: Any) -> dict[str, Any]:
     """The record's fields checked for the metastore (see :func:`write_metastore_table`), names normalized.
 
@@ -283,18 +249,16 @@ def _checked_record(record: Any) -> dict[str, Any]:
     checked: dict[str, Any] = {
         "dbName": normalize_name(record.get("dbName"), "database (dbName)"),
         "tableName": normalize_name(record.get("tableName"), "table name (tableName)"),
-        "owner": _text(record.get("owner"), "owner"),
-        "tableType": _text(record.get("tableType"), "tableType"),
-        "parameters": _string_map(record.get("parameters"), "parameters"),
-        "cols": _columns(sd.get("cols"), "sd.cols"),
-        "partitionKeys": _columns(record.get("partitionKeys"), "partitionKeys"),
-        "viewOriginalText": _text(record.get("viewOriginalText"), "viewOriginalText"),
-        "viewExpandedText": _text(record.get("viewExpandedText"), "viewExpandedText"),
-        "serializationLib": _text(serde.get("serializationLib"), "sd.serdeInfo.serializationLib"),
-        "serdeParameters": _string_map(serde.get("parameters"), "sd.serdeInfo.parameters"),
+        "parameters": parameters_of(record),
+        "cols": hive_columns(sd.get("cols"), "sd.cols"),
+        "partitionKeys": hive_columns(record.get("partitionKeys"), "partitionKeys"),
+        "serializationLib": text_of(serde, "serializationLib", "sd.serdeInfo.serializationLib"),
+        "serdeParameters": string_map(serde.get("parameters"), "sd.serdeInfo.parameters"),
     }
+    for key in ("owner", "tableType", "viewOriginalText", "viewExpandedText"):
+        checked[key] = text_of(record, key)
     for key in ("location", "inputFormat", "outputFormat"):
-        checked[key] = _text(sd.get(key), f"sd.{key}")
+        checked[key] = text_of(sd, key, f"sd.{key}")
     engine = formats.detect(record)  # a view record, of an engine that would accept it
     if engine == "iceberg":  # its definition is in the metadata file, which the codec cannot read
         if not checked["parameters"].get("metadata_location"):
@@ -385,6 +349,7 @@ def write_metastore_table(spark: SparkSession, record: Mapping[str, Any], *, rep
         raise ValidationError(f"replace must be True or False, not {type(replace).__name__}")
     database, name = checked["dbName"], checked["tableName"]
     what = f"write {database}.{name} to the metastore"
+    taken = f"a view {database}.{name} exists in the metastore (replace=True replaces it)"
     require_live(spark, what)  # a stopped session's Hive client still answers: write nothing through it
     client = _hive_client(spark)
     try:
@@ -396,8 +361,7 @@ def write_metastore_table(spark: SparkSession, record: Mapping[str, Any], *, rep
             raise ValidationError(f"{database}.{name} is a {existing} in the metastore, not a view: "
                                   "it is never replaced")
         if existing is not None and not replace:
-            raise ViewAlreadyExistsError(f"a view {database}.{name} exists in the metastore "
-                                         "(replace=True replaces it)")
+            raise ViewAlreadyExistsError(taken)
         table = _thrift_table(spark, checked)
         metastore = client.client().getMSC()
         if existing is None:
@@ -408,8 +372,7 @@ def write_metastore_table(spark: SparkSession, record: Mapping[str, Any], *, rep
         raise_engine_failure(spark, error, what)
         refused = condition(error)
         if refused == "AlreadyExistsException":  # created meanwhile
-            raise ViewAlreadyExistsError(f"a view {database}.{name} exists in the metastore "
-                                         "(replace=True replaces it)") from error
+            raise ViewAlreadyExistsError(taken) from error
         raise ValidationError(f"the metastore refused {database}.{name}: {summary(error)}") from error
     except ENGINE_ERRORS as error:
         raise engine_error(spark, error, what) from error
