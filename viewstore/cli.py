@@ -98,8 +98,7 @@ class CliContext:
         a shell's ``>``) or a SQLite database with no tables holds no store either: the store would
         be started in it (see :func:`~viewstore.log.holds_nothing`)."""
         if self._store is None:
-            if self._blank:
-                raise click.UsageError(f"{self._blank[0]} is set but empty: give it a value, or unset it")
+            self.check_environment()
             nothing = None if create else holds_nothing(self.db)
             if nothing is not None:
                 detail = "" if nothing == "there is no file" else f": {nothing}"
@@ -108,6 +107,12 @@ class CliContext:
                                      f"another)")
             self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
         return self._store
+
+    def check_environment(self) -> None:
+        """Raise click's usage error when VIEWSTORE_DB or VIEWSTORE_ACTOR is set but empty (said when
+        a command first needs the store, so that --help still works)."""
+        if self._blank:
+            raise click.UsageError(f"{self._blank[0]} is set but empty: give it a value, or unset it")
 
     def close(self) -> None:
         if self._store is not None:

@@ -178,6 +178,22 @@ def test_spark_import_of_a_missing_database_exits_1_and_starts_no_store(spark, t
     assert not db.exists()
 
 
+def test_spark_import_with_viewstore_db_set_but_empty_is_a_usage_error_before_the_metastore_is_read(spark, tmp_path,
+                                                                                                    monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the default ./viewstore.db would be here
+    result = CliRunner().invoke(main, ["spark", "import", "no_such_db_here"], env={"VIEWSTORE_DB": ""})
+    assert result.exit_code == 2, result.output
+    assert "VIEWSTORE_DB is set but empty" in result.stderr and "no_such_db_here" not in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_demo_with_viewstore_db_set_but_empty_is_a_usage_error_not_a_temporary_store(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["demo"], env={"VIEWSTORE_DB": " "})
+    assert result.exit_code == 2 and "VIEWSTORE_DB is set but empty" in result.stderr, result.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_spark_import_draws_progress_on_a_terminal_and_prints_the_same(spark, ns, store):
     import re
 

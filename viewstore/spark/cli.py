@@ -256,6 +256,7 @@ def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tupl
     _settings(confs)  # a command line that cannot be right is said before the store is opened
     store: Any
     if create and holds_nothing(cli.db) is not None:
+        cli.check_environment()  # VIEWSTORE_DB='' is said now, not once Spark has started
         store = lambda: cli.store(create=True)  # noqa: E731 - a store file only for a view to import
     else:
         store = cli.store()  # a mistyped --db (or a file that is no store) fails before Spark starts
@@ -327,5 +328,6 @@ def demo(cli: CliContext, namespace: str) -> None:
     \b
         viewstore --db demo.db demo
     """
+    cli.check_environment()  # VIEWSTORE_DB='' is a mistake here too, not a reason to use a temporary file
     # the demo's own text uses rich markup; cli.console prints data and reads none
     run_demo(Console(), db=cli.db if cli.db_explicit else None, spark=_active(), namespace=namespace)
