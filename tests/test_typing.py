@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import runpy
 import textwrap
 from pathlib import Path
@@ -66,6 +67,125 @@ USER_SCRIPT = textwrap.dedent('''
             print(result.current_version_id)
 ''')
 
+#: a caller giving every argument in each form the API accepts, through the exported names of those
+#: forms: mypy passes it, and it runs
+ACCEPTED_FORMS = textwrap.dedent('''
+    import datetime as dt
+    from typing import assert_type
+
+    from pyspark.sql import DataFrame, SparkSession
+
+    from viewstore import (AsOf, Column, ColumnDict, ColumnLike, EventTypes, IdentifierLike, NamespaceLike,
+                           RepresentationDict, RepresentationLike, RepresentationsLike, SQLRepresentation, TimeLike,
+                           View, ViewChange, ViewStore, parse_type)
+    from viewstore.spark import check_views, create_view, events_dataframe, register_views
+
+    store = ViewStore("forms.db", actor="alice")
+    # identifiers: a dotted string, a tuple or a list of parts
+    identifiers: list[IdentifierLike] = ["s.by_string", ("s", "by_tuple"), ["s", "by_list"]]
+    # columns: Column, tuples of 2 to 4 (the type as text or parsed), a list, a dict
+    column_dict: ColumnDict = {"name": "g", "type": "int", "comment": "a dict", "nullable": False}
+    columns: list[ColumnLike] = [Column("a", "int"), ("b", "bigint"), ("c", parse_type("string"), "text"),
+                                 ("d", "date", None, False), ["e", "double"], {"name": "f", "type": "int"}, column_dict]
+    only_columns = [Column("a", "int")]  # a list[Column] as it is, not a list[ColumnLike]
+    # representations: one alone (SQLRepresentation, tuple, dict), or a list or tuple of any of them
+    rep_dict: RepresentationDict = {"dialect": "hive", "sql": "SELECT 1 AS a"}
+    each: list[RepresentationLike] = [SQLRepresentation("spark", "SELECT 1 AS a"), ("trino", "SELECT 1 AS a"),
+                                      ["flink", "SELECT 1 AS a"], rep_dict]
+    alone: list[RepresentationsLike] = [SQLRepresentation("spark", "SELECT 2 AS a"), ("spark", "SELECT 3 AS a"),
+                                        {"dialect": "spark", "sql": "SELECT 4 AS a"}, tuple(each)]
+    # namespaces: a dotted string, a tuple or a list of levels (none, for a default namespace)
+    namespaces: list[NamespaceLike] = ["s", ("s",), ["s"], [], ()]
+    for ident, namespace in zip(identifiers, namespaces):
+        assert_type(store.create_view(ident, columns=columns, representations=each, default_namespace=namespace), View)
+    store.create_view(["s", "only"], columns=only_columns, representations=[("spark", "SELECT 1 AS a")],
+                      default_namespace=("s",))
+    for representations in alone:
+        store.replace_view(("s", "only"), columns=(Column("a", "int"),), representations=representations,
+                           default_namespace=[])
+    store.alter_view(["s", "only"], ViewChange.add_representation(["presto", "SELECT 5 AS a"]),
+                     ViewChange.add_representation({"dialect": "dremio", "sql": "SELECT 5 AS a"}))
+    store.alter_view("s.only", ViewChange.rename(["t", "moved"]))
+    assert store.view_exists(["t", "moved"]) and store.list_views(["t"]) == [("t", "moved")]
+    assert store.list_views(("s",)) == store.list_views("s") and len(store.list_views("s")) == 3
+    # times: a datetime (naive or aware), a date, an ISO string, epoch ms (int or float), or an event for as_of
+    first = store.history(["s", "by_list"])[0]
+    view = store.load_view(("s", "by_list"))
+    ms = view.audit.last_modified_time_ms
+    utc_now = dt.datetime.now(dt.timezone.utc)
+    times: list[TimeLike] = [utc_now, utc_now.replace(tzinfo=None), dt.date(9999, 12, 31), "9999-12-31T00:00Z",
+                             ms, float(ms), str(ms)]
+    as_ofs: list[AsOf] = [*times, first]
+    for as_of in as_ofs:
+        assert store.load_view(["s", "by_list"], as_of=as_of) == view
+    kinds: list[EventTypes] = ["view.created", ["view.created"], ("view.created",), {"view.created"},
+                               frozenset({"view.created"})]
+    for since, until, types in zip(times, times, kinds):
+        store.events(view=["s", "by_list"], since=since, until=until, types=types)
+        assert len(store.event_rows(view=("s", "by_list"), since=first.occurred_at, until=utc_now.date(),
+                                    types=types)) == 1
+    assert [e.view for e in store.events(view=["s", "by_list"], since=dt.date(1970, 1, 1), until=utc_now.date())] \\
+        == ["s.by_list"]
+    store.close()
+
+
+    def driver(spark: SparkSession, store: ViewStore) -> None:  # type-checked, not run here
+        assert_type(create_view(spark, store, ["s", "made_in_spark"], "SELECT 1 AS a"), View)
+        create_view(spark, store, ("s", "also"), "SELECT 1 AS a")
+        register_views(spark, store, ["s"])
+        check_views(spark, store, ("s",))
+        frame = events_dataframe(spark, store, view=["s", "v"], since=dt.datetime(2026, 1, 1), until="2026-12-31",
+                                 types=("view.created", "view.replaced"))
+        assert_type(frame, DataFrame)
+''')
+
+#: a caller giving wrong forms, each on a line marked "wrong": mypy reports each of those lines (and
+#: no other), and each is refused at run time too, so the types say what the calls really take
+WRONG_FORMS = textwrap.dedent('''
+    from typing import Callable
+
+    from viewstore import Column, ValidationError, ViewChange, ViewStore
+
+    store = ViewStore("wrong.db", actor="alice")
+    store.create_view("s.v", columns=[Column("a", "int")], representations=[("spark", "SELECT 1 AS a")],
+                      default_namespace="s")
+    refused: list[str] = []
+
+
+    def refuse(call: Callable[[], object]) -> None:
+        try:
+            call()
+        except ValidationError as e:
+            refused.append(str(e))
+        else:
+            raise AssertionError("accepted")
+
+
+    refuse(lambda: store.load_view("s.v", as_of=[1]))  # wrong
+    refuse(lambda: store.load_view("s.v", as_of=b"2026-01-01"))  # wrong
+    refuse(lambda: store.load_view(42))  # wrong
+    refuse(lambda: store.history({"s", "v"}))  # wrong
+    refuse(lambda: store.events(since=[1]))  # wrong
+    refuse(lambda: store.events(until={"ms": 1}))  # wrong
+    refuse(lambda: store.events(types=(t for t in ["view.created"])))  # wrong
+    refuse(lambda: store.list_views(namespace=42))  # wrong
+    refuse(lambda: store.create_view("s.w", columns=["a"], representations=[("spark", "SELECT 1 AS a")],  # wrong
+                                     default_namespace="s"))
+    refuse(lambda: store.create_view("s.w", columns=[("a",)], representations=[("spark", "SELECT 1 AS a")],  # wrong
+                                     default_namespace="s"))
+    refuse(lambda: store.create_view("s.w", columns=[], representations=["spark", "SELECT 1 AS a"],  # wrong
+                                     default_namespace="s"))
+    refuse(lambda: store.create_view("s.w", columns=[], representations="SELECT 1 AS a",  # wrong
+                                     default_namespace="s"))
+    refuse(lambda: store.create_view("s.w", columns=[], representations=[("spark", "SELECT 1 AS a")],
+                                     default_namespace=5))  # wrong
+    refuse(lambda: ViewChange.rename(42))  # wrong
+    refuse(lambda: ViewChange.add_representation("SELECT 1"))  # wrong
+    assert len(refused) == 15, refused
+    assert store.list_views() == [("s", "v")]
+    store.close()
+''')
+
 
 def _mypy(*args: str) -> tuple[str, int]:
     stdout, stderr, status = api.run([*args, "--config-file", str(ROOT / "pyproject.toml"), "--no-error-summary"])
@@ -91,3 +211,26 @@ def test_a_users_script_type_checks_against_the_exported_types(tmp_path, monkeyp
     assert status == 0 and report == "", f"mypy reports on a user's script:\n{report}"
     monkeypatch.chdir(tmp_path)
     runpy.run_path(str(script), run_name="driver")  # and the script is real: it runs
+
+
+def test_a_caller_may_give_each_form_the_api_accepts(tmp_path, monkeypatch, mypy_cache):
+    script = tmp_path / "forms.py"
+    script.write_text(ACCEPTED_FORMS)
+    monkeypatch.chdir(ROOT)
+    report, status = _mypy("--cache-dir", mypy_cache, str(script))
+    assert status == 0 and report == "", f"mypy reports on a caller of every accepted form:\n{report}"
+    monkeypatch.chdir(tmp_path)
+    runpy.run_path(str(script), run_name="forms")  # and each of those forms works
+
+
+def test_mypy_reports_each_wrong_form_that_the_api_refuses(tmp_path, monkeypatch, mypy_cache):
+    script = tmp_path / "wrong.py"
+    script.write_text(WRONG_FORMS)
+    monkeypatch.chdir(ROOT)
+    report, status = _mypy("--cache-dir", mypy_cache, str(script))
+    wrong = {n for n, line in enumerate(WRONG_FORMS.splitlines(), 1) if line.endswith("# wrong")}
+    reported = {int(n) for n in re.findall(rf"^{re.escape(str(script))}:(\d+): error:", report, re.M)}
+    assert len(wrong) == 15 and status == 1
+    assert reported == wrong, f"mypy reports lines {sorted(reported)}, the wrong forms are on {sorted(wrong)}:\n{report}"
+    monkeypatch.chdir(tmp_path)
+    runpy.run_path(str(script), run_name="wrong")  # and the store refuses each of them at run time

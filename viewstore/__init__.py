@@ -11,11 +11,13 @@ Quick start::
                       default_namespace="sales")
 """
 
-from .catalog import DROP_DIALECT_ALLOWED, ViewChange, ViewStore
+from .catalog import (DROP_DIALECT_ALLOWED, AsOf, ColumnDict, ColumnLike, EventTypes, RepresentationDict,
+                      RepresentationLike, RepresentationsLike, TimeLike, ViewChange, ViewStore)
 from .errors import (ConcurrencyError, CorruptLogError, EngineError, IcebergMetadataError, NoSuchViewError,
                      NotInstalledError, ValidationError, ViewAlreadyExistsError, ViewStoreError)
 from .events import Event
-from .model import AuditInfo, Column, SQLRepresentation, VersionLogEntry, View, ViewVersion
+from .model import (AuditInfo, Column, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry, View,
+                    ViewVersion)
 from .types import parse_type
 
 __version__ = "0.1.0"
@@ -32,6 +34,17 @@ __all__ = [
     "Event",
     "parse_type",
     "DROP_DIALECT_ALLOWED",
+    # the forms the API's arguments take, for type checkers
+    "IdentifierLike",
+    "NamespaceLike",
+    "TimeLike",
+    "AsOf",
+    "EventTypes",
+    "ColumnLike",
+    "ColumnDict",
+    "RepresentationLike",
+    "RepresentationDict",
+    "RepresentationsLike",
     "ViewStoreError",
     "NoSuchViewError",
     "ViewAlreadyExistsError",

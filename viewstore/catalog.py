@@ -24,7 +24,7 @@ import uuid as uuidlib
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Required, Sequence, TypeAlias, TypedDict
 
 from . import signals
 from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
@@ -34,12 +34,62 @@ from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, Re
                      ViewRenamed, ViewReplaced, ViewRolledBack)
 from .log import (EventLog, QueryRows, connect, make_store_id, read_only_query, read_store_id, savepoint, snapshot,
                   transaction)
-from .model import (Column, Identifier, SQLRepresentation, VersionLogEntry, View, ViewVersion, check_unicode,
-                    id_ranges, identifier_str, normalize_name, to_identifier, to_namespace, validate_properties,
-                    validate_property_key, validate_property_value)
+from .model import (Column, Identifier, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry, View,
+                    ViewVersion, check_unicode, id_ranges, identifier_str, normalize_name, to_identifier, to_namespace,
+                    validate_properties, validate_property_key, validate_property_value)
 from .projections import DDL, Projections, ViewState, apply, fold_stored, state_to_view
+from .types import IcebergType
 
-__all__ = ["ViewStore", "ViewChange", "DROP_DIALECT_ALLOWED"]
+__all__ = ["ViewStore", "ViewChange", "DROP_DIALECT_ALLOWED", "TimeLike", "AsOf", "EventTypes", "ColumnLike",
+           "ColumnDict", "RepresentationLike", "RepresentationDict", "RepresentationsLike"]
+
+# The forms the API's arguments take, as its normalisers accept them (for type checkers: the
+# normalisers check every argument at run time all the same).
+
+#: A time (``since``, ``until``, ``as_of``; see :func:`to_epoch_ms`): a datetime (naive meaning UTC),
+#: a date (its midnight, UTC; an ``until`` date includes the whole day), an ISO 8601 string, or epoch
+#: milliseconds (a number, or a string of digits).
+TimeLike: TypeAlias = dt.datetime | dt.date | str | int | float
+
+#: What :meth:`ViewStore.load_view` takes as ``as_of``: a time, or an :class:`Event` of the view's
+#: history (the view right after that event).
+AsOf: TypeAlias = TimeLike | Event
+
+#: The event types to filter by (``view.created``, ...): one, or several in a list, tuple or set.
+EventTypes: TypeAlias = str | list[str] | tuple[str, ...] | set[str] | frozenset[str]
+
+
+class ColumnDict(TypedDict, total=False):
+    """A column as a dict of :class:`Column`'s arguments: ``{"name": "day", "type": "date"}``."""
+
+    name: Required[str]
+    type: Required[str | IcebergType]
+    comment: str | None
+    nullable: bool
+
+
+#: A column of ``create_view`` and ``replace_view``: a :class:`Column`, its arguments as a tuple
+#: ``(name, type[, comment[, nullable]])`` or a list (``["day", "date"]``), or a :class:`ColumnDict`.
+ColumnLike: TypeAlias = (Column | tuple[str, str | IcebergType] | tuple[str, str | IcebergType, str | None]
+                         | tuple[str, str | IcebergType, str | None, bool] | list[str] | ColumnDict)
+
+
+class RepresentationDict(TypedDict):
+    """A representation as a dict of :class:`SQLRepresentation`'s arguments: ``{"dialect": "spark", "sql": "..."}``."""
+
+    dialect: str
+    sql: str
+
+
+#: One representation: a :class:`SQLRepresentation`, a ``(dialect, sql)`` tuple or a list of those two,
+#: or a :class:`RepresentationDict`.
+RepresentationLike: TypeAlias = SQLRepresentation | tuple[str, str] | list[str] | RepresentationDict
+
+#: The ``representations`` of ``create_view`` and ``replace_view``: a list or tuple of
+#: :data:`RepresentationLike` (at least one), or a single :class:`SQLRepresentation`, ``(dialect, sql)``
+#: tuple or :class:`RepresentationDict` (a list of two strings alone would be a list of two representations).
+RepresentationsLike: TypeAlias = (SQLRepresentation | tuple[str, str] | RepresentationDict
+                                  | Sequence[RepresentationLike])
 
 #: the view property that lets a replace drop a dialect the current version has
 DROP_DIALECT_ALLOWED = "replace.drop-dialect.allowed"
@@ -74,7 +124,7 @@ class ViewChange:
         return ViewChange("remove_property", key=validate_property_key(key))
 
     @staticmethod
-    def add_representation(representation: SQLRepresentation | tuple[str, str]) -> "ViewChange":
+    def add_representation(representation: RepresentationLike) -> "ViewChange":
         """Add the SQL of a dialect the current version lacks (a new version)."""
         return ViewChange("add_representation", representation=_representation(representation))
 
@@ -91,8 +141,8 @@ class ViewChange:
         return ViewChange("remove_representation", key=dialect)
 
     @staticmethod
-    def rename(new_name: str | tuple[str, ...]) -> "ViewChange":
-        """Rename: a bare name stays in the namespace; a dotted identifier or tuple moves the view."""
+    def rename(new_name: IdentifierLike) -> "ViewChange":
+        """Rename: a bare name stays in the namespace; a dotted identifier, a tuple or a list moves the view."""
         if isinstance(new_name, str) and "." not in new_name:
             return ViewChange("rename", key=normalize_name(new_name, "view name"))
         return ViewChange("rename", key=identifier_str(to_identifier(new_name)))
@@ -177,9 +227,10 @@ def _security_mode(value: Any) -> str:
     return value.upper()
 
 
-def check_definition(columns: Any, representations: Any, default_namespace: Any, default_catalog: Any = None,
-                     comment: Any = None, properties: Any = None, security_mode: Any = "DEFINER",
-                     summary: Any = None) -> dict[str, Any]:
+def check_definition(columns: Sequence[ColumnLike], representations: RepresentationsLike,
+                     default_namespace: NamespaceLike, default_catalog: str | None = None,
+                     comment: str | None = None, properties: dict[str, str] | None = None,
+                     security_mode: str | None = "DEFINER", summary: dict[str, str] | None = None) -> dict[str, Any]:
     """The parts of a view definition as :meth:`ViewStore.create_view` and ``replace_view`` take
     them, checked and normalised without a store (the CLI checks its input before it starts a file).
     A ``security_mode`` of None stays None: a replace keeps the view's mode.
@@ -201,7 +252,7 @@ def check_definition(columns: Any, representations: Any, default_namespace: Any,
             "summary": _summary(summary)}
 
 
-def to_epoch_ms(value: Any, what: str = "time") -> int:
+def to_epoch_ms(value: TimeLike, what: str = "time") -> int:
     """Epoch milliseconds from a datetime (naive means UTC), a date, an ISO string or a number.
 
     A string of digits is epoch milliseconds, except eight digits: a date as ISO 8601's basic format
@@ -250,7 +301,7 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _ZONE = re.compile(r"(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)$")
 
 
-def _until_ms(value: Any) -> int:
+def _until_ms(value: TimeLike) -> int:
     """The inclusive end of a time range: a date alone (a ``date``, ``2026-11-25``, ``20261125``,
     ``2026-W48-3``) means the whole of that day, up to its last millisecond."""
     ms = to_epoch_ms(value, "until")
@@ -645,11 +696,11 @@ class ViewStore:
             self._remember(ident, (state, view, self._data_version))
         return view
 
-    def load_view(self, identifier: str | tuple[str, ...], *, as_of: Any = None) -> View:
+    def load_view(self, identifier: IdentifierLike, *, as_of: AsOf | None = None) -> View:
         """Load a view: its current state, or its state at ``as_of``.
 
-        ``as_of`` is a time (a datetime, naive meaning UTC; an ISO 8601 string; epoch ms) or an
-        :class:`Event` of this view's history.
+        ``as_of`` is a time (:data:`TimeLike`: a datetime, naive meaning UTC; a date; an ISO 8601 string;
+        epoch ms) or an :class:`Event` of this view's history.
         At a time, the view that had this identifier then is returned; if none had, the view known
         by this identifier now (the live one, else the one dropped last, as :meth:`history` picks)
         is returned as it was then (under its old name). Times have millisecond resolution, so two
@@ -728,7 +779,7 @@ class ViewStore:
                     return state_to_view(state)
         raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {_when(ms)}")
 
-    def view_exists(self, identifier: str | tuple[str, ...]) -> bool:
+    def view_exists(self, identifier: IdentifierLike) -> bool:
         """Whether a live view has this identifier.
 
         Raises:
@@ -738,7 +789,7 @@ class ViewStore:
         with self._reading():
             return self._live_state(ident) is not None
 
-    def list_views(self, namespace: str | tuple[str, ...] | None = None) -> list[tuple[str, ...]]:
+    def list_views(self, namespace: NamespaceLike | None = None) -> list[tuple[str, ...]]:
         """Identifiers of the live views, all or those directly in ``namespace``, sorted.
 
         Raises:
@@ -753,7 +804,7 @@ class ViewStore:
         with self._reading():
             return self._projections.namespaces()
 
-    def history(self, identifier: str | tuple[str, ...]) -> list[Event]:
+    def history(self, identifier: IdentifierLike) -> list[Event]:
         """Every event of the view, oldest first: the live view of that name, else the one dropped
         last under it, else the one that took the name last and has since been renamed.
 
@@ -771,8 +822,8 @@ class ViewStore:
                 view_id = renamed[0]
             return self._log.stream(view_id)
 
-    def events(self, *, view: str | tuple[str, ...] | None = None, actor: str | None = None,
-               since: Any = None, until: Any = None, types: str | Iterable[str] | None = None,
+    def events(self, *, view: IdentifierLike | None = None, actor: str | None = None,
+               since: TimeLike | None = None, until: TimeLike | None = None, types: EventTypes | None = None,
                limit: int | None = None, newest_first: bool = False) -> list[Event]:
         """Events matching every filter given, in log order (oldest first).
 
@@ -780,8 +831,9 @@ class ViewStore:
             view: every view that ever carried this identifier (across renames and re-creations);
                 one that no view ever carried raises, as :meth:`history` does.
             actor: who made the change.
-            since, until: an inclusive time range (datetime, ISO string or epoch ms); an ``until``
-                that is a date alone (a ``date``, ``"2026-11-25"``) includes that whole day.
+            since, until: an inclusive time range (:data:`TimeLike`: a datetime, a date, an ISO string or
+                epoch ms); an ``until`` that is a date alone (a ``date``, ``"2026-11-25"``) includes that
+                whole day.
             types: one event type or several (``view.created``, ``view.replaced``, ...).
             limit: at most this many events: the oldest ones, or the latest with ``newest_first``.
             newest_first: the reverse of log order; ``limit=20, newest_first=True`` gives the last 20.
@@ -793,8 +845,8 @@ class ViewStore:
         """
         return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.query)
 
-    def event_rows(self, *, view: str | tuple[str, ...] | None = None, actor: str | None = None,
-                   since: Any = None, until: Any = None, types: str | Iterable[str] | None = None,
+    def event_rows(self, *, view: IdentifierLike | None = None, actor: str | None = None,
+                   since: TimeLike | None = None, until: TimeLike | None = None, types: EventTypes | None = None,
                    limit: int | None = None, newest_first: bool = False) -> list[tuple[Any, ...]]:
         """The rows of the ``events`` table that :meth:`events` would return, as plain tuples.
 
@@ -1219,8 +1271,9 @@ class ViewStore:
                 return cached[1]
         return state_to_view(state)
 
-    def create_view(self, identifier: str | tuple[str, ...], *, columns: Sequence[Any],
-                    representations: Any, default_namespace: Any, default_catalog: str | None = None,
+    def create_view(self, identifier: IdentifierLike, *, columns: Sequence[ColumnLike],
+                    representations: RepresentationsLike, default_namespace: NamespaceLike,
+                    default_catalog: str | None = None,
                     comment: str | None = None, properties: dict[str, str] | None = None,
                     security_mode: str = "DEFINER", summary: dict[str, str] | None = None,
                     expected_version: int | None = None) -> View:
@@ -1260,8 +1313,9 @@ class ViewStore:
                  log_entry={"timestamp_ms": plan.now, "version_id": 1}, properties=d["properties"],
                  security_mode=d["security_mode"] or "DEFINER")
 
-    def replace_view(self, identifier: str | tuple[str, ...], *, columns: Sequence[Any], representations: Any,
-                     default_namespace: Any, default_catalog: str | None = None, comment: str | None = None,
+    def replace_view(self, identifier: IdentifierLike, *, columns: Sequence[ColumnLike],
+                     representations: RepresentationsLike, default_namespace: NamespaceLike,
+                     default_catalog: str | None = None, comment: str | None = None,
                      properties: dict[str, str] | None = None, security_mode: str | None = None,
                      summary: dict[str, str] | None = None, expected_version: int | None = None,
                      replace_properties: bool = False) -> View:
@@ -1355,7 +1409,7 @@ class ViewStore:
         return {"version": candidate, "current_version_id": vid,
                 "log_entry": {"timestamp_ms": plan.now, "version_id": vid}}
 
-    def alter_view(self, identifier: str | tuple[str, ...], *changes: ViewChange,
+    def alter_view(self, identifier: IdentifierLike, *changes: ViewChange,
                    expected_version: int | None = None) -> View:
         """Apply a batch of changes in one commit (all or none).
 
@@ -1476,7 +1530,7 @@ class ViewStore:
         plan.identifier = target
         plan.add(ViewRenamed, from_identifier=source)
 
-    def rename_view(self, identifier: str | tuple[str, ...], new_identifier: str | tuple[str, ...], *,
+    def rename_view(self, identifier: IdentifierLike, new_identifier: IdentifierLike, *,
                     expected_version: int | None = None) -> View:
         """Give a view another identifier (in any namespace).
 
@@ -1495,7 +1549,7 @@ class ViewStore:
 
         return self._result(target, self._write(decide))
 
-    def drop_view(self, identifier: str | tuple[str, ...], *, expected_version: int | None = None) -> bool:
+    def drop_view(self, identifier: IdentifierLike, *, expected_version: int | None = None) -> bool:
         """Drop a view; its history stays in the log. Returns False when there was no such view.
 
         Raises:
@@ -1516,7 +1570,7 @@ class ViewStore:
         plan, _ = self._write(decide)
         return plan is not None
 
-    def rollback_view(self, identifier: str | tuple[str, ...], version_id: int, *,
+    def rollback_view(self, identifier: IdentifierLike, version_id: int, *,
                       expected_version: int | None = None) -> View:
         """Make an earlier version current again (a new version-log entry, no new version).
 
@@ -1544,7 +1598,7 @@ class ViewStore:
 
         return self._result(ident, self._write(decide))
 
-    def import_view(self, identifier: str | tuple[str, ...], *, source: str, versions: Sequence[ViewVersion],
+    def import_view(self, identifier: IdentifierLike, *, source: str, versions: Sequence[ViewVersion],
                     version_log: Sequence[VersionLogEntry], current_version_id: int,
                     properties: dict[str, str] | None = None, security_mode: str = "DEFINER",
                     view_uuid: str | None = None, source_location: str | None = None) -> View:
@@ -1673,7 +1727,7 @@ class ViewStore:
 
     # -- Iceberg ----------------------------------------------------------------------------------
 
-    def export_iceberg(self, identifier: str | tuple[str, ...], location: str | Path | None = None, *,
+    def export_iceberg(self, identifier: IdentifierLike, location: str | Path | None = None, *,
                        gzip: bool | None = None) -> Path:
         """Write the view's Iceberg metadata file; returns its path. See :mod:`viewstore.iceberg`.
         A view unchanged since the latest file there (same codec) has nothing to commit: no file is
@@ -1711,7 +1765,7 @@ class ViewStore:
                 if metadata_folder(base, view.properties) == folder:
                     return write_metadata(view, base, gzip=gzip)
 
-    def import_iceberg(self, metadata_path: str | Path, identifier: str | tuple[str, ...]) -> View:
+    def import_iceberg(self, metadata_path: str | Path, identifier: IdentifierLike) -> View:
         """Record a view from an Iceberg metadata file (plain or gzip), with its whole history.
 
         Raises:
@@ -1731,7 +1785,7 @@ class ViewStore:
 
     # -- Hive metastore records -------------------------------------------------------------------
 
-    def import_hms(self, table: Any, identifier: str | tuple[str, ...] | None = None, *,
+    def import_hms(self, table: Any, identifier: IdentifierLike | None = None, *,
                    metadata_file: str | Path | None = None) -> View:
         """Record a view from an engine-native Hive metastore record (Trino, Spark, Hive, Flink, Iceberg).
 
@@ -1757,7 +1811,7 @@ class ViewStore:
 
         return prepare_import(table, identifier, metadata_file=metadata_file).import_into(self)
 
-    def export_hms(self, identifier: str | tuple[str, ...], engine: str, *,
+    def export_hms(self, identifier: IdentifierLike, engine: str, *,
                    metadata_location: str | Path | None = None) -> dict[str, Any]:
         """The Hive metastore record ``engine`` itself would write for the view (see :func:`viewstore.formats.encode`).
 

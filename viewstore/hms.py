@@ -43,7 +43,7 @@ from .formats import definition_from_table, detect, not_a_view
 from .formats.base import OWNER_PARAMETER_KEY, OWNER_PROPERTY, ViewDefinition, as_record, invalid, parameters_of, text_of
 from .formats.iceberg import METADATA_LOCATION_KEY
 from .iceberg import _load_json, parse_metadata
-from .model import Identifier, VersionLogEntry, View, ViewVersion, identifier_str, to_identifier
+from .model import Identifier, IdentifierLike, VersionLogEntry, View, ViewVersion, identifier_str, to_identifier
 
 __all__ = ["HmsImport", "prepare_import", "metadata_file_path", "record_identifier", "metadata_location_uri",
            "imported_metadata_location",
@@ -114,7 +114,7 @@ def metadata_file_path(location: str) -> Path:
     return Path(location)
 
 
-def prepare_import(table: Mapping[str, Any] | Any, identifier: str | tuple[str, ...] | None = None, *,
+def prepare_import(table: Mapping[str, Any] | Any, identifier: IdentifierLike | None = None, *,
                    metadata_file: str | Path | None = None, now_ms: int | None = None) -> HmsImport:
     """Decode an HMS view record into what the store records for it (no writing).
 
@@ -294,7 +294,7 @@ class HmsImportReport:
         return not self.failed
 
     def import_one(self, store: Any, name: str, table: Mapping[str, Any] | Any,
-                   identifier: str | tuple[str, ...] | None = None) -> None:
+                   identifier: IdentifierLike | None = None) -> None:
         """Import one record as :meth:`~viewstore.catalog.ViewStore.import_hms` does and note the outcome.
 
         A record of another kind of object (a table, a materialized view: see

@@ -7,7 +7,7 @@ the projections and the public API all speak in these values.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeAlias
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PrivateAttr,
                       SerializerFunctionWrapHandler, StrictStr, WithJsonSchema, model_serializer)
@@ -17,6 +17,8 @@ from .types import IcebergType, parse_type
 
 __all__ = [
     "Identifier",
+    "IdentifierLike",
+    "NamespaceLike",
     "to_identifier",
     "identifier_str",
     "normalize_name",
@@ -37,6 +39,14 @@ __all__ = [
 
 #: A view identifier: the namespace levels followed by the view name, all normalised.
 Identifier = tuple[str, ...]
+
+#: A view identifier as the API takes it: a dotted string (``"sales.daily"``) or its parts, a tuple or
+#: a list (``("sales", "daily")``), normalised by :func:`to_identifier`
+IdentifierLike: TypeAlias = str | tuple[str, ...] | list[str]
+
+#: A namespace as the API takes it: a dotted string (``"a.b"``) or its levels, a tuple or a list
+#: (``("a", "b")``), normalised by :func:`to_namespace` (a view's default namespace may have no level)
+NamespaceLike: TypeAlias = str | tuple[str, ...] | list[str]
 
 SecurityMode = Literal["DEFINER", "INVOKER"]
 
@@ -107,7 +117,7 @@ def check_unicode(text: str, what: str) -> str:
     return text
 
 
-def to_identifier(identifier: str | tuple[str, ...] | list[str]) -> Identifier:
+def to_identifier(identifier: IdentifierLike) -> Identifier:
     """Normalise ``"ns.view"``, ``"a.b.view"`` or ``("ns", "view")`` into a tuple identifier.
 
     Raises:
@@ -134,7 +144,7 @@ def to_identifier(identifier: str | tuple[str, ...] | list[str]) -> Identifier:
 _IDENTIFIERS: dict[str, Identifier] = {}
 
 
-def to_namespace(namespace: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
+def to_namespace(namespace: NamespaceLike) -> tuple[str, ...]:
     """Normalise a namespace (``"a.b"`` or ``("a", "b")``); it must have at least one level."""
     if isinstance(namespace, str):
         parts: tuple[Any, ...] = tuple(namespace.split("."))

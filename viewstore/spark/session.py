@@ -87,13 +87,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from ..catalog import ViewChange, ViewStore, check_progress, thread_holds_a_store
+from ..catalog import EventTypes, TimeLike, ViewChange, ViewStore, check_progress, thread_holds_a_store
 from ..errors import (ConcurrencyError, EngineError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
                       ViewStoreError)
 from ..formats.spark import COLLATIONS_KEY, QUERY_COLUMN_NAMES, recorded_query_columns, renamed_collations
 from ..log import EVENT_COLUMNS
-from ..model import (RESERVED_PREFIX, Column, Identifier, SQLRepresentation, View, identifier_str, to_identifier,
-                     to_namespace, validate_properties)
+from ..model import (RESERVED_PREFIX, Column, Identifier, IdentifierLike, NamespaceLike, SQLRepresentation, View,
+                     identifier_str, to_identifier, to_namespace, validate_properties)
 from ..types import IcebergType, ListType, MapType, StructType
 from . import catalog_plugin
 from .catalog_plugin import active_session, attach_to_clone
@@ -1055,7 +1055,7 @@ def _register_from(spark: SparkSession, store: ViewStore, scope: tuple[str, ...]
 
 
 @engine_calls("register views")
-def register_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[str, ...] | None = None, *,
+def register_views(spark: SparkSession, store: ViewStore, namespace: NamespaceLike | None = None, *,
                    dialect: str = "spark", refresh: bool = False, prune: bool = False,
                    progress: Callable[[int, int], None] | None = None) -> RegisterReport:
     """Make the stored views queryable in the session under their own names.
@@ -1259,7 +1259,7 @@ def _split_catalog(spark: SparkSession, store: ViewStore, parts: Sequence[str]) 
     return None, parts
 
 
-def _qualify(spark: SparkSession, store: ViewStore, identifier: str | tuple[str, ...] | list[str]) -> Identifier:
+def _qualify(spark: SparkSession, store: ViewStore, identifier: IdentifierLike) -> Identifier:
     """create_view's identifier, read as :func:`sql` reads a view name: a bare name goes into the
     session's current database, a leading ``spark_catalog`` (or the store's catalog name) is dropped.
 
@@ -1405,7 +1405,7 @@ def _prepare(spark: SparkSession, identifier: Identifier, query: str, *, column_
 
 
 @engine_calls("create the view")
-def create_view(spark: SparkSession, store: ViewStore, identifier: str | tuple[str, ...], sql: str, *,
+def create_view(spark: SparkSession, store: ViewStore, identifier: IdentifierLike, sql: str, *,
                 comment: str | None = None, column_comments: dict[str, str] | None = None,
                 replace: bool = False, properties: dict[str, str] | None = None) -> View:
     """Store a view defined in Spark SQL, with the columns Spark infers for it.
@@ -2015,8 +2015,8 @@ _EVENT_FIELDS = (
 EVENTS_SCHEMA = pa.schema([pa.field(name, kind, nullable=False) for name, kind, _ in _EVENT_FIELDS])
 
 
-def events_arrow(store: ViewStore, *, view: str | tuple[str, ...] | None = None, actor: str | None = None,
-                 since: Any = None, until: Any = None, types: str | Iterable[str] | None = None,
+def events_arrow(store: ViewStore, *, view: IdentifierLike | None = None, actor: str | None = None,
+                 since: TimeLike | None = None, until: TimeLike | None = None, types: EventTypes | None = None,
                  limit: int | None = None, newest_first: bool = False) -> pa.Table:
     """The event log (filtered and ordered as :meth:`ViewStore.events` does) as a ``pyarrow.Table``.
 
@@ -2040,9 +2040,9 @@ def events_arrow(store: ViewStore, *, view: str | tuple[str, ...] | None = None,
 
 
 @engine_calls("move the event log into Spark")
-def events_dataframe(spark: SparkSession, store: ViewStore, *, view: str | tuple[str, ...] | None = None,
-                     actor: str | None = None, since: Any = None, until: Any = None,
-                     types: str | Iterable[str] | None = None, limit: int | None = None,
+def events_dataframe(spark: SparkSession, store: ViewStore, *, view: IdentifierLike | None = None,
+                     actor: str | None = None, since: TimeLike | None = None, until: TimeLike | None = None,
+                     types: EventTypes | None = None, limit: int | None = None,
                      newest_first: bool = False) -> DataFrame:
     """The event log as a typed DataFrame, moved from SQLite to Spark through Arrow.
 
@@ -2268,7 +2268,7 @@ def _check(work: SparkSession, view: View, query: str, current: _CurrentNamespac
 
 
 @engine_calls("check views")
-def check_views(spark: SparkSession, store: ViewStore, namespace: str | tuple[str, ...] | None = None, *,
+def check_views(spark: SparkSession, store: ViewStore, namespace: NamespaceLike | None = None, *,
                 progress: Callable[[int, int], None] | None = None) -> DriftReport:
     """Check that every view with a spark representation still analyzes and still has its columns.
 
