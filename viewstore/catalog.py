@@ -442,7 +442,7 @@ def thread_holds_a_store() -> bool:
     return getattr(_HOLDING, "count", 0) > 0
 
 
-def check_progress(progress: Any) -> Callable[[int, int], None] | None:
+def check_progress(progress: Callable[[int, int], None] | None) -> Callable[[int, int], None] | None:
     """``progress`` as the long calls take it (:meth:`ViewStore.rebuild`, and ``viewstore.spark``'s
     ``register_views``, ``check_views`` and ``import_metastore_views``): None, or a callable to be
     called as ``progress(done, total)``.
@@ -1947,7 +1947,10 @@ def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],
     if not entries or entries[-1].version_id != current_version_id:
         last = max([by_id[current_version_id].timestamp_ms] + [e.timestamp_ms for e in entries])
         entries.append(VersionLogEntry(timestamp_ms=last, version_id=current_version_id))
-    dump = lambda v: v.model_dump(mode="json")  # noqa: E731
+
+    def dump(v: ViewVersion) -> dict[str, Any]:
+        return v.model_dump(mode="json")
+
     first = entries[0]
     introduced: set[int] = {v.version_id for v in versions if v.timestamp_ms <= first.timestamp_ms}
     introduced.add(first.version_id)

@@ -190,9 +190,10 @@ class _Group(click.Group):
             target, _, _ = _LAZY_COMMANDS[name]
             module, _, attr = target.partition(":")
             try:
-                return getattr(importlib.import_module(module), attr)
+                command: click.Command = getattr(importlib.import_module(module), attr)
             except ImportError as e:
                 return _unavailable(name, e)
+            return command
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -607,7 +608,7 @@ def _show_result(cli: CliContext, view: View, as_json: bool, verb: str) -> None:
 @click.argument("identifier")
 @_definition_options
 @pass_cli
-def create(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> None:
+def create(cli: CliContext, /, identifier: str, as_json: bool, **options: Any) -> None:
     """Create a view.
 
     Example:
@@ -630,7 +631,7 @@ def create(cli: CliContext, identifier: str, as_json: bool, **options: Any) -> N
               help="The given --property and --comment become the whole property map (others go).")
 @_EXPECTED_OR_NEW
 @pass_cli
-def replace(cli: CliContext, identifier: str, as_json: bool, replace_properties: bool, expected_version: int | None,
+def replace(cli: CliContext, /, identifier: str, as_json: bool, replace_properties: bool, expected_version: int | None,
             **options: Any) -> None:
     """Create or replace a view (a new version, or a reused identical one).
 

@@ -186,7 +186,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
                 ViewImported)
 }
 
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(AnyEvent)
+_ADAPTER: TypeAdapter[Event] = TypeAdapter(AnyEvent)
 
 
 def decode_event(envelope: dict[str, Any], payload: dict[str, Any]) -> Event:

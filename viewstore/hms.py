@@ -78,7 +78,8 @@ class HmsImport:
 
     def import_into(self, store: Any) -> View:
         """Record the view in ``store`` (a ViewStore) with one ``view.imported`` event; the View."""
-        return store.import_view(self.identifier, **self.import_view_arguments())
+        view: View = store.import_view(self.identifier, **self.import_view_arguments())
+        return view
 
 
 def record_identifier(table: Mapping[str, Any] | Any) -> Identifier:

@@ -682,7 +682,8 @@ class EventLog:
             yield rows
 
     def count(self) -> int:
-        return self.conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        count: int = self.conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        return count
 
     def data_version(self) -> int:
         """SQLite's counter of commits made by other connections (for cache invalidation)."""

@@ -518,7 +518,7 @@ class View(BaseModel):
     def _version(self, version_id: int) -> ViewVersion:
         """The version with that id (LookupError if none), built alone if the others are not built yet."""
         if "versions" not in self.__dict__:
-            history = (self.__pydantic_private__ or {}).get("_history")
+            history: ViewHistory | None = (self.__pydantic_private__ or {}).get("_history")
             if history is not None:
                 found = history.version(version_id)
                 if found is None:

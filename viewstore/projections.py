@@ -548,7 +548,7 @@ class ViewState:
 
 
 #: a ViewState from a dict read back from the projections, every field checked (see ViewState)
-_read_state: Any = TypeAdapter(ViewState).validator.validate_python
+_read_state: Callable[[dict[str, Any]], ViewState] = TypeAdapter(ViewState).validator.validate_python
 
 
 def _check_runs(runs: Any) -> list[list[int]]:

@@ -210,7 +210,8 @@ def encode(view: View | ViewDefinition, engine: str, *, metadata_location: str |
         return iceberg.encode(definition, metadata_location)
     if metadata_location is not None:
         raise invalid("metadata_location", f"only Iceberg view records point at a metadata file, not {engine} ones")
-    return module.encode(for_dialect(definition, module.NAME))
+    record: dict[str, Any] = module.encode(for_dialect(definition, module.NAME))  # every codec's encode returns one
+    return record
 
 
 def _portable_properties(properties: Mapping[str, str], target: ModuleType) -> dict[str, str]:

@@ -62,7 +62,8 @@ def jar_info(jar: Path = JAR_PATH) -> dict[str, Any]:
         KeyError: the jar has no build record.
     """
     with zipfile.ZipFile(jar) as zf:
-        return json.loads(zf.read(BUILD_INFO))
+        info: dict[str, Any] = json.loads(zf.read(BUILD_INFO))  # the object build() wrote
+    return info
 
 
 def _pyspark_jars() -> tuple[Path, str]:

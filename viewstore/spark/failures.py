@@ -56,7 +56,8 @@ def condition(error: BaseException) -> str:
             return found
         return type(error).__name__
     if isinstance(error, Py4JJavaError):
-        return error.java_exception.getClass().getSimpleName()
+        name: str = error.java_exception.getClass().getSimpleName()
+        return name
     return type(error).__name__
 
 

@@ -1306,7 +1306,8 @@ def _analyze_json(spark: SparkSession, query: str, context: str, name: str) -> d
             schema_json = session.sql(query).schema().json()
     except _SPARK_ERRORS as e:
         raise _spark_error(spark, e, context, f"analyze the SQL of view {name}") from e
-    return json.loads(schema_json)
+    schema: dict[str, Any] = json.loads(schema_json)  # a StructType's JSON: an object
+    return schema
 
 
 def _view_schema(analyzed: dict[str, Any], columns: Sequence[Column]) -> dict[str, Any]:
@@ -1858,7 +1859,7 @@ def _hidden_view_ddl(spark: SparkSession, store: ViewStore, plan: Any) -> str | 
     stack = [(plan, False)]  # (node, inside a script)
     while stack:
         node, in_script = stack.pop()
-        kind = node.getClass().getSimpleName()
+        kind: str = node.getClass().getSimpleName()
         if kind == "DropView":
             name = _named(spark, node.child())
             if in_script:

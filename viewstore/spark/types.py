@@ -38,7 +38,7 @@ columns (:func:`recorded_schema`), so a collated column keeps comparing case-ins
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from typing import Any, Iterable
 
 from pyspark.sql import types as T
 
@@ -195,7 +195,7 @@ def _comment(field: T.StructField) -> str | None:
     return comment if isinstance(comment, str) else None
 
 
-def schema_to_record(schema: dict, columns: Iterable[Column]) -> str | None:
+def schema_to_record(schema: dict[str, Any], columns: Iterable[Column]) -> str | None:
     """Spark's schema JSON of a view (``StructType.jsonValue()`` form, as Spark wrote it) to record
     beside ``columns``, or None when the columns give the same schema back.
 
@@ -207,7 +207,7 @@ def schema_to_record(schema: dict, columns: Iterable[Column]) -> str | None:
     return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
 
 
-def recorded_schema(summary: dict[str, str], columns: Iterable[Column]) -> dict | None:
+def recorded_schema(summary: dict[str, str], columns: Iterable[Column]) -> dict[str, Any] | None:
     """The Spark schema JSON recorded in a version summary, if it maps to exactly ``columns``; else None.
 
     A summary kept while the columns changed (or an unreadable one) yields None: the columns
@@ -218,14 +218,14 @@ def recorded_schema(summary: dict[str, str], columns: Iterable[Column]) -> dict 
         return None
     try:
         schema = json.loads(text)
-        if schema_to_columns(parse_schema(schema)) == list(columns):
+        if isinstance(schema, dict) and schema_to_columns(parse_schema(schema)) == list(columns):
             return schema
     except ValueError:  # ValidationError is one too
         pass
     return None
 
 
-def parse_schema(schema: dict) -> T.StructType:
+def parse_schema(schema: dict[str, Any]) -> T.StructType:
     """A Spark StructType from its JSON form (a dict), which is left unchanged.
 
     pyspark's ``fromJson`` rewrites the collation metadata of the dict it reads (a second read of
