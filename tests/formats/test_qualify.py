@@ -41,6 +41,20 @@ def test_unqualified_table_names_get_the_namespace(engine, sql, qualified):
     assert qualify_tables(sql, engine, ("sales",), "viewExpandedText") == qualified
 
 
+@pytest.mark.parametrize("engine, qualified", [
+    # Flink (Calcite, as Spark) resolves a CTE in the CTEs after it only: in itself and before it the name is a table
+    ("flink", "WITH a AS (SELECT * FROM `sales`.a), c AS (SELECT * FROM `sales`.b), b AS (SELECT 1 AS x) "
+              "SELECT * FROM a JOIN c ON true JOIN b ON true"),
+    # Hive resolves every CTE of a WITH in all of them
+    ("hive", "WITH a AS (SELECT * FROM a), c AS (SELECT * FROM b), b AS (SELECT 1 AS x) "
+             "SELECT * FROM a JOIN c ON true JOIN b ON true"),
+])
+def test_a_cte_name_is_in_scope_where_the_engine_resolves_it(engine, qualified):
+    sql = "WITH a AS (SELECT * FROM a), c AS (SELECT * FROM b), b AS (SELECT 1 AS x) SELECT * FROM a JOIN c ON true " \
+          "JOIN b ON true"
+    assert qualify_tables(sql, engine, ("sales",), "viewExpandedText") == qualified
+
+
 def test_the_namespace_is_back_quoted():
     assert qualify_tables("SELECT * FROM t", "hive", ("odd`db",), "f") == "SELECT * FROM `odd``db`.t"
 

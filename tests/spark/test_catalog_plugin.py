@@ -724,6 +724,40 @@ def test_a_rename_that_would_make_a_view_read_itself_is_refused_as_spark_names_i
     assert store.event_count() == 2
 
 
+@pytest.mark.parametrize("b_sql", [
+    # b reads a2 in its outer query; the CTE of that name lives only in the subquery
+    "SELECT x FROM a2 UNION ALL SELECT x FROM (WITH a2 AS (SELECT 1 AS x) SELECT x FROM a2) t",
+    # a CTE does not see itself: its a2 is the view
+    "WITH a2 AS (SELECT x FROM a2) SELECT x FROM a2",
+])
+def test_a_cycle_through_a_name_a_cte_elsewhere_also_has_is_found(store, b_sql):
+    """A one-part name was skipped when any CTE of the query had it, wherever its WITH stood."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    store.create_view("sales.b", columns=[Column("x", "int")], default_catalog="vs", default_namespace=["sales"],
+                      representations=[("spark", b_sql)])
+    store.create_view("sales.a", columns=[Column("x", "int")], default_namespace=[],
+                      representations=[("spark", "SELECT x FROM vs.sales.b")])
+    answer = json.loads(bridge.call("renameView", json.dumps({
+        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}})))
+    assert answer == {"error": {"kind": "recursive_view", "view": "`vs`.`sales`.`a2`",
+                                "path": "`vs`.`sales`.`a2` -> `vs`.`sales`.`b` -> `vs`.`sales`.`a2`"}}
+    assert store.event_count() == 2
+
+
+def test_a_cycle_through_a_view_of_a_nested_namespace_is_found(store):
+    """A name of four parts (catalog, two namespace levels, view) was not followed."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    store.create_view("n1.n2.b", columns=[Column("x", "int")], default_namespace=[],
+                      representations=[("spark", "SELECT x FROM vs.n1.n2.a2")])
+    store.create_view("n1.n2.a", columns=[Column("x", "int")], default_namespace=[],
+                      representations=[("spark", "SELECT x FROM vs.n1.n2.b")])
+    answer = json.loads(bridge.call("renameView", json.dumps({
+        "ident": {"namespace": ["n1", "n2"], "name": "a"}, "target": {"namespace": ["n1", "n2"], "name": "a2"}})))
+    assert answer == {"error": {"kind": "recursive_view", "view": "`vs`.`n1`.`n2`.`a2`",
+                                "path": "`vs`.`n1`.`n2`.`a2` -> `vs`.`n1`.`n2`.`b` -> `vs`.`n1`.`n2`.`a2`"}}
+    assert store.event_count() == 2
+
+
 def test_views_over_temporary_objects_are_refused_as_spark_refuses_them(spark, vs):
     """Spark's own INVALID_TEMP_OBJ_REFERENCE: the Hive session's analyzer lacks the check for catalog views,
     and such a view read nothing outside the session (over a session variable, not even inside it)."""

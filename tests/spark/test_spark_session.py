@@ -69,6 +69,34 @@ def test_table_references_come_from_a_parser():
     assert table_references("SELECT FROM WHERE (") is None
 
 
+def test_table_references_skip_a_cte_name_only_where_its_with_is_in_scope(spark):
+    """A CTE somewhere in the query hid every one-part name like it: the outer `v` here was lost."""
+    assert table_references("SELECT x FROM v UNION ALL SELECT x FROM (WITH v AS (SELECT 1 AS x) SELECT x FROM v) t") \
+        == {("v",)}
+    assert table_references("SELECT x FROM V WHERE x IN (SELECT x FROM (WITH v AS (SELECT 1 AS x) SELECT x FROM v))") \
+        == {("v",)}
+    # a CTE is in scope in the CTEs after it, not in itself nor in those before it (but in a WITH RECURSIVE),
+    # as Spark resolves them: here over temporary views of those names
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW vs_scope_a AS SELECT 10 AS x")
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW vs_scope_b AS SELECT 20 AS x")
+    try:
+        for query, refs, rows in [
+                ("WITH vs_scope_a AS (SELECT x + 1 AS x FROM vs_scope_a) SELECT x FROM vs_scope_a",
+                 {("vs_scope_a",)}, [11]),
+                ("WITH c AS (SELECT x FROM vs_scope_b), vs_scope_b AS (SELECT 5 AS x) "
+                 "SELECT x FROM c UNION ALL SELECT x FROM Vs_Scope_B", {("vs_scope_b",)}, [20, 5]),
+                ("WITH vs_scope_b AS (SELECT 5 AS x), c AS (SELECT x FROM VS_SCOPE_B) SELECT x FROM c", set(), [5]),
+                ("WITH RECURSIVE vs_scope_a AS (SELECT 1 AS x UNION ALL SELECT x + 1 FROM vs_scope_a WHERE x < 3) "
+                 "SELECT x FROM vs_scope_a", set(), [1, 2, 3])]:
+            assert table_references(query) == refs, query
+            assert [r.x for r in spark.sql(query).collect()] == rows, query
+    finally:
+        spark.catalog.dropTempView("vs_scope_a")
+        spark.catalog.dropTempView("vs_scope_b")
+    # Hive resolves every CTE of a WITH in the others, in any order
+    assert table_references("WITH c AS (SELECT x FROM b), b AS (SELECT 1 AS x) SELECT x FROM c", "hive") == set()
+
+
 # -- register_views --------------------------------------------------------------------------------
 
 
@@ -1099,6 +1127,19 @@ def test_register_views_orders_by_names_read_in_the_default_namespace(spark, sto
         spark.catalog.setCurrentDatabase("default")
         for db in (a, b):
             spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+def test_register_views_orders_by_a_name_that_a_cte_elsewhere_also_has(spark, store, ns):
+    """The outer `b_base` is the stored view; the CTE of that name lives only in the subquery. It was
+    taken for the CTE, so a_top went first and failed (TABLE_OR_VIEW_NOT_FOUND)."""
+    _stored(store, f"{ns}.a_top", "SELECT x FROM b_base UNION ALL "
+                                  "SELECT x FROM (WITH b_base AS (SELECT 2 AS x) SELECT x FROM b_base) t", ns,
+            [Column("x", "int")])
+    _stored(store, f"{ns}.b_base", "SELECT 1 AS x", ns, [Column("x", "int")])
+    report = register_views(spark, store, ns)
+    assert report.ok, report.failed
+    assert report.registered == [f"{ns}.b_base", f"{ns}.a_top"]
+    assert sorted(r.x for r in spark.sql(f"SELECT x FROM {ns}.a_top").collect()) == [1, 2]
 
 
 def test_register_views_keeps_backslashes_in_comments_and_properties(spark, store, ns):

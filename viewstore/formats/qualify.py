@@ -26,6 +26,7 @@ from sqlglot import exp
 
 from ..errors import ValidationError
 from .base import invalid
+from .references import parse, tables_read
 
 __all__ = ["qualify_tables", "implied_namespace", "needs_qualifying"]
 
@@ -50,8 +51,9 @@ def needs_qualifying(default_namespace: Sequence[str], database: str | None) -> 
 def qualify_tables(sql: str, engine: str, default_namespace: Sequence[str], field: str) -> str:
     """``sql`` with each unqualified table name prefixed by the back-quoted default namespace.
 
-    CTE names (where their ``WITH`` is in scope), table-valued functions, subquery aliases and names
-    that already have a database are left alone; so is every other character of ``sql``.
+    CTE names (where the engine reads the name as the CTE: see :mod:`viewstore.formats.references`),
+    table-valued functions, subquery aliases and names that already have a database are left alone;
+    so is every other character of ``sql``.
 
     Args:
         sql: the view's SQL in ``engine``'s dialect.
@@ -91,7 +93,8 @@ def implied_namespace(original: str, expanded: str, engine: str) -> str | None:
     engine shares, so it is not returned.
 
     None, never a guess, when nothing in ``original`` is unqualified, the texts cannot be read or
-    paired so, or the unqualified names are expanded with different databases or catalogs.
+    paired so (an expanded name of more parts than catalog.database.table included), or the
+    unqualified names are expanded with different databases or catalogs.
     """
     try:
         named = _table_references(original, engine, "viewOriginalText", "")
@@ -103,7 +106,7 @@ def implied_namespace(original: str, expanded: str, engine: str) -> str | None:
     defaults: set[tuple[str | None, str]] = set()
     catalogs: set[str | None] = set()
     for parts, full in zip(named, expansions):
-        if not all(full) or len(parts) > len(full) or \
+        if not all(full) or len(parts) > len(full) or len(full) > 3 or \
                 [part.lower() for part in full[-len(parts):]] != [part.lower() for part in parts]:
             return None
         if len(parts) == 1:
@@ -147,21 +150,24 @@ def _table_references(sql: str, engine: str, field: str, namespace: str) -> list
     """
     placed = []
     for table in _tables(sql, engine, field, namespace):
-        start = table.this.meta.get("start")
+        name = table.parts[-1]
+        start = name.meta.get("start")
         if not isinstance(start, int):
-            raise _refusal(field, namespace, f"the position of the table name {table.this.name!r} is not known")
+            raise _refusal(field, namespace, f"the position of the table name {name.name!r} is not known")
         placed.append((start, tuple(part.name for part in table.parts)))
     return [parts for _, parts in sorted(placed)]
 
 
 def _tables(sql: str, engine: str, field: str, namespace: str) -> list[exp.Table]:
-    """The tables of ``sql`` named by an identifier: table-valued functions and CTE names in scope excluded.
+    """The tables of ``sql`` named by identifiers: table-valued functions and CTE names in scope excluded
+    (:func:`~viewstore.formats.references.tables_read`).
 
     Raises:
         ValidationError: ``sql`` is not one query sqlglot parses (see :func:`qualify_tables`).
     """
+    dialect = _DIALECTS[engine]
     try:
-        trees = [tree for tree in sqlglot.parse(sql, read=_DIALECTS[engine]) if tree is not None]
+        trees = parse(sql, dialect)
     except sqlglot.errors.SqlglotError as e:
         raise _refusal(field, namespace, "sqlglot cannot parse the SQL "
                                          f"({(str(e).splitlines() or [type(e).__name__])[0]})") from e
@@ -169,22 +175,9 @@ def _tables(sql: str, engine: str, field: str, namespace: str) -> list[exp.Table
         raise _refusal(field, namespace, "the SQL nests too deeply for sqlglot to parse it") from e
     if len(trees) != 1 or not isinstance(trees[0], exp.Query):
         raise _refusal(field, namespace, "the SQL is not read as one query")
-    return [table for table in trees[0].find_all(exp.Table) if isinstance(table.this, exp.Identifier) and not (
-        not table.args.get("db") and not table.args.get("catalog") and _is_cte(table, table.this.name))]
+    return tables_read(trees[0], dialect)
 
 
 def _refusal(field: str, namespace: str, why: str) -> ValidationError:
     return invalid(field, f"the view's unqualified table names resolve in {namespace!r}, not in the record's "
                           f"database, so they must be written qualified, but {why}; {_ADVICE}")
-
-
-def _is_cte(table: exp.Table, name: str) -> bool:
-    """Whether a ``WITH`` around ``table`` defines ``name`` (compared case-insensitively)."""
-    node = table.parent
-    while node is not None:
-        with_ = node.args.get("with_") or node.args.get("with")
-        if isinstance(with_, exp.With) and any(cte.alias_or_name.lower() == name.lower()
-                                               for cte in with_.expressions):
-            return True
-        node = node.parent
-    return False

@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, cast
 from ..catalog import ViewChange, ViewStore
 from ..errors import (ConcurrencyError, NoSuchViewError, NotInstalledError, ValidationError, ViewAlreadyExistsError,
                       ViewStoreError)
+from ..formats.references import parse as parse_sql, tables_read
 from ..formats.spark import QUERY_COLUMN_NAMES
 from ..model import Column, SQLRepresentation, View, normalize_name, to_identifier, to_namespace
 from .failures import engine_calls
@@ -807,28 +808,20 @@ def _json_or(text: str | None, kind: type, default: Any) -> Any:
 def _references(sql: str, catalog: str, namespace: tuple[str, ...], ours: str) -> tuple[tuple[str, ...], ...]:
     """The views of catalog ``ours`` that Spark SQL reads, as store identifiers (best effort).
 
-    Names resolve as Spark resolves them: ``ours.ns.view``; ``ns.view`` and ``view`` when the
-    view's current catalog is ``ours``. CTE names and table functions are skipped. Remembered for
-    the last few thousand texts: every ``loadView`` follows the views a view reads (parsing one
-    costs a few hundred microseconds; the answer depends on nothing but the arguments).
+    Names resolve as Spark resolves them: ``ours.ns.view`` (a namespace of any depth); ``ns.view``
+    and ``view`` when the view's current catalog is ``ours``. Table functions are skipped, and so
+    are CTE names where the CTE is in scope (:func:`viewstore.formats.references.tables_read`).
+    Remembered for the last few thousand texts: every ``loadView`` follows the views a view reads
+    (parsing one costs a few hundred microseconds; the answer depends on nothing but the
+    arguments).
     """
-    import sqlglot
-    from sqlglot import exp
-
     try:
-        tree = sqlglot.parse_one(sql, read="spark")
+        trees = parse_sql(sql, "spark")
     except Exception:  # sqlglot cannot parse every Spark statement: then there is nothing to follow
         return ()
-    if tree is None:
-        return ()
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     found: list[tuple[str, ...]] = []
-    for table in tree.find_all(exp.Table):
-        if not isinstance(table.this, exp.Identifier):
-            continue
+    for table in (table for tree in trees for table in tables_read(tree, "spark")):
         parts = [p.name for p in table.parts]
-        if len(parts) == 1 and parts[0].lower() in ctes:
-            continue
         if len(parts) >= 3 and parts[0] == ours:
             parts = parts[1:]
         elif catalog != ours or len(parts) >= 3:

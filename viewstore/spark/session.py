@@ -85,11 +85,11 @@ import sqlglot
 from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
-from sqlglot import exp
 
 from ..catalog import EventTypes, TimeLike, ViewChange, ViewStore, check_progress, thread_holds_a_store
 from ..errors import (ConcurrencyError, EngineError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
                       ViewStoreError)
+from ..formats.references import parse as parse_sql, tables_read
 from ..formats.spark import COLLATIONS_KEY, QUERY_COLUMN_NAMES, recorded_query_columns, renamed_collations
 from ..log import EVENT_COLUMNS
 from ..model import (RESERVED_PREFIX, Column, Identifier, IdentifierLike, NamespaceLike, SQLRepresentation, View,
@@ -588,7 +588,9 @@ def table_references(query: str, dialect: str = "spark") -> set[tuple[str, ...]]
     """The tables and views a query reads, as name parts as written (lower case), CTE names excluded.
 
     Parsed with sqlglot in ``dialect`` (Spark's when sqlglot does not know the dialect). Table
-    functions such as ``range(10)`` are not references.
+    functions such as ``range(10)`` are not references, nor is a CTE's name where the CTE is in
+    scope (in its own query, and in the CTEs after it; in Hive's dialect, in every CTE of its
+    ``WITH``): see :func:`viewstore.formats.references.tables_read`.
 
     Returns:
         The references, or None when the query cannot be parsed (its dependencies are unknown).
@@ -599,23 +601,14 @@ def table_references(query: str, dialect: str = "spark") -> set[tuple[str, ...]]
     for value, what in ((query, "query"), (dialect, "dialect")):
         if not isinstance(value, str):
             raise ValidationError(f"table_references: the {what} must be a string, not {type(value).__name__}")
+    read = _sqlglot_dialect(dialect)
     try:
-        tree = sqlglot.parse_one(query, read=_sqlglot_dialect(dialect))
+        trees = parse_sql(query, read)
     except sqlglot.errors.SqlglotError:
         return None
-    if tree is None:
+    if not trees:
         return None
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    found: set[tuple[str, ...]] = set()
-    for table in tree.find_all(exp.Table):
-        parts = table.parts
-        if not parts or not all(isinstance(p, exp.Identifier) for p in parts):
-            continue  # a table function, not a relation
-        names = tuple(p.name.lower() for p in parts)
-        if len(names) == 1 and names[0] in ctes:
-            continue
-        found.add(names)
-    return found
+    return {tuple(part.name.lower() for part in table.parts) for tree in trees for table in tables_read(tree, read)}
 
 
 def _resolve_reference(reference: tuple[str, ...], view: View, store_catalog: str | None) -> Identifier:

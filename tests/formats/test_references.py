@@ -1,0 +1,56 @@
+"""The tables a SQL text reads (viewstore.formats.references)."""
+
+from __future__ import annotations
+
+import pytest
+import sqlglot
+
+from viewstore.formats.references import parse, tables_read
+
+
+def read(sql: str, dialect: str = "spark") -> list[str]:
+    [tree] = parse(sql, dialect)
+    return [".".join(part.name for part in table.parts) for table in tables_read(tree, dialect)]
+
+
+@pytest.mark.parametrize("sql, tables", [
+    ("SELECT * FROM a JOIN db.b ON true JOIN cat.db.c ON true JOIN cat.n1.n2.d ON true",
+     ["a", "db.b", "cat.db.c", "cat.n1.n2.d"]),
+    # table-valued functions and parameters name no table; subquery aliases are no tables
+    ("SELECT * FROM range(10) JOIN db.fn(1) ON true JOIN ${t} ON true JOIN (SELECT 1 AS x) s ON true", []),
+    # a CTE name in its WITH's query and its subqueries, in any case
+    ("WITH c AS (SELECT * FROM t) SELECT * FROM C WHERE x IN (SELECT x FROM c)", ["t"]),
+    # ... but not outside that query
+    ("SELECT * FROM c UNION ALL SELECT * FROM (WITH c AS (SELECT 1 AS x) SELECT x FROM c) s", ["c"]),
+    ("SELECT * FROM (WITH c AS (SELECT 1 AS x) SELECT x FROM c) s JOIN c ON true", ["c"]),
+    # a CTE in the CTEs after it, not in itself nor before it, but in itself when recursive
+    ("WITH a AS (SELECT * FROM a), b AS (SELECT * FROM a JOIN c ON true), c AS (SELECT 1 AS x) SELECT * FROM b",
+     ["a", "c"]),
+    ("WITH RECURSIVE a AS (SELECT 1 AS x UNION ALL SELECT x + 1 FROM a WHERE x < 3) SELECT * FROM a", []),
+    # an outer WITH reaches into a nested one's CTEs
+    ("WITH o AS (SELECT 1 AS x) SELECT * FROM (WITH i AS (SELECT * FROM o JOIN i ON true) SELECT * FROM i) s",
+     ["i"]),
+    # a qualified name is never a CTE
+    ("WITH c AS (SELECT 1 AS x) SELECT * FROM db.c", ["db.c"]),
+])
+def test_the_tables_a_query_reads(sql, tables):
+    assert sorted(read(sql)) == sorted(tables)
+
+
+def test_hive_sees_every_cte_of_a_with_in_all_of_them():
+    sql = "WITH a AS (SELECT * FROM a), b AS (SELECT * FROM c), c AS (SELECT 1 AS x) SELECT * FROM b JOIN t ON true"
+    assert read(sql, "hive") == ["t"]
+    assert sorted(read(sql, "spark")) == ["a", "c", "t"]
+
+
+def test_the_nodes_keep_their_positions_in_the_text():
+    sql = "SELECT * FROM orders JOIN `Line Items` ON true"
+    [tree] = parse(sql, "spark")
+    assert sorted(table.this.meta["start"] for table in tables_read(tree, "spark")) == [14, 26]
+
+
+def test_parse_leaves_out_empty_statements_and_raises_sqlglots_errors():
+    assert [tree.sql() for tree in parse("SELECT 1;; SELECT 2;", "spark")] == ["SELECT 1", "SELECT 2"]
+    assert parse("", "spark") == []
+    with pytest.raises(sqlglot.errors.ParseError):
+        parse("SELECT FROM WHERE (", "spark")

@@ -1,0 +1,72 @@
+"""The tables a SQL text reads, found with sqlglot's parser.
+
+:func:`tables_read` is the one place that decides which ``Table`` nodes of a parsed query are
+tables it reads: those named by identifiers (a table-valued function such as ``range(10)`` is not
+one), and not the name of a CTE in scope there. A CTE is in scope in the query of its ``WITH``
+(subqueries included) and in the CTEs of that ``WITH`` as the engine resolves them: Spark, Flink
+(Calcite) and standard SQL see a CTE only in the CTEs after it, and in itself in a ``WITH
+RECURSIVE``, so ``WITH a AS (SELECT * FROM a)`` reads the table ``a``; Hive sees every CTE of the
+``WITH`` in all of them. Names compare case-insensitively.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+
+__all__ = ["parse", "tables_read"]
+
+#: the sqlglot dialect whose WITH makes every CTE visible in all of its CTEs
+_HIVE = "hive"
+
+
+def parse(sql: str, dialect: str) -> list[exp.Expr]:
+    """The statements of ``sql`` as sqlglot parses them in ``dialect``, empty ones left out.
+
+    Raises:
+        sqlglot.errors.SqlglotError: sqlglot cannot parse ``sql``.
+        RecursionError: ``sql`` nests too deeply for sqlglot.
+    """
+    return [tree for tree in sqlglot.parse(sql, read=dialect) if tree is not None]
+
+
+def tables_read(tree: exp.Expr, dialect: str) -> list[exp.Table]:
+    """The tables ``tree`` reads: named by identifiers, CTE names where in scope left out (see the module).
+
+    Each is its ``Table`` node (its parts, and the identifiers' positions in the parsed text), in
+    the order sqlglot walks the tree, which is not always the order they are written.
+    ``dialect`` is the sqlglot dialect ``tree`` was parsed in: it decides which CTEs are in scope.
+    """
+    everywhere = dialect == _HIVE
+    names: dict[int, list[str]] = {}  # the CTE names of each WITH met, lower case, in order
+    found = []
+    for table in tree.find_all(exp.Table):
+        parts = table.parts
+        if not parts or not all(isinstance(part, exp.Identifier) for part in parts):
+            continue  # a table-valued function, a parameter: no table's name
+        if len(parts) == 1 and _cte_in_scope(table, parts[0].name.lower(), everywhere, names):
+            continue
+        found.append(table)
+    return found
+
+
+def _cte_in_scope(table: exp.Table, name: str, everywhere: bool, names: dict[int, list[str]]) -> bool:
+    """Whether a ``WITH`` around ``table`` defines the CTE ``name`` where ``table`` stands."""
+    child: exp.Expr = table
+    through: exp.Expr | None = None  # the last CTE passed on the way up
+    node = table.parent
+    while node is not None:
+        if isinstance(node, exp.CTE):
+            through = node
+        with_ = node.args.get("with_") or node.args.get("with")
+        if isinstance(with_, exp.With):
+            defined = names.get(id(with_))
+            if defined is None:
+                defined = names[id(with_)] = [cte.alias_or_name.lower() for cte in with_.expressions]
+            if child is with_ and not everywhere:  # inside one of its CTEs: those before it (and itself if recursive)
+                index = next((i for i, cte in enumerate(with_.expressions) if cte is through), len(defined))
+                defined = defined[:index + 1] if with_.args.get("recursive") else defined[:index]
+            if name in defined:
+                return True
+        child, node = node, node.parent
+    return False
