@@ -1,11 +1,18 @@
-"""The tables a SQL text reads (viewstore.formats.references)."""
+"""The tables a SQL text reads, and sqlglot kept quiet while viewstore parses (viewstore.formats.references)."""
 
 from __future__ import annotations
+
+import logging
+import threading
 
 import pytest
 import sqlglot
 
 from viewstore.formats.references import parse, tables_read
+
+#: a JSON path sqlglot cannot read: it logs a warning (Spark, Hive and Flink return NULL for it)
+BAD_PATH = "SELECT get_json_object(j, '$.a[') AS x FROM orders"
+WARNING = "Invalid JSON path syntax. Cannot have empty segment at index 4: $.a["
 
 
 def read(sql: str, dialect: str = "spark") -> list[str]:
@@ -54,3 +61,58 @@ def test_parse_leaves_out_empty_statements_and_raises_sqlglots_errors():
     assert parse("", "spark") == []
     with pytest.raises(sqlglot.errors.ParseError):
         parse("SELECT FROM WHERE (", "spark")
+
+
+def test_our_parses_log_nothing_and_the_callers_own_log_as_before(caplog):
+    with caplog.at_level(logging.DEBUG, logger="sqlglot"):
+        assert read(BAD_PATH) == ["orders"]
+        assert read("SHOW TABLES") == []  # sqlglot keeps it as a Command, and warns that it does
+        assert caplog.records == []
+        sqlglot.parse_one(BAD_PATH, read="spark")
+        assert [r.getMessage() for r in caplog.records] == [WARNING]
+
+
+def test_another_threads_sqlglot_calls_log_while_we_parse(caplog):
+    """Only what is logged inside our parse is dropped: here another thread parses meanwhile, started
+    by a filter ahead of ours when our parse's own warning reaches the logger."""
+    logger = logging.getLogger("sqlglot")
+    theirs = []
+
+    def their_parse() -> None:
+        theirs.append(sqlglot.parse_one(BAD_PATH, read="spark"))
+
+    class TheirParseMeanwhile(logging.Filter):
+        started = False
+
+        def filter(self, record: logging.LogRecord) -> bool:
+            if not self.started:  # on our parse's record (theirs passes here too)
+                self.started = True
+                thread = threading.Thread(target=their_parse)
+                thread.start()
+                thread.join()
+            return True
+
+    read("SELECT 1 AS x")  # our filter is in place
+    meanwhile = TheirParseMeanwhile()
+    logger.filters.insert(0, meanwhile)
+    try:
+        with caplog.at_level(logging.DEBUG, logger="sqlglot"):
+            assert read(BAD_PATH) == ["orders"]
+    finally:
+        logger.removeFilter(meanwhile)
+    assert len(theirs) == 1
+    assert [r.getMessage() for r in caplog.records] == [WARNING]  # theirs, not ours
+    assert caplog.records[0].thread != threading.get_ident()
+
+
+def test_the_filter_comes_back_if_the_loggers_filters_are_cleared(caplog):
+    logger = logging.getLogger("sqlglot")
+    read("SELECT 1 AS x")
+    saved = list(logger.filters)
+    logger.filters.clear()
+    try:
+        with caplog.at_level(logging.DEBUG, logger="sqlglot"):
+            read(BAD_PATH)
+        assert caplog.records == []
+    finally:
+        logger.filters[:] = saved

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 from decimal import Decimal
@@ -756,6 +757,15 @@ def test_a_cycle_through_a_view_of_a_nested_namespace_is_found(store):
     assert answer == {"error": {"kind": "recursive_view", "view": "`vs`.`n1`.`n2`.`a2`",
                                 "path": "`vs`.`n1`.`n2`.`a2` -> `vs`.`n1`.`n2`.`b` -> `vs`.`n1`.`n2`.`a2`"}}
     assert store.event_count() == 2
+
+
+def test_the_catalog_keeps_sqlglots_warnings_to_itself(spark, vs, caplog):
+    """Following the views a view reads parses its SQL with sqlglot, which warns of a JSON path it cannot
+    read (Spark reads it: the call returns NULL); that warning reached the caller's logging."""
+    with caplog.at_level(logging.DEBUG, logger="sqlglot"):
+        run(spark, "CREATE VIEW vs.sales.j AS SELECT get_json_object('{}', '$.b[') AS x")
+        assert run(spark, "SELECT x FROM vs.sales.j") == [(None,)]
+    assert [r for r in caplog.records if r.name == "sqlglot"] == []
 
 
 def test_views_over_temporary_objects_are_refused_as_spark_refuses_them(spark, vs):

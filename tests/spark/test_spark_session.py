@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import uuid
 
 import pytest
@@ -410,6 +411,22 @@ def test_sql_create_view_stores_and_mirrors(spark, store, data, ns):
     props = {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.daily").collect()}
     assert props["owner"] == "finance"
     assert [e.type for e in store.history(f"{ns}.daily")] == ["view.created"]
+
+
+def test_sql_and_create_view_keep_sqlglots_warnings_to_themselves(spark, store, ns, caplog):
+    """sqlglot warns of a JSON path it cannot read (Spark reads it: the call returns NULL); the query's
+    temporary-view check logged that warning for the caller to see. The caller's own parses still warn."""
+    import sqlglot
+
+    query = "SELECT get_json_object('{}', '$.a[') AS x"
+    with caplog.at_level(logging.DEBUG, logger="sqlglot"):
+        sql(spark, store, f"CREATE VIEW {ns}.j AS {query}")
+        create_view(spark, store, f"{ns}.k", query + " WHERE true")
+        assert [r.x for r in spark.sql(f"SELECT x FROM {ns}.j").collect()] == [None]
+        assert [r for r in caplog.records if r.name == "sqlglot"] == []
+        sqlglot.parse_one(query, read="spark")
+    assert [r.getMessage() for r in caplog.records if r.name == "sqlglot"] == [
+        "Invalid JSON path syntax. Cannot have empty segment at index 4: $.a["]
 
 
 def test_sql_passes_other_statements_to_spark(spark, store):

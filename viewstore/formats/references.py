@@ -1,4 +1,4 @@
-"""The tables a SQL text reads, found with sqlglot's parser.
+"""The tables a SQL text reads, found with sqlglot's parser, which is kept quiet meanwhile.
 
 :func:`tables_read` is the one place that decides which ``Table`` nodes of a parsed query are
 tables it reads: those named by identifiers (a table-valued function such as ``range(10)`` is not
@@ -7,9 +7,19 @@ one), and not the name of a CTE in scope there. A CTE is in scope in the query o
 (Calcite) and standard SQL see a CTE only in the CTEs after it, and in itself in a ``WITH
 RECURSIVE``, so ``WITH a AS (SELECT * FROM a)`` reads the table ``a``; Hive sees every CTE of the
 ``WITH`` in all of them. Names compare case-insensitively.
+
+:func:`parse` is ``sqlglot.parse`` without sqlglot's log records: sqlglot logs a warning for
+text it reads only in part (a statement it keeps as a ``Command``, a JSON path it cannot read), and
+with logging not set up Python prints such a record on stderr. The records are dropped by a filter
+on the ``sqlglot`` logger that takes only those logged by a thread while it is inside :func:`parse`:
+the caller's own sqlglot calls log as before. The filter, added at the first parse, stays: adding
+and removing it around each parse would change the logger's filters while other threads log.
 """
 
 from __future__ import annotations
+
+import logging
+import threading
 
 import sqlglot
 from sqlglot import exp
@@ -19,15 +29,34 @@ __all__ = ["parse", "tables_read"]
 #: the sqlglot dialect whose WITH makes every CTE visible in all of its CTEs
 _HIVE = "hive"
 
+_LOGGER = logging.getLogger("sqlglot")
+_inside = threading.local()  # parsing: whether the thread is inside parse()
+
+
+class _OurParses(logging.Filter):
+    """Drops the records sqlglot logs while the thread logging them is inside :func:`parse`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(_inside, "parsing", False)
+
+
+_FILTER = _OurParses()
+
 
 def parse(sql: str, dialect: str) -> list[exp.Expr]:
-    """The statements of ``sql`` as sqlglot parses them in ``dialect``, empty ones left out.
+    """The statements of ``sql`` as sqlglot parses them in ``dialect``, empty ones left out, quietly.
 
     Raises:
         sqlglot.errors.SqlglotError: sqlglot cannot parse ``sql``.
         RecursionError: ``sql`` nests too deeply for sqlglot.
     """
-    return [tree for tree in sqlglot.parse(sql, read=dialect) if tree is not None]
+    if _FILTER not in _LOGGER.filters:  # added once, and again should someone have cleared the filters
+        _LOGGER.addFilter(_FILTER)
+    _inside.parsing = True
+    try:
+        return [tree for tree in sqlglot.parse(sql, read=dialect) if tree is not None]
+    finally:
+        _inside.parsing = False
 
 
 def tables_read(tree: exp.Expr, dialect: str) -> list[exp.Table]:
