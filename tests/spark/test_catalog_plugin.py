@@ -712,50 +712,28 @@ def test_a_cycle_written_outside_spark_reads_as_recursive_view(spark, vs):
     assert not vs.view_exists("sales.self")
 
 
-def test_a_rename_that_would_make_a_view_read_itself_is_refused_as_spark_names_it(store):
-    bridge = _Bridge(store, "vs", "4.3.0")
-    store.create_view("sales.b", columns=[Column("x", "int")], default_namespace=[],
-                      representations=[("spark", "SELECT x FROM vs.sales.a2")])
-    store.create_view("sales.a", columns=[Column("x", "int")], default_namespace=[],
-                      representations=[("spark", "SELECT x FROM vs.sales.b")])
-    answer = json.loads(bridge.call("renameView", json.dumps({
-        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}})))
-    assert answer == {"error": {"kind": "recursive_view", "view": "`vs`.`sales`.`a2`",
-                                "path": "`vs`.`sales`.`a2` -> `vs`.`sales`.`b` -> `vs`.`sales`.`a2`"}}
-    assert store.event_count() == 2
-
-
-@pytest.mark.parametrize("b_sql", [
-    # b reads a2 in its outer query; the CTE of that name lives only in the subquery
-    "SELECT x FROM a2 UNION ALL SELECT x FROM (WITH a2 AS (SELECT 1 AS x) SELECT x FROM a2) t",
+@pytest.mark.parametrize("namespace, b_namespace, b_sql", [
+    (["sales"], [], "SELECT x FROM vs.sales.a2"),
+    # b reads a2 in its outer query; the CTE of that name lives only in the subquery (a one-part name was
+    # skipped when any CTE of the query had it, wherever its WITH stood)
+    (["sales"], ["sales"], "SELECT x FROM a2 UNION ALL SELECT x FROM (WITH a2 AS (SELECT 1 AS x) SELECT x FROM a2) t"),
     # a CTE does not see itself: its a2 is the view
-    "WITH a2 AS (SELECT x FROM a2) SELECT x FROM a2",
+    (["sales"], ["sales"], "WITH a2 AS (SELECT x FROM a2) SELECT x FROM a2"),
+    # a namespace of two levels: a name of four parts (it was not followed)
+    (["n1", "n2"], [], "SELECT x FROM vs.n1.n2.a2"),
 ])
-def test_a_cycle_through_a_name_a_cte_elsewhere_also_has_is_found(store, b_sql):
-    """A one-part name was skipped when any CTE of the query had it, wherever its WITH stood."""
+def test_a_rename_that_would_make_a_view_read_itself_is_refused_as_spark_names_it(store, namespace, b_namespace,
+                                                                                   b_sql):
     bridge = _Bridge(store, "vs", "4.3.0")
-    store.create_view("sales.b", columns=[Column("x", "int")], default_catalog="vs", default_namespace=["sales"],
-                      representations=[("spark", b_sql)])
-    store.create_view("sales.a", columns=[Column("x", "int")], default_namespace=[],
-                      representations=[("spark", "SELECT x FROM vs.sales.b")])
+    store.create_view((*namespace, "b"), columns=[Column("x", "int")], default_catalog="vs",
+                      default_namespace=b_namespace, representations=[("spark", b_sql)])
+    store.create_view((*namespace, "a"), columns=[Column("x", "int")], default_namespace=[],
+                      representations=[("spark", f"SELECT x FROM vs.{'.'.join(namespace)}.b")])
     answer = json.loads(bridge.call("renameView", json.dumps({
-        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}})))
-    assert answer == {"error": {"kind": "recursive_view", "view": "`vs`.`sales`.`a2`",
-                                "path": "`vs`.`sales`.`a2` -> `vs`.`sales`.`b` -> `vs`.`sales`.`a2`"}}
-    assert store.event_count() == 2
-
-
-def test_a_cycle_through_a_view_of_a_nested_namespace_is_found(store):
-    """A name of four parts (catalog, two namespace levels, view) was not followed."""
-    bridge = _Bridge(store, "vs", "4.3.0")
-    store.create_view("n1.n2.b", columns=[Column("x", "int")], default_namespace=[],
-                      representations=[("spark", "SELECT x FROM vs.n1.n2.a2")])
-    store.create_view("n1.n2.a", columns=[Column("x", "int")], default_namespace=[],
-                      representations=[("spark", "SELECT x FROM vs.n1.n2.b")])
-    answer = json.loads(bridge.call("renameView", json.dumps({
-        "ident": {"namespace": ["n1", "n2"], "name": "a"}, "target": {"namespace": ["n1", "n2"], "name": "a2"}})))
-    assert answer == {"error": {"kind": "recursive_view", "view": "`vs`.`n1`.`n2`.`a2`",
-                                "path": "`vs`.`n1`.`n2`.`a2` -> `vs`.`n1`.`n2`.`b` -> `vs`.`n1`.`n2`.`a2`"}}
+        "ident": {"namespace": namespace, "name": "a"}, "target": {"namespace": namespace, "name": "a2"}})))
+    prefix = "".join(f"`{part}`." for part in ("vs", *namespace))
+    assert answer == {"error": {"kind": "recursive_view", "view": f"{prefix}`a2`",
+                                "path": f"{prefix}`a2` -> {prefix}`b` -> {prefix}`a2`"}}
     assert store.event_count() == 2
 
 
