@@ -68,6 +68,8 @@ def test_table_references_come_from_a_parser():
     assert refs == {("sales", "orders"), ("customers",), ("other", "t2")}
     assert table_references("SELECT * FROM range(10)") == set()
     assert table_references("SELECT FROM WHERE (") is None
+    # nested past sqlglot's recursion: unknown, as unparseable text is (a RecursionError escaped)
+    assert table_references("SELECT " + "(" * 3000 + "1" + ")" * 3000 + " FROM t") is None
 
 
 def test_table_references_skip_a_cte_name_only_where_its_with_is_in_scope(spark):

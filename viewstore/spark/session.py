@@ -604,7 +604,7 @@ def table_references(query: str, dialect: str = "spark") -> set[tuple[str, ...]]
     read = _sqlglot_dialect(dialect)
     try:
         trees = parse_sql(query, read)
-    except sqlglot.errors.SqlglotError:
+    except (sqlglot.errors.SqlglotError, RecursionError):  # nested too deeply for sqlglot: unknown too
         return None
     if not trees:
         return None
