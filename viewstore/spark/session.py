@@ -343,8 +343,8 @@ def _work_session(spark: SparkSession, *, current: bool = False) -> Iterator[Spa
     Inside the block the clone is the active session of this thread (see
     :func:`~viewstore.spark.catalog_plugin.active_session`), so the direct calls through py4j
     (parsing, loading a catalog) read its settings, as its statements do. One clone per call (not
-    per view): about 5 ms, and its first statement costs more than in a session that ran one
-    before (2 ms in Spark's in-memory catalog, about 15 ms with a Hive metastore).
+    per view): about 5 ms, and its first statement costs 1–3 ms more than in a session that ran one
+    before (in Spark's in-memory catalog and with the embedded Hive metastore alike).
 
     Raises:
         ValidationError: with ``current``, the current catalog or namespace cannot be used in the
