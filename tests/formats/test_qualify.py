@@ -64,7 +64,9 @@ def test_the_namespace_is_back_quoted():
     ("SELEC * FROM orders", "sqlglot cannot parse"),
     ("SELEC orders", "not read as one query"),
     ("SELECT * FROM a; SELECT * FROM b", "not read as one query"),
-    ("TABLE orders", "not read as one query"),
+    # sqlglot misreads a TABLE query: `(TABLE orders)` became (`sales`.TABLE orders), a table named TABLE
+    ("TABLE orders", "sqlglot misreads a TABLE query"),
+    ("SELECT * FROM (TABLE orders)", "sqlglot misreads a TABLE query"),
     ("SELECT * FROM `sales.orders`", "holds a dot"),
     ("SELECT * FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' MINUTES))", "sqlglot cannot parse"),
     ("SELECT * FROM " + "(SELECT * FROM " * 3000 + "t" + ")" * 3000, "nests too deeply"),

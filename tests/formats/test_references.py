@@ -116,3 +116,26 @@ def test_the_filter_comes_back_if_the_loggers_filters_are_cleared(caplog):
         assert caplog.records == []
     finally:
         logger.filters[:] = saved
+
+
+@pytest.mark.parametrize("dialect", ["spark", "hive", "databricks"])
+@pytest.mark.parametrize("sql", ["TABLE a", "table a", "SELECT * FROM (TABLE a)", "SELECT * FROM Table t",
+                                 "SELECT x FROM a UNION ALL SELECT x FROM (TABLE b)"])
+def test_a_table_query_sqlglot_would_misread_is_not_parsed(sql, dialect):
+    """sqlglot reads `TABLE a` as the column TABLE aliased a, and `(TABLE a)` as a table named TABLE: no
+    table read would be found, or one named `table`."""
+    with pytest.raises(sqlglot.errors.ParseError, match="misreads a TABLE query"):
+        parse(sql, dialect)
+
+
+@pytest.mark.parametrize("sql, tables", [
+    ("SELECT * FROM `table` t", ["table"]),  # quoted: a table of that name
+    ("SELECT * FROM db.table t JOIN a table ON true", ["db.table", "a"]),  # qualified; an alias
+    ("SELECT table FROM t", ["t"]),  # a column
+])
+def test_table_as_a_name_that_sqlglot_reads_right_is_parsed(sql, tables):
+    assert read(sql) == tables
+
+
+def test_a_table_query_is_read_in_the_dialects_sqlglot_reads_it_right():
+    assert read("TABLE db.a", "trino") == ["db.a"]

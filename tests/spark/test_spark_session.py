@@ -68,6 +68,11 @@ def test_table_references_come_from_a_parser():
     assert refs == {("sales", "orders"), ("customers",), ("other", "t2")}
     assert table_references("SELECT * FROM range(10)") == set()
     assert table_references("SELECT FROM WHERE (") is None
+    # sqlglot misreads Spark's TABLE query; a table named `table` unquoted looks the same to it
+    for misread in ("TABLE sales.orders", "SELECT * FROM (TABLE orders)", "SELECT * FROM table t"):
+        assert table_references(misread) is None, misread
+    assert table_references("SELECT * FROM `table` t JOIN db.table ON true") == {("table",), ("db", "table")}
+    assert table_references("TABLE sales.orders", "trino") == {("sales", "orders")}  # Trino's reads it right
     # nested past sqlglot's recursion: unknown, as unparseable text is (a RecursionError escaped)
     assert table_references("SELECT " + "(" * 3000 + "1" + ")" * 3000 + " FROM t") is None
 
@@ -1159,6 +1164,19 @@ def test_register_views_orders_by_a_name_that_a_cte_elsewhere_also_has(spark, st
     assert report.ok, report.failed
     assert report.registered == [f"{ns}.b_base", f"{ns}.a_top"]
     assert sorted(r.x for r in spark.sql(f"SELECT x FROM {ns}.a_top").collect()) == [1, 2]
+
+
+def test_register_views_puts_a_table_query_after_the_views_it_could_read(spark, store, ns):
+    """sqlglot reads `TABLE b_base` as the column TABLE aliased b_base (and `(TABLE b_base)` as a table
+    named TABLE): a_top had no dependency, went first and failed (TABLE_OR_VIEW_NOT_FOUND)."""
+    _stored(store, f"{ns}.a_top", "TABLE b_base", ns, [Column("x", "int")])
+    _stored(store, f"{ns}.a_two", "SELECT * FROM (TABLE b_base) UNION ALL SELECT 2 AS x", ns, [Column("x", "int")])
+    _stored(store, f"{ns}.b_base", "SELECT 1 AS x", ns, [Column("x", "int")])
+    report = register_views(spark, store, ns)
+    assert report.ok, report.failed
+    assert report.registered == [f"{ns}.b_base", f"{ns}.a_top", f"{ns}.a_two"]
+    assert [r.x for r in spark.sql(f"SELECT x FROM {ns}.a_top").collect()] == [1]
+    assert sorted(r.x for r in spark.sql(f"SELECT x FROM {ns}.a_two").collect()) == [1, 2]
 
 
 def test_register_views_keeps_backslashes_in_comments_and_properties(spark, store, ns):

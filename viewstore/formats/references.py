@@ -29,6 +29,10 @@ __all__ = ["parse", "tables_read"]
 #: the sqlglot dialect whose WITH makes every CTE visible in all of its CTEs
 _HIVE = "hive"
 
+#: the sqlglot dialects that misread the query ``TABLE t`` (all of ``t``): alone as the column
+#: ``TABLE`` aliased ``t``, in parentheses as a table named ``TABLE`` aliased ``t``
+_MISREAD_TABLE_QUERY = frozenset({"spark", "spark2", "databricks", "hive"})
+
 _LOGGER = logging.getLogger("sqlglot")
 _inside = threading.local()  # parsing: whether the thread is inside parse()
 
@@ -47,16 +51,33 @@ def parse(sql: str, dialect: str) -> list[exp.Expr]:
     """The statements of ``sql`` as sqlglot parses them in ``dialect``, empty ones left out, quietly.
 
     Raises:
-        sqlglot.errors.SqlglotError: sqlglot cannot parse ``sql``.
+        sqlglot.errors.SqlglotError: sqlglot cannot parse ``sql``, or would misread it: in Spark's and
+            Hive's dialects, a ``TABLE t`` query, or a table named ``table`` unquoted, which sqlglot
+            cannot tell from one (Spark reads ``FROM (table t)`` as the query ``TABLE t``).
         RecursionError: ``sql`` nests too deeply for sqlglot.
     """
     if _FILTER not in _LOGGER.filters:  # added once, and again should someone have cleared the filters
         _LOGGER.addFilter(_FILTER)
     _inside.parsing = True
     try:
-        return [tree for tree in sqlglot.parse(sql, read=dialect) if tree is not None]
+        trees = [tree for tree in sqlglot.parse(sql, read=dialect) if tree is not None]
     finally:
         _inside.parsing = False
+    if dialect in _MISREAD_TABLE_QUERY and any(_misread_table_query(tree) for tree in trees):
+        raise sqlglot.errors.ParseError("sqlglot misreads a TABLE query (TABLE name): write SELECT * FROM name")
+    return trees
+
+
+def _misread_table_query(tree: exp.Expr) -> bool:
+    """Whether ``tree`` is how sqlglot reads ``TABLE t`` (see :func:`parse`)."""
+    if isinstance(tree, exp.Alias) and isinstance(tree.this, exp.Column) and not tree.this.table \
+            and _is_bare_table(tree.this.this):
+        return True
+    return any(len(table.parts) == 1 and _is_bare_table(table.this) for table in tree.find_all(exp.Table))
+
+
+def _is_bare_table(node: exp.Expr | None) -> bool:
+    return isinstance(node, exp.Identifier) and not node.quoted and node.name.lower() == "table"
 
 
 def tables_read(tree: exp.Expr, dialect: str) -> list[exp.Table]:
