@@ -8,6 +8,7 @@ import subprocess
 import time
 
 import pytest
+from interrupted import RUNAWAY, interrupted
 
 from viewstore import (DROP_DIALECT_ALLOWED, Column, ConcurrencyError, NoSuchViewError, SQLRepresentation,
                        ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals)
@@ -912,6 +913,25 @@ def test_query_reads_the_store_it_opened_after_a_chdir(tmp_path, monkeypatch):
         (tmp_path / "elsewhere").mkdir()
         monkeypatch.chdir(tmp_path / "elsewhere")
         assert store.query("SELECT count(*) AS n FROM events") == [{"n": 1}]
+
+
+def test_ctrl_c_ends_a_query_that_would_run_for_ever(tmp_path):
+    db = tmp_path / "q.db"
+    with ViewStore(db, actor="alice") as store:
+        make(store)
+    result = interrupted(f"""
+from viewstore import ViewStore
+store = ViewStore({str(db)!r}, actor="alice")
+print("start", flush=True)
+try:
+    store.query({RUNAWAY!r})
+except KeyboardInterrupt as e:
+    print("KeyboardInterrupt", e)
+    assert store.query("SELECT count(*) AS n FROM events") == [{{"n": 1}}]  # the store goes on
+    store.close()
+""")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "KeyboardInterrupt the query was interrupted\n"
 
 
 def test_representation_changes_that_end_where_they_started_write_nothing(store):

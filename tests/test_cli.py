@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from interrupted import RUNAWAY, interrupted
 from rich.cells import cell_len
 
 from viewstore import ViewChange, ViewStore
@@ -243,6 +244,19 @@ def test_query_is_read_only(run):
     assert "view.created" in run("query", "SELECT type FROM events")
     assert run("query", "DELETE FROM views", code=1).startswith("error: query failed")
     assert run("query", "SELEC nonsense", code=1).startswith("error: query failed")
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_ends_a_query_that_would_run_for_ever_with_exit_code_130(run, as_json):
+    run("create", "a.v", "--sql", "SELECT 1 AS x", "--column", "x:int")
+    args = ["--db", str(run.db), "query", RUNAWAY, *(["--json"] if as_json else [])]
+    result = interrupted(f"from viewstore.cli import main\nprint('start', flush=True)\nmain({args!r})")
+    assert result.returncode == 130 and result.stdout == ""
+    if as_json:
+        assert json.loads(result.stderr) == {"error": {"type": "KeyboardInterrupt", "message": "interrupted",
+                                                       "exit_code": 130}}
+    else:
+        assert result.stderr == "interrupted\n"
 
 
 def test_a_query_that_matches_no_row_still_names_its_columns(run):

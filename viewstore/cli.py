@@ -139,6 +139,9 @@ class CliContext:
 
 
 
+#: the exit code of a command interrupted by Ctrl-C (128 + SIGINT, as a shell reports it)
+INTERRUPTED = 130
+
 #: where the main group keeps its command line (ctx.meta), to tell a usage error of a --json command
 _ARGS = "viewstore.args"
 
@@ -149,7 +152,7 @@ def _asks_json(args: Sequence[str]) -> bool:
     return "--json" in tokens[:tokens.index("--") if "--" in tokens else len(tokens)]
 
 
-def error_to_json(error: Exception, exit_code: int) -> dict[str, Any]:
+def error_to_json(error: BaseException, exit_code: int) -> dict[str, Any]:
     """The JSON form of a failure of a ``--json`` command, printed on stderr as one line:
     ``{"error": {"type": ..., "message": ..., "exit_code": ...}}``."""
     message = error.format_message() if isinstance(error, click.ClickException) else str(error)
@@ -159,7 +162,7 @@ def error_to_json(error: Exception, exit_code: int) -> dict[str, Any]:
 class _JsonError(click.ClickException):
     """A failure of a ``--json`` command: click prints it (``show``) and exits with its code."""
 
-    def __init__(self, error: Exception, exit_code: int) -> None:
+    def __init__(self, error: BaseException, exit_code: int) -> None:
         super().__init__(str(error))
         self.error = error
         # click types exit_code as a ClassVar, but it reads self.exit_code: an instance's own works
@@ -226,6 +229,11 @@ class _Group(click.Group):
                 raise _JsonError(e, 1) from e
             click.echo(visible(f"error: {e}"), err=True)
             ctx.exit(1)
+        except KeyboardInterrupt as e:  # Ctrl-C: the shell's code for SIGINT, not click's "Aborted!" and 1
+            if _json_asked(ctx):
+                raise _JsonError(KeyboardInterrupt("interrupted"), INTERRUPTED) from e
+            click.echo("interrupted", err=True)
+            ctx.exit(INTERRUPTED)
 
 
 def _json_asked(ctx: click.Context) -> bool:
@@ -292,7 +300,7 @@ def main(ctx: click.Context, db: str | None, actor: str | None, catalog: str | N
 
     Exit codes: 0 done; 1 viewstore refused or failed ('error: ...' on stderr; spark check: drift);
     2 a usage error (an unknown option, a value not of its option's form, options that exclude
-    each other). With --json a failure is one JSON object on stderr instead:
+    each other); 130 interrupted (Ctrl-C). With --json a failure is one JSON object on stderr instead:
     {"error": {"type": ..., "message": ..., "exit_code": ...}}.
 
     Example:
