@@ -1166,6 +1166,18 @@ def test_register_views_orders_by_a_name_that_a_cte_elsewhere_also_has(spark, st
     assert sorted(r.x for r in spark.sql(f"SELECT x FROM {ns}.a_top").collect()) == [1, 2]
 
 
+def test_register_views_finds_names_as_words_of_the_text_in_any_case_and_quoting(spark, store, ns):
+    """The texts are searched for the stored names as words: backquoted, upper case, qualified."""
+    _stored(store, f"{ns}.a_top", f"SELECT x FROM `B_BASE` UNION ALL SELECT x FROM {ns}.C_Base", ns,
+            [Column("x", "int")])
+    _stored(store, f"{ns}.b_base", f"SELECT x FROM `{ns}`.`c_base`", ns, [Column("x", "int")])
+    _stored(store, f"{ns}.c_base", "SELECT 1 AS x", ns, [Column("x", "int")])
+    report = register_views(spark, store, ns)
+    assert report.ok, report.failed
+    assert report.registered == [f"{ns}.c_base", f"{ns}.b_base", f"{ns}.a_top"]
+    assert [r.x for r in spark.sql(f"SELECT x FROM {ns}.a_top").collect()] == [1, 1]
+
+
 def test_register_views_puts_a_table_query_after_the_views_it_could_read(spark, store, ns):
     """sqlglot reads `TABLE b_base` as the column TABLE aliased b_base (and `(TABLE b_base)` as a table
     named TABLE): a_top had no dependency, went first and failed (TABLE_OR_VIEW_NOT_FOUND)."""

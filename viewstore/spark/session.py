@@ -74,6 +74,7 @@ import hashlib
 import heapq
 import json
 import logging
+import re
 import threading
 import time
 from contextlib import contextmanager
@@ -738,24 +739,31 @@ def _ensure_databases(spark: SparkSession, names: Iterable[tuple[str, ...]], kno
     return errors
 
 
+#: a run of word characters: what a view name written in SQL is, when its name is one
+_WORD = re.compile(r"\w+")
+
+
 def _dependency_order(store: ViewStore, views: list[tuple[View, str]], dialect: str,
                       targets: dict[Identifier, tuple[str, tuple[str, ...]]]
                       ) -> tuple[list[tuple[View, str]], list[tuple[View, str]]]:
     """Order views so each comes after the stored views it reads; returns (ordered, in a cycle).
 
-    Only SQL in which some stored view's name occurs (as a substring, a cheap test that cannot
-    miss a reference) is parsed. Views whose SQL the parser cannot read go last, so they may read
+    Only SQL in which some stored view's name occurs is parsed: a name of word characters as one of
+    the text's words (one set lookup a word, so the test grows with the texts, not with texts times
+    names), another name as a substring; neither test can miss a reference. Views whose SQL the parser cannot read go last, so they may read
     any of the others. Among
     views that are ready at the same time, those sharing a default namespace go together (fewer
     switches of the session's current namespace).
     """
     by_id = {v.identifier: (v, text) for v, text in views}
     names = {v.name for v, _ in views}
+    words = {name for name in names if _WORD.fullmatch(name)}
+    others = names - words  # a name with a space, a dash, ... (written in backquotes)
     deps: dict[Identifier, set[Identifier]] = {}
     unparsed: list[Identifier] = []
     for view, text in views:
         lowered = text.lower()
-        if not any(name in lowered for name in names):
+        if words.isdisjoint(_WORD.findall(lowered)) and not any(name in lowered for name in others):
             deps[view.identifier] = set()  # no stored view's name occurs in the text: nothing to parse
             continue
         refs = table_references(text, dialect)
