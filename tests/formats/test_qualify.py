@@ -67,6 +67,8 @@ def test_the_namespace_is_back_quoted():
     # sqlglot misreads a TABLE query: `(TABLE orders)` became (`sales`.TABLE orders), a table named TABLE
     ("TABLE orders", "sqlglot misreads a TABLE query"),
     ("SELECT * FROM (TABLE orders)", "sqlglot misreads a TABLE query"),
+    # ... as a CTE's query too: the text came back unchanged, orders left to the record's database
+    ("WITH c AS (TABLE orders) SELECT * FROM c JOIN items ON true", "sqlglot misreads a TABLE query"),
     ("SELECT * FROM `sales.orders`", "holds a dot"),
     ("SELECT * FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' MINUTES))", "sqlglot cannot parse"),
     ("SELECT * FROM " + "(SELECT * FROM " * 3000 + "t" + ")" * 3000, "nests too deeply"),

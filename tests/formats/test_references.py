@@ -120,10 +120,12 @@ def test_the_filter_comes_back_if_the_loggers_filters_are_cleared(caplog):
 
 @pytest.mark.parametrize("dialect", ["spark", "hive", "databricks"])
 @pytest.mark.parametrize("sql", ["TABLE a", "table a", "SELECT * FROM (TABLE a)", "SELECT * FROM Table t",
-                                 "SELECT x FROM a UNION ALL SELECT x FROM (TABLE b)"])
+                                 "SELECT x FROM a UNION ALL SELECT x FROM (TABLE b)",
+                                 "(TABLE a)", "WITH c AS (TABLE a) SELECT * FROM c",
+                                 "SELECT table AS x FROM t"])  # a column named table, aliased: the same to sqlglot
 def test_a_table_query_sqlglot_would_misread_is_not_parsed(sql, dialect):
-    """sqlglot reads `TABLE a` as the column TABLE aliased a, and `(TABLE a)` as a table named TABLE: no
-    table read would be found, or one named `table`."""
+    """sqlglot reads `TABLE a` as the column TABLE aliased a (alone, in parentheses, as a CTE's query),
+    and `(TABLE a)` in FROM as a table named TABLE: no table read would be found, or one named `table`."""
     with pytest.raises(sqlglot.errors.ParseError, match="misreads a TABLE query"):
         parse(sql, dialect)
 

@@ -195,6 +195,9 @@ CORPUS = [
     ("table-queries", "TABLE a UNION ALL TABLE b"),
     ("table-query-joined", "SELECT * FROM t JOIN (TABLE u) AS x ON true JOIN LATERAL (TABLE v) ON true"),
     ("table-query-in-union", "SELECT x FROM t WHERE x IN (TABLE u UNION TABLE v)"),
+    ("table-query-alone-parenthesised", "(TABLE orders)"),
+    ("table-query-in-cte", "WITH c AS (TABLE orders) SELECT * FROM c"),
+    ("table-query-in-ctes", "WITH c AS (TABLE orders), d AS (SELECT * FROM c JOIN items ON true) SELECT * FROM d"),
     ("pipe", "FROM orders |> WHERE amount > 0 |> JOIN customers USING (cid) "
              "|> AGGREGATE sum(amount) AS s GROUP BY cid"),
     ("pipe-cte", "WITH c AS (SELECT 1 AS x) FROM c |> SELECT x |> WHERE x IN (SELECT y FROM u)"),
@@ -207,7 +210,8 @@ CORPUS = [
 #: the queries viewstore refuses (sqlglot cannot read them, or would misread them)
 UNREADABLE = {"time-travel-for", "table-query", "table-query-parenthesised", "table-query-in", "table-options",
               "table-query-exists", "table-query-union", "table-queries", "table-query-joined", "table-query-in-union",
-              "tvf-table-argument-partitioned", "pipe-extend", "stream-qualified"}
+              "tvf-table-argument-partitioned", "pipe-extend", "stream-qualified", "table-query-alone-parenthesised",
+              "table-query-in-cte", "table-query-in-ctes"}
 #: the queries qualify_tables refuses besides those, by engine (not one query, a quoted name with a
 #: dot, or text the engine's sqlglot dialect cannot parse)
 UNQUALIFIABLE = {

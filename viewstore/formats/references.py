@@ -29,8 +29,8 @@ __all__ = ["parse", "tables_read"]
 #: the sqlglot dialect whose WITH makes every CTE visible in all of its CTEs
 _HIVE = "hive"
 
-#: the sqlglot dialects that misread the query ``TABLE t`` (all of ``t``): alone as the column
-#: ``TABLE`` aliased ``t``, in parentheses as a table named ``TABLE`` aliased ``t``
+#: the sqlglot dialects that misread the query ``TABLE t`` (all of ``t``): as the column ``TABLE``
+#: aliased ``t`` (alone, as a CTE's query), in parentheses in FROM as a table named ``TABLE`` aliased ``t``
 _MISREAD_TABLE_QUERY = frozenset({"spark", "spark2", "databricks", "hive"})
 
 _LOGGER = logging.getLogger("sqlglot")
@@ -52,8 +52,9 @@ def parse(sql: str, dialect: str) -> list[exp.Expr]:
 
     Raises:
         sqlglot.errors.SqlglotError: sqlglot cannot parse ``sql``, or would misread it: in Spark's and
-            Hive's dialects, a ``TABLE t`` query, or a table named ``table`` unquoted, which sqlglot
-            cannot tell from one (Spark reads ``FROM (table t)`` as the query ``TABLE t``).
+            Hive's dialects, a ``TABLE t`` query (anywhere: ``WITH c AS (TABLE t)`` too), or a table
+            named ``table`` unquoted or a column of that name aliased, which sqlglot cannot tell from
+            one (Spark reads ``FROM (table t)`` as the query ``TABLE t``).
         RecursionError: ``sql`` nests too deeply for sqlglot.
     """
     if _FILTER not in _LOGGER.filters:  # added once, and again should someone have cleared the filters
@@ -69,9 +70,13 @@ def parse(sql: str, dialect: str) -> list[exp.Expr]:
 
 
 def _misread_table_query(tree: exp.Expr) -> bool:
-    """Whether ``tree`` is how sqlglot reads ``TABLE t`` (see :func:`parse`)."""
-    if isinstance(tree, exp.Alias) and isinstance(tree.this, exp.Column) and not tree.this.table \
-            and _is_bare_table(tree.this.this):
+    """Whether ``tree`` holds how sqlglot reads ``TABLE t`` (see :func:`parse`).
+
+    The column ``TABLE`` aliased stands wherever Spark has a query (the whole text, a CTE's, one
+    in parentheses): ``SELECT table AS x`` (a column named table) looks the same to sqlglot.
+    """
+    if any(isinstance(alias.this, exp.Column) and not alias.this.table and _is_bare_table(alias.this.this)
+           for alias in tree.find_all(exp.Alias)):
         return True
     return any(len(table.parts) == 1 and _is_bare_table(table.this) for table in tree.find_all(exp.Table))
 
