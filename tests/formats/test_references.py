@@ -139,5 +139,20 @@ def test_table_as_a_name_that_sqlglot_reads_right_is_parsed(sql, tables):
     assert read(sql) == tables
 
 
+@pytest.mark.parametrize("dialect", ["spark", "hive"])
+@pytest.mark.parametrize("sql", ["SELECT * FROM STREAM orders", "SELECT * FROM stream AS s",
+                                 "SELECT * FROM STREAM(orders)", "SELECT * FROM t JOIN stream(db.orders) o ON true"])
+def test_a_streaming_read_sqlglot_would_misread_is_not_parsed(sql, dialect):
+    """sqlglot reads `STREAM orders` as a table named STREAM aliased orders (Spark reads `stream AS s`
+    as STREAM of a table named `as`), and `STREAM(orders)` as a table function: it read no table."""
+    with pytest.raises(sqlglot.errors.ParseError, match="misreads a streaming read"):
+        parse(sql, dialect)
+
+
+def test_a_table_named_stream_that_sqlglot_reads_right_is_parsed():
+    assert read("SELECT * FROM stream, `stream` s JOIN db.stream x ON true JOIN t AS stream ON true") == \
+        ["stream", "stream", "db.stream", "t"]
+
+
 def test_a_table_query_is_read_in_the_dialects_sqlglot_reads_it_right():
     assert read("TABLE db.a", "trino") == ["db.a"]

@@ -204,6 +204,9 @@ CORPUS = [
     ("pipe-join-union", "FROM t |> AS s |> JOIN u ON s.k = u.k |> UNION ALL (SELECT * FROM v)"),
     ("pipe-extend", "FROM t |> EXTEND x + 1 AS y |> DROP x |> LIMIT 3"),
     ("stream-qualified", "SELECT * FROM STREAM shop.orders"),
+    ("stream", "SELECT * FROM STREAM orders"),
+    ("stream-call", "SELECT * FROM STREAM(orders) JOIN STREAM(shop.items) i ON true"),
+    ("stream-aliased", "SELECT * FROM stream AS s"),  # STREAM of the table `as` to Spark
     ("script-transform", "SELECT TRANSFORM(a, b) USING 'cat' AS (x, y) FROM t"),
 ]
 
@@ -211,7 +214,7 @@ CORPUS = [
 UNREADABLE = {"time-travel-for", "table-query", "table-query-parenthesised", "table-query-in", "table-options",
               "table-query-exists", "table-query-union", "table-queries", "table-query-joined", "table-query-in-union",
               "tvf-table-argument-partitioned", "pipe-extend", "stream-qualified", "table-query-alone-parenthesised",
-              "table-query-in-cte", "table-query-in-ctes"}
+              "table-query-in-cte", "table-query-in-ctes", "stream", "stream-call", "stream-aliased"}
 #: the queries qualify_tables refuses besides those, by engine (not one query, a quoted name with a
 #: dot, or text the engine's sqlglot dialect cannot parse)
 UNQUALIFIABLE = {

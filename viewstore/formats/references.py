@@ -29,9 +29,17 @@ __all__ = ["parse", "tables_read"]
 #: the sqlglot dialect whose WITH makes every CTE visible in all of its CTEs
 _HIVE = "hive"
 
-#: the sqlglot dialects that misread the query ``TABLE t`` (all of ``t``): as the column ``TABLE``
-#: aliased ``t`` (alone, as a CTE's query), in parentheses in FROM as a table named ``TABLE`` aliased ``t``
-_MISREAD_TABLE_QUERY = frozenset({"spark", "spark2", "databricks", "hive"})
+#: the sqlglot dialects that misread Spark's syntax of :func:`parse` (Hive's too: Spark reads the
+#: views of a Hive metastore)
+_MISREAD_SPARK = frozenset({"spark", "spark2", "databricks", "hive"})
+#: the query ``TABLE t`` (all of ``t``): sqlglot reads the column ``TABLE`` aliased ``t`` (alone, as
+#: a CTE's query), or in parentheses in FROM a table named ``TABLE`` aliased ``t``
+_TABLE_QUERY = "a TABLE query (TABLE name): write SELECT * FROM name"
+#: Spark's streaming read ``STREAM t`` or ``STREAM(t)``: sqlglot reads a table named ``STREAM``
+#: aliased ``t``, or a table-valued function ``STREAM``; Spark reads ``FROM stream AS s`` as
+#: ``STREAM`` of a table named ``as``
+_STREAM = "a streaming read (STREAM name, STREAM(name)); Spark reads a table named stream, unquoted and aliased, " \
+          "as one: write `stream`"
 
 _LOGGER = logging.getLogger("sqlglot")
 _inside = threading.local()  # parsing: whether the thread is inside parse()
@@ -54,7 +62,9 @@ def parse(sql: str, dialect: str) -> list[exp.Expr]:
         sqlglot.errors.SqlglotError: sqlglot cannot parse ``sql``, or would misread it: in Spark's and
             Hive's dialects, a ``TABLE t`` query (anywhere: ``WITH c AS (TABLE t)`` too), or a table
             named ``table`` unquoted or a column of that name aliased, which sqlglot cannot tell from
-            one (Spark reads ``FROM (table t)`` as the query ``TABLE t``).
+            one (Spark reads ``FROM (table t)`` as the query ``TABLE t``); Spark's streaming read
+            ``STREAM t`` or ``STREAM(t)``, or a table named ``stream`` unquoted with an alias, which
+            Spark reads as one.
         RecursionError: ``sql`` nests too deeply for sqlglot.
     """
     if _FILTER not in _LOGGER.filters:  # added once, and again should someone have cleared the filters
@@ -64,25 +74,40 @@ def parse(sql: str, dialect: str) -> list[exp.Expr]:
         trees = [tree for tree in sqlglot.parse(sql, read=dialect) if tree is not None]
     finally:
         _inside.parsing = False
-    if dialect in _MISREAD_TABLE_QUERY and any(_misread_table_query(tree) for tree in trees):
-        raise sqlglot.errors.ParseError("sqlglot misreads a TABLE query (TABLE name): write SELECT * FROM name")
+    if dialect in _MISREAD_SPARK:
+        for tree in trees:
+            misread = _misread(tree)
+            if misread:
+                raise sqlglot.errors.ParseError(f"sqlglot misreads {misread}")
     return trees
 
 
-def _misread_table_query(tree: exp.Expr) -> bool:
-    """Whether ``tree`` holds how sqlglot reads ``TABLE t`` (see :func:`parse`).
+def _misread(tree: exp.Expr) -> str | None:
+    """What of Spark's syntax in ``tree`` sqlglot has misread (see :func:`parse`), if anything.
 
     The column ``TABLE`` aliased stands wherever Spark has a query (the whole text, a CTE's, one
     in parentheses): ``SELECT table AS x`` (a column named table) looks the same to sqlglot.
     """
-    if any(isinstance(alias.this, exp.Column) and not alias.this.table and _is_bare_table(alias.this.this)
-           for alias in tree.find_all(exp.Alias)):
-        return True
-    return any(len(table.parts) == 1 and _is_bare_table(table.this) for table in tree.find_all(exp.Table))
+    for node in tree.walk():
+        if isinstance(node, exp.Alias) and isinstance(node.this, exp.Column) and not node.this.table \
+                and _is_bare(node.this.this, "table"):
+            return _TABLE_QUERY
+        if isinstance(node, exp.Table):
+            if len(node.parts) == 1 and _is_bare(node.this, "table"):
+                return _TABLE_QUERY
+            if len(node.parts) == 1 and _is_bare(node.this, "stream") and node.alias or _is_call(node.this, "STREAM"):
+                return _STREAM
+    return None
 
 
-def _is_bare_table(node: exp.Expr | None) -> bool:
-    return isinstance(node, exp.Identifier) and not node.quoted and node.name.lower() == "table"
+def _is_bare(node: exp.Expr | None, name: str) -> bool:
+    """Whether ``node`` is the identifier ``name`` unquoted, in any case."""
+    return isinstance(node, exp.Identifier) and not node.quoted and node.name.lower() == name
+
+
+def _is_call(node: exp.Expr | None, name: str) -> bool:
+    """Whether ``node`` is a call of a function sqlglot does not know, named ``name`` (upper case)."""
+    return isinstance(node, exp.Anonymous) and node.name.upper() == name
 
 
 def tables_read(tree: exp.Expr, dialect: str) -> list[exp.Table]:
