@@ -149,6 +149,15 @@ def test_a_streaming_read_sqlglot_would_misread_is_not_parsed(sql, dialect):
         parse(sql, dialect)
 
 
+@pytest.mark.parametrize("sql", ["SELECT * FROM IDENTIFIER('orders')", "SELECT * FROM t WHERE x IN (SELECT x FROM "
+                                 "identifier('db' || '.u') AS u)"])
+def test_a_table_named_with_identifier_is_not_parsed(sql):
+    """sqlglot reads Spark's IDENTIFIER('orders') in FROM as a table function: it read no table."""
+    with pytest.raises(sqlglot.errors.ParseError, match="misreads a table named with IDENTIFIER"):
+        parse(sql, "spark")
+    assert read("SELECT IDENTIFIER('x') FROM t") == ["t"]  # a column so named: no table
+
+
 def test_a_table_named_stream_that_sqlglot_reads_right_is_parsed():
     assert read("SELECT * FROM stream, `stream` s JOIN db.stream x ON true JOIN t AS stream ON true") == \
         ["stream", "stream", "db.stream", "t"]

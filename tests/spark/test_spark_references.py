@@ -182,6 +182,9 @@ CORPUS = [
     ("cube-order-by-all", "SELECT a, b, count(*) AS n FROM t GROUP BY CUBE(a, b) ORDER BY ALL"),
     ("like-any", "SELECT * FROM t WHERE x LIKE ANY ('a%', 'b%')"),
     ("identifier-column", "SELECT IDENTIFIER('col') FROM t"),
+    ("identifier", "SELECT * FROM IDENTIFIER('orders') JOIN IDENTIFIER('shop.items') i ON true"),
+    ("identifier-expression", "SELECT * FROM IDENTIFIER('shop' || '.orders') AS o"),
+    ("identifier-in-subquery", "SELECT * FROM t WHERE x IN (SELECT y FROM IDENTIFIER('`u v`'))"),
     ("time-travel", "SELECT * FROM orders VERSION AS OF 3 JOIN items TIMESTAMP AS OF '2024-01-01' ON true"),
     ("time-travel-for", "SELECT * FROM orders FOR SYSTEM_VERSION AS OF 3 AS o"),
     ("time-travel-expressions", "SELECT * FROM t TIMESTAMP AS OF current_timestamp() - INTERVAL 1 DAY "
@@ -214,7 +217,8 @@ CORPUS = [
 UNREADABLE = {"time-travel-for", "table-query", "table-query-parenthesised", "table-query-in", "table-options",
               "table-query-exists", "table-query-union", "table-queries", "table-query-joined", "table-query-in-union",
               "tvf-table-argument-partitioned", "pipe-extend", "stream-qualified", "table-query-alone-parenthesised",
-              "table-query-in-cte", "table-query-in-ctes", "stream", "stream-call", "stream-aliased"}
+              "table-query-in-cte", "table-query-in-ctes", "stream", "stream-call", "stream-aliased",
+              "identifier", "identifier-expression", "identifier-in-subquery"}
 #: the queries qualify_tables refuses besides those, by engine (not one query, a quoted name with a
 #: dot, or text the engine's sqlglot dialect cannot parse)
 UNQUALIFIABLE = {

@@ -40,6 +40,8 @@ _TABLE_QUERY = "a TABLE query (TABLE name): write SELECT * FROM name"
 #: ``STREAM`` of a table named ``as``
 _STREAM = "a streaming read (STREAM name, STREAM(name)); Spark reads a table named stream, unquoted and aliased, " \
           "as one: write `stream`"
+#: Spark's ``IDENTIFIER('t')`` in FROM, a table named by a constant string: sqlglot reads a table function
+_IDENTIFIER = "a table named with IDENTIFIER(...): write the name"
 
 _LOGGER = logging.getLogger("sqlglot")
 _inside = threading.local()  # parsing: whether the thread is inside parse()
@@ -64,7 +66,7 @@ def parse(sql: str, dialect: str) -> list[exp.Expr]:
             named ``table`` unquoted or a column of that name aliased, which sqlglot cannot tell from
             one (Spark reads ``FROM (table t)`` as the query ``TABLE t``); Spark's streaming read
             ``STREAM t`` or ``STREAM(t)``, or a table named ``stream`` unquoted with an alias, which
-            Spark reads as one.
+            Spark reads as one; a table named with ``IDENTIFIER('t')``.
         RecursionError: ``sql`` nests too deeply for sqlglot.
     """
     if _FILTER not in _LOGGER.filters:  # added once, and again should someone have cleared the filters
@@ -97,6 +99,8 @@ def _misread(tree: exp.Expr) -> str | None:
                 return _TABLE_QUERY
             if len(node.parts) == 1 and _is_bare(node.this, "stream") and node.alias or _is_call(node.this, "STREAM"):
                 return _STREAM
+            if _is_call(node.this, "IDENTIFIER"):
+                return _IDENTIFIER
     return None
 
 
