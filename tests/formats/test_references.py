@@ -158,6 +158,20 @@ def test_a_table_named_with_identifier_is_not_parsed(sql):
     assert read("SELECT IDENTIFIER('x') FROM t") == ["t"]  # a column so named: no table
 
 
+@pytest.mark.parametrize("sql", ["SELECT * FROM f(TABLE(events))", "SELECT * FROM f(TABLE(db.events), 3)",
+                                 "SELECT * FROM f(TABLE(IDENTIFIER('events')))", "SELECT * FROM f(TABLE(c.n1.n2.t))"])
+def test_a_table_argument_naming_its_table_is_not_parsed(sql):
+    """sqlglot reads Spark's table argument TABLE(events) as a call with the column events: it read no table."""
+    with pytest.raises(sqlglot.errors.ParseError, match="misreads a table argument naming its table"):
+        parse(sql, "spark")
+
+
+def test_a_table_argument_sqlglot_reads_right_is_parsed():
+    assert read("SELECT * FROM f(TABLE(SELECT * FROM events))") == ["events"]  # a query
+    for call in ("split_tags(tags)", "`cat`.`db`.`split_tags`(tags)"):  # Flink's calls
+        assert read(f"SELECT * FROM orders, LATERAL TABLE({call}) AS t(tag)") == ["orders"]
+
+
 def test_a_table_named_stream_that_sqlglot_reads_right_is_parsed():
     assert read("SELECT * FROM stream, `stream` s JOIN db.stream x ON true JOIN t AS stream ON true") == \
         ["stream", "stream", "db.stream", "t"]

@@ -146,6 +146,9 @@ CORPUS = [
     ("tvf-generators-more", "SELECT * FROM json_tuple('{}', 'a') JOIN stack(2, 1, 2) ON true"),
     ("tvf-table-argument-query", "SELECT * FROM my_udtf(TABLE(SELECT * FROM events WHERE x > 0))"),
     ("tvf-table-argument-partitioned", "SELECT * FROM my_udtf(TABLE(events) PARTITION BY user_id ORDER BY ts)"),
+    ("tvf-table-argument", "SELECT * FROM my_udtf(TABLE(events))"),
+    ("tvf-table-argument-nested", "SELECT * FROM t WHERE EXISTS (SELECT * FROM my_udtf(TABLE(shop.events), 3))"),
+    ("tvf-table-argument-identifier", "SELECT * FROM my_udtf(TABLE(IDENTIFIER('events')))"),
     ("lateral-view-alias-against-table", "SELECT * FROM t LATERAL VIEW explode(x) c AS y "
                                          "WHERE EXISTS (SELECT * FROM c)"),
     ("lateral-view-quoted-alias", "SELECT * FROM t LATERAL VIEW explode(x) `table` AS y"),
@@ -218,7 +221,8 @@ UNREADABLE = {"time-travel-for", "table-query", "table-query-parenthesised", "ta
               "table-query-exists", "table-query-union", "table-queries", "table-query-joined", "table-query-in-union",
               "tvf-table-argument-partitioned", "pipe-extend", "stream-qualified", "table-query-alone-parenthesised",
               "table-query-in-cte", "table-query-in-ctes", "stream", "stream-call", "stream-aliased",
-              "identifier", "identifier-expression", "identifier-in-subquery"}
+              "identifier", "identifier-expression", "identifier-in-subquery", "tvf-table-argument",
+              "tvf-table-argument-nested", "tvf-table-argument-identifier"}
 #: the queries qualify_tables refuses besides those, by engine (not one query, a quoted name with a
 #: dot, or text the engine's sqlglot dialect cannot parse)
 UNQUALIFIABLE = {

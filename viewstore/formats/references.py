@@ -42,6 +42,9 @@ _STREAM = "a streaming read (STREAM name, STREAM(name)); Spark reads a table nam
           "as one: write `stream`"
 #: Spark's ``IDENTIFIER('t')`` in FROM, a table named by a constant string: sqlglot reads a table function
 _IDENTIFIER = "a table named with IDENTIFIER(...): write the name"
+#: a table argument of a table function, ``f(TABLE(t))``: sqlglot reads the column ``t`` (a query,
+#: ``TABLE(SELECT * FROM t)``, it reads right; so it does Flink's ``TABLE(f(x))``, a call)
+_TABLE_ARGUMENT = "a table argument naming its table (TABLE(name)): write TABLE(SELECT * FROM name)"
 
 _LOGGER = logging.getLogger("sqlglot")
 _inside = threading.local()  # parsing: whether the thread is inside parse()
@@ -66,7 +69,8 @@ def parse(sql: str, dialect: str) -> list[exp.Expr]:
             named ``table`` unquoted or a column of that name aliased, which sqlglot cannot tell from
             one (Spark reads ``FROM (table t)`` as the query ``TABLE t``); Spark's streaming read
             ``STREAM t`` or ``STREAM(t)``, or a table named ``stream`` unquoted with an alias, which
-            Spark reads as one; a table named with ``IDENTIFIER('t')``.
+            Spark reads as one; a table named with ``IDENTIFIER('t')``; a table argument of a table
+            function that names its table, ``f(TABLE(t))``.
         RecursionError: ``sql`` nests too deeply for sqlglot.
     """
     if _FILTER not in _LOGGER.filters:  # added once, and again should someone have cleared the filters
@@ -101,12 +105,22 @@ def _misread(tree: exp.Expr) -> str | None:
                 return _STREAM
             if _is_call(node.this, "IDENTIFIER"):
                 return _IDENTIFIER
+        if _is_call(node, "TABLE") and any(_names_a_table(arg) for arg in node.expressions):
+            return _TABLE_ARGUMENT
     return None
 
 
 def _is_bare(node: exp.Expr | None, name: str) -> bool:
     """Whether ``node`` is the identifier ``name`` unquoted, in any case."""
     return isinstance(node, exp.Identifier) and not node.quoted and node.name.lower() == name
+
+
+def _names_a_table(argument: exp.Expr) -> bool:
+    """Whether ``argument`` of ``TABLE(...)`` is a name (``t``, ``db.t``, ``IDENTIFIER('t')``), not a
+    query nor a call (Flink's ``TABLE(db.f(x))``)."""
+    if isinstance(argument, exp.Dot):
+        return not isinstance(argument.expression, exp.Func)
+    return isinstance(argument, exp.Column) or _is_call(argument, "IDENTIFIER")
 
 
 def _is_call(node: exp.Expr | None, name: str) -> bool:
