@@ -172,6 +172,20 @@ def test_a_table_argument_sqlglot_reads_right_is_parsed():
         assert read(f"SELECT * FROM orders, LATERAL TABLE({call}) AS t(tag)") == ["orders"]
 
 
+@pytest.mark.parametrize("sql", ["SELECT * FROM select", "SELECT * FROM select s JOIN t ON true",
+                                 "SELECT * FROM t JOIN select ON true", "SELECT * FROM t limit, u",
+                                 "SELECT * FROM t AS join JOIN u ON true",
+                                 "SELECT all FROM t", "SELECT distinct FROM t"])
+def test_a_keyword_spark_reads_as_a_name_is_not_parsed(sql):
+    """Spark reads `FROM select` as the table select (sqlglot: a query of nothing), `t limit, u` as t
+    aliased limit joined with u (sqlglot: LIMIT u), `t AS join JOIN u` as t and the table JOIN, and
+    `SELECT all FROM t` as the column FROM aliased t."""
+    with pytest.raises(sqlglot.errors.ParseError, match="misreads a keyword used as a name"):
+        parse(sql, "spark")
+    assert read("SELECT * FROM t AS `limit`, `select` JOIN u AS `join` ON true JOIN v offset ON true LIMIT 1") == \
+        ["t", "select", "u", "v"]
+
+
 def test_a_table_named_stream_that_sqlglot_reads_right_is_parsed():
     assert read("SELECT * FROM stream, `stream` s JOIN db.stream x ON true JOIN t AS stream ON true") == \
         ["stream", "stream", "db.stream", "t"]

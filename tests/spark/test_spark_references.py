@@ -55,6 +55,10 @@ CORPUS = [
     ("semicolon", "SELECT * FROM orders;"),
     ("stream-named-table", "SELECT * FROM stream, t JOIN `stream` s ON true"),
     ("stream-named-table-lateral-view", "SELECT * FROM stream LATERAL VIEW explode(x) e AS y"),
+    ("keyword-table-select", "SELECT * FROM select JOIN t ON true"),
+    ("keyword-alias-limit", "SELECT * FROM t limit, u"),
+    ("keyword-alias-join", "SELECT * FROM t AS join JOIN u ON true"),  # the table JOIN aliased u, to Spark
+    ("limits", "SELECT * FROM (SELECT * FROM t LIMIT ALL) JOIN (SELECT * FROM u LIMIT 1 + 2 OFFSET 1) ON true"),
     # -- aliases ---------------------------------------------------------------------------------
     ("alias-like-table", "SELECT customers.id FROM shop.orders AS customers JOIN items ON true"),
     ("alias-of-other", "SELECT * FROM a AS b JOIN b AS a ON a.x = b.x"),
@@ -222,7 +226,8 @@ UNREADABLE = {"time-travel-for", "table-query", "table-query-parenthesised", "ta
               "tvf-table-argument-partitioned", "pipe-extend", "stream-qualified", "table-query-alone-parenthesised",
               "table-query-in-cte", "table-query-in-ctes", "stream", "stream-call", "stream-aliased",
               "identifier", "identifier-expression", "identifier-in-subquery", "tvf-table-argument",
-              "tvf-table-argument-nested", "tvf-table-argument-identifier"}
+              "tvf-table-argument-nested", "tvf-table-argument-identifier", "keyword-table-select",
+              "keyword-alias-limit", "keyword-alias-join"}
 #: the queries qualify_tables refuses besides those, by engine (not one query, a quoted name with a
 #: dot, or text the engine's sqlglot dialect cannot parse)
 UNQUALIFIABLE = {

@@ -45,6 +45,10 @@ _IDENTIFIER = "a table named with IDENTIFIER(...): write the name"
 #: a table argument of a table function, ``f(TABLE(t))``: sqlglot reads the column ``t`` (a query,
 #: ``TABLE(SELECT * FROM t)``, it reads right; so it does Flink's ``TABLE(f(x))``, a call)
 _TABLE_ARGUMENT = "a table argument naming its table (TABLE(name)): write TABLE(SELECT * FROM name)"
+#: a keyword Spark reads as a name where sqlglot reads the keyword: ``FROM select`` (a table, to
+#: sqlglot a query selecting nothing), ``FROM t limit, u`` (an alias, to sqlglot the limit u),
+#: ``FROM t AS join JOIN u`` (to Spark a table named JOIN aliased u), ``SELECT all FROM t``
+_KEYWORD_NAME = "a keyword used as a name (a table named select, an alias named limit or join): quote it"
 
 _LOGGER = logging.getLogger("sqlglot")
 _inside = threading.local()  # parsing: whether the thread is inside parse()
@@ -70,7 +74,8 @@ def parse(sql: str, dialect: str) -> list[exp.Expr]:
             one (Spark reads ``FROM (table t)`` as the query ``TABLE t``); Spark's streaming read
             ``STREAM t`` or ``STREAM(t)``, or a table named ``stream`` unquoted with an alias, which
             Spark reads as one; a table named with ``IDENTIFIER('t')``; a table argument of a table
-            function that names its table, ``f(TABLE(t))``.
+            function that names its table, ``f(TABLE(t))``; a keyword Spark reads as a name there
+            (``FROM select``, ``FROM t limit, u``, ``FROM t AS join JOIN u``, ``SELECT all FROM t``).
         RecursionError: ``sql`` nests too deeply for sqlglot.
     """
     if _FILTER not in _LOGGER.filters:  # added once, and again should someone have cleared the filters
@@ -107,6 +112,11 @@ def _misread(tree: exp.Expr) -> str | None:
                 return _IDENTIFIER
         if _is_call(node, "TABLE") and any(_names_a_table(arg) for arg in node.expressions):
             return _TABLE_ARGUMENT
+        if isinstance(node, exp.Select) and (not node.expressions or isinstance(node.parent, (exp.From, exp.Join))) \
+                or isinstance(node, exp.Limit) and any(not _is_bare(column.this, "all")  # Hive's LIMIT ALL
+                                                       for column in node.find_all(exp.Column)) \
+                or isinstance(node, exp.TableAlias) and _is_bare(node.this, "join"):
+            return _KEYWORD_NAME
     return None
 
 
