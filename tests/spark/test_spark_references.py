@@ -87,6 +87,12 @@ CORPUS = [
                           "FROM t"),
     ("casts", "SELECT CAST(x AS STRUCT<a: INT, b: STRING>) AS s, x::int AS i, try_cast(y AS DATE) AS d FROM t"),
     ("named-arguments", "SELECT mask(x, upperChar => 'X') AS m FROM t"),
+    ("non-ascii", "SELECT 'é€😀' AS x FROM t JOIN `naïve` ON true JOIN `ünïcödé tablé` ON true"),
+    ("crlf-tabs", "SELECT *\r\nFROM\tt\r\n-- c\r\nJOIN\tu ON true"),
+    ("leading-comments", "/* leading */ -- and a line\nSELECT /* FROM fake */ * FROM t"),
+    ("comment-after-literal", "SELECT * FROM t WHERE s = 'FROM fake' -- 'x\n AND u IN (SELECT u FROM v)"),
+    ("keywords-in-fields", "SELECT a['FROM x'] AS f, s.`FROM` AS g, named_struct('table', 1) AS h, x AS `table` "
+                           "FROM t WHERE x = 'TABLE u'"),
     # -- CTEs ------------------------------------------------------------------------------------
     ("cte", "WITH c AS (SELECT * FROM orders) SELECT * FROM c"),
     ("cte-case", "WITH Recent AS (SELECT * FROM orders) SELECT * FROM RECENT"),
@@ -107,10 +113,35 @@ CORPUS = [
     ("cte-parenthesised-union", "WITH c AS (SELECT 1 AS x) (SELECT * FROM c) UNION ALL (SELECT * FROM d)"),
     ("cte-named-like-tvf", "WITH range AS (SELECT * FROM t) SELECT * FROM range"),
     ("cte-in-lateral", "WITH c AS (SELECT 1 AS k) SELECT * FROM t, LATERAL (SELECT * FROM c WHERE c.k = t.k) s"),
+    ("cte-self-in-subquery", "WITH a AS (SELECT * FROM x WHERE y IN (SELECT y FROM a)) SELECT * FROM a"),
+    ("cte-forward-from-nested", "WITH a AS (SELECT * FROM (WITH b AS (SELECT 1) SELECT * FROM c) s), c AS (SELECT 2) "
+                                "SELECT * FROM a"),
+    ("cte-nested-same-name", "WITH a AS (WITH a AS (SELECT * FROM a) SELECT * FROM a) SELECT * FROM a"),
+    ("cte-nested-reads-outer", "WITH t AS (SELECT 1 AS x), u AS (WITH t AS (SELECT * FROM t) SELECT * FROM t) "
+                               "SELECT * FROM u"),
+    ("cte-beside-subquery", "SELECT * FROM (WITH c AS (SELECT 1 AS x) SELECT * FROM c) s1, (SELECT * FROM c) s2"),
+    ("cte-in-scalar-subquery", "SELECT (WITH c AS (SELECT 1 AS x) SELECT max(x) FROM c) AS m FROM c"),
+    ("cte-in-union-branch", "WITH c AS (SELECT 1 AS x) SELECT * FROM c "
+                            "UNION ALL (WITH d AS (SELECT * FROM c) SELECT * FROM d)"),
+    ("cte-union-branch-only", "(WITH c AS (SELECT 1 AS x) SELECT * FROM c) UNION ALL SELECT * FROM c"),
+    ("cte-quoted-names", "WITH `My Cte` AS (SELECT 1 AS x), C1 AS (SELECT 2 AS x) SELECT * FROM `my cte`, `c1`"),
+    ("cte-in-exists", "WITH a AS (SELECT 1 AS x) SELECT * FROM t WHERE EXISTS (WITH b AS (SELECT * FROM a) "
+                      "SELECT * FROM b, c)"),
+    ("cte-in-join-lateral", "WITH a AS (SELECT 1 AS k) SELECT * FROM t "
+                            "JOIN LATERAL (WITH a AS (SELECT * FROM a) SELECT * FROM a) s ON true"),
+    ("cte-from-first-union", "WITH a AS (SELECT 1 AS x) FROM a SELECT * UNION ALL FROM b SELECT *"),
+    ("cte-against-qualified", "WITH a AS (SELECT 1 AS x) SELECT * FROM spark_catalog.default.a "
+                              "JOIN default.a ON true JOIN a ON true"),
+    ("cte-pivot-sample", "WITH a AS (SELECT 1 AS x) SELECT * FROM a PIVOT (count(*) FOR x IN (1)) "
+                         "JOIN a TABLESAMPLE (50 PERCENT) ON true"),
     ("recursive", "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT * FROM r"),
     ("recursive-tree", "WITH RECURSIVE r AS (SELECT id, parent FROM nodes WHERE parent IS NULL UNION ALL "
                        "SELECT n.id, n.parent FROM nodes n JOIN r ON n.parent = r.id) SELECT * FROM r"),
     ("recursive-forward", "WITH RECURSIVE a AS (SELECT * FROM b), b AS (SELECT 1 AS x) SELECT * FROM a"),
+    ("recursive-then-cte", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 3), "
+                           "s AS (SELECT * FROM r) SELECT * FROM s"),
+    ("recursive-subquery", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL "
+                           "SELECT n + 1 FROM r WHERE n < (SELECT max(k) FROM lim)) SELECT * FROM r"),
     # -- subqueries ------------------------------------------------------------------------------
     ("scalar-subquery", "SELECT id, (SELECT count(*) FROM items i WHERE i.oid = o.id) AS n FROM orders o"),
     ("exists", "SELECT * FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.id = a.id) "
@@ -131,6 +162,9 @@ CORPUS = [
     ("left-lateral", "SELECT * FROM a LEFT OUTER JOIN LATERAL (SELECT * FROM b WHERE b.k = a.k) s ON true"),
     ("self-join", "SELECT * FROM t1 JOIN t2 ON t1.a = t2.a JOIN t1 t3 ON t3.a = t2.a"),
     ("full-right-using", "SELECT * FROM a FULL JOIN b USING (k) RIGHT JOIN c USING (k)"),
+    ("parenthesised-join-alias", "SELECT * FROM (t1 JOIN t2 USING (k)) AS j NATURAL FULL OUTER JOIN t3"),
+    ("subquery-in-join-condition", "SELECT * FROM t JOIN u ON t.x = u.x AND t.y IN (SELECT y FROM v)"),
+    ("lateral-without-from", "SELECT * FROM t CROSS JOIN u CROSS JOIN LATERAL (SELECT t.x + u.y AS z)"),
     # -- generators and table-valued functions ---------------------------------------------------
     ("lateral-view-explode", "SELECT o.id, item FROM orders o LATERAL VIEW explode(o.items) t AS item"),
     ("lateral-view-posexplode", "SELECT id, pos, v FROM orders LATERAL VIEW OUTER posexplode(vals) exploded AS pos, v"),
@@ -169,6 +203,7 @@ CORPUS = [
     ("values", "SELECT * FROM VALUES (1, 'a'), (2, 'b') AS v(id, name) JOIN t ON v.id = t.id"),
     ("values-parenthesised", "SELECT * FROM (VALUES (1), (2)) AS v(x) WHERE x IN (VALUES 1, 2)"),
     ("values-query", "VALUES (1, 2), (3, 4)"),
+    ("no-table", "SELECT 1 AS x UNION ALL SELECT * FROM (SELECT 2 AS x)"),
     ("values-subquery", "SELECT * FROM VALUES ('a', (SELECT max(x) FROM u)) AS v(k, m) JOIN w ON true"),
     ("from-first", "FROM orders o SELECT o.id, o.amount WHERE o.amount > 0"),
     ("from-first-nested", "FROM (FROM t SELECT *) s SELECT *"),
@@ -176,6 +211,7 @@ CORPUS = [
     ("set-operations", "SELECT x FROM a UNION SELECT x FROM b INTERSECT SELECT x FROM c EXCEPT ALL SELECT x FROM d "
                        "MINUS SELECT x FROM e"),
     ("set-parenthesised", "(SELECT * FROM a) UNION (SELECT * FROM b ORDER BY 1 LIMIT 3) ORDER BY 1"),
+    ("set-nested", "SELECT * FROM ((SELECT 1 AS x) UNION (SELECT x FROM u)) EXCEPT DISTINCT SELECT * FROM v"),
     ("exists-function", "SELECT * FROM t WHERE exists(arr, x -> x > 1) AND NOT exists(arr, x -> x IS NULL)"),
     ("lambdas", "SELECT transform(arr, x -> x + 1) AS a, filter(arr, orders -> orders > 0) AS f, "
                 "aggregate(arr, 0, (acc, x) -> acc + x) AS s FROM arrays"),
@@ -194,6 +230,8 @@ CORPUS = [
     ("identifier-in-subquery", "SELECT * FROM t WHERE x IN (SELECT y FROM IDENTIFIER('`u v`'))"),
     ("time-travel", "SELECT * FROM orders VERSION AS OF 3 JOIN items TIMESTAMP AS OF '2024-01-01' ON true"),
     ("time-travel-for", "SELECT * FROM orders FOR SYSTEM_VERSION AS OF 3 AS o"),
+    ("time-travel-system", "SELECT * FROM t SYSTEM_VERSION AS OF 1 JOIN u SYSTEM_TIME AS OF '2024-01-01' ON true"),
+    ("watermark", "SELECT * FROM orders WATERMARK ts DELAY OF INTERVAL 1 MINUTE AS o"),
     ("time-travel-expressions", "SELECT * FROM t TIMESTAMP AS OF current_timestamp() - INTERVAL 1 DAY "
                                 "JOIN u VERSION AS OF 'v1' AS old ON true"),
     ("table-query", "TABLE orders"),
@@ -221,7 +259,7 @@ CORPUS = [
 ]
 
 #: the queries viewstore refuses (sqlglot cannot read them, or would misread them)
-UNREADABLE = {"time-travel-for", "table-query", "table-query-parenthesised", "table-query-in", "table-options",
+UNREADABLE = {"time-travel-for", "time-travel-system", "watermark", "table-query", "table-query-parenthesised", "table-query-in", "table-options",
               "table-query-exists", "table-query-union", "table-queries", "table-query-joined", "table-query-in-union",
               "tvf-table-argument-partitioned", "pipe-extend", "stream-qualified", "table-query-alone-parenthesised",
               "table-query-in-cte", "table-query-in-ctes", "stream", "stream-call", "stream-aliased",
@@ -240,6 +278,9 @@ HIVE_CTES = {
     "cte-shadows-table": {("orders",)},
     "cte-forward": {("b",)},
     "recursive-forward": {("b",)},
+    "cte-self-in-subquery": {("a",)},
+    "cte-forward-from-nested": {("c",)},
+    "cte-nested-same-name": {("a",)},
 }
 
 
