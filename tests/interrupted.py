@@ -20,7 +20,7 @@ def interrupted(code: str) -> subprocess.CompletedProcess:
     proc = subprocess.Popen([sys.executable, "-c", prelude + code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     assert proc.stdout.readline() == "start\n"
-    time.sleep(0.5)  # the query is running by now
+    time.sleep(1)  # the query is running by now (it starts right after the line is printed)
     proc.send_signal(signal.SIGINT)
     try:
         out, err = proc.communicate(timeout=60)  # a query that never sees the signal runs on
