@@ -380,14 +380,44 @@ def test_create_view_never_runs_a_statement(spark, store, data, ns):
     assert store.event_count() == 0
 
 
-def test_create_view_refuses_temporary_views(spark, store, ns):
+@pytest.mark.parametrize("query, kind, name", [
+    ("SELECT x FROM scratch", "VIEW", "scratch"),
+    # shapes sqlglot does not read (the check was sqlglot's): these were stored
+    ("TABLE scratch", "VIEW", "scratch"),
+    ("SELECT * FROM IDENTIFIER('scratch')", "VIEW", "scratch"),
+    ("WITH c AS (TABLE scratch) SELECT x FROM c", "VIEW", "scratch"),
+    ("SELECT 1 AS y WHERE EXISTS (SELECT * FROM (TABLE scratch))", "VIEW", "scratch"),
+    # temporary functions and session variables were never looked for: these were stored too
+    ("SELECT scratch_twice(2) AS y", "FUNCTION", "scratch_twice"),
+    ("SELECT 1 AS y WHERE 4 IN (SELECT system.session.scratch_twice(2))", "FUNCTION", "scratch_twice"),
+    ("SELECT scratch_plus_one(1) AS y", "FUNCTION", "scratch_plus_one"),
+    ("SELECT scratch_var AS y", "VARIABLE", "scratch_var"),
+])
+def test_create_view_refuses_what_only_this_session_has(spark, store, ns, query, kind, name):
+    """Spark's own check of a persistent view: no temporary view, temporary function or session variable."""
     spark.sql("CREATE OR REPLACE TEMPORARY VIEW scratch AS SELECT 1 AS x")
+    spark.sql("CREATE OR REPLACE TEMPORARY FUNCTION scratch_twice(x INT) RETURNS INT RETURN x * 2")
+    spark.udf.register("scratch_plus_one", lambda x: x + 1, "int")
+    spark.sql("DECLARE OR REPLACE VARIABLE scratch_var INT DEFAULT 7")
     try:
-        with pytest.raises(ValidationError, match="INVALID_TEMP_OBJ_REFERENCE"):
-            create_view(spark, store, f"{ns}.v", "SELECT x FROM scratch")
+        with pytest.raises(ValidationError, match=rf"INVALID_TEMP_OBJ_REFERENCE.*`{ns}`\.`v`.*"
+                                                  rf"temporary object `{name}` of the type {kind}"):
+            create_view(spark, store, f"{ns}.v", query)
     finally:
         spark.catalog.dropTempView("scratch")
+        spark.sql("DROP TEMPORARY FUNCTION IF EXISTS scratch_twice")
+        spark.sql("DROP TEMPORARY FUNCTION IF EXISTS scratch_plus_one")
+        spark.sql("DROP TEMPORARY VARIABLE IF EXISTS scratch_var")
     assert store.event_count() == 0
+
+
+def test_create_view_takes_a_cte_named_like_a_temporary_view(spark, store, ns):
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW scratch AS SELECT 1 AS x")
+    try:
+        view = create_view(spark, store, f"{ns}.v", "WITH scratch AS (SELECT 2 AS x) SELECT x FROM scratch")
+        assert [c.name for c in view.columns] == ["x"] and store.event_count() == 1
+    finally:
+        spark.catalog.dropTempView("scratch")
 
 
 # -- sql: view DDL ---------------------------------------------------------------------------------

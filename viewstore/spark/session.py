@@ -1296,19 +1296,72 @@ def _analyze(spark: SparkSession, query: str, context: str, name: str) -> T.Stru
     return parse_schema(_analyze_json(spark, query, context, name))
 
 
-def _analyze_json(spark: SparkSession, query: str, context: str, name: str) -> dict[str, Any]:
-    """:func:`_analyze`, with the schema in Spark's own JSON form; ``name`` is the view's."""
+def _analyze_json(spark: SparkSession, query: str, context: str, name: str,
+                  persistent: Identifier | None = None) -> dict[str, Any]:
+    """:func:`_analyze`, with the schema in Spark's own JSON form; ``name`` is the view's.
+
+    With ``persistent`` (the view's name in the session catalog), the query is also checked as
+    Spark checks a persistent view's (:func:`_refuse_temporary_objects`).
+    """
     if not isinstance(query, str) or not query.strip():
         raise ValidationError(f"{context}: the SQL is empty")
     session = _jsession(spark)
     try:
         with _verbatim(spark):  # the text as stored, ``${...}`` included
-            session.sessionState().sqlParser().parseQuery(query)
-            schema_json = session.sql(query).schema().json()
+            parsed = session.sessionState().sqlParser().parseQuery(query)
+            frame = session.sql(query)
+            schema_json = frame.schema().json()
+            if persistent is not None:
+                _refuse_temporary_objects(spark, parsed, frame.queryExecution().analyzed(), persistent)
     except _SPARK_ERRORS as e:
         raise _spark_error(spark, e, context, f"analyze the SQL of view {name}") from e
     schema: dict[str, Any] = json.loads(schema_json)  # a StructType's JSON: an object
     return schema
+
+
+def _refuse_temporary_objects(spark: SparkSession, parsed: Any, analyzed: Any, identifier: Identifier) -> None:
+    """Spark's own check of a persistent view's query: it may read no temporary view, temporary
+    function or session variable, which other sessions do not have (``INVALID_TEMP_OBJ_REFERENCE``,
+    raised as Spark's error).
+
+    Spark's ``ViewHelper.verifyTemporaryObjectsNotExists`` finds the views and variables in the
+    analyzed plan, subqueries included, whatever the SQL's shape (``TABLE t``, ``IDENTIFIER('t')``);
+    the temporary functions it is given, as Spark's own CREATE VIEW gives them: the functions the
+    parsed query calls by a session name (``f``, ``session.f``, ``system.session.f``) that are
+    temporary functions of the session, read from the parsed plan's JSON.
+    """
+    jvm = _jvm(spark)
+    catalog = _jsession(spark).sessionState().catalog()
+    functions: list[str] = []
+    for parts in _called_functions(json.loads(parsed.toJSON())):
+        session_name = len(parts) == 1 or [p.lower() for p in parts[:-1]] in (["session"], ["system", "session"])
+        if session_name and parts[-1] not in functions \
+                and catalog.isTemporaryFunction(jvm.org.apache.spark.sql.catalyst.FunctionIdentifier.apply(parts[-1])):
+            functions.append(parts[-1])
+    converters = jvm.scala.jdk.javaapi.CollectionConverters
+    name = converters.asScala(list(identifier)).toSeq()  # as the store names the view
+    jvm.org.apache.spark.sql.execution.command.ViewHelper.verifyTemporaryObjectsNotExists(
+        False, name, analyzed, converters.asScala(functions).toSeq())
+
+
+def _called_functions(tree: Any) -> list[list[str]]:
+    """The name parts of every function call (``UnresolvedFunction``) in a parsed plan's JSON, in order.
+
+    Spark writes the parts as the text of a Scala list, ``"[system, session, f]"``: a part holding
+    ", " itself (a name in backquotes) is read as two, so such a function is not found.
+    """
+    found, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            parts = node.get("nameParts")
+            if str(node.get("class", "")).endswith(".UnresolvedFunction") and isinstance(parts, str) \
+                    and parts.startswith("[") and parts.endswith("]"):
+                found.append(parts[1:-1].split(", "))
+            todo.extend(reversed(list(node.values())))
+        elif isinstance(node, list):
+            todo.extend(reversed(node))
+    return found
 
 
 def _view_schema(analyzed: dict[str, Any], columns: Sequence[Column]) -> dict[str, Any]:
@@ -1323,19 +1376,6 @@ def _view_schema(analyzed: dict[str, Any], columns: Sequence[Column]) -> dict[st
             metadata[COLLATIONS_KEY] = renamed_collations(collations, item["name"], column.name)
         fields.append({**item, "name": column.name, "metadata": metadata})
     return {**analyzed, "fields": fields}
-
-
-def _temporary_references(spark: SparkSession, query: str) -> list[str]:
-    """Temporary views the query reads (a stored view must not depend on one session's objects)."""
-    refs = table_references(query) or set()
-    catalog = _jsession(spark).sessionState().catalog()
-    found = []
-    for ref in sorted(refs):
-        if len(ref) == 1 and catalog.getTempView(ref[0]).isDefined():
-            found.append(ref[0])
-        elif len(ref) == 2 and ref[0] == "global_temp" and catalog.getGlobalTempView(ref[1]).isDefined():
-            found.append(".".join(ref))
-    return found
 
 
 def _prepare(spark: SparkSession, identifier: Identifier, query: str, *, column_names: Sequence[
@@ -1358,19 +1398,15 @@ def _prepare(spark: SparkSession, identifier: Identifier, query: str, *, column_
         raise ValidationError("column_comments must be a dict of column name to comment")
     props = validate_properties(properties)
     query = query.strip()
-    analyzed = _analyze_json(spark, query, context, identifier_str(identifier))
-    schema = parse_schema(analyzed)
     if len(identifier) != 2:
         raise ValidationError(f"{context}: [REQUIRES_SINGLE_PART_NAMESPACE] a Spark view lives in a "
                               f"database: use 'database.view', not {identifier_str(identifier)!r}")
+    analyzed = _analyze_json(spark, query, context, identifier_str(identifier), persistent=identifier)
+    schema = parse_schema(analyzed)
     unnamed = [f.name for f in schema.fields if (f.metadata or {}).get(_AUTO_ALIAS)]
     if unnamed:
         raise ValidationError(f"{context}: [CREATE_PERMANENT_VIEW_WITHOUT_ALIAS] give these expressions a "
                               f"name with AS: {', '.join(unnamed)}")
-    temporary = _temporary_references(spark, query)
-    if temporary:
-        raise ValidationError(f"{context}: [INVALID_TEMP_OBJ_REFERENCE] the query reads the temporary "
-                              f"view(s) {', '.join(temporary)}, which other sessions do not have")
     query_names = [f.name for f in schema.fields]
     columns = schema_to_columns(schema)
     if column_names:
