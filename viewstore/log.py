@@ -472,14 +472,14 @@ def _let_signals_run() -> int:
 def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> QueryRows:
     """Run an ad-hoc SELECT on a read-only connection (sqlite-utils), for audit questions.
 
-    Returns:
-        The rows as dicts, with the column names in ``columns`` (see :class:`QueryRows`).
-
     A query can run for ever (a recursive CTE without an end, a join of the log with itself):
     SQLite runs it without Python, so Ctrl-C (SIGINT) would wait for it. Every
     :data:`_SIGNAL_CHECK_STEPS` steps of SQLite's machine a Python function runs, so that the
     process's signal handlers run; one that raises ends the query, which then raises
-    ``KeyboardInterrupt`` (SQLite's sqlite3 module keeps the handler's own exception from us).
+    ``KeyboardInterrupt`` (Python's sqlite3 module keeps the handler's own exception from us).
+
+    Returns:
+        The rows as dicts, with the column names in ``columns`` (see :class:`QueryRows`).
 
     Raises:
         ValidationError: the statement fails or tries to write.

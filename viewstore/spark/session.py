@@ -750,10 +750,10 @@ def _dependency_order(store: ViewStore, views: list[tuple[View, str]], dialect: 
 
     Only SQL in which some stored view's name occurs is parsed: a name of word characters as one of
     the text's words (one set lookup a word, so the test grows with the texts, not with texts times
-    names), another name as a substring; neither test can miss a reference. Views whose SQL the parser cannot read go last, so they may read
-    any of the others. Among
-    views that are ready at the same time, those sharing a default namespace go together (fewer
-    switches of the session's current namespace).
+    names), another name as a substring; neither test can miss a reference. Views whose SQL the
+    parser cannot read go last, so they may read any of the others. Among views that are ready at
+    the same time, those sharing a default namespace go together (fewer switches of the session's
+    current namespace).
     """
     by_id = {v.identifier: (v, text) for v, text in views}
     names = {v.name for v, _ in views}
@@ -1300,8 +1300,8 @@ def _analyze_json(spark: SparkSession, query: str, context: str, name: str,
                   persistent: Identifier | None = None) -> dict[str, Any]:
     """:func:`_analyze`, with the schema in Spark's own JSON form; ``name`` is the view's.
 
-    With ``persistent`` (the view's name in the session catalog), the query is also checked as
-    Spark checks a persistent view's (:func:`_refuse_temporary_objects`).
+    With ``persistent`` (the view's identifier in the store), the query is also checked as Spark
+    checks a persistent view's (:func:`_refuse_temporary_objects`).
     """
     if not isinstance(query, str) or not query.strip():
         raise ValidationError(f"{context}: the SQL is empty")
@@ -1328,15 +1328,20 @@ def _refuse_temporary_objects(spark: SparkSession, parsed: Any, analyzed: Any, i
     analyzed plan, subqueries included, whatever the SQL's shape (``TABLE t``, ``IDENTIFIER('t')``);
     the temporary functions it is given, as Spark's own CREATE VIEW gives them: the functions the
     parsed query calls by a session name (``f``, ``session.f``, ``system.session.f``) that are
-    temporary functions of the session, read from the parsed plan's JSON.
+    temporary functions of the session, read from the parsed plan's JSON (each name asked once).
+    The Java catalog (``ViewStoreCatalog.checkReferences``) makes the same check for the views of
+    an attached store; its jar is not on every session's classpath, so this side has its own.
     """
     jvm = _jvm(spark)
     catalog = _jsession(spark).sessionState().catalog()
     functions: list[str] = []
+    asked: set[str] = set()
     for parts in _called_functions(json.loads(parsed.toJSON())):
         session_name = len(parts) == 1 or [p.lower() for p in parts[:-1]] in (["session"], ["system", "session"])
-        if session_name and parts[-1] not in functions \
-                and catalog.isTemporaryFunction(jvm.org.apache.spark.sql.catalyst.FunctionIdentifier.apply(parts[-1])):
+        if not session_name or parts[-1] in asked:
+            continue
+        asked.add(parts[-1])
+        if catalog.isTemporaryFunction(jvm.org.apache.spark.sql.catalyst.FunctionIdentifier.apply(parts[-1])):
             functions.append(parts[-1])
     converters = jvm.scala.jdk.javaapi.CollectionConverters
     name = converters.asScala(list(identifier)).toSeq()  # as the store names the view
