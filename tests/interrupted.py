@@ -1,4 +1,5 @@
-"""Ctrl-C sent to a Python process running viewstore (tests of queries that would never end)."""
+"""Ctrl-C (or another signal) sent to a Python process running viewstore: a query that would never
+end, a write waiting for another process's write lock."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Callable
 
 import pytest
 
@@ -13,19 +15,43 @@ import pytest
 RUNAWAY = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
 
 
-def interrupted(code: str) -> subprocess.CompletedProcess:
+class Interrupted(subprocess.CompletedProcess):
+    """How the process ended, and when (``time.monotonic()``, which every process of the machine
+    shares): ``sent``, the signal was sent; ``ended``, the process had ended."""
+
+    sent: float
+    ended: float
+
+
+def interrupted(code: str, *, signal_number: int = signal.SIGINT, at_signal: Callable[[], None] | None = None,
+                then: Callable[[str], None] | None = None) -> Interrupted:
     """Run ``code`` in a Python process with Python's own Ctrl-C handler (a background job may have
-    inherited SIGINT ignored); once it prints 'start' and a moment has passed, send it SIGINT."""
+    inherited SIGINT ignored); once it prints 'start' and a moment has passed, send it the signal.
+
+    ``at_signal()`` is called right after the signal is sent. With ``then``, the first line the
+    process prints after the signal is passed to ``then`` as soon as it comes (to let go of a lock
+    the process is to take next, say), and stays in ``stdout``."""
     prelude = "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
     proc = subprocess.Popen([sys.executable, "-c", prelude + code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    assert proc.stdout.readline() == "start\n"
-    time.sleep(1)  # the query is running by now (it starts right after the line is printed)
-    proc.send_signal(signal.SIGINT)
+    assert proc.stdout is not None and proc.stderr is not None
+    if proc.stdout.readline() != "start\n":
+        pytest.fail(f"the process ended before its call: {proc.communicate()[1]}")
+    time.sleep(1)  # the call is running by now (it starts right after the line is printed)
+    proc.send_signal(signal_number)
+    sent = time.monotonic()
+    if at_signal is not None:
+        at_signal()
+    first = ""
+    if then is not None:
+        first = proc.stdout.readline()  # the process prints it, or ends, within its own bounded wait
+        then(first)
     try:
         out, err = proc.communicate(timeout=60)  # a query that never sees the signal runs on
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        pytest.fail("Ctrl-C did not end the query")
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        pytest.fail("the signal did not end the call")
+    result = Interrupted(proc.args, proc.returncode, first + out, err)
+    result.sent, result.ended = sent, time.monotonic()
+    return result

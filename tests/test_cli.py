@@ -259,6 +259,31 @@ def test_ctrl_c_ends_a_query_that_would_run_for_ever_with_exit_code_130(run, as_
         assert result.stderr == "interrupted\n"
 
 
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_ends_a_write_waiting_for_another_process_write_lock_at_once(run, as_json):
+    """`viewstore alter` behind another process's long transaction: Ctrl-C ends it within a moment
+    (not when a 10 s wait in SQLite ends), with exit code 130, having written nothing."""
+    run("create", "a.v", "--sql", "SELECT 1 AS x", "--column", "x:int")
+    holder = sqlite3.connect(run.db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process's store.transaction() block, held open
+    try:
+        args = ["--db", str(run.db), "alter", "a.v", "--comment", "waited", *(["--json"] if as_json else [])]
+        result = interrupted(f"from viewstore.cli import main\nprint('start', flush=True)\nmain({args!r})")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.returncode == 130 and result.stdout == ""
+    assert result.ended - result.sent < 1.5
+    if as_json:
+        assert json.loads(result.stderr) == {"error": {"type": "KeyboardInterrupt", "message": "interrupted",
+                                                       "exit_code": 130}}
+    else:
+        assert result.stderr == "interrupted\n"
+    assert [e["type"] for e in json.loads(run("history", "a.v", "--json"))] == ["view.created"]
+    run("alter", "a.v", "--comment", "free")  # the lock let go, the store writes
+    assert json.loads(run("show", "a.v", "--json"))["comment"] == "free"
+
+
 def test_a_query_that_matches_no_row_still_names_its_columns(run):
     create(run)
     table = run("query", "SELECT position, actor AS who FROM events WHERE 0")

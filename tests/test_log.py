@@ -1,3 +1,4 @@
+import signal
 import sqlite3
 
 import pytest
@@ -177,3 +178,133 @@ def test_holds_nothing_tells_a_path_a_store_would_be_started_in_from_one_that_ho
     (tmp_path / "text.db").write_text("not a database " * 20)
     assert holds_nothing(tmp_path / "text.db") is None  # connect says what it is not
     assert holds_nothing(tmp_path) is None
+
+
+# -- a signal while a call waits for another process's lock on the file -------------------------
+
+_WAITING = """
+import sys, time
+from viewstore import ViewChange, ViewStore
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(3))  # a handler that raises SystemExit
+path = {path!r}
+{prepare}
+def call():
+    {call}
+print("start", flush=True)
+try:
+    call()
+    print("not interrupted", flush=True)
+except (KeyboardInterrupt, SystemExit) as e:
+    print(type(e).__name__, e.args, time.monotonic(), flush=True)
+print("again:", call(), flush=True)  # the same objects, once the lock is let go
+"""
+
+#: the calls that wait for the file's write lock: what the child sets up, the call, what the call
+#: returns once the lock is let go, and how many events that adds
+_LOCK_WAITS = {
+    "alter_view": ("store = ViewStore(path, actor='child')",
+                   "return store.alter_view('a.v', ViewChange.update_comment('child')).comment", "child", 1),
+    "transaction": ("store = ViewStore(path, actor='child')",
+                    "with store.transaction():\n        store.alter_view('a.v', ViewChange.update_comment('child'))\n"
+                    "    return store.load_view('a.v').comment", "child", 1),
+    "store_id": ("store = ViewStore(path, actor='child')", "return len(store.store_id)", "36", 0),
+    "open, repairing the schema": ("", "ViewStore(path).close()\n    return 'opened'", "opened", 0),
+    "open, making the file WAL": ("", "ViewStore(path).close()\n    return 'opened'", "opened", 0),
+    "open, behind a connection that keeps readers out": ("", "ViewStore(path).close()\n    return 'opened'",
+                                                         "opened", 0),
+}
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("waiting", list(_LOCK_WAITS))
+def test_a_signal_acts_at_once_on_a_call_waiting_for_another_process_write_lock(tmp_path, waiting, signal_number):
+    """SQLite waits for a lock without running Python, so the wait is made of short slices: a signal's
+    handler runs between two of them, and what it raises (KeyboardInterrupt, a SIGTERM handler's
+    SystemExit) reaches the caller as itself at once, not when a 10 s wait ends. The call wrote
+    nothing and left no transaction open: the same store writes once the lock is let go."""
+    from interrupted import interrupted
+    from test_store_id import _as_before_ids, _meta
+
+    from viewstore import ViewStore
+
+    path = tmp_path / "x.db"
+    if waiting == "open, making the file WAL":
+        conn = sqlite3.connect(path)  # a file in SQLite's default journal mode that holds nothing
+        conn.execute("CREATE TABLE t (x)")
+        conn.execute("DROP TABLE t")
+        conn.close()
+    else:
+        with ViewStore(path, actor="me") as store:
+            store.create_view("a.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                              default_namespace="a")
+    if waiting == "store_id":
+        _as_before_ids(path)
+    if waiting == "open, repairing the schema":
+        conn = sqlite3.connect(path)
+        conn.execute("DROP TRIGGER events_append_only_delete")  # the next open runs the DDL again, a write
+        conn.close()
+    events = _events(path)
+    holder = sqlite3.connect(path, isolation_level=None)
+    if waiting == "open, behind a connection that keeps readers out":
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")  # in WAL mode: no other connection reads
+        holder.execute("BEGIN EXCLUSIVE")
+    else:
+        holder.execute("BEGIN IMMEDIATE")  # as another process's store.transaction() block held open
+    prepare, call, returns, added = _LOCK_WAITS[waiting]
+    try:  # let go as soon as the child has printed what its call raised
+        result = interrupted(_WAITING.format(path=str(path), prepare=prepare, call=call), signal_number=signal_number,
+                             then=lambda line: holder.close())
+    finally:
+        holder.close()
+    assert result.returncode == 0, result.stderr
+    first, second = result.stdout.splitlines()
+    name, args, caught = first.rsplit(" ", 2)
+    assert (name, args) == (("KeyboardInterrupt", "()") if signal_number == signal.SIGINT else ("SystemExit", "(3,)"))
+    assert float(caught) - result.sent < 1.5, first  # not once a wait of seconds in SQLite ends
+    assert second == f"again: {returns}"
+    assert _events(path) == events + added  # the interrupted call wrote nothing
+    if waiting == "store_id":
+        assert len(_meta(path)["store_id"]) == 36
+    if waiting == "open, repairing the schema":
+        assert "events_append_only_delete" in {name for (name,) in
+                                               sqlite3.connect(path).execute("SELECT name FROM sqlite_master")}
+
+
+@pytest.mark.parametrize("slice_ms", [5000, 700], ids=["the first try", "a later try"])
+def test_an_interrupt_raised_as_a_try_takes_the_write_lock_lets_the_lock_go(tmp_path, slice_ms):
+    """The signal comes while SQLite waits, and the lock is let go within the same slice: BEGIN
+    returns with the write lock, and KeyboardInterrupt is raised right after it. The transaction it
+    began is rolled back: nothing is written, and the same store writes next."""
+    from interrupted import interrupted
+
+    from viewstore import ViewStore
+
+    path = tmp_path / "x.db"
+    with ViewStore(path, actor="me") as store:
+        store.create_view("a.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="a")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    # slices of 5 s: the signal (1 s after the call began) and the release come in the first; of
+    # 0.7 s: in the second, the first having been refused
+    prepare = f"import viewstore.log\nviewstore.log.LOCK_SLICE_MS = {slice_ms}\nstore = ViewStore(path, actor='child')"
+    call = "return store.alter_view('a.v', ViewChange.update_comment('child')).comment"
+    try:
+        result = interrupted(_WAITING.format(path=str(path), prepare=prepare, call=call),
+                             at_signal=lambda: holder.execute("ROLLBACK"))
+    finally:
+        holder.close()
+    assert result.returncode == 0, result.stderr
+    first, second = result.stdout.splitlines()
+    assert first.startswith("KeyboardInterrupt () ") and second == "again: child"
+    assert _events(path) == 2
+
+
+def _events(path):
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    except sqlite3.OperationalError:  # no events table yet
+        return 0
+    finally:
+        conn.close()

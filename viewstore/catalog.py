@@ -529,7 +529,8 @@ class ViewStore:
     another asyncio task while a :meth:`transaction` is open in this thread; and any write when a
     ``before_commit`` receiver vetoes it (its exception, wrapped unless it is a ViewStoreError), or
     :class:`~viewstore.errors.ConcurrencyError` with ``busy`` set when another process kept the
-    file locked (about 30 s). A call that reads a damaged row (written behind the library's back)
+    file locked (about 30 s; what a signal's handler raises meanwhile, Ctrl-C's KeyboardInterrupt,
+    ends the wait at once and reaches the caller as itself, nothing written). A call that reads a damaged row (written behind the library's back)
     raises :class:`~viewstore.errors.CorruptLogError`; :meth:`rebuild` repairs the projections.
     """
 

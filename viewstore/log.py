@@ -17,7 +17,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, cast
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar, cast
 
 import orjson
 
@@ -80,9 +80,17 @@ _ACTORS = ("WITH RECURSIVE actors(actor) AS (SELECT min(actor) FROM events UNION
 _INSERT = ("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, payload) "
            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 
-#: how long one try at the write lock waits for another process's write; a write tries three times
-#: (about 30 s) before it raises ConcurrencyError(busy=True)
+#: a write waits for another process's write lock up to three of these (30 s) before it raises
+#: ConcurrencyError(busy=True), and so does opening a store that must set its file up; an ad-hoc
+#: query waits up to one for a lock that keeps readers out (rare in WAL mode)
 BUSY_TIMEOUT_MS = 10_000
+
+#: the longest SQLite waits for a lock in one go (the busy timeout of a store's connection), where
+#: Python does not run: those waits are made of such slices, and between two of them the process's
+#: signal handlers run, so that what one raises (Ctrl-C's KeyboardInterrupt) ends the wait within
+#: about a slice. A store's reads wait no longer: in WAL mode they wait for no writer, only for
+#: another connection's recovery of the WAL after a crash
+LOCK_SLICE_MS = 100
 
 
 def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = "") -> sqlite3.Connection:
@@ -98,30 +106,12 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         raise ViewStoreError(f"durability must be 'normal' or 'full', not {durability!r}")
     try:
         conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
-                               timeout=BUSY_TIMEOUT_MS / 1000)
+                               timeout=_lock_slice_ms() / 1000)
     except sqlite3.Error as e:  # a folder that does not exist, a path that is a folder, no permission
         raise ViewStoreError(f"cannot open {path} as a viewstore database: {e}") from e
     try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        # before anything changes the file (WAL mode is kept in it): another program's database is left
-        # as it was. Every viewstore file has had a schema_version row in meta from its first
-        # transaction, which made it whole.
-        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_' "
-                                            "ORDER BY type = 'table' DESC, name")]
-        marked = (conn.execute("PRAGMA user_version").fetchone()[0]
-                  or conn.execute("PRAGMA application_id").fetchone()[0])
-        if (names or marked) and not _has_schema_version(conn, names):
-            held = f"other tables or views ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})" if names \
-                else "another program's user_version or application_id"
-            raise ViewStoreError(f"{path} is not a viewstore database: it holds {held}; viewstore keeps its "
-                                 f"catalog in a file of its own")
-        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-        if mode != "wal":
-            _retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL"))
-        conn.execute(f"PRAGMA synchronous = {durability.upper()}")
-        conn.execute("PRAGMA temp_store = MEMORY")
-        conn.execute("PRAGMA cache_size = -16000")
-        if _schema_in_place(conn, path, _LOG_DDL + extra_ddl):
+        conn.execute(f"PRAGMA busy_timeout = {_lock_slice_ms()}")
+        if _when_free(lambda: _set_up(conn, path, durability, _LOG_DDL + extra_ddl), 3 * BUSY_TIMEOUT_MS):
             return conn  # no write lock taken: an open does not wait behind a long write elsewhere
         with transaction(conn):
             conn.execute(_META_DDL)
@@ -148,6 +138,30 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         conn.close()
         raise
     return conn
+
+
+def _set_up(conn: sqlite3.Connection, path: str | Path, durability: str, ddl: str) -> bool:
+    """:func:`connect`'s steps before its write: refuse another program's database, put the file in
+    WAL mode, set the connection up; then whether the schema is in place (see :func:`_schema_in_place`).
+    Each step may be run again (after another connection held the file)."""
+    # before anything changes the file (WAL mode is kept in it): another program's database is left
+    # as it was. Every viewstore file has had a schema_version row in meta from its first
+    # transaction, which made it whole.
+    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_' "
+                                        "ORDER BY type = 'table' DESC, name")]
+    marked = (conn.execute("PRAGMA user_version").fetchone()[0]
+              or conn.execute("PRAGMA application_id").fetchone()[0])
+    if (names or marked) and not _has_schema_version(conn, names):
+        held = f"other tables or views ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})" if names \
+            else "another program's user_version or application_id"
+        raise ViewStoreError(f"{path} is not a viewstore database: it holds {held}; viewstore keeps its "
+                             f"catalog in a file of its own")
+    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")  # needs the file to itself: refused at once while it is not
+    conn.execute(f"PRAGMA synchronous = {durability.upper()}")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute("PRAGMA cache_size = -16000")
+    return _schema_in_place(conn, path, ddl)
 
 
 #: the first bytes of every SQLite database file
@@ -274,21 +288,85 @@ def _is_busy(error: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-def _retry_busy(fn: Any, attempts: int = 50) -> Any:
-    for attempt in range(attempts):
+def _lock_slice_ms() -> int:
+    """The busy timeout of the library's connections: :data:`LOCK_SLICE_MS`, or less when a whole
+    wait (:data:`BUSY_TIMEOUT_MS`) is shorter."""
+    return min(LOCK_SLICE_MS, BUSY_TIMEOUT_MS)
+
+
+_T = TypeVar("_T")
+
+
+def _when_free(run: Callable[[], _T], budget_ms: float, *, waited_ms: float = 0) -> _T:
+    """``run()``, again while another connection's lock on the file refuses it, for up to
+    ``budget_ms`` in all (``waited_ms`` of which a try the caller made has spent).
+
+    Each try waits for the lock up to the connection's busy timeout (:func:`_lock_slice_ms`) inside
+    SQLite, where Python does not run; between two tries the process's signal handlers run, and
+    what one raises (Ctrl-C's KeyboardInterrupt, a SIGTERM handler's SystemExit) goes on from here
+    as it is. A try refused at once (SQLite waits for some locks not at all) is followed by a pause.
+
+    Raises:
+        sqlite3.OperationalError: the file was still locked once the time was up (the last try's
+            error), or another error of ``run``.
+    """
+    pause = min(_lock_slice_ms(), 10) / 1000
+    deadline = time.monotonic() + (budget_ms - waited_ms) / 1000
+    while True:
+        tried = time.monotonic()
         try:
-            return fn()
+            return run()
         except sqlite3.OperationalError as e:
-            if not _is_busy(e) or attempt == attempts - 1:
-                raise
-            time.sleep(0.01 * (attempt + 1))
+            refused = e  # and nothing else in here: a signal handler's exception raised below has no context
+        now = time.monotonic()
+        if not _is_busy(refused) or now >= deadline:
+            raise refused
+        if now - tried < pause:
+            time.sleep(min(pause, deadline - now))
+
+
+def _begin_when_free(conn: sqlite3.Connection, refused: sqlite3.OperationalError) -> None:
+    """``BEGIN IMMEDIATE`` was refused (``refused``): while another connection holds the write lock,
+    try again (:func:`_when_free`) up to three busy timeouts in all, the first try's slice included.
+
+    Raises:
+        ConcurrencyError: ``busy``: the lock was not free in time.
+        ViewStoreError: the transaction cannot start for another reason.
+    """
+    try:
+        if not _is_busy(refused):
+            raise refused
+        _when_free(lambda: conn.execute("BEGIN IMMEDIATE"), 3 * BUSY_TIMEOUT_MS, waited_ms=_lock_slice_ms())
+    except sqlite3.OperationalError as e:
+        if _is_busy(e):
+            raise ConcurrencyError(f"the database stayed locked for {3 * BUSY_TIMEOUT_MS / 1000:g} s: {e}",
+                                   busy=True) from e
+        raise ViewStoreError(f"cannot start a transaction: {e}") from e
+    except BaseException:  # a signal handler's, between two tries, or just as a try took the lock
+        _let_go(conn)
+        raise
+
+
+def _let_go(conn: sqlite3.Connection) -> None:
+    """After an exception raised just as ``BEGIN`` returned (a signal handler's, Ctrl-C's): end the
+    transaction it began, which has written nothing, so that the connection keeps no write lock. A
+    ROLLBACK that fails leaves the connection inside (a store then closes it, see
+    ``ViewStore._close_if_stuck``)."""
+    try:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
 
 
 class transaction:
     """One write transaction: ``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any error
     (``with transaction(conn):``).
 
-    A database that stays locked past the busy timeout (and a short bounded retry) raises
+    While another connection holds the file's write lock, ``BEGIN`` is tried again and again, each
+    try waiting a short slice in SQLite (:func:`_when_free`), so that a signal's handler runs between
+    two tries: what it raises (Ctrl-C's KeyboardInterrupt) reaches the caller at once, as itself,
+    with no transaction left open. A database that stays locked for three busy timeouts raises
     :class:`ConcurrencyError`, never a raw ``sqlite3.OperationalError``.
 
     A class, not a generator under ``contextlib.contextmanager``: every write enters one, and that
@@ -303,12 +381,14 @@ class transaction:
     def __enter__(self) -> sqlite3.Connection:
         conn = self.conn
         try:
-            _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"), attempts=3)
+            conn.execute("BEGIN IMMEDIATE")
+            return conn
         except sqlite3.OperationalError as e:
-            if _is_busy(e):
-                raise ConcurrencyError(f"the database stayed locked for {BUSY_TIMEOUT_MS * 3 // 1000} s: {e}",
-                                       busy=True) from e
-            raise ViewStoreError(f"cannot start a transaction: {e}") from e
+            refused = e
+        except BaseException:  # a signal handler's (Ctrl-C's), raised as BEGIN returned
+            _let_go(conn)
+            raise
+        _begin_when_free(conn, refused)  # outside the handler: what a signal's handler raises has no context
         return conn
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
