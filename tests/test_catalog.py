@@ -3,6 +3,7 @@
 import datetime as dt
 import gc
 import os
+import signal
 import sqlite3
 import subprocess
 import time
@@ -915,23 +916,30 @@ def test_query_reads_the_store_it_opened_after_a_chdir(tmp_path, monkeypatch):
         assert store.query("SELECT count(*) AS n FROM events") == [{"n": 1}]
 
 
-def test_ctrl_c_ends_a_query_that_would_run_for_ever(tmp_path):
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_ends_a_query_that_would_run_for_ever_with_what_its_handler_raises(tmp_path, signal_number):
+    """Ctrl-C's KeyboardInterrupt, or a SIGTERM handler's SystemExit, ends the query and reaches the
+    caller as itself (Python's sqlite3 module would drop what a callback raises)."""
     db = tmp_path / "q.db"
     with ViewStore(db, actor="alice") as store:
         make(store)
     result = interrupted(f"""
+import sys
 from viewstore import ViewStore
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(3))
 store = ViewStore({str(db)!r}, actor="alice")
 print("start", flush=True)
 try:
     store.query({RUNAWAY!r})
-except KeyboardInterrupt as e:
-    print("KeyboardInterrupt", e)
+except (KeyboardInterrupt, SystemExit) as e:
+    print(type(e).__name__, e.args, e.__context__)
     assert store.query("SELECT count(*) AS n FROM events") == [{{"n": 1}}]  # the store goes on
     store.close()
-""")
+""", signal_number=signal_number)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "KeyboardInterrupt the query was interrupted\n"
+    assert result.stdout == ("KeyboardInterrupt () None\n" if signal_number == signal.SIGINT
+                             else "SystemExit (3,) None\n")
+    assert result.ended - result.sent < 1.5
 
 
 def test_representation_changes_that_end_where_they_started_write_nothing(store):

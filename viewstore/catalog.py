@@ -908,6 +908,10 @@ class ViewStore:
 
             store.query("SELECT actor, count(*) AS n FROM events GROUP BY actor ORDER BY n DESC")
 
+        Ctrl-C ends a query that would run for ever: what a signal's handler raises while the query
+        runs (Ctrl-C's KeyboardInterrupt, a SIGTERM handler's SystemExit) ends it and reaches the
+        caller as it is.
+
         Raises:
             ValidationError: the statement fails, or tries to write (the connection is read-only).
         """

@@ -10,6 +10,7 @@ and DELETE on ``events``.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sqlite3
@@ -543,10 +544,23 @@ class _ResultColumns(sqlite3.Connection):
 _SIGNAL_CHECK_STEPS = 20_000
 
 
-def _let_signals_run() -> int:
-    """SQLite's progress handler for ad-hoc queries: Python runs the signal handlers due on entering
-    it (a KeyboardInterrupt raised then ends the query); 0 lets the query go on."""
-    return 0
+def _signal_watch(raised: list[BaseException]) -> Iterator[int]:
+    """SQLite's progress handler for ad-hoc queries, as a generator that each call resumes
+    (``functools.partial(next, watch)``, started before the query): Python runs the signal handlers
+    due as it resumes it, inside its ``try``. What a handler raises (Ctrl-C's KeyboardInterrupt, a
+    SIGTERM handler's SystemExit) is kept in ``raised`` and ends the query (1); else it goes on (0).
+
+    A plain function would lose it: Python runs the handlers on entering one, before any ``try`` in
+    it, and the sqlite3 module drops an exception a callback raises (the query ends, "interrupted").
+    """
+    try:
+        while True:
+            yield 0
+    except GeneratorExit:  # closed (the query over)
+        raise
+    except BaseException as error:
+        raised.append(error)
+        yield 1
 
 
 def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> QueryRows:
@@ -554,28 +568,31 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
 
     A query can run for ever (a recursive CTE without an end, a join of the log with itself):
     SQLite runs it without Python, so Ctrl-C (SIGINT) would wait for it. Every
-    :data:`_SIGNAL_CHECK_STEPS` steps of SQLite's machine a Python function runs, so that the
-    process's signal handlers run; one that raises ends the query, which then raises
-    ``KeyboardInterrupt`` (Python's sqlite3 module keeps the handler's own exception from us).
+    :data:`_SIGNAL_CHECK_STEPS` steps of SQLite's machine Python code runs (:func:`_signal_watch`),
+    so that the process's signal handlers run; what one raises ends the query and is raised here,
+    as itself.
 
     Returns:
         The rows as dicts, with the column names in ``columns`` (see :class:`QueryRows`).
 
     Raises:
         ValidationError: the statement fails or tries to write.
-        KeyboardInterrupt: a signal handler raised while the query ran (Ctrl-C).
+        BaseException: what a signal's handler raised while the query ran (Ctrl-C's KeyboardInterrupt).
     """
     import sqlite_utils
     import sqlite_utils.db
 
     from .errors import ValidationError
 
+    raised: list[BaseException] = []
+    watch = _signal_watch(raised)
+    next(watch)  # started here, so that each call of the handler resumes it inside its try
     # as_uri percent-encodes the path: a '#', '?' or '%' in it would otherwise end or change the URI
     conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, factory=_ResultColumns)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.described = None
-        conn.set_progress_handler(_let_signals_run, _SIGNAL_CHECK_STEPS)
+        conn.set_progress_handler(functools.partial(next, watch), _SIGNAL_CHECK_STEPS)
         rows = list(sqlite_utils.Database(conn).query(sql, params))
         if rows:
             return QueryRows(rows, rows[0])
@@ -584,9 +601,8 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
         unique = getattr(sqlite_utils.db, "dedupe_keys", lambda keys: list(dict.fromkeys(keys)))
         return QueryRows(rows, unique(conn.described or ()))
     except sqlite3.Error as e:
-        if isinstance(e, sqlite3.OperationalError) and str(e) == "interrupted":  # only the handler interrupts it
-            raise KeyboardInterrupt("the query was interrupted") from None
-        raise ValidationError(f"query failed: {e}") from e
+        if not raised:  # else the progress handler interrupted it: what a signal's handler raised goes on
+            raise ValidationError(f"query failed: {e}") from e
     except UnicodeError as e:  # a lone surrogate, which SQLite cannot take as text
         raise ValidationError(f"query failed: the SQL is not valid Unicode text ({e})") from e
     except ValueError as e:  # sqlite-utils: no statement that returns rows (empty, ATTACH, VACUUM INTO, ...)
@@ -594,6 +610,7 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
                               f"this one returns none: {sql.strip()[:60]!r}") from e
     finally:
         conn.close()
+    raise raised[0]  # outside the handler: as the signal's handler raised it, its context untouched
 
 
 def dumps(value: Any) -> str:
