@@ -6,8 +6,8 @@ result: every successful write with the token its event carries (or its event ty
 event carries no text of the caller's), the (view, version) it returned and, for an optimistic write,
 the version it expected; every lost optimistic race with the version it expected and the one it met;
 the property keys and dialects it set and removed; the names its own views ended with; and every
-exception by type. With a busy timeout (milliseconds) the store waits that long for the write lock
-instead of its default.
+exception by type. With a busy timeout (milliseconds) a write waits up to three times that long for
+the write lock (``log.BUSY_TIMEOUT_MS``) instead of the default 30 s.
 
 Every write kind is in the mix. On the 20 shared views, which every worker writes: comments, properties
 set and removed, replace_view, a representation updated, added and removed, a counter property
