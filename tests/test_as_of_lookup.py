@@ -111,7 +111,8 @@ class AsOfMachine(RuleBasedStateMachine):
     """Random histories (rollbacks, imports with odd version ids, renames, drops and re-creations,
     transactions committed or rolled back, damaged and repaired projection rows): as_of each event
     and as_of each time, from the snapshots, always answers what folding the stream from its first
-    event answers, in this store (its parsed snapshots kept across the steps) and in a fresh one."""
+    event answers (to the end of that event's commit, or to its last event at that time), in this
+    store (its parsed snapshots kept across the steps) and in a fresh one."""
 
     @initialize()
     def open(self):
@@ -213,7 +214,12 @@ class AsOfMachine(RuleBasedStateMachine):
         for view_id in view_ids:
             rows, events = log.stream_rows(view_id), log.stream(view_id)
             folded = _fold_from_scratch(rows)
-            for row, event, wanted in zip(rows, events, folded):
+            # as_of an event: the state its whole commit left (the stream's last event of that commit)
+            commit_ends = list(range(len(rows)))
+            for i in reversed(range(len(rows) - 1)):
+                if rows[i][1] == rows[i + 1][1]:
+                    commit_ends[i] = commit_ends[i + 1]
+            for row, event, wanted in zip(rows, events, (folded[j] for j in commit_ends)):
                 try:
                     found = store.load_view(row[5], as_of=event)
                 except NoSuchViewError:

@@ -324,6 +324,29 @@ def test_as_of_an_event_is_exact_within_a_millisecond(store, monkeypatch):
     assert third.current_version_id == 2 and third == store.load_view("sales.daily")
 
 
+def test_as_of_an_event_is_the_view_its_whole_commit_left(store):
+    """An alter_view batch is one commit of several events: as_of any of them is the view that commit
+    left, never a state half-way through it that no reader saw (a representation_added event whose
+    view lacks that representation). Each write of a transaction block is a commit of its own."""
+    make(store, comment="first")
+    after = store.alter_view("sales.daily", ViewChange.update_comment("second"), ViewChange.rename("daily2"),
+                             ViewChange.add_representation(("trino", "SELECT 1")),
+                             ViewChange.update_representation("spark", "SELECT 3"))
+    batch = store.history("sales.daily2")[1:]
+    assert [e.type for e in batch] == ["view.comment_updated", "view.renamed", "view.representation_added",
+                                       "view.representation_updated"]
+    assert len({e.commit_id for e in batch}) == 1
+    for event in batch:
+        for name in ("sales.daily", "sales.daily2"):
+            assert store.load_view(name, as_of=event) == after, (event.type, name)
+    with store.transaction():
+        third = store.alter_view("sales.daily2", ViewChange.update_comment("third"))
+        store.alter_view("sales.daily2", ViewChange.set_property("k", "v"))
+    first_write, second_write = store.history("sales.daily2")[-2:]
+    assert store.load_view("sales.daily2", as_of=first_write) == third
+    assert store.load_view("sales.daily2", as_of=second_write) == store.load_view("sales.daily2")
+
+
 def test_as_of_an_event_follows_renames_and_refuses_strangers(store):
     make(store, comment="first")
     make(store, "sales.other")

@@ -52,7 +52,7 @@ __all__ = ["ViewStore", "ViewChange", "DROP_DIALECT_ALLOWED", "TimeLike", "AsOf"
 TimeLike: TypeAlias = dt.datetime | dt.date | str | int | float
 
 #: What :meth:`ViewStore.load_view` takes as ``as_of``: a time, or an :class:`Event` of the view's
-#: history (the view right after that event).
+#: history (the view right after that event's commit).
 AsOf: TypeAlias = TimeLike | Event
 
 #: The event types to filter by (``view.created``, ...): one, or several in a list, tuple or set.
@@ -701,18 +701,21 @@ class ViewStore:
         """Load a view: its current state, or its state at ``as_of``.
 
         ``as_of`` is a time (:data:`TimeLike`: a datetime, naive meaning UTC; a date; an ISO 8601 string;
-        epoch ms) or an :class:`Event` of this view's history.
+        epoch ms) or an :class:`Event` of a view that carried this identifier (one that
+        ``events(view=identifier)`` lists: the view :meth:`history` shows, or an earlier one of that name).
         At a time, the view that had this identifier then is returned; if none had, the view known
         by this identifier now (the live one, else the one dropped last, as :meth:`history` picks)
         is returned as it was then (under its old name). Times have millisecond resolution, so two
         commits in one millisecond are one moment; an event is exact: the view right after that
-        event's commit. A name a view held only inside one commit (``alter_view`` renaming it twice)
-        or one :meth:`transaction` is in its history, so ``as_of`` that event finds it, but no time names it.
+        event's commit, whole (every event of one ``alter_view`` batch gives the view the batch left;
+        each write of a :meth:`transaction` is a commit of its own). A name a view held only inside
+        one commit (``alter_view`` renaming it twice) or one :meth:`transaction` is in its history, so
+        ``as_of`` that event finds the view, but no time names it.
 
         Raises:
             NoSuchViewError: no live view has that identifier (at that time; or the event dropped it).
-            ValidationError: a bad identifier or time, or an event that is not of this view's history
-                in this store.
+            ValidationError: a bad identifier or time, or an event of no view that carried this
+                identifier, or not of this store's log.
         """
         ident = to_identifier(identifier)
         if isinstance(as_of, Event):
@@ -732,22 +735,34 @@ class ViewStore:
                     raise self._no_such_view(ident)
                 return self._view(ident, state)
 
-    def _fold_until(self, view_id: str, until_ms: int | None, until_version: int | None = None) -> ViewState | None:
-        """The state of a stream at a time, or after a stream version (from the latest snapshot before)."""
-        state = (self._projections.snapshot_before(view_id, until_ms, until_version)
-                 if until_ms is not None or until_version is not None else None)
+    def _fold_until(self, view_id: str, until_ms: int | None, event: Event | None = None) -> ViewState | None:
+        """The state of a stream at a time, or right after the commit of one of its events (from the
+        latest snapshot before). That event must be the log's row at its stream version, else
+        ValidationError; the events after it that share its row's commit are folded too."""
+        version = event.stream_version if event is not None else None
+        # as_of an event: from a snapshot before its row, so that the row itself, and so its commit, is read
+        state = (self._projections.snapshot_before(view_id, until_ms, None if version is None else version - 1)
+                 if until_ms is not None or version is not None else None)
         after = state.stream_version if state else 0
         states = {view_id: state} if state is not None else {}
+        commit: str | None = None  # the commit of the event's row, once read
         for row in self._log.stream_cursor(view_id, after_version=after):
             try:
                 if until_ms is not None and row[7] > until_ms:
                     break  # a stream's times never go backwards (see _now), so no later event is earlier
-                if until_version is not None and row[3] > until_version:
+                if version is not None and row[3] > version and row[1] != commit:
                     break
             except TypeError as e:
                 raise CorruptLogError(f"event at position {row[0]} has a time or a stream version that is not "
                                       "an integer") from e
+            if event is not None and row[3] == version:
+                if row[0] != event.position:
+                    break
+                commit = row[1]
             fold_stored(states, (row,))
+        if event is not None and commit is None:
+            raise ValidationError(f"that event ({event.type} of {event.view}, stream version "
+                                  f"{event.stream_version}) is not in this store's log")
         state = states.get(view_id)
         if state is not None and state.live:
             state.current_version()  # checked now, so the View built of it reads a good current version
@@ -758,12 +773,10 @@ class ViewStore:
         with self._reading():
             if event.view_id not in self._log.streams_that_took(name):
                 raise ValidationError(f"that event ({event.type} of {event.view}) is not of the history of {name}")
-            state = self._fold_until(event.view_id, None, event.stream_version)
-            if state is None or state.stream_version != event.stream_version or state.last_position != event.position:
-                raise ValidationError(f"that event ({event.type} of {event.view}, stream version "
-                                      f"{event.stream_version}) is not in this store's log")
-            if not state.live:
-                raise NoSuchViewError(f"view {identifier_str(state.identifier)} was dropped by that event")
+            state = self._fold_until(event.view_id, None, event)
+            if state is None or not state.live:
+                raise NoSuchViewError(f"view {identifier_str(state.identifier) if state else name} was dropped "
+                                      "by that event")
             return state_to_view(state)
 
     def _load_as_of(self, ident: Identifier, ms: int) -> View:
