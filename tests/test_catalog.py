@@ -977,6 +977,13 @@ def test_representation_changes_that_end_where_they_started_write_nothing(store)
                                ViewChange.update_comment("new"))
     assert [e.type for e in store.history("sales.daily")] == ["view.created", "view.comment_updated"]
     assert changed.current_version_id == 1
+    # so is a representation change next to the same SQL again: the update is no change, and logs none
+    added = store.alter_view("sales.daily", ViewChange.update_representation("SPARK", SPARK.sql),
+                             ViewChange.add_representation(("trino", "SELECT 1")),
+                             ViewChange.update_representation("trino", "SELECT 1"))
+    last = store.history("sales.daily")[2:]
+    assert [(e.type, e.current_version_id) for e in last] == [("view.representation_added", 2)]
+    assert added.current_version_id == 2 and added.dialects == ("spark", "trino")
 
 
 def test_a_batch_may_rename_a_view_away_and_back(store):

@@ -1460,11 +1460,14 @@ class ViewStore:
                 if change.kind in ("add_representation", "update_representation", "remove_representation"):
                     if reps is None:
                         reps = [SQLRepresentation.model_construct(dialect=r["dialect"], sql=r["sql"]) for r in current]
-                    rep_events.append(self._representation_change(ident, reps, change))
+                    event = self._representation_change(ident, reps, change)
+                    if event is not None:
+                        rep_events.append(event)
                 else:
                     self._simple_change(plan, ident, props, change)
             # the batch's representation changes make one version, decided last; changes that end
-            # where they started (the same SQL again, a dialect added and removed) write nothing
+            # where they started (a dialect added and removed) write nothing, nor does the same SQL
+            # again, in any batch
             if rep_events and [(r.dialect, r.sql) for r in reps or ()] != [(r["dialect"], r["sql"]) for r in current]:
                 assert reps is not None
                 self._flush_representations(plan, state, reps, rep_events)
@@ -1473,7 +1476,8 @@ class ViewStore:
         return self._result(ident, self._write(decide))
 
     def _representation_change(self, ident: Identifier, reps: list[SQLRepresentation],
-                               change: ViewChange) -> tuple[type[Event], dict[str, Any]]:
+                               change: ViewChange) -> tuple[type[Event], dict[str, Any]] | None:
+        """Apply one representation change to ``reps``: its event, or None for no change (the same SQL)."""
         rep = change.representation
         dialects = [r.dialect.lower() for r in reps]
         if change.kind == "add_representation":
@@ -1492,6 +1496,8 @@ class ViewStore:
         i = dialects.index(dialect.lower())
         if change.kind == "update_representation":
             assert rep is not None
+            if reps[i].sql == rep.sql:
+                return None
             reps[i] = SQLRepresentation.model_construct(dialect=reps[i].dialect, sql=rep.sql)
             return RepresentationUpdated, {"dialect": reps[i].dialect, "sql": rep.sql}
         if len(reps) == 1:
