@@ -115,7 +115,8 @@ class ViewChange:
 
     @staticmethod
     def set_property(key: str, value: str) -> "ViewChange":
-        """Set a view property (the key ``comment`` is the view comment)."""
+        """Set a view property (the key ``comment`` is the view comment, logged as the property it is
+        set as: ``view.properties_set``, where :meth:`update_comment` logs ``view.comment_updated``)."""
         return ViewChange("set_property", key=key, value=validate_property_value(validate_property_key(key), value))
 
     @staticmethod
@@ -135,7 +136,8 @@ class ViewChange:
 
     @staticmethod
     def remove_representation(dialect: str) -> "ViewChange":
-        """Remove a dialect's SQL (a new version); the last representation cannot be removed."""
+        """Remove a dialect's SQL (a new version); the last representation cannot be removed (not even
+        when a later change of the batch adds another: the changes apply in order)."""
         if not isinstance(dialect, str) or not dialect.strip():
             raise ValidationError(f"bad dialect {dialect!r}")
         return ViewChange("remove_representation", key=dialect)
@@ -704,8 +706,9 @@ class ViewStore:
         epoch ms) or an :class:`Event` of a view that carried this identifier (one that
         ``events(view=identifier)`` lists: the view :meth:`history` shows, or an earlier one of that name).
         At a time, the view that had this identifier then is returned; if none had, the view known
-        by this identifier now (the live one, else the one dropped last, as :meth:`history` picks)
-        is returned as it was then (under its old name). Times have millisecond resolution, so two
+        by this identifier now (the live one, else the one dropped last under it, as :meth:`history`
+        picks; not one renamed away from it since, known by its new name) is returned as it was
+        then (under its old name). Times have millisecond resolution, so two
         commits in one millisecond are one moment; an event is exact: the view right after that
         event's commit, whole (every event of one ``alter_view`` batch gives the view the batch left;
         each write of a :meth:`transaction` is a commit of its own). A name a view held only inside
@@ -804,7 +807,8 @@ class ViewStore:
             return self._live_state(ident) is not None
 
     def list_views(self, namespace: NamespaceLike | None = None) -> list[tuple[str, ...]]:
-        """Identifiers of the live views, all or those directly in ``namespace``, sorted.
+        """Identifiers of the live views, all or those directly in ``namespace``, sorted by namespace
+        (its dotted text: ``b.x`` before ``b.c.y``), then name.
 
         Raises:
             ValidationError: a bad namespace.
@@ -1347,7 +1351,12 @@ class ViewStore:
         keeps its own (a view created by this call is ``DEFINER``), so replacing the SQL of an
         ``INVOKER`` view never makes it run with its definer's rights.
         A replace may not drop a dialect of the current version unless the view property
-        ``replace.drop-dialect.allowed`` is ``true``.
+        ``replace.drop-dialect.allowed`` is ``true`` (in any case, as the reference reads a boolean)
+        in the properties the replace leaves (those it is given count).
+        The events: ``view.replaced`` when the current version or the security mode changes; then
+        what is set (``view.comment_updated`` for the comment, then one ``view.properties_set``);
+        then what ``replace_properties`` removes (``view.comment_updated``, then one
+        ``view.properties_removed``).
 
         Raises:
             ValidationError: bad input (``replace_properties`` not True or False, too), or a dialect
@@ -1432,9 +1441,13 @@ class ViewStore:
         """Apply a batch of changes in one commit (all or none).
 
         Representation changes in a batch make one new version (or reuse an identical one);
-        comment and property changes make no version. A no-op change writes nothing. The events
-        come in this order: comment, property and rename changes (in the order given)
-        first, then the representation changes (the last one carrying the new version).
+        comment and property changes make no version. The changes apply in order, each to what
+        the ones before it left. A no-op change writes nothing (a comment or property set to the
+        value it has, a property the view lacks removed, a rename to its own name, a dialect's SQL
+        set to what it is), nor do representation changes that end where they began (a dialect
+        added and removed again). The events come in this order: comment, property and rename
+        changes (in the order given) first, then the representation changes (the last one
+        carrying the new version).
 
         Raises:
             NoSuchViewError: no live view has that identifier.
@@ -1556,11 +1569,12 @@ class ViewStore:
 
     def rename_view(self, identifier: IdentifierLike, new_identifier: IdentifierLike, *,
                     expected_version: int | None = None) -> View:
-        """Give a view another identifier (in any namespace).
+        """Give a view another identifier (in any namespace). Its own identifier again changes nothing
+        (no event), as a no-op change of :meth:`alter_view` does.
 
         Raises:
             NoSuchViewError: no live view has ``identifier``.
-            ViewAlreadyExistsError: a live view has ``new_identifier``.
+            ViewAlreadyExistsError: another live view has ``new_identifier``.
             ValidationError: a bad identifier.
             ConcurrencyError: ``expected_version`` is stale.
         """
