@@ -1,5 +1,6 @@
 """Hypothesis strategies for the random operation sequences (tests/test_state_machine.py,
-tests/test_cache_freshness.py): dialects, SQL texts and ViewChange batches, valid or not."""
+tests/test_cache_freshness.py, tests/test_reference_model.py): dialects, SQL texts and ViewChange
+batches, valid or not."""
 
 import hypothesis.strategies as st
 

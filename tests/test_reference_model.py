@@ -1,0 +1,842 @@
+"""An independent oracle for the catalog: random operation sequences checked against a plain-Python
+reference model of what every view should be.
+
+The model is written from the Iceberg view spec and the reference implementation's rules
+(``../shared/reference/``) and from viewstore's documented behaviour (README.md, the docstrings of
+``viewstore/catalog.py`` and ``viewstore/model.py``), never from the fold in ``projections.py``: if
+that fold were wrong, ``tests/test_state_machine.py`` (live projections equal a rebuild) would still
+pass, this would not. After every step each name is loaded, through two stores on one file (two
+actors, two catalog names), and compared field by field with the model: columns, representations
+per dialect, comment, properties, security mode, current version id, every version, the version
+log, default catalog and namespace, audit, stream version. The events each call appends are
+compared with the ones the model predicts (type, view, identifier, stream version, actor; one
+commit's share one time), and a call the model refuses must raise the ``ViewStoreError`` subclass
+it names and append nothing.
+
+Time travel: after every commit the model's whole state is recorded with the commit's events and
+time. ``load_view(name, as_of=event)`` of each recorded event, and ``as_of`` each recorded time
+(and the millisecond before it), must give the recorded state; ``history()`` and
+``events(view=...)`` must list what the model's log holds. Every commit outside a transaction is
+made in a millisecond of its own (the test waits for the clock to move on), so a time names one
+commit; the writes of a ``transaction()`` block share the block's time, so only the block's end is
+checked by time, and its writes one by one by event.
+
+Each event's own fields are compared too where they say what changed (the comment, the properties
+set or removed, the name it was renamed from, a representation's dialect and SQL, the current
+version id an event moves to). A snapshot is taken every few events of a stream here, so that
+``as_of`` also starts from snapshots.
+
+What is not compared, and why: the view UUID and the times cannot be predicted, so the model takes
+them from the events the call appended (a version's and a log entry's time and the audit times must
+then be the commit's time, as the spec's rules say); a version event's ``version`` and
+``log_entry`` are not compared field by field, as the View's ``versions`` and ``version_log``
+after it are; field ids are not part of a View. Imports (``import_view``, ``import_iceberg``,
+``import_hms``), ``expected_version`` and exports are left to their own tests: their rules (the
+history an import rebuilds, retention in an exported file) are not this model's.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import random
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import HealthCheck, event, settings
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from view_changes import SQL
+from viewstore import (Column, NoSuchViewError, ValidationError, View, ViewAlreadyExistsError, ViewChange,
+                       ViewStore, ViewStoreError, projections)
+
+DROP_ALLOWED = "replace.drop-dialect.allowed"
+NAMES = ["a.v1", "a.v2", "b.v3", "b.c.v4"]
+# every name a view can get: those above, and those ViewChange.rename("v1" / "v5") gives in their namespaces
+POOL = sorted({tuple(n.split(".")) for n in NAMES} | {tuple(n.split("."))[:-1] + (new,) for n in NAMES
+                                                    for new in ("v1", "v5")})
+DIALECTS = st.sampled_from(["spark", "trino", "Hive", "hive", "flink"])
+PROBED_DIALECTS = ["spark", "SPARK", "trino", "hive", "HIVE", "flink", "presto"]
+# (what the call is given, the Column it must become: name, Iceberg type, comment, nullable)
+COLUMN_CHOICES = [
+    ([Column("x", "int")], (("x", "int", None, True),)),
+    ([Column("x", "bigint", "the x")], (("x", "long", "the x", True),)),
+    ([("y", "struct<a: int, b: list<string>>")], (("y", "struct<a: int, b: list<string>>", None, True),)),
+    ([Column("x", "int"), Column("z", "decimal(9,2)", nullable=False)],
+     (("x", "int", None, True), ("z", "decimal(9,2)", None, False))),
+    ([("x", "varchar(10)")], (("x", "string", None, True),)),
+]
+CATALOGS = ["cat", "other"]      # the two stores' catalog names: a view's default catalog when none is given
+ACTORS = ["alice", "bob"]
+SNAPSHOT_EVERY_HERE = 4
+NAMING_TYPES = {"view.created", "view.renamed", "view.imported"}
+
+
+class Refused(Exception):
+    """The model's verdict that a call must fail: the error classes it may raise (one per reason)."""
+
+    def __init__(self, *kinds: type[ViewStoreError]) -> None:
+        super().__init__(kinds)
+        self.kinds = kinds
+
+
+@dataclass
+class Version:
+    version_id: int
+    timestamp_ms: int
+    schema_id: int
+    columns: tuple
+    representations: tuple
+    default_catalog: str | None
+    default_namespace: tuple
+    summary: dict
+
+    def definition(self) -> tuple:
+        """What makes two versions identical (the reference's rule: all but the id and the time)."""
+        return (self.schema_id, self.representations, self.default_catalog, self.default_namespace,
+                tuple(sorted(self.summary.items())))
+
+    def as_tuple(self) -> tuple:
+        return (self.version_id, self.timestamp_ms, self.schema_id, self.columns, self.representations,
+                self.default_catalog, self.default_namespace, self.summary)
+
+
+@dataclass
+class Stream:
+    """One view (one UUID) as the model sees it."""
+
+    sid: int
+    identifier: tuple
+    properties: dict
+    security_mode: str
+    creator: str
+    created_at: int
+    uuid: str | None = None
+    live: bool = True
+    schemas: list = field(default_factory=list)      # columns per schema id
+    versions: list = field(default_factory=list)
+    current: int = 0
+    log: list = field(default_factory=list)           # (timestamp_ms, version_id)
+    events: list = field(default_factory=list)        # (type, identifier after the event)
+    modifier: str = ""
+    modified_at: int = 0
+
+    def version(self, version_id: int) -> Version | None:
+        return next((v for v in self.versions if v.version_id == version_id), None)
+
+    def expected(self) -> dict[str, Any]:
+        """The View this stream must load as, in the form of ``observed()``."""
+        cur = self.version(self.current)
+        assert cur is not None
+        return dict(identifier=self.identifier, uuid=self.uuid, properties=self.properties,
+                    comment=self.properties.get("comment"), security_mode=self.security_mode,
+                    current_version_id=self.current, columns=cur.columns, representations=cur.representations,
+                    default_catalog=cur.default_catalog, default_namespace=cur.default_namespace,
+                    summary=cur.summary, versions=tuple(v.as_tuple() for v in self.versions),
+                    version_log=tuple(self.log), audit=(self.creator, self.created_at, self.modifier,
+                                                        self.modified_at),
+                    stream_version=len(self.events),
+                    sql_for={d: next((s for dd, s in cur.representations if dd.lower() == d.lower()), None)
+                             for d in PROBED_DIALECTS})
+
+
+def observed(view: View) -> dict[str, Any]:
+    """A loaded View in the form of ``Stream.expected()``."""
+    def cols(columns):
+        return tuple((c.name, str(c.type), c.comment, c.nullable) for c in columns)
+
+    def reps(representations):
+        return tuple((r.dialect, r.sql) for r in representations)
+
+    a = view.audit
+    return dict(identifier=view.identifier, uuid=view.uuid, properties=dict(view.properties), comment=view.comment,
+                security_mode=view.security_mode, current_version_id=view.current_version_id,
+                columns=cols(view.columns), representations=reps(view.representations),
+                default_catalog=view.default_catalog, default_namespace=view.default_namespace,
+                summary=dict(view.summary),
+                versions=tuple((v.version_id, v.timestamp_ms, v.schema_id, cols(v.columns), reps(v.representations),
+                                v.default_catalog, v.default_namespace, dict(v.summary)) for v in view.versions),
+                version_log=tuple((e.timestamp_ms, e.version_id) for e in view.version_log),
+                audit=(a.creator, a.create_time_ms, a.last_modifier, a.last_modified_time_ms),
+                stream_version=view.stream_version, sql_for={d: view.sql_for(d) for d in PROBED_DIALECTS})
+
+
+def _find(reps: list, dialect: str) -> int | None:
+    return next((i for i, (d, _) in enumerate(reps) if d.lower() == dialect.lower()), None)
+
+
+def _duplicate_dialects(reps) -> bool:
+    return len({d.lower() for d, _ in reps}) != len(reps)
+
+
+@dataclass
+class Context:
+    now: int
+    actor: str
+    catalog: str
+
+
+class Model:
+    """What the store should hold: every stream, and the log as (stream, type, identifier) in order,
+    with the fields each event must carry beside its envelope."""
+
+    def __init__(self) -> None:
+        self.streams: dict[int, Stream] = {}
+        self.log: list[tuple[int, str, tuple]] = []
+        self.fields: list[dict[str, Any]] = []
+
+    def live(self, ident: tuple) -> Stream | None:
+        return next((s for s in self.streams.values() if s.live and s.identifier == ident), None)
+
+    def known_as(self, ident: tuple) -> Stream | None:
+        """The view known by this identifier now: the live one of that name, else the one dropped last
+        under it (one renamed away since is known by its new name)."""
+        found = self.live(ident)
+        if found is None:
+            dropped = [sid for sid, kind, name in self.log if kind == "view.dropped" and name == ident]
+            found = self.streams[dropped[-1]] if dropped else None
+        return found
+
+    def pick(self, ident: tuple) -> Stream | None:
+        """The view ``history(ident)`` means: the one known by that identifier, else the one that took
+        the name last (and has been renamed since)."""
+        found = self.known_as(ident)
+        if found is None:
+            took = [sid for sid, kind, name in self.log if kind in NAMING_TYPES and name == ident]
+            found = self.streams[took[-1]] if took else None
+        return found
+
+    def carried(self, ident: tuple) -> set[int]:
+        return {sid for sid, _, name in self.log if name == ident}
+
+    def emit(self, s: Stream, kind: str, ctx: Context, **fields: Any) -> None:
+        s.events.append((kind, s.identifier))
+        self.log.append((s.sid, kind, s.identifier))
+        self.fields.append(fields)
+        s.modifier, s.modified_at = ctx.actor, ctx.now
+
+    # -- the rules of versions (iceberg-java-view-rules.md, "Building new metadata") --
+
+    @staticmethod
+    def _schema_id(s: Stream, columns: tuple) -> int:
+        """A structurally identical schema keeps its id; otherwise the highest + 1, the first being 0."""
+        if columns not in s.schemas:
+            s.schemas.append(columns)
+        return s.schemas.index(columns)
+
+    @staticmethod
+    def _make_current(s: Stream, candidate: Version, ctx: Context) -> bool:
+        """Make ``candidate``'s definition current: an identical version keeps its id, another gets the
+        highest + 1; the log grows only when the current version id changes (at the commit's time)."""
+        cur = s.version(s.current)
+        if cur is not None and cur.definition() == candidate.definition():
+            return False
+        same = next((v for v in s.versions if v.definition() == candidate.definition()), None)
+        if same is None:
+            candidate.version_id = max((v.version_id for v in s.versions), default=0) + 1
+            candidate.timestamp_ms = ctx.now
+            s.versions.append(candidate)
+            same = candidate
+        s.current = same.version_id
+        s.log.append((ctx.now, same.version_id))
+        return True
+
+    # -- the calls --
+
+    def create(self, ident, columns, reps, namespace, catalog, comment, properties, security_mode, summary,
+               ctx: Context) -> Stream:
+        errors: list[type[ViewStoreError]] = []
+        if _duplicate_dialects(reps):
+            errors.append(ValidationError)   # at most one representation per dialect, case-insensitively
+        if self.live(ident) is not None:
+            errors.append(ViewAlreadyExistsError)
+        if errors:
+            raise Refused(*errors)
+        props = dict(properties or {})
+        if comment is not None:
+            props["comment"] = comment
+        s = Stream(sid=len(self.streams), identifier=ident, properties=props, security_mode=security_mode,
+                   creator=ctx.actor, created_at=ctx.now)
+        self.streams[s.sid] = s
+        self._make_current(s, Version(0, 0, self._schema_id(s, columns), columns, tuple(reps),
+                                      catalog or ctx.catalog, namespace, dict(summary or {})), ctx)
+        self.emit(s, "view.created", ctx, current_version_id=1, properties=props, security_mode=security_mode)
+        return s
+
+    def replace(self, ident, columns, reps, namespace, catalog, comment, properties, security_mode, summary,
+                replace_properties, ctx: Context) -> Stream:
+        s = self.live(ident)
+        if s is None:
+            return self.create(ident, columns, reps, namespace, catalog, comment, properties,
+                               security_mode or "DEFINER", summary, ctx)
+        # Iceberg merges the given properties; CREATE OR REPLACE's own map replaces them all
+        props = dict(properties or {}) if replace_properties else {**s.properties, **(properties or {})}
+        if comment is not None:
+            props["comment"] = comment
+        errors: list[type[ViewStoreError]] = []
+        if _duplicate_dialects(reps):
+            errors.append(ValidationError)
+        cur = s.version(s.current)
+        dropped = {d.lower() for d, _ in cur.representations} - {d.lower() for d, _ in reps}
+        if dropped and props.get(DROP_ALLOWED, "false").lower() != "true":
+            errors.append(ValidationError)   # the reference reads the property of the metadata it builds
+        if errors:
+            raise Refused(*errors)
+        moved = self._make_current(s, Version(0, 0, self._schema_id(s, columns), columns, tuple(reps),
+                                              catalog or ctx.catalog, namespace, dict(summary or {})), ctx)
+        secured = security_mode if security_mode not in (None, s.security_mode) else None
+        if moved or secured:
+            s.security_mode = secured or s.security_mode
+            self.emit(s, "view.replaced", ctx, current_version_id=s.current if moved else None,
+                      security_mode=secured)
+        # what was set (the comment first), then what was removed (the comment first)
+        old, s.properties = s.properties, props
+        if props.get("comment") not in (None, old.get("comment")):
+            self.emit(s, "view.comment_updated", ctx, comment=props["comment"])
+        updates = {k: v for k, v in props.items() if k != "comment" and old.get(k) != v}
+        if updates:
+            self.emit(s, "view.properties_set", ctx, updates=updates)
+        if "comment" in old and "comment" not in props:
+            self.emit(s, "view.comment_updated", ctx, comment=None)
+        removals = sorted(k for k in old if k != "comment" and k not in props)
+        if removals:
+            self.emit(s, "view.properties_removed", ctx, removals=removals)
+        return s
+
+    def alter(self, ident, changes, ctx: Context) -> Stream:
+        s = self.live(ident)
+        if s is None:
+            raise Refused(NoSuchViewError)
+        cur = s.version(s.current)
+        props, name, reps = dict(s.properties), s.identifier, list(cur.representations)
+        simple: list[tuple[str, tuple, dict, dict]] = []   # (event type, identifier, properties after it, fields)
+        rep_events: list[tuple[str, dict]] = []
+        errors: list[type[ViewStoreError]] = []
+        for change in changes:
+            kind = change[0]
+            if kind in ("comment", "set", "remove"):
+                key = "comment" if kind == "comment" else change[1]
+                value = change[1] if kind == "comment" else change[2] if kind == "set" else None
+                if props.get(key) != value:
+                    if value is None:
+                        del props[key]
+                    else:
+                        props[key] = value
+                    # the comment is the property "comment"; its event is the call's, not the key's
+                    simple.append(("view.comment_updated", name, dict(props), {"comment": value})
+                                  if kind == "comment" else
+                                  ("view.properties_set", name, dict(props), {"updates": {key: value}})
+                                  if value is not None else
+                                  ("view.properties_removed", name, dict(props), {"removals": [key]}))
+            elif kind == "rename":
+                target = name[:-1] + (change[1],)
+                if target != name:
+                    other = self.live(target)
+                    if other is not None and other is not s:
+                        errors.append(ViewAlreadyExistsError)
+                    simple.append(("view.renamed", target, dict(props), {"from_identifier": name}))
+                    name = target
+            elif kind == "add":
+                if _find(reps, change[1]) is not None:
+                    errors.append(ValidationError)
+                else:
+                    reps.append((change[1], change[2]))
+                    rep_events.append(("view.representation_added", {"dialect": change[1], "sql": change[2]}))
+            elif kind == "update":
+                i = _find(reps, change[1])
+                if i is None:
+                    errors.append(ValidationError)
+                elif reps[i][1] != change[2]:     # the same SQL again is no change
+                    reps[i] = (reps[i][0], change[2])     # the dialect as the view spells it
+                    rep_events.append(("view.representation_updated", {"dialect": reps[i][0], "sql": change[2]}))
+            elif kind == "remove_rep":
+                i = _find(reps, change[1])
+                if i is None or len(reps) == 1:   # the last one cannot go, even if a later change adds one
+                    errors.append(ValidationError)
+                else:
+                    rep_events.append(("view.representation_removed", {"dialect": reps.pop(i)[0]}))
+        if errors:
+            raise Refused(*errors)
+        for kind, name, props, fields in simple:
+            s.identifier, s.properties = name, props
+            self.emit(s, kind, ctx, **fields)
+        if tuple(reps) != cur.representations:   # changes that end where they began write nothing
+            self._make_current(s, Version(0, 0, cur.schema_id, cur.columns, tuple(reps), cur.default_catalog,
+                                          cur.default_namespace, dict(cur.summary)), ctx)
+            for n, (kind, fields) in enumerate(rep_events, 1):   # the last one carries the version change
+                self.emit(s, kind, ctx, **fields, current_version_id=s.current if n == len(rep_events) else None)
+        return s
+
+    def rename(self, ident, new, ctx: Context) -> Stream:
+        s = self.live(ident)
+        errors: list[type[ViewStoreError]] = []
+        if s is None:
+            errors.append(NoSuchViewError)
+        if self.live(new) is not None and self.live(new) is not s:
+            errors.append(ViewAlreadyExistsError)
+        if errors:
+            raise Refused(*errors)
+        if new != ident:   # its own name: no change
+            s.identifier = new
+            self.emit(s, "view.renamed", ctx, from_identifier=ident)
+        return s
+
+    def drop(self, ident, ctx: Context) -> bool:
+        s = self.live(ident)
+        if s is None:
+            return False
+        s.live = False
+        self.emit(s, "view.dropped", ctx)
+        return True
+
+    def rollback(self, ident, version_id, ctx: Context) -> Stream:
+        s = self.live(ident)
+        if s is None:
+            raise Refused(NoSuchViewError)
+        if s.version(version_id) is None:
+            raise Refused(ValidationError)
+        if version_id != s.current:   # the log grows only when the current version changes
+            s.current = version_id
+            s.log.append((ctx.now, version_id))
+            self.emit(s, "view.rolled_back", ctx, current_version_id=version_id)
+        return s
+
+
+# -- the operations, as values hypothesis can draw, print and shrink --
+
+def _ident(name: str) -> tuple:
+    return tuple(name.split("."))
+
+
+@dataclass(frozen=True)
+class Create:
+    name: str   # an int when drawn: see NAME
+    columns: int
+    reps: tuple
+    namespace: tuple | None
+    catalog: str | None
+    comment: str | None
+    properties: dict | None
+    security_mode: str | None
+    summary: dict | None
+
+    def _namespace(self) -> tuple:
+        return _ident(self.name)[:-1] if self.namespace is None else self.namespace
+
+    def call(self, store: ViewStore) -> Any:
+        return store.create_view(self.name, columns=COLUMN_CHOICES[self.columns][0], representations=list(self.reps),
+                                 default_namespace=self._namespace(), default_catalog=self.catalog,
+                                 comment=self.comment, properties=self.properties, security_mode=self.security_mode,
+                                 summary=self.summary)
+
+    def plan(self, m: Model, ctx: Context) -> Any:
+        return m.create(_ident(self.name), COLUMN_CHOICES[self.columns][1], self.reps, self._namespace(), self.catalog,
+                        self.comment, self.properties, self.security_mode, self.summary, ctx)
+
+
+@dataclass(frozen=True)
+class Replace(Create):
+    replace_properties: bool = False
+
+    def call(self, store: ViewStore) -> Any:
+        return store.replace_view(self.name, columns=COLUMN_CHOICES[self.columns][0], representations=list(self.reps),
+                                  default_namespace=self._namespace(), default_catalog=self.catalog,
+                                  comment=self.comment, properties=self.properties, security_mode=self.security_mode,
+                                  summary=self.summary, replace_properties=self.replace_properties)
+
+    def plan(self, m: Model, ctx: Context) -> Any:
+        return m.replace(_ident(self.name), COLUMN_CHOICES[self.columns][1], self.reps, self._namespace(), self.catalog,
+                         self.comment, self.properties, self.security_mode, self.summary, self.replace_properties, ctx)
+
+
+def _view_change(change: tuple) -> ViewChange:
+    kind = change[0]
+    if kind == "comment":
+        return ViewChange.update_comment(change[1])
+    if kind == "set":
+        return ViewChange.set_property(change[1], change[2])
+    if kind == "remove":
+        return ViewChange.remove_property(change[1])
+    if kind == "rename":
+        return ViewChange.rename(change[1])
+    if kind == "add":
+        return ViewChange.add_representation((change[1], change[2]))
+    if kind == "update":
+        return ViewChange.update_representation(change[1], change[2])
+    return ViewChange.remove_representation(change[1])
+
+
+@dataclass(frozen=True)
+class Alter:
+    name: str
+    changes: tuple
+
+    def call(self, store: ViewStore) -> Any:
+        return store.alter_view(self.name, *[_view_change(c) for c in self.changes])
+
+    def plan(self, m: Model, ctx: Context) -> Any:
+        return m.alter(_ident(self.name), self.changes, ctx)
+
+
+@dataclass(frozen=True)
+class Rename:
+    name: str
+    new: str
+
+    def call(self, store: ViewStore) -> Any:
+        return store.rename_view(self.name, self.new)
+
+    def plan(self, m: Model, ctx: Context) -> Any:
+        return m.rename(_ident(self.name), _ident(self.new), ctx)
+
+
+@dataclass(frozen=True)
+class Drop:
+    name: str
+
+    def call(self, store: ViewStore) -> Any:
+        return store.drop_view(self.name)
+
+    def plan(self, m: Model, ctx: Context) -> Any:
+        return m.drop(_ident(self.name), ctx)
+
+
+@dataclass(frozen=True)
+class Rollback:
+    name: str
+    version_id: int
+
+    def call(self, store: ViewStore) -> Any:
+        return store.rollback_view(self.name, self.version_id)
+
+    def plan(self, m: Model, ctx: Context) -> Any:
+        return m.rollback(_ident(self.name), self.version_id, ctx)
+
+
+@dataclass(frozen=True)
+class RollbackToOne:
+    """A rollback to one of the view's versions, the ``pick``-th of those the model knows (not the
+    current one, when there are others): drawn ids alone seldom name a version to go back to."""
+
+    name: str
+    pick: int
+
+    def resolve(self, m: Model) -> Rollback | None:
+        s = m.live(_ident(self.name))
+        others = [v.version_id for v in s.versions if v.version_id != s.current] if s else []
+        return Rollback(self.name, others[self.pick % len(others)]) if others else None
+
+
+# The draws lean towards what makes the rules meet (the same definition again, versions to roll
+# back to, dialects a change names that the view has); repeated entries weight a sampled_from.
+# a name, or (an int) the pick-th live view's name, so that most calls meet a view
+NAME = st.one_of(st.sampled_from(NAMES), st.integers(0, 7))
+ADDED = st.sampled_from(["trino", "trino", "Hive", "flink", "spark"])       # mostly one the view lacks
+CHANGED = st.sampled_from(["spark", "spark", "trino", "hive", "flink"])     # mostly one it has
+REPS = st.one_of(
+    st.sampled_from([(("spark", "SELECT 1"),), (("spark", "SELECT 2 AS x"),),
+                     (("spark", "SELECT 1"), ("trino", "SELECT 1")), (("Hive", "SELECT 1"), ("spark", "SELECT 1")),
+                     (("spark", "SELECT 1"), ("SPARK", "SELECT 1"))]),   # one dialect twice: refused
+    st.lists(st.tuples(DIALECTS, SQL), min_size=1, max_size=3).map(tuple),
+)
+PROPERTIES = st.sampled_from([None, None, {}, {"k1": "v"}, {"k1": "w", "k2": "v"}, {DROP_ALLOWED: "true"},
+                              {DROP_ALLOWED: "TRUE"}])
+DEFINITION = dict(name=st.sampled_from(NAMES), columns=st.sampled_from([0, 0, *range(len(COLUMN_CHOICES))]), reps=REPS,
+                  namespace=st.sampled_from([None, None, ("other",)]), catalog=st.sampled_from([None, None, "cat2"]),
+                  comment=st.sampled_from([None, "c1", "c2"]), properties=PROPERTIES,
+                  summary=st.sampled_from([None, None, {"engine-name": "spark"}]))
+CHANGE = st.one_of(
+    st.tuples(st.just("comment"), st.sampled_from([None, "c1", "c2"])),
+    st.tuples(st.just("set"), st.sampled_from(["k1", "k2", "comment", DROP_ALLOWED]), st.sampled_from(["true", "v"])),
+    st.tuples(st.just("remove"), st.sampled_from(["k1", "k2", "comment", DROP_ALLOWED])),
+    st.tuples(st.just("rename"), st.sampled_from(["v1", "v5"])),
+    st.tuples(st.just("add"), ADDED, SQL), st.tuples(st.just("add"), ADDED, SQL),
+    st.tuples(st.just("update"), CHANGED, SQL), st.tuples(st.just("update"), CHANGED, SQL),
+    st.tuples(st.just("remove_rep"), CHANGED),
+)
+REPLACE = st.builds(Replace, security_mode=st.sampled_from([None, None, "DEFINER", "INVOKER"]),
+                    replace_properties=st.booleans(), **{**DEFINITION, "name": NAME})
+# a few definitions over and over: replacing with an earlier one makes it current again, no new version
+REPLACE_AGAIN = st.builds(Replace, name=NAME, columns=st.just(0), reps=st.sampled_from(
+    [(("spark", "SELECT 1"),), (("spark", "SELECT 2 AS x"),), (("spark", "SELECT 1"),), (("spark", "SELECT 2 AS x"),),
+     (("spark", "SELECT 1"), ("trino", "SELECT 1"))]),
+    namespace=st.just(None), catalog=st.just("cat2"), comment=st.sampled_from([None, "c1"]),
+    properties=st.sampled_from([None, {DROP_ALLOWED: "true"}]), security_mode=st.just(None), summary=st.just(None))
+ALTER = st.builds(Alter, NAME, st.lists(CHANGE, min_size=1, max_size=3).map(tuple))
+OPERATION = st.one_of(
+    st.builds(Create, security_mode=st.sampled_from(["DEFINER", "INVOKER"]), **DEFINITION),
+    REPLACE, REPLACE, REPLACE_AGAIN, REPLACE_AGAIN, ALTER, ALTER,
+    st.builds(Rename, NAME, st.sampled_from(NAMES)),
+    st.builds(Drop, st.sampled_from(NAMES)),
+    st.builds(Rollback, NAME, st.integers(1, 4)),     # often a version the view lacks
+    st.builds(RollbackToOne, NAME, st.integers(0, 9)), st.builds(RollbackToOne, NAME, st.integers(0, 9)),
+)
+
+
+def _settling(step: Callable[..., None]) -> Callable[..., None]:
+    """A rule or invariant that leaves the machine settled if it ends without an error: teardown
+    checks every recorded point only then, so that a failed step's report is not buried under the
+    errors its unfinished bookkeeping would cause there."""
+    @functools.wraps(step)
+    def run(self: "ReferenceMachine", *args: Any, **kwargs: Any) -> None:
+        self.settled = False
+        step(self, *args, **kwargs)
+        self.settled = True
+    return run
+
+
+@dataclass
+class Point:
+    """The model's state right after one commit: its events as the store logged them, and its time."""
+
+    events: list
+    time: int
+    model: Model
+    timed: bool   # a time names this state (not a write inside a transaction block but its last)
+
+
+class ReferenceMachine(RuleBasedStateMachine):
+    @initialize()
+    def open(self) -> None:
+        # a snapshot every few events of a stream, so that as_of starts from snapshots too (one every
+        # 100 events would need histories this machine never makes)
+        self.patch = pytest.MonkeyPatch()
+        self.patch.setattr(projections, "SNAPSHOT_EVERY", SNAPSHOT_EVERY_HERE)
+        self.dir = Path(tempfile.mkdtemp())
+        self.stores = [ViewStore(self.dir / "s.db", catalog=c, actor=a) for c, a in zip(CATALOGS, ACTORS)]
+        self.model = Model()
+        self.points: list[Point] = []
+        self.logged = 0       # how many events of the log the model has accounted for
+        self.checks = 0
+        self.settled = True
+
+    def teardown(self) -> None:
+        try:
+            if getattr(self, "settled", False):
+                for point in self.points:
+                    self.check_point(point)
+        finally:
+            for store in getattr(self, "stores", []):
+                store.close()
+            if hasattr(self, "patch"):
+                self.patch.undo()
+
+    # -- making calls --
+
+    def perform(self, op: Any, writer: int, *, in_block: bool = False) -> None:
+        if isinstance(op.name, int):
+            live = sorted(".".join(s.identifier) for s in self.model.streams.values() if s.live) or NAMES
+            op = dataclasses.replace(op, name=live[op.name % len(live)])
+        if isinstance(op, RollbackToOne):
+            op = op.resolve(self.model)
+            if op is None:
+                return
+        store = self.stores[writer]
+        count = self.stores[0].event_count()
+        assert count == self.logged
+        try:
+            result, error = op.call(store), None
+        except ViewStoreError as e:
+            result, error = None, e
+        new = self.stores[0].events()[count:]
+        trial = copy.deepcopy(self.model)
+        ctx = Context(now=new[0].occurred_at if new else -1, actor=ACTORS[writer], catalog=CATALOGS[writer])
+        try:
+            expected = op.plan(trial, ctx)
+        except Refused as refused:
+            event(f"{type(op).__name__}: refused, {type(error).__name__}")   # --hypothesis-show-statistics
+            assert isinstance(error, refused.kinds), f"{op}: the model refuses it ({refused.kinds}); the store: {error!r}"
+            assert not new, f"{op} was refused but appended {new}"
+            return
+        assert error is None, f"{op}: the model accepts it; the store raised {error!r}"
+        event(f"{type(op).__name__}: {'no change' if not new else ', '.join(sorted({e.type for e in new}))}")
+        if any(len(s.log) > len(self.model.streams[sid].log) and len(s.versions) == len(self.model.streams[sid].versions)
+               for sid, s in trial.streams.items() if sid in self.model.streams):
+            event(f"{type(op).__name__}: an earlier version current again")   # no version added
+        # the events: those the model predicts, one commit at one time
+        by_sid = {s.uuid: sid for sid, s in trial.streams.items() if s.uuid is not None}
+        predicted = trial.log[len(self.model.log):]
+        fields = trial.fields[len(self.model.log):]
+        assert len(new) == len(predicted), f"{op}: predicted {predicted}, logged {[(e.type, e.identifier) for e in new]}"
+        versions: dict[int, int] = {}
+        for e, (sid, kind, ident) in zip(new, predicted):
+            s = trial.streams[sid]
+            if s.uuid is None:
+                assert e.view_id not in by_sid, f"{op}: a new view got the UUID of another"
+                s.uuid = e.view_id
+                by_sid[e.view_id] = sid
+            versions[sid] = versions.get(sid, len(self.model.streams[sid].events) if sid in self.model.streams else 0) + 1
+            assert (e.view_id, e.type, e.identifier, e.stream_version, e.actor) == \
+                (s.uuid, kind, ident, versions[sid], ACTORS[writer]), f"{op}: event {e} is not {(kind, ident)}"
+        for e, wanted in zip(new, fields):
+            found = {key: getattr(e, key) for key in wanted}
+            if "removals" in found:
+                found["removals"] = sorted(found["removals"])
+            assert found == wanted, f"{op}: event {e} does not carry {wanted}"
+        assert len({(e.commit_id, e.occurred_at) for e in new}) <= 1, f"{op}: one call, one commit: {new}"
+        if isinstance(expected, Stream):
+            self.compare_load(lambda: result, expected.expected(), f"{op}: the view returned")
+        else:
+            assert result == expected, f"{op}: returned {result!r}"
+        self.model = trial
+        self.logged += len(new)
+        if new:
+            self.points.append(Point(new, new[0].occurred_at, copy.deepcopy(trial), timed=not in_block))
+            if not in_block:
+                self.next_millisecond(new[0].occurred_at)
+
+    @staticmethod
+    def next_millisecond(ms: int) -> None:
+        """Wait until the clock has left ``ms``, so that the next commit has a time of its own."""
+        while time.time_ns() // 1_000_000 <= ms:
+            time.sleep(0.0002)
+
+    @rule(op=OPERATION, writer=st.integers(0, 1))
+    @_settling
+    def step(self, op: Any, writer: int) -> None:
+        self.perform(op, writer)
+
+    @rule(ops=st.lists(OPERATION, min_size=1, max_size=4), commit=st.booleans())
+    @_settling
+    def transaction(self, ops: list, commit: bool) -> None:
+        """Several calls in one block (each may be refused on its own), committed or rolled back whole."""
+        model, points, logged = self.model, len(self.points), self.logged
+        store = self.stores[0]
+        try:
+            with store.transaction():
+                for op in ops:
+                    self.perform(op, 0, in_block=True)
+                    self.compare_current([store])      # the block's writes see each other's
+                if not commit:
+                    raise LookupError("rolled back")
+        except LookupError:
+            self.model, self.points, self.logged = model, self.points[:points], logged
+        block = self.points[points:]
+        if block:
+            assert len({p.time for p in block}) == 1, "a block's writes carry one time"
+            block[-1].timed = True
+            self.next_millisecond(block[-1].time)
+        assert store.event_count() == self.logged
+
+    # -- checking --
+
+    def names(self) -> list[tuple]:
+        """The names of the pool that a view ever had, and one that none had (if any is left): the
+        others answer as that one does, and cost as much to ask."""
+        carried = {name for _, _, name in self.model.log}
+        return [i for i in POOL if i in carried] + [i for i in POOL if i not in carried][:1]
+
+    def compare_current(self, stores: list[ViewStore]) -> None:
+        for store in stores:
+            live = [s.identifier for s in self.model.streams.values() if s.live]
+            assert store.list_views() == sorted(live, key=lambda i: (".".join(i[:-1]), i[-1]))
+            assert store.list_namespaces() == sorted({i[:-1] for i in live}, key=".".join)
+            for ident in self.names():
+                s = self.model.live(ident)
+                assert store.view_exists(ident) == (s is not None)
+                self.compare_load(lambda: store.load_view(ident), s.expected() if s else NoSuchViewError,
+                                  f"load_view({ident}) via {store}")
+
+    @staticmethod
+    def compare_load(load: Callable[[], View], expected: Any, what: str) -> None:
+        if isinstance(expected, dict):
+            try:
+                found = observed(load())
+            except ViewStoreError as e:
+                raise AssertionError(f"{what}: {e!r}, not the model's view") from e
+            assert found == expected, f"{what}: " + "; ".join(
+                f"{key} is {found[key]!r}, not {expected[key]!r}" for key in expected if found[key] != expected[key])
+        else:
+            try:
+                view = load()
+            except ViewStoreError as e:
+                assert isinstance(e, expected), f"{what}: {e!r}, not {expected.__name__}"
+            else:
+                raise AssertionError(f"{what}: loaded {view.identifier} v{view.current_version_id}, "
+                                     f"not {expected.__name__}")
+
+    @invariant()
+    @_settling
+    def views_are_the_models(self) -> None:
+        self.compare_current(self.stores)
+
+    @invariant()
+    @_settling
+    def history_and_events_are_the_models(self) -> None:
+        store = self.stores[self.checks % 2]
+        log = self.stores[0].events()
+        assert [(e.type, e.identifier) for e in log] == [(kind, ident) for _, kind, ident in self.model.log]
+        for ident in self.names():
+            s = self.model.pick(ident)
+            carried = self.model.carried(ident)
+            if s is None:
+                for ask in (store.history, lambda i: store.events(view=i)):
+                    try:
+                        ask(ident)
+                    except NoSuchViewError:
+                        continue
+                    raise AssertionError(f"no view ever had {ident}, yet it has a history")
+                continue
+            assert [(e.view_id, e.type, e.identifier, e.stream_version) for e in store.history(ident)] == \
+                [(s.uuid, kind, name, n) for n, (kind, name) in enumerate(s.events, 1)], f"history({ident})"
+            assert [(e.type, e.identifier) for e in store.events(view=ident)] == \
+                [(kind, name) for sid, kind, name in self.model.log if sid in carried], f"events(view={ident})"
+
+    @invariant()
+    @_settling
+    def time_travel_is_the_models(self) -> None:
+        """The newest recorded state and two older ones, drawn at random (all of them at teardown)."""
+        self.checks += 1
+        if not self.points:
+            return
+        rng = random.Random(self.checks)
+        for point in {id(p): p for p in [self.points[-1], *rng.sample(self.points, min(2, len(self.points)))]}.values():
+            self.check_point(point)
+
+    def model_at(self, ms: int) -> Model:
+        """The model as of a time: after the last commit at or before it."""
+        found = Model()
+        for point in self.points:
+            if point.timed and point.time <= ms:
+                found = point.model
+        return found
+
+    def check_point(self, point: Point) -> None:
+        store = self.stores[self.points.index(point) % 2]
+        now = self.model
+        for e in point.events:   # as_of an event: the view right after that event's commit
+            s = next(s for s in point.model.streams.values() if s.uuid == e.view_id)
+            for ident in {e.identifier, now.streams[s.sid].identifier, POOL[e.position % len(POOL)]}:
+                # an event of any view that carried the name (as events(view=ident) lists them)
+                expected = (ValidationError if s.sid not in now.carried(ident) else
+                            s.expected() if s.live else NoSuchViewError)
+                self.compare_load(lambda: store.load_view(ident, as_of=e), expected,
+                                  f"load_view({ident}, as_of=event {e.position} {e.type})")
+        if not point.timed:
+            return
+        for ms in (point.time, point.time - 1):
+            then = self.model_at(ms)
+            when = datetime.fromtimestamp(ms // 1000, timezone.utc) + timedelta(milliseconds=ms % 1000)
+            as_of = [ms, when, when.isoformat(timespec="milliseconds")][ms % 3]   # each form of a time
+            for ident in self.names():
+                # the view of that name then; else the one known by that name now, as it was then
+                s = then.live(ident)
+                if s is None:
+                    owner = now.known_as(ident)
+                    s = then.streams.get(owner.sid) if owner is not None else None
+                    s = s if s is not None and s.live else None
+                self.compare_load(lambda: store.load_view(ident, as_of=as_of),
+                                  s.expected() if s is not None else NoSuchViewError,
+                                  f"load_view({ident}, as_of={as_of!r})")
+
+
+TestReferenceModel = ReferenceMachine.TestCase
+TestReferenceModel.settings = settings(max_examples=30, stateful_step_count=30, deadline=None,
+                                       suppress_health_check=[HealthCheck.too_slow])
