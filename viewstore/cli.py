@@ -672,7 +672,8 @@ def replace(cli: CliContext, /, identifier: str, as_json: bool, replace_properti
               help="Show the view as it was then (ISO 8601, UTC unless it gives its offset, or epoch ms; to the "
                    "millisecond).")
 @click.option("--at-event", type=INT64, metavar="POSITION",
-              help="Show the view right after this event of its history (the pos column of `viewstore history`).")
+              help="Show the view right after the commit of this event of its history (the pos column of "
+                   "`viewstore history`).")
 @json_option("Print JSON.")
 @pass_cli
 def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | None, as_json: bool) -> None:
