@@ -374,7 +374,8 @@ class Model:
                 self.emit(s, kind, ctx, **fields, current_version_id=s.current if n == len(rep_events) else None)
         return s
 
-    def rename(self, ident, new, ctx: Context) -> Stream:
+    def rename(self, ident, new_name: str, ctx: Context) -> Stream:
+        new = _ident(new_name)
         s = self.live(ident)
         errors: list[type[ViewStoreError]] = []
         if s is None:
@@ -474,50 +475,20 @@ def _view_change(change: tuple) -> ViewChange:
 
 
 @dataclass(frozen=True)
-class Alter:
+class Call:
+    """``ViewStore.<kind>_view(name, *args)``, which ``Model.<kind>`` answers: ``alter`` (its one
+    argument the changes, as tuples), ``rename`` (the new name), ``drop``, ``rollback`` (a version id)."""
+
+    kind: str
     name: str
-    changes: tuple
+    args: tuple = ()
 
     def call(self, store: ViewStore) -> Any:
-        return store.alter_view(self.name, *[_view_change(c) for c in self.changes])
+        args = [_view_change(c) for c in self.args[0]] if self.kind == "alter" else self.args
+        return getattr(store, f"{self.kind}_view")(self.name, *args)
 
     def plan(self, m: Model, ctx: Context) -> Any:
-        return m.alter(_ident(self.name), self.changes, ctx)
-
-
-@dataclass(frozen=True)
-class Rename:
-    name: str
-    new: str
-
-    def call(self, store: ViewStore) -> Any:
-        return store.rename_view(self.name, self.new)
-
-    def plan(self, m: Model, ctx: Context) -> Any:
-        return m.rename(_ident(self.name), _ident(self.new), ctx)
-
-
-@dataclass(frozen=True)
-class Drop:
-    name: str
-
-    def call(self, store: ViewStore) -> Any:
-        return store.drop_view(self.name)
-
-    def plan(self, m: Model, ctx: Context) -> Any:
-        return m.drop(_ident(self.name), ctx)
-
-
-@dataclass(frozen=True)
-class Rollback:
-    name: str
-    version_id: int
-
-    def call(self, store: ViewStore) -> Any:
-        return store.rollback_view(self.name, self.version_id)
-
-    def plan(self, m: Model, ctx: Context) -> Any:
-        return m.rollback(_ident(self.name), self.version_id, ctx)
+        return getattr(m, self.kind)(_ident(self.name), *self.args, ctx)
 
 
 @dataclass(frozen=True)
@@ -528,10 +499,10 @@ class RollbackToOne:
     name: str
     pick: int
 
-    def resolve(self, m: Model) -> Rollback | None:
+    def resolve(self, m: Model) -> Call | None:
         s = m.live(_ident(self.name))
         others = [v.version_id for v in s.versions if v.version_id != s.current] if s else []
-        return Rollback(self.name, others[self.pick % len(others)]) if others else None
+        return Call("rollback", self.name, (others[self.pick % len(others)],)) if others else None
 
 
 # The draws lean towards what makes the rules meet (the same definition again, versions to roll
@@ -569,15 +540,19 @@ REPLACE_AGAIN = st.builds(Replace, name=NAME, columns=st.just(0), reps=st.sample
      (("spark", "SELECT 1"), ("trino", "SELECT 1"))]),
     namespace=st.just(None), catalog=st.just("cat2"), comment=st.sampled_from([None, "c1"]),
     properties=st.sampled_from([None, {DROP_ALLOWED: "true"}]), security_mode=st.just(None), summary=st.just(None))
-ALTER = st.builds(Alter, NAME, st.lists(CHANGE, min_size=1, max_size=3).map(tuple))
+ALTER = st.builds(Call, st.just("alter"), NAME, st.lists(CHANGE, min_size=1, max_size=3).map(lambda c: (tuple(c),)))
 OPERATION = st.one_of(
     st.builds(Create, security_mode=st.sampled_from(["DEFINER", "INVOKER"]), **DEFINITION),
     REPLACE, REPLACE, REPLACE_AGAIN, REPLACE_AGAIN, ALTER, ALTER,
-    st.builds(Rename, NAME, st.sampled_from(NAMES)),
-    st.builds(Drop, st.sampled_from(NAMES)),
-    st.builds(Rollback, NAME, st.integers(1, 4)),     # often a version the view lacks
+    st.builds(Call, st.just("rename"), NAME, st.sampled_from(NAMES).map(lambda n: (n,))),
+    st.builds(Call, st.just("drop"), st.sampled_from(NAMES)),
+    st.builds(Call, st.just("rollback"), NAME, st.integers(1, 4).map(lambda v: (v,))),   # often one it lacks
     st.builds(RollbackToOne, NAME, st.integers(0, 9)), st.builds(RollbackToOne, NAME, st.integers(0, 9)),
 )
+
+
+def _label(op: Any) -> str:
+    return op.kind if isinstance(op, Call) else type(op).__name__
 
 
 def _settling(step: Callable[..., None]) -> Callable[..., None]:
@@ -651,15 +626,15 @@ class ReferenceMachine(RuleBasedStateMachine):
         try:
             expected = op.plan(trial, ctx)
         except Refused as refused:
-            event(f"{type(op).__name__}: refused, {type(error).__name__}")   # --hypothesis-show-statistics
+            event(f"{_label(op)}: refused, {type(error).__name__}")   # --hypothesis-show-statistics
             assert isinstance(error, refused.kinds), f"{op}: the model refuses it ({refused.kinds}); the store: {error!r}"
             assert not new, f"{op} was refused but appended {new}"
             return
         assert error is None, f"{op}: the model accepts it; the store raised {error!r}"
-        event(f"{type(op).__name__}: {'no change' if not new else ', '.join(sorted({e.type for e in new}))}")
+        event(f"{_label(op)}: {'no change' if not new else ', '.join(sorted({e.type for e in new}))}")
         if any(len(s.log) > len(self.model.streams[sid].log) and len(s.versions) == len(self.model.streams[sid].versions)
                for sid, s in trial.streams.items() if sid in self.model.streams):
-            event(f"{type(op).__name__}: an earlier version current again")   # no version added
+            event(f"{_label(op)}: an earlier version current again")   # no version added
         # the events: those the model predicts, one commit at one time
         by_sid = {s.uuid: sid for sid, s in trial.streams.items() if s.uuid is not None}
         predicted = trial.log[len(self.model.log):]
