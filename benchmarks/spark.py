@@ -95,7 +95,7 @@ def bench_register_views(ctx: Any) -> list[Result]:
 
 def bench_events_dataframe(ctx: Any) -> list[Result]:
     from viewstore.spark import events_dataframe
-    from viewstore.spark.session import events_arrow
+    from viewstore.spark.audit import events_arrow
 
     spark = session(ctx)
     log = ctx.event_log()

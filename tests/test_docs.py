@@ -373,7 +373,8 @@ def test_the_figures_the_docs_quote_are_the_codes():
 
     docs = {"README": README, "ARCHITECTURE": ARCHITECTURE,
             "spark-catalog": (ROOT / "docs" / "spark-catalog.md").read_text(),
-            "session.py": (PACKAGE / "spark" / "session.py").read_text()}
+            "register.py": (PACKAGE / "spark" / "register.py").read_text(),
+            "ddl.py": (PACKAGE / "spark" / "ddl.py").read_text()}
     wait_s = 10.0  # viewstore.spark.catalog_plugin.TRANSACTION_WAIT_S, read without importing pyspark
     source = (PACKAGE / "spark" / "catalog_plugin.py").read_text()
     assert f"\nTRANSACTION_WAIT_S = {wait_s}\n" in source
@@ -397,7 +398,8 @@ def test_the_figures_the_docs_quote_are_the_codes():
         ("README", r"held it for (\d+) s", wait_s),
         ("README", r"up to (\d+) s \(`DDL_TURN_WAIT_S`\)", turn_s),
         ("ARCHITECTURE", r"up to (\d+) s \(`DDL_TURN_WAIT_S`\)", turn_s),
-        ("session.py", r"(\d+) s\b", turn_s),  # the docstrings of sql() and register_views
+        ("register.py", r"(\d+) s\b", turn_s),  # the docstring of register_views
+        ("ddl.py", r"(\d+) s\b", turn_s),  # the docstring of sql()
         ("README", r"Spark (\d\.\d+)", float(supported)),
         ("spark-catalog", r"Spark (\d\.\d+)", float(supported)),
     ]
@@ -516,11 +518,11 @@ def test_the_readme_counts_every_option_that_must_not_be_empty_among_the_usage_e
 
 
 def test_events_dataframe_names_its_columns_in_order():
-    from viewstore.spark import session
+    from viewstore.spark import audit
 
-    doc = session.events_dataframe.__doc__.split("Columns:", 1)[1].split("The filters", 1)[0]
+    doc = audit.events_dataframe.__doc__.split("Columns:", 1)[1].split("The filters", 1)[0]
     named = re.findall(r"``(\w+)``", doc)
-    assert named[:len(session._EVENT_FIELDS)] == [name for name, _, _ in session._EVENT_FIELDS]
+    assert named[:len(audit._EVENT_FIELDS)] == [name for name, _, _ in audit._EVENT_FIELDS]
 
 
 def test_query_names_the_events_columns_as_the_log_has_them():

@@ -100,7 +100,7 @@ def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: An
     from spark_settings import build_session
     from viewstore.spark import register_views
 
-    import viewstore.spark.session as session
+    import viewstore.spark.register as register
 
     spark = build_session(Path(root) / "stopped", hive=False)
     store = ViewStore(store_path, actor="child")
@@ -108,16 +108,16 @@ def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: An
 
     attach(spark, store, "vs_stopped")
     events = store.event_count()
-    made = session._run_verbatim
+    made = register._run_verbatim
 
     def made_then_stopped(spark: Any, statement: str) -> Any:  # the session ends after the first copy
         result = made(spark, statement)
         spark.stop()
         return result
 
-    session._run_verbatim = made_then_stopped
+    register._run_verbatim = made_then_stopped
     stopped = {"register_views, stopped partway": _outcome(lambda: register_views(spark, store))}
-    session._run_verbatim = made
+    register._run_verbatim = made
     stopped.update({name: _outcome(call) for name, call in _calls(spark, store, ns).items()
                     if name in ("register_views", "check_views", "create_view", "sql create", "sql set properties",
                                 "events_dataframe", "read_metastore_table", "import_metastore_views",

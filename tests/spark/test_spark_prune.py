@@ -156,7 +156,7 @@ def test_a_view_that_fails_to_register_keeps_its_copy(spark, stores, databases):
 
 
 def test_a_copy_spark_will_not_drop_is_reported_not_raised(spark, stores, databases, monkeypatch):
-    import viewstore.spark.session as session
+    import viewstore.spark.register as register
 
     db = databases()
     mine = stores("mine")
@@ -164,7 +164,7 @@ def test_a_copy_spark_will_not_drop_is_reported_not_raised(spark, stores, databa
     _view(mine, f"{db}.kept")
     assert register_views(spark, mine, db).ok
     mine.drop_view(f"{db}.gone")
-    real = session._jsession
+    real = register._jsession
 
     class Refusing:
         """The real session, but a DROP VIEW fails as Spark fails on a database it cannot find."""
@@ -180,7 +180,7 @@ def test_a_copy_spark_will_not_drop_is_reported_not_raised(spark, stores, databa
         def __getattr__(self, name):
             return getattr(self._jsession, name)
 
-    monkeypatch.setattr(session, "_jsession", lambda spark: Refusing(real(spark)))
+    monkeypatch.setattr(register, "_jsession", lambda spark: Refusing(real(spark)))
     report = register_views(spark, mine, db, prune=True)
     monkeypatch.undo()
     assert not report.ok and report.pruned == [] and report.registered == [f"{db}.kept"]
@@ -194,7 +194,7 @@ def test_a_copy_spark_will_not_drop_is_reported_not_raised(spark, stores, databa
 
 def test_a_copy_another_store_takes_over_after_the_listing_survives(spark, stores, databases, monkeypatch):
     """Each copy is read again right before its DROP: another driver may have registered its own since."""
-    import viewstore.spark.session as session
+    import viewstore.spark.register as register
 
     db = databases()
     mine, other = stores("mine"), stores("other")
@@ -202,7 +202,7 @@ def test_a_copy_another_store_takes_over_after_the_listing_survives(spark, store
     assert register_views(spark, mine, db).ok
     mine.drop_view(f"{db}.v")
     _view(other, f"{db}.v", "SELECT 2 AS x")
-    real = session._session_views
+    real = register._session_views
 
     def listing_then_other_driver(spark, database, names=None):
         found = real(spark, database, names)
@@ -210,7 +210,7 @@ def test_a_copy_another_store_takes_over_after_the_listing_survives(spark, store
             assert register_views(spark, other, db).registered == [f"{db}.v"]  # between listing and DROP
         return found
 
-    monkeypatch.setattr(session, "_session_views", listing_then_other_driver)
+    monkeypatch.setattr(register, "_session_views", listing_then_other_driver)
     report = register_views(spark, mine, db, prune=True)
     monkeypatch.undo()
     assert report.ok and report.pruned == []

@@ -29,7 +29,7 @@ from viewstore import ViewStore
 from viewstore.errors import ValidationError
 from viewstore.formats.qualify import qualify_tables
 from viewstore.spark import attach, detach
-from viewstore.spark.session import table_references
+from viewstore.spark.register import table_references
 
 pytestmark = pytest.mark.spark
 

@@ -14,7 +14,7 @@ from viewstore import (Column, EngineError, NoSuchViewError, SQLRepresentation, 
                        ViewChange, ViewStore, ViewStoreError, signals)
 from viewstore.spark import (attach, check_views, create_view, detach, events_dataframe, import_metastore_views,
                             register_views, sql)
-from viewstore.spark.session import table_references
+from viewstore.spark.register import table_references
 
 pytestmark = pytest.mark.spark
 
@@ -543,12 +543,12 @@ def test_sql_alter_never_undoes_a_change_made_meanwhile(spark, store, ns, statem
     """ALTER VIEW writes what it read before Spark analyzed the statement; when another process
     changed the view in between (its security mode, its SQL), the ALTER is refused with
     ConcurrencyError and that change stays, in the store and in the session copy."""
-    import viewstore.spark.session as session
+    import viewstore.spark.ddl as ddl
     from viewstore import ConcurrencyError, ViewStore
 
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
     register_views(spark, store, ns)
-    real = session._Before
+    real = ddl._Before
 
     def other_process_changes_it(spark, identifier):
         with ViewStore(store.path, actor="bob") as other:
@@ -559,7 +559,7 @@ def test_sql_alter_never_undoes_a_change_made_meanwhile(spark, store, ns, statem
                                security_mode="INVOKER" if change == "security" else None)
         return real(spark, identifier)
 
-    monkeypatch.setattr(session, "_Before", other_process_changes_it)
+    monkeypatch.setattr(ddl, "_Before", other_process_changes_it)
     with pytest.raises(ConcurrencyError):
         sql(spark, store, statement.format(v=f"{ns}.v"))
     monkeypatch.undo()
@@ -579,12 +579,12 @@ def test_sql_from_two_threads_on_one_view_keeps_the_session_copy_the_stores(spar
     session held, and is given 3 s."""
     import threading
 
-    import viewstore.spark.session as session
+    import viewstore.spark.ddl as ddl
 
     if statement.startswith("ALTER"):
         _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
         register_views(spark, store, ns)
-    real, outcome = session._Before, {}
+    real, outcome = ddl._Before, {}
 
     def second():
         try:
@@ -600,7 +600,7 @@ def test_sql_from_two_threads_on_one_view_keeps_the_session_copy_the_stores(spar
             thread.join(timeout=3)
         return before
 
-    monkeypatch.setattr(session, "_Before", first_reads_then_second_runs)
+    monkeypatch.setattr(ddl, "_Before", first_reads_then_second_runs)
     try:
         outcome["first"] = sql(spark, store, statement.format(v=f"{ns}.v", n=2))
     except Exception as error:  # noqa: BLE001 - either may lose
@@ -621,13 +621,14 @@ def test_a_drop_of_a_view_another_thread_dropped_meanwhile_is_spark_s(spark, sto
     import threading
     import time
 
+    import viewstore.spark.ddl as ddl
     import viewstore.spark.session as session
 
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
     register_views(spark, store, ns)
     with pytest.raises(Exception) as missing:
         sql(spark, store, f"DROP VIEW {ns}.never_was")
-    real, found, outcome = session._stored_target, threading.Event(), {}
+    real, found, outcome = ddl._stored_target, threading.Event(), {}
 
     def noting(*args):
         ident = real(*args)
@@ -641,7 +642,7 @@ def test_a_drop_of_a_view_another_thread_dropped_meanwhile_is_spark_s(spark, sto
         except Exception as error:  # noqa: BLE001 - what it raises is the point
             outcome["second"] = error
 
-    monkeypatch.setattr(session, "_stored_target", noting)
+    monkeypatch.setattr(ddl, "_stored_target", noting)
     thread = threading.Thread(target=second, name="second")
     with session._one_ddl_at_a_time():
         thread.start()
@@ -661,21 +662,21 @@ def test_a_drop_of_a_view_another_thread_dropped_meanwhile_is_spark_s(spark, sto
 def test_register_views_passes_over_a_database_dropped_after_the_listing(spark, store, ns, prune, monkeypatch):
     """Another driver drops a database between the listing of the session's databases and the reading of
     the copies in it: its views fail to register (their database is gone), the others are unaffected."""
-    import viewstore.spark.session as session
+    import viewstore.spark.register as register
 
     other = _name()
     _stored(store, f"{ns}.a", "SELECT 1 AS x", ns, columns=[Column("x", "int", nullable=False)])
     _stored(store, f"{other}.b", "SELECT 2 AS x", other, columns=[Column("x", "int", nullable=False)])
     try:
         assert register_views(spark, store).ok
-        real = session._database_names
+        real = register._database_names
 
         def listed_then_dropped(spark):
             names = real(spark)
             spark.sql(f"DROP DATABASE {other} CASCADE")
             return names
 
-        monkeypatch.setattr(session, "_database_names", listed_then_dropped)
+        monkeypatch.setattr(register, "_database_names", listed_then_dropped)
         report = register_views(spark, store, prune=prune)
         assert report.registered == report.unchanged == [f"{ns}.a"] and report.pruned == []
         assert [(f.identifier, f.condition, f.action) for f in report.failed] == [
@@ -1682,11 +1683,11 @@ def test_register_views_waits_for_view_ddl_through_sql(spark, store, ns, monkeyp
     while the store held the new."""
     import threading
 
-    import viewstore.spark.session as session
+    import viewstore.spark.ddl as ddl
 
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
     register_views(spark, store, ns)
-    real, outcome = session._Definition.write, {}
+    real, outcome = ddl._Definition.write, {}
 
     def registering():
         try:
@@ -1701,7 +1702,7 @@ def test_register_views_waits_for_view_ddl_through_sql(spark, store, ns, monkeyp
             thread.join(timeout=3)
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(session._Definition, "write", register_then_write)
+    monkeypatch.setattr(ddl._Definition, "write", register_then_write)
     sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.v AS SELECT 2 AS x")
     outcome["thread"].join(timeout=60)
     monkeypatch.undo()

@@ -7,7 +7,11 @@ Besides the errors each function lists, any of them may raise what a call of the
 (:class:`~viewstore.catalog.ViewStore`: a closed store, say).
 
 Modules:
-    session         register_views, create_view, sql, events_dataframe, check_views
+    register        register_views: the stored views as persistent views of the session catalog
+    ddl             create_view and sql: view DDL in Spark SQL, stored, then mirrored into the session
+    audit           events_dataframe: the event log as a typed DataFrame, through Arrow
+    drift           check_views: do the stored views still analyze to their stored columns?
+    session         what those four share: the cloned work session, configs, the copy statement
     types           Spark <-> Iceberg type mapping
     metastore       reading and writing raw Hive-metastore records through a Hive-enabled session
     catalog_plugin  attach(): viewstore as a Spark 4.3 ViewCatalog (Spark SQL view DDL on the store)
@@ -25,20 +29,23 @@ from typing import TYPE_CHECKING, Any
 from ..errors import NotInstalledError
 
 if TYPE_CHECKING:  # the lazy names' real types, for type checkers (at run time __getattr__ imports them)
+    from .audit import events_dataframe
     from .catalog_plugin import attach, detach
+    from .ddl import create_view, sql
     from .demo import run_demo
+    from .drift import DriftReport, check_views
     from .metastore import import_metastore_views, read_metastore_table, write_metastore_table
-    from .session import DriftReport, RegisterReport, check_views, create_view, events_dataframe, register_views, sql
+    from .register import RegisterReport, register_views
     from .types import iceberg_to_spark, spark_to_iceberg
 
 _EXPORTS = {
-    "register_views": "session",
-    "create_view": "session",
-    "sql": "session",
-    "events_dataframe": "session",
-    "check_views": "session",
-    "RegisterReport": "session",
-    "DriftReport": "session",
+    "register_views": "register",
+    "create_view": "ddl",
+    "sql": "ddl",
+    "events_dataframe": "audit",
+    "check_views": "drift",
+    "RegisterReport": "register",
+    "DriftReport": "drift",
     "spark_to_iceberg": "types",
     "iceberg_to_spark": "types",
     "read_metastore_table": "metastore",

@@ -21,9 +21,10 @@ from ..formats.cli import print_import_report
 from ..log import holds_nothing
 from ..tables import data_table, visible
 from .demo import quiet_analysis_errors, run_demo
+from .drift import check_views
 from .failures import ENGINE_ERRORS, engine_error, summary
 from .metastore import import_metastore_views, write_metastore_table
-from .session import check_views, register_views
+from .register import register_views
 
 __all__ = ["spark", "demo"]
 

@@ -39,8 +39,12 @@ from rich.table import Table
 from ..catalog import ViewChange, ViewStore, _path
 from ..errors import ValidationError, ViewStoreError
 from ..model import SQLRepresentation, View
+from .audit import events_dataframe
+from .ddl import sql
+from .drift import check_views
 from .failures import engine_calls
-from .session import _check_session, check_views, events_dataframe, register_views, sql
+from .register import register_views
+from .session import _check_session
 
 __all__ = ["run_demo", "DemoResult", "local_session"]
 

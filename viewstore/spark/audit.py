@@ -1,0 +1,95 @@
+"""The event log in Spark: :func:`events_dataframe`, a typed DataFrame moved from SQLite to Spark
+through Arrow, and :func:`events_arrow`, the ``pyarrow.Table`` it is made from (of the schema
+:data:`EVENTS_SCHEMA`). The log is read through :meth:`ViewStore.event_rows`, with the filters of
+:meth:`ViewStore.events`.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+
+from ..catalog import EventTypes, TimeLike, ViewStore
+from ..errors import ValidationError
+from ..log import EVENT_COLUMNS
+from ..model import IdentifierLike
+from .failures import engine_calls, require_live
+from .session import _check_args
+
+__all__ = [
+    "events_dataframe",
+]
+
+
+# -- events_dataframe ------------------------------------------------------------------------------
+
+#: the DataFrame's columns: (name, Arrow type, column of the log's ``events`` table)
+_EVENT_FIELDS = (
+    ("position", pa.int64(), "position"),
+    ("view", pa.string(), "identifier"),
+    ("view_id", pa.string(), "view_id"),
+    ("stream_version", pa.int64(), "stream_version"),
+    ("type", pa.string(), "type"),
+    ("actor", pa.string(), "actor"),
+    ("occurred_at", pa.timestamp("ms", tz="UTC"), "occurred_at"),
+    ("commit_id", pa.string(), "commit_id"),
+    ("payload", pa.string(), "payload"),
+)
+
+EVENTS_SCHEMA = pa.schema([pa.field(name, kind, nullable=False) for name, kind, _ in _EVENT_FIELDS])
+
+
+def events_arrow(store: ViewStore, *, view: IdentifierLike | None = None, actor: str | None = None,
+                 since: TimeLike | None = None, until: TimeLike | None = None, types: EventTypes | None = None,
+                 limit: int | None = None, newest_first: bool = False) -> pa.Table:
+    """The event log (filtered and ordered as :meth:`ViewStore.events` does) as a ``pyarrow.Table``.
+
+    Raises:
+        NoSuchViewError: ``view`` names no view that ever had that identifier.
+        ValidationError: not a ViewStore; a bad identifier, time, type or limit.
+    """
+    if not isinstance(store, ViewStore):
+        raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
+    rows = store.event_rows(view=view, actor=actor, since=since, until=until, types=types, limit=limit,
+                            newest_first=newest_first)
+    columns = list(zip(*rows)) if rows else [() for _ in EVENT_COLUMNS]
+    arrays = []
+    for _, kind, column in _EVENT_FIELDS:
+        values = columns[EVENT_COLUMNS.index(column)]
+        if pa.types.is_timestamp(kind):  # epoch milliseconds in the log
+            arrays.append(pa.array(values, type=pa.int64()).cast(kind))
+        else:
+            arrays.append(pa.array(values, type=kind))
+    return pa.Table.from_arrays(arrays, schema=EVENTS_SCHEMA)
+
+
+@engine_calls("move the event log into Spark")
+def events_dataframe(spark: SparkSession, store: ViewStore, *, view: IdentifierLike | None = None,
+                     actor: str | None = None, since: TimeLike | None = None, until: TimeLike | None = None,
+                     types: EventTypes | None = None, limit: int | None = None,
+                     newest_first: bool = False) -> DataFrame:
+    """The event log as a typed DataFrame, moved from SQLite to Spark through Arrow.
+
+    Columns: ``position`` (long), ``view`` (the identifier after the event), ``view_id``,
+    ``stream_version`` (long), ``type``, ``actor``, ``occurred_at`` (timestamp, UTC),
+    ``commit_id`` and ``payload`` (the event's fields as a JSON string; use ``from_json`` or
+    ``get_json_object``). The filters, ``limit`` and ``newest_first`` are those of
+    :meth:`ViewStore.events`.
+
+    Example::
+
+        events_dataframe(spark, store).createOrReplaceTempView("view_events")
+        spark.sql("SELECT actor, count(*) AS changes FROM view_events GROUP BY actor")
+
+    Raises:
+        NoSuchViewError: ``view`` names no view that ever had that identifier.
+        ValidationError: not a classic SparkSession or not a ViewStore; a bad identifier, time,
+            type or limit.
+        EngineError: the engine failed: the session is stopped (its DataFrame could never be read),
+            or its JVM is gone.
+    """
+    _check_args(spark, store)
+    require_live(spark, "move the event log into Spark")
+    table = events_arrow(store, view=view, actor=actor, since=since, until=until, types=types, limit=limit,
+                         newest_first=newest_first)
+    return spark.createDataFrame(table)
