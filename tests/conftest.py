@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh store on a real SQLite file, the conformance data, one SparkSession."""
+"""Shared fixtures: a fresh store on a real SQLite file, the conformance data, one SparkSession, and
+for the tests of viewstore.spark's calls a database with an orders table and a fresh database name."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 # Child processes (the crash and load workers, the CLI run as a program) import the library of this
 # checkout too, not whichever one the environment's install points at.
 os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+from spark_views import ORDERS, _name  # noqa: E402 - found through the path set above
 
 
 @pytest.fixture
@@ -43,3 +46,22 @@ def spark(tmp_path_factory):
     session = build_session(tmp_path_factory.mktemp("spark"))
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def data(spark):
+    """A database with an orders table, shared by the module's tests (they only read it)."""
+    db = _name()
+    spark.sql(f"CREATE DATABASE {db}")
+    spark.sql(ORDERS.format(db=db))
+    yield db
+    spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+@pytest.fixture
+def ns(spark):
+    """A fresh database name for one test's views; dropped afterwards."""
+    db = _name()
+    yield db
+    spark.catalog.setCurrentDatabase("default")
+    spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")

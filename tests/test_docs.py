@@ -330,6 +330,28 @@ def test_imports_flow_one_way_as_the_architecture_says():
             assert not {_layer(m) for m in _viewstore_imports(path)} & set(FRONT_ENDS), path
 
 
+
+def test_the_modules_of_spark_import_one_another_as_architecture_md_says():
+    """ARCHITECTURE.md's table of spark/ names every module of the package and, for each, the modules
+    of spark/ it imports (anywhere in it), no more and no fewer; those imports never go round in a
+    circle, and session.py, the plumbing, imports none of the modules of the calls."""
+    rows = dict(re.findall(r"^\| `spark/(\w+)\.py` \| ([^|]*) \|", ARCHITECTURE, re.M))
+    modules = {p.stem for p in (PACKAGE / "spark").glob("*.py")} - {"__init__"}
+    assert set(rows) == modules, sorted(set(rows) ^ modules)
+    imports = {}
+    for module in modules:
+        found = _viewstore_imports(PACKAGE / "spark" / f"{module}.py")
+        imports[module] = {m.split(".", 1)[1] for m in found if m.startswith("spark.")}
+        assert imports[module] == set(re.findall(r"`(\w+)`", rows[module])), (module, sorted(imports[module]))
+    calls = {"register", "ddl", "audit", "drift"}
+    assert not imports["session"] & calls and all("session" in imports[m] for m in calls)
+    done: set[str] = set()
+    while len(done) < len(modules):  # take the modules whose imports are all taken: a cycle stops this
+        ready = {m for m in modules - done if imports[m] <= done}
+        assert ready, f"the imports of {sorted(modules - done)} go round in a circle"
+        done |= ready
+
+
 def _imported_top_modules(path):
     """The top-level modules a file imports, anywhere in it (absolute imports only)."""
     import ast
@@ -591,7 +613,8 @@ def test_every_error_a_public_call_names_is_a_viewstore_error():
 
 def test_the_tests_layout_is_as_architecture_md_says():
     """ARCHITECTURE.md's Tests section names every helper file of tests/, every path it names is
-    there, and every module of formats/ has its tests/formats/test_<module>.py."""
+    there, every module of formats/ has its tests/formats/test_<module>.py, and every module of spark/
+    its tests/spark/test_spark_<module>.py (or test_<module>.py)."""
     tests = ROOT / "tests"
     section = ARCHITECTURE.split("\n## Tests\n", 1)[1].split("\n## ", 1)[0]
     helpers = {p.name for p in [*tests.glob("*.py"), *(tests / "reliability").glob("*.py")]
@@ -606,3 +629,7 @@ def test_the_tests_layout_is_as_architecture_md_says():
     for module in (PACKAGE / "formats").glob("*.py"):
         if module.stem != "__init__":
             assert (tests / "formats" / f"test_{module.stem}.py").exists(), module.name
+    for module in (PACKAGE / "spark").glob("*.py"):  # build_jar.py: test_catalog_plugin.py checks its jar
+        if module.stem not in ("__init__", "build_jar"):
+            assert any((tests / "spark" / f"{prefix}{module.stem}.py").exists()
+                       for prefix in ("test_spark_", "test_")), module.name

@@ -1,0 +1,96 @@
+"""viewstore.spark.audit (events_dataframe) against the real (Hive-enabled) test SparkSession."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from pyspark.sql import types as T
+
+from viewstore import Column, NoSuchViewError, ValidationError, ViewChange
+from viewstore.spark import events_dataframe
+
+from spark_views import _stored
+
+pytestmark = pytest.mark.spark
+
+
+# -- events_dataframe ------------------------------------------------------------------------------
+
+
+def test_events_dataframe_is_the_typed_log(spark, store, data, ns):
+    _stored(store, f"{ns}.a", "SELECT 1 AS x", ns, [Column("x", "int")])
+    store.alter_view(f"{ns}.a", ViewChange.set_property("owner", "ops"))
+    store.rename_view(f"{ns}.a", f"{ns}.b")
+    other = store.__class__(store.path, catalog="prod", actor="bob")
+    try:
+        _stored(other, f"{ns}.c", "SELECT 2 AS y", ns, [Column("y", "int")])
+    finally:
+        other.close()
+
+    df = events_dataframe(spark, store)
+
+    assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == [
+        ("position", "bigint"), ("view", "string"), ("view_id", "string"), ("stream_version", "bigint"),
+        ("type", "string"), ("actor", "string"), ("occurred_at", "timestamp"), ("commit_id", "string"),
+        ("payload", "string")]
+    rows = df.orderBy("position").collect()
+    events = store.events()
+    assert [(r.position, r.view, r.view_id, r.stream_version, r.type, r.actor) for r in rows] == [
+        (e.position, e.view, e.view_id, e.stream_version, e.type, e.actor) for e in events]
+    assert [r.occurred_at.astimezone(dt.timezone.utc) for r in rows] == [e.occurred_at_datetime for e in events]
+    assert json.loads(rows[1].payload) == {"updates": {"owner": "ops"}}
+
+    df.createOrReplaceTempView("view_events")
+    try:
+        by_actor = {r.actor: r.n for r in spark.sql(
+            "SELECT actor, count(*) AS n FROM view_events GROUP BY actor").collect()}
+        assert by_actor == {"alice": 3, "bob": 1}
+    finally:
+        spark.catalog.dropTempView("view_events")
+
+    assert events_dataframe(spark, store, view=f"{ns}.a").count() == 3  # across the rename
+    assert events_dataframe(spark, store, actor="bob").first().view == f"{ns}.c"
+    assert events_dataframe(spark, store, types=["view.renamed"]).count() == 1
+    assert events_dataframe(spark, store, since=dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).count() == 0
+    assert events_dataframe(spark, store, limit=2).count() == 2
+    latest = events_dataframe(spark, store, limit=2, newest_first=True).collect()
+    assert [r.position for r in latest] == [e.position for e in events[:-3:-1]]
+    with pytest.raises(ValidationError, match="unknown event type"):
+        events_dataframe(spark, store, types="view.exploded")
+    with pytest.raises(NoSuchViewError, match=f"^no view was ever named {ns}.typo$"):  # as ViewStore.events
+        events_dataframe(spark, store, view=f"{ns}.typo")
+
+
+def test_events_dataframe_of_an_empty_store(spark, store):
+    df = events_dataframe(spark, store)
+    assert df.count() == 0 and "occurred_at" in df.columns
+
+
+# -- edges found by planting bugs -----------------------------------------------------------------
+
+
+def test_events_dataframe_of_a_log_longer_than_one_arrow_batch(spark, store):
+    _stored(store, "big.v", "SELECT 1 AS x", "big", [Column("x", "int")])
+    for start in range(0, 2500, 500):
+        store.alter_view("big.v", *[ViewChange.set_property(f"k{i}", "v") for i in range(start, start + 500)])
+    total = store.event_count()
+    assert total > 2048
+    df = events_dataframe(spark, store)
+    assert df.count() == total
+    assert [r.position for r in df.orderBy("position").select("position").collect()] == list(range(1, total + 1))
+
+
+def test_events_dataframe_times_are_instants_in_any_session_time_zone(spark, store):
+    _stored(store, "tz.v", "SELECT 1 AS x", "tz", [Column("x", "int")])
+    store.alter_view("tz.v", ViewChange.set_property("k", "v"))
+    saved = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        df = events_dataframe(spark, store)
+        got = [r.ms for r in df.orderBy("position").selectExpr("unix_millis(occurred_at) AS ms").collect()]
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", saved)
+    assert got == [e.occurred_at for e in store.events()]
+    assert df.schema["occurred_at"].dataType == T.TimestampType()

@@ -1,0 +1,765 @@
+"""viewstore.spark.ddl (create_view, and sql with its view DDL) against the real (Hive-enabled) test
+SparkSession."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+
+import pytest
+
+from viewstore import Column, ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals
+from viewstore.spark import attach, create_view, detach, register_views, sql
+
+from spark_views import _name, _stored, _view_properties
+
+pytestmark = pytest.mark.spark
+
+
+# -- create_view -------------------------------------------------------------------------------------
+
+
+def test_create_view_infers_iceberg_columns(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.catalog.setCurrentDatabase(data)
+    try:
+        view = create_view(
+            spark, store, f"{ns}.orders_wide",
+            "SELECT order_id, amount, amount * 1.0D AS amount_d, items, attrs, placed_at, placed_local, "
+            "named_struct('day', day, 'region', region) AS place, count(*) OVER () AS total FROM orders",
+            comment="orders, wide", column_comments={"AMOUNT": "in EUR"}, properties={"owner": "finance"})
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+
+    assert [(c.name, str(c.type), c.nullable) for c in view.columns] == [
+        ("order_id", "long", True),
+        ("amount", "decimal(10,2)", True),
+        ("amount_d", "double", True),
+        ("items", "list<struct<sku: string, qty: int>>", True),
+        ("attrs", "map<string, string>", True),
+        ("placed_at", "timestamptz", True),
+        ("placed_local", "timestamp", True),
+        ("place", "struct<day: date, region: string>", False),
+        ("total", "long", False),
+    ]
+    assert view.columns[1].comment == "in EUR"
+    assert view.comment == "orders, wide" and view.properties["owner"] == "finance"
+    assert json.loads(view.summary["spark.query-column-names"])[:3] == ["order_id", "amount", "amount_d"]
+    assert (view.default_catalog, view.default_namespace) == ("spark_catalog", (data,))
+    assert set(view.summary) == {"engine-name", "engine-version", "spark.query-column-names", "spark.sql-configs"}
+    assert view.summary["engine-version"] == spark.version
+    assert view.representations[0].dialect == "spark"
+    assert not spark.catalog.tableExists(f"{ns}.orders_wide")  # create_view stores; it does not register
+
+
+def test_create_view_bare_name_goes_to_the_current_database_and_replace_makes_a_version(spark, store, data):
+    spark.catalog.setCurrentDatabase(data)
+    try:
+        create_view(spark, store, "by_region", "SELECT region, count(*) AS n FROM orders GROUP BY region")
+        with pytest.raises(ViewAlreadyExistsError):
+            create_view(spark, store, "by_region", "SELECT region FROM orders")
+        view = create_view(spark, store, "by_region", "SELECT region FROM orders", replace=True)
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+    assert view.identifier == (data, "by_region")
+    assert view.current_version_id == 2 and [c.name for c in view.columns] == ["region"]
+    view = create_view(spark, store, f"spark_catalog.{data}.by_day", f"SELECT day FROM {data}.orders")
+    assert view.identifier == (data, "by_day")
+
+
+def test_create_view_reads_catalog_qualified_names_as_sql_does(spark, store, data, ns, tmp_path):
+    """A name qualified by the session catalog is that catalog's view (spark_catalog.db.v is db.v;
+    spark_catalog.v names no database, which Spark refuses), and so is one qualified by the
+    store's catalog name; a name qualified by another Spark catalog is refused: create_view
+    stores views of the session catalog. Nothing is stored for a refused name, in either call."""
+    query = f"SELECT day FROM {data}.orders"
+    assert create_view(spark, store, ("SPARK_CATALOG", ns, "a"), query).identifier == (ns, "a")
+    assert create_view(spark, store, f"prod.{ns}.b", query).identifier == (ns, "b")
+    with pytest.raises(ValidationError, match=r"REQUIRES_SINGLE_PART_NAMESPACE.*spark_catalog\.x"):
+        create_view(spark, store, "spark_catalog.x", query)
+    with pytest.raises(ValidationError, match="REQUIRES_SINGLE_PART_NAMESPACE"):
+        sql(spark, store, f"CREATE VIEW spark_catalog.x AS {query}")
+    attach(spark, ViewStore(tmp_path / "other.db", actor="a"), name="vs_named")
+    try:
+        for name in (f"vs_named.{ns}.c", "vs_named.c"):
+            with pytest.raises(ValidationError, match=r"catalog 'vs_named'.*session catalog"):
+                create_view(spark, store, name, query)
+    finally:
+        detach(spark, "vs_named")
+    assert store.list_views() == [(ns, "a"), (ns, "b")]
+
+
+@pytest.mark.parametrize("query, condition", [
+    ("SELECT * FROM no_such_table", "TABLE_OR_VIEW_NOT_FOUND"),
+    ("SELECT nope FROM range(3)", "UNRESOLVED_COLUMN"),
+    ("SELEC 1", "PARSE_SYNTAX_ERROR"),
+    ("SELECT id + 1 FROM range(3)", "CREATE_PERMANENT_VIEW_WITHOUT_ALIAS"),
+])
+def test_create_view_rejects_bad_sql_and_stores_nothing(spark, store, ns, query, condition):
+    with pytest.raises(ValidationError, match=condition) as info:
+        create_view(spark, store, f"{ns}.bad", query)
+    assert f"{ns}.bad" in str(info.value)
+    assert store.event_count() == 0
+
+
+def test_create_view_explains_spark_errors(spark, store, ns):
+    with pytest.raises(ValidationError) as info:
+        create_view(spark, store, f"{ns}.bad", "SELECT * FROM no_such_table")
+    assert "[TABLE_OR_VIEW_NOT_FOUND] The table or view `no_such_table` cannot be found" in str(info.value)
+
+
+def test_create_view_never_runs_a_statement(spark, store, data, ns):
+    with pytest.raises(ValidationError, match="PARSE_SYNTAX_ERROR"):
+        create_view(spark, store, f"{ns}.evil", f"DROP TABLE {data}.orders")
+    assert spark.catalog.tableExists(f"{data}.orders")
+    assert store.event_count() == 0
+
+
+@pytest.mark.parametrize("query, kind, name", [
+    ("SELECT x FROM scratch", "VIEW", "scratch"),
+    # shapes sqlglot does not read (the check was sqlglot's): these were stored
+    ("TABLE scratch", "VIEW", "scratch"),
+    ("SELECT * FROM IDENTIFIER('scratch')", "VIEW", "scratch"),
+    ("WITH c AS (TABLE scratch) SELECT x FROM c", "VIEW", "scratch"),
+    ("SELECT 1 AS y WHERE EXISTS (SELECT * FROM (TABLE scratch))", "VIEW", "scratch"),
+    # temporary functions and session variables were never looked for: these were stored too
+    ("SELECT scratch_twice(2) AS y", "FUNCTION", "scratch_twice"),
+    ("SELECT 1 AS y WHERE 4 IN (SELECT system.session.scratch_twice(2))", "FUNCTION", "scratch_twice"),
+    ("SELECT scratch_plus_one(1) AS y", "FUNCTION", "scratch_plus_one"),
+    ("SELECT scratch_var AS y", "VARIABLE", "scratch_var"),
+])
+def test_create_view_refuses_what_only_this_session_has(spark, store, ns, query, kind, name):
+    """Spark's own check of a persistent view: no temporary view, temporary function or session variable."""
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW scratch AS SELECT 1 AS x")
+    spark.sql("CREATE OR REPLACE TEMPORARY FUNCTION scratch_twice(x INT) RETURNS INT RETURN x * 2")
+    spark.udf.register("scratch_plus_one", lambda x: x + 1, "int")
+    spark.sql("DECLARE OR REPLACE VARIABLE scratch_var INT DEFAULT 7")
+    try:
+        with pytest.raises(ValidationError, match=rf"INVALID_TEMP_OBJ_REFERENCE.*`{ns}`\.`v`.*"
+                                                  rf"temporary object `{name}` of the type {kind}"):
+            create_view(spark, store, f"{ns}.v", query)
+    finally:
+        spark.catalog.dropTempView("scratch")
+        spark.sql("DROP TEMPORARY FUNCTION IF EXISTS scratch_twice")
+        spark.sql("DROP TEMPORARY FUNCTION IF EXISTS scratch_plus_one")
+        spark.sql("DROP TEMPORARY VARIABLE IF EXISTS scratch_var")
+    assert store.event_count() == 0
+
+
+def test_create_view_takes_a_cte_named_like_a_temporary_view(spark, store, ns):
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW scratch AS SELECT 1 AS x")
+    try:
+        view = create_view(spark, store, f"{ns}.v", "WITH scratch AS (SELECT 2 AS x) SELECT x FROM scratch")
+        assert [c.name for c in view.columns] == ["x"] and store.event_count() == 1
+    finally:
+        spark.catalog.dropTempView("scratch")
+
+
+# -- sql: view DDL ---------------------------------------------------------------------------------
+
+
+def test_sql_create_view_stores_and_mirrors(spark, store, data, ns):
+    sql(spark, store, f"CREATE DATABASE {ns}")  # any other statement goes to Spark
+    sql(spark, store, f"USE {ns}")
+    try:
+        view = sql(spark, store, f"""
+            CREATE VIEW daily (day COMMENT 'order day', orders, revenue COMMENT 'in EUR')
+            COMMENT 'Orders per day'
+            TBLPROPERTIES ('owner' = 'finance', 'tier' = 'gold')
+            AS SELECT day, count(*) AS n, sum(amount) AS total FROM {data}.orders GROUP BY day""")
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+
+    assert view.identifier == (ns, "daily")
+    assert [(c.name, str(c.type), c.comment) for c in view.columns] == [
+        ("day", "date", "order day"), ("orders", "long", None), ("revenue", "decimal(20,2)", "in EUR")]
+    assert view.comment == "Orders per day"
+    assert view.properties == {"comment": "Orders per day", "owner": "finance", "tier": "gold"}
+    assert json.loads(view.summary["spark.query-column-names"]) == ["day", "n", "total"]
+    assert view.sql_for("spark") == f"SELECT day, count(*) AS n, sum(amount) AS total FROM {data}.orders GROUP BY day"
+    assert view.default_namespace == (ns,)
+    rows = spark.sql(f"SELECT day, orders FROM {ns}.daily ORDER BY day").collect()  # usable at once
+    assert [(r.day, r.orders) for r in rows] == [(dt.date(2026, 11, 1), 2), (dt.date(2026, 11, 2), 1)]
+    props = {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.daily").collect()}
+    assert props["owner"] == "finance"
+    assert [e.type for e in store.history(f"{ns}.daily")] == ["view.created"]
+
+
+def test_sql_and_create_view_keep_sqlglots_warnings_to_themselves(spark, store, ns, caplog):
+    """sqlglot warns of a JSON path it cannot read (Spark reads it: the call returns NULL); the query's
+    temporary-view check logged that warning for the caller to see. The caller's own parses still warn."""
+    import sqlglot
+
+    query = "SELECT get_json_object('{}', '$.a[') AS x"
+    with caplog.at_level(logging.DEBUG, logger="sqlglot"):
+        sql(spark, store, f"CREATE VIEW {ns}.j AS {query}")
+        create_view(spark, store, f"{ns}.k", query + " WHERE true")
+        assert [r.x for r in spark.sql(f"SELECT x FROM {ns}.j").collect()] == [None]
+        assert [r for r in caplog.records if r.name == "sqlglot"] == []
+        sqlglot.parse_one(query, read="spark")
+    assert [r.getMessage() for r in caplog.records if r.name == "sqlglot"] == [
+        "Invalid JSON path syntax. Cannot have empty segment at index 4: $.a["]
+
+
+def test_sql_passes_other_statements_to_spark(spark, store):
+    df = sql(spark, store, "SELECT 1 AS one")
+    assert df.first().one == 1
+    sql(spark, store, "CREATE OR REPLACE TEMPORARY VIEW just_here AS SELECT 2 AS two")
+    try:
+        assert spark.sql("SELECT two FROM just_here").first().two == 2
+        assert store.event_count() == 0  # temporary views are the session's own
+    finally:
+        spark.catalog.dropTempView("just_here")
+    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        sql(spark, store, "SELECT * FROM no_such_table")
+
+
+def test_sql_replace_alter_properties_rename_drop(spark, store, data, ns):
+    q = f"SELECT region, count(*) AS n FROM {data}.orders GROUP BY region"
+    sql(spark, store, f"CREATE VIEW {ns}.v COMMENT 'first' TBLPROPERTIES ('a' = '1') AS {q}")
+    with pytest.raises(ViewAlreadyExistsError):
+        sql(spark, store, f"CREATE VIEW {ns}.v AS {q}")
+    assert sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.v AS SELECT 1 AS x").current_version_id == 1
+
+    view = sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.v TBLPROPERTIES ('b' = '2') AS {q} HAVING n > 1")
+    assert view.current_version_id == 2
+    assert view.comment is None and "a" not in view.properties and view.properties["b"] == "2"
+    assert [r.region for r in spark.sql(f"SELECT * FROM {ns}.v").collect()] == ["north"]
+
+    view = sql(spark, store, f"ALTER VIEW {ns}.v AS SELECT region FROM {data}.orders WHERE amount > 25")
+    assert view.current_version_id == 3 and [c.name for c in view.columns] == ["region"]
+    assert view.properties["b"] == "2" and view.summary["spark.query-column-names"] == '["region"]'
+    assert [r.region for r in spark.sql(f"SELECT * FROM {ns}.v").collect()] == ["north"]
+
+    view = sql(spark, store, f"ALTER VIEW {ns}.v SET TBLPROPERTIES ('steward' = 'ops', 'comment' = 'regions')")
+    assert view.properties["steward"] == "ops" and view.comment == "regions" and view.current_version_id == 3
+    props = {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.v").collect()}
+    assert props["steward"] == "ops"
+    view = sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES ('steward')")
+    assert "steward" not in view.properties
+    assert "steward" not in {r.key for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.v").collect()}
+    events = store.event_count()
+    for clause in ("", "IF EXISTS "):  # a key the view lacks is no change, as in Spark 4.3's own catalog
+        assert sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES {clause}('never')") == view
+    assert store.event_count() == events
+    view = sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES ('b', 'never')")
+    assert "b" not in view.properties and store.event_count() == events + 1
+    assert "b" not in {r.key for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.v").collect()}
+
+    view = sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO w")
+    assert view.identifier == (ns, "w")
+    assert not spark.catalog.tableExists(f"{ns}.v")
+    assert spark.sql(f"SELECT count(*) AS c FROM {ns}.w").first().c == 1
+
+    assert sql(spark, store, f"DROP VIEW {ns}.w") is None
+    assert not store.view_exists(f"{ns}.w") and not spark.catalog.tableExists(f"{ns}.w")
+    sql(spark, store, f"DROP VIEW IF EXISTS {ns}.w")
+    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        sql(spark, store, f"DROP VIEW {ns}.w")
+    types = [e.type for e in store.history(f"{ns}.w")]
+    assert types == ["view.created",
+                     "view.replaced", "view.properties_set", "view.comment_updated", "view.properties_removed",
+                     "view.replaced",  # ALTER VIEW AS: the new query column names are in the summary
+                     "view.comment_updated", "view.properties_set", "view.properties_removed",
+                     "view.properties_removed", "view.renamed", "view.dropped"]
+
+
+def test_sql_and_create_view_replacing_keep_the_security_mode(spark, store, ns):
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, security_mode="INVOKER")
+    view = sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.v AS SELECT 2 AS x")
+    assert view.current_version_id == 2 and view.security_mode == "INVOKER"
+    view = create_view(spark, store, f"{ns}.v", "SELECT 3 AS x", replace=True)
+    assert view.current_version_id == 3 and view.security_mode == "INVOKER"
+
+
+@pytest.mark.parametrize("statement", ["ALTER VIEW {v} AS SELECT 2 AS x", "ALTER VIEW {v} WITH SCHEMA BINDING"])
+@pytest.mark.parametrize("change", ["security", "sql"])
+def test_sql_alter_never_undoes_a_change_made_meanwhile(spark, store, ns, statement, change, monkeypatch):
+    """ALTER VIEW writes what it read before Spark analyzed the statement; when another process
+    changed the view in between (its security mode, its SQL), the ALTER is refused with
+    ConcurrencyError and that change stays, in the store and in the session copy."""
+    import viewstore.spark.ddl as ddl
+    from viewstore import ConcurrencyError, ViewStore
+
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+    register_views(spark, store, ns)
+    real = ddl._Before
+
+    def other_process_changes_it(spark, identifier):
+        with ViewStore(store.path, actor="bob") as other:
+            view = other.load_view(identifier)
+            sql_text = "SELECT 7 AS x" if change == "sql" else view.sql_for("spark")
+            other.replace_view(identifier, columns=view.columns, representations=[("spark", sql_text)],
+                               default_namespace=view.default_namespace,
+                               security_mode="INVOKER" if change == "security" else None)
+        return real(spark, identifier)
+
+    monkeypatch.setattr(ddl, "_Before", other_process_changes_it)
+    with pytest.raises(ConcurrencyError):
+        sql(spark, store, statement.format(v=f"{ns}.v"))
+    monkeypatch.undo()
+    view = store.load_view(f"{ns}.v")
+    if change == "security":
+        assert view.security_mode == "INVOKER" and view.sql_for("spark") == "SELECT 1 AS x"
+    else:
+        assert view.sql_for("spark") == "SELECT 7 AS x" and view.security_mode == "DEFINER"
+    assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1  # the session copy as it was before the ALTER
+
+
+@pytest.mark.parametrize("statement", ["ALTER VIEW {v} AS SELECT {n} AS x", "CREATE VIEW {v} AS SELECT {n} AS x"])
+def test_sql_from_two_threads_on_one_view_keeps_the_session_copy_the_stores(spark, store, ns, statement, monkeypatch):
+    """Two threads of the driver change one view through sql() at once: the one that loses in the
+    store (ConcurrencyError, ViewAlreadyExistsError) must not put back what the session held
+    before the winner's copy. Here the second starts just after the first has read what the
+    session held, and is given 3 s."""
+    import threading
+
+    import viewstore.spark.ddl as ddl
+
+    if statement.startswith("ALTER"):
+        _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+        register_views(spark, store, ns)
+    real, outcome = ddl._Before, {}
+
+    def second():
+        try:
+            outcome["second"] = sql(spark, store, statement.format(v=f"{ns}.v", n=3))
+        except Exception as error:  # noqa: BLE001 - either may lose
+            outcome["second"] = error
+
+    def first_reads_then_second_runs(spark, identifier):
+        before = real(spark, identifier)
+        if "started" not in outcome:
+            outcome["started"] = thread = threading.Thread(target=second)
+            thread.start()
+            thread.join(timeout=3)
+        return before
+
+    monkeypatch.setattr(ddl, "_Before", first_reads_then_second_runs)
+    try:
+        outcome["first"] = sql(spark, store, statement.format(v=f"{ns}.v", n=2))
+    except Exception as error:  # noqa: BLE001 - either may lose
+        outcome["first"] = error
+    outcome["started"].join(timeout=60)
+    monkeypatch.undo()
+    assert sum(isinstance(outcome[who], Exception) for who in ("first", "second")) <= 1, outcome
+    stored = store.load_view(f"{ns}.v").sql_for("spark")
+    assert stored in ("SELECT 2 AS x", "SELECT 3 AS x")
+    assert spark.sql(f"SELECT x FROM {ns}.v").first().x == int(stored.split()[1]), outcome
+
+
+@pytest.mark.parametrize("if_exists", [False, True])
+def test_a_drop_of_a_view_another_thread_dropped_meanwhile_is_spark_s(spark, store, ns, if_exists, monkeypatch):
+    """A DROP VIEW that found the stored view, then waited for the turn while another thread dropped
+    it: without IF EXISTS Spark's TABLE_OR_VIEW_NOT_FOUND, as for any view that is not there (it
+    returned quietly); with IF EXISTS, nothing."""
+    import threading
+    import time
+
+    import viewstore.spark.ddl as ddl
+    import viewstore.spark.session as session
+
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+    register_views(spark, store, ns)
+    with pytest.raises(Exception) as missing:
+        sql(spark, store, f"DROP VIEW {ns}.never_was")
+    real, found, outcome = ddl._stored_target, threading.Event(), {}
+
+    def noting(*args):
+        ident = real(*args)
+        if threading.current_thread().name == "second":
+            found.set()
+        return ident
+
+    def second():
+        try:
+            outcome["second"] = sql(spark, store, f"DROP VIEW {'IF EXISTS ' if if_exists else ''}{ns}.v")
+        except Exception as error:  # noqa: BLE001 - what it raises is the point
+            outcome["second"] = error
+
+    monkeypatch.setattr(ddl, "_stored_target", noting)
+    thread = threading.Thread(target=second, name="second")
+    with session._one_ddl_at_a_time():
+        thread.start()
+        assert found.wait(60)
+        time.sleep(0.3)  # it has found the stored view and waits for the turn
+        sql(spark, store, f"DROP VIEW {ns}.v")  # this thread holds the turn (it is re-entrant)
+    thread.join(60)
+    assert not store.view_exists(f"{ns}.v")
+    if if_exists:
+        assert outcome["second"] is None
+    else:
+        assert type(outcome["second"]) is type(missing.value), outcome
+        assert "TABLE_OR_VIEW_NOT_FOUND" in str(outcome["second"]) and "TABLE_OR_VIEW_NOT_FOUND" in str(missing.value)
+
+
+def test_sql_bad_create_stores_nothing_and_leaves_the_session_alone(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.taken (x INT) USING parquet")
+    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT * FROM {ns}.no_such_table")
+    with pytest.raises(ValidationError, match="EXPECT_VIEW_NOT_TABLE"):
+        sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.taken AS SELECT 1 AS x")
+    with pytest.raises(ValidationError, match="PARSE_SYNTAX_ERROR"):
+        sql(spark, store, f"CREATE VIEW {ns}.v AS SELEC 1")
+    assert store.event_count() == 0
+    assert not spark.catalog.tableExists(f"{ns}.v")
+    assert spark.catalog.getTable(f"{ns}.taken").tableType == "MANAGED"
+
+
+def test_sql_store_refusal_puts_the_session_copy_back(spark, store, data, ns):
+    q = f"SELECT region FROM {data}.orders"
+    sql(spark, store, f"CREATE VIEW {ns}.v AS {q}")
+    store.alter_view(f"{ns}.v", ViewChange.add_representation(("trino", "SELECT region FROM hive.x.orders")))
+    # replacing only the spark SQL would drop the trino representation: the store refuses
+    with pytest.raises(ValidationError, match="loss of view dialects"):
+        sql(spark, store, f"ALTER VIEW {ns}.v AS {q} WHERE region = 'south'")
+    assert spark.sql(f"SELECT count(*) AS n FROM {ns}.v").first().n == 3  # the stored definition again
+    assert store.load_view(f"{ns}.v").current_version_id == 2
+
+
+def test_sql_leaves_views_the_store_does_not_hold_to_spark(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.hand_made AS SELECT 1 AS x")
+    sql(spark, store, f"ALTER VIEW {ns}.hand_made AS SELECT 2 AS x")
+    assert spark.sql(f"SELECT x FROM {ns}.hand_made").first().x == 2
+    sql(spark, store, f"DROP VIEW {ns}.hand_made")
+    assert not spark.catalog.tableExists(f"{ns}.hand_made")
+    assert store.event_count() == 0
+
+
+def test_sql_leaves_names_of_another_current_catalog_to_spark(spark, store, ns, tmp_path):
+    """With another catalog current (``USE cat.sales``), Spark reads ``sales.v`` as ``cat.sales.v``:
+    such DDL is that catalog's, as a bare name is, and goes to Spark; the store is not touched.
+    A name the session catalog or the store's catalog name qualifies is still the store's, and so
+    is a rename's new name, which Spark keeps in the renamed view's catalog."""
+    from viewstore import ViewStore
+
+    caller = spark.newSession()
+    other = ViewStore(tmp_path / "other.db", actor="bob")
+    catalog = attach(caller, other, name=f"{ns}cat")
+    try:
+        caller.sql(f"CREATE VIEW {catalog}.sales.kept AS SELECT 1 AS a")
+        _stored(store, "sales.kept", "SELECT 2 AS a", ["sales"], [Column("a", "int")])
+        caller.sql(f"USE {catalog}.sales")
+        sql(caller, store, "CREATE VIEW sales.made AS SELECT 3 AS a")
+        assert caller.sql("SELECT a FROM sales.made").first().a == 3
+        assert sql(caller, store, "DROP VIEW sales.kept") is not None  # Spark's DataFrame: not the store's
+        assert store.list_views() == [("sales", "kept")]
+        assert other.list_views() == [("sales", "made")]
+        assert store.event_count() == 1
+        view = sql(caller, store, f"CREATE VIEW spark_catalog.{ns}.v AS SELECT 4 AS a")
+        assert view.identifier == (ns, "v")
+        assert sql(caller, store, f"ALTER VIEW spark_catalog.{ns}.v RENAME TO {ns}.w").identifier == (ns, "w")
+        assert caller.sql(f"SELECT a FROM spark_catalog.{ns}.w").first().a == 4
+    finally:
+        caller.sql("USE spark_catalog.default")
+        detach(caller, catalog)
+        other.close()
+
+
+# -- fixed defects ---------------------------------------------------------------------------------
+
+
+def _show_create(spark, name):
+    return spark.sql(f"SHOW CREATE TABLE {name}").first()[0]
+
+
+def test_sql_create_view_never_replaces_a_spark_view_the_store_does_not_hold(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.legacy COMMENT 'hand made' AS SELECT 1 AS x")
+    before = _show_create(spark, f"{ns}.legacy")
+    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
+        sql(spark, store, f"CREATE VIEW {ns}.legacy AS SELECT 2 AS y")
+    assert sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.legacy AS SELECT 2 AS y") is None
+    # the store refuses this property value after Spark replaced the view: the old view comes back
+    with pytest.raises(ValidationError):
+        sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.legacy TBLPROPERTIES ('version.history.num-entries'='x') "
+                          "AS SELECT 2 AS y")
+    assert _show_create(spark, f"{ns}.legacy") == before
+    assert spark.sql(f"SELECT * FROM {ns}.legacy").collect()[0].x == 1
+    other = _name()
+    with pytest.raises(ValidationError):  # a database the statement created goes away again
+        sql(spark, store, f"CREATE VIEW {other}.v TBLPROPERTIES ('version.history.num-entries'='x') AS SELECT 1 AS x")
+    assert not spark.catalog.databaseExists(other)
+    assert store.event_count() == 0
+
+
+def test_sql_create_view_keeps_the_schema_mode(spark, store, data, ns):
+    view = sql(spark, store, f"CREATE VIEW {ns}.b WITH SCHEMA BINDING AS SELECT region FROM {data}.orders")
+    assert view.summary["spark.schema-mode"] == "BINDING"
+    assert "WITH SCHEMA BINDING" in _show_create(spark, f"{ns}.b")
+    spark.sql(f"DROP VIEW {ns}.b")
+    assert register_views(spark, store, ns).registered == [f"{ns}.b"]
+    assert "WITH SCHEMA BINDING" in _show_create(spark, f"{ns}.b")
+    view = sql(spark, store, f"ALTER VIEW {ns}.b AS SELECT day FROM {data}.orders")
+    assert view.summary["spark.schema-mode"] == "BINDING"
+    assert "WITH SCHEMA BINDING" in _show_create(spark, f"{ns}.b")
+
+
+def test_sql_of_a_statement_that_is_not_text_says_so(spark, store):
+    """sql(spark, store, 5) said 'the statement is empty'."""
+    with pytest.raises(ValidationError, match="a statement must be SQL text, not 5"):
+        sql(spark, store, 5)
+    with pytest.raises(ValidationError, match="the statement is empty"):
+        sql(spark, store, "  ")
+
+
+# -- edges found by planting bugs -----------------------------------------------------------------
+
+
+def test_replace_records_the_comment(spark, store, ns):
+    sql(spark, store, f"CREATE VIEW {ns}.v COMMENT 'first' AS SELECT 1 AS x")
+    view = sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.v COMMENT 'second' AS SELECT 2 AS x")
+    assert view.comment == "second" and store.load_view(f"{ns}.v").comment == "second"
+    described = {r.col_name: r for r in spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").collect()}
+    assert described["Comment"].data_type == "second"
+    view = create_view(spark, store, f"{ns}.v", "SELECT 3 AS x", comment="third", replace=True)
+    assert view.comment == "third"
+
+
+def test_sql_takes_the_stores_catalog_prefix(spark, store, ns):
+    assert store.catalog == "prod"
+    view = sql(spark, store, f"CREATE VIEW prod.{ns}.v AS SELECT 1 AS x")
+    assert view.identifier == (ns, "v")
+    assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1
+    assert sql(spark, store, f"DROP VIEW prod.{ns}.v") is None
+    assert not store.view_exists(f"{ns}.v") and not spark.catalog.tableExists(f"{ns}.v")
+
+
+def test_sql_rename_never_overwrites_a_session_object_nor_moves_the_view(spark, store, ns):
+    other = _name()
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE DATABASE {other}")
+    try:
+        # views of the session the store does not hold, and a table
+        spark.sql(f"CREATE VIEW {ns}.theirs COMMENT 'owned elsewhere' AS SELECT 'precious' AS x")
+        spark.sql(f"CREATE TABLE {ns}.tab (x INT) USING parquet")
+        spark.sql(f"CREATE VIEW {other}.v AS SELECT 'precious too' AS x")
+        sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
+        events = store.event_count()
+        for target, condition in ((f"{ns}.theirs", "TABLE_OR_VIEW_ALREADY_EXISTS"),
+                                  ("theirs", "TABLE_OR_VIEW_ALREADY_EXISTS"),
+                                  (f"{ns}.tab", "TABLE_OR_VIEW_ALREADY_EXISTS"),
+                                  (f"{other}.v", "RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH"),
+                                  (f"{other}.fresh", "RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH")):
+            with pytest.raises(ValidationError, match=rf"^\[{condition}\]"):
+                sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO {target}")
+            # Spark itself refuses the same rename of its own view (a bare name: with a Hive error)
+            spark.sql(f"CREATE OR REPLACE VIEW {ns}.own AS SELECT 1 AS one")
+            with pytest.raises(Exception, match=condition if "." in target else "already exists"):
+                spark.sql(f"ALTER VIEW {ns}.own RENAME TO {target}")
+        assert store.event_count() == events and store.view_exists(f"{ns}.v")
+        assert not store.view_exists(f"{other}.fresh") and not spark.catalog.tableExists(f"{other}.fresh")
+        assert spark.sql(f"SELECT x FROM {ns}.theirs").first().x == "precious"
+        assert spark.sql(f"SELECT x FROM {other}.v").first().x == "precious too"
+        assert spark.sql(f"SELECT one FROM {ns}.v").first().one == 1
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
+def test_sql_alter_view_with_schema_keeps_store_and_session_in_step(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    sql(spark, store, f"CREATE VIEW {ns}.v (id COMMENT 'order id', region) COMMENT 'c' TBLPROPERTIES ('k' = '1') "
+                      f"AS SELECT order_id, region FROM {data}.orders")
+
+    def session_mode():
+        rows = spark.sql(f"DESCRIBE EXTENDED {ns}.v").collect()
+        return next(r.data_type for r in rows if r.col_name == "View Schema Mode")
+
+    view = sql(spark, store, f"ALTER VIEW {ns}.v WITH SCHEMA BINDING")
+    assert view.current_version_id == 2 and view.summary["spark.schema-mode"] == "BINDING"
+    assert view.columns[0].comment == "order id" and view.comment == "c" and view.properties["k"] == "1"
+    assert session_mode() == "BINDING"
+    assert spark.sql(f"DESCRIBE {ns}.v").collect()[0].comment == "order id"  # as Spark keeps it
+    assert [e.type for e in store.history(f"{ns}.v")] == ["view.created", "view.replaced"]
+    assert register_views(spark, store, ns).unchanged == [f"{ns}.v"]  # the copy is the stored definition
+
+    # without a session copy, the copy is made again; Spark refuses (the table is gone): nothing changes
+    spark.sql(f"CREATE TABLE {ns}.base AS SELECT 1 AS x")
+    sql(spark, store, f"CREATE VIEW {ns}.w AS SELECT x FROM {ns}.base")
+    spark.sql(f"DROP VIEW {ns}.w")
+    spark.sql(f"DROP TABLE {ns}.base")
+    events = store.event_count()
+    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        sql(spark, store, f"ALTER VIEW {ns}.w WITH SCHEMA TYPE EVOLUTION")
+    assert store.event_count() == events and not spark.catalog.tableExists(f"{ns}.w")
+    spark.sql(f"CREATE TABLE {ns}.base AS SELECT 1 AS x")
+    view = sql(spark, store, f"ALTER VIEW {ns}.w WITH SCHEMA TYPE EVOLUTION")
+    assert view.summary["spark.schema-mode"] == "TYPE EVOLUTION"
+    assert spark.sql(f"SELECT x FROM {ns}.w").first().x == 1
+
+    # the store refuses (a before_commit receiver vetoes the commit): the session copy is put back
+    def veto(sender, events):
+        raise RuntimeError("frozen")
+
+    signals.before_commit.connect(veto)
+    try:
+        with pytest.raises(ViewStoreError, match="refused the change: frozen"):
+            sql(spark, store, f"ALTER VIEW {ns}.w WITH SCHEMA BINDING")
+    finally:
+        signals.before_commit.disconnect(veto)
+    rows = spark.sql(f"DESCRIBE EXTENDED {ns}.w").collect()
+    assert next(r.data_type for r in rows if r.col_name == "View Schema Mode") == "TYPE EVOLUTION"
+    assert store.load_view(f"{ns}.w").summary["spark.schema-mode"] == "TYPE EVOLUTION"
+
+
+def test_sql_column_list_keeps_the_comments_the_query_inherits(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.orders (id BIGINT COMMENT 'the id', amount INT COMMENT 'eur') USING parquet")
+    view = sql(spark, store, f"CREATE VIEW {ns}.st (i, amt COMMENT 'own') AS SELECT id, amount FROM {ns}.orders")
+    spark.sql(f"CREATE VIEW {ns}.own (i, amt COMMENT 'own') AS SELECT id, amount FROM {ns}.orders")
+    spark_comments = [(r.col_name, r.comment) for r in spark.sql(f"DESCRIBE {ns}.own").collect()]
+    assert spark_comments == [("i", "the id"), ("amt", "own")]
+    assert [(c.name, c.comment) for c in view.columns] == spark_comments
+    assert [(r.col_name, r.comment) for r in spark.sql(f"DESCRIBE {ns}.st").collect()] == spark_comments
+
+
+def test_sql_create_view_creates_a_missing_database_unlike_spark(spark, store, ns):
+    """Deliberate (documented in sql()): the session follows the store, whose namespaces need no creating."""
+    with pytest.raises(Exception, match="SCHEMA_NOT_FOUND"):
+        spark.sql(f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
+    assert sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one").identifier == (ns, "v")
+    assert spark.catalog.databaseExists(ns) and spark.sql(f"SELECT one FROM {ns}.v").first().one == 1
+
+
+def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
+    for statement in (f"EXECUTE IMMEDIATE 'CREATE VIEW {ns}.e AS SELECT 1 AS one'",
+                      f"BEGIN CREATE VIEW {ns}.s AS SELECT 1 AS one; END",
+                      f"BEGIN DECLARE x INT; IF 1 = 1 THEN ALTER VIEW {ns}.v RENAME TO w; END IF; END",
+                      f"BEGIN EXECUTE IMMEDIATE 'DROP VIEW {ns}.v'; END",
+                      f"BEGIN DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN CREATE VIEW {ns}.h AS SELECT 1 AS one; "
+                      f"END; SELECT 1 / 0; END",  # in an exception handler
+                      f"BEGIN USE {ns}; DROP VIEW v; END",  # a bare name that a USE in the script resolves
+                      f"EXECUTE IMMEDIATE 'ALTER VIEW {ns}.v SET TBLPROPERTIES (\\'k\\' = \\'v\\')'"):
+        with pytest.raises(ValidationError, match="view DDL"):
+            sql(spark, store, statement)
+    assert store.list_views() == [(ns, "v")] and store.event_count() == 1
+    assert sorted(r.tableName for r in spark.sql(f"SHOW TABLES IN {ns}").collect()) == ["v"]
+    # scripts and EXECUTE IMMEDIATE without view DDL still run
+    assert sql(spark, store, "EXECUTE IMMEDIATE 'SELECT 41 + 1 AS n'").first().n == 42
+    assert sql(spark, store, "BEGIN SELECT 7 AS n; END").first().n == 7
+    # a script may drop its own temporary view (and any view the store does not hold), and any
+    # global temporary one; a statement run once (not in a script) is judged by what it names
+    sql(spark, store, "BEGIN CREATE TEMPORARY VIEW tv AS SELECT 1 AS x; DROP VIEW tv; END")
+    assert not spark.catalog.tableExists("tv")
+    spark.sql("CREATE GLOBAL TEMPORARY VIEW v AS SELECT 1 AS x")
+    sql(spark, store, "BEGIN DROP VIEW IF EXISTS global_temp.v; END")
+    spark.sql("CREATE GLOBAL TEMPORARY VIEW v AS SELECT 1 AS x")
+    sql(spark, store, "EXECUTE IMMEDIATE 'DROP VIEW IF EXISTS global_temp.v'")
+    assert not spark.catalog.tableExists("global_temp.v")
+    with pytest.raises(ValidationError, match="view DDL"):  # a stored view's name, in a script: refused
+        sql(spark, store, "BEGIN CREATE TEMPORARY VIEW v AS SELECT 2 AS y; DROP VIEW v; END")
+    spark.catalog.dropTempView("v")
+    # a name given as IDENTIFIER(variable) is known only when Spark runs the statement
+    spark.sql(f"DECLARE OR REPLACE VARIABLE vs_test_name STRING DEFAULT '{ns}.v'")
+    try:
+        for statement in ("DROP VIEW IDENTIFIER(vs_test_name)",
+                          "ALTER VIEW IDENTIFIER(vs_test_name) AS SELECT 2 AS one",
+                          "BEGIN DROP VIEW IDENTIFIER(vs_test_name); END"):
+            with pytest.raises(ValidationError, match="name written out"):
+                sql(spark, store, statement)
+    finally:
+        spark.sql("DROP TEMPORARY VARIABLE IF EXISTS vs_test_name")
+    assert store.list_views() == [(ns, "v")] and spark.catalog.tableExists(f"{ns}.v")
+
+
+def test_sql_set_properties_keeps_reserved_keys_off_the_session_copy(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
+    view = sql(spark, store, f"ALTER VIEW {ns}.v SET TBLPROPERTIES ('hms.x' = '1', 'spark.sql.y' = '2', "
+                             f"'viewstore.fingerprint' = 'forged', 'team' = 'ops', 'comment' = 'c')")
+    assert {"hms.x", "spark.sql.y", "team"} <= set(view.properties) and view.comment == "c"
+
+    def copy_properties():
+        return {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ns}.v").collect()}
+
+    props = copy_properties()
+    assert props["team"] == "ops" and props["viewstore.fingerprint"] != "forged"
+    assert "hms.x" not in props and "spark.sql.y" not in props
+    assert spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").where("col_name = 'Comment'").first().data_type == "c"
+    sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES ('hms.x', 'team')")
+    assert "team" not in copy_properties() and "viewstore.fingerprint" in copy_properties()
+
+
+def test_sql_alter_view_with_schema_from_another_database_and_time_zone_keeps_the_views_own(spark, store, ns):
+    """Spark's ALTER VIEW ... WITH SCHEMA captures the current namespace and SQL configs again; the
+    session copy keeps the view's own (the store's), whatever the driver's are at the time."""
+    other, zone = f"{ns}_other", spark.conf.get("spark.sql.session.timeZone")
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE DATABASE {other}")
+    spark.sql(f"CREATE TABLE {ns}.t USING parquet AS SELECT 1 AS id")
+    spark.sql(f"CREATE TABLE {other}.t USING parquet AS SELECT 'B' AS id")
+    try:
+        spark.catalog.setCurrentDatabase(ns)
+        spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+        sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT id FROM t")
+        spark.catalog.setCurrentDatabase(other)
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+        sql(spark, store, f"ALTER VIEW {ns}.v WITH SCHEMA BINDING")
+        properties = _view_properties(spark, ns, "v")
+        assert properties["view.sqlConfig.spark.sql.variable.substitute"] == "false"  # the SQL is read as stored
+        assert properties["view.catalogAndNamespace.part.1"] == ns
+        assert properties["view.sqlConfig.spark.sql.session.timeZone"] == "America/New_York"
+        assert spark.sql(f"SELECT id FROM {ns}.v").collect()[0].id == 1  # the view's own t
+        assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+        assert spark.catalog.currentDatabase() == other
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+        spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
+# -- inside a store transaction ----------------------------------------------------------------------
+
+
+def test_create_view_goes_with_a_store_transaction(spark, store, data, ns):
+    """create_view only analyzes in a session of its own and writes the store: inside a block its view
+    is committed with the block, or taken back with it, and the session holds no copy either way."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    with store.transaction():
+        create_view(spark, store, f"{ns}.kept", f"SELECT order_id FROM {data}.orders")
+        store.alter_view(f"{ns}.kept", ViewChange.update_comment("in the block"))
+    assert store.load_view(f"{ns}.kept").comment == "in the block"
+    before = store.event_count()
+    with pytest.raises(RuntimeError, match="rolled back"):
+        with store.transaction():
+            create_view(spark, store, f"{ns}.gone", "SELECT 1 AS one")
+            assert store.view_exists(f"{ns}.gone")
+            raise RuntimeError("rolled back")
+    assert store.event_count() == before and not store.view_exists(f"{ns}.gone")
+    assert {r.viewName for r in spark.sql(f"SHOW VIEWS IN {ns}").collect()} == set()
+
+
+def test_ddl_on_a_session_view_the_store_does_not_hold_goes_on_inside_a_store_transaction(spark, store, ns):
+    """Only view DDL on the store's views is refused inside a block: ALTER or DROP of a view of the
+    session catalog that the store does not hold goes to Spark, as outside one."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.handmade AS SELECT 1 AS one")
+    with store.transaction():
+        sql(spark, store, f"ALTER VIEW {ns}.handmade SET TBLPROPERTIES ('k' = 'v')")
+        assert sql(spark, store, f"DROP VIEW {ns}.handmade") is not None  # Spark's own answer
+    assert {r.viewName for r in spark.sql(f"SHOW VIEWS IN {ns}").collect()} == set()
+
+
+def test_a_catalog_configured_in_mixed_case_is_matched_exactly_as_spark_does(spark, store, data, ns, tmp_path):
+    """Spark matches a configured catalog's name exactly (only spark_catalog in any case): a view
+    name led by a catalog configured as 'Lake' is that catalog's, never the store's; the same
+    name in another case names no catalog."""
+    query = f"SELECT day FROM {data}.orders"
+    spark.conf.set("spark.sql.catalog.Lake", "viewstore.NoSuchCatalogClass")
+    try:
+        for name in (f"Lake.{ns}.c", "Lake.c"):
+            with pytest.raises(ValidationError, match=r"catalog 'Lake'.*session catalog"):
+                create_view(spark, store, name, query)
+            with pytest.raises(ViewStoreError) as refused:  # Spark's own word: catalog 'Lake' does not load
+                sql(spark, store, f"CREATE VIEW {name} AS {query}")
+            assert "NoSuchCatalogClass" in str(refused.value)
+        assert store.list_views() == []
+        assert not spark.catalog.databaseExists("lake")
+        # 'LAKE' is no catalog in Spark: LAKE.c is view c of database lake, the store's
+        assert create_view(spark, store, "LAKE.c", query).identifier == ("lake", "c")
+    finally:
+        spark.conf.unset("spark.sql.catalog.Lake")

@@ -1,0 +1,172 @@
+"""viewstore.spark.drift (check_views) against the real (Hive-enabled) test SparkSession."""
+
+from __future__ import annotations
+
+import pytest
+
+from viewstore import Column, ValidationError
+from viewstore.spark import attach, check_views, create_view, detach, import_metastore_views, sql
+
+from spark_views import _stored
+
+pytestmark = pytest.mark.spark
+
+
+# -- check_views -----------------------------------------------------------------------------------
+
+
+def test_check_views_finds_drift_after_a_table_changes(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.src (id INT, name STRING) USING parquet")
+    spark.sql(f"USE {ns}")
+    try:
+        create_view(spark, store, f"{ns}.everything", "SELECT * FROM src")
+        create_view(spark, store, f"{ns}.ids", "SELECT id FROM src")
+        create_view(spark, store, f"{ns}.names", "SELECT name FROM src")
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+    store.create_view(f"{ns}.trino", columns=[], representations=[("trino", "SELECT 1 AS x")], default_namespace=ns)
+    assert check_views(spark, store).ok
+
+    spark.sql(f"DROP TABLE {ns}.src")
+    spark.sql(f"CREATE TABLE {ns}.src (id BIGINT, label STRING, extra DOUBLE) USING parquet")
+    report = check_views(spark, store)
+
+    status = {v.identifier: v for v in report.views}
+    assert status[f"{ns}.everything"].status == "drifted"
+    assert "2 stored columns, 3 analyzed" in status[f"{ns}.everything"].problems
+    assert "column 'id': type int is now long" in status[f"{ns}.ids"].problems
+    assert status[f"{ns}.names"].status == "broken"
+    assert status[f"{ns}.names"].condition.startswith("UNRESOLVED_COLUMN")
+    assert report.skipped == [f"{ns}.trino"]
+    assert not report.ok
+    with pytest.raises(ValidationError, match="drifted"):
+        report.raise_for_drift()
+
+    spark.sql(f"DROP TABLE {ns}.src")
+    report = check_views(spark, store)
+    assert {v.condition for v in report.views} == {"TABLE_OR_VIEW_NOT_FOUND"}
+
+
+def test_check_views_sees_a_required_column_become_nullable(spark, store, ns):
+    """Readers rely on a column stored as not null; the other way round, and comments, are no drift."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.src AS SELECT 1 AS id, named_struct('a', 1) AS s, array(1) AS l, "
+              f"map('k', 1) AS m, CAST(NULL AS INT) AS maybe")
+    view = create_view(spark, store, f"{ns}.v", f"SELECT id, s, l, m, maybe FROM {ns}.src",
+                       column_comments={"id": "the id, a comment Spark does not derive"})
+    assert [c.nullable for c in view.columns] == [False, False, False, False, True]
+    (entry,) = check_views(spark, store, ns).views
+    assert entry.status == "ok" and entry.stored == entry.analyzed == (
+        "id int not null", "s struct<a: int not null> not null", "l list<int not null> not null",
+        "m map<string, int not null> not null", "maybe int")
+
+    spark.sql(f"CREATE OR REPLACE VIEW {ns}.src AS SELECT CAST(NULL AS INT) AS id, "
+              f"named_struct('a', CAST(NULL AS INT)) AS s, array(CAST(NULL AS INT)) AS l, "
+              f"map('k', CAST(NULL AS INT)) AS m, 2 AS maybe")
+    (entry,) = check_views(spark, store, ns).views
+
+    assert entry.status == "drifted"
+    assert entry.problems == ("column 'id': not null is now nullable", "column 's': s.a not null is now nullable",
+                              "column 'l': l.element not null is now nullable",
+                              "column 'm': m.value not null is now nullable")
+    assert entry.analyzed == ("id int", "s struct<a: int> not null", "l list<int> not null",
+                              "m map<string, int> not null", "maybe int not null")
+
+
+def test_check_views_compares_the_querys_own_names_under_a_column_list(spark, store, data, ns):
+    sql(spark, store, f"CREATE VIEW {ns}.renamed (a, b) AS SELECT order_id, region FROM {data}.orders")
+    report = check_views(spark, store, ns)
+    assert report.ok, report.views
+
+
+def test_check_views_tells_progress_for_every_view_listed(spark, store, data, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    _stored(store, f"{ns}.a_ok", f"SELECT order_id FROM {data}.orders", ns, [Column("order_id", "long")])
+    _stored(store, f"{ns}.b_broken", "SELECT nope FROM range(1)", ns, [Column("nope", "long")])
+    store.create_view(f"{ns}.c_trino", columns=[], representations=[("trino", "SELECT 1 AS x")], default_namespace=ns)
+    _stored(store, f"{ns}.d_drifted", f"SELECT region FROM {data}.orders", ns, [Column("region", "int")])
+    seen = []
+    report = check_views(spark, store, ns, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert len(report.views) + len(report.skipped) == 4
+    assert [v.status for v in report.views] == ["ok", "broken", "drifted"] and report.skipped == [f"{ns}.c_trino"]
+
+    def stop(done, total):
+        if done == 2:
+            raise ZeroDivisionError("enough")
+
+    with pytest.raises(ZeroDivisionError, match="enough"):
+        check_views(spark, store, ns, progress=stop)
+    with pytest.raises(ValidationError, match="progress must be callable"):
+        check_views(spark, store, ns, progress=True)
+    assert check_views(spark, store, "nothing_here", progress=lambda *a: seen.append(a)).views == []
+    assert len(seen) == 4  # no view, no call
+
+
+def test_check_views_of_a_missing_default_namespace_is_broken(spark, store):
+    store.create_view("nowhere_ns.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                      default_namespace="nowhere_ns")
+    (entry,) = check_views(spark, store).views
+    assert entry.status == "broken" and entry.condition == "SCHEMA_NOT_FOUND"
+
+
+# -- fixed defects ---------------------------------------------------------------------------------
+
+
+def test_check_views_reads_the_recorded_query_column_names(spark, store, data, ns):
+    sql(spark, store, f"CREATE VIEW {ns}.v1 (order_id, amt) AS SELECT order_id AS id, amount FROM {data}.orders")
+    sql(spark, store, f"CREATE VIEW {ns}.v2 (a, b) AS SELECT order_id AS `x,y`, region FROM {data}.orders")
+    spark.sql(f"CREATE VIEW {ns}.hms (order_id, amt) AS SELECT order_id AS id, amount FROM {data}.orders")
+    assert [i.identifier for i in import_metastore_views(spark, store, ns).imported] == [f"{ns}.hms"]
+    report = check_views(spark, store, ns)
+    assert report.ok, report.views
+    assert len(report.views) == 3
+
+
+# -- edges found by planting bugs -----------------------------------------------------------------
+
+
+def test_check_views_sees_a_decimal_precision_or_scale_change(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.src (amount DECIMAL(10,2)) USING parquet")
+    create_view(spark, store, f"{ns}.amounts", f"SELECT amount FROM {ns}.src")
+    assert check_views(spark, store, ns).ok
+    spark.sql(f"DROP TABLE {ns}.src")
+    spark.sql(f"CREATE TABLE {ns}.src (amount DECIMAL(12,4)) USING parquet")
+    (entry,) = check_views(spark, store, ns).views
+    assert entry.status == "drifted"
+    assert entry.problems == ("column 'amount': type decimal(10,2) is now decimal(12,4)",)
+
+
+def test_check_views_sees_a_change_of_a_spark_type_the_iceberg_type_hides(spark, store, ns):
+    """A TINYINT or a collation is kept beside the Iceberg columns (``spark.schema``) and is what
+    Spark reads the view as: a table column that became INT, or lost its collation, changes the
+    view although its Iceberg types stay (int, string). Reading the copy now fails. A CHAR or
+    VARCHAR length is no Spark type of a query's output: no drift."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.src USING parquet AS SELECT CAST(1 AS TINYINT) AS n, "
+              f"'x' COLLATE UTF8_LCASE AS c, CAST(2 AS SMALLINT) AS k")
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT n, c, k FROM {ns}.src")
+    # the schema Spark hands its catalog names CHAR(5) and VARCHAR(10); its analysis says string
+    spark.sql(f"CREATE TABLE {ns}.sized (c CHAR(5), v VARCHAR(10)) USING parquet")
+    catalog = attach(spark, store, name=f"{ns}vs")
+    try:
+        spark.sql(f"CREATE VIEW {catalog}.{ns}.sized AS SELECT c, v FROM spark_catalog.{ns}.sized")
+    finally:
+        detach(spark, catalog)
+    assert all("spark.schema" in store.load_view(f"{ns}.{name}").summary for name in ("v", "sized"))
+    assert check_views(spark, store, ns).ok
+    spark.sql(f"DROP TABLE {ns}.src")
+    spark.sql(f"CREATE TABLE {ns}.src USING parquet AS SELECT 1000 AS n, 'x' AS c, CAST(2 AS SMALLINT) AS k")
+    with pytest.raises(Exception, match="CAST_OVERFLOW"):
+        spark.sql(f"SELECT n FROM {ns}.v").collect()
+
+    entries = {v.identifier: v for v in check_views(spark, store, ns).views}
+
+    assert entries[f"{ns}.sized"].status == "ok"
+    entry = entries[f"{ns}.v"]
+    assert entry.status == "drifted"
+    assert entry.problems == ("column 'n': Spark type tinyint is now int",
+                              "column 'c': Spark type string collate UTF8_LCASE is now string")
+    assert entry.stored == entry.analyzed == ("n int", "c string", "k int")

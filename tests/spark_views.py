@@ -1,0 +1,48 @@
+"""Helpers of the tests of viewstore.spark's calls (tests/spark/test_spark_session.py, register,
+ddl, audit, drift): the orders table, fresh database names, views stored with Spark SQL, and a
+session view's metastore record read and changed behind Spark's back."""
+
+from __future__ import annotations
+
+import uuid
+
+from viewstore import SQLRepresentation
+
+ORDERS = """
+CREATE TABLE {db}.orders USING parquet AS
+SELECT * FROM VALUES
+  (1L, DATE'2026-11-01', 'north', CAST(10.50 AS DECIMAL(10,2)), array(named_struct('sku', 'a', 'qty', 1)),
+   map('channel', 'web'), TIMESTAMP'2026-11-01 09:00:00', TIMESTAMP_NTZ'2026-11-01 09:00:00'),
+  (2L, DATE'2026-11-01', 'south', CAST(20.00 AS DECIMAL(10,2)), array(named_struct('sku', 'b', 'qty', 2)),
+   map('channel', 'shop'), TIMESTAMP'2026-11-01 10:00:00', TIMESTAMP_NTZ'2026-11-01 10:00:00'),
+  (3L, DATE'2026-11-02', 'north', CAST(30.25 AS DECIMAL(10,2)), array(named_struct('sku', 'a', 'qty', 3)),
+   map('channel', 'web'), TIMESTAMP'2026-11-02 11:00:00', TIMESTAMP_NTZ'2026-11-02 11:00:00')
+AS t(order_id, day, region, amount, items, attrs, placed_at, placed_local)
+"""
+
+
+def _name() -> str:
+    return "t" + uuid.uuid4().hex[:10]
+
+
+def _stored(store, ident, sql_text, namespace, columns=(), **kwargs):
+    return store.create_view(ident, columns=list(columns), representations=[SQLRepresentation("spark", sql_text)],
+                             default_namespace=namespace, **kwargs)
+
+
+def _alter_record(spark, db, name, *, schema=None, text=None):
+    """Change a view's metastore record behind Spark's back, as another engine (or damage) would."""
+    client = spark._jsparkSession.sharedState().externalCatalog().unwrapped().client()
+    record = client.getRawHiveTable(db, name).rawTable().getTTable()
+    if schema is not None:
+        record.getParameters().put("spark.sql.sources.schema", schema)
+    if text is not None:
+        record.setViewOriginalText(text)
+        record.setViewExpandedText(text)
+    spark._jvm.org.apache.hadoop.hive.ql.metadata.Hive.get(client.conf()).getMSC().alter_table(db, name, record)
+
+
+def _view_properties(spark, db, name):
+    table = spark._jsparkSession.sharedState().externalCatalog().getTable(db, name)
+    props = spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(table.properties())
+    return {str(k): str(props.get(k)) for k in props.keySet()}
