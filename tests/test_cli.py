@@ -1171,6 +1171,23 @@ def test_a_failing_json_command_prints_its_error_as_one_json_object_on_stderr(tm
     assert kind is None or error["type"] == kind, error
 
 
+@pytest.mark.parametrize("args", [["list"], ["query", "SELECT count(*) FROM events"]], ids=["list", "query"])
+def test_a_read_kept_out_by_another_connection_fails_as_a_busy_concurrency_error(tmp_path, monkeypatch, args):
+    from test_log import _keeping_readers_out
+
+    import viewstore.log as log_module
+
+    monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 100)
+    _invoke(tmp_path, "store", ["list"])
+    holder = _keeping_readers_out(tmp_path / "cli.db")
+    try:
+        error = _json_error(_invoke(tmp_path, "store", [*args, "--json"]), 1)
+    finally:
+        holder.close()
+    assert error["type"] == "ConcurrencyError" and "another connection kept it locked" in error["message"], error
+    assert _invoke(tmp_path, "store", [*args, "--json"]).exit_code == 0
+
+
 @pytest.mark.parametrize("command", sorted(FAILING_JSON_COMMANDS))
 def test_a_usage_error_of_a_json_command_is_a_json_object_with_exit_code_2(tmp_path, command):
     args = command.split() + ["--json", "--no-such-option"]

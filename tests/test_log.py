@@ -5,7 +5,7 @@ import pytest
 
 from viewstore.errors import ConcurrencyError, CorruptLogError, ViewStoreError
 from viewstore.events import CommentUpdated
-from viewstore.log import _ACTORS, EventLog, connect, holds_nothing, transaction
+from viewstore.log import _ACTORS, EventLog, connect, holds_nothing, read_only_query, snapshot, transaction
 
 
 def event(version, comment="c"):
@@ -58,6 +58,67 @@ def test_busy_database_becomes_concurrency_error(tmp_path, monkeypatch):
                 pass
     finally:
         first.execute("ROLLBACK")
+
+
+def _keeping_readers_out(path):
+    """Another connection in exclusive locking mode that has written: in WAL mode it keeps every
+    connection that has not read the file yet from reading it, until it closes."""
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("INSERT INTO meta (key, value) VALUES ('other', '1')")
+    holder.execute("COMMIT")
+    return holder
+
+
+def test_a_read_kept_out_by_another_connection_is_a_busy_concurrency_error(tmp_path):
+    path = tmp_path / "x.db"
+    connect(path).close()
+    reader = sqlite3.connect(path, isolation_level=None, timeout=0.05)  # has not read the file yet
+    holder = _keeping_readers_out(path)
+    try:
+        with pytest.raises(ConcurrencyError, match="another connection kept readers out") as caught:
+            with snapshot(reader):
+                reader.execute("SELECT count(*) FROM events").fetchone()
+        assert caught.value.busy
+        with pytest.raises(ConcurrencyError, match="another connection kept readers out") as caught:
+            EventLog(reader).data_version()
+        assert caught.value.busy
+    finally:
+        holder.close()
+    with pytest.raises(ViewStoreError, match="the database refused the read: no such table") as caught:
+        with snapshot(reader):  # another error of a read stays what it was
+            reader.execute("SELECT * FROM no_such_table")
+    assert type(caught.value) is ViewStoreError
+    with snapshot(reader):
+        assert reader.execute("SELECT value FROM meta WHERE key = 'other'").fetchone() == ("1",)
+
+
+@pytest.mark.parametrize("reading", ["open", "query"])
+def test_opening_or_querying_behind_a_connection_that_keeps_readers_out_is_a_busy_concurrency_error(
+        tmp_path, monkeypatch, reading):
+    import time
+
+    import viewstore.log as log_module
+    from viewstore import ViewStore
+
+    monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 200)
+    path = tmp_path / "x.db"
+    ViewStore(path).close()
+    holder = _keeping_readers_out(path)
+    try:
+        start = time.monotonic()
+        with pytest.raises(ConcurrencyError, match="another connection kept") as caught:
+            if reading == "open":
+                ViewStore(path)
+            else:
+                read_only_query(path, "SELECT count(*) AS n FROM events")
+        waited = time.monotonic() - start
+    finally:
+        holder.close()
+    assert caught.value.busy
+    assert (0.6 if reading == "open" else 0.2) <= waited < 5  # its bound (three for an open), in slices
+    assert read_only_query(path, "SELECT value FROM meta WHERE key = 'other'") == [{"value": "1"}]
 
 
 def test_opening_a_set_up_store_does_not_wait_behind_a_writer(tmp_path, monkeypatch):
@@ -212,6 +273,9 @@ _LOCK_WAITS = {
     "open, making the file WAL": ("", "ViewStore(path).close()\n    return 'opened'", "opened", 0),
     "open, behind a connection that keeps readers out": ("", "ViewStore(path).close()\n    return 'opened'",
                                                          "opened", 0),
+    "query, behind a connection that keeps readers out": (
+        "from viewstore.log import read_only_query",
+        "return read_only_query(path, 'SELECT count(*) AS n FROM events')[0]['n']", "1", 0),
 }
 
 
@@ -245,7 +309,7 @@ def test_a_signal_acts_at_once_on_a_call_waiting_for_another_process_write_lock(
         conn.close()
     events = _events(path)
     holder = sqlite3.connect(path, isolation_level=None)
-    if waiting == "open, behind a connection that keeps readers out":
+    if waiting.endswith("behind a connection that keeps readers out"):
         holder.execute("PRAGMA locking_mode = EXCLUSIVE")  # in WAL mode: no other connection reads
         holder.execute("BEGIN EXCLUSIVE")
     else:

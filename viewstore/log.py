@@ -82,15 +82,17 @@ _INSERT = ("INSERT INTO events (commit_id, view_id, stream_version, type, identi
            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 
 #: a write waits for another process's write lock up to three of these (30 s) before it raises
-#: ConcurrencyError(busy=True), and so does opening a store that must set its file up; an ad-hoc
-#: query waits up to one for a lock that keeps readers out (rare in WAL mode)
+#: ConcurrencyError(busy=True), and so does opening a store (its first reads too, which a connection
+#: in exclusive locking mode keeps out); an ad-hoc query waits up to one for a lock that keeps
+#: readers out (rare in WAL mode), then raises the same
 BUSY_TIMEOUT_MS = 10_000
 
 #: the longest SQLite waits for a lock in one go (the busy timeout of a store's connection), where
 #: Python does not run: those waits are made of such slices, and between two of them the process's
 #: signal handlers run, so that what one raises (Ctrl-C's KeyboardInterrupt) ends the wait within
-#: about a slice. A store's reads wait no longer: in WAL mode they wait for no writer, only for
-#: another connection's recovery of the WAL after a crash
+#: about a slice. A store's reads wait no longer, then raise ConcurrencyError(busy=True): in WAL mode
+#: an open connection (the store's) keeps any other out of exclusive locking mode, so they wait for
+#: no writer, only for another connection's recovery of the WAL after a crash
 LOCK_SLICE_MS = 100
 
 
@@ -131,6 +133,9 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
             conn.execute(_MAKE_STORE_ID, (str(uuid.uuid4()),))  # the write lock is held anyway
     except sqlite3.DatabaseError as e:
         conn.close()
+        if isinstance(e, sqlite3.OperationalError) and _is_busy(e):  # _set_up's reads, WAL mode: refused 30 s
+            raise ConcurrencyError(f"cannot open {path}: another connection kept it locked for "
+                                   f"{3 * BUSY_TIMEOUT_MS / 1000:g} s ({e})", busy=True) from e
         folder = os.path.dirname(os.path.abspath(path))
         hint = ("; WAL mode needs to create its -wal and -shm files beside it, and that folder is not writable"
                 if os.path.exists(path) and not os.access(folder, os.W_OK) else "")
@@ -510,6 +515,10 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 def _read_refused(error: sqlite3.Error) -> ViewStoreError:
+    """The error a read's sqlite3 error stands for: :class:`ConcurrencyError` (``busy``) when another
+    connection's lock kept readers out past the connection's wait, else a plain ViewStoreError."""
+    if isinstance(error, sqlite3.OperationalError) and _is_busy(error):
+        return ConcurrencyError(f"another connection kept readers out of the database: {error}", busy=True)
     return ViewStoreError(f"the database refused the read: {error}")
 
 
@@ -570,13 +579,16 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
     SQLite runs it without Python, so Ctrl-C (SIGINT) would wait for it. Every
     :data:`_SIGNAL_CHECK_STEPS` steps of SQLite's machine Python code runs (:func:`_signal_watch`),
     so that the process's signal handlers run; what one raises ends the query and is raised here,
-    as itself.
+    as itself. A query that another connection's lock keeps out (one in exclusive locking mode) is
+    tried again in slices (:func:`_when_free`), so that a signal acts between two of them, up to
+    :data:`BUSY_TIMEOUT_MS` in all.
 
     Returns:
         The rows as dicts, with the column names in ``columns`` (see :class:`QueryRows`).
 
     Raises:
         ValidationError: the statement fails or tries to write.
+        ConcurrencyError: ``busy``: another connection kept readers out that long.
         BaseException: what a signal's handler raised while the query ran (Ctrl-C's KeyboardInterrupt).
     """
     import sqlite_utils
@@ -590,10 +602,10 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
     # as_uri percent-encodes the path: a '#', '?' or '%' in it would otherwise end or change the URI
     conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, factory=_ResultColumns)
     try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {_lock_slice_ms()}")
         conn.described = None
         conn.set_progress_handler(functools.partial(next, watch), _SIGNAL_CHECK_STEPS)
-        rows = list(sqlite_utils.Database(conn).query(sql, params))
+        rows = _when_free(lambda: list(sqlite_utils.Database(conn).query(sql, params)), BUSY_TIMEOUT_MS)
         if rows:
             return QueryRows(rows, rows[0])
         # the names as the rows' keys would have them (sqlite-utils 4 renames a repeated name; older
@@ -602,6 +614,9 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
         return QueryRows(rows, unique(conn.described or ()))
     except sqlite3.Error as e:
         if not raised:  # else the progress handler interrupted it: what a signal's handler raised goes on
+            if isinstance(e, sqlite3.OperationalError) and _is_busy(e):
+                raise ConcurrencyError(f"another connection kept readers out of the database for "
+                                       f"{BUSY_TIMEOUT_MS / 1000:g} s: {e}", busy=True) from e
             raise ValidationError(f"query failed: {e}") from e
     except UnicodeError as e:  # a lone surrogate, which SQLite cannot take as text
         raise ValidationError(f"query failed: the SQL is not valid Unicode text ({e})") from e
