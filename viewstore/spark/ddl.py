@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame, SparkSession
@@ -549,31 +549,48 @@ def _stored_target(spark: SparkSession, store: ViewStore, parts: list[str]) -> I
     return ident
 
 
-def _ddl_alter_as(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
-    ident = _stored_target(spark, store, _named(spark, plan.child()))
-    if ident is None:
-        return _passthrough(spark, statement)
-    with _one_ddl_at_a_time():
-        view = store.load_view(ident)
-        # ALTER VIEW ... AS keeps the view's comment and properties but, as in Spark, not the column list
-        with _work_session(spark, current=True) as work:
-            definition = _prepare(work, ident, str(plan.originalText()), comment=view.comment,
-                                  properties=dict(view.properties), schema_mode=_schema_mode(view))
-            before = definition.mirror(work, store.store_id)
-            try:
-                # the view as read before Spark analyzed the statement (its schema mode is kept): a change
-                # another process made meanwhile ends in ConcurrencyError, never under this one
-                return store.replace_view(ident, columns=definition.columns,
-                                          representations=definition.representations(),
-                                          default_namespace=list(definition.default_namespace),
-                                          default_catalog=definition.default_catalog, summary=definition.summary,
-                                          expected_version=view.stream_version)
-            except BaseException:
-                before.restore()
-                raise
+_R = TypeVar("_R")
 
 
-def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
+def _on_stored_view(handle: Callable[[SparkSession, ViewStore, Any, str, Identifier], _R]
+                    ) -> Callable[[SparkSession, ViewStore, Any, str], _R | DataFrame]:
+    """The handler of a DDL statement on an existing view (the plan's ``child()``): Spark's own when
+    the view is not stored (see :func:`_stored_target`), else ``handle`` with the stored view's
+    identifier, in the driver's DDL turn."""
+    def on_stored_view(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> _R | DataFrame:
+        ident = _stored_target(spark, store, _named(spark, plan.child()))
+        if ident is None:
+            return _passthrough(spark, statement)
+        with _one_ddl_at_a_time():
+            return handle(spark, store, plan, statement, ident)
+    return on_stored_view
+
+
+@_on_stored_view
+def _ddl_alter_as(spark: SparkSession, store: ViewStore, plan: Any, statement: str,
+                  ident: Identifier) -> View:
+    view = store.load_view(ident)
+    # ALTER VIEW ... AS keeps the view's comment and properties but, as in Spark, not the column list
+    with _work_session(spark, current=True) as work:
+        definition = _prepare(work, ident, str(plan.originalText()), comment=view.comment,
+                              properties=dict(view.properties), schema_mode=_schema_mode(view))
+        before = definition.mirror(work, store.store_id)
+        try:
+            # the view as read before Spark analyzed the statement (its schema mode is kept): a change
+            # another process made meanwhile ends in ConcurrencyError, never under this one
+            return store.replace_view(ident, columns=definition.columns,
+                                      representations=definition.representations(),
+                                      default_namespace=list(definition.default_namespace),
+                                      default_catalog=definition.default_catalog, summary=definition.summary,
+                                      expected_version=view.stream_version)
+        except BaseException:
+            before.restore()
+            raise
+
+
+@_on_stored_view
+def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statement: str,
+                        ident: Identifier) -> View:
     """``ALTER VIEW name WITH SCHEMA mode``: a new version that differs only in its schema mode.
 
     As in Spark, the SQL, column names and comments, comment and properties stay. The session
@@ -582,83 +599,75 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
     default namespace and SQL configs, which Spark captures into the copy again. If Spark or then
     the store refuses, the session is put back as it was.
     """
-    ident = _stored_target(spark, store, _named(spark, plan.child()))
-    if ident is None:
-        return _passthrough(spark, statement)
-    with _one_ddl_at_a_time():
-        view = store.load_view(ident)
-        query = view.sql_for("spark")
-        if query is None:
-            raise ValidationError(f"view {identifier_str(ident)} has no Spark SQL (its dialects: "
-                                  f"{', '.join(view.dialects)})")
-        mode = " ".join(str(plan.viewSchemaMode().toString()).upper().split())
-        configs = _sql_configs(view)
-        target = _default_target(spark, view)
-        copy, fingerprint = _create_statement(ident, query, view.columns, view.comment, view.properties, target, mode,
-                                              configs, store.store_id)
-        with _work_session(spark) as work:  # the view's namespace and configs are set there alone
-            before = _Before(work, ident)
-            try:
-                has_copy = _session_object(work, ident) == "view"
-                if not has_copy and not before.database_existed:
-                    _jsession(work).sql(f"CREATE NAMESPACE {before.database}")
-                # Spark's ALTER captures the current catalog, namespace and SQL configs again, as CREATE does
-                with _CurrentNamespace(work) as current, _captured(work, configs), _verbatim(work):
-                    current.use(*target)
-                    if has_copy:
-                        name = _session_name(ident)
-                        _jsession(work).sql(f"ALTER VIEW {name} WITH SCHEMA {mode}")
-                        _jsession(work).sql(f"ALTER VIEW {name} SET TBLPROPERTIES ({_quote_string(FINGERPRINT)} = "
-                                            f"{_quote_string(fingerprint)}, {_quote_string(STORE)} = "
-                                            f"{_quote_string(store.store_id)})")  # what registering would make
-                    else:
-                        _run_verbatim(work, copy)
-            except _SPARK_ERRORS as e:
-                before.restore()
-                raise _spark_error(work, e, f"Spark cannot alter view {identifier_str(ident)}",
-                                   f"alter view {identifier_str(ident)}") from e
-            try:
-                # the definition as read before: a change another process made meanwhile (its SQL, say) ends
-                # in ConcurrencyError instead of being put back
-                return store.replace_view(ident, columns=view.columns, representations=view.representations,
-                                          default_namespace=list(view.default_namespace),
-                                          default_catalog=view.default_catalog,
-                                          summary={**view.summary, SCHEMA_MODE: mode},
-                                          expected_version=view.stream_version)
-            except BaseException:
-                before.restore()
-                raise
+    view = store.load_view(ident)
+    query = view.sql_for("spark")
+    if query is None:
+        raise ValidationError(f"view {identifier_str(ident)} has no Spark SQL (its dialects: "
+                              f"{', '.join(view.dialects)})")
+    mode = " ".join(str(plan.viewSchemaMode().toString()).upper().split())
+    configs = _sql_configs(view)
+    target = _default_target(spark, view)
+    copy, fingerprint = _create_statement(ident, query, view.columns, view.comment, view.properties, target, mode,
+                                          configs, store.store_id)
+    with _work_session(spark) as work:  # the view's namespace and configs are set there alone
+        before = _Before(work, ident)
+        try:
+            has_copy = _session_object(work, ident) == "view"
+            if not has_copy and not before.database_existed:
+                _jsession(work).sql(f"CREATE NAMESPACE {before.database}")
+            # Spark's ALTER captures the current catalog, namespace and SQL configs again, as CREATE does
+            with _CurrentNamespace(work) as current, _captured(work, configs), _verbatim(work):
+                current.use(*target)
+                if has_copy:
+                    name = _session_name(ident)
+                    _jsession(work).sql(f"ALTER VIEW {name} WITH SCHEMA {mode}")
+                    _jsession(work).sql(f"ALTER VIEW {name} SET TBLPROPERTIES ({_quote_string(FINGERPRINT)} = "
+                                        f"{_quote_string(fingerprint)}, {_quote_string(STORE)} = "
+                                        f"{_quote_string(store.store_id)})")  # what registering would make
+                else:
+                    _run_verbatim(work, copy)
+        except _SPARK_ERRORS as e:
+            before.restore()
+            raise _spark_error(work, e, f"Spark cannot alter view {identifier_str(ident)}",
+                               f"alter view {identifier_str(ident)}") from e
+        try:
+            # the definition as read before: a change another process made meanwhile (its SQL, say) ends
+            # in ConcurrencyError instead of being put back
+            return store.replace_view(ident, columns=view.columns, representations=view.representations,
+                                      default_namespace=list(view.default_namespace),
+                                      default_catalog=view.default_catalog,
+                                      summary={**view.summary, SCHEMA_MODE: mode},
+                                      expected_version=view.stream_version)
+        except BaseException:
+            before.restore()
+            raise
 
 
-def _ddl_set_properties(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
-    ident = _stored_target(spark, store, _named(spark, plan.child()))
-    if ident is None:
-        return _passthrough(spark, statement)
-    with _one_ddl_at_a_time():
-        updates = _jmap(spark, plan.properties())
-        changes = [ViewChange.update_comment(v) if k == "comment" else ViewChange.set_property(k, v)
-                   for k, v in sorted(updates.items())]
-        view = store.alter_view(ident, *changes)
-        # the copy gets what register_views would give it: the comment and the keys a session copy carries
-        shown = {k: v for k, v in sorted(updates.items()) if k == "comment" or _session_properties({k: v})}
-        _follow_properties(spark, store, view, "SET TBLPROPERTIES (" + ", ".join(
-            f"{_quote_string(k)} = {_quote_string(v)}" for k, v in shown.items()) + ")" if shown else None)
-        return view
+@_on_stored_view
+def _ddl_set_properties(spark: SparkSession, store: ViewStore, plan: Any, statement: str,
+                        ident: Identifier) -> View:
+    updates = _jmap(spark, plan.properties())
+    changes = [ViewChange.update_comment(v) if k == "comment" else ViewChange.set_property(k, v)
+               for k, v in sorted(updates.items())]
+    view = store.alter_view(ident, *changes)
+    # the copy gets what register_views would give it: the comment and the keys a session copy carries
+    shown = {k: v for k, v in sorted(updates.items()) if k == "comment" or _session_properties({k: v})}
+    _follow_properties(spark, store, view, "SET TBLPROPERTIES (" + ", ".join(
+        f"{_quote_string(k)} = {_quote_string(v)}" for k, v in shown.items()) + ")" if shown else None)
+    return view
 
 
-def _ddl_unset_properties(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
-    ident = _stored_target(spark, store, _named(spark, plan.child()))
-    if ident is None:
-        return _passthrough(spark, statement)
-    with _one_ddl_at_a_time():
-        keys = [str(k) for k in _jlist(spark, plan.propertyKeys())]
-        # a key the view does not have is no change, with or without IF EXISTS, as in Spark 4.3's own catalog
-        changes = [ViewChange.update_comment(None) if k == "comment" else ViewChange.remove_property(k) for k in keys]
-        view = store.alter_view(ident, *changes)
-        kept = [k for k in keys if k == "comment" or _session_properties({k: ""})]
-        _follow_properties(spark, store, view, "UNSET TBLPROPERTIES IF EXISTS ("
-                           + ", ".join(_quote_string(k) for k in kept) + ")" if kept else None)
-        return view
+@_on_stored_view
+def _ddl_unset_properties(spark: SparkSession, store: ViewStore, plan: Any, statement: str,
+                          ident: Identifier) -> View:
+    keys = [str(k) for k in _jlist(spark, plan.propertyKeys())]
+    # a key the view does not have is no change, with or without IF EXISTS, as in Spark 4.3's own catalog
+    changes = [ViewChange.update_comment(None) if k == "comment" else ViewChange.remove_property(k) for k in keys]
+    view = store.alter_view(ident, *changes)
+    kept = [k for k in keys if k == "comment" or _session_properties({k: ""})]
+    _follow_properties(spark, store, view, "UNSET TBLPROPERTIES IF EXISTS ("
+                       + ", ".join(_quote_string(k) for k in kept) + ")" if kept else None)
+    return view
 
 
 def _follow_properties(spark: SparkSession, store: ViewStore, view: View, clause: str | None) -> None:
@@ -673,39 +682,37 @@ def _follow_properties(spark: SparkSession, store: ViewStore, view: View, clause
         _run_session(spark, f"ALTER VIEW {_session_name(view.identifier)} {clause}", view.identifier)
 
 
-def _ddl_rename(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> View | DataFrame:
-    ident = _stored_target(spark, store, _named(spark, plan.child()))
-    if ident is None:
-        return _passthrough(spark, statement)
-    with _one_ddl_at_a_time():
-        new_parts = [str(p).lower() for p in _jlist(spark, plan.newName())]
-        target: tuple[str, ...] | None
-        if len(new_parts) == 1:
-            target = (*ident[:-1], new_parts[0])
-        else:
-            target = _store_target(spark, store, new_parts, renamed=True)
-        if target is None:
-            raise ValidationError(f"cannot rename {identifier_str(ident)} into another catalog "
-                                  f"({'.'.join(new_parts)}); the store keeps its views")
-        if len(target) != 2:
-            raise ValidationError(f"[REQUIRES_SINGLE_PART_NAMESPACE] a Spark view lives in a database: "
-                                  f"{identifier_str(target)}")
-        if target[:-1] != ident[:-1]:  # as in Spark: a view is renamed within its database, never moved
-            raise ValidationError(f"[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH] cannot rename "
-                                  f"{identifier_str(ident)} to {identifier_str(target)}: the databases differ")
-        if store.view_exists(target):
-            raise ViewAlreadyExistsError(f"view already exists: {identifier_str(target)}")
-        held = _session_object(spark, target)
-        if held is not None:  # a view or table the store does not hold is never overwritten, as in Spark
-            raise ValidationError(f"[TABLE_OR_VIEW_ALREADY_EXISTS] cannot rename {identifier_str(ident)} to "
-                                  f"{identifier_str(target)}: the session catalog already has a {held} of that name")
-        view = store.rename_view(ident, target)
-        if _session_object(spark, ident) == "view":
-            new_name = ".".join(_quote_name(p) for p in target)  # Spark wants it without the catalog
-            _run_session(spark, f"ALTER VIEW {_session_name(ident)} RENAME TO {new_name}", target)
-        else:
-            _sync(spark, store, target)
-        return view
+@_on_stored_view
+def _ddl_rename(spark: SparkSession, store: ViewStore, plan: Any, statement: str,
+                ident: Identifier) -> View:
+    new_parts = [str(p).lower() for p in _jlist(spark, plan.newName())]
+    target: tuple[str, ...] | None
+    if len(new_parts) == 1:
+        target = (*ident[:-1], new_parts[0])
+    else:
+        target = _store_target(spark, store, new_parts, renamed=True)
+    if target is None:
+        raise ValidationError(f"cannot rename {identifier_str(ident)} into another catalog "
+                              f"({'.'.join(new_parts)}); the store keeps its views")
+    if len(target) != 2:
+        raise ValidationError(f"[REQUIRES_SINGLE_PART_NAMESPACE] a Spark view lives in a database: "
+                              f"{identifier_str(target)}")
+    if target[:-1] != ident[:-1]:  # as in Spark: a view is renamed within its database, never moved
+        raise ValidationError(f"[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH] cannot rename "
+                              f"{identifier_str(ident)} to {identifier_str(target)}: the databases differ")
+    if store.view_exists(target):
+        raise ViewAlreadyExistsError(f"view already exists: {identifier_str(target)}")
+    held = _session_object(spark, target)
+    if held is not None:  # a view or table the store does not hold is never overwritten, as in Spark
+        raise ValidationError(f"[TABLE_OR_VIEW_ALREADY_EXISTS] cannot rename {identifier_str(ident)} to "
+                              f"{identifier_str(target)}: the session catalog already has a {held} of that name")
+    view = store.rename_view(ident, target)
+    if _session_object(spark, ident) == "view":
+        new_name = ".".join(_quote_name(p) for p in target)  # Spark wants it without the catalog
+        _run_session(spark, f"ALTER VIEW {_session_name(ident)} RENAME TO {new_name}", target)
+    else:
+        _sync(spark, store, target)
+    return view
 
 
 def _named(spark: SparkSession, child: Any) -> list[str]:
@@ -724,17 +731,15 @@ def _named(spark: SparkSession, child: Any) -> list[str]:
                           "variable or an expression names a view only when Spark runs it")
 
 
-def _ddl_drop(spark: SparkSession, store: ViewStore, plan: Any, statement: str) -> DataFrame | None:
-    ident = _stored_target(spark, store, _named(spark, plan.child()))
-    if ident is None:
+@_on_stored_view
+def _ddl_drop(spark: SparkSession, store: ViewStore, plan: Any, statement: str,
+              ident: Identifier) -> DataFrame | None:
+    if not store.drop_view(ident) and not plan.ifExists():
+        # another thread dropped it while this one waited for the turn: Spark says it is not found
         return _passthrough(spark, statement)
-    with _one_ddl_at_a_time():
-        if not store.drop_view(ident) and not plan.ifExists():
-            # another thread dropped it while this one waited for the turn: Spark says it is not found
-            return _passthrough(spark, statement)
-        if _session_object(spark, ident) == "view":
-            _run_session(spark, f"DROP VIEW IF EXISTS {_session_name(ident)}", ident)
-        return None
+    if _session_object(spark, ident) == "view":
+        _run_session(spark, f"DROP VIEW IF EXISTS {_session_name(ident)}", ident)
+    return None
 
 
 _DDL = {
