@@ -211,6 +211,42 @@ def test_a_time_range_reads_every_actor(tmp_path):
     assert "events_by_actor (actor=? AND occurred_at>? AND occurred_at<?)" in plan and "SCAN events" not in plan
 
 
+def test_decoding_events_pauses_the_garbage_collector_and_puts_it_back(tmp_path):
+    """Thousands of events decoded at once set off no collection (each one walked every event made
+    so far); the collector is on again afterwards, or still off when it was off, also after a failure."""
+    import gc
+
+    log = EventLog(connect(tmp_path / "x.db"))
+    with transaction(log.conn):
+        log.append([event(version) for version in range(1, 3001)])
+    started = []
+
+    def note(phase, info):
+        if phase == "start":
+            started.append(info["generation"])
+
+    gc.callbacks.append(note)
+    try:
+        for call in (log.query, lambda: log.stream("view-1")):
+            gc.collect()
+            started.clear()
+            events = call()
+            assert not started  # (asked before anything is allocated: the first allocation may collect)
+            assert len(events) == 3000 and gc.isenabled()
+        gc.disable()
+        assert len(log.query(limit=5)) == 5 and not gc.isenabled()
+        gc.enable()
+        log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, "
+                         "occurred_at, payload) VALUES ('k', 'view-1', 3001, 'view.comment_updated', 'a.v', 'me', 1, "
+                         "'not json')")
+        with pytest.raises(CorruptLogError, match="position 3001"):
+            log.query()
+        assert gc.isenabled()
+    finally:
+        gc.callbacks.remove(note)
+        gc.enable()
+
+
 def test_corrupt_payload_is_reported(tmp_path):
     log = EventLog(connect(tmp_path / "x.db"))
     log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "

@@ -11,6 +11,7 @@ and DELETE on ``events``.
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import re
 import sqlite3
@@ -26,7 +27,7 @@ from .errors import ConcurrencyError, CorruptLogError, ValidationError, ViewStor
 from .events import Event, decode_event
 
 __all__ = ["connect", "holds_nothing", "transaction", "savepoint", "snapshot", "EventLog", "QueryRows", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps",
-           "loads", "read_store_id", "make_store_id"]
+           "loads", "collector_paused", "read_store_id", "make_store_id"]
 
 SCHEMA_VERSION = 2
 
@@ -605,7 +606,8 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
         conn.execute(f"PRAGMA busy_timeout = {_lock_slice_ms()}")
         conn.described = None
         conn.set_progress_handler(functools.partial(next, watch), _SIGNAL_CHECK_STEPS)
-        rows = _when_free(lambda: list(sqlite_utils.Database(conn).query(sql, params)), BUSY_TIMEOUT_MS)
+        with collector_paused():  # a dict a row, all kept
+            rows = _when_free(lambda: list(sqlite_utils.Database(conn).query(sql, params)), BUSY_TIMEOUT_MS)
         if rows:
             return QueryRows(rows, rows[0])
         # the names as the rows' keys would have them (sqlite-utils 4 renames a repeated name; older
@@ -666,6 +668,29 @@ def _row_to_event(row: Sequence[Any]) -> Event:
     return decode_event(envelope, data)
 
 
+class collector_paused:
+    """Python's cyclic garbage collector paused for a block (``with collector_paused():``), unless it
+    was off already; it is on again when the block ends, as it was.
+
+    For building long lists of new objects that all stay alive, such as events decoded from the
+    log: every event is a few dozen container objects, and the collections they set off walk every
+    one of them again and again (a list of 46,000 events that carry a version took 100 µs an event
+    with the collector running, 28 µs without). Such objects hold no reference cycles, so nothing
+    waits on the collector meanwhile; the first collection after the block walks them once.
+    """
+
+    __slots__ = ("paused",)
+
+    def __enter__(self) -> None:
+        self.paused = gc.isenabled()
+        if self.paused:
+            gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.paused:
+            gc.enable()
+
+
 class EventLog:
     """Reads and appends the ``events`` table of one connection."""
 
@@ -722,7 +747,8 @@ class EventLog:
                                  f"AND stream_version > ? ORDER BY stream_version", (view_id, after_version))
 
     def stream(self, view_id: str) -> list[Event]:
-        return [_row_to_event(r) for r in self.stream_rows(view_id)]
+        with collector_paused():
+            return [_row_to_event(r) for r in self.stream_rows(view_id)]
 
     def streams_that_took(self, identifier: str, *, until_ms: int | None = None) -> list[str]:
         """Streams that took this identifier (created, imported or renamed to it; up to a time), newest first.
@@ -760,8 +786,9 @@ class EventLog:
               since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,
               limit: int | None = None, newest_first: bool = False) -> list[Event]:
         """Events matching every filter given, in log order (or the reverse)."""
-        return [_row_to_event(r) for r in self.rows(view_ids=view_ids, actor=actor, since=since, until=until,
-                                                    types=types, limit=limit, newest_first=newest_first)]
+        with collector_paused():  # the rows too: a long list of tuples is what the collector walks
+            return [_row_to_event(r) for r in self.rows(view_ids=view_ids, actor=actor, since=since, until=until,
+                                                        types=types, limit=limit, newest_first=newest_first)]
 
     def rows(self, *, view_ids: Iterable[str] | None = None, actor: str | None = None,
              since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,
