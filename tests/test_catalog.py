@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import time
 
+import orjson
 import pytest
 from interrupted import RUNAWAY, interrupted
 
@@ -452,6 +453,99 @@ def test_newest_first_reverses_the_order_and_a_limit_keeps_the_latest(store):
         with pytest.raises(ValidationError, match="newest_first"):
             store.events(newest_first=bad)
     bob.close()
+
+
+def _scrambled_log(store, monkeypatch):
+    """A log whose times go back and forth: three actors (each its own store, as separate processes
+    with their own clocks would be), creates, comment and property changes, replaces, renames (a
+    name taken again by a new view), drops and an import that keeps its history's older times."""
+    import random
+
+    import viewstore.catalog
+
+    rng = random.Random(11)
+    base = 1_800_000_000_000
+    clock = [base]
+    monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: clock[0] * 1_000_000)
+    stores = [store, ViewStore(store.path, actor="bob"), ViewStore(store.path, actor="carol")]
+    names = [f"ns{i % 2}.v{i}" for i in range(6)]
+    for i, name in enumerate(names):
+        clock[0] = base + rng.randrange(-50_000, 50_000)
+        make(stores[i % 3], name)
+    for step in range(90):
+        clock[0] = base + rng.randrange(-100_000, 100_000)  # backwards as often as forwards
+        who = stores[step % 3]
+        live = who.list_views()
+        name = ".".join(rng.choice(live))
+        roll = rng.random()
+        if roll < 0.45:
+            who.alter_view(name, ViewChange.update_comment(f"c{step}"), ViewChange.set_property("k", str(step)))
+        elif roll < 0.6:
+            who.replace_view(name, columns=COLS, representations=[("spark", f"SELECT {step} AS x")],
+                             default_namespace="sales")
+        elif roll < 0.75:
+            who.rename_view(name, f"{name}_r{step}")
+        elif roll < 0.85 and len(live) > 3:
+            who.drop_view(name)
+            make(who, name)  # the name again, a new stream
+        else:
+            who.alter_view(name, ViewChange.remove_property("k"))
+    old = store.history(".".join(store.list_views()[0]))[0]
+    version = ViewVersion(version_id=1, timestamp_ms=base - 10**7, schema_id=0, columns=COLS, representations=[SPARK],
+                          default_namespace=("sales",))
+    stores[1].import_view("ns0.imported", source="iceberg", versions=[version], current_version_id=1,
+                          version_log=[VersionLogEntry(timestamp_ms=base - 10**7, version_id=1)])
+    assert old.occurred_at > base - 10**7
+    for other in stores[1:]:
+        other.close()
+
+
+def _scanned(path, view=None, actor=None, since=None, until=None, types=None, limit=None, newest_first=False):
+    """What the filters select, found by reading every row of the log in Python: the plain answer."""
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT position, commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                        "payload FROM events ORDER BY position").fetchall()
+    conn.close()
+    streams = {r[2] for r in rows if r[5] == view}
+    kinds = [types] if isinstance(types, str) else types
+    kept = [r for r in rows if (view is None or r[2] in streams) and (actor is None or r[6] == actor)
+            and (since is None or r[7] >= since) and (until is None or r[7] <= until)
+            and (kinds is None or r[4] in kinds)]
+    if newest_first:
+        kept.reverse()
+    return kept if limit is None else kept[:limit]
+
+
+@pytest.mark.parametrize("named_share", [1, 10**9])  # types that name a view: read through events_naming, or a scan
+def test_every_audit_filter_answers_what_a_scan_of_the_whole_log_answers(store, monkeypatch, named_share):
+    """events() and event_rows() read the log through several indexes, by the filters given; whatever
+    the plan, the answer is the rows a full scan selects, on a log whose clocks went back and forth."""
+    import itertools
+
+    import viewstore.log
+
+    monkeypatch.setattr(viewstore.log, "NAMED_SHARE", named_share)
+    _scrambled_log(store, monkeypatch)
+    every = _scanned(store.path)
+    times = sorted({r[7] for r in every})
+    assert [r[7] for r in every] != times and len({r[6] for r in every}) == 3  # out of order; three actors
+    assert {"view.renamed", "view.dropped", "view.imported", "view.replaced"} <= {r[4] for r in every}
+    renamed = next(r for r in every if r[4] == "view.renamed")
+    views = [None, renamed[5], orjson.loads(renamed[8])["from_identifier"]]
+    views[2] = ".".join(views[2])
+    ranges = [(None, None), (times[len(times) // 3], None), (None, times[len(times) // 2]),
+              (times[len(times) // 4], times[3 * len(times) // 4]), (times[0] - 10**8, times[5]), (times[-1] + 1, None)]
+    kinds = [None, "view.dropped", ["view.renamed"], ["view.created", "view.imported"],
+             ["view.created", "view.renamed", "view.imported"], ["view.renamed", "view.dropped"], ["view.comment_updated"]]
+    checked = 0
+    for view, actor, (since, until), types, limit, newest in itertools.product(
+            views, [None, "bob", "nobody"], ranges, kinds, [None, 0, 1, 4], [False, True]):
+        f = dict(view=view, actor=actor, since=since, until=until, types=types, limit=limit, newest_first=newest)
+        expected = _scanned(store.path, **f)
+        assert store.event_rows(**f) == expected, f
+        assert store.events(**f) == [row_to_event(r) for r in expected], f
+        checked += bool(expected)
+    assert checked > 400
 
 
 def test_event_rows_are_the_rows_of_the_events_that_events_returns(store):

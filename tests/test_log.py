@@ -211,6 +211,45 @@ def test_a_time_range_reads_every_actor(tmp_path):
     assert "events_by_actor (actor=? AND occurred_at>? AND occurred_at<?)" in plan and "SCAN events" not in plan
 
 
+def _plan(log, **filters):
+    """The query plan of the statement that reads the rows EventLog.rows returns for these filters."""
+    statements = []
+    log.conn.set_trace_callback(statements.append)
+    try:
+        log.rows(**filters)
+    finally:
+        log.conn.set_trace_callback(None)
+    return [r[3] for r in log.conn.execute("EXPLAIN QUERY PLAN " + statements[-1])]  # (the rows' own, last)
+
+
+def test_each_audit_filter_reads_through_an_index_and_sorts_no_whole_rows(tmp_path):
+    log = EventLog(connect(tmp_path / "x.db"))
+    with transaction(log.conn):
+        for version, actor in enumerate(["carol", "alice", "bob", "alice", "carol"], start=1):
+            log.append([event(version).model_copy(update={"actor": actor})])
+    # types that name a stream alone: events_naming holds those events and no other, the log is not scanned
+    plan = _plan(log, types=["view.renamed", "view.created"])
+    assert "SCAN events USING INDEX events_naming" in plan and "SCAN events" not in plan
+    # an actor's latest: the positions from events_by_actor alone, then only those rows
+    plan = _plan(log, actor="alice", limit=20, newest_first=True)
+    assert plan[0] == "SEARCH events USING INTEGER PRIMARY KEY (rowid=?)"
+    assert "SEARCH events USING COVERING INDEX events_by_actor (actor=?)" in plan
+    # a time range over every actor: positions sorted in the index's answer, the rows read in that order
+    plan = _plan(log, since=1002, until=1004)
+    assert "SEARCH events USING COVERING INDEX events_by_actor (actor=? AND occurred_at>? AND occurred_at<?)" in plan
+    assert "USE TEMP B-TREE FOR ORDER BY" not in plan
+    # with a type filter and no limit, the rows are read in index order and the few kept sorted
+    plan = _plan(log, since=1002, types=["view.replaced"])
+    assert plan[0] == "SEARCH events USING INDEX events_by_actor (actor=? AND occurred_at>?)"
+    # where such events are more than a tenth of the log, each would be a seek of its row: a scan costs less
+    with transaction(log.conn):
+        for n in range(6):
+            log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, "
+                             "occurred_at, payload) VALUES ('k', ?, 1, 'view.created', 'a.w', 'me', 1, '{}')", (f"w{n}",))
+    assert _plan(log, types=["view.renamed", "view.created"]) == ["SCAN events"]
+    assert len(log.rows(types=["view.created"])) == 6
+
+
 def test_decoding_events_pauses_the_garbage_collector_and_puts_it_back(tmp_path):
     """Thousands of events decoded at once set off no collection (each one walked every event made
     so far); the collector is on again afterwards, or still off when it was off, also after a failure."""
