@@ -946,6 +946,50 @@ def test_times_print_to_the_exact_millisecond_in_every_year(run):
     assert "eight digits are a date (YYYYMMDD), and this is none" in out  # the API's reason, not a generic one
 
 
+def test_times_remembered_by_the_second_print_as_a_datetime_prints_them():
+    """_ms and _table_time write each second once and add the milliseconds: the text is what the
+    datetime of each millisecond gives, at the ends of the years 1 to 9999, before and after 1970,
+    and past them (epoch milliseconds)."""
+    import datetime as dt
+    import random
+
+    from viewstore.cli import _ms, _table_time
+
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+    def as_datetimes(ms):
+        try:
+            at = epoch + dt.timedelta(milliseconds=ms)
+        except OverflowError:
+            return f"{ms} ms", f"{ms} ms"
+        return (at.isoformat(timespec="milliseconds"), f"{at.year:04d}-{at:%m-%d %H:%M:%S}.{at.microsecond // 1000:03d}")
+
+    first, last = -62135596800000, 253402300799999
+    rng = random.Random(3)
+    times = [0, -1, 1, 999, -999, -1000, 1000, first, first - 1, first + 1, last, last + 1, 2**63 - 1, -(2**63), 10**30]
+    times += [rng.randrange(first - 5000, last + 5000) for _ in range(20_000)]
+    times += [1_795_685_865_801 + rng.randrange(-3000, 3000) for _ in range(2000)]  # many in the same seconds
+    for ms in times:
+        assert (_ms(ms), _table_time(ms)) == as_datetimes(ms), ms
+
+
+def test_audit_and_history_json_is_the_text_json_dumps_writes(run, tmp_path):
+    """The events' --json goes through orjson; the text is json_text's, also with text that JSON
+    escapes, wide characters and big numbers; a lone surrogate falls back to json_text itself."""
+    from viewstore.cli import _events_json, json_text
+
+    create(run)
+    run("alter", "s.v", "--comment", 'tab\there "quoted" \\ \x1b[31m ünï 😀 \u2028 end')
+    run("alter", "s.v", "--set", "k=\x7f\x00")
+    for args in (["audit", "--json"], ["history", "s.v", "--json"]):
+        out = run(*args)
+        assert out == json_text(json.loads(out)) + "\n"
+    samples = [[], [{}], [{"a": [], "b": {}, "c": [1, -(2**63), 2**64 - 1, True, None, "x\u0001\n\t\"\\\x7f\u2029é"]}],
+               [{"s": "\ud800"}], [{"n": 2**70}]]
+    for data in samples:
+        assert _events_json(data) == json_text(data)
+
+
 def test_a_closed_pipe_keeps_a_failing_reports_exit_code(tmp_path):
     good = {"tableName": "ok_view", "dbName": "sales", "tableType": "VIRTUAL_VIEW", "owner": "o",
             "viewOriginalText": "SELECT 1 AS x", "viewExpandedText": "SELECT 1 AS x",

@@ -93,3 +93,18 @@ def test_a_data_tables_names_stay_whole_while_the_other_columns_can_fold():
     assert all(len(line) <= 50 for line in narrow.splitlines())
     for width in (30, 12, 5):  # narrower than the other columns' floors: rich's own folding, no error
         assert "│" in printed(width, ["view"])
+
+
+def test_a_cells_width_is_what_rich_counts_also_where_ascii_takes_the_short_way():
+    """Printable ASCII is measured by its length; everything else by rich: both agree with rich on
+    every kind of line (controls and tabs count as rich counts them, wide and combining characters)."""
+    from rich.cells import cell_len
+
+    from viewstore.tables import _text_width
+
+    texts = ["", "plain", " spaced out ", "~!@#$%^&*()_+{}|:<>?`-=[]\\;',./\"", "".join(map(chr, range(32, 127))),
+             "tab\there", "nul\x00", "del\x7f", "esc\x1b[0m", "two\nlines, the second longer", "wide 漢字", "e\u0301",
+             "😀 emoji", "ünï", "\u2028", "a\nb\tc\n漢"]
+    texts += [chr(i) for i in range(0, 0x300)]
+    for text in texts:
+        assert _text_width(text) == max(cell_len(line) for line in text.split("\n")), repr(text)

@@ -19,6 +19,7 @@ loaded only when called.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import importlib
 import importlib.util
 import json
@@ -29,6 +30,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import click
+import orjson
 from rich.console import Console
 from rich.text import Text
 
@@ -36,7 +38,7 @@ from . import signals
 from .catalog import _EPOCH, ViewChange, ViewStore, _os_user, _until_ms, check_definition, to_epoch_ms
 from .errors import NoSuchViewError, ValidationError, ViewStoreError
 from .events import EVENT_TYPES, Event
-from .log import holds_nothing
+from .log import collector_paused, holds_nothing
 from .model import Column, SQLRepresentation, View, identifier_str, to_identifier
 from .tables import TableColumn, TextTable, data_table, visible
 
@@ -352,10 +354,24 @@ def _ms(ms: int | None) -> str:
     """An ISO time (UTC, to the millisecond); epoch milliseconds where a datetime cannot hold it."""
     if ms is None:
         return ""
+    second, milli = divmod(ms, 1000)
+    texts = _second_texts(second)
+    return f"{texts[1]}.{milli:03d}+00:00" if texts is not None else f"{ms} ms"
+
+
+@functools.lru_cache(maxsize=4096)
+def _second_texts(second: int) -> tuple[str, str] | None:
+    """A second of epoch time (UTC) as a table cell starts it (``2026-11-25 18:43:50``) and as ISO 8601
+    does (``2026-11-25T18:43:50``); None where a datetime cannot hold it.
+
+    Remembered, as the events of a table come in runs of the same second: writing a datetime out
+    costs a few microseconds, more than anything else in an event's row but its details.
+    """
     try:
-        return (_EPOCH + dt.timedelta(milliseconds=ms)).isoformat(timespec="milliseconds")
+        at = _EPOCH + dt.timedelta(seconds=second)  # in integers: through a float, 1 ms off now and then
     except OverflowError:
-        return f"{ms} ms"
+        return None
+    return f"{at.year:04d}-{at:%m-%d %H:%M:%S}", at.isoformat()[:19]
 
 
 def view_to_json(view: View) -> dict[str, Any]:
@@ -466,6 +482,28 @@ _EVENT_COLUMNS = (TableColumn("pos", None), TableColumn("time (UTC)", 12, rank=2
                   TableColumn("type", 0, rank=3, breaks="._"), TableColumn("details", 16, rank=0))
 
 
+def _show_events(cli: CliContext, events: Sequence[Event], as_json: bool, title: str) -> None:
+    """Events as JSON or as a table, with the garbage collector paused (``log.collector_paused``):
+    every event and every cell made for it stays alive until it is printed, and with the collector
+    running a table of 100,000 events took twice as long."""
+    with collector_paused():
+        if as_json:
+            click.echo(_events_json([event_to_json(e) for e in events]))
+        else:
+            _print_events(cli, events, title)
+
+
+def _events_json(data: list[dict[str, Any]]) -> str:
+    """The ``--json`` text of events, written by orjson: for the values an event's JSON holds (text,
+    64-bit integers, booleans, null, lists, objects with text keys; no floats) the very text
+    :func:`json_text` writes (``tests/test_json_codec.py`` checks that), at a tenth of the cost. What
+    orjson refuses (a lone surrogate, an integer beyond 64 bits) goes through :func:`json_text`."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return json_text(data)
+
+
 def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
     rows = ((str(e.position), _table_time(e.occurred_at), e.actor, e.view, str(e.stream_version), e.type, _details(e))
             for e in events)
@@ -475,11 +513,9 @@ def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
 def _table_time(ms: int) -> str:
     """A time for a table cell: ``2026-11-25 18:43:50.232`` (UTC, said in the header); epoch
     milliseconds where a datetime cannot hold it (an imported file may carry any 64-bit time)."""
-    try:
-        at = _EPOCH + dt.timedelta(milliseconds=ms)  # in integers: through a float, 1 ms off now and then
-    except OverflowError:
-        return f"{ms} ms"
-    return f"{at.year:04d}-{at:%m-%d %H:%M:%S}.{at.microsecond // 1000:03d}"
+    second, milli = divmod(ms, 1000)
+    texts = _second_texts(second)
+    return f"{texts[0]}.{milli:03d}" if texts is not None else f"{ms} ms"
 
 
 def _utc(ms: int) -> str:
@@ -909,10 +945,7 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
         viewstore history sales.daily --json
     """
     events = cli.store().history(identifier)
-    if as_json:
-        _print_json([event_to_json(e) for e in events])
-    else:
-        _print_events(cli, events, f"history of {identifier_str(to_identifier(identifier))}")
+    _show_events(cli, events, as_json, f"history of {identifier_str(to_identifier(identifier))}")
 
 
 @main.command()
@@ -947,10 +980,7 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
         raise usage_error(f"--since {since} is after --until {until}: no event can match (swapped?)")
     events = cli.store().events(view=view, actor=who, since=since_ms, until=until, types=types or None, limit=limit,
                                 newest_first=newest_first)
-    if as_json:
-        _print_json([event_to_json(e) for e in events])
-    else:
-        _print_events(cli, events, count(len(events), "event"))
+    _show_events(cli, events, as_json, count(len(events), "event"))
 
 
 @main.command("query", short_help="Ask an audit question in read-only SQL.")
@@ -969,12 +999,13 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
         viewstore query "SELECT actor, count(*) AS n FROM events GROUP BY 1"
     """
     result = cli.store().query(sql)
-    rows = [{k: sql_value_to_json(v) for k, v in row.items()} for row in result]
-    if as_json:
-        _print_json(rows)
-        return
-    table = TextTable(*(_query_column(name, [row[name] for row in rows]) for name in result.columns))
-    table.print(cli.console, (["" if v is None else str(v) for v in row.values()] for row in rows))
+    with collector_paused():  # every row stays alive until printed (see _show_events)
+        rows = [{k: sql_value_to_json(v) for k, v in row.items()} for row in result]
+        if as_json:
+            _print_json(rows)
+            return
+        table = TextTable(*(_query_column(name, [row[name] for row in rows]) for name in result.columns))
+        table.print(cli.console, (["" if v is None else str(v) for v in row.values()] for row in rows))
 
 
 def _query_column(name: str, values: list[Any]) -> TableColumn:

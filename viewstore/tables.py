@@ -296,8 +296,13 @@ def _cell_text(value: str) -> str:
 
 def _text_width(text: str) -> int:
     if "\n" in text:
-        return max(cell_len(line) for line in text.split("\n"))
-    return cell_len(text)
+        return max(_line_width(line) for line in text.split("\n"))
+    return _line_width(text)
+
+
+def _line_width(line: str) -> int:
+    # a printable ASCII character takes one cell, as rich counts it (at a tenth of the cost of asking)
+    return len(line) if line.isascii() and line.isprintable() else cell_len(line)
 
 
 class _Lines:
