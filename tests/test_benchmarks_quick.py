@@ -37,10 +37,13 @@ def check(results, names):
 def test_every_core_benchmark_runs_at_tiny_sizes(tmp_path):
     results = run(list(CORE), quick=True, workdir=tmp_path, say=lambda message: None)
     check(results, ["alter_view_commits", "alter_view_sql_floor", "alter_view_in_transactions", "history_commits", "history_commits_full", "load_view",
-                    "load_view_after_commit", "load_view_after_change", "rebuild", "rebuild_from_empty", "audit_query", "load_view_as_of", "list_views", "storage",
+                    "load_view_after_commit", "load_view_after_change", "rebuild", "rebuild_from_empty", "audit_query", "audit_time_range", "audit_type", "audit_latest",
+                    "load_view_as_of", "list_views", "storage",
                     "durability"])
     by_name = {r.name: r for r in results}
     assert by_name["audit_query"].details["matched"] > 0
+    for name in ("audit_time_range", "audit_type", "audit_latest"):  # each found events, and what a scan finds
+        assert by_name[name].details["matched"] > 0
     assert by_name["storage"].details["events"] > 1000
     assert by_name["rebuild_from_empty"].details["rows_written"]["view_versions"] > 0
     rebuild = by_name["rebuild"].details
