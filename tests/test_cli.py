@@ -17,6 +17,7 @@ from interrupted import RUNAWAY, interrupted
 from rich.cells import cell_len
 
 from viewstore import ViewChange, ViewStore
+from viewstore.errors import ValidationError
 from viewstore.cli import main, view_to_json
 
 
@@ -495,6 +496,52 @@ def test_show_at_event_takes_a_log_position(run):
     run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")  # position 3, stream version 2
     assert json.loads(run("show", "s.v", "--at-event", "2", "--json"))["current_version_id"] == 1
     assert run("show", "s.v", "--at-event", "1", code=1).startswith("error: no event at position 1")
+
+
+def _at_event(run, ident, position, code=0):
+    return run("show", ident, "--at-event", str(position), "--json", code=code)
+
+
+def test_show_at_event_takes_an_event_of_any_view_that_carried_the_name(run):
+    """--at-event takes what load_view(as_of=event) takes: an event that `audit --view` lists, of a
+    view dropped and re-created under the name or renamed away from it too, not only `history`'s."""
+    create(run, "s.v")  # 1: the first s.v
+    run("drop", "s.v")  # 2
+    run("create", "s.v", "--sql", "SELECT 2 AS x")  # 3: a new view of that name
+    create(run, "s.a")  # 4
+    run("rename", "s.a", "s.b")  # 5: s.a renamed away
+    create(run, "s.other")  # 6
+    assert [e["position"] for e in json.loads(run("audit", "--view", "s.v", "--json"))] == [1, 2, 3]
+    first = json.loads(_at_event(run, "s.v", 1))
+    assert first["representations"] == [{"dialect": "spark", "sql": "SELECT 1 AS x"}]
+    assert first["identifier"] == "s.v" and first["stream_version"] == 1
+    assert run("show", "s.v", "--at-event", "2", code=1) == "error: view s.v was dropped by that event\n"
+    assert json.loads(_at_event(run, "s.v", 3))["representations"][0]["sql"] == "SELECT 2 AS x"
+    assert json.loads(_at_event(run, "s.a", 4))["identifier"] == "s.a"  # as it was, under its old name
+    assert json.loads(_at_event(run, "s.a", 5))["identifier"] == "s.b"  # the event that renamed it away
+    assert json.loads(_at_event(run, "s.b", 4))["identifier"] == "s.a"  # the same view, by its new name
+    with ViewStore(run.db) as store:  # the same views as the API's
+        for ident, position in (("s.v", 1), ("s.v", 3), ("s.a", 4), ("s.a", 5), ("s.b", 4)):
+            event = next(e for e in store.events(view=ident) if e.position == position)
+            assert json.loads(_at_event(run, ident, position)) == view_to_json(store.load_view(ident, as_of=event))
+
+
+@pytest.mark.parametrize("ident, position", [("s.v", 2), ("s.v", 6), ("s.v", 7), ("s.a", 4), ("s.b", 3)])
+def test_show_at_event_refuses_an_event_of_no_view_of_that_name_as_the_api_does(run, ident, position):
+    for name in ("s.v", "s.a", "s.other"):
+        create(run, name)  # 1, 2, 3
+    run("drop", "s.v")  # 4: s.v has 1 and 4
+    run("rename", "s.a", "s.b")  # 5: s.a and s.b have 2 and 5
+    create(run, "s.w")  # 6; 7 is no event at all
+    with ViewStore(run.db) as store:
+        event = next((e for e in store.events() if e.position == position), None)
+        if event is not None:  # the API refuses it with a ValidationError too
+            with pytest.raises(ValidationError, match=f"is not of the history of {ident}$"):
+                store.load_view(ident, as_of=event)
+    message = f"no event at position {position} in the history of {ident}"
+    assert run("show", ident, "--at-event", str(position), code=1) == f"error: {message}\n"
+    error = json.loads(_at_event(run, ident, position, code=1))["error"]
+    assert (error["type"], error["message"]) == ("ValidationError", message)
 
 
 def test_a_mistyped_db_is_an_error_not_an_empty_catalog(run, tmp_path):
@@ -1118,7 +1165,9 @@ def test_messages_say_what_happened(run):
     run("replace", "s.new", "--sql", "SELECT 4 AS x")
     assert run("rollback", "s.new", "1") == "s.new is at version 1\n"
     assert run("history", "S.New").splitlines()[0] == "history of s.new"
-    assert "in the history of s.new" in run("show", "S.New", "--at-event", "1", code=1)
+    assert "SELECT 1 AS x" in run("show", "S.New", "--at-event", "1")  # the s.new dropped since
+    newer = json.loads(run("audit", "--view", "s.newer", "--json"))[0]["position"]
+    assert f"{newer} in the history of s.new" in run("show", "S.New", "--at-event", str(newer), code=1)
 
 
 def test_a_muted_signal_does_not_hide_that_a_write_happened(run):

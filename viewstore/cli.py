@@ -708,8 +708,9 @@ def replace(cli: CliContext, /, identifier: str, as_json: bool, replace_properti
               help="Show the view as it was then (ISO 8601, UTC unless it gives its offset, or epoch ms; to the "
                    "millisecond).")
 @click.option("--at-event", type=INT64, metavar="POSITION",
-              help="Show the view right after the commit of this event of its history (the pos column of "
-                   "`viewstore history`).")
+              help="Show the view right after the commit of this event (the pos column of `viewstore audit "
+                   "--view IDENTIFIER`: an event of any view that carried the name, also one dropped or renamed "
+                   "away since; `viewstore history` lists the current one's).")
 @json_option("Print JSON.")
 @pass_cli
 def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | None, as_json: bool) -> None:
@@ -728,10 +729,11 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
     as_of_ms = _time(as_of, "--as-of")
     store = cli.store()
     if at_event is not None:
-        event = next((e for e in store.history(identifier) if e.position == at_event), None)
+        # the events load_view(as_of=event) takes: those of every view that carried the name
+        event = next((e for e in store.events(view=identifier) if e.position == at_event), None)
         if event is None:
-            raise ViewStoreError(f"no event at position {at_event} in the history of "
-                                 f"{identifier_str(to_identifier(identifier))}")
+            raise ValidationError(f"no event at position {at_event} in the history of "
+                                  f"{identifier_str(to_identifier(identifier))}")
         view = store.load_view(identifier, as_of=event)
     else:
         view = store.load_view(identifier, as_of=as_of_ms)
