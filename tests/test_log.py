@@ -121,6 +121,46 @@ def test_opening_or_querying_behind_a_connection_that_keeps_readers_out_is_a_bus
     assert read_only_query(path, "SELECT value FROM meta WHERE key = 'other'") == [{"value": "1"}]
 
 
+def _tries_while_locked(holder, waiter, match):
+    """How many times ``with transaction(waiter)`` tries BEGIN IMMEDIATE (SQLite's trace shows each
+    try) while ``holder`` keeps the write lock, before it raises ConcurrencyError."""
+    begins = []
+    waiter.set_trace_callback(lambda sql: begins.append(sql) if sql == "BEGIN IMMEDIATE" else None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(ConcurrencyError, match=match):
+            with transaction(waiter):
+                pass
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        waiter.close()
+    return len(begins)
+
+
+def test_the_wait_for_the_write_lock_is_three_busy_timeouts_the_first_try_included(tmp_path, monkeypatch):
+    """Each try waits one slice in SQLite: with slices as long as a busy timeout, three tries in all,
+    the one transaction() makes before it starts waiting among them."""
+    import viewstore.log as log_module
+
+    monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr(log_module, "LOCK_SLICE_MS", 200)
+    holder, waiter = connect(tmp_path / "x.db"), connect(tmp_path / "x.db")
+    assert _tries_while_locked(holder, waiter, "stayed locked for 0.6 s") == 3
+
+
+def test_a_lock_refused_at_once_is_tried_again_after_a_pause_not_in_a_busy_loop(tmp_path, monkeypatch):
+    """A connection that does not wait in SQLite (busy timeout 0) is refused at once: the next try
+    comes after a pause of 10 ms, so a wait of 0.3 s is some twenty tries, not thousands."""
+    import viewstore.log as log_module
+
+    monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 100)
+    holder = connect(tmp_path / "x.db")
+    waiter = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
+    waiter.execute("PRAGMA busy_timeout = 0")
+    assert 2 <= _tries_while_locked(holder, waiter, "locked") <= 25
+
+
 def test_opening_a_set_up_store_does_not_wait_behind_a_writer(tmp_path, monkeypatch):
     import time
 
