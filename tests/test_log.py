@@ -5,7 +5,7 @@ import pytest
 
 from viewstore.errors import ConcurrencyError, CorruptLogError, ViewStoreError
 from viewstore.events import CommentUpdated
-from viewstore.log import _ACTORS, EventLog, connect, holds_nothing, read_only_query, snapshot, transaction
+from viewstore.log import _ACTORS, EventLog, _signal_watch, connect, holds_nothing, read_only_query, snapshot, transaction
 
 
 def event(version, comment="c"):
@@ -324,6 +324,22 @@ def test_decoding_events_pauses_the_garbage_collector_and_puts_it_back(tmp_path)
     finally:
         gc.callbacks.remove(note)
         gc.enable()
+
+
+def test_the_signal_watch_ends_the_query_at_the_check_where_a_handler_raised():
+    """SQLite's progress handler of a query: 0 goes on; what a signal's handler raises inside it is
+    kept and answered with 1, which ends the query there. Were it answered with 0, a query that
+    ends before the next check (20,000 steps on) would return its rows and lose the Ctrl-C."""
+    raised = []
+    watch = _signal_watch(raised)
+    assert [next(watch), next(watch)] == [0, 0]
+    interrupt = KeyboardInterrupt()
+    assert watch.throw(interrupt) == 1 and raised == [interrupt]
+    watch.close()  # the query over: the watch closes quietly, after a signal or without one
+    quiet = _signal_watch(raised)
+    next(quiet)
+    quiet.close()
+    assert raised == [interrupt]
 
 
 def test_corrupt_payload_is_reported(tmp_path):
