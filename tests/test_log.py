@@ -342,6 +342,26 @@ def test_the_signal_watch_ends_the_query_at_the_check_where_a_handler_raised():
     assert raised == [interrupt]
 
 
+def test_a_snapshot_ended_inside_ends_quietly_and_keeps_the_reads_own_error(tmp_path):
+    """SQLite may end the read's transaction itself (after some errors), and a signal's handler or a
+    callback may close the connection inside: the snapshot ends without an error of its own, and a
+    read that failed meanwhile raises its own (as a ViewStoreError), not one of ending the snapshot."""
+    conn = connect(tmp_path / "x.db")
+    with snapshot(conn):
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (0,)
+        conn.execute("ROLLBACK")  # what SQLite does on its own after some errors
+    with pytest.raises(ViewStoreError, match="no such table: missing"):
+        with snapshot(conn):
+            conn.execute("ROLLBACK")
+            conn.execute("SELECT * FROM missing")
+    assert not conn.in_transaction
+    with snapshot(conn):
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (0,)
+        conn.close()  # closed inside
+    with pytest.raises(sqlite3.ProgrammingError):
+        conn.execute("SELECT 1")
+
+
 def test_corrupt_payload_is_reported(tmp_path):
     log = EventLog(connect(tmp_path / "x.db"))
     log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
