@@ -16,8 +16,9 @@ notes).
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame, SparkSession
@@ -129,6 +130,16 @@ class _Before:
                 _jsession(spark).sql(f"DROP NAMESPACE IF EXISTS {self.database}")  # only if left empty
         except _ENGINE_ERRORS as e:
             _log.warning("could not put back the session's earlier %s: %s", name, _explanation(e))
+
+    @contextmanager
+    def kept_on_failure(self) -> Iterator[None]:
+        """The store's write after the session copy changed: if it raises anything (a refusal, a
+        ConcurrencyError, Ctrl-C), :meth:`restore` puts the session back before it goes on."""
+        try:
+            yield
+        except BaseException:
+            self.restore()
+            raise
 
 
 def _current(spark: SparkSession) -> tuple[str, tuple[str, ...]]:
@@ -524,11 +535,8 @@ def _ddl_create(spark: SparkSession, store: ViewStore, plan: Any, statement: str
                                   comment=_option(plan.comment()), properties=_jmap(spark, plan.properties()),
                                   schema_mode=mode if mode in _SCHEMA_MODES else None)
             before = definition.mirror(work, store.store_id)
-            try:
+            with before.kept_on_failure():
                 return definition.write(store, replace=or_replace, replace_properties=True)
-            except BaseException:
-                before.restore()
-                raise
 
 
 def _stored_target(spark: SparkSession, store: ViewStore, parts: list[str]) -> Identifier | None:
@@ -575,7 +583,7 @@ def _ddl_alter_as(spark: SparkSession, store: ViewStore, plan: Any, statement: s
         definition = _prepare(work, ident, str(plan.originalText()), comment=view.comment,
                               properties=dict(view.properties), schema_mode=_schema_mode(view))
         before = definition.mirror(work, store.store_id)
-        try:
+        with before.kept_on_failure():
             # the view as read before Spark analyzed the statement (its schema mode is kept): a change
             # another process made meanwhile ends in ConcurrencyError, never under this one
             return store.replace_view(ident, columns=definition.columns,
@@ -583,9 +591,6 @@ def _ddl_alter_as(spark: SparkSession, store: ViewStore, plan: Any, statement: s
                                       default_namespace=list(definition.default_namespace),
                                       default_catalog=definition.default_catalog, summary=definition.summary,
                                       expected_version=view.stream_version)
-        except BaseException:
-            before.restore()
-            raise
 
 
 @_on_stored_view
@@ -630,7 +635,7 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
             before.restore()
             raise _spark_error(work, e, f"Spark cannot alter view {identifier_str(ident)}",
                                f"alter view {identifier_str(ident)}") from e
-        try:
+        with before.kept_on_failure():
             # the definition as read before: a change another process made meanwhile (its SQL, say) ends
             # in ConcurrencyError instead of being put back
             return store.replace_view(ident, columns=view.columns, representations=view.representations,
@@ -638,9 +643,6 @@ def _ddl_schema_binding(spark: SparkSession, store: ViewStore, plan: Any, statem
                                       default_catalog=view.default_catalog,
                                       summary={**view.summary, SCHEMA_MODE: mode},
                                       expected_version=view.stream_version)
-        except BaseException:
-            before.restore()
-            raise
 
 
 @_on_stored_view
