@@ -37,8 +37,9 @@ def read(sql: str, dialect: str = "spark") -> list[str]:
     # an outer WITH reaches into a nested one's CTEs
     ("WITH o AS (SELECT 1 AS x) SELECT * FROM (WITH i AS (SELECT * FROM o JOIN i ON true) SELECT * FROM i) s",
      ["i"]),
-    # a qualified name is never a CTE
+    # a qualified name is never a CTE, nor is its first part one
     ("WITH c AS (SELECT 1 AS x) SELECT * FROM db.c", ["db.c"]),
+    ("WITH db AS (SELECT 1 AS x) SELECT * FROM db.c", ["db.c"]),
 ])
 def test_the_tables_a_query_reads(sql, tables):
     assert sorted(read(sql)) == sorted(tables)
