@@ -141,6 +141,16 @@ def test_a_name_in_two_databases_is_paired_by_its_place(creator, unqualified_fir
     assert implied_namespace(original, expanded, "flink") == creator
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_names_pair_by_their_place_in_the_text_when_the_trees_differ(engine):
+    """The original names a table in parentheses and the expanded text does not, so sqlglot's walk
+    meets its tables in another order in each: the pairs are made by where the names are written."""
+    original = "SELECT * FROM (orders) JOIN refunds ON true"
+    expanded = ("SELECT *\nFROM `hive`.`sales`.`orders` AS `orders`\n"
+                "INNER JOIN `hive`.`sales`.`refunds` AS `refunds` ON TRUE")
+    assert implied_namespace(original, expanded, engine) == "sales"
+
+
 @pytest.mark.parametrize("original, expanded", [
     # the unqualified names are expanded with different databases, catalogs, or with and without one
     ("SELECT * FROM a JOIN b ON true", "SELECT * FROM `s`.a JOIN `t`.b ON true"),
