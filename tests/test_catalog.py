@@ -939,6 +939,7 @@ def test_a_datetime_is_read_to_the_exact_millisecond(store):
     (lambda s: s.events(since=float("inf")), "not a finite number"),
     (lambda s: s.events(limit="x"), "limit must be"),
     (lambda s: s.events(limit=-1), "limit must be"),
+    (lambda s: s.events(limit=True), "limit must be"),  # a bool is an int to Python, not a number of events
     (lambda s: s.events(types=5), "types must be"),
     (lambda s: s.query(None), "SQL text"),
     (lambda s: s.query("VACUUM INTO 'copy.db'"), "returns rows"),
