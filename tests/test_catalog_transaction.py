@@ -387,6 +387,9 @@ def test_transactions_do_not_nest_nor_start_or_write_from_a_receiver(store):
     finally:
         signals.before_commit.disconnect(writes)
     assert len(refused) == 4 and not store.view_exists("a.sneaky")
+    # each says why: a transaction from inside a plain write, one inside a block, a write inside a block's write
+    assert refused[0] == "a transaction cannot start inside another call of this store (a signal receiver?)"
+    assert "transactions do not nest" in refused[2] and "already writing in this thread" in refused[3]
     assert store.view_exists("a.outside") and store.view_exists("a.inside")
 
 
