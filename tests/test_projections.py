@@ -359,6 +359,7 @@ def _snapshot_damage(data):
     assert runs == [[1, 10]] and length == 14, "the history of _long_histories changed"
     cases = {
         "a version view_versions lacks": {"version_id_runs": [[1, 10], [500, 500]]},
+        "its current version left out": {"version_id_runs": [[1, 9]]},  # version 10; later events make 13 current
         "a run as long as all ids": {"version_id_runs": [[-2**31, 2**31 - 1]]},
         "a run past the 32-bit ids": {"version_id_runs": [[1, 2**31]]},
         "runs out of order": {"version_id_runs": [[5, 10], [1, 3]]},
@@ -370,6 +371,7 @@ def _snapshot_damage(data):
         "a log longer than the stream's": {"version_log_length": 10**6},
         "a log of negative length": {"version_log_length": -1},
         "a log past any length": {"version_log_length": 2**70},
+        "a log past SQLite's integers": {"version_log_length": 2**63},  # JSON reads it; SQLite cannot take it
         "a log length of text": {"version_log_length": "14"},
         "both the log and its length": {"version_log": [[1, 1]]},
         "both ids and runs": {"version_ids": list(range(1, 11))},
