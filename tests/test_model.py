@@ -185,3 +185,132 @@ def test_a_trusted_audit_info_is_the_object_model_construct_makes():
     assert trusted.model_fields_set is not AuditInfo.trusted("me", 1, "you", 2).model_fields_set  # one set each
     with pytest.raises(pydantic.ValidationError):
         trusted.creator = "other"  # frozen, as every model here
+
+
+# -- diff_views -------------------------------------------------------------------------------
+
+
+def _view(columns=(("x", "int"),), reps=(("spark", "SELECT 1 AS x"),), properties=None, version_id=1,
+          identifier=("a", "v"), uuid="u", security_mode="DEFINER", default_catalog=None, default_namespace=("a",)):
+    """A View of one current version, built whole (no store: diff_views compares values)."""
+    from viewstore.model import AuditInfo, View
+
+    version = ViewVersion(version_id=version_id, timestamp_ms=version_id, schema_id=0,
+                          columns=tuple(Column(*c) for c in columns),
+                          representations=tuple(SQLRepresentation(*r) for r in reps),
+                          default_catalog=default_catalog, default_namespace=default_namespace)
+    return View(identifier=identifier, uuid=uuid, properties=properties or {}, security_mode=security_mode,
+                current_version_id=version_id, versions=(version,),
+                version_log=(VersionLogEntry(timestamp_ms=version_id, version_id=version_id),),
+                audit=AuditInfo(creator="me", create_time_ms=1, last_modifier="you", last_modified_time_ms=7),
+                stream_version=version_id)
+
+
+def test_diff_views_of_equal_views_is_no_change_and_says_which_views_it_compared():
+    from viewstore.model import diff_views
+
+    diff = diff_views(_view(), _view())
+    assert not diff.changed
+    assert diff.before == diff.after
+    assert (diff.before.identifier, diff.before.uuid, diff.before.current_version_id, diff.before.stream_version,
+            diff.before.last_modifier, diff.before.last_modified_time_ms) == (("a", "v"), "u", 1, 1, "you", 7)
+    dumped = diff.model_dump(mode="json")
+    assert dumped["changed"] is False and dumped["columns_added"] == [] and dumped["comment"] is None
+
+
+def test_diff_views_pairs_columns_by_name_case_aside_and_says_what_changed_in_each():
+    from viewstore.model import BeforeAfter, diff_views
+
+    before = _view(columns=[("id", "int"), ("Amount", "decimal(10,2)", "in EUR"), ("gone", "string"),
+                            ("flag", "boolean")])
+    after = _view(columns=[("id", "bigint"), ("amount", "decimal(10,2)", "in EUR"), ("flag", "boolean", None, False),
+                           ("new", "date", "added")])
+    diff = diff_views(before, after)
+    assert diff.changed
+    assert diff.columns_added == (Column("new", "date", "added"),)
+    assert diff.columns_removed == (Column("gone", "string"),)
+    assert diff.columns_changed == (
+        BeforeAfter[Column](before=Column("id", "int"), after=Column("id", "bigint")),
+        BeforeAfter[Column](before=Column("Amount", "decimal(10,2)", "in EUR"),
+                            after=Column("amount", "decimal(10,2)", "in EUR")),
+        BeforeAfter[Column](before=Column("flag", "boolean"), after=Column("flag", "boolean", None, False)))
+    assert diff.column_order is None  # the columns both sides have are in the same order
+    comment = diff_views(_view(columns=[("x", "int", "old")]), _view(columns=[("x", "int", "new")]))
+    assert [(c.before.comment, c.after.comment) for c in comment.columns_changed] == [("old", "new")]
+
+
+def test_diff_views_says_when_the_columns_come_in_another_order():
+    from viewstore.model import diff_views
+
+    diff = diff_views(_view(columns=[("a", "int"), ("b", "int"), ("c", "int")]),
+                      _view(columns=[("b", "int"), ("A", "int"), ("d", "int")]))
+    assert diff.column_order.before == ("a", "b", "c") and diff.column_order.after == ("b", "A", "d")
+    assert [c.after.name for c in diff.columns_changed] == ["A"] and diff.changed
+    moved = diff_views(_view(columns=[("a", "int"), ("b", "int")]), _view(columns=[("b", "int"), ("a", "int")]))
+    assert moved.changed and not moved.columns_changed and moved.column_order is not None
+    added = diff_views(_view(columns=[("a", "int"), ("b", "int")]),
+                       _view(columns=[("z", "int"), ("a", "int"), ("b", "int")]))
+    assert added.column_order is None and [c.name for c in added.columns_added] == ["z"]
+
+
+def test_diff_views_pairs_representations_by_dialect_case_aside():
+    from viewstore.model import diff_views
+
+    before = _view(reps=[("spark", "SELECT 1 AS x"), ("Trino", "SELECT 1 AS x"), ("hive", "SELECT 1 AS x")])
+    after = _view(reps=[("spark", "SELECT 2 AS x"), ("trino", "SELECT 1 AS x"), ("flink", "SELECT 1 AS x")])
+    diff = diff_views(before, after)
+    assert diff.representations_added == (SQLRepresentation("flink", "SELECT 1 AS x"),)
+    assert diff.representations_removed == (SQLRepresentation("hive", "SELECT 1 AS x"),)
+    changed = [(r.before.dialect, r.before.sql, r.after.dialect, r.after.sql) for r in diff.representations_changed]
+    assert changed == [("spark", "SELECT 1 AS x", "spark", "SELECT 2 AS x"),
+                       ("Trino", "SELECT 1 AS x", "trino", "SELECT 1 AS x")]  # a dialect's spelling is stored text
+
+
+def test_diff_views_reports_properties_and_keeps_the_comment_apart():
+    from viewstore.model import diff_views
+
+    before = _view(properties={"comment": "old", "kept": "1", "changed": "a", "removed": "r"})
+    after = _view(properties={"comment": "new", "kept": "1", "changed": "b", "added": "n"})
+    diff = diff_views(before, after)
+    assert (diff.comment.before, diff.comment.after) == ("old", "new")
+    assert diff.properties_added == {"added": "n"} and diff.properties_removed == {"removed": "r"}
+    assert {k: (v.before, v.after) for k, v in diff.properties_changed.items()} == {"changed": ("a", "b")}
+    gone = diff_views(before, _view(properties={"kept": "1", "changed": "a", "removed": "r"}))
+    assert (gone.comment.before, gone.comment.after) == ("old", None) and not gone.properties_removed
+    assert diff_views(_view(properties={"k": "v"}), _view(properties={"k": "v"})).changed is False
+
+
+def test_diff_views_reports_the_security_mode_and_defaults():
+    from viewstore.model import diff_views
+
+    diff = diff_views(_view(), _view(security_mode="INVOKER", default_catalog="prod", default_namespace=("b", "c")))
+    assert (diff.security_mode.before, diff.security_mode.after) == ("DEFINER", "INVOKER")
+    assert (diff.default_catalog.before, diff.default_catalog.after) == (None, "prod")
+    assert (diff.default_namespace.before, diff.default_namespace.after) == (("a",), ("b", "c"))
+    assert diff.changed and not diff.columns_changed and not diff.representations_changed
+
+
+@pytest.mark.parametrize("other", [dict(identifier=("a", "w")), dict(uuid="another"), dict(version_id=2)])
+def test_a_diff_of_views_that_differ_only_in_name_uuid_or_version_is_a_change(other):
+    from viewstore.model import diff_views
+
+    diff = diff_views(_view(), _view(**other))
+    assert diff.changed and diff.model_dump()["changed"] is True
+    assert not (diff.columns_added or diff.columns_changed or diff.representations_changed or diff.comment)
+
+
+def test_diff_views_takes_views_only():
+    from viewstore.model import diff_views
+
+    for before, after in ((None, _view()), (_view(), {"identifier": "a.v"})):
+        with pytest.raises(ValidationError, match="must be a View"):
+            diff_views(before, after)
+
+
+def test_a_view_diff_is_frozen():
+    from viewstore.model import diff_views
+
+    diff = diff_views(_view(), _view(version_id=2))
+    with pytest.raises(ValueError, match="frozen"):  # pydantic's own error
+        diff.comment = None
+    assert diff.changed

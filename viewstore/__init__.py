@@ -16,8 +16,8 @@ from .catalog import (DROP_DIALECT_ALLOWED, AsOf, ColumnDict, ColumnLike, EventT
 from .errors import (ConcurrencyError, CorruptLogError, EngineError, IcebergMetadataError, NoSuchViewError,
                      NotInstalledError, ValidationError, ViewAlreadyExistsError, ViewStoreError)
 from .events import Event
-from .model import (AuditInfo, Column, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry, View,
-                    ViewVersion)
+from .model import (AuditInfo, BeforeAfter, Column, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry,
+                    View, ViewDiff, ViewDiffSide, ViewVersion)
 from .types import parse_type
 
 __version__ = "0.1.0"
@@ -29,6 +29,9 @@ __all__ = [
     "ViewVersion",
     "VersionLogEntry",
     "AuditInfo",
+    "ViewDiff",
+    "ViewDiffSide",
+    "BeforeAfter",
     "Column",
     "SQLRepresentation",
     "Event",

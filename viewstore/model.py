@@ -7,10 +7,10 @@ the projections and the public API all speak in these values.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PrivateAttr,
-                      SerializerFunctionWrapHandler, StrictStr, WithJsonSchema, model_serializer)
+                      SerializerFunctionWrapHandler, StrictStr, WithJsonSchema, computed_field, model_serializer)
 
 from .errors import ValidationError
 from .types import IcebergType, parse_type
@@ -29,6 +29,10 @@ __all__ = [
     "AuditInfo",
     "View",
     "ViewHistory",
+    "ViewDiff",
+    "ViewDiffSide",
+    "BeforeAfter",
+    "diff_views",
     "SecurityMode",
     "validate_properties",
     "validate_property_value",
@@ -562,6 +566,138 @@ class View(BaseModel):
 
 
 _ALL_FIELDS = tuple(View.model_fields)
+
+
+T = TypeVar("T")
+
+
+class BeforeAfter(BaseModel, Generic[T]):
+    """A value that differs between the two sides of a :class:`ViewDiff`: what it was, what it became."""
+
+    model_config = _FROZEN
+
+    before: T
+    after: T
+
+
+class ViewDiffSide(BaseModel):
+    """One side of a :class:`ViewDiff`: the view's identifier then, its UUID (two sides of another
+    UUID are two views that held the name in turn), its current version and stream version, and who
+    changed it last and when (UTC epoch ms), as its :class:`AuditInfo` says."""
+
+    model_config = _FROZEN
+
+    identifier: tuple[str, ...]
+    uuid: str
+    current_version_id: int
+    stream_version: int
+    last_modifier: str
+    last_modified_time_ms: int
+
+
+class ViewDiff(BaseModel):
+    """What differs between two states of a view (:func:`diff_views`, ``ViewStore.diff_view``).
+
+    ``before`` and ``after`` say which state each side is. The rest holds only what differs (empty,
+    or None, where the two sides agree), in the terms of :class:`View`:
+
+    - ``columns_added`` / ``columns_removed`` (the columns themselves, in their side's order) and
+      ``columns_changed`` (type, nullability, comment or the case of the name), a column being the
+      same column on both sides when its name is, case aside (as the store compares them);
+      ``column_order``: the column names of each side, when the columns on both sides come in
+      another order;
+    - ``representations_added`` / ``removed`` / ``changed``, a dialect being the same on both sides
+      case aside (a changed one holds the whole representation of each side: SQL, dialect spelling);
+    - ``comment``, ``security_mode``, ``default_catalog``, ``default_namespace``;
+    - ``properties_added`` (key: value), ``properties_changed`` (key: before and after) and
+      ``properties_removed`` (key: the value it had); the ``comment`` property is ``comment``, not here.
+
+    ``changed`` is whether anything differs, the sides' identifier, UUID and current version id
+    included (their stream versions and last changes are not: a change undone between the two
+    moments leaves no difference; ``ViewStore.events`` lists every change).
+    """
+
+    model_config = _FROZEN
+
+    before: ViewDiffSide
+    after: ViewDiffSide
+    columns_added: tuple[Column, ...] = ()
+    columns_removed: tuple[Column, ...] = ()
+    columns_changed: tuple[BeforeAfter[Column], ...] = ()
+    column_order: BeforeAfter[tuple[str, ...]] | None = None
+    representations_added: tuple[SQLRepresentation, ...] = ()
+    representations_removed: tuple[SQLRepresentation, ...] = ()
+    representations_changed: tuple[BeforeAfter[SQLRepresentation], ...] = ()
+    comment: BeforeAfter[str | None] | None = None
+    properties_added: dict[str, str] = Field(default_factory=dict)
+    properties_changed: dict[str, BeforeAfter[str]] = Field(default_factory=dict)
+    properties_removed: dict[str, str] = Field(default_factory=dict)
+    security_mode: BeforeAfter[SecurityMode] | None = None
+    default_catalog: BeforeAfter[str | None] | None = None
+    default_namespace: BeforeAfter[tuple[str, ...]] | None = None
+
+    @computed_field  # type: ignore[prop-decorator]  # (mypy does not follow a decorator over a property)
+    @property
+    def changed(self) -> bool:
+        """Whether the two sides differ at all (see the class docstring)."""
+        sides = ("identifier", "uuid", "current_version_id")
+        return (any(getattr(self.before, name) != getattr(self.after, name) for name in sides)
+                or any(getattr(self, name) for name in type(self).model_fields if name not in ("before", "after")))
+
+
+def _side(view: View) -> ViewDiffSide:
+    return ViewDiffSide(identifier=view.identifier, uuid=view.uuid, current_version_id=view.current_version_id,
+                        stream_version=view.stream_version, last_modifier=view.audit.last_modifier,
+                        last_modified_time_ms=view.audit.last_modified_time_ms)
+
+
+def _matched(before: tuple[Any, ...], after: tuple[Any, ...], key: Callable[[Any], str]
+             ) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[BeforeAfter[Any], ...]]:
+    """Items of two sides paired by ``key``: those only after, those only before, and the pairs that differ."""
+    old = {key(item): item for item in before}
+    new = {key(item) for item in after}
+    return (tuple(item for item in after if key(item) not in old),
+            tuple(item for item in before if key(item) not in new),
+            tuple(BeforeAfter(before=old[key(item)], after=item) for item in after
+                  if key(item) in old and old[key(item)] != item))
+
+
+def _pair(before: Any, after: Any) -> BeforeAfter[Any] | None:
+    return None if before == after else BeforeAfter(before=before, after=after)
+
+
+def diff_views(before: View, after: View) -> ViewDiff:
+    """What differs between two states of a view (see :class:`ViewDiff`); any two Views may be
+    compared, though ``ViewStore.diff_view`` compares two moments of one view (its docstring has
+    an example).
+
+    Raises:
+        ValidationError: ``before`` or ``after`` is not a View.
+    """
+    for side, value in (("before", before), ("after", after)):
+        if not isinstance(value, View):
+            raise ValidationError(f"{side} must be a View, not {type(value).__name__}")
+    columns = _matched(before.columns, after.columns, lambda c: c.name.lower())
+    shared = {c.name.lower() for c in before.columns} & {c.name.lower() for c in after.columns}
+    order = [tuple(c.name for c in side.columns) for side in (before, after)]
+    reordered = [name.lower() for name in order[0] if name.lower() in shared] != \
+        [name.lower() for name in order[1] if name.lower() in shared]
+    reps = _matched(before.representations, after.representations, lambda r: r.dialect.lower())
+    old = {k: v for k, v in before.properties.items() if k != "comment"}
+    new = {k: v for k, v in after.properties.items() if k != "comment"}
+    return ViewDiff(
+        before=_side(before), after=_side(after),
+        columns_added=columns[0], columns_removed=columns[1], columns_changed=columns[2],
+        column_order=BeforeAfter(before=order[0], after=order[1]) if reordered else None,
+        representations_added=reps[0], representations_removed=reps[1], representations_changed=reps[2],
+        comment=_pair(before.comment, after.comment),
+        properties_added={k: v for k, v in new.items() if k not in old},
+        properties_changed={k: BeforeAfter(before=old[k], after=v) for k, v in new.items() if k in old and old[k] != v},
+        properties_removed={k: v for k, v in old.items() if k not in new},
+        security_mode=_pair(before.security_mode, after.security_mode),
+        default_catalog=_pair(before.default_catalog, after.default_catalog),
+        default_namespace=_pair(before.default_namespace, after.default_namespace),
+    )
 
 
 def _wrap(error: ValueError, what: str) -> ValidationError:
