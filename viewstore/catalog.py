@@ -35,8 +35,8 @@ from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, Re
 from .log import (EventLog, QueryRows, connect, make_store_id, read_only_query, read_store_id, savepoint, snapshot,
                   transaction)
 from .model import (Column, Identifier, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry, View,
-                    ViewVersion, check_unicode, id_ranges, identifier_str, normalize_name, to_identifier, to_namespace,
-                    validate_properties, validate_property_key, validate_property_value)
+                    ViewDiff, ViewVersion, check_unicode, diff_views, id_ranges, identifier_str, normalize_name,
+                    to_identifier, to_namespace, validate_properties, validate_property_key, validate_property_value)
 from .projections import DDL, Projections, ViewState, apply, fold_stored, state_to_view
 from .types import IcebergType
 
@@ -795,6 +795,41 @@ class ViewStore:
                 if state is not None and state.live:
                     return state_to_view(state)
         raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {_when(ms)}")
+
+    def diff_view(self, identifier: IdentifierLike, *, before: AsOf, after: AsOf | None = None) -> ViewDiff:
+        """What changed in a view between two moments: its state at ``before`` against its state at
+        ``after`` (None: now), each loaded as :meth:`load_view` loads it with ``as_of`` (a time or an
+        :class:`Event`; the view known by this identifier then, or the one known by it now as it
+        was then, under the name it had: so a rename between the two shows as two identifiers). Both
+        are read from one state of the file. The answer (:class:`~viewstore.model.ViewDiff`) holds
+        each side's identifier, UUID, current version and last change, and only what differs:
+        columns, representations (by dialect, with each side's SQL), comment, properties, security
+        mode, default catalog and namespace; ``changed`` says whether anything does. It compares
+        the two states, not the events between them: a change undone in between is not there
+        (:meth:`events` lists those).
+
+        Example::
+
+            first = store.history("sales.daily")[0]
+            diff = store.diff_view("sales.daily", before=first)      # right after it was created, and now
+            for change in diff.representations_changed:
+                print(change.after.dialect, change.before.sql, "->", change.after.sql)
+            store.diff_view("sales.daily", before="2026-11-24", after="2026-11-25T12:00")
+
+        Raises:
+            NoSuchViewError: no view had that identifier at ``before`` (say, a time before it was
+                created), or none has it at ``after`` (dropped or renamed away by then; with ``after``
+                left out, none has it now), as :meth:`load_view` says for that side.
+            ValidationError: a bad identifier, a ``before`` that is None or not a time or event, a
+                bad ``after``, or an event of no view that carried this identifier (as
+                :meth:`load_view`).
+        """
+        if before is None:
+            raise ValidationError("before must be a time or an event (after=None is now; before has no default)")
+        with self._reading():  # both sides from one state of the file
+            old = self.load_view(identifier, as_of=before)
+            new = self.load_view(identifier, as_of=after)
+        return diff_views(old, new)
 
     def view_exists(self, identifier: IdentifierLike) -> bool:
         """Whether a live view has this identifier.
