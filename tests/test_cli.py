@@ -143,6 +143,13 @@ def usage_error(out, message):
     (["alter", "s.v", "--update-representation", "spark", "SELECT 2", "--remove-representation", "spark"],
      "--update-representation and --remove-representation of 'spark' in one command"),
     (["show", "s.v", "--as-of", "0", "--at-event", "1"], "give --as-of or --at-event, not both"),
+    (["diff", "s.v", "--from", "0", "--from-event", "1"], "give --from or --from-event, not both"),
+    (["diff", "s.v"], "give --from or --from-event: the moment to compare from"),
+    (["diff", "s.v", "--to", "0"], "give --from or --from-event: the moment to compare from"),
+    (["diff", "s.v", "--from", "0", "--to", "0", "--to-event", "1"], "give --to or --to-event, not both"),
+    (["diff", "s.v", "--from", "soon"], "bad --from 'soon'"),
+    (["diff", "s.v", "--from-event", "1", "--to", "later"], "bad --to 'later'"),
+    (["diff", "s.v", "--from-event", "-1"], "Invalid value for '--from-event'"),
     (["audit", "--since", "2026-11-26", "--until", "2026-11-20"],
      "--since 2026-11-26 is after --until 2026-11-20: no event can match (swapped?)"),
     (["show"], "Missing argument 'IDENTIFIER'"), (["nosuchcommand"], "No such command 'nosuchcommand'"),
@@ -158,7 +165,7 @@ def test_a_command_line_that_cannot_be_right_is_a_usage_error_with_exit_code_2(r
 def test_a_usage_error_on_a_missing_db_is_still_a_usage_error_and_starts_no_file(run):
     """The command line is checked before the store is opened: the exit code does not depend on --db."""
     for args in (["alter", "s.v"], ["audit", "--since", "x"], ["create", "s.v", "--column", "x:int"],
-                 ["show", "s.v", "--as-of", "x"], ["alter", "s.v", "--set", "k"]):
+                 ["show", "s.v", "--as-of", "x"], ["alter", "s.v", "--set", "k"], ["diff", "s.v"]):
         assert usage_error(run(*args, code=2), "")
     assert not run.db.exists()
 
@@ -542,6 +549,102 @@ def test_show_at_event_refuses_an_event_of_no_view_of_that_name_as_the_api_does(
     assert run("show", ident, "--at-event", str(position), code=1) == f"error: {message}\n"
     error = json.loads(_at_event(run, ident, position, code=1))["error"]
     assert (error["type"], error["message"]) == ("ValidationError", message)
+
+
+def _changed_view(run):
+    """s.v at positions 1 (created), 2 and 3 (one alter: a property, a trino representation) and 4 (a
+    replace: a new spark SQL, a wider column); s.other at 5."""
+    create(run, "s.v", "--comment", "one")
+    run("alter", "s.v", "--set", "owner=bi", "--add-representation", "trino", "SELECT 1 AS x")
+    run("replace", "s.v", "--sql", "SELECT 2 AS x\nFROM t", "--representation", "trino", "SELECT 1 AS x",
+        "--column", "x:bigint:the x")
+    create(run, "s.other")
+
+
+def test_diff_prints_a_line_per_side_then_only_what_changed(run):
+    _changed_view(run)
+    lines = run("diff", "s.v", "--from-event", "1").splitlines()
+    assert re.fullmatch(r"before: s\.v  version 1  last changed by carol at \d{4}-[-\d :.]+ UTC", lines[0]), lines
+    assert re.fullmatch(r"after:  s\.v  version 3  last changed by carol at \d{4}-[-\d :.]+ UTC", lines[1]), lines
+    text = "\n".join(lines)
+    assert re.search(r"^│ changed │ x +│ int → long │ yes +│ the x +│$", text, re.M), text
+    assert re.search(r"^│ added +│ owner +│ +│ bi +│$", text, re.M), text
+    assert lines[lines.index("representation trino: added"):][:5] == [
+        "representation trino: added", "--- before", "+++ after", "@@ -0,0 +1 @@", "+SELECT 1 AS x"]
+    assert lines[lines.index("representation spark: changed"):] == [
+        "representation spark: changed", "--- before", "+++ after", "@@ -1 +1,2 @@", "-SELECT 1 AS x",
+        "+SELECT 2 AS x", "+FROM t"]
+    assert not [line for line in lines if line.startswith(("comment:", "security mode:", "default "))]
+    assert "\x1b" not in text  # not a terminal: no colour
+
+
+def test_diff_of_an_unchanged_view_says_no_changes_with_exit_code_0(run):
+    _changed_view(run)
+    lines = run("diff", "s.v", "--from-event", "4").splitlines()
+    assert len(lines) == 3 and lines[2] == "no changes" and "version 3" in lines[0] and "version 3" in lines[1]
+    assert run("diff", "s.v", "--from-event", "2", "--to-event", "3").endswith("\nno changes\n")  # one commit
+    assert "no changes" not in run("diff", "s.v", "--from-event", "3", "--to-event", "1")
+
+
+def test_diff_shows_a_rename_and_a_rollback(run):
+    _changed_view(run)
+    run("rollback", "s.v", "1")
+    rolled_back = run("diff", "s.v", "--from-event", "1")  # back at version 1: only the property stayed
+    assert "version 1" in rolled_back.splitlines()[1] and "representation" not in rolled_back
+    assert re.search(r"^│ added +│ owner +│ +│ bi +│$", rolled_back, re.M), rolled_back
+    run("rename", "s.v", "t.v")
+    out = run("diff", "t.v", "--from-event", "4")
+    assert out.splitlines()[0].startswith("before: s.v  version 3")
+    assert out.splitlines()[1].startswith("after:  t.v  version 1")
+    assert "renamed: s.v → t.v" in out and "-SELECT 2 AS x" in out and "+SELECT 1 AS x" in out
+
+
+def test_diff_colours_the_sql_diff_on_a_terminal(run):
+    _changed_view(run)
+    result = CliRunner().invoke(main, ["--db", str(run.db), "diff", "s.v", "--from-event", "1"],
+                                env={"FORCE_COLOR": "1"})  # rich's switch for a terminal
+    assert result.exit_code == 0, result.output
+    assert "\x1b[31m-SELECT 1 AS x\x1b[0m" in result.output and "\x1b[32m+FROM t\x1b[0m" in result.output
+
+
+def test_diff_json_is_the_apis_view_diff_with_dotted_identifiers(run):
+    _changed_view(run)
+    data = json.loads(run("diff", "s.v", "--from-event", "1", "--to-event", "3", "--json"))
+    with ViewStore(run.db) as store:
+        first, _, third = store.history("s.v")[:3]
+        expected = store.diff_view("s.v", before=first, after=third).model_dump(mode="json")
+    expected["before"]["identifier"] = expected["after"]["identifier"] = "s.v"
+    assert data == expected
+    assert list(data) == ["before", "after", "columns_added", "columns_removed", "columns_changed", "column_order",
+                          "representations_added", "representations_removed", "representations_changed", "comment",
+                          "properties_added", "properties_changed", "properties_removed", "security_mode",
+                          "default_catalog", "default_namespace", "changed"]
+    assert data["changed"] is True and data["properties_added"] == {"owner": "bi"}
+    assert data["representations_added"] == [{"dialect": "trino", "sql": "SELECT 1 AS x"}]
+    assert (data["before"]["current_version_id"], data["after"]["current_version_id"]) == (1, 2)
+    now = json.loads(run("diff", "s.v", "--from", str(data["after"]["last_modified_time_ms"]), "--json"))
+    assert now["columns_changed"] == [{"before": {"name": "x", "type": "int", "comment": "the x", "nullable": True},
+                                       "after": {"name": "x", "type": "long", "comment": "the x", "nullable": True}}]
+    assert json.loads(run("diff", "s.v", "--from-event", "4", "--json"))["changed"] is False
+
+
+def test_diff_refuses_an_event_of_another_view_as_show_at_event_does(run):
+    _changed_view(run)
+    for args in (["--from-event", "5"], ["--from-event", "1", "--to-event", "5"], ["--from-event", "6"]):
+        out = run("diff", "s.v", *args, code=1)
+        position = args[-1]
+        assert out == f"error: no event at position {position} in the history of s.v\n"
+        assert out == run("show", "s.v", "--at-event", position, code=1)
+        error = json.loads(run("diff", "s.v", *args, "--json", code=1))["error"]
+        assert (error["type"], error["message"]) == ("ValidationError", out[len("error: "):-1])
+
+
+def test_diff_from_before_the_view_existed_is_an_error(run):
+    _changed_view(run)
+    out = run("diff", "s.v", "--from", "2000-01-01", code=1)
+    assert out == "error: no view s.v existed at 2000-01-01T00:00:00+00:00\n"
+    run("drop", "s.v")
+    assert run("diff", "s.v", "--from-event", "1", code=1).startswith("error: no such view")  # now it is gone
 
 
 def test_a_mistyped_db_is_an_error_not_an_empty_catalog(run, tmp_path):
@@ -1197,6 +1300,7 @@ FAILING_JSON_COMMANDS = {
     "replace": ("store", ["replace", "s.v", "--sql", "SELECT 1 AS x", "--column", "x:int", "--expected-version", "9"],
                 "ConcurrencyError"),
     "show": ("store", ["show", "s.nope"], "NoSuchViewError"),
+    "diff": ("store", ["diff", "s.v", "--from", "0"], "NoSuchViewError"),
     "list": ("missing", ["list"], "ViewStoreError"),
     "alter": ("store", ["alter", "s.nope", "--set", "k=v"], "NoSuchViewError"),
     "rename": ("store", ["rename", "s.nope", "s.w"], "NoSuchViewError"),
@@ -1295,6 +1399,7 @@ def test_a_usage_error_of_a_json_command_is_a_json_object_with_exit_code_2(tmp_p
     (["--db", "", "list", "--json"], "BadParameter", "Invalid value for '--db': must not be empty"),
     (["show", "--json"], "MissingParameter", "Missing argument 'IDENTIFIER'."),
     (["show", "s.v", "--as-of", "0", "--at-event", "1", "--json"], "UsageError", "give --as-of or --at-event, not both"),
+    (["diff", "s.v", "--from", "0", "--from-event", "1", "--json"], "UsageError", "give --from or --from-event, not both"),
     (["audit", "--limit", "-1", "--json"], "BadParameter", "Invalid value for '--limit'"),
     (["alter", "s.v", "--json"], "UsageError", "nothing to change: give at least one change option"),
     (["spark", "check", "--conf", "novalue", "--json"], "UsageError", "bad --conf 'novalue': use KEY=VALUE"),

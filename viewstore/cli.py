@@ -19,6 +19,7 @@ loaded only when called.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import functools
 import importlib
 import importlib.util
@@ -39,7 +40,7 @@ from .catalog import _EPOCH, ViewChange, ViewStore, _os_user, _until_ms, check_d
 from .errors import NoSuchViewError, ValidationError, ViewStoreError
 from .events import EVENT_TYPES, Event
 from .log import collector_paused, holds_nothing
-from .model import Column, SQLRepresentation, View, identifier_str, to_identifier
+from .model import Column, SQLRepresentation, View, ViewDiff, identifier_str, to_identifier
 from .tables import TableColumn, TextTable, data_table, visible
 
 __all__ = ["main", "CliContext", "json_text", "json_option", "error_to_json"]
@@ -427,13 +428,16 @@ def _print_json(data: Any) -> None:
 SHOWN_VERSIONS = 10
 
 
+def _print_line(console: Console, *parts: str | tuple[str, str]) -> None:
+    """One line of text as stored (control characters escaped), not wrapped; a part may be ``(text,
+    style)``, styled only on a terminal."""
+    console.print(Text.assemble(*(visible(p) if isinstance(p, str) else (visible(p[0]), p[1]) for p in parts)),
+                  soft_wrap=True)
+
+
 def _print_view(cli: CliContext, view: View) -> None:
     c = cli.console
-
-    def line(*parts: str | tuple[str, str]) -> None:
-        c.print(Text.assemble(*(visible(p) if isinstance(p, str) else (visible(p[0]), p[1]) for p in parts)),
-                soft_wrap=True)
-
+    line = functools.partial(_print_line, c)
     line((identifier_str(view.identifier), "bold"), f"  uuid {view.uuid}")
     if view.comment:
         line(f"comment: {view.comment}")
@@ -702,6 +706,19 @@ def replace(cli: CliContext, /, identifier: str, as_json: bool, replace_properti
                  "created" if view.stream_version == 1 else "replaced")
 
 
+def _moment(store: ViewStore, identifier: str, ms: int | None, position: int | None) -> int | Event | None:
+    """What ``as_of`` takes for a time option (epoch ms, or None) or an event option (a log position):
+    the event at that position among those ``load_view(as_of=event)`` takes, those of every view that
+    carried the name; none there is a ValidationError."""
+    if position is None:
+        return ms
+    event = next((e for e in store.events(view=identifier) if e.position == position), None)
+    if event is None:
+        raise ValidationError(f"no event at position {position} in the history of "
+                              f"{identifier_str(to_identifier(identifier))}")
+    return event
+
+
 @main.command(short_help="Show a view (now, or as it was): columns, SQL, versions.")
 @click.argument("identifier")
 @click.option("--as-of", metavar="TIME",
@@ -728,19 +745,132 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
         raise usage_error("give --as-of or --at-event, not both")
     as_of_ms = _time(as_of, "--as-of")
     store = cli.store()
-    if at_event is not None:
-        # the events load_view(as_of=event) takes: those of every view that carried the name
-        event = next((e for e in store.events(view=identifier) if e.position == at_event), None)
-        if event is None:
-            raise ValidationError(f"no event at position {at_event} in the history of "
-                                  f"{identifier_str(to_identifier(identifier))}")
-        view = store.load_view(identifier, as_of=event)
-    else:
-        view = store.load_view(identifier, as_of=as_of_ms)
+    view = store.load_view(identifier, as_of=_moment(store, identifier, as_of_ms, at_event))
     if as_json:
         _print_json(view_to_json(view))
     else:
         _print_view(cli, view)
+
+
+@main.command(short_help="Show what changed in a view between two moments.")
+@click.argument("identifier")
+@click.option("--from", "from_", metavar="TIME",
+              help="Compare the view as it was then (ISO 8601, UTC unless it gives its offset, or epoch ms).")
+@click.option("--from-event", type=INT64, metavar="POSITION",
+              help="Compare the view right after the commit of this event (a position, as show --at-event "
+                   "takes it).")
+@click.option("--to", metavar="TIME", help="With the view as it was then (default: as it is now).")
+@click.option("--to-event", type=INT64, metavar="POSITION",
+              help="With the view right after the commit of this event (default: as it is now).")
+@json_option("Print the differences as JSON.")
+@pass_cli
+def diff(cli: CliContext, identifier: str, from_: str | None, from_event: int | None, to: str | None,
+         to_event: int | None, as_json: bool) -> None:
+    """Show what changed in a view between two moments: --from or --from-event (one of them), and
+    --to or --to-event (or now). Each side is the view as show --as-of or --at-event shows it; a
+    line per side names it (a rename shows), its version and its last change, then come only the
+    columns, SQL (a unified diff per dialect), comment, properties and defaults that differ, or
+    "no changes". Exit code 0 whether or not anything changed.
+
+    Examples:
+
+    \b
+        viewstore diff sales.daily --from 2026-11-01T00:00:00Z
+
+    \b
+        viewstore diff sales.daily --from-event 42 --to-event 57 --json
+    """
+    if from_ is not None and from_event is not None:
+        raise usage_error("give --from or --from-event, not both")
+    if from_ is None and from_event is None:
+        raise usage_error("give --from or --from-event: the moment to compare from")
+    if to is not None and to_event is not None:
+        raise usage_error("give --to or --to-event, not both")
+    from_ms, to_ms = _time(from_, "--from"), _time(to, "--to")
+    store = cli.store()
+    before = _moment(store, identifier, from_ms, from_event)
+    assert before is not None  # one of --from and --from-event was given
+    result = store.diff_view(identifier, before=before, after=_moment(store, identifier, to_ms, to_event))
+    if as_json:
+        data = result.model_dump(mode="json")
+        for side in ("before", "after"):
+            data[side]["identifier"] = identifier_str(getattr(result, side).identifier)
+        _print_json(data)
+    else:
+        _print_diff(cli, result)
+
+
+def _print_diff(cli: CliContext, diff: ViewDiff) -> None:
+    c = cli.console
+    line = functools.partial(_print_line, c)
+    for label, side in (("before:", diff.before), ("after: ", diff.after)):
+        line(f"{label} ", (identifier_str(side.identifier), "bold"), f"  version {side.current_version_id}",
+             f"  last changed by {side.last_modifier} at {_utc(side.last_modified_time_ms)}")
+    if not diff.changed:
+        line("no changes")
+        return
+    if diff.before.uuid != diff.after.uuid:
+        line(f"another view: uuid {diff.before.uuid}, then {diff.after.uuid} (the name changed hands)")
+    elif diff.before.identifier != diff.after.identifier:
+        line(f"renamed: {identifier_str(diff.before.identifier)} → {identifier_str(diff.after.identifier)}")
+
+    def text(value: str | None) -> str:
+        return "(none)" if value is None else value
+
+    for what, change in (("comment", diff.comment), ("security mode", diff.security_mode),
+                         ("default catalog", diff.default_catalog)):
+        if change is not None:
+            line(f"{what}: {text(change.before)} → {text(change.after)}")
+    if diff.default_namespace is not None:
+        line(f"default namespace: {'.'.join(diff.default_namespace.before) or '(none)'} → "
+             f"{'.'.join(diff.default_namespace.after) or '(none)'}")
+    if diff.columns_added or diff.columns_removed or diff.columns_changed:
+        cols = data_table("change", "column", "type", "nullable", "comment", title="columns", names=["column"])
+
+        def cells(col: Column) -> list[str]:
+            return [col.name, str(col.type), "yes" if col.nullable else "no", col.comment or ""]
+
+        for col in diff.columns_removed:
+            cols.add_row("removed", *cells(col))
+        for col in diff.columns_added:
+            cols.add_row("added", *cells(col))
+        for column in diff.columns_changed:
+            cols.add_row("changed", *(old if old == new else f"{old} → {new}"
+                                      for old, new in zip(cells(column.before), cells(column.after))))
+        c.print(cols)
+    if diff.column_order is not None:
+        line(f"column order: {', '.join(diff.column_order.before)} → {', '.join(diff.column_order.after)}")
+    if diff.properties_added or diff.properties_changed or diff.properties_removed:
+        props = data_table("change", "property", "before", "after", title="properties", names=["property"])
+        for key, value in sorted(diff.properties_removed.items()):
+            props.add_row("removed", key, value, "")
+        for key, value in sorted(diff.properties_added.items()):
+            props.add_row("added", key, "", value)
+        for key, values in sorted(diff.properties_changed.items()):
+            props.add_row("changed", key, values.before, values.after)
+        c.print(props)
+    for rep in diff.representations_removed:
+        _print_sql_diff(c, "removed", rep.dialect, rep.sql, "")
+    for rep in diff.representations_added:
+        _print_sql_diff(c, "added", rep.dialect, "", rep.sql)
+    for reps in diff.representations_changed:
+        dialect = reps.after.dialect if reps.before.dialect == reps.after.dialect else \
+            f"{reps.before.dialect} → {reps.after.dialect}"
+        _print_sql_diff(c, "changed", dialect, reps.before.sql, reps.after.sql)
+
+
+#: the styles of a unified diff's lines, by their first character (on a terminal only)
+_DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan"}
+
+
+def _print_sql_diff(console: Console, change: str, dialect: str, before: str, after: str) -> None:
+    """A representation's SQL of two sides as a unified diff (difflib): of an added one, every line
+    added; of a removed one, every line removed."""
+    _print_line(console, (f"representation {dialect}: {change}", "bold"))
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), "before", "after", lineterm="")
+    for text in lines:
+        style = "bold" if text.startswith(("--- ", "+++ ")) else _DIFF_STYLES.get(text[:1], "")
+        _print_line(console, (text, style))
 
 
 @main.command("list", short_help="List live views, all or those directly in a namespace.")
