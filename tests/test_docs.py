@@ -72,6 +72,16 @@ def _check_at_event(out, cwd):
     assert view["current_version_id"] == 1 and view["stream_version"] == 1 and len(view["representations"]) == 1
 
 
+def _check_diff(out, cwd):
+    lines = out.splitlines()
+    assert lines[0].startswith("before: sales.big_orders  version 1  last changed by bob at "), out
+    assert lines[1].startswith("after:  sales.big_orders  version 2  last changed by bob at "), out
+    assert re.search(r"^│ added +│ owner +│ +│ finance +│$", out, re.M), out  # the property, apart from the comment
+    assert lines[lines.index("representation trino: added"):][-1] == \
+        "+SELECT id, amount FROM orders WHERE amount > 100"
+    assert "spark" not in out and "comment" not in out  # the same SQL and comment as then
+
+
 def _check_audit(out, cwd):
     (event,) = json.loads(out)
     assert event["type"] == "view.rolled_back" and event["actor"] == "bob" and event["view"] == "sales.big_orders"
@@ -89,6 +99,7 @@ SESSION_CHECKS = {
     "viewstore show sales.big_orders --json": _check_show_json,
     "viewstore history sales.big_orders": _check_history,
     "viewstore show sales.big_orders --at-event 1 --json": _check_at_event,
+    "viewstore diff sales.big_orders --from-event 1": _check_diff,
     "viewstore audit --actor bob --type view.rolled_back --json": _check_audit,
     "viewstore export sales.big_orders --location exported/big_orders": _check_export,
 }
