@@ -13,6 +13,13 @@ compared with the ones the model predicts (type, view, identifier, stream versio
 commit's share one time), and a call the model refuses must raise the ``ViewStoreError`` subclass
 it names and append nothing.
 
+``expected_version``: every write that takes it (create, replace, alter, rename, drop, rollback) is
+sometimes given one, either the stream version the model counts for the view (its events; 0 for a
+name no live view has, as ``create_view``'s docstring says), one more or one less, 0, or ``True``.
+The model refuses a stale one with ``ConcurrencyError`` naming the expected and the counted version
+(not ``busy``), a non-int with ``ValidationError`` (besides any other reason it refuses the call
+for, in which case either error will do); a matching one changes nothing about the call.
+
 Time travel: after every commit the model's whole state is recorded with the commit's events and
 time. ``load_view(name, as_of=event)`` of each recorded event, and ``as_of`` each recorded time
 (and the millisecond before it), must give the recorded state; ``history()`` and
@@ -26,13 +33,19 @@ set or removed, the name it was renamed from, a representation's dialect and SQL
 version id an event moves to). A snapshot is taken every few events of a stream here, so that
 ``as_of`` also starts from snapshots.
 
-What is not compared, and why: the view UUID and the times cannot be predicted, so the model takes
-them from the events the call appended (a version's and a log entry's time and the audit times must
-then be the commit's time, as the spec's rules say); a version event's ``version`` and
-``log_entry`` are not compared field by field, as the View's ``versions`` and ``version_log``
-after it are; field ids are not part of a View. Imports (``import_view``, ``import_iceberg``,
-``import_hms``), ``expected_version`` and exports are left to their own tests: their rules (the
-history an import rebuilds, retention in an exported file) are not this model's.
+UUIDs and times: their values are not the model's to predict, but which ones are. A view's first
+event gives its UUID, which must parse as a UUID and be one no other view of the store ever had (a
+view created under the name of a dropped one is a new view); every later event of the view, and
+the View loaded, must carry that one, across every write and rename. A commit's time must lie
+between the clock just before the call and just after it (inside a ``transaction()`` block:
+around the block's start, the time all its writes carry); every version's time, log entry and
+audit time the commit makes must be that time, as the spec's rules say.
+
+What is not compared, and why: a version event's ``version`` and ``log_entry`` are not compared
+field by field, as the View's ``versions`` and ``version_log`` after it are; field ids are not part
+of a View. Imports (``import_view``, ``import_iceberg``, ``import_hms``) and exports are left to
+their own tests: their rules (the history an import rebuilds, retention in an exported file) are
+not this model's.
 """
 
 from __future__ import annotations
@@ -40,9 +53,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import gzip
 import random
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -52,12 +67,15 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, event, settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from pyiceberg.types import DecimalType, IcebergType, ListType, MapType, StructType
+from pyiceberg.view.metadata import ViewMetadata
 
 from view_changes import SQL
-from viewstore import (Column, NoSuchViewError, ValidationError, View, ViewAlreadyExistsError, ViewChange,
-                       ViewStore, ViewStoreError, projections)
+from viewstore import (Column, ConcurrencyError, NoSuchViewError, ValidationError, View, ViewAlreadyExistsError,
+                       ViewChange, ViewStore, ViewStoreError, projections)
 
 DROP_ALLOWED = "replace.drop-dialect.allowed"
+HISTORY_SIZE = "version.history.num-entries"
 NAMES = ["a.v1", "a.v2", "b.v3", "b.c.v4"]
 # every name a view can get: those above, and those ViewChange.rename("v1" / "v5") gives in their namespaces
 POOL = sorted({tuple(n.split(".")) for n in NAMES} | {tuple(n.split("."))[:-1] + (new,) for n in NAMES
@@ -80,11 +98,13 @@ NAMING_TYPES = {"view.created", "view.renamed", "view.imported"}
 
 
 class Refused(Exception):
-    """The model's verdict that a call must fail: the error classes it may raise (one per reason)."""
+    """The model's verdict that a call must fail: the error classes it may raise (one per reason),
+    and for a stale ``expected_version`` the (expected, actual) stream versions the error must name."""
 
-    def __init__(self, *kinds: type[ViewStoreError]) -> None:
+    def __init__(self, *kinds: type[ViewStoreError], stale: tuple[int, int] | None = None) -> None:
         super().__init__(kinds)
         self.kinds = kinds
+        self.stale = stale
 
 
 @dataclass
@@ -250,6 +270,31 @@ class Model:
 
     # -- the calls --
 
+    def stream_version(self, ident: tuple) -> int:
+        """How many events the live view of that name has; 0 when there is none (a view not yet
+        created, as ``create_view``'s docstring has it)."""
+        s = self.live(ident)
+        return len(s.events) if s is not None else 0
+
+    def expecting(self, ident: tuple, expected: Any, decide: Callable[[], Any]) -> Any:
+        """A write given ``expected_version``: refused with ``ConcurrencyError`` (besides whatever else
+        refuses it) when that is not the view's stream version, a ``ValidationError`` when it is not
+        an int; given the version the view is at, the write is the one without it."""
+        kinds: list[type[ViewStoreError]] = []
+        actual = self.stream_version(ident)
+        if expected is not None and type(expected) is not int:
+            kinds.append(ValidationError)
+        elif expected is not None and expected != actual:
+            kinds.append(ConcurrencyError)
+        stale = (expected, actual) if ConcurrencyError in kinds else None
+        try:
+            result = decide()
+        except Refused as refused:
+            raise Refused(*refused.kinds, *kinds, stale=stale) from None
+        if kinds:
+            raise Refused(*kinds, stale=stale)
+        return result
+
     def create(self, ident, columns, reps, namespace, catalog, comment, properties, security_mode, summary,
                ctx: Context) -> Stream:
         errors: list[type[ViewStoreError]] = []
@@ -311,9 +356,14 @@ class Model:
         return s
 
     def alter(self, ident, changes, ctx: Context) -> Stream:
+        # a value refused when set (model.py, validate_property_value) is bad input, view or no view
+        bad = [ValidationError for change in changes if change[:2] == ("set", HISTORY_SIZE)
+               and not (change[2].isdigit() and int(change[2]) > 0)]
         s = self.live(ident)
         if s is None:
-            raise Refused(NoSuchViewError)
+            raise Refused(NoSuchViewError, *bad)
+        if bad:
+            raise Refused(*bad)
         cur = s.version(s.current)
         props, name, reps = dict(s.properties), s.identifier, list(cur.representations)
         simple: list[tuple[str, tuple, dict, dict]] = []   # (event type, identifier, properties after it, fields)
@@ -427,6 +477,7 @@ class Create:
     properties: dict | None
     security_mode: str | None
     summary: dict | None
+    expect: Any = None   # expected_version: drawn as in EXPECT, resolved by ReferenceMachine.resolve
 
     def _namespace(self) -> tuple:
         return _ident(self.name)[:-1] if self.namespace is None else self.namespace
@@ -435,11 +486,12 @@ class Create:
         return store.create_view(self.name, columns=COLUMN_CHOICES[self.columns][0], representations=list(self.reps),
                                  default_namespace=self._namespace(), default_catalog=self.catalog,
                                  comment=self.comment, properties=self.properties, security_mode=self.security_mode,
-                                 summary=self.summary)
+                                 summary=self.summary, expected_version=self.expect)
 
     def plan(self, m: Model, ctx: Context) -> Any:
-        return m.create(_ident(self.name), COLUMN_CHOICES[self.columns][1], self.reps, self._namespace(), self.catalog,
-                        self.comment, self.properties, self.security_mode, self.summary, ctx)
+        return m.expecting(_ident(self.name), self.expect, lambda: m.create(
+            _ident(self.name), COLUMN_CHOICES[self.columns][1], self.reps, self._namespace(), self.catalog,
+            self.comment, self.properties, self.security_mode, self.summary, ctx))
 
 
 @dataclass(frozen=True)
@@ -450,11 +502,13 @@ class Replace(Create):
         return store.replace_view(self.name, columns=COLUMN_CHOICES[self.columns][0], representations=list(self.reps),
                                   default_namespace=self._namespace(), default_catalog=self.catalog,
                                   comment=self.comment, properties=self.properties, security_mode=self.security_mode,
-                                  summary=self.summary, replace_properties=self.replace_properties)
+                                  summary=self.summary, replace_properties=self.replace_properties,
+                                  expected_version=self.expect)
 
     def plan(self, m: Model, ctx: Context) -> Any:
-        return m.replace(_ident(self.name), COLUMN_CHOICES[self.columns][1], self.reps, self._namespace(), self.catalog,
-                         self.comment, self.properties, self.security_mode, self.summary, self.replace_properties, ctx)
+        return m.expecting(_ident(self.name), self.expect, lambda: m.replace(
+            _ident(self.name), COLUMN_CHOICES[self.columns][1], self.reps, self._namespace(), self.catalog,
+            self.comment, self.properties, self.security_mode, self.summary, self.replace_properties, ctx))
 
 
 def _view_change(change: tuple) -> ViewChange:
@@ -482,13 +536,14 @@ class Call:
     kind: str
     name: str
     args: tuple = ()
+    expect: Any = None
 
     def call(self, store: ViewStore) -> Any:
         args = [_view_change(c) for c in self.args[0]] if self.kind == "alter" else self.args
-        return getattr(store, f"{self.kind}_view")(self.name, *args)
+        return getattr(store, f"{self.kind}_view")(self.name, *args, expected_version=self.expect)
 
     def plan(self, m: Model, ctx: Context) -> Any:
-        return getattr(m, self.kind)(_ident(self.name), *self.args, ctx)
+        return m.expecting(_ident(self.name), self.expect, lambda: getattr(m, self.kind)(_ident(self.name), *self.args, ctx))
 
 
 @dataclass(frozen=True)
@@ -498,11 +553,12 @@ class RollbackToOne:
 
     name: str
     pick: int
+    expect: Any = None
 
     def resolve(self, m: Model) -> Call | None:
         s = m.live(_ident(self.name))
         others = [v.version_id for v in s.versions if v.version_id != s.current] if s else []
-        return Call("rollback", self.name, (others[self.pick % len(others)],)) if others else None
+        return Call("rollback", self.name, (others[self.pick % len(others)],), self.expect) if others else None
 
 
 # The draws lean towards what makes the rules meet (the same definition again, versions to roll
@@ -518,15 +574,20 @@ REPS = st.one_of(
     st.lists(st.tuples(DIALECTS, SQL), min_size=1, max_size=3).map(tuple),
 )
 PROPERTIES = st.sampled_from([None, None, {}, {"k1": "v"}, {"k1": "w", "k2": "v"}, {DROP_ALLOWED: "true"},
-                              {DROP_ALLOWED: "TRUE"}])
+                              {DROP_ALLOWED: "TRUE"}, {HISTORY_SIZE: "2"}])
+# expected_version: mostly none; else the version the model counts for the view (+ 0, 1 or -1), or as given
+EXPECT = st.sampled_from([None] * 9 + [("own", 0), ("own", 0), ("own", 0), ("own", 1), ("own", -1), ("is", 0),
+                                       ("is", True)])
 DEFINITION = dict(name=st.sampled_from(NAMES), columns=st.sampled_from([0, 0, *range(len(COLUMN_CHOICES))]), reps=REPS,
                   namespace=st.sampled_from([None, None, ("other",)]), catalog=st.sampled_from([None, None, "cat2"]),
                   comment=st.sampled_from([None, "c1", "c2"]), properties=PROPERTIES,
-                  summary=st.sampled_from([None, None, {"engine-name": "spark"}]))
+                  summary=st.sampled_from([None, None, {"engine-name": "spark"}]), expect=EXPECT)
 CHANGE = st.one_of(
     st.tuples(st.just("comment"), st.sampled_from([None, "c1", "c2"])),
     st.tuples(st.just("set"), st.sampled_from(["k1", "k2", "comment", DROP_ALLOWED]), st.sampled_from(["true", "v"])),
-    st.tuples(st.just("remove"), st.sampled_from(["k1", "k2", "comment", DROP_ALLOWED])),
+    st.tuples(st.just("remove"), st.sampled_from(["k1", "k2", "comment", DROP_ALLOWED, HISTORY_SIZE])),
+    # how many versions an export keeps (a few, so that retention happens; "0" is refused)
+    st.tuples(st.just("set"), st.just(HISTORY_SIZE), st.sampled_from(["1", "2", "3", "0"])),
     st.tuples(st.just("rename"), st.sampled_from(["v1", "v5"])),
     st.tuples(st.just("add"), ADDED, SQL), st.tuples(st.just("add"), ADDED, SQL),
     st.tuples(st.just("update"), CHANGED, SQL), st.tuples(st.just("update"), CHANGED, SQL),
@@ -539,15 +600,17 @@ REPLACE_AGAIN = st.builds(Replace, name=NAME, columns=st.just(0), reps=st.sample
     [(("spark", "SELECT 1"),), (("spark", "SELECT 2 AS x"),), (("spark", "SELECT 1"),), (("spark", "SELECT 2 AS x"),),
      (("spark", "SELECT 1"), ("trino", "SELECT 1"))]),
     namespace=st.just(None), catalog=st.just("cat2"), comment=st.sampled_from([None, "c1"]),
-    properties=st.sampled_from([None, {DROP_ALLOWED: "true"}]), security_mode=st.just(None), summary=st.just(None))
-ALTER = st.builds(Call, st.just("alter"), NAME, st.lists(CHANGE, min_size=1, max_size=3).map(lambda c: (tuple(c),)))
+    properties=st.sampled_from([None, {DROP_ALLOWED: "true"}]), security_mode=st.just(None), summary=st.just(None),
+    expect=EXPECT)
+ALTER = st.builds(Call, st.just("alter"), NAME, st.lists(CHANGE, min_size=1, max_size=3).map(lambda c: (tuple(c),)),
+                  EXPECT)
 OPERATION = st.one_of(
     st.builds(Create, security_mode=st.sampled_from(["DEFINER", "INVOKER"]), **DEFINITION),
     REPLACE, REPLACE, REPLACE_AGAIN, REPLACE_AGAIN, ALTER, ALTER,
-    st.builds(Call, st.just("rename"), NAME, st.sampled_from(NAMES).map(lambda n: (n,))),
-    st.builds(Call, st.just("drop"), st.sampled_from(NAMES)),
-    st.builds(Call, st.just("rollback"), NAME, st.integers(1, 4).map(lambda v: (v,))),   # often one it lacks
-    st.builds(RollbackToOne, NAME, st.integers(0, 9)), st.builds(RollbackToOne, NAME, st.integers(0, 9)),
+    st.builds(Call, st.just("rename"), NAME, st.sampled_from(NAMES).map(lambda n: (n,)), EXPECT),
+    st.builds(Call, st.just("drop"), st.sampled_from(NAMES), st.just(()), EXPECT),
+    st.builds(Call, st.just("rollback"), NAME, st.integers(1, 4).map(lambda v: (v,)), EXPECT),   # often one it lacks
+    st.builds(RollbackToOne, NAME, st.integers(0, 9), EXPECT), st.builds(RollbackToOne, NAME, st.integers(0, 9), EXPECT),
 )
 
 
@@ -605,10 +668,16 @@ class ReferenceMachine(RuleBasedStateMachine):
 
     # -- making calls --
 
-    def perform(self, op: Any, writer: int, *, in_block: bool = False) -> None:
+    def perform(self, op: Any, writer: int, *, block: tuple[int, int] | None = None) -> None:
+        """Make the call and check it against the model. ``block``: inside a ``transaction()``, the
+        clock just before the block began and just after (its writes carry the time it began)."""
         if isinstance(op.name, int):
             live = sorted(".".join(s.identifier) for s in self.model.streams.values() if s.live) or NAMES
             op = dataclasses.replace(op, name=live[op.name % len(live)])
+        if isinstance(op.expect, tuple):   # ("own", d): the version the model counts, + d; ("is", v): v
+            how, value = op.expect
+            op = dataclasses.replace(op, expect=self.model.stream_version(_ident(op.name)) + value
+                                     if how == "own" else value)
         if isinstance(op, RollbackToOne):
             op = op.resolve(self.model)
             if op is None:
@@ -616,10 +685,12 @@ class ReferenceMachine(RuleBasedStateMachine):
         store = self.stores[writer]
         count = self.stores[0].event_count()
         assert count == self.logged
+        before = time.time_ns() // 1_000_000
         try:
             result, error = op.call(store), None
         except ViewStoreError as e:
             result, error = None, e
+        after = time.time_ns() // 1_000_000
         new = self.stores[0].events()[count:]
         trial = copy.deepcopy(self.model)
         ctx = Context(now=new[0].occurred_at if new else -1, actor=ACTORS[writer], catalog=CATALOGS[writer])
@@ -629,8 +700,18 @@ class ReferenceMachine(RuleBasedStateMachine):
             event(f"{_label(op)}: refused, {type(error).__name__}")   # --hypothesis-show-statistics
             assert isinstance(error, refused.kinds), f"{op}: the model refuses it ({refused.kinds}); the store: {error!r}"
             assert not new, f"{op} was refused but appended {new}"
+            if isinstance(error, ConcurrencyError):   # it names the versions, and it is a lost race, not a busy file
+                assert refused.stale == (error.expected, error.actual) and not error.busy, \
+                    f"{op}: {error!r} names expected {error.expected}, actual {error.actual}; the model: {refused.stale}"
+                event(f"{_label(op)}: a stale expected_version")
             return
         assert error is None, f"{op}: the model accepts it; the store raised {error!r}"
+        if op.expect is not None:
+            event(f"{_label(op)}: the expected_version matched")
+        # the commit's time is the clock's at the call (in a block: when the block began)
+        if new:
+            lo, hi = block or (before, after)
+            assert lo <= new[0].occurred_at <= hi, f"{op}: committed at {new[0].occurred_at}, not in [{lo}, {hi}]"
         event(f"{_label(op)}: {'no change' if not new else ', '.join(sorted({e.type for e in new}))}")
         if any(len(s.log) > len(self.model.streams[sid].log) and len(s.versions) == len(self.model.streams[sid].versions)
                for sid, s in trial.streams.items() if sid in self.model.streams):
@@ -643,8 +724,9 @@ class ReferenceMachine(RuleBasedStateMachine):
         versions: dict[int, int] = {}
         for e, (sid, kind, ident) in zip(new, predicted):
             s = trial.streams[sid]
-            if s.uuid is None:
+            if s.uuid is None:   # a new view (a create, also of a dropped view's name): a UUID none had
                 assert e.view_id not in by_sid, f"{op}: a new view got the UUID of another"
+                assert uuid.UUID(e.view_id), f"{op}: {e.view_id!r} is not a UUID"
                 s.uuid = e.view_id
                 by_sid[e.view_id] = sid
             versions[sid] = versions.get(sid, len(self.model.streams[sid].events) if sid in self.model.streams else 0) + 1
@@ -663,8 +745,8 @@ class ReferenceMachine(RuleBasedStateMachine):
         self.model = trial
         self.logged += len(new)
         if new:
-            self.points.append(Point(new, new[0].occurred_at, copy.deepcopy(trial), timed=not in_block))
-            if not in_block:
+            self.points.append(Point(new, new[0].occurred_at, copy.deepcopy(trial), timed=block is None))
+            if block is None:
                 self.next_millisecond(new[0].occurred_at)
 
     @staticmethod
@@ -685,9 +767,11 @@ class ReferenceMachine(RuleBasedStateMachine):
         model, points, logged = self.model, len(self.points), self.logged
         store = self.stores[0]
         try:
+            began = time.time_ns() // 1_000_000
             with store.transaction():
+                block = (began, time.time_ns() // 1_000_000)
                 for op in ops:
-                    self.perform(op, 0, in_block=True)
+                    self.perform(op, 0, block=block)
                     self.compare_current([store])      # the block's writes see each other's
                 if not commit:
                     raise LookupError("rolled back")
