@@ -989,6 +989,25 @@ def test_import_brings_the_versions_dated_at_its_first_entry_in_the_import_event
     assert [v.version_id for v in store.load_view("a.v", as_of=2000).versions] == [1, 2, 3]
 
 
+def test_an_import_brings_each_version_with_the_entry_that_added_it_within_one_millisecond_too(store):
+    """The log of a block that replaced a view twice: both versions and both entries at one time. The
+    import gave the second version ahead of its entry (a view.replaced making nothing current, a state
+    the view never was in), and its entry then became a rollback to a version never current before."""
+    store.import_view("a.v", source="test", versions=[_version(1, 1000), _version(2, 2000), _version(3, 2000)],
+                      version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1),
+                                   VersionLogEntry(timestamp_ms=2000, version_id=2),
+                                   VersionLogEntry(timestamp_ms=2000, version_id=3)], current_version_id=3)
+    history = store.history("a.v")
+    assert [(e.type, e.current_version_id) for e in history] == \
+        [("view.imported", 1), ("view.replaced", 2), ("view.replaced", 3)]
+    # the first entry too: a version its block added after it is not in the import event
+    store.import_view("b.v", source="test", versions=[_version(1, 1000), _version(2, 1000)],
+                      version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1),
+                                   VersionLogEntry(timestamp_ms=1000, version_id=2)], current_version_id=2)
+    assert [(e.type, e.current_version_id) for e in store.history("b.v")] == \
+        [("view.imported", 1), ("view.replaced", 2)]
+
+
 def test_a_replace_reuses_the_lowest_id_of_identical_versions(store):
     """An imported file may hold one definition twice (listed in any order; the store keeps them by
     id): Iceberg's reuse rule takes the first in id order, not the current or the latest one."""

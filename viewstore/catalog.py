@@ -2024,15 +2024,27 @@ def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],
     def dump(v: ViewVersion) -> dict[str, Any]:
         return v.model_dump(mode="json")
 
+    # The entry that added a version made it current at the version's own time (as the reference
+    # dates both): the version comes with that entry, not before it, even within one millisecond
+    # (a transaction block's writes share one).
+    added_by: dict[int, int] = {}
+    for i, entry in enumerate(entries):
+        if entry.timestamp_ms == by_id[entry.version_id].timestamp_ms:
+            added_by.setdefault(entry.version_id, i)
+
+    def there(v: ViewVersion, i: int) -> bool:
+        """Whether ``v`` existed at entry ``i``."""
+        return v.timestamp_ms <= entries[i].timestamp_ms and added_by.get(v.version_id, i) <= i
+
     first = entries[0]
-    introduced: set[int] = {v.version_id for v in versions if v.timestamp_ms <= first.timestamp_ms}
+    introduced: set[int] = {v.version_id for v in versions if there(v, 0)}
     introduced.add(first.version_id)
     steps: list[tuple[int, type[Event], dict[str, Any]]] = [(
         first.timestamp_ms, ViewImported,
         {"versions": tuple(dump(by_id[i]) for i in sorted(introduced)), "current_version_id": first.version_id,
          "version_log": (first.model_dump(),)})]
-    for entry in entries[1:]:
-        added = [v for v in versions if v.version_id not in introduced and v.timestamp_ms <= entry.timestamp_ms
+    for i, entry in enumerate(entries[1:], 1):
+        added = [v for v in versions if v.version_id not in introduced and there(v, i)
                  and v.version_id != entry.version_id]
         at = max(steps[-1][0], entry.timestamp_ms)
         # versions that appeared without becoming current ride along with the next step
