@@ -41,11 +41,28 @@ between the clock just before the call and just after it (inside a ``transaction
 around the block's start, the time all its writes carry); every version's time, log entry and
 audit time the commit makes must be that time, as the spec's rules say.
 
+Export and import: a step exports a live view (``export_iceberg`` to a fresh location, plain or
+gzip) and reads the file with pyiceberg's ``ViewMetadata``, an independent reader. It must be the
+location's first file (``00000-``, ``.gz`` only when asked) and hold what the spec and the
+reference's rules say: the view's UUID, format version 1, the location, the current version id, the
+properties, the versions ``version.history.num-entries`` retains (the current one plus the highest
+ids; the machine sets the property to 1, 2 or 3 at times, and a 0 is refused when set) with their
+times, schema ids, summaries, default catalog and namespace and ``sql`` representations, the version
+log less every entry up to the last naming a version left out, and each kept version's schema (field
+names, types, docs, required; not field ids, which the file numbers itself). The file is then
+imported into a fresh store: the View must be the model's with the documented differences (what the
+file keeps of the versions and log; ``DEFINER``, as the file has no security mode; the importer as
+creator and last modifier, at the first and last kept log entries' times), and its history the
+events ``import_view``'s docstring names (``view.imported``, then a ``view.replaced`` or
+``view.rolled_back`` per later entry). Imported into the store it came from under a free name, it
+must be refused (``ViewAlreadyExistsError``: the UUID is taken) and append nothing.
+
 What is not compared, and why: a version event's ``version`` and ``log_entry`` are not compared
 field by field, as the View's ``versions`` and ``version_log`` after it are; field ids are not part
-of a View. Imports (``import_view``, ``import_iceberg``, ``import_hms``) and exports are left to
-their own tests: their rules (the history an import rebuilds, retention in an exported file) are
-not this model's.
+of a View. Not covered here, left to their own tests: ``import_view`` of histories the store did not
+write (foreign files: out-of-order times, versions never current), ``import_hms`` and ``export_hms``,
+exports to a location that already holds files (numbering, an unchanged view writing nothing, another
+view's UUID there), the ``write.metadata.*`` properties, and time travel through an imported view.
 """
 
 from __future__ import annotations
@@ -117,6 +134,7 @@ class Version:
     default_catalog: str | None
     default_namespace: tuple
     summary: dict
+    added_at: int = -1   # the position in the view's version log of the entry that added it
 
     def definition(self) -> tuple:
         """What makes two versions identical (the reference's rule: all but the id and the time)."""
@@ -151,6 +169,36 @@ class Stream:
     def version(self, version_id: int) -> Version | None:
         return next((v for v in self.versions if v.version_id == version_id), None)
 
+    def retained(self) -> tuple[list[Version], list[tuple[int, int]]]:
+        """The versions and version log an Iceberg metadata file of this view holds (iceberg-java-view-
+        rules.md): the current version plus the highest ids, ``version.history.num-entries`` (default
+        10) in all; the log less every entry up to and including the last that names a version left out."""
+        size = int(self.properties.get(HISTORY_SIZE, "10"))
+        others = sorted((v.version_id for v in self.versions if v.version_id != self.current), reverse=True)
+        kept = {self.current, *others[:size - 1]}
+        gone = [i for i, (_, version_id) in enumerate(self.log) if version_id not in kept]
+        return [v for v in self.versions if v.version_id in kept], self.log[gone[-1] + 1 if gone else 0:]
+
+    def imported(self, identifier: tuple, actor: str) -> tuple[dict[str, Any], list[str]]:
+        """The View an import of this view's metadata file gives, in the form of ``observed()``, and
+        the types of the events it records (``import_view``'s docstring: ``view.imported`` with the
+        versions there at the first log entry, then ``view.replaced`` per later entry making a new
+        version current, ``view.rolled_back`` per one making an older one current again). The file
+        has what it retains, and no security mode: the view is imported as ``DEFINER`` (what
+        ``import_iceberg`` leaves ``import_view``'s ``security_mode`` at). The importer created and
+        last modified it, at the times of the first and last entries (the history keeps its times)."""
+        versions, log = self.retained()
+        start = len(self.log) - len(log)
+        known = {v.version_id for v in versions if v.added_at <= start}
+        types = ["view.imported"]
+        for _, version_id in log[1:]:
+            types.append("view.rolled_back" if version_id in known else "view.replaced")
+            known.add(version_id)
+        view = {**self.expected(), "identifier": identifier, "security_mode": "DEFINER",
+                "versions": tuple(v.as_tuple() for v in versions), "version_log": tuple(log),
+                "audit": (actor, log[0][0], actor, log[-1][0]), "stream_version": len(types)}
+        return view, types
+
     def expected(self) -> dict[str, Any]:
         """The View this stream must load as, in the form of ``observed()``."""
         cur = self.version(self.current)
@@ -165,6 +213,19 @@ class Stream:
                     stream_version=len(self.events),
                     sql_for={d: next((s for dd, s in cur.representations if dd.lower() == d.lower()), None)
                              for d in PROBED_DIALECTS})
+
+
+def _iceberg_type(t: IcebergType) -> str:
+    """A type pyiceberg read, spelt as ``str(Column.type)`` spells it (no field ids)."""
+    if isinstance(t, StructType):
+        return "struct<" + ", ".join(f"{f.name}: {_iceberg_type(f.field_type)}" for f in t.fields) + ">"
+    if isinstance(t, ListType):
+        return f"list<{_iceberg_type(t.element_type)}>"
+    if isinstance(t, MapType):
+        return f"map<{_iceberg_type(t.key_type)}, {_iceberg_type(t.value_type)}>"
+    if isinstance(t, DecimalType):
+        return f"decimal({t.precision},{t.scale})"
+    return str(t)
 
 
 def observed(view: View) -> dict[str, Any]:
@@ -262,6 +323,7 @@ class Model:
         if same is None:
             candidate.version_id = max((v.version_id for v in s.versions), default=0) + 1
             candidate.timestamp_ms = ctx.now
+            candidate.added_at = len(s.log)
             s.versions.append(candidate)
             same = candidate
         s.current = same.version_id
@@ -543,7 +605,8 @@ class Call:
         return getattr(store, f"{self.kind}_view")(self.name, *args, expected_version=self.expect)
 
     def plan(self, m: Model, ctx: Context) -> Any:
-        return m.expecting(_ident(self.name), self.expect, lambda: getattr(m, self.kind)(_ident(self.name), *self.args, ctx))
+        ident = _ident(self.name)
+        return m.expecting(ident, self.expect, lambda: getattr(m, self.kind)(ident, *self.args, ctx))
 
 
 @dataclass(frozen=True)
@@ -574,7 +637,7 @@ REPS = st.one_of(
     st.lists(st.tuples(DIALECTS, SQL), min_size=1, max_size=3).map(tuple),
 )
 PROPERTIES = st.sampled_from([None, None, {}, {"k1": "v"}, {"k1": "w", "k2": "v"}, {DROP_ALLOWED: "true"},
-                              {DROP_ALLOWED: "TRUE"}, {HISTORY_SIZE: "2"}])
+                              {DROP_ALLOWED: "TRUE"}, {HISTORY_SIZE: "1"}, {HISTORY_SIZE: "2", "k1": "v"}])
 # expected_version: mostly none; else the version the model counts for the view (+ 0, 1 or -1), or as given
 EXPECT = st.sampled_from([None] * 9 + [("own", 0), ("own", 0), ("own", 0), ("own", 1), ("own", -1), ("is", 0),
                                        ("is", True)])
@@ -610,7 +673,8 @@ OPERATION = st.one_of(
     st.builds(Call, st.just("rename"), NAME, st.sampled_from(NAMES).map(lambda n: (n,)), EXPECT),
     st.builds(Call, st.just("drop"), st.sampled_from(NAMES), st.just(()), EXPECT),
     st.builds(Call, st.just("rollback"), NAME, st.integers(1, 4).map(lambda v: (v,)), EXPECT),   # often one it lacks
-    st.builds(RollbackToOne, NAME, st.integers(0, 9), EXPECT), st.builds(RollbackToOne, NAME, st.integers(0, 9), EXPECT),
+    st.builds(RollbackToOne, NAME, st.integers(0, 9), EXPECT),
+    st.builds(RollbackToOne, NAME, st.integers(0, 9), EXPECT),
 )
 
 
@@ -652,6 +716,7 @@ class ReferenceMachine(RuleBasedStateMachine):
         self.model = Model()
         self.points: list[Point] = []
         self.logged = 0       # how many events of the log the model has accounted for
+        self.exports = 0
         self.checks = 0
         self.settled = True
 
@@ -702,7 +767,7 @@ class ReferenceMachine(RuleBasedStateMachine):
             assert not new, f"{op} was refused but appended {new}"
             if isinstance(error, ConcurrencyError):   # it names the versions, and it is a lost race, not a busy file
                 assert refused.stale == (error.expected, error.actual) and not error.busy, \
-                    f"{op}: {error!r} names expected {error.expected}, actual {error.actual}; the model: {refused.stale}"
+                    f"{op}: {error!r} names {(error.expected, error.actual)}, not the model's {refused.stale}"
                 event(f"{_label(op)}: a stale expected_version")
             return
         assert error is None, f"{op}: the model accepts it; the store raised {error!r}"
@@ -783,6 +848,53 @@ class ReferenceMachine(RuleBasedStateMachine):
             block[-1].timed = True
             self.next_millisecond(block[-1].time)
         assert store.event_count() == self.logged
+
+    @rule(pick=st.integers(0, 7), writer=st.integers(0, 1), zipped=st.sampled_from([None, None, True, False]))
+    @_settling
+    def export_and_import(self, pick: int, writer: int, zipped: bool | None) -> None:
+        """Export a live view's Iceberg metadata, check the file (read by pyiceberg) against what the
+        spec and the model say it holds, then import it into a fresh store and into this one."""
+        live = sorted((s for s in self.model.streams.values() if s.live), key=lambda s: s.identifier)
+        if not live:
+            return
+        s = live[pick % len(live)]
+        self.exports += 1
+        location = self.dir / f"export{self.exports}"
+        path = self.stores[writer].export_iceberg(s.identifier, location, gzip=zipped)
+        assert self.stores[0].event_count() == self.logged, "an export appends no event"
+        # the first file of a location, gzipped only when asked (the model never sets the codec property)
+        assert path.parent == location / "metadata" and path.name.startswith("00000-")
+        assert path.name.endswith(".metadata.json") and path.name.endswith(".gz.metadata.json") == bool(zipped)
+        raw = path.read_bytes()
+        meta = ViewMetadata.model_validate_json(gzip.decompress(raw) if zipped else raw)
+        versions, log = s.retained()
+        assert (meta.view_uuid, meta.format_version, Path(meta.location), meta.current_version_id, meta.properties) == \
+            (s.uuid, 1, location.resolve(), s.current, s.properties), f"export of {s.identifier}: {meta}"
+        assert sorted((v.version_id, v.timestamp_ms, v.schema_id, v.summary, tuple(
+            (r.root.type, r.root.dialect, r.root.sql) for r in v.representations), v.default_catalog,
+            tuple(v.default_namespace)) for v in meta.versions) == \
+            [(v.version_id, v.timestamp_ms, v.schema_id, v.summary, tuple(("sql", d, q) for d, q in v.representations),
+              v.default_catalog, v.default_namespace) for v in versions], f"export of {s.identifier}: versions"
+        assert [(e.timestamp_ms, e.version_id) for e in meta.version_log] == log, f"export of {s.identifier}: log"
+        schemas = {schema.schema_id: tuple((f.name, _iceberg_type(f.field_type), f.doc, not f.required)
+                                           for f in schema.fields) for schema in meta.schemas}
+        assert {v.schema_id: schemas.get(v.schema_id) for v in versions} == \
+            {v.schema_id: v.columns for v in versions}, f"export of {s.identifier}: schemas"
+        event(f"export: {'some' if len(versions) < len(s.versions) else 'no'} versions left out, "
+              f"{'some' if len(log) < len(s.log) else 'no'} log entries")
+        # imported into a fresh store: the model's view, as far as the file holds it
+        with ViewStore(self.dir / f"import{self.exports}.db", catalog="third", actor="carol") as other:
+            view, types = s.imported(s.identifier, "carol")
+            self.compare_load(lambda: other.import_iceberg(path, s.identifier), view, "import_iceberg's view")
+            self.compare_load(lambda: other.load_view(s.identifier), view, "the view imported")
+            assert [(e.type, e.view_id, e.actor) for e in other.history(s.identifier)] == \
+                [(kind, s.uuid, "carol") for kind in types], f"history of the import of {s.identifier}"
+        # into this store, under a free name: its UUID is taken (by a live view)
+        free = next((i for i in POOL if self.model.live(i) is None), None)
+        if free is not None:
+            self.compare_load(lambda: self.stores[writer].import_iceberg(path, free), ViewAlreadyExistsError,
+                              f"import_iceberg({path.name}, {free}) into the store it came from")
+            assert self.stores[0].event_count() == self.logged, "a refused import appends no event"
 
     # -- checking --
 
