@@ -55,7 +55,8 @@ file keeps of the versions and log; ``DEFINER``, as the file has no security mod
 creator and last modifier, at the first and last kept log entries' times), and its history the
 events ``import_view``'s docstring names (``view.imported``, then a ``view.replaced`` or
 ``view.rolled_back`` per later entry). Imported into the store it came from under a free name, it
-must be refused (``ViewAlreadyExistsError``: the UUID is taken) and append nothing.
+or a file exported earlier (of a view perhaps dropped since) must be refused
+(``ViewAlreadyExistsError``: the UUID is taken) and append nothing.
 
 What is not compared, and why: a version event's ``version`` and ``log_entry`` are not compared
 field by field, as the View's ``versions`` and ``version_log`` after it are; field ids are not part
@@ -712,6 +713,7 @@ class ReferenceMachine(RuleBasedStateMachine):
         self.points: list[Point] = []
         self.logged = 0       # how many events of the log the model has accounted for
         self.exports = 0
+        self.files: list[Path] = []   # the files exported
         self.checks = 0
         self.settled = True
 
@@ -884,11 +886,14 @@ class ReferenceMachine(RuleBasedStateMachine):
             self.compare_load(lambda: other.load_view(s.identifier), view, "the view imported")
             assert [(e.type, e.view_id, e.actor) for e in other.history(s.identifier)] == \
                 [(kind, s.uuid, "carol") for kind in types], f"history of the import of {s.identifier}"
-        # into this store, under a free name: its UUID is taken (by a live view)
+        # this file or an earlier one, into this store under a free name: its UUID is taken (a view
+        # keeps its UUID; one dropped since keeps it too)
+        self.files.append(path)
+        again = self.files[pick % len(self.files)]
         free = next((i for i in POOL if self.model.live(i) is None), None)
         if free is not None:
-            self.compare_load(lambda: self.stores[writer].import_iceberg(path, free), ViewAlreadyExistsError,
-                              f"import_iceberg({path.name}, {free}) into the store it came from")
+            self.compare_load(lambda: self.stores[writer].import_iceberg(again, free), ViewAlreadyExistsError,
+                              f"import_iceberg({again.name}, {free}) into the store it came from")
             assert self.stores[0].event_count() == self.logged, "a refused import appends no event"
 
     # -- checking --
