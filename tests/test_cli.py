@@ -237,6 +237,22 @@ def test_export_import_rebuild(run, tmp_path, conformance):
     assert "repaired 1 row (views 1)" in run("rebuild")  # s.v had a property; s.imported has none
 
 
+def test_import_takes_the_security_mode_the_file_cannot_say(run, tmp_path):
+    create(run, "s.v", "--security-mode", "invoker")
+    path = run("export", "s.v", "--location", str(tmp_path / "loc")).strip()
+
+    def into(db, *args, code=0):  # another store: the file's UUID is taken in this one
+        result = CliRunner().invoke(main, ["--db", str(tmp_path / db), "import", path, "s.v", *args])
+        assert result.exit_code == code, result.output
+        return result.output
+
+    assert json.loads(into("plain.db", "--json"))["security_mode"] == "DEFINER"
+    assert json.loads(into("invoker.db", "--security-mode", "INVOKER", "--json"))["security_mode"] == "INVOKER"
+    assert "security: INVOKER" in CliRunner().invoke(main, ["--db", str(tmp_path / "invoker.db"), "show", "s.v"]).output
+    assert "'owner' is not one of" in into("bad.db", "--security-mode", "owner", code=2)
+    assert not (tmp_path / "bad.db").exists()
+
+
 def test_environment_variables(tmp_path, monkeypatch):
     monkeypatch.setenv("VIEWSTORE_DB", str(tmp_path / "env.db"))
     monkeypatch.setenv("VIEWSTORE_ACTOR", "dave")

@@ -339,6 +339,25 @@ def test_import_gzip_and_uuid_clash(store, conformance, tmp_path):
     assert "UUID" in str(info.value) and store.event_count() == count
 
 
+def test_the_security_mode_is_not_in_the_file_and_an_import_takes_it_as_an_argument(store, tmp_path):
+    store.create_view("a.v", columns=[Column(name="x", type="int")], security_mode="INVOKER", default_namespace=["a"],
+                      representations=[SQLRepresentation(sql="SELECT 1 AS x", dialect="spark")])
+    path = store.export_iceberg("a.v", tmp_path / "loc")
+    assert "INVOKER" not in path.read_text().upper()  # the spec's metadata has no field for it
+    store.drop_view("a.v")
+    count = store.event_count()
+    for bad in ("OWNER", "", None):  # checked before anything is written
+        with pytest.raises(ValidationError, match="security_mode must be DEFINER or INVOKER"):
+            store.import_iceberg(path, "a.bad", security_mode=bad)
+    assert store.event_count() == count
+    for mode, expected in ((None, "DEFINER"), ("invoker", "INVOKER"), ("DEFINER", "DEFINER")):
+        other = ViewStore(tmp_path / f"{mode}.db")  # the file's UUID is taken in the store it came from
+        given = {} if mode is None else {"security_mode": mode}
+        assert other.import_iceberg(path, "b.v", **given).security_mode == expected
+        assert other.load_view("b.v").security_mode == expected
+        other.close()
+
+
 @pytest.mark.parametrize("name, message", [
     ("ViewMetadataMissingLocation.json", "Cannot parse missing string: location"),
     ("ViewMetadataMissingCurrentVersion.json", "Cannot parse missing int: current-version-id"),

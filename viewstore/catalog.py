@@ -1808,6 +1808,8 @@ class ViewStore:
 
         ``gzip`` writes ``NNNNN-<uuid>.gz.metadata.json``; left out, the view's
         ``write.metadata.compression-codec`` property decides (``gzip`` or ``none``), else plain JSON.
+        The spec's metadata has no field for the security mode, so the file does not carry it
+        (:meth:`import_iceberg` takes it as an argument).
 
         Raises:
             NoSuchViewError: no live view has that identifier.
@@ -1838,14 +1840,20 @@ class ViewStore:
                 if metadata_folder(base, view.properties) == folder:
                     return write_metadata(view, base, gzip=gzip)
 
-    def import_iceberg(self, metadata_path: str | Path, identifier: IdentifierLike) -> View:
+    def import_iceberg(self, metadata_path: str | Path, identifier: IdentifierLike, *,
+                       security_mode: str = "DEFINER") -> View:
         """Record a view from an Iceberg metadata file (plain or gzip), with its whole history.
+
+        The file has no field for the security mode (Iceberg does not run views as their definer
+        or invoker; :meth:`export_iceberg` leaves the mode out), so the view is recorded with
+        ``security_mode``: DEFINER unless told otherwise.
 
         Raises:
             IcebergMetadataError: the file is unreadable or invalid as the reference implementation judges.
             ViewAlreadyExistsError: the identifier or the view UUID is taken.
-            ValidationError: a bad identifier, or what the store's own rules refuse in a valid file
-                (properties such as ``version.history.num-entries: "0"``, an empty key).
+            ValidationError: a bad identifier or security mode, or what the store's own rules
+                refuse in a valid file (properties such as ``version.history.num-entries: "0"``, an
+                empty key).
         """
         from .iceberg import read_metadata
 
@@ -1854,7 +1862,7 @@ class ViewStore:
         return self.import_view(ident, source="iceberg", source_location=str(metadata_path),
                                 versions=meta.versions, version_log=meta.version_log,
                                 current_version_id=meta.current_version_id, properties=meta.properties,
-                                view_uuid=meta.view_uuid)
+                                view_uuid=meta.view_uuid, security_mode=security_mode)
 
     # -- Hive metastore records -------------------------------------------------------------------
 

@@ -1173,9 +1173,12 @@ def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool |
 @main.command("import", short_help="Record a view from an Iceberg metadata file, with its history.")
 @click.argument("path", type=click.Path(), callback=_not_empty)
 @click.argument("identifier")
+@click.option("--security-mode", type=click.Choice(["DEFINER", "INVOKER"], case_sensitive=False),
+              default="DEFINER", show_default=True,
+              help="How the view runs (an Iceberg file does not say; export leaves it out).")
 @json_option("Print the imported view as JSON.")
 @pass_cli
-def import_(cli: CliContext, path: str, identifier: str, as_json: bool) -> None:
+def import_(cli: CliContext, path: str, identifier: str, security_mode: str, as_json: bool) -> None:
     """Record a view from an Iceberg metadata file (or a view location's latest one), with its history.
 
     Example:
@@ -1187,7 +1190,7 @@ def import_(cli: CliContext, path: str, identifier: str, as_json: bool) -> None:
 
     to_identifier(identifier)
     read_metadata(path)  # a file that is not view metadata starts no store
-    view = cli.store(create=True).import_iceberg(path, identifier)
+    view = cli.store(create=True).import_iceberg(path, identifier, security_mode=security_mode)
     if as_json:
         _print_json(view_to_json(view))
     else:
