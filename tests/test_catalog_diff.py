@@ -167,9 +167,11 @@ def test_the_diff_is_that_of_the_two_views_load_view_gives(store):
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(before=None), "before must be a time or an event"),
-    (dict(before="soon"), "as_of"),
-    (dict(before="first", after=[1]), "as_of"),
-    (dict(before=True), "as_of"),
+    (dict(before="soon"), r"^bad before 'soon': use ISO 8601"),
+    (dict(before="first", after=[1]), r"^bad after \[1\]: give a datetime"),
+    (dict(before=True), r"^bad before True$"),
+    (dict(before=0, after="later"), r"^bad after 'later'"),  # a bad moment, though no view existed at the other
+    (dict(before=float("nan")), r"^bad before nan"),
 ])
 def test_bad_moments_are_validation_errors_and_write_nothing(store, kwargs, message):
     make(store)

@@ -821,14 +821,17 @@ class ViewStore:
                 created), or none has it at ``after`` (dropped or renamed away by then; with ``after``
                 left out, none has it now), as :meth:`load_view` says for that side.
             ValidationError: a bad identifier, a ``before`` that is None or not a time or event, a
-                bad ``after``, or an event of no view that carried this identifier (as
-                :meth:`load_view`).
+                bad ``after`` (either checked before any view is looked up, named in the message), or
+                an event of no view that carried this identifier (as :meth:`load_view`).
         """
         if before is None:
             raise ValidationError("before must be a time or an event (after=None is now; before has no default)")
+        # both times checked before either side is looked up, each error naming its argument
+        start = before if isinstance(before, Event) else to_epoch_ms(before, "before")
+        end = after if after is None or isinstance(after, Event) else to_epoch_ms(after, "after")
         with self._reading():  # both sides from one state of the file
-            old = self.load_view(identifier, as_of=before)
-            new = self.load_view(identifier, as_of=after)
+            old = self.load_view(identifier, as_of=start)
+            new = self.load_view(identifier, as_of=end)
         return diff_views(old, new)
 
     def view_exists(self, identifier: IdentifierLike) -> bool:
