@@ -20,7 +20,9 @@ USER_SCRIPT = textwrap.dedent('''
 
     from pyspark.sql import DataFrame, SparkSession
 
-    from viewstore import Column, Event, SQLRepresentation, View, ViewChange, ViewStore
+    from viewstore import (BeforeAfter, Column, Event, SQLRepresentation, View, ViewChange, ViewDiff, ViewDiffSide,
+                           ViewStore)
+    from viewstore.model import diff_views
     from viewstore.spark import DriftReport, RegisterReport, attach, check_views, detach, register_views, sql
 
     store = ViewStore("user.db", catalog="prod", actor="alice")
@@ -44,6 +46,24 @@ USER_SCRIPT = textwrap.dedent('''
     assert_type(history, list[Event])
     first: Event = history[0]
     print(first.stream_version, first.type, first.actor, first.occurred_at_datetime.isoformat())
+    diff = store.diff_view("sales.daily_orders", before=first)
+    assert_type(diff, ViewDiff)
+    assert_type(diff.before, ViewDiffSide)
+    assert_type(diff.changed, bool)
+    assert_type(diff.representations_added, tuple[SQLRepresentation, ...])
+    assert_type(diff.columns_changed, tuple[BeforeAfter[Column], ...])
+    assert_type(diff.comment, BeforeAfter[str | None] | None)
+    assert_type(diff.properties_changed, dict[str, BeforeAfter[str]])
+    assert_type(diff.default_namespace, BeforeAfter[tuple[str, ...]] | None)
+    assert diff.changed and (diff.before.current_version_id, diff.after.current_version_id) == (1, 2)
+    assert [r.dialect for r in diff.representations_added] == ["trino"]
+    assert diff.properties_added == {"owner-team": "finance"}
+    assert diff.comment is None and not diff.columns_changed
+    since = store.diff_view(("sales", "daily_orders"), before=first, after=history[-1])
+    assert_type(since, ViewDiff)
+    assert since == diff
+    assert_type(diff_views(loaded, view), ViewDiff)
+    assert diff_views(loaded, view) == diff
     recent = store.events(actor="alice", types=["view.created"], limit=20, newest_first=True)
     assert [e.view for e in recent] == ["sales.daily_orders"]
     rows = store.query("SELECT type, count(*) AS n FROM events GROUP BY type")
@@ -118,6 +138,8 @@ ACCEPTED_FORMS = textwrap.dedent('''
     as_ofs: list[AsOf] = [*times, first]
     for as_of in as_ofs:
         assert store.load_view(["s", "by_list"], as_of=as_of) == view
+        assert not store.diff_view(["s", "by_list"], before=as_of, after=as_of).changed
+        assert not store.diff_view(("s", "by_list"), before=as_of).changed
     kinds: list[EventTypes] = ["view.created", ["view.created"], ("view.created",), {"view.created"},
                                frozenset({"view.created"})]
     for since, until, types in zip(times, times, kinds):
@@ -181,7 +203,9 @@ WRONG_FORMS = textwrap.dedent('''
                                      default_namespace=5))  # wrong
     refuse(lambda: ViewChange.rename(42))  # wrong
     refuse(lambda: ViewChange.add_representation("SELECT 1"))  # wrong
-    assert len(refused) == 15, refused
+    refuse(lambda: store.diff_view("s.v", before=None))  # wrong
+    refuse(lambda: store.diff_view("s.v", before=0, after=[1]))  # wrong
+    assert len(refused) == 17, refused
     assert store.list_views() == [("s", "v")]
     store.close()
 ''')
@@ -230,7 +254,7 @@ def test_mypy_reports_each_wrong_form_that_the_api_refuses(tmp_path, monkeypatch
     report, status = _mypy("--cache-dir", mypy_cache, str(script))
     wrong = {n for n, line in enumerate(WRONG_FORMS.splitlines(), 1) if line.endswith("# wrong")}
     reported = {int(n) for n in re.findall(rf"^{re.escape(str(script))}:(\d+): error:", report, re.M)}
-    assert len(wrong) == 15 and status == 1
+    assert len(wrong) == 17 and status == 1
     assert reported == wrong, f"mypy reports lines {sorted(reported)}, the wrong forms are on {sorted(wrong)}:\n{report}"
     monkeypatch.chdir(tmp_path)
     runpy.run_path(str(script), run_name="wrong")  # and the store refuses each of them at run time
