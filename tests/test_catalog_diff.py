@@ -113,16 +113,19 @@ def test_a_rename_between_the_two_moments_shows_each_sides_name(store):
 def test_a_side_where_the_view_did_not_exist_is_no_such_view(store):
     before_it = int(time.time() * 1000) - 60_000
     make(store)
-    with pytest.raises(NoSuchViewError, match="no view sales.daily existed at"):
+    with pytest.raises(NoSuchViewError, match="^before: no view sales.daily existed at"):
         store.diff_view("sales.daily", before=before_it)
-    with pytest.raises(NoSuchViewError, match="no view sales.daily existed at"):
+    with pytest.raises(NoSuchViewError, match="^after: no view sales.daily existed at"):
         store.diff_view("sales.daily", before=store.history("sales.daily")[0], after=before_it)
     store.drop_view("sales.daily")
     created, dropped = store.history("sales.daily")
-    with pytest.raises(NoSuchViewError):  # after=None: now, when it is gone
-        store.diff_view("sales.daily", before=created)
-    with pytest.raises(NoSuchViewError, match="dropped by that event"):
+    with pytest.raises(NoSuchViewError, match=r"^after \(now\): no such view: sales.daily \(a view of that name was "
+                                              r"dropped or renamed; its history remains\)$"):
+        store.diff_view("sales.daily", before=created)  # the side that is missing is named: now, when it is gone
+    with pytest.raises(NoSuchViewError, match="^after: view sales.daily was dropped by that event$"):
         store.diff_view("sales.daily", before=created, after=dropped)
+    with pytest.raises(NoSuchViewError, match="^before: view sales.daily was dropped by that event$"):
+        store.diff_view("sales.daily", before=dropped, after=created)
 
 
 def test_a_name_taken_again_compares_the_two_views_that_held_it(store):
@@ -192,3 +195,4 @@ def test_an_event_of_another_view_is_refused_as_load_view_refuses_it(store):
     for kwargs in (dict(before=other), dict(before=store.history("sales.daily")[0], after=other)):
         with pytest.raises(ValidationError, match="is not of the history of sales.daily$"):
             store.diff_view("sales.daily", **kwargs)
+

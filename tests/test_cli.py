@@ -658,9 +658,12 @@ def test_diff_refuses_an_event_of_another_view_as_show_at_event_does(run):
 def test_diff_from_before_the_view_existed_is_an_error(run):
     _changed_view(run)
     out = run("diff", "s.v", "--from", "2000-01-01", code=1)
-    assert out == "error: no view s.v existed at 2000-01-01T00:00:00+00:00\n"
+    assert out == "error: before: no view s.v existed at 2000-01-01T00:00:00+00:00\n"
     run("drop", "s.v")
-    assert run("diff", "s.v", "--from-event", "1", code=1).startswith("error: no such view")  # now it is gone
+    assert run("diff", "s.v", "--from-event", "1", code=1) == (  # now it is gone: the side is named
+        "error: after (now): no such view: s.v (a view of that name was dropped or renamed; its history remains)\n")
+    assert run("diff", "s.v", "--from-event", "6", "--to-event", "1", code=1) == \
+        "error: before: view s.v was dropped by that event\n"
 
 
 def test_a_mistyped_db_is_an_error_not_an_empty_catalog(run, tmp_path):

@@ -819,7 +819,8 @@ class ViewStore:
         Raises:
             NoSuchViewError: no view had that identifier at ``before`` (say, a time before it was
                 created), or none has it at ``after`` (dropped or renamed away by then; with ``after``
-                left out, none has it now), as :meth:`load_view` says for that side.
+                left out, none has it now), as :meth:`load_view` says for that side, the message
+                starting with the side (``before: ``, ``after: ``, ``after (now): ``).
             ValidationError: a bad identifier, a ``before`` that is None or not a time or event, a
                 bad ``after`` (either checked before any view is looked up, named in the message), or
                 an event of no view that carried this identifier (as :meth:`load_view`).
@@ -829,10 +830,14 @@ class ViewStore:
         # both times checked before either side is looked up, each error naming its argument
         start = before if isinstance(before, Event) else to_epoch_ms(before, "before")
         end = after if after is None or isinstance(after, Event) else to_epoch_ms(after, "after")
+        sides: list[View] = []
         with self._reading():  # both sides from one state of the file
-            old = self.load_view(identifier, as_of=start)
-            new = self.load_view(identifier, as_of=end)
-        return diff_views(old, new)
+            for side, moment in (("before", start), ("after", end)):
+                try:
+                    sides.append(self.load_view(identifier, as_of=moment))
+                except NoSuchViewError as e:  # which side is missing: with two events, no message says
+                    raise NoSuchViewError(f"{side}{' (now)' if moment is None else ''}: {e}") from None
+        return diff_views(*sides)
 
     def view_exists(self, identifier: IdentifierLike) -> bool:
         """Whether a live view has this identifier.
