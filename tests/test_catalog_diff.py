@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from viewstore import Column, NoSuchViewError, SQLRepresentation, ValidationError, ViewChange
+from viewstore import Column, NoSuchViewError, SQLRepresentation, ValidationError, ViewChange, ViewStore
 from viewstore.model import diff_views
 
 COLS = [Column("day", "date"), Column("orders", "bigint", "orders that day")]
@@ -196,3 +196,28 @@ def test_an_event_of_another_view_is_refused_as_load_view_refuses_it(store):
         with pytest.raises(ValidationError, match="is not of the history of sales.daily$"):
             store.diff_view("sales.daily", **kwargs)
 
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_both_sides_are_read_from_one_state_while_another_store_commits(tmp_path, monkeypatch, cached):
+    """Another process committing between the loads of the two sides must not make a diff of two
+    states of the file: the second side (now) is the view as it was when the first was read."""
+    path = tmp_path / "s.db"
+    theirs = ViewStore(path, actor="them")
+    make(theirs, comment="one")
+    mine = ViewStore(path, actor="me")
+    if cached:
+        mine.load_view("sales.daily")  # now's side from the cache, known current before their commit
+    (created,) = mine.history("sales.daily")
+    load = mine.load_view
+
+    def load_then_they_commit(*args, **kwargs):
+        monkeypatch.setattr(mine, "load_view", load)
+        view = load(*args, **kwargs)
+        theirs.alter_view("sales.daily", ViewChange.update_comment("theirs"))
+        return view
+
+    monkeypatch.setattr(mine, "load_view", load_then_they_commit)
+    diff = mine.diff_view("sales.daily", before=created)
+    assert not diff.changed and diff.after.stream_version == 1  # not their comment, committed in between
+    assert mine.diff_view("sales.daily", before=created).comment.after == "theirs"  # the next call sees it
+    assert mine.load_view("sales.daily").comment == "theirs"
