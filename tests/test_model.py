@@ -314,3 +314,17 @@ def test_a_view_diff_is_frozen():
     with pytest.raises(ValueError, match="frozen"):  # pydantic's own error
         diff.comment = None
     assert diff.changed
+
+
+def test_a_change_of_case_alone_is_a_change_where_the_store_keeps_the_text():
+    from viewstore.model import diff_views
+
+    before = _view(properties={"comment": "Orders", "k": "A"}, default_catalog="Prod", default_namespace=("a",))
+    after = _view(properties={"comment": "orders", "k": "a"}, default_catalog="prod", default_namespace=("A",),
+                  reps=[("spark", "select 1 as x")])
+    diff = diff_views(before, after)
+    assert (diff.comment.before, diff.comment.after) == ("Orders", "orders")
+    assert {k: (v.before, v.after) for k, v in diff.properties_changed.items()} == {"k": ("A", "a")}
+    assert (diff.default_catalog.before, diff.default_catalog.after) == ("Prod", "prod")
+    assert (diff.default_namespace.before, diff.default_namespace.after) == (("a",), ("A",))
+    assert [(r.before.sql, r.after.sql) for r in diff.representations_changed] == [("SELECT 1 AS x", "select 1 as x")]
