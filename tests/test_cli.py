@@ -8,6 +8,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -642,6 +643,20 @@ def test_diff_json_is_the_apis_view_diff_with_dotted_identifiers(run):
     assert now["columns_changed"] == [{"before": {"name": "x", "type": "int", "comment": "the x", "nullable": True},
                                        "after": {"name": "x", "type": "long", "comment": "the x", "nullable": True}}]
     assert json.loads(run("diff", "s.v", "--from-event", "4", "--json"))["changed"] is False
+
+
+def test_diff_to_a_time_compares_with_the_view_as_it_was_then(run):
+    create(run, "s.v", "--comment", "one")
+    for comment in ("two", "three"):
+        time.sleep(0.003)  # each commit in a millisecond of its own
+        run("alter", "s.v", "--comment", comment)
+    events = json.loads(run("history", "s.v", "--json"))
+    out = run("diff", "s.v", "--from-event", "1", "--to", events[1]["occurred_at"])
+    assert "comment: one → two" in out.splitlines(), out
+    assert out == run("diff", "s.v", "--from-event", "1", "--to-event", "2")
+    assert out == run("diff", "s.v", "--from", str(events[0]["occurred_at_ms"]),
+                      "--to", str(events[1]["occurred_at_ms"]))
+    assert "comment: one → three" in run("diff", "s.v", "--from-event", "1").splitlines()  # no --to: now
 
 
 def test_diff_refuses_an_event_of_another_view_as_show_at_event_does(run):
