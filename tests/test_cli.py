@@ -659,6 +659,13 @@ def test_diff_to_a_time_compares_with_the_view_as_it_was_then(run):
     assert "comment: one → three" in run("diff", "s.v", "--from-event", "1").splitlines()  # no --to: now
 
 
+def test_diff_of_a_dialect_spelt_anew_with_the_same_sql_says_so(run):
+    create(run, "s.v", "--representation", "Trino", "SELECT 1 AS x")
+    run("replace", "s.v", "--sql", "SELECT 1 AS x", "--representation", "trino", "SELECT 1 AS x", "--column", "x:int:the x")
+    lines = run("diff", "s.v", "--from-event", "1").splitlines()
+    assert lines[2:] == ["representation Trino → trino: changed", "(the same SQL)"]  # not a heading over nothing
+
+
 def test_diff_refuses_an_event_of_another_view_as_show_at_event_does(run):
     _changed_view(run)
     for args in (["--from-event", "5"], ["--from-event", "1", "--to-event", "5"], ["--from-event", "6"]):

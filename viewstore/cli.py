@@ -865,8 +865,12 @@ _DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan"}
 
 def _print_sql_diff(console: Console, change: str, dialect: str, before: str, after: str) -> None:
     """A representation's SQL of two sides as a unified diff (difflib): of an added one, every line
-    added; of a removed one, every line removed."""
+    added; of a removed one, every line removed; of one whose dialect alone is spelt anew, a word
+    that the SQL is the same (difflib gives no line)."""
     _print_line(console, (f"representation {dialect}: {change}", "bold"))
+    if before == after:
+        _print_line(console, "(the same SQL)")
+        return
     lines = difflib.unified_diff(before.splitlines(), after.splitlines(), "before", "after", lineterm="")
     for text in lines:
         style = "bold" if text.startswith(("--- ", "+++ ")) else _DIFF_STYLES.get(text[:1], "")
