@@ -1,6 +1,7 @@
 """The CLI: a thin layer over the API, JSON for scripts, one-line errors with exit code 1, usage
 errors (a command line that cannot be right) with click's exit code 2."""
 
+import datetime as dt
 import io
 import json
 import os
@@ -17,7 +18,7 @@ from click.testing import CliRunner
 from interrupted import RUNAWAY, interrupted
 from rich.cells import cell_len
 
-from viewstore import ViewChange, ViewStore
+from viewstore import Column, ViewChange, ViewStore
 from viewstore.errors import ValidationError
 from viewstore.cli import main, view_to_json
 
@@ -664,6 +665,82 @@ def test_diff_of_a_dialect_spelt_anew_with_the_same_sql_says_so(run):
     run("replace", "s.v", "--sql", "SELECT 1 AS x", "--representation", "trino", "SELECT 1 AS x", "--column", "x:int:the x")
     lines = run("diff", "s.v", "--from-event", "1").splitlines()
     assert lines[2:] == ["representation Trino → trino: changed", "(the same SQL)"]  # not a heading over nothing
+
+
+def test_diff_prints_no_section_of_what_did_not_change(run):
+    create(run, "s.v", "--comment", "one", "--property", "k=v")
+    run("alter", "s.v", "--comment", "two")
+    assert run("diff", "s.v", "--from-event", "1").splitlines()[2:] == ["comment: one → two"]
+    run("rename", "s.v", "t.v")
+    assert run("diff", "t.v", "--from-event", "2").splitlines()[2:] == ["renamed: s.v → t.v"]
+
+
+def test_diff_json_of_a_rename_has_each_sides_dotted_identifier(run):
+    create(run, "s.v")
+    run("rename", "s.v", "t.v")
+    data = json.loads(run("diff", "t.v", "--from-event", "1", "--json"))
+    assert (data["before"]["identifier"], data["after"]["identifier"]) == ("s.v", "t.v") and data["changed"] is True
+
+
+def test_diff_across_a_name_taken_again_says_it_is_another_view_and_lists_each_column(run):
+    create(run, "s.v")
+    run("drop", "s.v")
+    run("create", "s.v", "--sql", "SELECT 1 AS y", "--column", "y:bigint")
+    first, _, second = (e["view_id"] for e in json.loads(run("audit", "--view", "s.v", "--json")))
+    out = run("diff", "s.v", "--from-event", "1")
+    assert f"another view: uuid {first}, then {second} (the name changed hands)" in out.splitlines(), out
+    assert re.search(r"^│ removed │ x +│ int +│ yes +│ the x +│$", out, re.M), out
+    assert re.search(r"^│ added +│ y +│ long +│ yes +│ +│$", out, re.M), out
+    assert "renamed" not in out
+
+
+def test_diff_shows_what_was_removed_and_each_sides_value_of_a_changed_property(run):
+    _changed_view(run)
+    run("alter", "s.v", "--set", "owner=finance")
+    back = run("diff", "s.v", "--from-event", "3", "--to-event", "1")  # version 2 with owner=bi, then version 1
+    assert re.search(r"^│ removed +│ owner +│ bi +│ +│$", back, re.M), back
+    lines = back.splitlines()
+    assert lines[lines.index("representation trino: removed"):][:5] == [
+        "representation trino: removed", "--- before", "+++ after", "@@ -1 +0,0 @@", "-SELECT 1 AS x"]
+    changed = run("diff", "s.v", "--from-event", "3")
+    assert re.search(r"^│ changed +│ owner +│ bi +│ finance +│$", changed, re.M), changed
+
+
+def test_diff_prints_each_kind_of_change_with_both_sides(run):
+    """Every line of a diff of a view changed in each way the CLI prints (made through the API: a
+    column that is not nullable), the SQL's unchanged lines as a unified diff's context."""
+    with ViewStore(run.db, actor="dave") as store:
+        store.create_view("s.v", columns=[Column("a", "int", None, False), Column("b", "int")],
+                          representations=[("spark", "SELECT 1 AS a, 2 AS b\nFROM t\nWHERE x > 1\nAND y > 2")],
+                          default_namespace="s", comment="one")
+        time.sleep(0.003)  # each commit in a millisecond of its own: each side's time shows
+        store.alter_view("s.v", ViewChange.update_comment(None))
+        store.replace_view("s.v", columns=[Column("b", "int"), Column("a", "bigint", None, False)],
+                           representations=[("spark", "SELECT 2 AS b, 1 AS a\nFROM t\nWHERE x > 1\nAND y > 2"),
+                                            ("trino", "SELECT 2 AS b, 1 AS a"), ("presto", "SELECT 2 AS b, 1 AS a")],
+                           default_namespace=(), default_catalog="prod", security_mode="INVOKER")
+        created, _, replaced = (e.occurred_at for e in store.history("s.v"))
+
+    def when(ms):
+        return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+    lines = run("diff", "s.v", "--from-event", "1").splitlines()
+    (row,) = [line for line in lines if line.startswith("│")]  # the table's one row
+    assert re.fullmatch(r"│ changed │ a +│ int → long +│ no +│ +│", row), lines
+    assert [line for line in lines if line[:1] not in "┏┃┡│└"] == [
+        f"before: s.v  version 1  last changed by dave at {when(created)} UTC",
+        f"after:  s.v  version 2  last changed by dave at {when(replaced)} UTC",
+        "comment: one → (none)", "security mode: DEFINER → INVOKER", "default catalog: (none) → prod",
+        "default namespace: s → (none)",
+        "columns",
+        "column order: a, b → b, a",
+        "representation trino: added", "--- before", "+++ after", "@@ -0,0 +1 @@", "+SELECT 2 AS b, 1 AS a",
+        "representation presto: added", "--- before", "+++ after", "@@ -0,0 +1 @@", "+SELECT 2 AS b, 1 AS a",
+        "representation spark: changed", "--- before", "+++ after", "@@ -1,4 +1,4 @@", "-SELECT 1 AS a, 2 AS b",
+        "+SELECT 2 AS b, 1 AS a", " FROM t", " WHERE x > 1", " AND y > 2"]
+    back = run("diff", "s.v", "--from-event", "3", "--to-event", "1").splitlines()
+    assert back[2:6] == ["comment: (none) → one", "security mode: INVOKER → DEFINER", "default catalog: prod → (none)",
+                         "default namespace: (none) → s"]
 
 
 def test_diff_refuses_an_event_of_another_view_as_show_at_event_does(run):
