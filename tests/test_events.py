@@ -60,3 +60,196 @@ def test_the_payload_of_every_event_type_is_its_json_dump_without_the_envelope(s
     assert {e.type for e in events} == set(EVENT_TYPES)
     for event in events:
         assert event.payload() == event.model_dump(mode="json", exclude=set(event.ENVELOPE)), event.type
+
+
+# -- stored rows read into events (StoredEvents) ------------------------------------------------------
+
+
+def assert_built_alike(got, want, where="event"):
+    """``got`` is the very value ``want`` is, built alike: the same type at every level and, for a
+    model, the same fields in the same order, the same fields set and no extra or private values (what
+    == does not look at: a dump with ``exclude_unset`` reads the fields set)."""
+    from pydantic import BaseModel
+
+    assert type(got) is type(want), f"{where}: {type(got).__name__} is not {type(want).__name__}"
+    if isinstance(want, BaseModel):
+        assert list(got.__dict__) == list(want.__dict__), where
+        assert got.__pydantic_fields_set__ == want.__pydantic_fields_set__, where
+        assert got.__pydantic_extra__ is want.__pydantic_extra__ is None, where
+        assert got.__pydantic_private__ is want.__pydantic_private__ is None, where
+        for name, value in want.__dict__.items():
+            assert_built_alike(got.__dict__[name], value, f"{where}.{name}")
+    elif isinstance(want, (tuple, list)):
+        assert len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_built_alike(g, w, f"{where}[{i}]")
+    elif isinstance(want, dict):
+        assert list(got) == list(want), where
+        for key, value in want.items():
+            assert_built_alike(got[key], value, f"{where}[{key!r}]")
+    else:
+        assert got == want, f"{where}: {got!r} != {want!r}"
+
+
+def validated(row):
+    """The event of a stored row as the event models make it (decode_event: the whole event validated)."""
+    import orjson
+
+    from viewstore.log import EVENT_COLUMNS
+
+    envelope = dict(zip(EVENT_COLUMNS[:8], row[:8]))
+    envelope["identifier"] = tuple(row[5].split("."))
+    return decode_event(envelope, orjson.loads(row[8]))
+
+
+def every_event_type(store):
+    """Events of every type in the store's log, through the API (versions of several columns, a
+    comment and a required column among them, two dialects, an import with its history)."""
+    from viewstore import ViewChange
+    from viewstore.model import Column
+
+    columns = [Column("id", "bigint", "the key", nullable=False), ("name", "varchar(20)"), ("at", "timestamptz")]
+    reps = [("spark", "SELECT 1 AS id"), ("trino", "SELECT 1")]
+    store.create_view("a.v", columns=columns, representations=reps, default_namespace="a", comment="first",
+                      properties={"owner": "me", "replace.drop-dialect.allowed": "true"})
+    store.replace_view("a.v", columns=columns[:2], representations=reps[:1], default_namespace="a",
+                       default_catalog="cat", security_mode="INVOKER")
+    # the columns of another version alike but in a comment, or in being required: equal only in part
+    store.replace_view("a.v", columns=[("id", "bigint", "the key"), ("name", "varchar(20)")],
+                       representations=reps[:1], default_namespace="a")
+    store.replace_view("a.v", columns=[("id", "bigint"), ("name", "varchar(20)")], representations=reps[:1],
+                       default_namespace="a")
+    store.alter_view("a.v", ViewChange.add_representation(("trino", "SELECT 2")),
+                     ViewChange.update_representation("trino", "SELECT 3"), ViewChange.update_comment("c"),
+                     ViewChange.update_comment(None), ViewChange.set_property("k", "v"),
+                     ViewChange.remove_property("k"))
+    store.alter_view("a.v", ViewChange.remove_representation("trino"))
+    store.rollback_view("a.v", 1)
+    store.rename_view("a.v", "a.w")
+    view = store.load_view("a.w")
+    store.drop_view("a.w")
+    store.import_view("a.x", source="test", versions=view.versions, version_log=view.version_log,
+                      current_version_id=1)
+
+
+def test_stored_rows_read_into_the_events_validation_makes(store):
+    """events() and history() build the events of the library's rows without validating them whole
+    (StoredEvents): what they build is what decode_event makes of each row, model by model, and every
+    row the library wrote takes that way (else the slow way would have answered, and this would prove
+    nothing of it)."""
+    from viewstore.events import StoredEvents
+    from viewstore.log import row_to_event
+
+    every_event_type(store)
+    rows = store.event_rows()
+    assert {r[4] for r in rows} == set(EVENT_TYPES)
+    for row in rows:
+        assert StoredEvents().event(*row[:5], tuple(row[5].split(".")), *row[6:8], __import__("orjson").loads(row[8]))
+        assert_built_alike(row_to_event(row), validated(row), row[4])
+    assert_built_alike(store.events(), [validated(r) for r in rows])
+    assert_built_alike(store.history("a.w"), [validated(r) for r in rows if r[5] in ("a.v", "a.w")])
+    assert_built_alike(store.events(newest_first=True, limit=3), [validated(r) for r in rows[:-4:-1]])
+
+
+VERSION = {"version_id": 2, "timestamp_ms": 5, "schema_id": 0,
+           "columns": [{"name": "id", "type": "int", "comment": None, "nullable": True}],
+           "representations": [{"dialect": "spark", "sql": "SELECT 1 AS id"}],
+           "default_catalog": None, "default_namespace": ["a"], "summary": {}}
+LOG_ENTRY = {"timestamp_ms": 5, "version_id": 2}
+
+
+def replaced(**version):
+    return {"version": {**VERSION, **version}, "current_version_id": 2, "log_entry": LOG_ENTRY}
+
+
+def stored_row(kind, payload, **envelope):
+    import json
+
+    row = {"position": 9, "commit_id": "k", "view_id": "u", "stream_version": 2, "type": kind, "identifier": "a.v",
+           "actor": "me", "occurred_at": 5, "payload": json.dumps(payload), **envelope}
+    return tuple(row.values())
+
+
+@pytest.mark.parametrize("kind, payload", [
+    ("view.replaced", replaced(columns=[{"name": "id", "type": "int"}])),  # Column's __init__ sets all four
+    ("view.replaced", {"version": {k: v for k, v in VERSION.items() if k not in ("default_catalog", "summary")},
+                       "current_version_id": 2, "log_entry": LOG_ENTRY}),  # fields set: those given
+    ("view.replaced", replaced(columns=[{"name": "id", "type": "INTEGER", "nullable": "yes"}])),  # lax: True
+    ("view.replaced", {"version": None, "current_version_id": "2", "log_entry": LOG_ENTRY}),  # lax: 2
+    ("view.replaced", {}),
+    ("view.created", {"version": VERSION, "current_version_id": 2, "log_entry": LOG_ENTRY}),
+    ("view.imported", {"source": "test", "versions": [VERSION, {**VERSION, "version_id": 3}],
+                       "current_version_id": 2, "version_log": [LOG_ENTRY, {"timestamp_ms": 6, "version_id": 3}]}),
+    ("view.imported", {"source": "test", "versions": (), "current_version_id": 2, "version_log": []}),
+    ("view.comment_updated", {"comment": None, "actor": "spoofed", "position": 1}),  # the envelope wins
+    ("view.properties_removed", {"removals": ["a", "b"]}),
+    ("view.renamed", {"from_identifier": ["a", "old"]}),
+])
+def test_rows_written_behind_the_librarys_back_read_as_the_models_take_them(kind, payload):
+    """Rows the library did not write, which the event models take: each reads as decode_event makes
+    it, whether StoredEvents builds it or leaves it to decode_event."""
+    from viewstore.log import row_to_event
+
+    row = stored_row(kind, payload)
+    assert_built_alike(row_to_event(row), validated(row), kind)
+
+
+@pytest.mark.parametrize("kind, payload", [
+    ("view.replaced", replaced(default_namespace=None)),
+    ("view.replaced", replaced(summary=None)),
+    ("view.replaced", replaced(summary={"k": 1})),
+    ("view.replaced", replaced(version_id="2")),
+    ("view.replaced", replaced(version_id=2**31)),
+    ("view.replaced", replaced(timestamp_ms=5.0)),
+    ("view.replaced", replaced(surprise=1)),
+    ("view.replaced", replaced(columns=[{"name": " ", "type": "int"}])),
+    ("view.replaced", replaced(columns=[{"name": "id", "type": "no such type"}])),
+    ("view.replaced", replaced(columns=[{"name": "id", "type": "int", "comment": 5}])),
+    ("view.replaced", replaced(columns=[{"name": "id", "type": "int", "extra": 1}])),
+    ("view.replaced", replaced(columns=[{"type": "int"}])),
+    ("view.replaced", replaced(columns={"name": "id", "type": "int"})),
+    ("view.replaced", replaced(representations=[{"dialect": "", "sql": "SELECT 1"}])),
+    ("view.replaced", replaced(representations=[{"dialect": "spark ", "sql": "SELECT 1"}])),
+    ("view.replaced", replaced(representations=[{"dialect": "\x1c", "sql": "SELECT 1"}])),
+    ("view.replaced", replaced(representations=[{"dialect": "spark", "sql": " \n"}])),
+    ("view.replaced", replaced(representations=[{"dialect": "spark", "sql": b"SELECT 1".hex()}, 7])),
+    ("view.replaced", {"version": VERSION, "current_version_id": 2, "log_entry": {"timestamp_ms": 5}}),
+    ("view.replaced", {"version": VERSION, "current_version_id": 2, "log_entry": {**LOG_ENTRY, "version_id": "2"}}),
+    ("view.replaced", {"version": VERSION, "current_version_id": 2, "log_entry": LOG_ENTRY, "surprise": 1}),
+    ("view.replaced", {"version": [VERSION]}),
+    ("view.imported", {"source": "test", "versions": [VERSION, None], "current_version_id": 2, "version_log": []}),
+    ("view.imported", {"source": "test", "versions": [VERSION], "current_version_id": 2, "version_log": [[5, 2]]}),
+    ("view.imported", {"source": "test", "versions": {"a": VERSION}, "current_version_id": 2, "version_log": []}),
+    ("view.comment_updated", {"comment": 3}),
+    ("view.comment_updated", {}),
+    ("view.exploded", {}),
+])
+def test_damaged_rows_end_in_the_corrupt_log_error_validation_raises(kind, payload):
+    """Each kind of damage the other tests plant, and more in the versions StoredEvents builds: the
+    read ends in decode_event's own CorruptLogError, message and all."""
+    from viewstore.log import row_to_event
+
+    row = stored_row(kind, payload)
+    with pytest.raises(CorruptLogError) as expected:
+        validated(row)
+    with pytest.raises(CorruptLogError) as raised:
+        row_to_event(row)
+    assert str(raised.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("field, value", [("position", "9"), ("commit_id", 1), ("view_id", None),
+                                          ("stream_version", 2.5), ("actor", 7), ("occurred_at", "late")])
+def test_an_envelope_of_another_type_reads_as_validation_reads_it(field, value):
+    """A column of the envelope holding another type (SQLite stores what it is given): the event, or
+    the CorruptLogError, that validation makes of it."""
+    from viewstore.log import row_to_event
+
+    row = stored_row("view.replaced", replaced(), **{field: value})
+    try:
+        want = validated(row)
+    except CorruptLogError as e:
+        with pytest.raises(CorruptLogError, match="position"):
+            row_to_event(row)
+        assert str(e)
+    else:
+        assert_built_alike(row_to_event(row), want)

@@ -14,13 +14,15 @@ version-log entry, so that the projections only ever apply facts and never re-de
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Callable, ClassVar, Literal, Union
+from typing import Annotated, Any, Callable, ClassVar, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import NotRequired, TypedDict
 
 from .errors import CorruptLogError
-from .model import Int32, Int64, SecurityMode, VersionLogEntry, ViewVersion, identifier_str
+from .model import (Column, Int32, Int64, SecurityMode, SQLRepresentation, VersionLogEntry, ViewVersion,
+                    check_column_name, check_dialect, check_sql, identifier_str)
+from .types import parse_type
 
 __all__ = [
     "Event",
@@ -42,6 +44,7 @@ __all__ = [
     "payload_readers",
     "check_stored_version",
     "check_stored_definition",
+    "StoredEvents",
 ]
 
 _EVENT_CONFIG = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -342,3 +345,120 @@ def payload_readers() -> dict[str, Callable[[str | bytes], Any]]:
     not the payload the library writes for that type. The dict is shared: do not change it.
     """
     return _READERS
+
+
+# -- stored rows read into events --------------------------------------------------------------------
+# events() and history() build a model of every row they read. Validated whole (decode_event), an
+# event that carries a version costs several times one that does not: the version models have an
+# __init__ of their own, which validation calls for the version, each of its columns and
+# representations, and its log entry. So StoredEvents checks a stored version as the fold does (its
+# stored shape, strict, then the models' own rules: the column types parse, the names, dialects and SQL
+# pass), builds its models from the checked values (the very objects validation makes of them, the
+# fields set included; a test compares them type by type), and validates the event with its own class,
+# the built models in place (pydantic takes a model instance as it is). A row that fails any of this
+# goes the slow way, decode_event, which takes what the models take or raises CorruptLogError.
+
+_set = object.__setattr__
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _trusted(cls: type[_M], values: dict[str, Any], fields_set: set[str]) -> _M:
+    """A model of checked values, as validation makes it (see ``model.AuditInfo.trusted``)."""
+    model = cls.__new__(cls)
+    _set(model, "__dict__", values)
+    _set(model, "__pydantic_fields_set__", fields_set)
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model
+
+
+_check_log_entry: Callable[[Any], dict[str, Any]] = TypeAdapter(_LogEntryData).validator.validate_python
+
+#: the payload fields that hold version models
+_VERSION_FIELDS = ("version", "log_entry", "versions", "version_log")
+
+#: for each event type, its class's validator and which of its fields hold version models
+_CLASSES: dict[str, tuple[Callable[[Any], Any], tuple[str, ...]]] = {
+    kind: (cls.__pydantic_validator__.validate_python, tuple(n for n in cls.model_fields if n in _VERSION_FIELDS))
+    for kind, cls in EVENT_TYPES.items()}
+
+
+class StoredEvents:
+    """Builds the events of stored rows, for one read: within it, equal columns, representations and
+    identifiers are one object each (immutable values, as ``types.parse_type`` shares its types), as
+    a view's versions mostly repeat its columns and all but one of its representations."""
+
+    __slots__ = ("_columns", "_representations", "_identifiers")
+
+    def __init__(self) -> None:
+        self._columns: dict[tuple[Any, ...], Column] = {}
+        self._representations: dict[tuple[str, str], SQLRepresentation] = {}
+        self._identifiers: dict[str, tuple[str, ...]] = {}
+
+    def identifier(self, text: str) -> tuple[str, ...]:
+        """A stored identifier (``a.b``) as the tuple of its parts."""
+        parts = self._identifiers.get(text)
+        if parts is None:
+            parts = self._identifiers[text] = tuple(text.split("."))
+        return parts
+
+    def event(self, position: Any, commit_id: Any, view_id: Any, stream_version: Any, kind: Any,
+              identifier: tuple[str, ...], actor: Any, occurred_at: Any, payload: dict[str, Any]) -> Event | None:
+        """The event of a stored row, its payload parsed (a dict, which this changes), when its type
+        is known and every field is one the models take; else None, and the caller decodes the row
+        with :func:`decode_event`, which raises the CorruptLogError of a damaged one."""
+        known = _CLASSES.get(kind)
+        if known is None:
+            return None
+        validate, version_fields = known
+        try:
+            for name in version_fields:
+                value = payload.get(name)
+                if value is None:
+                    continue
+                if name == "version":
+                    payload[name] = self._version(value)
+                elif name == "log_entry":
+                    payload[name] = _log_entry(value)
+                elif type(value) is list:  # else as it is: the class takes it as validation would, or not
+                    payload[name] = tuple([self._version(v) if name == "versions" else _log_entry(v) for v in value])
+            # the envelope over the payload, as decode_event merges them
+            payload.update(position=position, commit_id=commit_id, view_id=view_id, stream_version=stream_version,
+                           type=kind, identifier=identifier, actor=actor, occurred_at=occurred_at)
+            event: Event = validate(payload)
+        except Exception:  # whatever failed, decode_event does what it always did with the row
+            return None
+        return event
+
+    def _version(self, stored: Any) -> ViewVersion:
+        data = check_stored_version(stored)
+        return _trusted(ViewVersion, {
+            "version_id": data["version_id"], "timestamp_ms": data["timestamp_ms"], "schema_id": data["schema_id"],
+            "columns": tuple([self._column(c) for c in data["columns"]]),
+            "representations": tuple([self._representation(r) for r in data["representations"]]),
+            "default_catalog": data.get("default_catalog"),
+            "default_namespace": tuple(data.get("default_namespace", ())), "summary": data.get("summary", {})},
+            set(data))  # ViewVersion's __init__ passes what it is given
+
+    def _column(self, data: dict[str, Any]) -> Column:
+        key = (data["name"], data["type"], data.get("comment"), data.get("nullable", True))
+        column = self._columns.get(key)
+        if column is None:
+            column = self._columns[key] = _trusted(  # Column's __init__ passes every field: all four are set
+                Column, {"name": check_column_name(key[0]), "type": parse_type(key[1]), "comment": key[2],
+                         "nullable": key[3]}, {"name", "type", "comment", "nullable"})
+        return column
+
+    def _representation(self, data: dict[str, Any]) -> SQLRepresentation:
+        key = (data["dialect"], data["sql"])
+        representation = self._representations.get(key)
+        if representation is None:
+            representation = self._representations[key] = _trusted(
+                SQLRepresentation, {"dialect": check_dialect(key[0]), "sql": check_sql(key[1])}, {"dialect", "sql"})
+        return representation
+
+
+def _log_entry(stored: Any) -> VersionLogEntry:
+    data = _check_log_entry(stored)
+    return _trusted(VersionLogEntry, {"timestamp_ms": data["timestamp_ms"], "version_id": data["version_id"]},
+                    set(data))

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar, cast
 import orjson
 
 from .errors import ConcurrencyError, CorruptLogError, ValidationError, ViewStoreError
-from .events import Event, decode_event
+from .events import Event, StoredEvents, decode_event
 
 __all__ = ["connect", "holds_nothing", "transaction", "savepoint", "snapshot", "EventLog", "QueryRows", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps",
            "loads", "collector_paused", "read_store_id", "make_store_id"]
@@ -657,7 +657,7 @@ def dumps(value: Any) -> str:
 loads: Callable[[str | bytes], Any] = orjson.loads
 
 
-def _row_to_event(row: Sequence[Any]) -> Event:
+def _row_to_event(row: Sequence[Any], stored: StoredEvents | None = None) -> Event:
     position, commit_id, view_id, stream_version, type_, identifier, actor, occurred_at, payload = row
     try:
         data = loads(payload)
@@ -666,10 +666,27 @@ def _row_to_event(row: Sequence[Any]) -> Event:
     if not isinstance(data, dict) or not isinstance(identifier, str):
         raise CorruptLogError(f"event at position {position} has a payload that is not a JSON object, "
                               "or an identifier that is not text")
+    if stored is None:
+        stored = StoredEvents()
+    parts = stored.identifier(identifier)
+    event = stored.event(position, commit_id, view_id, stream_version, type_, parts, actor, occurred_at, data)
+    if event is not None:
+        return event
     envelope = {"position": position, "commit_id": commit_id, "view_id": view_id,
-                "stream_version": stream_version, "type": type_, "identifier": tuple(identifier.split(".")),
+                "stream_version": stream_version, "type": type_, "identifier": parts,
                 "actor": actor, "occurred_at": occurred_at}
-    return decode_event(envelope, data)
+    return decode_event(envelope, loads(payload))  # parsed again: StoredEvents.event changes the dict
+
+
+def _events(cursor: sqlite3.Cursor) -> list[Event]:
+    """The events of a cursor's rows, each decoded as it is read (call it with the collector paused:
+    see :class:`collector_paused`). No list of every row is made first: keeping the rows alive until
+    they are decoded cost more than reading them."""
+    stored = StoredEvents()
+    try:
+        return [_row_to_event(r, stored) for r in cursor]
+    finally:
+        cursor.close()  # a damaged row ends the read there
 
 
 class collector_paused:
@@ -742,7 +759,7 @@ class EventLog:
             params.append(limit)
         return self.conn.execute(sql, params).fetchall()
 
-    def stream_cursor(self, view_id: str, *, after_version: int = 0) -> Iterator[tuple[Any, ...]]:
+    def stream_cursor(self, view_id: str, *, after_version: int = 0) -> sqlite3.Cursor:
         """Raw rows of one stream in stream order after a version, read as the caller iterates.
 
         A caller that stops early (``as_of``: at the first event after the time) reads no further.
@@ -752,7 +769,7 @@ class EventLog:
 
     def stream(self, view_id: str) -> list[Event]:
         with collector_paused():
-            return [_row_to_event(r) for r in self.stream_rows(view_id)]
+            return _events(self.stream_cursor(view_id))
 
     def streams_that_took(self, identifier: str, *, until_ms: int | None = None) -> list[str]:
         """Streams that took this identifier (created, imported or renamed to it; up to a time), newest first.
@@ -790,14 +807,24 @@ class EventLog:
               since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,
               limit: int | None = None, newest_first: bool = False) -> list[Event]:
         """Events matching every filter given, in log order (or the reverse)."""
-        with collector_paused():  # the rows too: a long list of tuples is what the collector walks
-            return [_row_to_event(r) for r in self.rows(view_ids=view_ids, actor=actor, since=since, until=until,
-                                                        types=types, limit=limit, newest_first=newest_first)]
+        with collector_paused():
+            cursor = self._select(view_ids=view_ids, actor=actor, since=since, until=until, types=types, limit=limit,
+                                  newest_first=newest_first)
+            return [] if cursor is None else _events(cursor)
 
     def rows(self, *, view_ids: Iterable[str] | None = None, actor: str | None = None,
              since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,
              limit: int | None = None, newest_first: bool = False) -> list[tuple[Any, ...]]:
         """Raw rows (columns as in :data:`EVENT_COLUMNS`) matching every filter given, in log order
+        or, with ``newest_first``, the reverse (so a ``limit`` keeps the latest events); see
+        :meth:`_select` for the plans."""
+        cursor = self._select(view_ids=view_ids, actor=actor, since=since, until=until, types=types, limit=limit,
+                              newest_first=newest_first)
+        return [] if cursor is None else cursor.fetchall()
+
+    def _select(self, *, view_ids: Iterable[str] | None, actor: str | None, since: int | None, until: int | None,
+                types: Iterable[str] | None, limit: int | None, newest_first: bool) -> sqlite3.Cursor | None:
+        """The cursor of the rows (columns as in :data:`EVENT_COLUMNS`) matching every filter given, in log order
         or, with ``newest_first``, the reverse (so a ``limit`` keeps the latest events).
 
         Which index answers depends on the filters; every plan reads exactly the rows the filters
@@ -823,7 +850,7 @@ class EventLog:
         if view_ids is not None:
             ids = list(view_ids)
             if not ids:
-                return []
+                return None
             where.append(f"view_id IN ({', '.join('?' * len(ids))})")
             params.extend(ids)
         keyed = actor is not None or since is not None or until is not None
@@ -852,7 +879,7 @@ class EventLog:
             where.append(f"type IN ({', '.join('?' * len(kinds))})")
             params.extend(kinds)
         sql = select + (" WHERE " + " AND ".join(where) if where else "") + order + cap
-        return self.conn.execute(sql, params).fetchall()
+        return self.conn.execute(sql, params)
 
     def _few_named(self) -> bool:
         """Whether the events that name a stream are at most one in :data:`NAMED_SHARE` of the log.

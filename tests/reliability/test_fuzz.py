@@ -650,6 +650,39 @@ def test_damaged_event_rows_end_in_corrupt_log_error(every_event_type, tmp_path_
             _read(call)
 
 
+@SETTINGS
+@given(data=st.data())
+def test_a_damaged_row_reads_as_validating_the_whole_event_reads_it(every_event_type, data):
+    """events() and history() build the library's own rows without validating each event whole
+    (events.StoredEvents). Whatever a damaged row holds, they answer what whole validation does
+    (decode_event): the same event, built alike model by model, or the same CorruptLogError."""
+    import orjson
+    from test_events import assert_built_alike, validated
+
+    from viewstore.errors import CorruptLogError
+    from viewstore.log import row_to_event
+
+    kind, payload = data.draw(damaged_payload(every_event_type[2]))
+    CASES["damaged log row, read alone"] += 1
+    row = (9, "damaged", "another", 1, kind, "fuzz.v", "intruder", 4102444800000, payload)
+    try:
+        parsed = orjson.loads(payload)  # as the log parses it
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):  # not a JSON object: refused before any event is built
+        with pytest.raises(CorruptLogError):
+            row_to_event(row)
+        return
+    try:
+        want = validated(row)
+    except CorruptLogError as refused:
+        with pytest.raises(CorruptLogError) as raised:
+            row_to_event(row)
+        assert str(raised.value) == str(refused)
+    else:
+        assert_built_alike(row_to_event(row), want)
+
+
 # -- damaged projections ----------------------------------------------------------------------
 # The projection tables are derived data: no trigger guards them, and rebuild() exists to repair
 # them. Whatever one cell is changed to, reads raise a ViewStoreError or succeed, and rebuild()
