@@ -326,6 +326,39 @@ def test_decoding_events_pauses_the_garbage_collector_and_puts_it_back(tmp_path)
         gc.enable()
 
 
+def test_decoded_events_are_left_in_the_oldest_generation_unless_the_program_froze_objects(tmp_path):
+    """Left young, every event decoded would be walked by the first collection after the read (a fifth
+    of events()): the read moves them to the oldest generation instead (gc.freeze, then gc.unfreeze),
+    unless the program froze objects of its own, which must stay frozen."""
+    import gc
+
+    log = EventLog(connect(tmp_path / "x.db"))
+    with transaction(log.conn):
+        log.append([event(version) for version in range(1, 1001)])
+
+    def generations(*objects):
+        """young, old (the oldest generation) or frozen (in none), for each object"""
+        gc.disable()  # looking allocates: no collection may move them meanwhile
+        young = {id(o) for g in (0, 1) for o in gc.get_objects(generation=g)}
+        old = {id(o) for o in gc.get_objects(generation=2)}
+        gc.enable()
+        return {"young" if id(o) in young else "old" if id(o) in old else "frozen" for o in objects}
+
+    for call in (log.query, lambda: log.stream("view-1")):
+        gc.collect()
+        events = call()
+        assert len(events) == 1000 and generations(*events) == {"old"} and gc.isenabled()
+    mine = [[]]  # an object of the program's, which it freezes
+    gc.collect()
+    gc.freeze()
+    try:
+        events = log.query()
+        assert generations(*events) == {"young"} and generations(mine) == {"frozen"} and gc.isenabled()
+    finally:
+        gc.unfreeze()
+    assert generations(mine) == {"old"}
+
+
 def test_the_signal_watch_ends_the_query_at_the_check_where_a_handler_raised():
     """SQLite's progress handler of a query: 0 goes on; what a signal's handler raises inside it is
     kept and answered with 1, which ends the query there. Were it answered with 0, a query that
