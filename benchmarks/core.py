@@ -1,4 +1,5 @@
-"""The store's own benchmarks: commits, loads, as_of, listing, rebuild, audit queries, storage.
+"""The store's own benchmarks: commits, loads, as_of, listing, rebuild, reading events, audit queries,
+storage.
 
 Each function takes the run's :class:`Context` and returns result rows. Figures and comparators
 are interleaved round by round (see :mod:`benchmarks.harness`).
@@ -43,6 +44,7 @@ class Sizes:
     log_events: int
     log_views: int
     rebuild_rounds: int
+    events_rounds: int
     audit_window: int
     audit_rounds: int
     spark_views: int
@@ -51,12 +53,12 @@ class Sizes:
 
 FULL = Sizes(rounds=15, commits=1000, history_versions=100, history_commits=300, iceberg_commits=30,
              load_calls=2000, iceberg_loads=100, as_of_events=10_000, as_of_calls=100, list_total=100_000,
-             list_namespaces=10, log_events=1_000_000, log_views=5000, rebuild_rounds=5, audit_window=1000,
+             list_namespaces=10, log_events=1_000_000, log_views=5000, rebuild_rounds=5, events_rounds=3, audit_window=1000,
              audit_rounds=7, spark_views=1000, spark_rounds=3)
 
 QUICK = Sizes(rounds=2, commits=30, history_versions=5, history_commits=10, iceberg_commits=3, load_calls=50,
               iceberg_loads=5, as_of_events=150, as_of_calls=5, list_total=200, list_namespaces=4,
-              log_events=1500, log_views=30, rebuild_rounds=1, audit_window=20, audit_rounds=2, spark_views=5,
+              log_events=1500, log_views=30, rebuild_rounds=1, events_rounds=1, audit_window=20, audit_rounds=2, spark_views=5,
               spark_rounds=1)
 
 
@@ -482,6 +484,31 @@ def bench_rebuild(ctx: Context) -> list[Result]:
                    {"rows_written": repaired})]
 
 
+def bench_events(ctx: Context) -> list[Result]:
+    """``events()`` of the whole big log, every event built, beside the bare read of rebuild's row."""
+    log = ctx.event_log()
+    with ViewStore(log.path, actor="bench") as store, closing(sqlite3.connect(log.path)) as bare_conn:
+        bare = _bare_read(bare_conn)
+
+        def events() -> float:
+            start = time.perf_counter()
+            found = store.events()
+            per_second = len(found) / (time.perf_counter() - start)
+            assert len(found) == log.events
+            del found  # freed outside the timing
+            return per_second
+
+        paired = interleave(ctx.sizes.events_rounds, events, bare)
+    sm = paired.summary()
+    us, bare_us = 1e6 / sm["figure"], 1e6 / sm["comparator"]
+    return [Result("events_whole_log", f"events() of the whole {log.events:,}-event log (every row read and built "
+                   "into its event model, checked)", us, "µs/event",
+                   f"a bare read of the same rows, payloads parsed, no checks, no models (this machine's pace, "
+                   f"not an alternative): {fmt(bare_us, 'µs/row')}", bare_us, 1 / sm["ratio"],
+                   f"{1 / sm['ratio']:.1f} × a bare read's time", "reported", None,
+                   {"per_round_events_per_s": paired.figure, "bare_read_per_round_rows_per_s": paired.comparator})]
+
+
 def _audit_window(path: Path, actor: str, size: int) -> tuple[int, int]:
     """A time range holding about ``size`` of the actor's events, from the middle of the log."""
     conn = sqlite3.connect(path)
@@ -594,6 +621,7 @@ CORE = {
     "history": bench_history_commits,
     "load_view": bench_load_view,
     "rebuild": bench_rebuild,
+    "events": bench_events,
     "audit": bench_audit,
     "as_of": bench_as_of,
     "list_views": bench_list_views,

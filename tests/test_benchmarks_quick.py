@@ -37,7 +37,7 @@ def check(results, names):
 def test_every_core_benchmark_runs_at_tiny_sizes(tmp_path):
     results = run(list(CORE), quick=True, workdir=tmp_path, say=lambda message: None)
     check(results, ["alter_view_commits", "alter_view_sql_floor", "alter_view_in_transactions", "history_commits", "history_commits_full", "load_view",
-                    "load_view_after_commit", "load_view_after_change", "rebuild", "rebuild_from_empty", "audit_query", "audit_time_range", "audit_type", "audit_latest",
+                    "load_view_after_commit", "load_view_after_change", "rebuild", "rebuild_from_empty", "events_whole_log", "audit_query", "audit_time_range", "audit_type", "audit_latest",
                     "load_view_as_of", "list_views", "storage",
                     "durability"])
     by_name = {r.name: r for r in results}
@@ -49,6 +49,8 @@ def test_every_core_benchmark_runs_at_tiny_sizes(tmp_path):
     rebuild = by_name["rebuild"].details
     assert len(rebuild["per_round"]) == len(rebuild["bare_read_per_round"]) >= 1
     assert by_name["rebuild"].comparator_figure == statistics.median(rebuild["bare_read_per_round"])
+    events = by_name["events_whole_log"]  # µs per event beside µs per row of the bare read
+    assert events.comparator_figure == 1e6 / statistics.median(events.details["bare_read_per_round_rows_per_s"])
 
 
 def test_the_command_prints_a_table_and_writes_json(tmp_path, capsys):
