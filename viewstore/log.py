@@ -701,10 +701,12 @@ class collector_paused:
 
     Left young, they would all be walked by the first collection after the block (the next
     allocation sets it off): about 0.6 µs for each of the four or so an event holds, a fifth of
-    ``events()``. So the block ends by moving every object the collector tracks into its oldest
-    generation (``gc.freeze()`` then ``gc.unfreeze()``: no walk), which full collections walk as they
-    walk every long-lived object. It does not when the program has frozen objects of its own
-    (``gc.get_freeze_count()``): unfreezing would hand them back to the collector.
+    ``events()``. So a block that leaves at least :data:`MANY_YOUNG` young objects ends by moving
+    every object the collector tracks into its oldest generation (``gc.freeze()`` then
+    ``gc.unfreeze()``: no walk), which full collections walk as they walk every long-lived object.
+    A smaller one leaves them young, as the program's own (a walk of them costs little); so does any
+    block when the program has frozen objects of its own (``gc.get_freeze_count()``): unfreezing
+    would hand them back to the collector.
     """
 
     __slots__ = ("paused",)
@@ -716,10 +718,16 @@ class collector_paused:
 
     def __exit__(self, *exc: object) -> None:
         if self.paused:
-            if not gc.get_freeze_count():
+            if gc.get_count()[0] >= MANY_YOUNG and not gc.get_freeze_count():
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
+
+
+#: how many young objects a :class:`collector_paused` block leaves (as ``gc.get_count()`` counts them)
+#: before it moves them to the oldest generation: those of about 2,300 events, whose walk would cost
+#: some 6 ms (a read of fewer promotes none of the program's young objects with them)
+MANY_YOUNG = 10_000
 
 
 class EventLog:
