@@ -137,6 +137,8 @@ def test_stored_rows_read_into_the_events_validation_makes(store):
     (StoredEvents): what they build is what decode_event makes of each row, model by model, and every
     row the library wrote takes that way (else the slow way would have answered, and this would prove
     nothing of it)."""
+    import orjson
+
     from viewstore.events import StoredEvents
     from viewstore.log import row_to_event
 
@@ -144,7 +146,7 @@ def test_stored_rows_read_into_the_events_validation_makes(store):
     rows = store.event_rows()
     assert {r[4] for r in rows} == set(EVENT_TYPES)
     for row in rows:
-        assert StoredEvents().event(*row[:5], tuple(row[5].split(".")), *row[6:8], __import__("orjson").loads(row[8]))
+        assert StoredEvents().event(*row[:5], tuple(row[5].split(".")), *row[6:8], orjson.loads(row[8])), row[4]
         assert_built_alike(row_to_event(row), validated(row), row[4])
     assert_built_alike(store.events(), [validated(r) for r in rows])
     assert_built_alike(store.history("a.w"), [validated(r) for r in rows if r[5] in ("a.v", "a.w")])
@@ -247,9 +249,9 @@ def test_an_envelope_of_another_type_reads_as_validation_reads_it(field, value):
     row = stored_row("view.replaced", replaced(), **{field: value})
     try:
         want = validated(row)
-    except CorruptLogError as e:
-        with pytest.raises(CorruptLogError, match="position"):
+    except CorruptLogError as refused:
+        with pytest.raises(CorruptLogError) as raised:
             row_to_event(row)
-        assert str(e)
+        assert str(raised.value) == str(refused)
     else:
         assert_built_alike(row_to_event(row), want)
