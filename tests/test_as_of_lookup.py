@@ -52,6 +52,37 @@ def test_streams_that_took_a_name_are_the_streams_that_carried_it(tmp_path):
     store.close()
 
 
+def _let_go_plainly(log: EventLog, identifier: str) -> tuple | None:
+    """The plain answer, over every event of the stream that carried the identifier last: the event
+    after its last one under the name (or that one, a drop), and its last event."""
+    carried = _streams_that_carried(log, identifier)
+    if not carried:
+        return None
+    rows = log.stream_rows(carried[0])  # position, commit, view_id, version, type, identifier, actor, time, ...
+    under = max(i for i, row in enumerate(rows) if row[5] == identifier)
+    gone = rows[under] if rows[under][4] == "view.dropped" else rows[under + 1] if under + 1 < len(rows) else None
+    if gone is None:
+        return None
+    return (gone[4], gone[5], gone[6], gone[7]), (rows[-1][4], rows[-1][5])
+
+
+def test_what_a_name_s_last_holder_let_go_by_is_the_plain_answer(tmp_path):
+    store = ViewStore(tmp_path / "s.db", actor="a")
+    log = EventLog(connect(tmp_path / "s.db"))
+    rng = random.Random(11)
+    kinds = set()
+    for _ in range(30):  # every name, after every few steps of a random history
+        _random_history(store, rng, 15)
+        for name in NAMES + ["a.never"]:
+            found = log.let_go(name)
+            assert found == _let_go_plainly(log, name), name
+            assert (found is None) == (store.view_exists(name) or name == "a.never")  # a live view let go of nothing
+            kinds |= {found[0][0], found[1][0]} if found else set()
+    assert {"view.renamed", "view.dropped"} <= kinds  # both ends, and views that went on after them, were met
+    assert len(kinds) > 2
+    store.close()
+
+
 def test_as_of_equals_a_plain_fold(tmp_path):
     """Snapshots (as_of folds copies of the parsed ones, which share their versions) and the early
     stop give what folding every event gives."""

@@ -404,22 +404,116 @@ def test_events_of_a_name_no_view_ever_had_is_no_such_view_as_history_says(store
     assert store.events(actor="nobody") == [] and store.event_rows(types="view.replaced") == []
 
 
+def _at(event):
+    """How a no-such-view message dates and signs an event: to the second, in UTC, and its actor."""
+    return f"at {event.occurred_at_datetime.strftime('%Y-%m-%d %H:%M:%S')} UTC by {event.actor}"
+
+
+def _missing(call):
+    with pytest.raises(NoSuchViewError) as raised:
+        call()
+    return str(raised.value)
+
+
 def test_no_such_view_says_when_a_view_of_that_name_is_gone_rather_than_never_was(store):
     make(store)
     make(store, "sales.other")
+    store.actor = "bob"
     store.rename_view("sales.daily", "sales.renamed")
     store.drop_view("sales.other")
-    gone = "(a view of that name was dropped or renamed; its history remains)"
+    renamed, dropped = store.history("sales.renamed")[-1], store.history("sales.other")[-1]
+    expected = {"sales.daily": f"no such view: sales.daily (renamed to sales.renamed (live) {_at(renamed)}; "
+                               "its history remains)",
+                "sales.other": f"no such view: sales.other (dropped {_at(dropped)}; its history remains)"}
+    assert " by bob" in expected["sales.daily"] and renamed.actor == dropped.actor == "bob"
     for name in ("sales.daily", "sales.other"):
         for call in (lambda: store.load_view(name), lambda: store.alter_view(name, ViewChange.update_comment("x")),
-                     lambda: store.rollback_view(name, 1)):
-            with pytest.raises(NoSuchViewError) as raised:
-                call()
-            assert str(raised.value) == f"no such view: {name} {gone}"
+                     lambda: store.rollback_view(name, 1), lambda: store.rename_view(name, "sales.elsewhere"),
+                     lambda: store.export_hms(name, "trino")):
+            assert _missing(call) == expected[name]
         assert store.history(name)  # as the message says
-    with pytest.raises(NoSuchViewError) as raised:
-        store.load_view("sales.never")
-    assert str(raised.value) == "no such view: sales.never"
+    assert _missing(lambda: store.load_view("sales.never")) == "no such view: sales.never"
+
+
+def test_no_such_view_follows_the_view_that_held_the_name_last(tmp_path):
+    path = tmp_path / "fates.db"
+    store = ViewStore(path, actor="alice")
+    make(store, "a.renamed_twice")
+    store.rename_view("a.renamed_twice", "a.middle")
+    make(store, "a.gone_after")
+    store.actor = "carol"
+    store.rename_view("a.middle", "a.last")
+    store.rename_view("a.gone_after", "a.then_dropped")
+    store.drop_view("a.then_dropped")
+    make(store, "a.twice_gone")
+    store.rename_view("a.twice_gone", "a.twice_gone_elsewhere")
+    store.drop_view("a.twice_gone_elsewhere")
+    store.close()
+    store = ViewStore(path, actor="dave")  # from the file: nothing remembered by the store that wrote it
+    first = store.history("a.last")
+    gone = store.history("a.then_dropped")
+    assert _missing(lambda: store.load_view("a.renamed_twice")) == (
+        f"no such view: a.renamed_twice (renamed to a.middle {_at(first[1])}, now a.last (live); its history remains)")
+    assert _missing(lambda: store.load_view("a.middle")) == (
+        f"no such view: a.middle (renamed to a.last (live) {_at(first[2])}; its history remains)")
+    assert _missing(lambda: store.load_view("a.gone_after")) == (
+        f"no such view: a.gone_after (renamed to a.then_dropped {_at(gone[1])}, since dropped; its history remains)")
+    assert _missing(lambda: store.load_view("a.then_dropped")) == (
+        f"no such view: a.then_dropped (dropped {_at(gone[2])}; its history remains)")
+    elsewhere = store.history("a.twice_gone_elsewhere")
+    assert _missing(lambda: store.alter_view("a.twice_gone", ViewChange.update_comment("x"))) == (
+        f"no such view: a.twice_gone (renamed to a.twice_gone_elsewhere {_at(elsewhere[1])}, since dropped; "
+        "its history remains)")
+    assert first[1].actor == "alice" and first[2].actor == gone[2].actor == "carol"
+    # a view renamed on twice, then dropped: the name it was dropped under
+    store.rename_view("a.last", "a.final")
+    store.drop_view("a.final")
+    assert _missing(lambda: store.load_view("a.renamed_twice")) == (
+        f"no such view: a.renamed_twice (renamed to a.middle {_at(first[1])}, since dropped as a.final; "
+        "its history remains)")
+    store.close()
+
+
+def test_no_such_view_tells_of_the_last_view_to_hold_a_reused_name(store):
+    make(store)
+    store.rename_view("sales.daily", "sales.first")  # the first view lives on under another name
+    store.actor = "bob"
+    make(store)  # another view takes the name, and is dropped
+    store.drop_view("sales.daily")
+    dropped = store.history("sales.daily")[-1]
+    assert dropped.view_id != store.load_view("sales.first").uuid and dropped.type == "view.dropped"
+    assert _missing(lambda: store.load_view("sales.daily")) == (
+        f"no such view: sales.daily (dropped {_at(dropped)}; its history remains)")
+    # the first view comes back to the name and is renamed away again: it held it last
+    store.rename_view("sales.first", "sales.daily")
+    store.rename_view("sales.daily", "sales.second")
+    back = store.history("sales.second")[-1]
+    assert _missing(lambda: store.load_view("sales.daily")) == (
+        f"no such view: sales.daily (renamed to sales.second (live) {_at(back)}; its history remains)")
+
+
+def test_no_such_view_inside_a_transaction_tells_of_the_block_s_own_writes(store):
+    make(store)
+    with store.transaction():
+        make(store, "sales.staging")
+        store.rename_view("sales.staging", "sales.ready")
+        store.drop_view("sales.daily")
+        staged = store.history("sales.ready")[-1]
+        dropped = store.history("sales.daily")[-1]
+        assert _missing(lambda: store.load_view("sales.staging")) == (  # not yet committed, known in the block
+            f"no such view: sales.staging (renamed to sales.ready (live) {_at(staged)}; its history remains)")
+        assert _missing(lambda: store.alter_view("sales.daily", ViewChange.update_comment("x"))) == (
+            f"no such view: sales.daily (dropped {_at(dropped)}; its history remains)")
+    assert _missing(lambda: store.load_view("sales.staging")) == (  # and the same once committed
+        f"no such view: sales.staging (renamed to sales.ready (live) {_at(staged)}; its history remains)")
+
+
+def test_no_such_view_shows_an_actor_that_is_not_printable_as_a_literal(store):
+    store.actor = "bob\nrm"
+    make(store)
+    store.drop_view("sales.daily")
+    message = _missing(lambda: store.load_view("sales.daily"))
+    assert "\n" not in message and message.endswith(" by 'bob\\nrm'; its history remains)")
 
 
 def test_an_until_that_is_a_date_alone_includes_that_whole_day(store):

@@ -119,13 +119,32 @@ def test_a_side_where_the_view_did_not_exist_is_no_such_view(store):
         store.diff_view("sales.daily", before=store.history("sales.daily")[0], after=before_it)
     store.drop_view("sales.daily")
     created, dropped = store.history("sales.daily")
-    with pytest.raises(NoSuchViewError, match=r"^after \(now\): no such view: sales.daily \(a view of that name was "
-                                              r"dropped or renamed; its history remains\)$"):
+    when = dropped.occurred_at_datetime.strftime("%Y-%m-%d %H:%M:%S")
+    with pytest.raises(NoSuchViewError) as raised:
         store.diff_view("sales.daily", before=created)  # the side that is missing is named: now, when it is gone
+    assert str(raised.value) == (f"after (now): no such view: sales.daily (dropped at {when} UTC by "
+                                 f"{dropped.actor}; its history remains)")
     with pytest.raises(NoSuchViewError, match="^after: view sales.daily was dropped by that event$"):
         store.diff_view("sales.daily", before=created, after=dropped)
     with pytest.raises(NoSuchViewError, match="^before: view sales.daily was dropped by that event$"):
         store.diff_view("sales.daily", before=dropped, after=created)
+
+
+def test_a_side_renamed_away_since_says_where_the_view_went(store):
+    make(store)
+    created = store.history("sales.daily")[0]
+    store.rename_view("sales.daily", "sales.weekly")
+    renamed = store.history("sales.weekly")[-1]
+    when = renamed.occurred_at_datetime.strftime("%Y-%m-%d %H:%M:%S")
+    with pytest.raises(NoSuchViewError) as raised:
+        store.diff_view("sales.daily", before=created)
+    assert str(raised.value) == (f"after (now): no such view: sales.daily (renamed to sales.weekly (live) at {when} "
+                                 f"UTC by {renamed.actor}; its history remains)")
+    moved = store.diff_view("sales.weekly", before=created)  # where it went: the same view, under its new name
+    assert (moved.before.identifier, moved.after.identifier) == (("sales", "daily"), ("sales", "weekly"))
+    assert moved.before.uuid == moved.after.uuid
+    with pytest.raises(NoSuchViewError, match="^before: no view sales.daily existed at"):  # a time stays a time
+        store.diff_view("sales.daily", before=created.occurred_at - 60_000)
 
 
 def test_a_name_taken_again_compares_the_two_views_that_held_it(store):

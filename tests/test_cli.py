@@ -759,10 +759,39 @@ def test_diff_from_before_the_view_existed_is_an_error(run):
     out = run("diff", "s.v", "--from", "2000-01-01", code=1)
     assert out == "error: before: no view s.v existed at 2000-01-01T00:00:00+00:00\n"
     run("drop", "s.v")
+    dropped = json.loads(run("history", "s.v", "--json"))[-1]
     assert run("diff", "s.v", "--from-event", "1", code=1) == (  # now it is gone: the side is named
-        "error: after (now): no such view: s.v (a view of that name was dropped or renamed; its history remains)\n")
+        f"error: after (now): no such view: s.v (dropped at {_second(dropped)} UTC by carol; its history remains)\n")
     assert run("diff", "s.v", "--from-event", "6", "--to-event", "1", code=1) == \
         "error: before: view s.v was dropped by that event\n"
+
+
+def _second(event_json):
+    """An event's time as a no-such-view message gives it: to the second."""
+    return dt.datetime.fromisoformat(event_json["occurred_at"]).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def test_every_command_on_a_name_renamed_away_says_where_the_view_went(run, tmp_path):
+    create(run, "a.b")
+    run("rename", "a.b", "a.c")
+    renamed = json.loads(run("history", "a.c", "--json"))[-1]
+    message = f"no such view: a.b (renamed to a.c (live) at {_second(renamed)} UTC by carol; its history remains)"
+    for args in (["show", "a.b"], ["alter", "a.b", "--comment", "x"], ["drop", "a.b"], ["rename", "a.b", "a.d"],
+                 ["rollback", "a.b", "1"], ["export", "a.b", "--location", str(tmp_path / "out")],
+                 ["hms", "export", "a.b", "--engine", "trino"]):
+        assert run(*args, code=1) == f"error: {message}\n", args
+    assert run("diff", "a.b", "--from-event", "1", code=1) == f"error: after (now): {message}\n"
+    error = json.loads(run("show", "a.b", "--json", code=1))["error"]
+    assert (error["type"], error["message"]) == ("NoSuchViewError", message)
+    assert run("drop", "a.b", "--if-exists") == "no view a.b; nothing dropped\n"
+    run("drop", "a.c")
+    dropped = json.loads(run("history", "a.c", "--json"))[-1]
+    assert run("show", "a.c", code=1) == (
+        f"error: no such view: a.c (dropped at {_second(dropped)} UTC by carol; its history remains)\n")
+    assert run("drop", "a.b", code=1) == (
+        f"error: no such view: a.b (renamed to a.c at {_second(renamed)} UTC by carol, since dropped; "
+        "its history remains)\n")
+    assert run("drop", "a.never", code=1) == "error: no such view: a.never\n"
 
 
 def test_a_mistyped_db_is_an_error_not_an_empty_catalog(run, tmp_path):

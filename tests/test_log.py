@@ -262,6 +262,28 @@ def _plan(log, **filters):
     return [r[3] for r in log.conn.execute("EXPLAIN QUERY PLAN " + statements[-1])]  # (the rows' own, last)
 
 
+def test_what_a_name_s_holder_let_go_by_is_one_statement_of_index_seeks(tmp_path):
+    from viewstore import ViewChange, ViewStore
+
+    with ViewStore(tmp_path / "x.db", actor="a") as store:
+        store.create_view("a.b", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="a")
+        for i in range(50):  # a busy stream: its events are sought by its key, not scanned
+            store.alter_view("a.b", ViewChange.update_comment(f"c{i}"))
+        store.rename_view("a.b", "a.c")
+    log = EventLog(connect(tmp_path / "x.db"))
+    statements = []
+    log.conn.set_trace_callback(statements.append)
+    try:
+        fate = log.let_go("a.b")
+    finally:
+        log.conn.set_trace_callback(None)
+    assert fate == (("view.renamed", "a.c", "a", fate[0][3]), ("view.renamed", "a.c")) and len(statements) == 1
+    plan = [r[3] for r in log.conn.execute("EXPLAIN QUERY PLAN " + statements[0])]
+    assert "SEARCH events USING INDEX events_naming (identifier=?)" in plan
+    assert not [step for step in plan if step.startswith("SCAN events") or "TEMP B-TREE" in step], plan
+
+
 def test_each_audit_filter_reads_through_an_index_and_sorts_no_whole_rows(tmp_path):
     log = EventLog(connect(tmp_path / "x.db"))
     with transaction(log.conn):

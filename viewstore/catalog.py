@@ -363,10 +363,12 @@ def _expect_missing(ident: Identifier, expected_version: int | None) -> None:
                                    actual=0)
 
 
-def _when(ms: int) -> str:
-    """An epoch-ms time for a message: ISO 8601 when it is a date Python can write."""
+def _when(ms: int, *, utc: bool = False) -> str:
+    """An epoch-ms time for a message: ISO 8601 when it is a date Python can write (with ``utc``, to
+    the second: ``2026-11-26 14:15:02 UTC``)."""
     try:
-        return (_EPOCH + dt.timedelta(milliseconds=ms)).isoformat()
+        moment = _EPOCH + dt.timedelta(milliseconds=ms)
+        return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if utc else moment.isoformat()
     except OverflowError:
         return f"{ms} ms after the epoch"
 
@@ -1295,13 +1297,24 @@ class ViewStore:
             self._in_call = False
 
     def _no_such_view(self, ident: Identifier) -> NoSuchViewError:
-        """The error for an identifier no live view has, saying so when a view had it once (dropped, or
-        renamed away): the name is right, the view is gone, and its events are still there."""
+        """The error for an identifier no live view has, saying, when a view had it once, what became
+        of the view that held it last (dropped, or renamed: to what, when, by whom, and where it is
+        now) and that its events are still there. Only this error path reads for it: one statement."""
         name = identifier_str(ident)
-        if self._log.streams_that_took(name):
-            return NoSuchViewError(f"no such view: {name} (a view of that name was dropped or renamed; "
-                                   f"its history remains)")
-        return NoSuchViewError(f"no such view: {name}")
+        fate = self._log.let_go(name)
+        if fate is None:
+            return NoSuchViewError(f"no such view: {name}")
+        (kind, target, actor, ms), (last_kind, last_name) = fate
+        by = f"at {_when(ms, utc=True)} by {actor if actor.isprintable() else repr(actor)}"
+        if kind == "view.dropped":
+            what = f"dropped {by}"
+        elif last_kind == "view.dropped":
+            what = f"renamed to {target} {by}, since dropped{'' if last_name == target else f' as {last_name}'}"
+        elif last_name == target:
+            what = f"renamed to {target} (live) {by}"
+        else:
+            what = f"renamed to {target} {by}, now {last_name} (live)"
+        return NoSuchViewError(f"no such view: {name} ({what}; its history remains)")
 
     def _plan_for(self, ident: Identifier, expected_version: int | None, *, must_exist: bool = True) -> _Plan:
         if expected_version is not None:

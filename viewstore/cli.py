@@ -1030,7 +1030,8 @@ def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool, expec
     """
     dropped = cli.store().drop_view(identifier, expected_version=expected_version)
     if not dropped and not if_exists:
-        raise NoSuchViewError(f"no such view: {identifier_str(to_identifier(identifier))}")
+        cli.store().load_view(identifier)  # its NoSuchViewError says what became of a view of that name
+        raise NoSuchViewError(f"no such view: {identifier_str(to_identifier(identifier))}")  # (made since)
     if as_json:
         _print_json({"identifier": identifier_str(to_identifier(identifier)), "dropped": dropped})
     elif dropped:
