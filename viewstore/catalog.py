@@ -715,7 +715,9 @@ class ViewStore:
         event's commit, whole (every event of one ``alter_view`` batch gives the view the batch left;
         each write of a :meth:`transaction` is a commit of its own). A name a view held only inside
         one commit (``alter_view`` renaming it twice) or one :meth:`transaction` is in its history, so
-        ``as_of`` that event finds the view, but no time names it.
+        ``as_of`` that event finds the view, but no time names it. An imported view's events keep
+        its source's times (see :meth:`import_view`), so a time before the import gives the view as
+        that history says it was, a state this store never held itself.
 
         Raises:
             NoSuchViewError: no live view has that identifier (at that time; or the event dropped it).
@@ -808,7 +810,8 @@ class ViewStore:
         columns, representations (by dialect, with each side's SQL), comment, properties, security
         mode, default catalog and namespace; ``changed`` says whether anything does. It compares
         the two states, not the events between them: a change undone in between is not there
-        (:meth:`events` lists those).
+        (:meth:`events` lists those). A time before an imported view's import finds it as its
+        source's history says it was then (the import keeps those times), not a state this store held.
 
         Example::
 
@@ -1867,7 +1870,8 @@ class ViewStore:
 
         The file has no field for the security mode (Iceberg does not run views as their definer
         or invoker; :meth:`export_iceberg` leaves the mode out), so the view is recorded with
-        ``security_mode``: DEFINER unless told otherwise.
+        ``security_mode``: DEFINER unless told otherwise. The events keep the file's version times,
+        so ``as_of`` a time before this import shows the view as the file's history says it was then.
 
         Raises:
             IcebergMetadataError: the file is unreadable or invalid as the reference implementation judges.
