@@ -63,7 +63,7 @@ def _let_go_plainly(log: EventLog, identifier: str) -> tuple | None:
     gone = rows[under] if rows[under][4] == "view.dropped" else rows[under + 1] if under + 1 < len(rows) else None
     if gone is None:
         return None
-    return (gone[4], gone[5], gone[6], gone[7]), (rows[-1][4], rows[-1][5])
+    return (gone[0], gone[4], gone[5], gone[6], gone[7]), (rows[-1][4], rows[-1][5])
 
 
 def test_what_a_name_s_last_holder_let_go_by_is_the_plain_answer(tmp_path):
@@ -77,7 +77,7 @@ def test_what_a_name_s_last_holder_let_go_by_is_the_plain_answer(tmp_path):
             found = log.let_go(name)
             assert found == _let_go_plainly(log, name), name
             assert (found is None) == (store.view_exists(name) or name == "a.never")  # a live view let go of nothing
-            kinds |= {found[0][0], found[1][0]} if found else set()
+            kinds |= {found[0][1], found[1][0]} if found else set()
     assert {"view.renamed", "view.dropped"} <= kinds  # both ends, and views that went on after them, were met
     assert len(kinds) > 2
     store.close()

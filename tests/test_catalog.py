@@ -516,6 +516,21 @@ def test_no_such_view_shows_an_actor_that_is_not_printable_as_a_literal(store):
     assert "\n" not in message and message.endswith(" by 'bob\\nrm'; its history remains)")
 
 
+def test_no_such_view_refuses_a_let_go_event_the_library_never_wrote(store):
+    make(store)
+    store.drop_view("sales.daily")
+    with sqlite3.connect(store.path) as raw:  # a drop of a second view of that name, its time text
+        raw.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                    "payload) SELECT commit_id, 'other', stream_version + 1, type, identifier, actor, occurred_at, "
+                    "payload FROM events WHERE position = 1")
+        raw.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                    "payload) SELECT commit_id, 'other', 3, type, identifier, actor, 'soon', payload FROM events "
+                    "WHERE position = 2")
+    raw.close()
+    with pytest.raises(CorruptLogError, match="^event at position 4 has a time that is not an integer"):
+        store.load_view("sales.daily")
+
+
 def test_an_until_that_is_a_date_alone_includes_that_whole_day(store):
     make(store)
     (event,) = store.events()

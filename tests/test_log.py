@@ -278,7 +278,7 @@ def test_what_a_name_s_holder_let_go_by_is_one_statement_of_index_seeks(tmp_path
         fate = log.let_go("a.b")
     finally:
         log.conn.set_trace_callback(None)
-    assert fate == (("view.renamed", "a.c", "a", fate[0][3]), ("view.renamed", "a.c")) and len(statements) == 1
+    assert fate == ((52, "view.renamed", "a.c", "a", fate[0][4]), ("view.renamed", "a.c")) and len(statements) == 1
     plan = [r[3] for r in log.conn.execute("EXPLAIN QUERY PLAN " + statements[0])]
     assert "SEARCH events USING INDEX events_naming (identifier=?)" in plan
     assert not [step for step in plan if step.startswith("SCAN events") or "TEMP B-TREE" in step], plan

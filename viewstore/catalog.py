@@ -1307,7 +1307,10 @@ class ViewStore:
         fate = self._log.let_go(name)
         if fate is None:
             return NoSuchViewError(f"no such view: {name}")
-        (kind, target, actor, ms), (last_kind, last_name) = fate
+        (position, kind, target, actor, ms), (last_kind, last_name) = fate
+        if type(ms) is not int or not isinstance(actor, str):
+            raise CorruptLogError(f"event at position {position} has a time that is not an integer or an "
+                                  "actor that is not text")
         by = f"at {_when(ms, utc=True)} by {actor if actor.isprintable() else repr(actor)}"
         if kind == "view.dropped":
             what = f"dropped {by}"

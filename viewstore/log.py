@@ -805,10 +805,10 @@ class EventLog:
             params.append(until_ms)
         return [r[0] for r in self.conn.execute(sql + " GROUP BY view_id ORDER BY p DESC", params)]
 
-    def let_go(self, identifier: str) -> tuple[tuple[str, str, str, int], tuple[str, str]] | None:
+    def let_go(self, identifier: str) -> tuple[tuple[int, str, str, str, int], tuple[str, str]] | None:
         """What became of the stream that took this identifier last: the event by which it let go of
-        it (its first rename or drop after taking it: type, identifier, actor, time) and its last event
-        (type, identifier); None when no stream took it, or the one that did holds it still.
+        it (its first rename or drop after taking it: position, type, identifier, actor, time) and its
+        last event (type, identifier); None when no stream took it, or the one that did holds it still.
 
         One statement for the error path of a name no live view has: the stream through
         ``events_naming``, then seeks of that stream's key (its events after it took the name up to
@@ -817,14 +817,14 @@ class EventLog:
         row = self.conn.execute(
             f"WITH took AS (SELECT view_id, stream_version FROM events INDEXED BY events_naming WHERE identifier = ? "
             f"AND type IN {NAMING_TYPES} ORDER BY position DESC LIMIT 1) "
-            "SELECT g.type, g.identifier, g.actor, g.occurred_at, l.type, l.identifier FROM took "
+            "SELECT g.position, g.type, g.identifier, g.actor, g.occurred_at, l.type, l.identifier FROM took "
             "JOIN events g ON g.view_id = took.view_id AND g.stream_version = (SELECT min(stream_version) FROM events "
             "WHERE view_id = took.view_id AND stream_version > took.stream_version "
             "AND type IN ('view.renamed', 'view.dropped')) "
             "JOIN events l ON l.view_id = took.view_id "
             "AND l.stream_version = (SELECT max(stream_version) FROM events WHERE view_id = took.view_id)",
             (identifier,)).fetchone()
-        return None if row is None else (row[:4], row[4:])
+        return None if row is None else (row[:5], row[5:])
 
     def last_time_named(self, identifier: str) -> int | None:
         """When the last stream that carried this identifier let go of it (None: none ever did).
