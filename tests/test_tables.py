@@ -108,3 +108,23 @@ def test_a_cells_width_is_what_rich_counts_also_where_ascii_takes_the_short_way(
     texts += [chr(i) for i in range(0, 0x300)]
     for text in texts:
         assert _text_width(text) == max(cell_len(line) for line in text.split("\n")), repr(text)
+
+
+def test_a_table_of_every_kind_of_cell_looks_as_rich_draws_it():
+    """Cells of printable ASCII take a short way (no escaping, their length as their width, one line);
+    the others are escaped, measured and split into lines: a table mixing them, in rows that fit
+    whole and rows of two lines, is drawn line for line as rich's own table draws those cells."""
+    from viewstore.tables import data_table
+
+    # (not tabs: rich wraps a cell at a tab, this table expands it to the next multiple of 8)
+    kinds = ["plain", "", " spaced ", "".join(map(chr, range(32, 127))), "esc\x1b[1m", "del\x7f", "two\nlines",
+             "wide 漢字", "e\u0301", "😀", "\ud800", "a\nb\nc 漢"]
+    rows = [(str(i), kinds[i % len(kinds)], kinds[(i * 5 + 3) % len(kinds)], "x" * (i % 9)) for i in range(3 * len(kinds))]
+    rows.append(("last", "", "", ""))
+    console = Console(file=io.StringIO(), width=250, markup=False, emoji=False, highlight=False)
+    rich_table = data_table("n", "one", "two", "three", title="cells")
+    for row in rows:
+        rich_table.add_row(*row)
+    console.print(rich_table)
+    expected = [line.rstrip() for line in console.file.getvalue().splitlines()]
+    assert _printed(TextTable("n", "one", "two", "three", title="cells"), rows, 250) == expected

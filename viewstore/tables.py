@@ -143,8 +143,8 @@ class TextTable:
         for i, pieces in breaking:
             unbroken[i] = pieces.longest(columns[i].header)
         for row in rows:
-            texts = [_cell_text(value) for value in row]
-            sizes = [_text_width(text) for text in texts]
+            texts = [value if value.isascii() and value.isprintable() else _cell_text(value) for value in row]
+            sizes = [len(text) if text.isascii() and text.isprintable() else _text_width(text) for text in texts]
             cells.append((texts, sizes))
             for i, size in enumerate(sizes):
                 if size > natural[i]:
@@ -174,12 +174,16 @@ class TextTable:
                                         for t, w in zip(texts, widths)) + end
             return text if boxed else text.rstrip()
 
+        fits = widths == natural  # no cell is wider than its column
+
         def formatted() -> Iterator[str]:
             for texts, sizes in cells:
-                if all(s <= w for s, w in zip(sizes, widths)) and not any("\n" in t for t in texts):
-                    # the common case: one line, each cell padded to its column
-                    yield start + between.join(t + " " * (w - s) for t, s, w in zip(texts, sizes, widths)) + end
-                    continue
+                if fits or all(s <= w for s, w in zip(sizes, widths)):
+                    # the common case: one line, each cell padded to its column (unless a cell has two)
+                    text = start + between.join(t + " " * (w - s) for t, s, w in zip(texts, sizes, widths)) + end
+                    if "\n" not in text:
+                        yield text
+                        continue
                 parts = [lines_of(t, w, c.breaks) for t, w, c in zip(texts, widths, columns)]
                 for k in range(max(len(p) for p in parts)):
                     yield line([p[k] if k < len(p) else "" for p in parts])
