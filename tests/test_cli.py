@@ -1569,3 +1569,34 @@ def test_expected_version_help_says_what_0_means_only_where_it_can_succeed(comma
     text = " ".join(result.output.split())
     assert "--expected-version" in text
     assert ("0: does not exist yet" in text) == (command == "replace")
+
+
+def test_an_events_details_say_what_each_type_of_event_changed(tmp_path):
+    """The details cell of each event type (read from the event's fields, not from its JSON): a
+    property set a line each, sorted, a removal '-name', a dialect, a comment, a rename's old
+    identifier, an import's source, and the current version wherever an event moved it."""
+    from test_events import every_event_type
+
+    from viewstore.cli import _details
+
+    with ViewStore(tmp_path / "d.db", actor="a") as store:
+        every_event_type(store)
+        store.create_view("b.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="b")
+        same = {"columns": [("x", "int")], "representations": [("spark", "SELECT 1 AS x")], "default_namespace": "b"}
+        store.replace_view("b.v", **same, properties={"z": "last", "a": "first = 1"})  # one event of both
+        store.alter_view("b.v", ViewChange.set_property("y", "v"))
+        store.replace_view("b.v", **same, properties={"y": "v"}, replace_properties=True)
+        store.rename_view("b.v", "c.d.v")
+        details = [(e.type, _details(e)) for e in store.events()]
+    assert details == [
+        ("view.created", "version 1"), ("view.replaced", "version 2"), ("view.replaced", "version 3"),
+        ("view.replaced", "version 4"), ("view.comment_updated", "comment: c"), ("view.comment_updated", ""),
+        ("view.properties_set", "k=v"), ("view.properties_removed", "-k"), ("view.representation_added", "trino"),
+        ("view.representation_updated", "trino\nversion 5"), ("view.representation_removed", "trino\nversion 4"),
+        ("view.rolled_back", "version 1"), ("view.renamed", "from a.v"), ("view.dropped", ""),
+        ("view.imported", "from test\nversion 1"), ("view.replaced", "version 2"), ("view.replaced", "version 3"),
+        ("view.replaced", "version 4"), ("view.replaced", "version 5"), ("view.rolled_back", "version 4"),
+        ("view.rolled_back", "version 1"),
+        ("view.created", "version 1"), ("view.properties_set", "a=first = 1\nz=last"), ("view.properties_set", "y=v"),
+        ("view.properties_removed", "-a\n-z"), ("view.renamed", "from b.v")]

@@ -530,15 +530,18 @@ def _utc(ms: int) -> str:
 #: how each payload field reads in a table's details cell (``--json`` has the payload itself)
 _DETAILS = {"source": "from {}", "from_identifier": "from {}", "dialect": "{}", "comment": "comment: {}",
             "current_version_id": "version {}"}
+_DETAILS_ORDER = ("source", "from_identifier", "dialect", "comment", "updates", "removals", "current_version_id")
+#: the fields of each event type that its details show, in that order
+_DETAIL_FIELDS = {cls: tuple(key for key in _DETAILS_ORDER if key in cls.model_fields) for cls in EVENT_TYPES.values()}
 
 
 def _details(event: Event) -> str:
     """What an event changed, a line each: ``owner=finance`` for a property set, ``-team`` for one
     removed, ``version 2`` for a new current version, ``from sales.old`` for a rename."""
-    payload = event.payload()
+    fields = event.__dict__  # the payload's fields as they are, not their JSON (payload()): 2 µs an event less
     lines: list[str] = []
-    for key in ("source", "from_identifier", "dialect", "comment", "updates", "removals", "current_version_id"):
-        value = payload.get(key)
+    for key in _DETAIL_FIELDS.get(type(event), _DETAILS_ORDER):
+        value = fields.get(key)
         if value is None:
             continue
         if key == "updates":
