@@ -1284,7 +1284,7 @@ def test_audit_and_history_json_is_the_text_json_dumps_writes(run, tmp_path):
     samples = [[], [{}], [{"a": [], "b": {}, "c": [1, -(2**63), 2**64 - 1, True, None, "x\u0001\n\t\"\\\x7f\u2029é"]}],
                [{"s": "\ud800"}], [{"n": 2**70}]]
     for data in samples:
-        assert _events_json(data) == json_text(data)
+        assert _events_json(data) == json_text(data).encode()
 
 
 def test_a_closed_pipe_keeps_a_failing_reports_exit_code(tmp_path):
@@ -1600,3 +1600,22 @@ def test_an_events_details_say_what_each_type_of_event_changed(tmp_path):
         ("view.rolled_back", "version 1"),
         ("view.created", "version 1"), ("view.properties_set", "a=first = 1\nz=last"), ("view.properties_set", "y=v"),
         ("view.properties_removed", "-a\n-z"), ("view.renamed", "from b.v")]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_events_json_reaches_a_real_pipe_in_its_encoding(tmp_path, encoding):
+    """The events' --json goes out as orjson's bytes where standard output is UTF-8, and as text in the
+    output's own encoding where it is not (latin-1: 'é' is one byte): the same text either way."""
+    with ViewStore(tmp_path / "p.db", actor="ünï") as store:
+        store.create_view("s.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="s", comment="café")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VIEWSTORE_")}
+    env.update(PYTHONPATH=str(Path(__file__).resolve().parents[1]), PYTHONIOENCODING=encoding)
+    for args in (["audit", "--json"], ["history", "s.v", "--json"]):
+        out = subprocess.run([sys.executable, "-m", "viewstore", "--db", str(tmp_path / "p.db"), *args],
+                             capture_output=True, env=env, timeout=60)
+        assert (out.returncode, out.stderr) == (0, b"")
+        text = out.stdout.decode(encoding)
+        assert out.stdout == text.encode(encoding) and text == json.dumps(json.loads(text), indent=2,
+                                                                          ensure_ascii=False) + "\n"
+        assert json.loads(text)[0]["actor"] == "ünï" and json.loads(text)[0]["payload"]["properties"] == {"comment": "café"}

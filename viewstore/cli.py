@@ -18,6 +18,7 @@ loaded only when called.
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import difflib
 import functools
@@ -492,20 +493,31 @@ def _show_events(cli: CliContext, events: Sequence[Event], as_json: bool, title:
     running a table of 100,000 events took twice as long."""
     with collector_paused():
         if as_json:
-            click.echo(_events_json([event_to_json(e) for e in events]))
+            _echo_utf8(_events_json([event_to_json(e) for e in events]))
         else:
             _print_events(cli, events, title)
 
 
-def _events_json(data: list[dict[str, Any]]) -> str:
-    """The ``--json`` text of events, written by orjson: for the values an event's JSON holds (text,
-    64-bit integers, booleans, null, lists, objects with text keys; no floats) the very text
+def _events_json(data: list[dict[str, Any]]) -> bytes:
+    """The ``--json`` text of events in UTF-8, written by orjson: for the values an event's JSON holds
+    (text, 64-bit integers, booleans, null, lists, objects with text keys; no floats) the very text
     :func:`json_text` writes (``tests/test_json_codec.py`` checks that), at a tenth of the cost. What
     orjson refuses (a lone surrogate, an integer beyond 64 bits) goes through :func:`json_text`."""
     try:
-        return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2)
     except TypeError:  # orjson.JSONEncodeError
-        return json_text(data)
+        return json_text(data).encode()
+
+
+def _echo_utf8(text: bytes) -> None:
+    """Text in UTF-8 and a newline to standard output: as its bytes where the output is written in
+    UTF-8 (not decoded to be encoded again: tens of megabytes for a long log), else as text, as
+    ``click.echo`` writes it (to the stream it finds)."""
+    encoding = getattr(sys.stdout, "encoding", None)
+    if isinstance(encoding, str) and codecs.lookup(encoding).name == "utf-8":
+        click.echo(text)
+    else:
+        click.echo(text.decode())
 
 
 def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
