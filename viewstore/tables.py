@@ -113,8 +113,9 @@ class TextTable:
     length (``history``, ``audit``, ``query``): a rich :class:`~rich.table.Table` measures, wraps
     and renders every cell through its layout engine, about 0.6 ms a row.
 
-    Cells are measured once (rich's cell widths) and padded to their column; only a cell wider
-    than its column is wrapped (see :func:`_wrap`). When the table fits the console it looks as
+    Cells are measured once (rich's cell widths; a cell of printable ASCII, as most are, is taken as
+    it is, its length its width) and padded to their column; only a cell wider than its column is
+    wrapped (see :func:`_wrap`). When the table fits the console it looks as
     :func:`data_table`'s do (rich's box, bold header, title above). When it does not, the columns
     that wrap give up width rank by rank, down to their ``wraps_to``; a table that cannot keep
     its box that way drops its vertical rules for two spaces between columns (ten more cells for
