@@ -667,6 +667,20 @@ def test_diff_of_a_dialect_spelt_anew_with_the_same_sql_says_so(run):
     assert lines[2:] == ["representation Trino → trino: changed", "(the same SQL)"]  # not a heading over nothing
 
 
+@pytest.mark.parametrize("before, after, shown", [
+    ("SELECT 1 AS x", "SELECT 1 AS x\n", ["@@ -1 +1,2 @@", " SELECT 1 AS x", "+"]),
+    ("SELECT 1 AS x\nFROM t", "SELECT 1 AS x\r\nFROM t", ["@@ -1,2 +1,2 @@", "-SELECT 1 AS x", "+SELECT 1 AS x\\x0d",
+                                                       " FROM t"]),
+])
+def test_diff_of_sql_whose_line_breaks_alone_changed_shows_them(run, before, after, shown):
+    """SQL is kept byte for byte, so a new line break alone is a change: its diff shows it (split at
+    the line breaks str.splitlines knows, the two sides had the same lines and no line showed)."""
+    run("create", "s.v", "--sql", before, "--column", "x:int:the x")
+    run("replace", "s.v", "--sql", after, "--column", "x:int:the x")
+    lines = run("diff", "s.v", "--from-event", "1").splitlines()
+    assert lines[2:] == ["representation spark: changed", "--- before", "+++ after", *shown]
+
+
 def test_diff_prints_no_section_of_what_did_not_change(run):
     create(run, "s.v", "--comment", "one", "--property", "k=v")
     run("alter", "s.v", "--comment", "two")

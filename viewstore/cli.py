@@ -881,12 +881,16 @@ _DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan"}
 def _print_sql_diff(console: Console, change: str, dialect: str, before: str, after: str) -> None:
     """A representation's SQL of two sides as a unified diff (difflib): of an added one, every line
     added; of a removed one, every line removed; of one whose dialect alone is spelt anew, a word
-    that the SQL is the same (difflib gives no line)."""
+    that the SQL is the same (difflib gives no line); of one whose line breaks alone changed, its
+    lines split at newlines only, so the change shows."""
     _print_line(console, (f"representation {dialect}: {change}", "bold"))
     if before == after:
         _print_line(console, "(the same SQL)")
         return
-    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), "before", "after", lineterm="")
+    old, new = before.splitlines(), after.splitlines()
+    if old == new:  # the line breaks alone differ (a trailing one, \r\n for \n): split at \n, \r shows escaped
+        old, new = before.split("\n"), after.split("\n")
+    lines = difflib.unified_diff(old, new, "before", "after", lineterm="")
     for text in lines:
         style = "bold" if text.startswith(("--- ", "+++ ")) else _DIFF_STYLES.get(text[:1], "")
         _print_line(console, (text, style))
