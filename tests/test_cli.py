@@ -757,6 +757,22 @@ def test_diff_prints_each_kind_of_change_with_both_sides(run):
                          "default namespace: (none) → s"]
 
 
+def test_diff_of_a_column_comment_from_empty_to_none_shows_which_is_which(run):
+    """An empty comment and none are two comments (the diff calls the column changed): its row shows
+    the change, not the same blank cell on both sides."""
+    with ViewStore(run.db, actor="dave") as store:
+        store.create_view("s.v", columns=[Column("x", "int", "")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="s")
+        store.replace_view("s.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                           default_namespace="s")
+    lines = run("diff", "s.v", "--from-event", "1").splitlines()
+    (row,) = [line for line in lines if line.startswith("│")]
+    assert re.fullmatch(r"│ changed │ x +│ int +│ yes +│ +→ \(none\) +│", row), lines
+    back = [line for line in run("diff", "s.v", "--from-event", "2", "--to-event", "1").splitlines()
+            if line.startswith("│")]
+    assert re.fullmatch(r"│ changed │ x +│ int +│ yes +│ \(none\) → +│", back[0]), back
+
+
 def test_diff_refuses_an_event_of_another_view_as_show_at_event_does(run):
     _changed_view(run)
     for args in (["--from-event", "5"], ["--from-event", "1", "--to-event", "5"], ["--from-event", "6"]):

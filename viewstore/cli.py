@@ -850,8 +850,10 @@ def _print_diff(cli: CliContext, diff: ViewDiff) -> None:
         for col in diff.columns_added:
             cols.add_row("added", *cells(col))
         for column in diff.columns_changed:
-            cols.add_row("changed", *(old if old == new else f"{old} → {new}"
-                                      for old, new in zip(cells(column.before), cells(column.after))))
+            before, after = cells(column.before), cells(column.after)
+            if before[3] == after[3] and column.before.comment != column.after.comment:  # '' and None
+                before[3], after[3] = text(column.before.comment), text(column.after.comment)
+            cols.add_row("changed", *(old if old == new else f"{old} → {new}" for old, new in zip(before, after)))
         c.print(cols)
     if diff.column_order is not None:
         line(f"column order: {', '.join(diff.column_order.before)} → {', '.join(diff.column_order.after)}")
