@@ -1649,3 +1649,30 @@ def test_events_json_reaches_a_real_pipe_in_its_encoding(tmp_path, encoding):
         assert out.stdout == text.encode(encoding) and text == json.dumps(json.loads(text), indent=2,
                                                                           ensure_ascii=False) + "\n"
         assert json.loads(text)[0]["actor"] == "ünï" and json.loads(text)[0]["payload"]["properties"] == {"comment": "café"}
+
+
+def test_events_json_reaches_a_utf8_text_stream_without_a_binary_buffer(run):
+    """Standard output replaced by a text stream of UTF-8 that takes text alone and has no binary
+    buffer (as a notebook's has): the events' --json reaches it as text, not as bytes it refuses."""
+    import contextlib
+
+    class TextOnly(io.TextIOBase):
+        encoding = "utf-8"
+
+        def __init__(self):
+            self.text = ""
+
+        def writable(self):
+            return True
+
+        def write(self, s):
+            if not isinstance(s, str):
+                raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+            self.text += s
+            return len(s)
+
+    create(run, "s.v")
+    out = TextOnly()
+    with contextlib.redirect_stdout(out):
+        main(["--db", str(run.db), "history", "s.v", "--json"], standalone_mode=False)
+    assert [e["type"] for e in json.loads(out.text)] == ["view.created"]

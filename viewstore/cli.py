@@ -511,10 +511,12 @@ def _events_json(data: list[dict[str, Any]]) -> bytes:
 
 def _echo_utf8(text: bytes) -> None:
     """Text in UTF-8 and a newline to standard output: as its bytes where the output is written in
-    UTF-8 (not decoded to be encoded again: tens of megabytes for a long log), else as text, as
-    ``click.echo`` writes it (to the stream it finds)."""
+    UTF-8 (not decoded to be encoded again: tens of megabytes for a long log) to its binary buffer,
+    else as text, as ``click.echo`` writes it (to the stream it finds: a text stream without a
+    buffer, as a notebook's, takes text alone)."""
     encoding = getattr(sys.stdout, "encoding", None)
-    if isinstance(encoding, str) and codecs.lookup(encoding).name == "utf-8":
+    if (isinstance(encoding, str) and codecs.lookup(encoding).name == "utf-8"
+            and getattr(sys.stdout, "buffer", None) is not None):
         click.echo(text)
     else:
         click.echo(text.decode())
