@@ -384,9 +384,10 @@ _CLASSES: dict[str, tuple[Callable[[Any], Any], tuple[str, ...]]] = {
 
 
 class StoredEvents:
-    """Builds the events of stored rows, for one read: within it, equal columns, representations and
-    identifiers are one object each (immutable values, as ``types.parse_type`` shares its types), as
-    a view's versions mostly repeat its columns and all but one of its representations."""
+    """Builds the events of stored rows, for one read: within it, equal columns and representations
+    are one object each (immutable values, as ``types.parse_type`` shares its types), as a view's
+    versions mostly repeat its columns and all but one of its representations; a stored identifier
+    is split once (each event's ``identifier`` is still a tuple of its own: validation copies it)."""
 
     __slots__ = ("_columns", "_representations", "_identifiers")
 
