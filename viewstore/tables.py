@@ -144,8 +144,15 @@ class TextTable:
         for i, pieces in breaking:
             unbroken[i] = pieces.longest(columns[i].header)
         for row in rows:
-            texts = [value if value.isascii() and value.isprintable() else _cell_text(value) for value in row]
-            sizes = [len(text) if text.isascii() and text.isprintable() else _text_width(text) for text in texts]
+            texts, sizes = [], []
+            for value in row:
+                if value.isascii() and value.isprintable():  # nothing to escape, its length its width
+                    texts.append(value)
+                    sizes.append(len(value))
+                else:
+                    text = _cell_text(value)
+                    texts.append(text)
+                    sizes.append(_text_width(text))
             cells.append((texts, sizes))
             for i, size in enumerate(sizes):
                 if size > natural[i]:
