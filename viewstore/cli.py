@@ -723,17 +723,20 @@ def replace(cli: CliContext, /, identifier: str, as_json: bool, replace_properti
                  "created" if view.stream_version == 1 else "replaced")
 
 
-def _moment(store: ViewStore, identifier: str, ms: int | None, position: int | None) -> int | Event | None:
-    """What ``as_of`` takes for a time option (epoch ms, or None) or an event option (a log position):
-    the event at that position among those ``load_view(as_of=event)`` takes, those of every view that
-    carried the name; none there is a ValidationError."""
-    if position is None:
-        return ms
-    event = next((e for e in store.events(view=identifier) if e.position == position), None)
-    if event is None:
-        raise ValidationError(f"no event at position {position} in the history of "
-                              f"{identifier_str(to_identifier(identifier))}")
-    return event
+def _moments(store: ViewStore, identifier: str, *options: tuple[int | None, int | None]) -> list[int | Event | None]:
+    """What ``as_of`` takes for each pair of a time option (epoch ms, or None) and an event option (a
+    log position, or None): the time, or the event at that position among those
+    ``load_view(as_of=event)`` takes, those of every view that carried the name (read once for all
+    the pairs); a position not there is a ValidationError."""
+    positions = {position for _, position in options if position is not None}
+    found = {e.position: e for e in store.events(view=identifier) if e.position in positions} if positions else {}
+    moments: list[int | Event | None] = []
+    for ms, position in options:
+        if position is not None and position not in found:
+            raise ValidationError(f"no event at position {position} in the history of "
+                                  f"{identifier_str(to_identifier(identifier))}")
+        moments.append(ms if position is None else found[position])
+    return moments
 
 
 @main.command(short_help="Show a view (now, or as it was): columns, SQL, versions.")
@@ -762,7 +765,8 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
         raise usage_error("give --as-of or --at-event, not both")
     as_of_ms = _time(as_of, "--as-of")
     store = cli.store()
-    view = store.load_view(identifier, as_of=_moment(store, identifier, as_of_ms, at_event))
+    (moment,) = _moments(store, identifier, (as_of_ms, at_event))
+    view = store.load_view(identifier, as_of=moment)
     if as_json:
         _print_json(view_to_json(view))
     else:
@@ -805,9 +809,9 @@ def diff(cli: CliContext, identifier: str, from_: str | None, from_event: int | 
         raise usage_error("give --to or --to-event, not both")
     from_ms, to_ms = _time(from_, "--from"), _time(to, "--to")
     store = cli.store()
-    before = _moment(store, identifier, from_ms, from_event)
+    before, after = _moments(store, identifier, (from_ms, from_event), (to_ms, to_event))
     assert before is not None  # one of --from and --from-event was given
-    result = store.diff_view(identifier, before=before, after=_moment(store, identifier, to_ms, to_event))
+    result = store.diff_view(identifier, before=before, after=after)
     if as_json:
         data = result.model_dump(mode="json")
         for side in ("before", "after"):
