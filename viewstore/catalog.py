@@ -10,6 +10,7 @@ dialects a replace may drop.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import gc
 import getpass
 import inspect
@@ -363,14 +364,39 @@ def _expect_missing(ident: Identifier, expected_version: int | None) -> None:
                                    actual=0)
 
 
-def _when(ms: int, *, utc: bool = False) -> str:
-    """An epoch-ms time for a message: ISO 8601 when it is a date Python can write (with ``utc``, to
-    the second: ``2026-11-26 14:15:02 UTC``)."""
+def _time_text(ms: int, form: str = "table") -> str:
+    """An epoch-ms time as everything viewstore prints writes it, in UTC, always with a four-digit
+    year: ``table`` ``2026-11-25 18:43:50.232`` (a table's cell, the zone said in its header),
+    ``utc`` ``2026-11-25 18:43:50.232 UTC``, ``second`` ``2026-11-25 18:43:50 UTC`` (a message's)
+    or ``iso`` ``2026-11-25T18:43:50.232+00:00`` (JSON's); ``1234 ms`` where a datetime cannot hold
+    it (beyond the years 1 to 9999: an imported file may carry any 64-bit time)."""
+    second, milli = divmod(ms, 1000)
+    texts = _second_texts(second)
+    if texts is None:
+        return f"{ms} ms"
+    if form == "table":
+        return f"{texts[0]}.{milli:03d}"
+    if form == "iso":
+        return f"{texts[1]}.{milli:03d}+00:00"
+    return f"{texts[0]}.{milli:03d} UTC" if form == "utc" else f"{texts[0]} UTC"
+
+
+@functools.lru_cache(maxsize=4096)
+def _second_texts(second: int) -> tuple[str, str] | None:
+    """A second of epoch time (UTC) as :func:`_time_text` starts it, with a space (``0768-11-25 18:43:50``)
+    and as ISO 8601 writes it (``0768-11-25T18:43:50``); None where a datetime cannot hold it.
+
+    Written by hand, as ``strftime("%Y")`` leaves out the zeros of a year before 1000 on some C
+    libraries. Remembered, as the events of a table come in runs of the same second: writing a
+    datetime out costs a few microseconds, more than anything else in an event's row but its details.
+    """
     try:
-        moment = _EPOCH + dt.timedelta(milliseconds=ms)
-        return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if utc else moment.isoformat()
+        at = _EPOCH + dt.timedelta(seconds=second)  # in integers: through a float, 1 ms off now and then
     except OverflowError:
-        return f"{ms} ms after the epoch"
+        return None
+    day = f"{at.year:04d}-{at.month:02d}-{at.day:02d}"
+    clock = f"{at.hour:02d}:{at.minute:02d}:{at.second:02d}"
+    return f"{day} {clock}", f"{day}T{clock}"
 
 
 def _version_json(version_id: int, timestamp_ms: int, schema_id: int, columns: Sequence[Column],
@@ -798,7 +824,7 @@ class ViewStore:
                 state = self._fold_until(latest, ms)
                 if state is not None and state.live:
                     return state_to_view(state)
-        raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {_when(ms)}")
+        raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {_time_text(ms, 'iso')}")
 
     def diff_view(self, identifier: IdentifierLike, *, before: AsOf, after: AsOf | None = None) -> ViewDiff:
         """What changed in a view between two moments: its state at ``before`` against its state at
@@ -1311,7 +1337,7 @@ class ViewStore:
         if type(ms) is not int or not isinstance(actor, str):
             raise CorruptLogError(f"event at position {position} has a time that is not an integer or an "
                                   "actor that is not text")
-        by = f"at {_when(ms, utc=True)} by {actor if actor.isprintable() else repr(actor)}"
+        by = f"at {_time_text(ms, 'second')} by {actor if actor.isprintable() else repr(actor)}"
         if kind == "view.dropped":
             what = f"dropped {by}"
         elif last_kind == "view.dropped":

@@ -37,7 +37,7 @@ from rich.console import Console
 from rich.text import Text
 
 from . import signals
-from .catalog import _EPOCH, ViewChange, ViewStore, _os_user, _until_ms, check_definition, to_epoch_ms
+from .catalog import _EPOCH, ViewChange, ViewStore, _os_user, _time_text, _until_ms, check_definition, to_epoch_ms
 from .errors import NoSuchViewError, ValidationError, ViewStoreError
 from .events import EVENT_TYPES, Event
 from .log import collector_paused, holds_nothing
@@ -354,26 +354,7 @@ def _time(value: str | None, option: str) -> int | None:
 
 def _ms(ms: int | None) -> str:
     """An ISO time (UTC, to the millisecond); epoch milliseconds where a datetime cannot hold it."""
-    if ms is None:
-        return ""
-    second, milli = divmod(ms, 1000)
-    texts = _second_texts(second)
-    return f"{texts[1]}.{milli:03d}+00:00" if texts is not None else f"{ms} ms"
-
-
-@functools.lru_cache(maxsize=4096)
-def _second_texts(second: int) -> tuple[str, str] | None:
-    """A second of epoch time (UTC) as a table cell starts it (``2026-11-25 18:43:50``) and as ISO 8601
-    does (``2026-11-25T18:43:50``); None where a datetime cannot hold it.
-
-    Remembered, as the events of a table come in runs of the same second: writing a datetime out
-    costs a few microseconds, more than anything else in an event's row but its details.
-    """
-    try:
-        at = _EPOCH + dt.timedelta(seconds=second)  # in integers: through a float, 1 ms off now and then
-    except OverflowError:
-        return None
-    return f"{at.year:04d}-{at:%m-%d %H:%M:%S}", at.isoformat()[:19]
+    return "" if ms is None else _time_text(ms, "iso")
 
 
 def view_to_json(view: View) -> dict[str, Any]:
@@ -529,16 +510,12 @@ def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
 
 
 def _table_time(ms: int) -> str:
-    """A time for a table cell: ``2026-11-25 18:43:50.232`` (UTC, said in the header); epoch
-    milliseconds where a datetime cannot hold it (an imported file may carry any 64-bit time)."""
-    second, milli = divmod(ms, 1000)
-    texts = _second_texts(second)
-    return f"{texts[0]}.{milli:03d}" if texts is not None else f"{ms} ms"
+    """A time for a table cell: ``2026-11-25 18:43:50.232`` (UTC, said in the header)."""
+    return _time_text(ms, "table")
 
 
 def _utc(ms: int) -> str:
-    text = _table_time(ms)
-    return text if text.endswith(" ms") else f"{text} UTC"
+    return _time_text(ms, "utc")
 
 
 #: how each payload field reads in a table's details cell (``--json`` has the payload itself)

@@ -36,7 +36,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from ..catalog import ViewChange, ViewStore, _path
+from ..catalog import ViewChange, ViewStore, _path, _time_text
 from ..errors import ValidationError, ViewStoreError
 from ..model import SQLRepresentation, View
 from .audit import events_dataframe
@@ -407,7 +407,7 @@ def _steps(spark: SparkSession, alice: ViewStore, bob: ViewStore, out: _Printer,
         raise ViewStoreError("the rollback did not bring the original figures back")
     out.ok("the original figures are back")
     out.rows(f"{daily}: version log", ["when (UTC)", "version"],
-             [(_when(e.timestamp_ms), e.version_id) for e in rolled.version_log])
+             [(_time_text(e.timestamp_ms), e.version_id) for e in rolled.version_log])
 
     out.heading("Iceberg view metadata")
     with _timed(result, "export"):
@@ -453,5 +453,3 @@ def _steps(spark: SparkSession, alice: ViewStore, bob: ViewStore, out: _Printer,
             "session reports its views broken)")
 
 
-def _when(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
