@@ -474,6 +474,33 @@ def test_no_such_view_follows_the_view_that_held_the_name_last(tmp_path):
     store.close()
 
 
+def test_no_such_view_shows_a_damaged_name_as_what_the_row_held(store):
+    """A rename's identifier written behind the library's back as bytes: the message names it by its
+    repr and type, not as if it were the text of a name."""
+    make(store)
+    store.rename_view("sales.daily", "sales.weekly")
+    renamed = store.history("sales.weekly")[-1]
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("DROP TRIGGER events_append_only_update")
+        raw.execute("UPDATE events SET identifier = ? WHERE position = ?", (b"sales.weekly", renamed.position))
+    raw.close()
+    assert _missing(lambda: store.load_view("sales.daily")) == (
+        f"no such view: sales.daily (renamed to b'sales.weekly' (bytes) (live) {_at(renamed)}; its history remains)")
+
+
+def test_as_of_names_a_damaged_time_as_what_the_row_held(store):
+    created = make(store).audit.create_time_ms
+    store.alter_view("sales.daily", ViewChange.update_comment("x"))
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("DROP TRIGGER events_append_only_update")
+        raw.execute("UPDATE events SET occurred_at = 'soon' WHERE position = 2")
+    raw.close()
+    with pytest.raises(CorruptLogError) as raised:
+        store.load_view("sales.daily", as_of=created)
+    assert str(raised.value) == ("event at position 2 has a time or a stream version that is not an integer "
+                                 "(time 'soon' (str), stream version 2)")
+
+
 def test_no_such_view_tells_of_the_last_view_to_hold_a_reused_name(store):
     make(store)
     store.rename_view("sales.daily", "sales.first")  # the first view lives on under another name

@@ -51,6 +51,21 @@ def test_fold_refuses_gaps_and_orphans():
         apply(created(), row(2, 2, "view.created"), {})
 
 
+def test_a_damaged_value_in_a_message_is_shown_as_what_the_row_held():
+    """A value of the wrong type (a row written behind the library's back) is named by its repr and
+    type: a stream version of text "0x2" or of bytes is not one that reads like the number 2."""
+    for version, shown in (("0x2", "'0x2' (str)"), (b"\x02", "b'\\x02' (bytes)"), (2.5, "2.5 (float)")):
+        with pytest.raises(CorruptLogError) as raised:
+            apply(created(), row(2, version, "view.dropped"), {})
+        assert str(raised.value) == f"view u: stream version {shown} follows 1"
+    with pytest.raises(CorruptLogError) as raised:
+        apply(None, (1, "c", b"u", 1, "view.dropped", "a.v", "me", 5), {})
+    assert str(raised.value) == "view.dropped at position 1 for view b'u' (bytes), which was never created"
+    with pytest.raises(CorruptLogError) as raised:
+        fold_stored({}, [(1, "c", "u", 1, b"view.created", "a.v", "me", 5, "{}")])
+    assert str(raised.value).startswith("event at position 1 (b'view.created' (bytes)) is not an event")
+
+
 def stored(position, version, kind, payload, identifier="a.v", actor="me", at=5):
     """A row as read back from the log: the payload as stored JSON text."""
     return (*row(position, version, kind, identifier, at)[:6], actor, at,

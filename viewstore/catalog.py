@@ -29,7 +29,7 @@ from typing import Any, Callable, Hashable, Iterable, Iterator, Required, Sequen
 
 from . import signals
 from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
-                     ViewStoreError)
+                     ViewStoreError, _held)
 from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, RepresentationAdded,
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)
@@ -787,7 +787,7 @@ class ViewStore:
                     break
             except TypeError as e:
                 raise CorruptLogError(f"event at position {row[0]} has a time or a stream version that is not "
-                                      "an integer") from e
+                                      f"an integer (time {_held(row[7], int)}, stream version {_held(row[3], int)})") from e
             if event is not None and row[3] == version:
                 if row[0] != event.position:
                     break
@@ -1338,6 +1338,7 @@ class ViewStore:
             raise CorruptLogError(f"event at position {position} has a time that is not an integer or an "
                                   "actor that is not text")
         by = f"at {_time_text(ms, 'second')} by {actor if actor.isprintable() else repr(actor)}"
+        target, last_name = _held(target), _held(last_name)
         if kind == "view.dropped":
             what = f"dropped {by}"
         elif last_kind == "view.dropped":

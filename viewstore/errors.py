@@ -83,6 +83,14 @@ class CorruptLogError(ViewStoreError):
     those from the log). The message names the event's position or the view."""
 
 
+def _held(value: object, kind: type = str) -> str:
+    """A value read back from a row, for an error's message: as it is when it has the type the
+    library writes there (``kind``), else by its repr and its type (``b'a.b' (bytes)``, ``2.5
+    (float)``, ``'0x2' (str)``), so that a message about a row damaged behind the library's back
+    shows what the row really held, not a text that could be another value's."""
+    return str(value) if type(value) is kind else f"{value!r} ({type(value).__name__})"
+
+
 class EngineError(ViewStoreError):
     """The engine failed, not the caller's input: the SparkSession is stopped, the JVM behind it is
     gone, or the session's metastore does not answer (unreachable, its Derby database held by

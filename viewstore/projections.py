@@ -28,7 +28,7 @@ from typing import Any, Callable, ClassVar, Hashable, Iterable, Iterator, Sequen
 
 from pydantic import ConfigDict, TypeAdapter
 
-from .errors import CorruptLogError
+from .errors import CorruptLogError, _held
 from .events import check_stored_definition, check_stored_version, payload_readers
 from .log import dumps, loads
 from .model import (AuditInfo, Column, SecurityMode, SQLRepresentation, VersionLogEntry, View, ViewVersion,
@@ -459,7 +459,7 @@ class ViewState:
         try:
             return self.versions[self.current_version_id]
         except KeyError as e:
-            raise CorruptLogError(f"the projections of view {self.view_id} lack its current version {e}; "
+            raise CorruptLogError(f"the projections of view {_held(self.view_id)} lack its current version {e}; "
                                   "rebuild() repairs them from the log") from e
 
     def to_json(self) -> str:
@@ -658,7 +658,7 @@ def _version_change(state: ViewState, payload: dict[str, Any], position: int) ->
     if current is not None:
         # (rebuild() folds every event: the version the event itself added needs no look-up)
         if (version is None or current != version["version_id"]) and current not in state.versions:
-            raise CorruptLogError(f"event at position {position} makes version {current} of view {state.view_id} "
+            raise CorruptLogError(f"event at position {position} makes version {current} of view {_held(state.view_id)} "
                                   "current, which it does not have")
         state.current_version_id = current
     entry = payload.get("log_entry")
@@ -709,18 +709,18 @@ def apply(state: ViewState | None, row: Sequence[Any], payload: dict[str, Any]) 
             state.version_log.extend((e["timestamp_ms"], e["version_id"]) for e in payload["version_log"])
             state.current_version_id = payload["current_version_id"]
             if state.current_version_id not in state.versions:
-                raise CorruptLogError(f"event at position {position} imports view {view_id} with current version "
+                raise CorruptLogError(f"event at position {position} imports view {_held(view_id)} with current version "
                                       f"{state.current_version_id}, which it does not carry")
         else:
             _version_change(state, payload, position)
             if not state.versions:
-                raise CorruptLogError(f"event at position {position} creates view {view_id} without a version")
+                raise CorruptLogError(f"event at position {position} creates view {_held(view_id)} without a version")
     elif state is None:
-        raise CorruptLogError(f"{kind} at position {position} for view {view_id}, which was never created")
+        raise CorruptLogError(f"{kind} at position {position} for view {_held(view_id)}, which was never created")
     else:
         raise CorruptLogError(f"{kind} at position {position} for a view that already exists")
     if stream_version != state.stream_version + 1:
-        raise CorruptLogError(f"view {view_id}: stream version {stream_version} follows {state.stream_version}")
+        raise CorruptLogError(f"view {_held(view_id)}: stream version {_held(stream_version, int)} follows {state.stream_version}")
     state.stream_version = stream_version
     if identifier != state.qualified:  # created or renamed: check and split the identifier only then
         if identifier_str(to_identifier(identifier)) != identifier:
@@ -760,7 +760,7 @@ def fold_stored(states: dict[str, ViewState], rows: Iterable[Sequence[Any]]) -> 
             view_id = row[2]
             states[view_id] = apply(get(view_id), row, payload)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
-        raise CorruptLogError(f"event at position {row[0]} ({row[4]}) is not an event this library wrote: "
+        raise CorruptLogError(f"event at position {row[0]} ({_held(row[4])}) is not an event this library wrote: "
                               f"{_why(e) if row[4] in readers else 'no event type has that name'}") from e
 
 
@@ -950,8 +950,8 @@ class Projections:
             if state.live:
                 other = holders.setdefault(state.qualified, state.view_id)
                 if other != state.view_id:
-                    raise CorruptLogError(f"the log leaves two live views named {state.qualified} ({other} and "
-                                          f"{state.view_id}); the library never writes such a log")
+                    raise CorruptLogError(f"the log leaves two live views named {state.qualified} ({_held(other)} and "
+                                          f"{_held(state.view_id)}); the library never writes such a log")
         rows = _changed_rows(states)
         assert not rows.view_updates, "replace() takes fresh states, which have no stored rows"
         repaired = {}
