@@ -53,12 +53,18 @@ def test_streams_that_took_a_name_are_the_streams_that_carried_it(tmp_path):
 
 
 def _let_go_plainly(log: EventLog, identifier: str) -> tuple | None:
-    """The plain answer, over every event of the stream that carried the identifier last: the event
-    after its last one under the name (or that one, a drop), and its last event."""
+    """The plain answer, over every event of the stream history() reads for the identifier (the one
+    dropped last under it, else the one that carried it last): the event after its last one under
+    the name (or that one, a drop), and its last event."""
     carried = _streams_that_carried(log, identifier)
     if not carried:
         return None
-    rows = log.stream_rows(carried[0])  # position, commit, view_id, version, type, identifier, actor, time, ...
+    ends = [log.stream_rows(view_id)[-1] for view_id in carried]
+    if ends[0][5] == identifier and ends[0][4] != "view.dropped":
+        return None  # the stream that carried it last holds it still
+    dropped = [row for row in ends if row[4] == "view.dropped" and row[5] == identifier]
+    stream = max(dropped)[2] if dropped else carried[0]
+    rows = log.stream_rows(stream)  # position, commit, view_id, version, type, identifier, actor, time, ...
     under = max(i for i, row in enumerate(rows) if row[5] == identifier)
     gone = rows[under] if rows[under][4] == "view.dropped" else rows[under + 1] if under + 1 < len(rows) else None
     if gone is None:
@@ -76,6 +82,8 @@ def test_what_a_name_s_last_holder_let_go_by_is_the_plain_answer(tmp_path):
         for name in NAMES + ["a.never"]:
             found = log.let_go(name)
             assert found == _let_go_plainly(log, name), name
+            if found:  # the message tells of the view whose history history() gives
+                assert found[0][0] in {e.position for e in store.history(name)}, name
             assert (found is None) == (store.view_exists(name) or name == "a.never")  # a live view let go of nothing
             kinds |= {found[0][1], found[1][0]} if found else set()
     assert {"view.renamed", "view.dropped"} <= kinds  # both ends, and views that went on after them, were met

@@ -511,12 +511,27 @@ def test_no_such_view_tells_of_the_last_view_to_hold_a_reused_name(store):
     assert dropped.view_id != store.load_view("sales.first").uuid and dropped.type == "view.dropped"
     assert _missing(lambda: store.load_view("sales.daily")) == (
         f"no such view: sales.daily (dropped {_at(dropped)}; its history remains)")
-    # the first view comes back to the name and is renamed away again: it held it last
+    # the first view comes back to the name and is renamed away again: it held it last, but it lives on
+    # under its new name, and history("sales.daily") is the view dropped under it; the message tells of that one
     store.rename_view("sales.first", "sales.daily")
     store.rename_view("sales.daily", "sales.second")
-    back = store.history("sales.second")[-1]
+    assert {e.view_id for e in store.history("sales.daily")} == {dropped.view_id}
     assert _missing(lambda: store.load_view("sales.daily")) == (
-        f"no such view: sales.daily (renamed to sales.second (live) {_at(back)}; its history remains)")
+        f"no such view: sales.daily (dropped {_at(dropped)}; its history remains)")
+
+
+def test_no_such_view_tells_of_the_view_history_shows_for_the_name(store):
+    """A name dropped, then taken by another view that is renamed away: history() of the name is the
+    view dropped under it (the other lives on, known by its new name), and so is the message's."""
+    first = make(store)
+    store.drop_view("sales.daily")
+    dropped = store.history("sales.daily")[-1]
+    second = make(store, representations=[("spark", "SELECT 2")])
+    store.rename_view("sales.daily", "sales.weekly")
+    assert {e.view_id for e in store.history("sales.daily")} == {first.uuid} != {second.uuid}
+    assert _missing(lambda: store.load_view("sales.daily")) == (
+        f"no such view: sales.daily (dropped {_at(dropped)}; its history remains)")
+    assert _missing(lambda: store.load_view("sales.never")) == "no such view: sales.never"
 
 
 def test_no_such_view_inside_a_transaction_tells_of_the_block_s_own_writes(store):

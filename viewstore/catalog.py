@@ -898,7 +898,9 @@ class ViewStore:
 
     def history(self, identifier: IdentifierLike) -> list[Event]:
         """Every event of the view, oldest first: the live view of that name, else the one dropped
-        last under it, else the one that took the name last and has since been renamed.
+        last under it, else the one that took the name last and has since been renamed. (A view
+        renamed away lives on under its new name, so a view dropped under the name comes first even
+        when another took the name after it; the NoSuchViewError for the name tells of this view.)
 
         Raises:
             NoSuchViewError: no view, live or dropped, ever had that name.
@@ -1327,8 +1329,9 @@ class ViewStore:
 
     def _no_such_view(self, ident: Identifier) -> NoSuchViewError:
         """The error for an identifier no live view has, saying, when a view had it once, what became
-        of the view that held it last (dropped, or renamed: to what, when, by whom, and where it is
-        now) and that its events are still there. Only this error path reads for it: one statement."""
+        of the view :meth:`history` reads for it (the one dropped last under it, else the one that took
+        it last: dropped, or renamed: to what, when, by whom, and where it is now) and that its events
+        are still there. Only this error path reads for it: one statement."""
         name = identifier_str(ident)
         fate = self._log.let_go(name)
         if fate is None:

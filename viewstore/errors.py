@@ -40,8 +40,9 @@ class ViewStoreError(Exception):
 class NoSuchViewError(ViewStoreError, LookupError):
     """The identifier names no live view (or, with ``as_of``, no view live at that time); for
     ``history`` and ``events(view=...)``, which read dropped and renamed views too, no view ever had it.
-    For a name a view held once, the message says what became of the view that held it last (renamed
-    to what, or dropped; when, by whom, and its name now)."""
+    For a name a view held once, the message says what became of the view ``history`` gives for it
+    (the one dropped last under it, else the one that took it last): renamed to what, or dropped;
+    when, by whom, and its name now."""
 
 
 class ViewAlreadyExistsError(ViewStoreError):

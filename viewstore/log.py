@@ -806,23 +806,34 @@ class EventLog:
         return [r[0] for r in self.conn.execute(sql + " GROUP BY view_id ORDER BY p DESC", params)]
 
     def let_go(self, identifier: str) -> tuple[tuple[int, str, str, str, int], tuple[str, str]] | None:
-        """What became of the stream that took this identifier last: the event by which it let go of
-        it (its first rename or drop after taking it: position, type, identifier, actor, time) and its
-        last event (type, identifier); None when no stream took it, or the one that did holds it still.
+        """What became of the stream :meth:`ViewStore.history` reads for this identifier when no live
+        view has it: the one dropped last under it, else the one that took it last (and has since
+        renamed it away). Its event that let go of the identifier (its first rename or drop after it
+        last took it: position, type, identifier, actor, time) and its last event (type,
+        identifier); None when no stream took it, or the one that did holds it still.
 
-        One statement for the error path of a name no live view has: the stream through
-        ``events_naming``, then seeks of that stream's key (its events after it took the name up to
-        the one that let go of it, and its last).
+        One statement for the error path of a name no live view has: the streams that took it through
+        ``events_naming``, then seeks of their keys (each one's last event, to find one dropped under
+        the name; the chosen one's events after it took the name up to the one that let go of it; the
+        last taker's after it took it, as it may hold the name still).
         """
         row = self.conn.execute(
-            f"WITH took AS (SELECT view_id, stream_version FROM events INDEXED BY events_naming WHERE identifier = ? "
-            f"AND type IN {NAMING_TYPES} ORDER BY position DESC LIMIT 1) "
+            f"WITH named AS (SELECT position, view_id, stream_version FROM events INDEXED BY events_naming "
+            f"WHERE identifier = ?1 AND type IN {NAMING_TYPES}), "
+            "dropped AS (SELECT e.view_id, max(e.position) FROM named CROSS JOIN events e ON e.view_id = named.view_id "
+            "AND e.stream_version = (SELECT max(stream_version) FROM events WHERE view_id = named.view_id) "
+            "WHERE e.type = 'view.dropped' AND e.identifier = ?1), "
+            "last AS (SELECT view_id, stream_version, max(position) FROM named), "
+            "took AS (SELECT view_id, stream_version, max(position) FROM named WHERE view_id = coalesce("
+            "(SELECT view_id FROM dropped), (SELECT view_id FROM last))) "
             "SELECT g.position, g.type, g.identifier, g.actor, g.occurred_at, l.type, l.identifier FROM took "
             "JOIN events g ON g.view_id = took.view_id AND g.stream_version = (SELECT min(stream_version) FROM events "
             "WHERE view_id = took.view_id AND stream_version > took.stream_version "
             "AND type IN ('view.renamed', 'view.dropped')) "
             "JOIN events l ON l.view_id = took.view_id "
-            "AND l.stream_version = (SELECT max(stream_version) FROM events WHERE view_id = took.view_id)",
+            "AND l.stream_version = (SELECT max(stream_version) FROM events WHERE view_id = took.view_id) "
+            "WHERE EXISTS (SELECT 1 FROM last CROSS JOIN events x ON x.view_id = last.view_id "
+            "AND x.stream_version > last.stream_version WHERE x.type IN ('view.renamed', 'view.dropped'))",
             (identifier,)).fetchone()
         return None if row is None else (row[:5], row[5:])
 
