@@ -1651,31 +1651,49 @@ def test_events_json_reaches_a_real_pipe_in_its_encoding(tmp_path, encoding):
         assert json.loads(text)[0]["actor"] == "ünï" and json.loads(text)[0]["payload"]["properties"] == {"comment": "café"}
 
 
+class _TextOnly(io.TextIOBase):
+    """A text stream of UTF-8 that takes text alone and has no binary buffer (as a notebook's has)."""
+    encoding = "utf-8"
+
+    def __init__(self):
+        self.text = ""
+
+    def writable(self):
+        return True
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        self.text += s
+        return len(s)
+
+
 def test_events_json_reaches_a_utf8_text_stream_without_a_binary_buffer(run):
     """Standard output replaced by a text stream of UTF-8 that takes text alone and has no binary
     buffer (as a notebook's has): the events' --json reaches it as text, not as bytes it refuses."""
     import contextlib
 
-    class TextOnly(io.TextIOBase):
-        encoding = "utf-8"
-
-        def __init__(self):
-            self.text = ""
-
-        def writable(self):
-            return True
-
-        def write(self, s):
-            if not isinstance(s, str):
-                raise TypeError(f"write() argument must be str, not {type(s).__name__}")
-            self.text += s
-            return len(s)
-
     create(run, "s.v")
-    out = TextOnly()
+    out = _TextOnly()
     with contextlib.redirect_stdout(out):
         main(["--db", str(run.db), "history", "s.v", "--json"], standalone_mode=False)
     assert [e["type"] for e in json.loads(out.text)] == ["view.created"]
+
+
+def test_events_json_reaches_a_stream_naming_an_encoding_python_does_not_know(run):
+    """A stream whose encoding names no codec Python has (a binary buffer beside it): the events'
+    --json goes out as text, as click writes text, not as a LookupError from looking the name up."""
+    import contextlib
+
+    class Bogus(_TextOnly):
+        encoding = "no-such-codec"
+        buffer = io.BytesIO()
+
+    create(run, "s.v")
+    out = Bogus()
+    with contextlib.redirect_stdout(out):
+        main(["--db", str(run.db), "history", "s.v", "--json"], standalone_mode=False)
+    assert [e["type"] for e in json.loads(out.text)] == ["view.created"] and out.buffer.getvalue() == b""
 
 
 def test_times_before_the_year_1000_print_with_four_digits_everywhere(run, monkeypatch):

@@ -494,13 +494,21 @@ def _echo_utf8(text: bytes) -> None:
     """Text in UTF-8 and a newline to standard output: as its bytes where the output is written in
     UTF-8 (not decoded to be encoded again: tens of megabytes for a long log) to its binary buffer,
     else as text, as ``click.echo`` writes it (to the stream it finds: a text stream without a
-    buffer, as a notebook's, takes text alone)."""
-    encoding = getattr(sys.stdout, "encoding", None)
-    if (isinstance(encoding, str) and codecs.lookup(encoding).name == "utf-8"
-            and getattr(sys.stdout, "buffer", None) is not None):
+    buffer, as a notebook's, takes text alone; and one naming an encoding Python does not know)."""
+    if _utf8(getattr(sys.stdout, "encoding", None)) and getattr(sys.stdout, "buffer", None) is not None:
         click.echo(text)
     else:
         click.echo(text.decode())
+
+
+def _utf8(encoding: object) -> bool:
+    """Whether a stream's encoding is UTF-8 (by any of its names); False for a name no codec has."""
+    if not isinstance(encoding, str):
+        return False
+    try:
+        return codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
 
 
 def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
