@@ -38,10 +38,31 @@ def test_visible_escapes_lone_surrogates_which_a_terminal_cannot_encode():
     assert visible("ok \U0001f600") == "ok \U0001f600"  # a whole pair is a character, printed as it is
 
 
+def test_a_cell_breaks_its_line_only_at_a_newline_and_shows_every_other_separator_escaped():
+    """Tabs, the line and paragraph separators and the characters str.splitlines breaks at (rich too)
+    print escaped on the cell's own line, in a rich table and in a TextTable, on the short way of
+    printable ASCII and the other alike: no cell gets a line break or a blank that hides one."""
+    from viewstore.tables import data_table
+
+    for char, shown in [("\t", "\\x09"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"), ("\x85", "\\x85"),
+                        ("\x0b", "\\x0b"), ("\x0c", "\\x0c"), ("\x1c", "\\x1c"), ("\r", "\\x0d")]:
+        for cell in (f"a{char}b", f"wide 漢{char}b"):
+            expected = f"│ 1 │ {cell.replace(char, shown)} │ z │"
+            console = Console(file=io.StringIO(), width=80, markup=False, emoji=False, highlight=False)
+            TextTable("n", "text", "m").print(console, [("1", cell, "z")])
+            rich_table = data_table("n", "text", "m")
+            rich_table.add_row("1", cell, "z")
+            console.print(rich_table)
+            lines = console.file.getvalue().split("\n")  # not splitlines(): it would break where a terminal may
+            assert [line.rstrip() for line in lines if line.startswith("│ 1 ")] == [expected, expected], repr(char)
+            assert char not in console.file.getvalue(), repr(char)
+    assert visible("a\u2028b\tc") == "a\\u2028b\tc"  # a message keeps its tabs; a line separator is escaped
+
+
 def _printed(table, rows, width):
     console = Console(file=io.StringIO(), width=width, markup=False, emoji=False, highlight=False)
     table.print(console, rows)
-    return console.file.getvalue().splitlines()
+    return console.file.getvalue().rstrip("\n").split("\n")  # not splitlines(): it breaks at U+2028 and more
 
 
 def test_a_column_with_breaks_breaks_only_after_them_and_last_of_all():
@@ -116,9 +137,9 @@ def test_a_table_of_every_kind_of_cell_looks_as_rich_draws_it():
     whole and rows of two lines, is drawn line for line as rich's own table draws those cells."""
     from viewstore.tables import data_table
 
-    # (not tabs: rich wraps a cell at a tab, this table expands it to the next multiple of 8)
     kinds = ["plain", "", " spaced ", "".join(map(chr, range(32, 127))), "esc\x1b[1m", "del\x7f", "two\nlines",
-             "wide 漢字", "e\u0301", "😀", "\ud800", "a\nb\nc 漢"]
+             "wide 漢字", "e\u0301", "😀", "\ud800", "a\nb\nc 漢", "tab\there", "line\u2028separator", "p\u2029",
+             "\x85nel", "v\x0bf\x0c"]
     rows = [(str(i), kinds[i % len(kinds)], kinds[(i * 5 + 3) % len(kinds)], "x" * (i % 9)) for i in range(3 * len(kinds))]
     rows.append(("last", "", "", ""))
     console = Console(file=io.StringIO(), width=250, markup=False, emoji=False, highlight=False)
@@ -126,5 +147,5 @@ def test_a_table_of_every_kind_of_cell_looks_as_rich_draws_it():
     for row in rows:
         rich_table.add_row(*row)
     console.print(rich_table)
-    expected = [line.rstrip() for line in console.file.getvalue().splitlines()]
+    expected = [line.rstrip() for line in console.file.getvalue().rstrip("\n").split("\n")]
     assert _printed(TextTable("n", "one", "two", "three", title="cells"), rows, 250) == expected

@@ -3,7 +3,7 @@
 :func:`data_table` is a rich table for short output (``show``, ``list``); :class:`TextTable`
 lays out tables of any length (``history``, ``audit``, ``query``) itself, in time proportional
 to its cells, and prints them through rich's console in batches. Both show control characters
-escaped (:func:`visible`): everything printed comes from user data.
+escaped (:func:`visible`; a tab in a cell too): everything printed comes from user data.
 """
 
 from __future__ import annotations
@@ -22,15 +22,24 @@ from rich.text import Text
 __all__ = ["visible", "data_table", "TableColumn", "TextTable"]
 
 
-#: control characters (but tab and newline) and bidirectional overrides: in a terminal they move the
-#: cursor, clear the screen, set the window title or reorder text, so stored text shows them escaped
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")  # and lone surrogates
+#: control characters (but tab and newline), the line and paragraph separators and bidirectional
+#: overrides: in a terminal they move the cursor, clear the screen, set the window title, break the
+#: line or reorder text, so stored text shows them escaped
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"  # and lone surrogates
+_CONTROL = re.compile(f"[{_CONTROLS}]")
+#: those, and tabs: in a table's cell a tab would widen it to the next multiple of 8 (or, in rich's
+#: table, break its line), so a cell shows it escaped too
+_CELL_CONTROL = re.compile(f"[\t{_CONTROLS}]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\x{ord(match[0]):02x}" if ord(match[0]) < 0x100 else f"\\u{ord(match[0]):04x}"
 
 
 def visible(text: str) -> str:
     """Text for a terminal: control characters as escapes (``\\x1b``), everything else as stored.
     ``--json`` is the exact form."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+    return _CONTROL.sub(_escape, text)
 
 
 #: how narrow data_table lets the other columns get so that a column of names keeps them whole
@@ -42,7 +51,7 @@ class _DataTable(Table):
     widest: list[int]  # each column's widest line so far, header included
 
     def add_row(self, *cells: Any, **options: Any) -> None:
-        cells = tuple(visible(c) if isinstance(c, str) else c for c in cells)
+        cells = tuple(_cell_text(c) if isinstance(c, str) else c for c in cells)
         for i, cell in enumerate(cells):  # the widest line of each column, header included
             text = cell.plain if isinstance(cell, Text) else cell if isinstance(cell, str) else ""
             self.widest[i] = max(self.widest[i], _text_width(text))
@@ -302,8 +311,9 @@ def _wrap_after(line: str, width: int, breaks: str) -> list[str]:
 
 
 def _cell_text(value: str) -> str:
-    text = visible(value)
-    return text.expandtabs(8) if "\t" in text else text
+    """A table cell's text: as :func:`visible` shows it, and a tab escaped too (``\\x09``); only a
+    newline breaks its line, in :func:`data_table`'s rich tables and in :class:`TextTable` alike."""
+    return _CELL_CONTROL.sub(_escape, value)
 
 
 def _text_width(text: str) -> int:
@@ -330,7 +340,7 @@ class _Lines:
 def _wrap(console: Console, line: str, width: int) -> list[str]:
     """One line of a cell wrapped to ``width``: at spaces, and a word longer than that folds.
 
-    Text of one-cell characters (ASCII: control characters are escaped, tabs expanded by then)
+    Text of one-cell characters (ASCII: control characters and tabs are escaped by then)
     wraps with the standard library's textwrap, four times faster than rich; other text (wide
     characters, combining marks) with rich, which counts the cells each character takes.
     """
