@@ -1714,3 +1714,25 @@ def test_times_before_the_year_1000_print_with_four_digits_everywhere(run, monke
     run("drop", "s.v")
     assert run("show", "s.v", code=1) == \
         "error: no such view: s.v (dropped at 0068-09-03 13:20:00 UTC by carol; its history remains)\n"
+
+
+def test_now_is_a_time_where_leaving_the_option_out_means_now(run):
+    """diff --to, show --as-of and audit --until take "now" (any case, blanks around it) as the moment
+    they mean without it; --since and --from, which mean no moment when left out, refuse it."""
+    _changed_view(run)
+    for now in ("now", "NOW", " Now "):
+        assert run("diff", "s.v", "--from-event", "1", "--to", now) == run("diff", "s.v", "--from-event", "1")
+        assert run("diff", "s.v", "--from-event", "1", "--to", now, "--json") == \
+            run("diff", "s.v", "--from-event", "1", "--json")
+        assert run("show", "s.v", "--as-of", now, "--json") == run("show", "s.v", "--json")
+        assert run("audit", "--until", now, "--json") == run("audit", "--json")
+        assert run("audit", "--since", "1", "--until", now, "--json") == run("audit", "--json")
+    run("drop", "s.v")
+    assert run("diff", "s.v", "--from-event", "1", "--to", "now", code=1).startswith(
+        "error: after (now): no such view: s.v (dropped at ")  # the side named as without --to
+    assert "give --to or --to-event, not both" in run("diff", "s.v", "--from-event", "1", "--to", "now",
+                                                      "--to-event", "2", code=2)
+    for args in (["audit", "--since", "now"], ["diff", "s.other", "--from", "now"]):
+        assert "bad --" in run(*args, code=2) and "'now': use ISO 8601" in run(*args, code=2), args
+    assert "now, as without it" in " ".join(run("show", "--help").split())
+    assert "or now: the default" in " ".join(run("diff", "--help").split())

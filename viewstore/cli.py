@@ -334,9 +334,11 @@ def usage_error(message: str) -> click.UsageError:
     return click.UsageError(visible(message))
 
 
-def _time(value: str | None, option: str) -> int | None:
-    """Epoch ms from an option's ISO 8601 time or epoch ms, as the API reads it, in the years 1 to 9999."""
-    if value is None:
+def _time(value: str | None, option: str, *, now: bool = False) -> int | None:
+    """Epoch ms from an option's ISO 8601 time or epoch ms, as the API reads it, in the years 1 to 9999.
+    With ``now``, for an option whose absence means now (``--as-of``, ``--to``, ``--until``), the word
+    ``now`` (in any case) is taken too and means that: None, as if the option were left out."""
+    if value is None or (now and _is_now(value)):
         return None
     try:
         ms = to_epoch_ms(value, option)
@@ -347,6 +349,10 @@ def _time(value: str | None, option: str) -> int | None:
         raise usage_error(f"bad {option} {value!r}: use ISO 8601 (2026-11-22T10:00:00Z) or epoch "
                           "milliseconds, in the years 1 to 9999") from e
     return ms
+
+
+def _is_now(value: str | None) -> bool:
+    return value is not None and value.strip().lower() == "now"
 
 
 # -- output helpers ----------------------------------------------------------------------------
@@ -728,7 +734,7 @@ def _moments(store: ViewStore, identifier: str, *options: tuple[int | None, int 
 @click.argument("identifier")
 @click.option("--as-of", metavar="TIME",
               help="Show the view as it was then (ISO 8601, UTC unless it gives its offset, or epoch ms; to the "
-                   "millisecond).")
+                   "millisecond; now, as without it).")
 @click.option("--at-event", type=INT64, metavar="POSITION",
               help="Show the view right after the commit of this event (the pos column of `viewstore audit "
                    "--view IDENTIFIER`: an event of any view that carried the name, also one dropped or renamed "
@@ -748,7 +754,7 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
     """
     if at_event is not None and as_of is not None:
         raise usage_error("give --as-of or --at-event, not both")
-    as_of_ms = _time(as_of, "--as-of")
+    as_of_ms = _time(as_of, "--as-of", now=True)
     store = cli.store()
     (moment,) = _moments(store, identifier, (as_of_ms, at_event))
     view = store.load_view(identifier, as_of=moment)
@@ -765,7 +771,7 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
 @click.option("--from-event", type=INT64, metavar="POSITION",
               help="Compare the view right after the commit of this event (a position, as show --at-event "
                    "takes it).")
-@click.option("--to", metavar="TIME", help="With the view as it was then (default: as it is now).")
+@click.option("--to", metavar="TIME", help="With the view as it was then (as --from takes it, or now: the default).")
 @click.option("--to-event", type=INT64, metavar="POSITION",
               help="With the view right after the commit of this event (default: as it is now).")
 @json_option("Print the differences as JSON.")
@@ -792,7 +798,7 @@ def diff(cli: CliContext, identifier: str, from_: str | None, from_event: int | 
         raise usage_error("give --from or --from-event: the moment to compare from")
     if to is not None and to_event is not None:
         raise usage_error("give --to or --to-event, not both")
-    from_ms, to_ms = _time(from_, "--from"), _time(to, "--to")
+    from_ms, to_ms = _time(from_, "--from"), _time(to, "--to", now=True)
     store = cli.store()
     before, after = _moments(store, identifier, (from_ms, from_event), (to_ms, to_event))
     assert before is not None  # one of --from and --from-event was given
@@ -1106,7 +1112,7 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
 @click.option("--since", metavar="TIME",
               help="From this time (ISO 8601, UTC unless it gives its offset, or epoch ms; inclusive).")
 @click.option("--until", metavar="TIME",
-              help="Up to this time (as --since, inclusive; a date alone: to its end).")
+              help="Up to this time (as --since, inclusive; a date alone: to its end; now, as without it).")
 @click.option("--limit", type=INT64, help="At most this many events (the oldest; the latest with --newest-first).")
 @click.option("--newest-first", is_flag=True, help="Latest events first.")
 @json_option("Print JSON.")
@@ -1123,6 +1129,8 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
     \b
         viewstore audit --newest-first --limit 20
     """
+    if _is_now(until):
+        until = None  # as without --until
     _time(until, "--until")  # checked as the other times are; the store reads a date alone as its whole day
     since_ms = _time(since, "--since")
     if since_ms is not None and until is not None and since_ms > _until_ms(until):
