@@ -39,15 +39,17 @@ def test_visible_escapes_lone_surrogates_which_a_terminal_cannot_encode():
 
 
 def test_a_cell_breaks_its_line_only_at_a_newline_and_shows_every_other_separator_escaped():
-    """Tabs, the line and paragraph separators and the characters str.splitlines breaks at (rich too)
-    print escaped on the cell's own line, in a rich table and in a TextTable, on the short way of
-    printable ASCII and the other alike: no cell gets a line break or a blank that hides one."""
+    """The line and paragraph separators and the characters str.splitlines breaks at (rich too)
+    print escaped on the cell's own line, and a tab as blanks to the next multiple of 8 (SQL indented
+    with tabs stays indented), in a rich table and in a TextTable, on the short way of printable ASCII
+    and the other alike: no cell gets a line break but at a newline."""
     from viewstore.tables import data_table
 
-    for char, shown in [("\t", "\\x09"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"), ("\x85", "\\x85"),
+    for char, shown in [("\t", None), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"), ("\x85", "\\x85"),
                         ("\x0b", "\\x0b"), ("\x0c", "\\x0c"), ("\x1c", "\\x1c"), ("\r", "\\x0d")]:
         for cell in (f"a{char}b", f"wide 漢{char}b"):
-            expected = f"│ 1 │ {cell.replace(char, shown)} │ z │"
+            text = cell.expandtabs(8) if shown is None else cell.replace(char, shown)
+            expected = f"│ 1 │ {text} │ z │"
             console = Console(file=io.StringIO(), width=80, markup=False, emoji=False, highlight=False)
             TextTable("n", "text", "m").print(console, [("1", cell, "z")])
             rich_table = data_table("n", "text", "m")

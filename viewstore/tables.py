@@ -3,7 +3,7 @@
 :func:`data_table` is a rich table for short output (``show``, ``list``); :class:`TextTable`
 lays out tables of any length (``history``, ``audit``, ``query``) itself, in time proportional
 to its cells, and prints them through rich's console in batches. Both show control characters
-escaped (:func:`visible`; a tab in a cell too): everything printed comes from user data.
+escaped (:func:`visible`; a tab in a cell expanded to blanks): everything printed comes from user data.
 """
 
 from __future__ import annotations
@@ -27,9 +27,6 @@ __all__ = ["visible", "data_table", "TableColumn", "TextTable"]
 #: line or reorder text, so stored text shows them escaped
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"  # and lone surrogates
 _CONTROL = re.compile(f"[{_CONTROLS}]")
-#: those, and tabs: in a table's cell a tab would widen it to the next multiple of 8 (or, in rich's
-#: table, break its line), so a cell shows it escaped too
-_CELL_CONTROL = re.compile(f"[\t{_CONTROLS}]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -311,9 +308,12 @@ def _wrap_after(line: str, width: int, breaks: str) -> list[str]:
 
 
 def _cell_text(value: str) -> str:
-    """A table cell's text: as :func:`visible` shows it, and a tab escaped too (``\\x09``); only a
-    newline breaks its line, in :func:`data_table`'s rich tables and in :class:`TextTable` alike."""
-    return _CELL_CONTROL.sub(_escape, value)
+    """A table cell's text: as :func:`visible` shows it, with tabs expanded to blanks up to the next
+    multiple of 8 (SQL indented with tabs stays indented; rich's own table would break the line at a
+    tab), so only a newline breaks a cell's line, in :func:`data_table`'s rich tables and in
+    :class:`TextTable` alike."""
+    text = _CONTROL.sub(_escape, value)
+    return text.expandtabs(8) if "\t" in text else text
 
 
 def _text_width(text: str) -> int:
@@ -340,7 +340,7 @@ class _Lines:
 def _wrap(console: Console, line: str, width: int) -> list[str]:
     """One line of a cell wrapped to ``width``: at spaces, and a word longer than that folds.
 
-    Text of one-cell characters (ASCII: control characters and tabs are escaped by then)
+    Text of one-cell characters (ASCII: control characters are escaped, tabs expanded by then)
     wraps with the standard library's textwrap, four times faster than rich; other text (wide
     characters, combining marks) with rich, which counts the cells each character takes.
     """
