@@ -35,6 +35,17 @@ def test_decode_round_trip_and_corruption():
         decode_event(envelope, {"comment": 3})
 
 
+def test_an_undecodable_row_is_one_line_naming_the_field_and_its_fault():
+    """A row the models refuse reads as one line (a CLI prints it after 'error: '): the field's path
+    and pydantic's message, not pydantic's multi-line report with its documentation links."""
+    with pytest.raises(CorruptLogError) as caught:
+        decode_event({**ENVELOPE, "type": "view.comment_updated"}, {"comment": 3})
+    message = str(caught.value)
+    assert "\n" not in message and "http" not in message
+    assert message.startswith("cannot decode event at position 7: view.comment_updated.comment: ")
+    assert "string" in message  # what pydantic says the field should be
+
+
 def test_the_payload_of_every_event_type_is_its_json_dump_without_the_envelope(store):
     """payload() (what the log stores of each event) calls pydantic's serializer directly: it must give
     what model_dump(mode="json") gives of the event's own fields, for every type, versions included."""

@@ -92,6 +92,15 @@ def _held(value: object, kind: type = str) -> str:
     return str(value) if type(value) is kind else f"{value!r} ({type(value).__name__})"
 
 
+def _why(error: Exception) -> str:
+    """A one-line reason: pydantic's first problems as ``field: message``, else the error itself."""
+    problems = getattr(error, "errors", None)
+    if not callable(problems):
+        return str(error) or type(error).__name__
+    return "; ".join(f"{'.'.join(map(str, p['loc'])) or 'the payload'}: {p['msg']}"
+                     for p in problems(include_url=False)[:3])
+
+
 class EngineError(ViewStoreError):
     """The engine failed, not the caller's input: the SparkSession is stopped, the JVM behind it is
     gone, or the session's metastore does not answer (unreachable, its Derby database held by

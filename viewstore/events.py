@@ -19,7 +19,7 @@ from typing import Annotated, Any, Callable, ClassVar, Literal, TypeVar, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import NotRequired, TypedDict
 
-from .errors import CorruptLogError
+from .errors import CorruptLogError, _why
 from .model import (Column, Int32, Int64, SecurityMode, SQLRepresentation, VersionLogEntry, ViewVersion,
                     check_column_name, check_dialect, check_sql, identifier_str)
 from .types import parse_type
@@ -201,7 +201,7 @@ def decode_event(envelope: dict[str, Any], payload: dict[str, Any]) -> Event:
     try:
         return _ADAPTER.validate_python({**payload, **envelope})
     except ValueError as e:
-        raise CorruptLogError(f"cannot decode event at position {envelope.get('position')}: {e}") from e
+        raise CorruptLogError(f"cannot decode event at position {envelope.get('position')}: {_why(e)}") from e
 
 
 # -- stored payloads, read without building the models ----------------------------------------------

@@ -28,7 +28,7 @@ from typing import Any, Callable, ClassVar, Hashable, Iterable, Iterator, Sequen
 
 from pydantic import ConfigDict, TypeAdapter
 
-from .errors import CorruptLogError, _held
+from .errors import CorruptLogError, _held, _why
 from .events import check_stored_definition, check_stored_version, payload_readers
 from .log import dumps, loads
 from .model import (AuditInfo, Column, SecurityMode, SQLRepresentation, VersionLogEntry, View, ViewVersion,
@@ -762,15 +762,6 @@ def fold_stored(states: dict[str, ViewState], rows: Iterable[Sequence[Any]]) -> 
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
         raise CorruptLogError(f"event at position {row[0]} ({_held(row[4])}) is not an event this library wrote: "
                               f"{_why(e) if row[4] in readers else 'no event type has that name'}") from e
-
-
-def _why(error: Exception) -> str:
-    """A one-line reason: pydantic's first problems as ``field: message``, else the error itself."""
-    problems = getattr(error, "errors", None)
-    if not callable(problems):
-        return str(error) or type(error).__name__
-    return "; ".join(f"{'.'.join(map(str, p['loc'])) or 'the payload'}: {p['msg']}"
-                     for p in problems(include_url=False)[:3])
 
 
 def _columns(data: list[dict[str, Any]]) -> tuple[Column, ...]:
