@@ -38,6 +38,14 @@ def test_visible_escapes_lone_surrogates_which_a_terminal_cannot_encode():
     assert visible("ok \U0001f600") == "ok \U0001f600"  # a whole pair is a character, printed as it is
 
 
+def test_visible_escapes_characters_that_print_as_nothing_so_two_names_never_look_alike():
+    for char in "\xad\u061c\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff":
+        shown = visible(f"sales.da{char}ily")
+        escape = f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+        assert shown != "sales.daily" and shown == f"sales.da{escape}ily", repr(char)
+    assert visible("naïve 漢字 😀 e\u0301") == "naïve 漢字 😀 e\u0301"  # printing characters stay as they are
+
+
 def test_a_cell_breaks_its_line_only_at_a_newline_and_shows_every_other_separator_escaped():
     """The line and paragraph separators and the characters str.splitlines breaks at (rich too)
     print escaped on the cell's own line, and a tab as blanks to the next multiple of 8 (SQL indented

@@ -22,11 +22,13 @@ from rich.text import Text
 __all__ = ["visible", "data_table", "TableColumn", "TextTable"]
 
 
-#: control characters (but tab and newline), the line and paragraph separators and bidirectional
-#: overrides: in a terminal they move the cursor, clear the screen, set the window title, break the
-#: line or reorder text, so stored text shows them escaped
-_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"  # and lone surrogates
-_CONTROL = re.compile(f"[{_CONTROLS}]")
+#: control characters (but tab and newline), the line and paragraph separators, bidirectional
+#: overrides and marks, and the characters that print as nothing (soft hyphen, zero-width space and
+#: joiners, word joiner, byte order mark): in a terminal they move the cursor, clear the screen, set
+#: the window title, break the line, reorder text or hide in a name (``sales.da\u200bily`` would look
+#: like ``sales.daily``), so stored text shows them escaped
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+                      "\ud800-\udfff]")  # and lone surrogates
 
 
 def _escape(match: re.Match[str]) -> str:
