@@ -1159,6 +1159,20 @@ def test_an_import_brings_each_version_with_the_entry_that_added_it_within_one_m
         [("view.imported", 1), ("view.replaced", 2)]
 
 
+def test_versions_never_current_after_the_log_come_at_their_own_times_in_time_order(store):
+    """Versions added after the last log entry without becoming current came in id order, each
+    dated no earlier than the one before: version 3, made at 2000, came with version 2 at 3000, so
+    as_of 2000 lacked a version the history says existed then."""
+    store.import_view("a.v", source="test", versions=[_version(1, 1000), _version(2, 3000), _version(3, 2000)],
+                      version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1)], current_version_id=1)
+    assert [(e.type, e.occurred_at) for e in store.history("a.v")] == \
+        [("view.imported", 1000), ("view.replaced", 2000), ("view.replaced", 3000)]
+    assert [v.version_id for v in store.load_view("a.v", as_of=1999).versions] == [1]
+    assert [v.version_id for v in store.load_view("a.v", as_of=2000).versions] == [1, 3]
+    assert [v.version_id for v in store.load_view("a.v", as_of=3000).versions] == [1, 2, 3]
+    assert store.load_view("a.v", as_of=3000).current_version_id == 1
+
+
 def test_a_replace_reuses_the_lowest_id_of_identical_versions(store):
     """An imported file may hold one definition twice (listed in any order; the store keeps them by
     id): Iceberg's reuse rule takes the first in id order, not the current or the latest one."""

@@ -2123,7 +2123,8 @@ def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],
         for v in added:
             introduced.add(v.version_id)
             steps.append((at, ViewReplaced, {"version": dump(v), "current_version_id": None, "log_entry": None}))
-    rest = [v for v in versions if v.version_id not in introduced]
+    # those never current after the log come at their own times, so in time order (ids need not follow it)
+    rest = sorted((v for v in versions if v.version_id not in introduced), key=lambda v: (v.timestamp_ms, v.version_id))
     for v in rest:
         steps.append((max(steps[-1][0], v.timestamp_ms), ViewReplaced,
                       {"version": dump(v), "current_version_id": None, "log_entry": None}))
