@@ -90,6 +90,28 @@ def test_export_key_order_gzip_and_pyiceberg_agreement(store, tmp_path):
     fields = parsed.schemas[0].fields
     assert [f.name for f in fields] == ["s", "m"] and fields[1].required
     assert str(fields[0].field_type).startswith("struct<")
+    # properties only when there are some, as the reference writes them
+    store.create_view("a.bare", columns=[Column("x", "int")], representations=[("spark", "SELECT 1")],
+                      default_namespace="a")
+    bare, raw = load(store.export_iceberg("a.bare", tmp_path / "bare"))
+    assert list(bare) == ["view-uuid", "format-version", "location", "schemas", "current-version-id", "versions",
+                          "version-log"]
+    assert ViewMetadata.model_validate_json(raw).properties == {}
+
+
+def test_exported_schemas_are_listed_in_id_order_as_the_reference_lists_them(store, tmp_path):
+    """A replace back to an earlier schema reuses its id (0), and with the version that brought it
+    expired, the kept versions name schema 1 before schema 0: the file still lists schema 0 first,
+    as the reference's list does (it appends each new schema with the highest id + 1)."""
+    same = dict(default_namespace="a")
+    store.create_view("a.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                      properties={"version.history.num-entries": "2"}, **same)
+    store.replace_view("a.v", columns=[Column("x", "bigint")], representations=[("spark", "SELECT 2 AS x")], **same)
+    store.replace_view("a.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 3 AS x")], **same)
+    meta, raw = load(store.export_iceberg("a.v", tmp_path / "loc"))
+    assert [(v["version-id"], v["schema-id"]) for v in meta["versions"]] == [(2, 1), (3, 0)]
+    assert [s["schema-id"] for s in meta["schemas"]] == [0, 1]
+    assert [s.schema_id for s in ViewMetadata.model_validate_json(raw).schemas] == [0, 1]
 
 
 def test_the_compression_codec_property_chooses_gzip_and_the_argument_overrides_it(store, tmp_path):
@@ -102,8 +124,11 @@ def test_the_compression_codec_property_chooses_gzip_and_the_argument_overrides_
     assert read_metadata(zipped).view_uuid == store.load_view("a.v").uuid
     plain = store.export_iceberg("a.v", tmp_path / "loc", gzip=False)
     assert plain.name.startswith("00001-") and not plain.name.endswith(".gz.metadata.json")
-    store.alter_view("a.v", ViewChange.set_property("write.metadata.compression-codec", "none"))
-    assert not store.export_iceberg("a.v", tmp_path / "loc").name.endswith(".gz.metadata.json")
+    for none in ("none", "NONE"):  # any case, as for gzip
+        store.alter_view("a.v", ViewChange.set_property("write.metadata.compression-codec", "GZIP"))
+        assert store.export_iceberg("a.v", tmp_path / "loc").name.endswith(".gz.metadata.json")
+        store.alter_view("a.v", ViewChange.set_property("write.metadata.compression-codec", none))
+        assert not store.export_iceberg("a.v", tmp_path / "loc").name.endswith(".gz.metadata.json")
     store.alter_view("a.v", ViewChange.remove_property("write.metadata.compression-codec"))
     assert not store.export_iceberg("a.v", tmp_path / "loc").name.endswith(".gz.metadata.json")
     assert store.export_iceberg("a.v", tmp_path / "loc", gzip=True).name.endswith(".gz.metadata.json")
@@ -131,18 +156,24 @@ def test_a_codec_the_reference_cannot_write_is_refused_when_set(store, tmp_path)
     assert store.event_count() == count
 
 
-def test_a_stored_codec_the_exporter_cannot_follow_is_an_iceberg_error(store, tmp_path):
+@pytest.mark.parametrize("key, value, message", [
+    ("write.metadata.compression-codec", "lz4", "gzip or none, not 'lz4'"),
+    # the reference refuses a history size below 1 (ViewProperties): it would keep no version but the current
+    ("version.history.num-entries", "0", "positive integer, not '0'"),
+])
+def test_a_stored_property_the_exporter_cannot_follow_is_an_iceberg_error(store, tmp_path, key, value, message):
     """A value stored before the store refused it (an older release) fails the export, typed."""
     import sqlite3
 
     store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a",
-                      properties={"write.metadata.compression-codec": "gzip"})
+                      properties={key: {"lz4": "gzip", "0": "1"}[value]})
+    store.replace_view("a.v", columns=[], representations=[("spark", "SELECT 2")], default_namespace="a")
     raw = sqlite3.connect(store.path)
-    raw.execute("UPDATE views SET properties = '{\"write.metadata.compression-codec\":\"lz4\"}'")
+    raw.execute("UPDATE views SET properties = ?", (json.dumps({key: value}),))
     raw.commit()
     raw.close()
     fresh = type(store)(store.path)
-    with pytest.raises(IcebergMetadataError, match="gzip or none, not 'lz4'"):
+    with pytest.raises(IcebergMetadataError, match=message):
         fresh.export_iceberg("a.v", tmp_path / "loc")
     assert not (tmp_path / "loc").exists() or not any((tmp_path / "loc").rglob("*.metadata.json"))
     fresh.close()
@@ -274,6 +305,21 @@ def test_an_export_of_an_unchanged_view_writes_nothing(store, tmp_path):
     assert store.export_iceberg("a.one", tmp_path / "loc", gzip=True) == third
     assert (folder / "version-hint.text").read_text() == "2\n"
     assert len(list(folder.glob("*.metadata.json"))) == 3
+
+
+def test_metadata_numbers_run_on_past_five_digits(store, tmp_path):
+    """Five digits are the least a number is written with (%05d), not the most: after 99999 come
+    100000 and 100001, and the latest file is the highest number, also for an unchanged view."""
+    store.create_view("a.one", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    first = store.export_iceberg("a.one", tmp_path / "loc")
+    first.rename(first.with_name("99999" + first.name[5:]))
+    store.alter_view("a.one", ViewChange.set_property("k", "1"))
+    second = store.export_iceberg("a.one", tmp_path / "loc")
+    assert second.name.startswith("100000-") and store.export_iceberg("a.one", tmp_path / "loc") == second
+    store.alter_view("a.one", ViewChange.set_property("k", "2"))
+    assert store.export_iceberg("a.one", tmp_path / "loc").name.startswith("100001-")
+    assert (tmp_path / "loc" / "metadata" / "version-hint.text").read_text() == "100001\n"
+    assert read_metadata(tmp_path / "loc").properties == {"k": "2"}
 
 
 def test_an_export_waits_for_the_location_lock_within_a_bound(store, tmp_path, monkeypatch):
