@@ -466,6 +466,20 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
     (lambda m: (m["schemas"][0].update({"identifier-field-ids": [1]}), m["schemas"][0]["fields"][0].update(
         {"type": {"type": "struct", "fields": [{"id": 9, "name": "a", "required": True, "type": "int"}]}})),
      "identifier field 1 is not a primitive"),
+    (lambda m: (m["schemas"][0].update({"identifier-field-ids": [1]}),
+                m["schemas"][0]["fields"][0].update({"type": "float"})), "identifier field 1 must not be a float"),
+    # a map's key is required, but nested in the map all the same
+    (lambda m: (m["schemas"][0].update({"identifier-field-ids": [8]}), m["schemas"][0]["fields"][0].update({"type": {
+        "type": "map", "key-id": 8, "key": "string", "value-id": 9, "value": "int", "value-required": True}})),
+     "identifier field 8 must not be nested"),
+    # a required field of a required struct inside a list is still inside the list
+    (lambda m: (m["schemas"][0].update({"identifier-field-ids": [10]}), m["schemas"][0]["fields"][0].update({"type": {
+        "type": "list", "element-id": 9, "element-required": True, "element": {"type": "struct", "fields": [
+            {"id": 10, "name": "a", "required": True, "type": "int"}]}}})),
+     "identifier field 10 must not be nested in a list"),
+    # two queries for one dialect, told apart only by case (the reference lower-cases the dialect)
+    (lambda m: m["versions"][1]["representations"].append({"type": "sql", "sql": "select 2", "dialect": "Spark-SQL"}),
+     "Invalid view version 2: Cannot add multiple queries for dialect spark-sql"),
 ])
 def test_import_refuses_broken_files(store, conformance, tmp_path, mutate, message):
     meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
@@ -475,6 +489,20 @@ def test_import_refuses_broken_files(store, conformance, tmp_path, mutate, messa
     with pytest.raises(IcebergMetadataError, match=message):
         store.import_iceberg(path, "bad.v")
     assert store.event_count() == 0
+
+
+def test_import_reads_a_representation_type_in_any_case_as_the_reference_does(store, conformance, tmp_path):
+    """The reference lower-cases a representation's type on read: "SQL" is an sql representation."""
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    meta["versions"][0]["representations"][0]["type"] = "SQL"
+    meta["versions"][1]["representations"][0]["type"] = "Sql"
+    path = tmp_path / "00000-x.metadata.json"
+    path.write_text(json.dumps(meta))
+    view = store.import_iceberg(path, "a.v")
+    assert [(r.dialect, r.sql) for v in view.versions for r in v.representations] == [
+        ("spark-sql", "select 'foo' foo"), ("spark-sql", "select 1 id, 'abc' data")]
+    exported, _ = load(store.export_iceberg("a.v", tmp_path / "out"))
+    assert [r["type"] for v in exported["versions"] for r in v["representations"]] == ["sql", "sql"]
 
 
 def _nested_lists(depth):
