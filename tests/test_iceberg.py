@@ -16,10 +16,13 @@ from pathlib import Path
 import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, given, settings
-from pyiceberg.view.metadata import ViewMetadata
+from pyiceberg.schema import Schema as PySchema
+from pyiceberg.types import IntegerType, NestedField, StringType
+from pyiceberg.view.metadata import (SQLViewRepresentation, ViewHistoryEntry, ViewMetadata, ViewRepresentation,
+                                     ViewVersion as PyViewVersion)
 
-from viewstore import (Column, IcebergMetadataError, SQLRepresentation, ValidationError, ViewAlreadyExistsError,
-                       ViewChange, ViewStore, ViewStoreError)
+from viewstore import (Column, IcebergMetadataError, NoSuchViewError, SQLRepresentation, ValidationError,
+                       ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError)
 from viewstore.iceberg import read_metadata
 
 APPENDIX_SQL_1 = "SELECT\n    COUNT(1), CAST(event_ts AS DATE)\nFROM events\nGROUP BY 2"
@@ -722,6 +725,72 @@ def test_import_refuses_a_summary_key_that_is_not_valid_unicode(store, conforman
     with pytest.raises(ValidationError, match="bad summary key '\\\\ud800engine': it is not valid Unicode"):
         store.import_iceberg(path, "a.v")
     assert store.event_count() == 0 and not store.view_exists("a.v")
+
+
+# -- a history another writer made ---------------------------------------------------------------
+# Built with pyiceberg's own models, as a writer other than viewstore would write it: versions listed
+# out of id order, rollbacks in the log, a version made in the same commit as the first one, a version
+# added without becoming current (made current later), and two never current, whose ids do not
+# follow their times.
+
+FOREIGN_TIMES = {1: 1000, 8: 1000, 2: 2000, 3: 3000, 4: 4500, 5: 5000, 6: 9000, 7: 8000}
+FOREIGN_LOG = [(1000, 1), (2000, 2), (3000, 3), (4000, 1), (5000, 5), (6000, 4), (7000, 2)]
+#: when each version joins the imported view (import_view's docstring and docs/ARCHITECTURE.md): with
+#: the log entry that made it current at its own time, or, made at the first entry's time, with the
+#: import (8); one added without becoming current with the first entry after its time (4, made at
+#: 4500, current from 6000); those never current after the log at their own times (7, then 6)
+FOREIGN_ARRIVALS = {1: 1000, 8: 1000, 2: 2000, 3: 3000, 5: 5000, 4: 5000, 7: 8000, 6: 9000}
+
+
+def _foreign_version(version_id):
+    return PyViewVersion(version_id=version_id, timestamp_ms=FOREIGN_TIMES[version_id], schema_id=version_id % 2,
+                         summary={"engine-name": "Trino"}, default_namespace=["n"], default_catalog="prod",
+                         representations=[ViewRepresentation(SQLViewRepresentation(
+                             type="sql", sql=f"SELECT {version_id} AS x", dialect="trino"))])
+
+
+def test_a_history_another_writer_made_imports_with_its_rollbacks_and_travels_in_time(store, tmp_path):
+    schemas = [PySchema(NestedField(1, "x", IntegerType(), required=False), schema_id=0),
+               PySchema(NestedField(1, "x", IntegerType(), required=False),
+                        NestedField(2, "y", StringType(), required=False, doc="why"), schema_id=1)]
+    versions = [_foreign_version(vid) for vid in (5, 2, 7, 1, 8, 6, 4, 3)]
+    metadata = ViewMetadata(view_uuid=str(uuid.uuid4()), format_version=1, location="s3://bucket/v",
+                            schemas=schemas, current_version_id=2, versions=versions,
+                            version_log=[ViewHistoryEntry(timestamp_ms=t, version_id=v) for t, v in FOREIGN_LOG])
+    path = tmp_path / "00003-x.metadata.json"
+    path.write_text(metadata.model_dump_json())
+    view = store.import_iceberg(path, "a.v")
+    assert view.current_version_id == 2 and [v.version_id for v in view.versions] == list(range(1, 9))
+    assert [(e.timestamp_ms, e.version_id) for e in view.version_log] == FOREIGN_LOG
+    # one event per log entry, in the file's order: a new version made current, or an older one again;
+    # a version that never became current by one that leaves the current version as it was
+    history = [(e.occurred_at, e.type, e.current_version_id) for e in store.history("a.v")]
+    assert [t for t, _, _ in history] == sorted(t for t, _, _ in history)
+    assert sorted(history, key=repr) == sorted([
+        (1000, "view.imported", 1), (2000, "view.replaced", 2), (3000, "view.replaced", 3),
+        (4000, "view.rolled_back", 1), (5000, "view.replaced", 5), (5000, "view.replaced", None),
+        (6000, "view.rolled_back", 4), (7000, "view.rolled_back", 2), (8000, "view.replaced", None),
+        (9000, "view.replaced", None)], key=repr)
+    with pytest.raises(NoSuchViewError):
+        store.load_view("a.v", as_of=999)
+    by_id = {v.version_id: v for v in versions}
+    moments = {t + d for t in [*FOREIGN_TIMES.values(), *(t for t, _ in FOREIGN_LOG)] for d in (-1, 0, 1)}
+    for t in sorted(moments - {999}):
+        then = store.load_view("a.v", as_of=t)
+        current = by_id[[v for at, v in FOREIGN_LOG if at <= t][-1]]
+        assert then.current_version_id == current.version_id, t
+        assert [(e.timestamp_ms, e.version_id) for e in then.version_log] == [e for e in FOREIGN_LOG if e[0] <= t]
+        assert [v.version_id for v in then.versions] == sorted(v for v, at in FOREIGN_ARRIVALS.items() if at <= t), t
+        assert then.current_version.timestamp_ms == current.timestamp_ms
+        assert [(r.dialect, r.sql) for r in then.current_version.representations] == [
+            (r.root.dialect, r.root.sql) for r in current.representations]
+        assert [c.name for c in then.columns] == [f.name for f in schemas[current.schema_id].fields]
+    # the store's rules apply to it as to its own views, and an export gives the file's history back
+    assert store.rollback_view("a.v", 3).current_version_id == 3
+    read = ViewMetadata.model_validate_json(load(store.export_iceberg("a.v", tmp_path / "out"))[1])
+    assert [v.model_dump() for v in read.versions] == [by_id[vid].model_dump() for vid in range(1, 9)]
+    assert [(e.timestamp_ms, e.version_id) for e in read.version_log][:-1] == FOREIGN_LOG
+    assert read.version_log[-1].version_id == read.current_version_id == 3
 
 
 # -- generated histories -------------------------------------------------------------------------
