@@ -564,6 +564,7 @@ def test_import_keeps_the_version_log_in_file_order(store, conformance, tmp_path
     ([1, 7, 2], [2]),  # in the middle it takes every entry before it: 1 was not current up to 2
     ([1, 2, 9], [2]),  # the current version gains an entry at the file's latest time
     ([], [2]),
+    ([1], [1, 2]),  # the current version's entry at its own time, not at the log's (before it existed)
 ])
 def test_import_drops_log_entries_of_versions_the_file_lacks_as_the_reference_retention_does(
         store, conformance, tmp_path, log, kept):
@@ -610,6 +611,16 @@ def test_export_survives_a_copied_warehouse(store, tmp_path):
     shutil.copytree(tmp_path / "loc", tmp_path / "copy")
     second = store.export_iceberg("a.v", tmp_path / "copy")
     assert second.name.startswith("00001-") and first.name.startswith("00000-")
+
+
+def test_a_relative_location_is_written_as_the_absolute_path_it_names(store, tmp_path, monkeypatch):
+    """The file's location is the view's base location for any reader, which does not share this
+    process's working directory."""
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    monkeypatch.chdir(tmp_path)
+    path = store.export_iceberg("a.v", "relative")
+    assert load(path)[0]["location"] == str((tmp_path / "relative").resolve())
+    assert read_metadata(path).location == str((tmp_path / "relative").resolve())
 
 
 def test_import_from_a_view_location_takes_the_latest_file(store, tmp_path):
@@ -688,6 +699,10 @@ def test_write_metadata_path_names_the_folder_of_the_metadata_files(store, tmp_p
     # a relative folder is under the location, whatever the working directory
     store.alter_view("a.v", ViewChange.set_property("write.metadata.path", "meta"))
     assert store.export_iceberg("a.v", tmp_path / "loc").parent == tmp_path / "loc" / "meta"
+    # a blank one names no folder: the files go to <location>/metadata, not to the location itself
+    for blank in ("", "  "):
+        store.alter_view("a.v", ViewChange.set_property("write.metadata.path", blank))
+        assert store.export_iceberg("a.v", tmp_path / "blank").parent == tmp_path / "blank" / "metadata"
     # a folder of another system (a view imported from one) is not this export's to write: the
     # files go to the location given, as they would without the property
     for remote in ("s3://bucket/meta", "file://otherhost/meta", "C:\\wh\\meta", "\\\\server\\meta"):
