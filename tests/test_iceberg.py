@@ -78,7 +78,7 @@ def test_spec_appendix_replayed_through_the_api(store, conformance):
 def test_export_key_order_gzip_and_pyiceberg_agreement(store, tmp_path):
     store.create_view("a.v", columns=[Column("s", "struct<x: int, y: list<string>>"), Column("m", "map<string, long>", nullable=False)],
                       representations=[("spark", "SELECT 1"), ("trino", "SELECT 1")], default_namespace="a",
-                      properties={"k": "v"})
+                      properties={"k": "v", "hms.trino.x": "the codecs' own", "HMS.k": "a key of its own"})
     path = store.export_iceberg("a.v", tmp_path / "loc", gzip=True)
     assert path.name.endswith(".gz.metadata.json")
     meta, raw = load(path)
@@ -87,6 +87,7 @@ def test_export_key_order_gzip_and_pyiceberg_agreement(store, tmp_path):
     assert list(meta["versions"][0]) == ["version-id", "timestamp-ms", "schema-id", "summary", "default-catalog",
                                          "default-namespace", "representations"]
     parsed = ViewMetadata.model_validate_json(raw)
+    assert parsed.properties == {"k": "v", "HMS.k": "a key of its own"}  # keys are case-sensitive
     view = store.load_view("a.v")
     assert parsed.current_version_id == view.current_version_id
     assert [r.root.dialect for r in parsed.versions[0].representations] == ["spark", "trino"]
@@ -535,6 +536,30 @@ def test_import_takes_what_the_reference_parser_takes(store, conformance, tmp_pa
     path.write_text(json.dumps(meta))
     view = store.import_iceberg(path, "a.v")
     assert [v.schema_id for v in view.versions] == [0, 0] and [c.name for c in view.columns] == ["x", "y", "z"]
+
+
+def test_a_block_that_returns_to_a_version_it_added_imports_as_one_addition(store, tmp_path):
+    """One transaction replaces the view and rolls back and forth: three log entries in one
+    millisecond, two naming the new version at its own time. The version comes once, with the first;
+    the second is a return to it, as in the history of the store that wrote the file."""
+    store.create_view("a.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                      default_namespace="a")
+    time.sleep(0.002)  # the block in a later millisecond than the create
+    with store.transaction():
+        store.replace_view("a.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 2 AS x")],
+                           default_namespace="a")
+        store.rollback_view("a.v", 1)
+        store.rollback_view("a.v", 2)
+    view = store.load_view("a.v")
+    assert len({e.timestamp_ms for e in view.version_log[1:]}) == 1 == len(view.version_log[1:]) - 2
+    other = ViewStore(tmp_path / "other.db")
+    try:
+        imported = other.import_iceberg(store.export_iceberg("a.v", tmp_path / "loc"), "a.v")
+        assert [(e.type, e.current_version_id) for e in other.history("a.v")] == [
+            ("view.imported", 1), ("view.replaced", 2), ("view.rolled_back", 1), ("view.rolled_back", 2)]
+        assert imported.versions == view.versions and imported.version_log == view.version_log
+    finally:
+        other.close()
 
 
 def test_import_keeps_the_version_log_in_file_order(store, conformance, tmp_path):
