@@ -32,6 +32,7 @@ MINIMAL = {"originalSql": "SELECT 42 x", "columns": [{"name": "x", "type": "bigi
     ("real", "float"), ("double", "double"), ("date", "date"), ("uuid", "uuid"), ("varbinary", "binary"),
     ("unknown", "unknown"), ("varchar", "string"), ("varchar(20)", "string"), ("char(10)", "string"),
     ("decimal(10,2)", "decimal(10,2)"), ("decimal(38, 0)", "decimal(38,0)"), ("time(6)", "time"),
+    ("decimal", "decimal(38,0)"),  # Trino's decimal without parameters is decimal(38,0)
     ("timestamp(3)", "timestamp"), ("timestamp(6)", "timestamp"), ("timestamp(9)", "timestamp_ns"),
     ("timestamp(3) with time zone", "timestamptz"), ("timestamp(12) with time zone", "timestamptz_ns"),
     ("array(integer)", "list<int>"), ("map(varchar,integer)", "map<string, int>"),
@@ -68,6 +69,8 @@ def test_engine_type_of_iceberg_types():
     assert trino.engine_type(parse_type("struct<a: int, b: list<timestamptz>>")) == \
         'row("a" integer,"b" array(timestamp(6) with time zone))'
     assert trino.engine_type(parse_type("map<string, decimal(9,3)>")) == "map(varchar,decimal(9,3))"
+    # Iceberg keeps times to the microsecond: Trino's time(6) holds them all, time(3) would not
+    assert trino.engine_type(parse_type("time")) == "time(6)"
     with pytest.raises(ValidationError, match="columns\\[2\\].type: Trino has no type for Iceberg fixed\\[16\\]"):
         trino.engine_type(parse_type("fixed[16]"), "columns[2].type")
 
@@ -141,6 +144,13 @@ def test_hms_parameters_other_than_the_markers_are_kept():
     assert "presto_view" not in properties and "transient_lastDdlTime" not in properties
 
 
+def test_an_empty_schema_is_no_schema():
+    """Trino reads a missing schema as none; an empty one names no schema either, so the view has no
+    default namespace rather than a namespace level the store cannot hold."""
+    definition = formats.decode(record({**MINIMAL, "catalog": "hive", "schema": ""}))
+    assert (definition.default_catalog, definition.default_namespace) == ("hive", ())
+
+
 def definition(**changes) -> ViewDefinition:
     base = dict(dialect="trino", sql="SELECT a FROM t", columns=(Column("a", "string", "the a"),),
                 comment="c", default_catalog="hive", default_namespace=("sales",), owner="alice",
@@ -162,6 +172,14 @@ def test_encode_writes_what_trino_writes():
         '{"originalSql":"SELECT a FROM t","catalog":"hive","schema":"sales",'
         '"columns":[{"name":"a","type":"varchar","comment":"the a"}],'
         '"comment":"c","owner":"alice","runAsInvoker":false}')
+
+
+def test_a_definition_that_names_its_trino_writer_keeps_it():
+    """The codec labels a record trino_created_by=viewstore only when the definition does not say
+    who created it: a view from elsewhere that carries the parameter (not decoded from a Trino
+    record, so without its column types) keeps it."""
+    out = formats.encode(definition(properties={"trino_created_by": "Trino Iceberg connector"}), "trino")
+    assert out["parameters"]["trino_created_by"] == "Trino Iceberg connector"
 
 
 def test_encode_an_invoker_view_has_no_owner_in_the_json():
