@@ -142,6 +142,8 @@ def test_catalog_and_namespace(parameters, catalog, namespace):
     ({"view.catalogAndNamespace.numParts": "9" * 5000},
      r"view\.catalogAndNamespace\.numParts: must be a count Spark can read: the number 9{20}\.\.\. is larger"),
     ({"view.query.out.numCols": "2147483648"}, r"view\.query\.out\.numCols: .* 2147483648 is larger than 2147483647"),
+    # Spark reads a count with Java's Integer.parseInt, which refuses surrounding spaces
+    ({"view.query.out.numCols": " 1", "view.query.out.col.0": "x"}, r"view\.query\.out\.numCols: must be a count"),
 ])
 def test_incomplete_view_parameters(parameters, reason):
     with pytest.raises(ValidationError, match=reason):
@@ -152,6 +154,23 @@ def test_a_split_schema_of_more_parts_than_spark_can_count_is_a_validation_error
     with pytest.raises(ValidationError, match=r"spark\.sql\.sources\.schema\.numParts: must be a count Spark can "
                                               r"read: the number 9{20}\.\.\. is larger than 2147483647"):
         formats.decode(record(**{"spark.sql.sources.schema.numParts": "9" * 5000}))
+
+
+def test_a_decimal_without_parameters_is_sparks_default_decimal():
+    """Spark reads the JSON type "decimal" as DecimalType.USER_DEFAULT, decimal(10,0), and spells it so."""
+    definition = formats.decode(record(schema(field("d", "decimal"))))
+    assert (str(definition.columns[0].type), definition.engine_types) == ("decimal(10,0)", ("decimal(10,0)",))
+
+
+def test_a_spark_22_view_altered_by_a_later_spark_is_not_an_altered_hive_view():
+    """Spark 2.2 recorded a view's database in view.default.database but no create version, which a
+    later Spark's ALTER fills in as "2.2 or prior". Only Spark writes that key: the view is Spark's."""
+    table = record(schema(field("a", "long")), **{"spark.sql.create.version": "2.2 or prior",
+                                                   "view.default.database": "db"})
+    definition = formats.decode(table)
+    assert not spark.is_altered_hive_view(table["parameters"]) and not spark.is_altered_hive_view(definition)
+    assert spark.ALTERED_HIVE_VIEW_KEY not in definition.properties
+    assert (definition.default_catalog, definition.default_namespace) == ("spark_catalog", ("db",))
 
 
 def test_accessors_for_the_kept_parameters():
@@ -444,6 +463,14 @@ def test_ddl_type_strings():
     assert spark.engine_type(parse_type("map<string, list<timestamptz>>")) == "map<string,array<timestamp>>"
     with pytest.raises(ValidationError, match="unknown Spark type 'uniontype'"):
         spark.parse_type_string("uniontype<int,string>", "sd.cols[0].type")
+
+
+def test_a_field_name_with_a_back_quote_is_quoted_as_spark_quotes_it():
+    """Spark's catalog string back-quotes a field name that is not a plain word and doubles a back
+    quote inside it, so that the string reads back as the same type."""
+    type_ = parse_type("struct<`a``b`: int>")
+    assert spark.engine_type(type_) == "struct<`a``b`:int>"
+    assert spark.iceberg_type(spark.parse_type_string(spark.engine_type(type_))) == type_
 
 
 def test_the_expanded_text_is_written_back_only_with_the_sql_it_was_recorded_with():
