@@ -25,6 +25,7 @@ def record(**parameters: str) -> dict:
     ("TIME WITHOUT TIME ZONE", "time", True),
     ("VARCHAR(2147483647)", "string", True), ("STRING", "string", True), ("CHAR(10)", "string", True),
     ("BYTES", "binary", True), ("VARBINARY(10)", "binary", True), ("BINARY(16)", "fixed[16]", True),
+    ("BINARY", "fixed[1]", True),  # Flink's BINARY without a length is BINARY(1)
     ("DECIMAL(10, 2)", "decimal(10,2)", True), ("DECIMAL", "decimal(10,0)", True), ("NUMERIC(5)", "decimal(5,0)", True),
     ("TIMESTAMP(3)", "timestamp", True), ("TIMESTAMP", "timestamp", True), ("TIMESTAMP(9)", "timestamp_ns", True),
     ("TIMESTAMP(6) WITHOUT TIME ZONE", "timestamp", True),
@@ -113,6 +114,14 @@ def test_bad_schema_parameters(parameters, reason):
         formats.decode(record(**parameters))
 
 
+def test_the_current_schema_keys_win_over_flink_110s():
+    """Flink's HiveCatalog reads the schema under the current keys and falls back to Flink 1.10's
+    (flink.generic.table.schema.*) only when there are none."""
+    table = record(**{"flink.schema.0.name": "a", "flink.schema.0.data-type": "INT",
+                      "flink.generic.table.schema.0.name": "old", "flink.generic.table.schema.0.data-type": "STRING"})
+    assert [(c.name, str(c.type)) for c in formats.decode(table).columns] == [("a", "int")]
+
+
 def definition(**changes) -> ViewDefinition:
     base = dict(dialect="flink", sql="select x, ts from v1",
                 columns=(Column("x", "long", "ex", nullable=False), Column("ts", "timestamptz")),
@@ -145,6 +154,8 @@ def test_engine_types_of_iceberg_types():
     assert flink.engine_type(parse_type("struct<a: int not null comment 'the a', b: map<string, list<fixed[4]>>>")) \
         == "ROW<`a` INT NOT NULL 'the a', `b` MAP<VARCHAR(2147483647) NOT NULL, ARRAY<BINARY(4)>>>"
     assert flink.engine_type(parse_type("decimal(9,2)"), nullable=False) == "DECIMAL(9, 2) NOT NULL"
+    # Iceberg's Flink integration writes an Iceberg time as Flink's TimeType(), TIME(0)
+    assert flink.engine_type(parse_type("time")) == "TIME(0)"
     with pytest.raises(ValidationError, match="Flink has no type for Iceberg uuid"):
         flink.engine_type(parse_type("uuid"))
 
