@@ -35,6 +35,8 @@ def view(**parameters: str) -> dict:
     ({"table_type": "iceberg-view", "metadata_location": "s3://m.json"}, "iceberg"),
     ({"table_type": "ICEBERG-VIEW", "spark.sql.create.version": "3.5.3"}, "iceberg"),  # Iceberg first
     ({"spark.sql.create.version": "3.5.3", "is_generic": "true"}, "spark"),  # Spark before Flink
+    # Trino before Spark: Trino reads a record with its flag as its view, whatever else a Spark ALTER added
+    ({"presto_view": "true", "comment": "Presto View", "spark.sql.create.version": "2.2 or prior"}, "trino"),
 ])
 def test_detect(parameters, engine):
     assert formats.detect(view(**parameters)) == engine
@@ -91,11 +93,11 @@ def test_detect_accepts_a_thrift_like_object():
     table = SimpleNamespace(
         tableType="VIRTUAL_VIEW", dbName="db", tableName="v", owner="o", viewOriginalText="SELECT 1 AS a",
         viewExpandedText="SELECT 1 AS `a`", parameters={"comment": "c"},
-        sd=SimpleNamespace(cols=[SimpleNamespace(name="a", type="int", comment=None)]))
+        sd=SimpleNamespace(cols=[SimpleNamespace(name="a", type="int", comment="the a")]))
     assert formats.detect(table) == "hive"
     engine, definition = formats.definition_from_table(table)
     assert (engine, definition.database, definition.name, definition.owner) == ("hive", "db", "v", "o")
-    assert [(c.name, str(c.type)) for c in definition.columns] == [("a", "int")]
+    assert [(c.name, str(c.type), c.comment) for c in definition.columns] == [("a", "int", "the a")]
 
 
 def test_registry_is_an_explicit_dict_of_modules():

@@ -107,6 +107,15 @@ def test_decode_an_hms_record():
     assert definition.sql == "SELECT 1"  # the metadata, not the HMS text
 
 
+def test_a_definer_views_run_as_owner_wins_over_the_records_owner():
+    """Trino runs a definer Iceberg view as the user its trino.run-as-owner names, whoever owns the
+    metastore record."""
+    metadata = copy.deepcopy(METADATA)
+    metadata["properties"]["trino.run-as-owner"] = "alice"
+    definition = formats.decode(RECORD, metadata=metadata)  # the record's owner is bob
+    assert (definition.security_mode, definition.owner) == ("DEFINER", "alice")
+
+
 def test_metadata_of_another_view_is_rejected():
     with pytest.raises(IcebergMetadataError, match="metadata.view-uuid: .* is another view"):
         formats.decode(RECORD, metadata=changed(["view-uuid"], "00000000-0000-0000-0000-000000000000"))
