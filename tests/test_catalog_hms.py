@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from viewstore import ViewChange, ViewStore, formats
 from viewstore.errors import IcebergMetadataError, NoSuchViewError, ValidationError, ViewAlreadyExistsError
 from viewstore.formats import ViewDefinition
-from viewstore.hms import (FailedRecord, HmsImportReport, ImportedRecord, SkippedRecord, metadata_file_path,
-                           prepare_import)
+from viewstore.hms import (FailedRecord, HmsImportReport, ImportedRecord, SkippedRecord, imported_metadata_location,
+                           metadata_file_path, metadata_location_uri, prepare_import)
 from viewstore.model import Column, SQLRepresentation, VersionLogEntry, ViewVersion
 
 ENGINE_VIEWS = CONFORMANCE / "engine-views"
@@ -487,6 +487,20 @@ def test_an_iceberg_record_points_at_a_metadata_file_that_describes_the_view(sto
         store.export_hms("db.renamed", "spark", metadata_location=remote)
 
 
+def test_the_metadata_file_is_judged_for_the_view_as_it_was_loaded(store, tmp_path):
+    """Events after the loaded view's are not its changes: the file still describes the view as loaded."""
+    metadata = load("iceberg-view-spec-example.json")["metadata"]
+    imported = tmp_path / "00001-x.metadata.json"
+    imported.write_text(json.dumps(metadata))
+    store.import_hms(iceberg_record(imported.as_uri(), metadata["view-uuid"]))
+    loaded = store.load_view("db.iv")
+    store.alter_view("db.iv", ViewChange.set_property("k", "v"))
+    history = store.history("db.iv")
+    assert imported_metadata_location(loaded, history) == imported.as_uri()
+    with pytest.raises(ValidationError, match=r"changed \(view\.properties_set\)"):
+        imported_metadata_location(store.load_view("db.iv"), history)
+
+
 def test_a_view_not_imported_from_an_iceberg_record_needs_a_metadata_location(store, tmp_path):
     store.create_view("db.v", columns=[("a", "int")], representations=[("spark", "SELECT 1 AS a")],
                       default_namespace="db", properties={formats.iceberg.METADATA_LOCATION_KEY: "s3://made/up.json"})
@@ -562,6 +576,15 @@ def test_metadata_locations():
     for remote in ("s3://b/m.json", "s3a://b/m.json", "hdfs://nn/m.json", "abfss://c@a/m.json"):
         with pytest.raises(ValidationError, match="not a local file"):
             metadata_file_path(remote)
+
+
+def test_a_drive_letter_is_a_path_not_a_uri_scheme(tmp_path, monkeypatch):
+    """A one-letter scheme is a Windows drive: the location is a path, written as its file: URI, which
+    reads back as that file."""
+    monkeypatch.chdir(tmp_path)
+    uri = metadata_location_uri("C:/w/m.json")
+    assert uri == Path("C:/w/m.json").absolute().as_uri()
+    assert metadata_file_path(uri) == Path("C:/w/m.json").absolute()
 
 
 # -- the store keeps everything an engine needs to write its record back -------------------------
