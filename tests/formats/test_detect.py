@@ -53,6 +53,7 @@ def test_detect(parameters, engine):
     ({"tableType": "MANAGED_TABLE", "parameters": {}}, "'MANAGED_TABLE' is not a view"),
     ({"parameters": {}}, "tableType: is missing"),
     ({"tableType": "VIRTUAL_VIEW", "parameters": {"a": 1}}, r"parameters\.a"),
+    ({"tableType": "VIRTUAL_VIEW", "parameters": {1: "a"}}, r"parameters\.1: keys and values must be strings"),
     ({"tableType": "VIRTUAL_VIEW", "parameters": ["a"]}, "parameters: must be a map"),
     ("not a record", "table: an HMS table record must be a dict"),
 ])

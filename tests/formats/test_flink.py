@@ -172,6 +172,13 @@ def test_a_non_generic_view_is_a_hive_view():
     assert engine == "hive" and definition.sql == "expanded q"
 
 
+def test_flink_keys_beside_a_flag_java_reads_as_true_are_flinks():
+    """Flink parses is_generic with Java's Boolean.parseBoolean, which ignores case: beside TRUE the
+    flink.* keys are Flink's own (another engine's record leaves them out), beside false a Hive record's."""
+    assert flink.owns_parameter("flink.comment", {"is_generic": "TRUE"})
+    assert not flink.owns_parameter("flink.comment", {"is_generic": "false"})
+
+
 def test_the_expanded_query_is_written_back_only_with_the_query_it_was_recorded_with():
     definition = formats.decode(record(**{"flink.schema.0.name": "x", "flink.schema.0.data-type": "INT"}))
     same = formats.encode(definition, "flink")
