@@ -208,6 +208,9 @@ def test_the_identifier_defaults_to_the_records_database_and_name(store):
     nameless = load("trino-hms-starrocks-trinoviewtest-basic.json")["hms_table"]
     with pytest.raises(ValidationError, match="identifier: the record has no dbName and tableName"):
         store.import_hms(nameless)
+    tableless = {**load("hive-native-view.reconstructed.json")["hms_table"], "tableName": None}
+    with pytest.raises(ValidationError, match="identifier: the record has no dbName and tableName"):
+        store.import_hms(tableless)
     shouting = {**load("hive-native-view.reconstructed.json")["hms_table"], "dbName": "Default", "tableName": "V_Src"}
     assert store.import_hms(shouting).identifier == ("default", "v_src")
     assert store.event_count() == 3
@@ -499,6 +502,40 @@ def test_the_metadata_file_is_judged_for_the_view_as_it_was_loaded(store, tmp_pa
     assert imported_metadata_location(loaded, history) == imported.as_uri()
     with pytest.raises(ValidationError, match=r"changed \(view\.properties_set\)"):
         imported_metadata_location(store.load_view("db.iv"), history)
+
+
+def test_the_iceberg_engine_is_named_in_any_case_and_still_checks_the_metadata_file(store, tmp_path):
+    metadata = load("iceberg-view-spec-example.json")["metadata"]
+    imported = tmp_path / "00001-x.metadata.json"
+    imported.write_text(json.dumps(metadata))
+    store.import_hms(iceberg_record(imported.as_uri(), metadata["view-uuid"]))
+    assert store.export_hms("db.iv", "ICEBERG")["parameters"]["metadata_location"] == imported.as_uri()
+    store.alter_view("db.iv", ViewChange.set_property("k", "v"))
+    with pytest.raises(ValidationError, match=r"metadata_location: the view db.iv changed"):
+        store.export_hms("db.iv", " Iceberg ")
+
+
+def test_a_view_imported_from_a_metadata_file_itself_needs_a_metadata_location(store, tmp_path):
+    """Only an import of an Iceberg view's HMS record knows the file the metastore points at; a view
+    recorded from a metadata file (source iceberg) has none, whatever its properties say."""
+    version = ViewVersion(version_id=1, timestamp_ms=1000, schema_id=0, columns=(Column("a", "long"),),
+                          representations=(SQLRepresentation("spark", "SELECT 1 AS a"),), default_namespace=("db",))
+    store.import_view("db.fromfile", source="iceberg", source_location=str(tmp_path / "m.json"), versions=[version],
+                      version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1)], current_version_id=1,
+                      properties={formats.iceberg.METADATA_LOCATION_KEY: "s3://made/up.json"})
+    with pytest.raises(ValidationError, match="metadata_location: the view db.fromfile was not imported from an "
+                                              "Iceberg view's HMS record"):
+        store.export_hms("db.fromfile", "iceberg")
+
+
+def test_a_report_counts_the_versions_an_iceberg_view_brings(store, tmp_path):
+    metadata = load("iceberg-core-ValidViewMetadata.json")["metadata"]
+    path = tmp_path / "m.metadata.json"
+    path.write_text(json.dumps(metadata))
+    report = HmsImportReport()
+    report.import_one(store, "db.iv", iceberg_record(str(path)))
+    assert report.imported == [ImportedRecord("db.iv", "iceberg", len(metadata["versions"]))]
+    assert len(metadata["versions"]) > 1
 
 
 def test_a_view_not_imported_from_an_iceberg_record_needs_a_metadata_location(store, tmp_path):
