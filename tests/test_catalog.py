@@ -1029,6 +1029,16 @@ BAD_CALLS = {
     "stale expected_version": (ConcurrencyError, lambda s: s.alter_view(
         "sales.daily", ViewChange.update_comment("x"), expected_version=7)),
     "not a change": (ValidationError, lambda s: s.alter_view("sales.daily", "comment")),
+    "non-string comment": (ValidationError, lambda s: make(s, "sales.x", comment=5)),
+    "blank default namespace level": (ValidationError, lambda s: make(s, "sales.x", default_namespace=["sales", " "])),
+    # a ViewChange refuses a bad argument when it is built, not as an error of another kind in the batch
+    "non-string comment in batch": (ValidationError, lambda s: s.alter_view("sales.daily", ViewChange.update_comment(5))),
+    "non-string property in batch": (ValidationError, lambda s: s.alter_view(
+        "sales.daily", ViewChange.set_property("k", 5))),
+    "empty property key removed": (ValidationError, lambda s: s.alter_view(
+        "sales.daily", ViewChange.remove_property(""))),
+    "non-string dialect removed": (ValidationError, lambda s: s.alter_view(
+        "sales.daily", ViewChange.remove_representation(5))),
     "broken metadata file": (ViewStoreError, lambda s: s.import_iceberg(s.path.parent / "nope.json", "a.b")),
 }
 
@@ -1453,3 +1463,22 @@ def test_a_new_version_past_the_highest_32_bit_id_is_refused(tmp_path, version_i
         if version_id == 1:  # a change that keeps the columns keeps their schema id: it needs no new one
             changed = store.alter_view("a.v", ViewChange.update_representation("spark", "SELECT 3"))
             assert (changed.current_version_id, changed.current_version.schema_id) == (2, schema_id)
+
+
+# -- found by a planted-bug sweep of the write API ------------------------------------------------------
+
+def test_a_batch_rename_to_a_bare_name_is_normalised_as_every_name_is(store):
+    make(store)
+    view = store.alter_view("sales.daily", ViewChange.rename("Weekly"))
+    assert view.identifier == ("sales", "weekly") and store.load_view("SALES.WEEKLY").uuid == view.uuid
+    assert store.history("sales.weekly")[-1].identifier == ("sales", "weekly")
+    with pytest.raises(ValidationError, match="backquotes"):
+        ViewChange.rename("we`ekly")
+
+
+def test_representations_as_a_tuple_of_representations_are_that_many(store):
+    trino = SQLRepresentation("trino", "SELECT 1")
+    assert make(store, representations=(SPARK, trino)).dialects == ("spark", "trino")
+    pairs = (("spark", "SELECT 1"), ("trino", "SELECT 2"))  # a tuple of pairs, not one (dialect, sql)
+    assert make(store, "sales.other", representations=pairs).dialects == ("spark", "trino")
+    assert make(store, "sales.one", representations=("spark", "SELECT 1")).dialects == ("spark",)
