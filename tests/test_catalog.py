@@ -1482,3 +1482,15 @@ def test_representations_as_a_tuple_of_representations_are_that_many(store):
     pairs = (("spark", "SELECT 1"), ("trino", "SELECT 2"))  # a tuple of pairs, not one (dialect, sql)
     assert make(store, "sales.other", representations=pairs).dialects == ("spark", "trino")
     assert make(store, "sales.one", representations=("spark", "SELECT 1")).dialects == ("spark",)
+
+
+def test_the_drop_dialect_rule_reads_the_properties_the_replace_leaves_and_dialects_case_aside(store):
+    make(store, representations=[SPARK, ("trino", "SELECT 1")], properties={DROP_DIALECT_ALLOWED: "false"})
+    # the same dialects in another case drop none (Iceberg compares them case-insensitively)
+    view = store.replace_view("sales.daily", columns=COLS, representations=[("SPARK", "SELECT 2"), ("Trino", "SELECT 2")],
+                              default_namespace="sales")
+    assert view.dialects == ("SPARK", "Trino") and view.current_version_id == 2
+    # a given value wins over the view's own: the replace leaves "TRUE", so the dialect may go
+    view = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",
+                              properties={DROP_DIALECT_ALLOWED: "TRUE"})
+    assert view.dialects == ("spark",) and view.properties[DROP_DIALECT_ALLOWED] == "TRUE"
