@@ -1494,3 +1494,10 @@ def test_the_drop_dialect_rule_reads_the_properties_the_replace_leaves_and_diale
     view = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",
                               properties={DROP_DIALECT_ALLOWED: "TRUE"})
     assert view.dialects == ("spark",) and view.properties[DROP_DIALECT_ALLOWED] == "TRUE"
+
+
+def test_an_update_changes_the_sql_of_a_dialect_and_keeps_its_spelling(store):
+    make(store, representations=[SPARK, ("Trino", "SELECT 1")])
+    view = store.alter_view("sales.daily", ViewChange.update_representation("TRINO", "SELECT 2"))
+    assert view.dialects == ("spark", "Trino") and view.sql_for("trino") == "SELECT 2"
+    assert store.history("sales.daily")[-1].dialect == "Trino"
