@@ -1501,3 +1501,21 @@ def test_an_update_changes_the_sql_of_a_dialect_and_keeps_its_spelling(store):
     view = store.alter_view("sales.daily", ViewChange.update_representation("TRINO", "SELECT 2"))
     assert view.dialects == ("spark", "Trino") and view.sql_for("trino") == "SELECT 2"
     assert store.history("sales.daily")[-1].dialect == "Trino"
+
+
+def test_a_bare_name_in_a_batch_renames_within_the_namespace_an_earlier_rename_moved_it_to(store):
+    make(store)
+    view = store.alter_view("sales.daily", ViewChange.rename("archive.old"), ViewChange.rename("older"))
+    assert view.identifier == ("archive", "older")
+    assert store.list_views() == [("archive", "older")]
+    assert [e.identifier for e in store.history("archive.older")[1:]] == [("archive", "old"), ("archive", "older")]
+
+
+def test_each_property_change_of_a_batch_applies_to_what_the_ones_before_it_left(store):
+    make(store, properties={"a": "1"})
+    view = store.alter_view("sales.daily", ViewChange.remove_property("a"), ViewChange.set_property("a", "1"))
+    assert view.properties == {"a": "1"}
+    assert [e.type for e in store.history("sales.daily")[1:]] == ["view.properties_removed", "view.properties_set"]
+    view = store.alter_view("sales.daily", ViewChange.set_property("b", "2"), ViewChange.remove_property("b"))
+    assert view.properties == {"a": "1"}
+    assert [e.type for e in store.history("sales.daily")[3:]] == ["view.properties_set", "view.properties_removed"]
