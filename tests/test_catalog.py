@@ -1519,3 +1519,10 @@ def test_each_property_change_of_a_batch_applies_to_what_the_ones_before_it_left
     view = store.alter_view("sales.daily", ViewChange.set_property("b", "2"), ViewChange.remove_property("b"))
     assert view.properties == {"a": "1"}
     assert [e.type for e in store.history("sales.daily")[3:]] == ["view.properties_set", "view.properties_removed"]
+
+
+def test_a_comment_removed_in_a_batch_is_gone_for_the_changes_after_it(store):
+    make(store, comment="c")
+    view = store.alter_view("sales.daily", ViewChange.update_comment(None), ViewChange.remove_property("comment"))
+    assert view.comment is None and "comment" not in view.properties
+    assert [e.type for e in store.history("sales.daily")[1:]] == ["view.comment_updated"]
