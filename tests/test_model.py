@@ -1,7 +1,7 @@
 import pytest
 
 from viewstore import Column, SQLRepresentation, ValidationError
-from viewstore.model import VersionLogEntry, ViewVersion, to_identifier, to_namespace
+from viewstore.model import VersionLogEntry, ViewVersion, to_identifier, to_namespace, validate_properties
 
 
 def test_identifiers():
@@ -28,6 +28,18 @@ def test_columns_and_representations_take_positional_arguments():
         SQLRepresentation(" spark", "SELECT 1")
     with pytest.raises(ValidationError):
         SQLRepresentation("spark", 5)
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\t\n"])
+def test_a_blank_column_name_dialect_sql_or_property_key_is_refused(blank):
+    with pytest.raises(ValidationError, match="column name must be non-empty"):
+        Column(blank, "int")
+    with pytest.raises(ValidationError, match="bad dialect"):
+        SQLRepresentation(blank, "SELECT 1")
+    with pytest.raises(ValidationError, match="SQL of a representation must not be empty"):
+        SQLRepresentation("spark", blank)
+    with pytest.raises(ValidationError, match="bad property key"):
+        validate_properties({blank: "v"})
 
 
 @pytest.mark.parametrize("field, value", [("version_id", 2**31), ("schema_id", -(2**31) - 1), ("timestamp_ms", 2**63),
