@@ -1526,3 +1526,13 @@ def test_a_comment_removed_in_a_batch_is_gone_for_the_changes_after_it(store):
     view = store.alter_view("sales.daily", ViewChange.update_comment(None), ViewChange.remove_property("comment"))
     assert view.comment is None and "comment" not in view.properties
     assert [e.type for e in store.history("sales.daily")[1:]] == ["view.comment_updated"]
+
+
+def test_a_representation_change_keeps_the_rest_of_the_current_version(store):
+    columns = [Column("id", "bigint", "the key", nullable=False), Column("n", "int")]
+    make(store, columns=columns, default_catalog="lake", default_namespace="a.b", summary={"engine-name": "spark"})
+    view = store.alter_view("sales.daily", ViewChange.add_representation(("trino", "SELECT 1")))
+    assert view.current_version_id == 2
+    assert view.columns == tuple(columns) and view.columns[0].nullable is False
+    assert (view.default_catalog, view.default_namespace, view.summary) == ("lake", ("a", "b"), {"engine-name": "spark"})
+    assert view.current_version.schema_id == view.version(1).schema_id == 0
