@@ -1107,6 +1107,7 @@ def test_a_datetime_is_read_to_the_exact_millisecond(store):
     (lambda s: s.query("-- a comment, no statement"), "returns rows"),
     (lambda s: s.query("SELECT '\ud800'"), "not valid Unicode"),
     (lambda s: s.drop_view("sales.daily", expected_version="1"), "expected_version must be"),
+    (lambda s: s.rollback_view("sales.daily", True), "version id must be an integer"),  # not version 1
     (lambda s: s.alter_view("sales.daily", ViewChange.update_comment("x"), expected_version=1.0),
      "expected_version must be"),
     (lambda s: s.export_iceberg("sales.daily", 5), "must be a path"),
