@@ -1537,3 +1537,13 @@ def test_a_representation_change_keeps_the_rest_of_the_current_version(store):
     assert view.columns == tuple(columns) and view.columns[0].nullable is False
     assert (view.default_catalog, view.default_namespace, view.summary) == ("lake", ("a", "b"), {"engine-name": "spark"})
     assert view.current_version.schema_id == view.version(1).schema_id == 0
+
+
+def test_columns_in_each_form_the_api_takes(store):
+    view = make(store, columns=[("id", "bigint", "the key", False), ["day", "date"], ("n", "int", None),
+                                {"name": "amount", "type": "decimal(18,2)", "nullable": False}, Column("x", "string")])
+    assert [(c.name, str(c.type), c.comment, c.nullable) for c in view.columns] == [
+        ("id", "long", "the key", False), ("day", "date", None, True), ("n", "int", None, True),
+        ("amount", "decimal(18,2)", None, False), ("x", "string", None, True)]
+    with pytest.raises(ValidationError, match="a column must be"):
+        make(store, "sales.other", columns=[("id", "bigint", "the key", False, "extra")])

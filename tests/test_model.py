@@ -28,6 +28,9 @@ def test_columns_and_representations_take_positional_arguments():
         SQLRepresentation(" spark", "SELECT 1")
     with pytest.raises(ValidationError):
         SQLRepresentation("spark", 5)
+    for not_text in (b"in EUR", 5):  # strict: bytes are not decoded behind the caller's back
+        with pytest.raises(ValidationError, match="comment"):
+            Column("amount", "int", not_text)
 
 
 @pytest.mark.parametrize("blank", ["", " ", "\t\n"])
