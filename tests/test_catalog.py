@@ -1030,6 +1030,7 @@ BAD_CALLS = {
         "sales.daily", ViewChange.update_comment("x"), expected_version=7)),
     "not a change": (ValidationError, lambda s: s.alter_view("sales.daily", "comment")),
     "non-string comment": (ValidationError, lambda s: make(s, "sales.x", comment=5)),
+    "blank default catalog": (ValidationError, lambda s: make(s, "sales.x", default_catalog=" ")),
     "blank default namespace level": (ValidationError, lambda s: make(s, "sales.x", default_namespace=["sales", " "])),
     # a ViewChange refuses a bad argument when it is built, not as an error of another kind in the batch
     "non-string comment in batch": (ValidationError, lambda s: s.alter_view("sales.daily", ViewChange.update_comment(5))),
