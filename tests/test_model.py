@@ -10,6 +10,9 @@ def test_identifiers():
     for bad in ("v", "", ".v", "a..b", ("a",), ("a", " b"), ("a", "b\x00"), ("a.b", "c"), 7, ("a", 3)):
         with pytest.raises(ValidationError):
             to_identifier(bad)
+    assert to_identifier(("a", "N" * 255)) == ("a", "n" * 255)  # a name may have 255 characters, not more
+    with pytest.raises(ValidationError, match="longer than 255"):
+        to_identifier(("a", "n" * 256))
     assert to_namespace("a.b") == ("a", "b")
     with pytest.raises(ValidationError):
         to_namespace(())
@@ -24,8 +27,9 @@ def test_columns_and_representations_take_positional_arguments():
                                          "nullable": False}
     with pytest.raises(ValidationError):
         Column("x", "int", extra=1)
-    with pytest.raises(ValidationError):
-        SQLRepresentation(" spark", "SELECT 1")
+    for spaced in (" spark", "spark ", "spark\n"):
+        with pytest.raises(ValidationError, match="bad dialect"):
+            SQLRepresentation(spaced, "SELECT 1")
     with pytest.raises(ValidationError):
         SQLRepresentation("spark", 5)
     for not_text in (b"in EUR", 5):  # strict: bytes are not decoded behind the caller's back
