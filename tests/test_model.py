@@ -27,6 +27,8 @@ def test_columns_and_representations_take_positional_arguments():
                                          "nullable": False}
     with pytest.raises(ValidationError):
         Column("x", "int", extra=1)
+    with pytest.raises(ValidationError, match="unknown representation fields"):
+        SQLRepresentation("spark", "SELECT 1", type="sql")
     for spaced in (" spark", "spark ", "spark\n"):
         with pytest.raises(ValidationError, match="bad dialect"):
             SQLRepresentation(spaced, "SELECT 1")
