@@ -624,6 +624,20 @@ def test_sql_create_view_creates_a_missing_database_unlike_spark(spark, store, n
     assert spark.catalog.databaseExists(ns) and spark.sql(f"SELECT one FROM {ns}.v").first().one == 1
 
 
+def test_sql_create_view_spark_refuses_drops_the_database_it_made_for_it(spark, store, ns):
+    """The query analyzes, but Spark refuses the view itself (two columns of one name): the
+    database made for its session copy goes again, one that was there stays (empty as it is), and
+    the store is not written."""
+    missing = _name()
+    spark.sql(f"CREATE DATABASE {ns}")
+    for database in (missing, ns):
+        with pytest.raises(ValidationError, match="COLUMN_ALREADY_EXISTS"):
+            sql(spark, store, f"CREATE VIEW {database}.v AS SELECT 1 AS x, 2 AS x")
+    assert not spark.catalog.databaseExists(missing)
+    assert spark.catalog.databaseExists(ns)
+    assert store.event_count() == 0
+
+
 def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, store, ns):
     spark.sql(f"CREATE DATABASE {ns}")
     sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
