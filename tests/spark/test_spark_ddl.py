@@ -215,6 +215,15 @@ def test_sql_passes_other_statements_to_spark(spark, store):
         sql(spark, store, "SELECT * FROM no_such_table")
 
 
+def test_sql_create_view_if_not_exists_of_a_stored_view_brings_its_session_copy_back(spark, store, ns):
+    """IF NOT EXISTS on a stored view stores nothing, but makes sure the session has its copy."""
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS x")
+    spark.sql(f"DROP VIEW {ns}.v")  # the copy dropped in Spark by hand
+    view = sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.v AS SELECT 2 AS y")
+    assert view.current_version_id == 1 and [c.name for c in view.columns] == ["x"]
+    assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1
+
+
 def test_sql_replace_alter_properties_rename_drop(spark, store, data, ns):
     q = f"SELECT region, count(*) AS n FROM {data}.orders GROUP BY region"
     sql(spark, store, f"CREATE VIEW {ns}.v COMMENT 'first' TBLPROPERTIES ('a' = '1') AS {q}")
