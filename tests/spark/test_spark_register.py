@@ -112,6 +112,7 @@ def test_register_views_creates_databases_and_reports_every_outcome(spark, store
             report.raise_for_failures()
         assert not spark.catalog.databaseExists(other)  # only the namespace asked for
         assert spark.sql(f"SELECT count(*) AS n FROM {ns}.good").first().n == 3
+        assert register_views(spark, store, ns).databases_created == []  # it is there now
     finally:
         spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
 
