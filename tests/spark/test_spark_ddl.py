@@ -6,8 +6,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import re
 
 import pytest
+from pyspark.errors import AnalysisException
 
 from viewstore import Column, ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals
 from viewstore.spark import attach, create_view, detach, register_views, sql
@@ -213,6 +215,18 @@ def test_sql_passes_other_statements_to_spark(spark, store):
         spark.catalog.dropTempView("just_here")
     with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
         sql(spark, store, "SELECT * FROM no_such_table")
+
+
+def test_sql_create_view_with_a_column_list_of_the_wrong_length_is_refused_as_spark_refuses_it(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    for columns, query in (("(a, b)", "SELECT 1 AS x"), ("(a)", "SELECT 1 AS x, 2 AS y")):
+        with pytest.raises(AnalysisException) as spark_own:
+            spark.sql(f"CREATE VIEW {ns}.spark_own {columns} AS {query}")
+        condition = spark_own.value.getCondition()
+        assert condition.startswith("CREATE_VIEW_COLUMN_ARITY_MISMATCH."), condition
+        with pytest.raises(ValidationError, match=re.escape(f"[{condition}]")):
+            sql(spark, store, f"CREATE VIEW {ns}.v {columns} AS {query}")
+    assert store.event_count() == 0 and not spark.catalog.tableExists(f"{ns}.v")
 
 
 def test_sql_create_view_if_not_exists_of_a_stored_view_brings_its_session_copy_back(spark, store, ns):
