@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from viewstore import Column, EngineError, NoSuchViewError, ValidationError, ViewChange
+from viewstore import Column, EngineError, NoSuchViewError, ValidationError, ViewChange, ViewStore
 from viewstore.spark import import_metastore_views, register_views, sql
 from viewstore.spark.register import table_references
 
@@ -130,6 +130,18 @@ def test_register_views_never_replaces_a_table(spark, store, data, ns):
     assert [(s.identifier, s.reason) for s in report.skipped] == [(f"{ns}.daily", "table-exists")]
     assert report.registered == [f"{ns}.weekly"]  # it reads the table, which is what Spark resolves
     assert [tuple(r) for r in spark.sql(f"SELECT * FROM {ns}.daily").collect()] == [(dt.date(2026, 1, 1), 7)]
+
+
+def test_register_views_takes_a_view_named_like_the_table_it_reads_for_no_cycle(spark, store, ns):
+    """The view reads the table its name belongs to in the session, not itself: Spark's guard keeps
+    the table, and the view is skipped (a failure of its own, RECURSIVE_VIEW, made the report not ok)."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.daily (n BIGINT) USING parquet")
+    _stored(store, f"{ns}.daily", f"SELECT n FROM {ns}.daily WHERE n > 0", ns, [Column("n", "long")])
+    report = register_views(spark, store, ns)
+    assert report.ok, report.failed
+    assert [(s.identifier, s.reason) for s in report.skipped] == [(f"{ns}.daily", "table-exists")]
+    assert spark.catalog.getTable(f"{ns}.daily").tableType == "MANAGED"
 
 
 def test_register_views_with_nested_columns_and_the_stores_catalog_as_default(spark, store, data, ns):
@@ -378,6 +390,21 @@ def test_register_views_waits_for_every_view_a_view_reads(spark, store, ns):
     assert report.ok, report.failed
     assert report.registered == [f"{ns}.b_base", f"{ns}.d_base", f"{ns}.c_top"]
     assert sorted(r.x for r in spark.sql(f"SELECT x FROM {ns}.c_top").collect()) == [1, 2]
+
+
+def test_register_views_reads_a_two_part_name_as_database_and_view_whatever_the_stores_catalog(spark, ns, tmp_path):
+    """Only a name of three parts or more starts with a catalog: the database named like the store's
+    catalog (the views' default catalog, no Spark catalog) is a database, as Spark reads it."""
+    named = ViewStore(tmp_path / "named.db", catalog=ns)
+    try:
+        _stored(named, f"{ns}.a_top", f"SELECT x FROM {ns}.b_base", ns, [Column("x", "int")])
+        _stored(named, f"{ns}.b_base", "SELECT 1 AS x", ns, [Column("x", "int")])
+        report = register_views(spark, named, ns)
+    finally:
+        named.close()
+    assert report.ok, report.failed
+    assert report.registered == [f"{ns}.b_base", f"{ns}.a_top"]
+    assert [r.x for r in spark.sql(f"SELECT x FROM {ns}.a_top").collect()] == [1]
 
 
 def test_register_views_puts_a_table_query_after_the_views_it_could_read(spark, store, ns):
