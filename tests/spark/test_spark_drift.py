@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from pyspark.sql import types as T
 
 from viewstore import Column, ValidationError
 from viewstore.spark import attach, check_views, create_view, detach, import_metastore_views, sql
@@ -170,3 +173,34 @@ def test_check_views_sees_a_change_of_a_spark_type_the_iceberg_type_hides(spark,
     assert entry.problems == ("column 'n': Spark type tinyint is now int",
                               "column 'c': Spark type string collate UTF8_LCASE is now string")
     assert entry.stored == entry.analyzed == ("n int", "c string", "k int")
+
+
+def test_check_views_compares_names_in_any_case_as_spark_resolves_them(spark, store, ns):
+    """Spark's names are case-insensitive: a stored ``Region`` is the query's ``region``."""
+    spark.sql(f"CREATE DATABASE {ns}")  # the default namespace
+    _stored(store, f"{ns}.v", "SELECT 'north' AS region", ns, [Column("Region", "string", nullable=False)])
+    report = check_views(spark, store, ns)
+    assert report.ok, report.views
+
+
+def test_check_views_compares_every_column_when_the_recorded_query_names_are_fewer(spark, store, ns):
+    """Query column names recorded for fewer columns than the view stores are not the query's: the
+    stored names are compared then, and every column with them."""
+    spark.sql(f"CREATE DATABASE {ns}")  # the default namespace
+    _stored(store, f"{ns}.v", "SELECT 1 AS a, 2 AS b", ns,
+            [Column("a", "int", nullable=False), Column("b", "string", nullable=False)],
+            summary={"spark.query-column-names": '["a"]'})
+    [drift] = check_views(spark, store, ns).views
+    assert drift.problems == ("column 'b': type string is now int",)
+
+
+def test_check_views_analyzes_under_the_sql_configs_recorded_with_the_view(spark, store, ns):
+    """Under the recorded spark.sql.timestampType=TIMESTAMP_NTZ a timestamp literal is a timestamp
+    without time zone (Iceberg's timestamp); under the session's default it is Spark's TIMESTAMP."""
+    spark.sql(f"CREATE DATABASE {ns}")  # the default namespace
+    query = "SELECT TIMESTAMP'2026-01-01 00:00:00' AS t"
+    assert spark.sql(query).schema["t"].dataType == T.TimestampType()  # the session's own configs
+    _stored(store, f"{ns}.v", query, ns, [Column("t", "timestamp", nullable=False)],
+            summary={"spark.sql-configs": json.dumps({"spark.sql.timestampType": "TIMESTAMP_NTZ"})})
+    report = check_views(spark, store, ns)
+    assert report.ok, report.views
