@@ -407,6 +407,20 @@ def test_register_views_reads_a_two_part_name_as_database_and_view_whatever_the_
     assert [r.x for r in spark.sql(f"SELECT x FROM {ns}.a_top").collect()] == [1]
 
 
+def test_register_views_registers_views_of_one_default_namespace_together(spark, store, ns):
+    """Views ready at the same time go by default namespace (fewer switches of the current one), then by name."""
+    other = _name()
+    try:
+        for name, default in (("a", other), ("b", ns), ("c", other)):
+            _stored(store, f"{ns}.{name}", "SELECT 1 AS x", default, [Column("x", "int")])
+        report = register_views(spark, store, ns)
+        assert report.ok, report.failed
+        together = [[f"{ns}.a", f"{ns}.c"], [f"{ns}.b"]]
+        assert report.registered == sum(together if other < ns else together[::-1], [])
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
 def test_register_views_puts_a_table_query_after_the_views_it_could_read(spark, store, ns):
     """sqlglot reads `TABLE b_base` as the column TABLE aliased b_base (and `(TABLE b_base)` as a table
     named TABLE): a_top had no dependency, went first and failed (TABLE_OR_VIEW_NOT_FOUND)."""
