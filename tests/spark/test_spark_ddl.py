@@ -452,6 +452,19 @@ def test_sql_leaves_views_the_store_does_not_hold_to_spark(spark, store, data, n
     assert store.event_count() == 0
 
 
+def test_sql_leaves_ddl_on_a_temporary_view_named_like_a_stored_view_to_spark(spark, store, ns):
+    """A bare name is the temporary view's first, as Spark reads it: DROP VIEW v drops that, not the stored view."""
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS x")
+    spark.sql(f"USE {ns}")
+    try:
+        spark.sql("CREATE TEMPORARY VIEW v AS SELECT 2 AS x")
+        assert sql(spark, store, "DROP VIEW v") is not None  # Spark's answer: it ran the statement
+        assert store.view_exists(f"{ns}.v") and spark.sql("SELECT x FROM v").first().x == 1
+    finally:
+        spark.catalog.dropTempView("v")
+        spark.catalog.setCurrentDatabase("default")
+
+
 def test_sql_leaves_names_of_another_current_catalog_to_spark(spark, store, ns, tmp_path):
     """With another catalog current (``USE cat.sales``), Spark reads ``sales.v`` as ``cat.sales.v``:
     such DDL is that catalog's, as a bare name is, and goes to Spark; the store is not touched.
@@ -720,6 +733,10 @@ def test_sql_set_properties_keeps_reserved_keys_off_the_session_copy(spark, stor
     assert spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").where("col_name = 'Comment'").first().data_type == "c"
     sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES ('hms.x', 'team')")
     assert "team" not in copy_properties() and "viewstore.fingerprint" in copy_properties()
+    # the view's own keys of these names go; the copy's (its fingerprint, the store's id) stay
+    sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES ('viewstore.fingerprint', 'viewstore.store')")
+    assert "viewstore.fingerprint" not in store.load_view(f"{ns}.v").properties
+    assert {"viewstore.fingerprint", "viewstore.store"} <= set(copy_properties())
 
 
 def test_sql_alter_view_with_schema_from_another_database_and_time_zone_keeps_the_views_own(spark, store, ns):
