@@ -381,13 +381,19 @@ def test_register_views_finds_names_as_words_of_the_text_in_any_case_and_quoting
     assert [r.x for r in spark.sql(f"SELECT x FROM {ns}.a_top").collect()] == [1, 1]
 
 
-def test_register_views_waits_for_every_view_a_view_reads(spark, store, ns):
-    """c_top reads two stored views: it sorts between them, and waits for both (Spark refuses it before)."""
-    _stored(store, f"{ns}.b_base", "SELECT 1 AS x", ns, [Column("x", "int")])
-    _stored(store, f"{ns}.c_top", "SELECT x FROM b_base UNION ALL SELECT x FROM d_base", ns, [Column("x", "int")])
-    _stored(store, f"{ns}.d_base", "SELECT 2 AS x", ns, [Column("x", "int")])
+def _registered(spark, store, ns, *views):
+    """Store views of one int column ``x`` in ``ns`` (name, SQL) and register them: the report, all ok."""
+    for name, text in views:
+        _stored(store, f"{ns}.{name}", text, ns, [Column("x", "int")])
     report = register_views(spark, store, ns)
     assert report.ok, report.failed
+    return report
+
+
+def test_register_views_waits_for_every_view_a_view_reads(spark, store, ns):
+    """c_top reads two stored views: it sorts between them, and waits for both (Spark refuses it before)."""
+    report = _registered(spark, store, ns, ("b_base", "SELECT 1 AS x"),
+                         ("c_top", "SELECT x FROM b_base UNION ALL SELECT x FROM d_base"), ("d_base", "SELECT 2 AS x"))
     assert report.registered == [f"{ns}.b_base", f"{ns}.d_base", f"{ns}.c_top"]
     assert sorted(r.x for r in spark.sql(f"SELECT x FROM {ns}.c_top").collect()) == [1, 2]
 
@@ -424,11 +430,8 @@ def test_register_views_registers_views_of_one_default_namespace_together(spark,
 def test_register_views_puts_a_table_query_after_the_views_it_could_read(spark, store, ns):
     """sqlglot reads `TABLE b_base` as the column TABLE aliased b_base (and `(TABLE b_base)` as a table
     named TABLE): a_top had no dependency, went first and failed (TABLE_OR_VIEW_NOT_FOUND)."""
-    _stored(store, f"{ns}.a_top", "TABLE b_base", ns, [Column("x", "int")])
-    _stored(store, f"{ns}.a_two", "SELECT * FROM (TABLE b_base) UNION ALL SELECT 2 AS x", ns, [Column("x", "int")])
-    _stored(store, f"{ns}.b_base", "SELECT 1 AS x", ns, [Column("x", "int")])
-    report = register_views(spark, store, ns)
-    assert report.ok, report.failed
+    report = _registered(spark, store, ns, ("a_top", "TABLE b_base"),
+                         ("a_two", "SELECT * FROM (TABLE b_base) UNION ALL SELECT 2 AS x"), ("b_base", "SELECT 1 AS x"))
     assert report.registered == [f"{ns}.b_base", f"{ns}.a_top", f"{ns}.a_two"]
     assert [r.x for r in spark.sql(f"SELECT x FROM {ns}.a_top").collect()] == [1]
     assert sorted(r.x for r in spark.sql(f"SELECT x FROM {ns}.a_two").collect()) == [1, 2]
