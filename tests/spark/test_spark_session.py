@@ -118,6 +118,19 @@ def test_bad_arguments_raise_validation_errors_and_write_nothing(spark, store, n
 # -- edges found by planting bugs -----------------------------------------------------------------
 
 
+def test_recorded_configs_that_are_not_all_strings_count_as_none(spark, store, ns):
+    """A summary's SQL configs with a value that is no string (JSON true, a number) are unreadable:
+    the view registers under the session's configs, as a view with none recorded does."""
+    for name, configs in (("flag", {"spark.sql.ansi.enabled": True}), ("number", {"spark.sql.session.timeZone": 0})):
+        _stored(store, f"{ns}.{name}", "SELECT 1 AS x", ns, [Column("x", "int")],
+                summary={"spark.sql-configs": json.dumps(configs)})
+    report = register_views(spark, store, ns)
+    assert report.ok, report.failed
+    assert sorted(report.registered) == [f"{ns}.flag", f"{ns}.number"]
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    assert _view_properties(spark, ns, "number")["view.sqlConfig.spark.sql.session.timeZone"] == zone
+
+
 def test_sql_configs_are_recorded_and_registered_with_the_view(spark, store, ns):
     query = "SELECT unix_millis(TIMESTAMP'2024-01-01 00:00:00') AS ms"
     kolkata, utc = 1704047400000, 1704067200000
