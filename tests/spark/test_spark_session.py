@@ -28,6 +28,9 @@ def test_public_calls_refuse_arguments_of_the_wrong_type_clearly(spark, store):
         table_references("SELECT 1", None)
     with pytest.raises(ValidationError, match="^detach needs a SparkSession, not int"):
         detach(5, "vs")
+    for blank in ("", " \t"):  # no dialect at all: not every view skipped as lacking it
+        with pytest.raises(ValidationError, match="bad dialect"):
+            register_views(spark, store, dialect=blank)
 
 
 def test_a_view_whose_text_spark_cannot_parse_fails_alone_and_is_no_engine_failure(spark, store, ns):
