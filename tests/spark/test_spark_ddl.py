@@ -452,6 +452,19 @@ def test_sql_leaves_views_the_store_does_not_hold_to_spark(spark, store, data, n
     assert store.event_count() == 0
 
 
+def test_a_two_part_name_is_database_and_view_even_when_the_database_is_named_like_the_stores_catalog(
+        spark, ns, tmp_path):
+    """Only a name of three parts or more starts with the store's catalog name, as in Spark's reading."""
+    named = ViewStore(tmp_path / "named.db", catalog=ns)
+    try:
+        assert create_view(spark, named, f"{ns}.a", "SELECT 1 AS x").identifier == (ns, "a")
+        assert sql(spark, named, f"CREATE VIEW {ns}.b AS SELECT 2 AS x").identifier == (ns, "b")
+        assert named.list_views() == [(ns, "a"), (ns, "b")]
+    finally:
+        named.close()
+    assert spark.sql(f"SELECT x FROM {ns}.b").first().x == 2
+
+
 def test_sql_leaves_ddl_on_a_temporary_view_named_like_a_stored_view_to_spark(spark, store, ns):
     """A bare name is the temporary view's first, as Spark reads it: DROP VIEW v drops that, not the stored view."""
     sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS x")
