@@ -35,6 +35,7 @@ def test_events_dataframe_is_the_typed_log(spark, store, data, ns):
         ("position", "bigint"), ("view", "string"), ("view_id", "string"), ("stream_version", "bigint"),
         ("type", "string"), ("actor", "string"), ("occurred_at", "timestamp"), ("commit_id", "string"),
         ("payload", "string")]
+    assert not any(f.nullable for f in df.schema.fields)  # every event has every column
     rows = df.orderBy("position").collect()
     events = store.events()
     assert [(r.position, r.view, r.view_id, r.stream_version, r.type, r.actor) for r in rows] == [
