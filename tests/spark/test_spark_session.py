@@ -134,6 +134,15 @@ def test_recorded_configs_that_are_not_all_strings_count_as_none(spark, store, n
     assert _view_properties(spark, ns, "number")["view.sqlConfig.spark.sql.session.timeZone"] == zone
 
 
+def test_a_recorded_schema_mode_is_read_in_any_case_and_spacing_as_spark_reads_it(spark, store, ns):
+    """Spark's parser takes ``WITH SCHEMA type   evolution``; the mode recorded in a summary reads the same."""
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int")],
+            summary={"spark.schema-mode": " type \t evolution "})
+    assert register_views(spark, store, ns).ok
+    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").collect()
+    assert next(r.data_type for r in rows if r.col_name == "View Schema Mode") == "TYPE EVOLUTION"
+
+
 def test_sql_configs_are_recorded_and_registered_with_the_view(spark, store, ns):
     query = "SELECT unix_millis(TIMESTAMP'2024-01-01 00:00:00') AS ms"
     kolkata, utc = 1704047400000, 1704067200000
