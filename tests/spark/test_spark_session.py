@@ -10,7 +10,8 @@ import uuid
 import pytest
 
 from viewstore import Column, ValidationError, ViewChange, ViewStore, ViewStoreError, signals
-from viewstore.spark import check_views, create_view, detach, events_dataframe, register_views, sql
+from viewstore.spark import (check_views, create_view, detach, events_dataframe, import_metastore_views,
+                             register_views, sql)
 from viewstore.spark.register import table_references
 
 from spark_views import _alter_record, _stored, _view_properties
@@ -141,6 +142,23 @@ def test_a_recorded_schema_mode_is_read_in_any_case_and_spacing_as_spark_reads_i
     assert register_views(spark, store, ns).ok
     rows = spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").collect()
     assert next(r.data_type for r in rows if r.col_name == "View Schema Mode") == "TYPE EVOLUTION"
+
+
+def test_a_view_imported_from_the_metastore_registers_under_the_configs_spark_captured(spark, store, ns):
+    """Its configs are Spark's ``view.sqlConfig.*`` properties: the copy answers as the original did."""
+    query = "SELECT unix_millis(TIMESTAMP'2024-01-01 00:00:00') AS ms"
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.sql(f"CREATE DATABASE {ns}")
+    try:
+        spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")
+        spark.sql(f"CREATE VIEW {ns}.hms AS {query}")
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+        import_metastore_views(spark, store, ns)
+        spark.sql(f"DROP VIEW {ns}.hms")
+        assert register_views(spark, store, ns).ok
+        assert spark.sql(f"SELECT ms FROM {ns}.hms").first().ms == 1704047400000  # midnight in Kolkata
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
 
 
 def test_sql_configs_are_recorded_and_registered_with_the_view(spark, store, ns):
