@@ -159,3 +159,15 @@ def test_a_table_of_every_kind_of_cell_looks_as_rich_draws_it():
     console.print(rich_table)
     expected = [line.rstrip() for line in console.file.getvalue().rstrip("\n").split("\n")]
     assert _printed(TextTable("n", "one", "two", "three", title="cells"), rows, 250) == expected
+
+
+def test_a_table_without_its_box_has_no_trailing_blanks_on_any_line():
+    """Without the box (a console too narrow for it) a line ends with its last cell's text: a row
+    of one line as much as a row of several and the header."""
+    from viewstore.tables import TableColumn
+
+    table = TextTable(TableColumn("n", None), TableColumn("name", 0, rank=1, breaks="."), TableColumn("text", 10))
+    rows = [("1", "sales.orders_by_day", "one two three four five six"), ("2", "a.b", "x\ny"), ("3", "a.b", "z")]
+    printed = _printed(table, rows, 30)
+    assert "│" not in "".join(printed) and printed[-1] == "3  a.b              z", printed
+    assert [line for line in printed if line != line.rstrip()] == [], printed

@@ -198,7 +198,7 @@ class TextTable:
                     # the common case: one line, each cell padded to its column (unless a cell has two)
                     text = start + between.join(t + " " * (w - s) for t, s, w in zip(texts, sizes, widths)) + end
                     if "\n" not in text:
-                        yield text
+                        yield text if boxed else text.rstrip()  # as line() ends an unboxed line
                         continue
                 parts = [lines_of(t, w, c.breaks) for t, w, c in zip(texts, widths, columns)]
                 for k in range(max(len(p) for p in parts)):
