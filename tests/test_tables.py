@@ -114,7 +114,7 @@ def test_a_data_tables_names_stay_whole_while_the_other_columns_can_fold():
         return console.file.getvalue()
 
     assert f"│ {name} │ broken │" not in printed(80, [])  # rich alone cuts it
-    for width in (80, 100, 200):
+    for width in (77, 80, 100, 200):  # at 77 the name takes all the room the others leave, to the cell
         out = printed(width, ["view"])
         assert f"│ {name} │ broken │" in out and all(len(line) <= width for line in out.splitlines()), out
         column = "".join(line.split("│")[3] for line in out.splitlines()[4:-1])
@@ -161,6 +161,38 @@ def test_a_table_of_every_kind_of_cell_looks_as_rich_draws_it():
     assert _printed(TextTable("n", "one", "two", "three", title="cells"), rows, 250) == expected
 
 
+def test_a_column_with_breaks_fills_each_line_up_to_its_width():
+    """A piece that ends exactly at the column's width stays on its line: an identifier breaks after
+    a dot only where the next part would not fit."""
+    from viewstore.tables import TableColumn
+
+    table = TextTable(TableColumn("name", 0, breaks="."))
+    printed = _printed(table, [("sales.daily.orders",)], 12)
+    assert printed[2:] == ["sales.daily.", "orders"], printed
+
+
+def test_a_column_with_no_name_and_no_text_still_prints():
+    """A query may name a column '' (SQLite takes AS ""): a column nothing is wide, printed as one."""
+    printed = _printed(TextTable("", "n"), [("", "1")], 80)
+    assert printed[3] == "│  │ 1 │", printed
+
+
+def test_a_header_that_wraps_puts_the_shorter_headers_on_its_last_line():
+    """As rich puts a header at the bottom of its cell: a short header beside one that wraps
+    stands on the header's last line, just above the rule."""
+    from viewstore.tables import TableColumn
+
+    table = TextTable(TableColumn("n", None), TableColumn("long header text", 6))
+    printed = _printed(table, [("1", "abcdef")], 14)
+    assert printed[1:5] == ["┃   ┃ long   ┃", "┃   ┃ header ┃", "┃ n ┃ text   ┃", "┡━━━╇━━━━━━━━┩"], printed
+
+
+def test_a_column_that_wraps_gets_no_narrower_than_six_cells_and_the_table_runs_over():
+    printed = _printed(TextTable("a", "b"), [("x" * 40, "y" * 40)], 5)
+    assert printed[0] == "a       b" and printed[1] == "──────  ──────"
+    assert printed[2] == "xxxxxx  yyyyyy" and len(printed) == 2 + 7
+
+
 def test_a_table_without_its_box_has_no_trailing_blanks_on_any_line():
     """Without the box (a console too narrow for it) a line ends with its last cell's text: a row
     of one line as much as a row of several and the header."""
@@ -171,3 +203,19 @@ def test_a_table_without_its_box_has_no_trailing_blanks_on_any_line():
     printed = _printed(table, rows, 30)
     assert "│" not in "".join(printed) and printed[-1] == "3  a.b              z", printed
     assert [line for line in printed if line != line.rstrip()] == [], printed
+
+
+def test_columns_that_give_up_width_together_still_fill_the_console():
+    """Two columns squeezed to a common width share the odd cell: the table is as wide as the console."""
+    text = "alpha beta gamma delta epsilon"  # 30 cells each, 41 to share
+    printed = _printed(TextTable("a", "b"), [(text, text)], 48)
+    assert len(printed[0]) == 48 and {len(line) for line in printed} == {48}, printed
+
+
+def test_a_time_that_snaps_gives_the_cells_it_did_not_need_back_to_the_text_squeezed_before():
+    from viewstore.tables import TableColumn
+
+    table = TextTable(TableColumn("text", 10, rank=0), TableColumn("time", 12, rank=2, snap=True))
+    printed = _printed(table, [("aaa bbb ccc ddd eee fff", "2026-11-26 16:53:49.123")], 30)
+    assert printed[1] == "─" * 16 + "  " + "─" * 12, printed
+    assert printed[2:4] == ["aaa bbb ccc ddd   2026-11-26", "eee fff           16:53:49.123"], printed
