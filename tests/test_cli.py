@@ -1736,3 +1736,58 @@ def test_now_is_a_time_where_leaving_the_option_out_means_now(run):
         assert "bad --" in run(*args, code=2) and "'now': use ISO 8601" in run(*args, code=2), args
     assert "now, as without it" in " ".join(run("show", "--help").split())
     assert "or now: the default" in " ".join(run("diff", "--help").split())
+
+
+def test_without_db_or_viewstore_db_the_store_is_viewstore_db_in_the_current_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("VIEWSTORE_DB", raising=False)
+    result = CliRunner().invoke(main, ["--actor", "carol", "create", "s.v", "--sql", "SELECT 1"])
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("viewstore.db-")] == ["viewstore.db"]
+    assert ViewStore(tmp_path / "viewstore.db").load_view("s.v").audit.creator == "carol"
+    assert CliRunner().invoke(main, ["list"]).output == "s.v\n"
+
+
+def test_a_json_after_double_dash_is_an_argument_not_the_option(tmp_path):
+    """After '--' every word is an argument: '--json' there asks for nothing, so the usage error of
+    such a command line is click's usage text, not a JSON object."""
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "x.db"), "list", "--", "--json", "extra"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert usage_error(result.stderr, "Got unexpected extra argument (extra)")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_show_says_whether_each_column_is_nullable(run):
+    with ViewStore(run.db) as store:
+        store.create_view("s.v", columns=[Column("id", "bigint", nullable=False), Column("x", "int", "the x")],
+                          representations=[("spark", "SELECT 1 AS id, 1 AS x")], default_namespace="s")
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in run("show", "s.v").splitlines()
+            if line.startswith("│ id ") or line.startswith("│ x ")]
+    assert rows == [["id", "long", "no", ""], ["x", "int", "yes", "the x"]]
+
+
+def test_show_prints_the_comment_once_not_again_among_the_properties(run):
+    create(run, "s.v", "--comment", "hello", "--property", "k=v")
+    out = run("show", "s.v")
+    assert "comment: hello" in out.splitlines() and out.count("hello") == 1
+    assert [line.split("│")[1].strip() for line in out.split("\nproperties\n", 1)[1].split("\nversions", 1)[0].splitlines()[3:-1]] == ["k"]
+
+
+def test_show_keeps_a_long_column_name_whole_while_its_comment_folds(run, monkeypatch):
+    """The README: the tables of show keep names whole while their other columns can fold."""
+    name = "order_total_amount_in_euros_after_returns"
+    comment = "the amount of the order in euros once every return of the order has been booked " * 2
+    run("create", "s.v", "--sql", f"SELECT 1 AS {name}", "--column", f"{name}:decimal(18,2):{comment.strip()}")
+    monkeypatch.setenv("COLUMNS", "80")
+    out = run("show", "s.v")
+    assert any(line.startswith(f"│ {name} │") for line in out.splitlines()), out
+    assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_a_key_value_option_splits_at_its_first_equals_sign(run):
+    """KEY=VALUE: a value may hold '=' (a JDBC URL, a base64 padding); a key never does."""
+    create(run, "s.v", "--property", "jdbc=url?a=1&b=2", "--summary", "padding=YQ==")
+    run("alter", "s.v", "--set", "expr=x = 1")
+    data = json.loads(run("show", "s.v", "--json"))
+    assert data["properties"] == {"jdbc": "url?a=1&b=2", "expr": "x = 1"}
+    assert data["versions"][0]["summary"]["padding"] == "YQ=="
