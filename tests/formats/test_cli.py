@@ -229,6 +229,8 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
         (["hms", "import", str(table)], "tableType: 'MANAGED_TABLE' is not a view"),
         (["hms", "import", str(TRINO_FILE)], "identifier: the record has no dbName and tableName"),
         (["hms", "import", str(many), "s.v"], "holds 2 records; IDENT and --metadata apply to one record only"),
+        (["hms", "import", str(many), "--metadata", str(not_json)],
+         "holds 2 records; IDENT and --metadata apply to one record only"),
         (["hms", "export", "sales.nope", "--engine", "trino"], "no such view"),
     ]
     for args, message in cases:
@@ -293,3 +295,14 @@ def test_sqlglots_warnings_about_the_views_sql_do_not_reach_the_terminal(tmp_pat
     assert json.loads(flink.read_text())["viewExpandedText"] == expanded
     viewstore("hms", "import", str(flink), "sales.copy")  # reads the namespace back from the expanded text
     assert json.loads(viewstore("show", "sales.copy", "--json"))["default_namespace"] == ["crm"]
+
+
+def test_export_json_is_plain_on_a_terminal_where_the_record_without_it_is_highlighted(run):
+    """--json is for scripts: plain JSON on a terminal too (--help: 'instead of highlighted JSON')."""
+    run("hms", "import", str(SPARK_FILE))
+    args = ["--db", str(run.db), "hms", "export", "sales.v_customers", "--engine", "spark"]
+    plain = CliRunner().invoke(main, [*args, "--json"], env={"FORCE_COLOR": "1"})  # rich's switch for a terminal
+    highlighted = CliRunner().invoke(main, args, env={"FORCE_COLOR": "1"})
+    assert plain.exit_code == highlighted.exit_code == 0, (plain.output, highlighted.output)
+    assert "\x1b" not in plain.stdout and json.loads(plain.stdout)["tableName"] == "v_customers"
+    assert "\x1b[" in highlighted.stdout
