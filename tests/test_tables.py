@@ -3,6 +3,7 @@
 import io
 
 import pytest
+from rich.cells import cell_len
 from rich.console import Console
 
 from viewstore.tables import TextTable, visible
@@ -219,3 +220,25 @@ def test_a_time_that_snaps_gives_the_cells_it_did_not_need_back_to_the_text_sque
     printed = _printed(table, [("aaa bbb ccc ddd eee fff", "2026-11-26 16:53:49.123")], 30)
     assert printed[1] == "─" * 16 + "  " + "─" * 12, printed
     assert printed[2:4] == ["aaa bbb ccc ddd   2026-11-26", "eee fff           16:53:49.123"], printed
+
+
+def test_a_long_word_of_wide_or_accented_characters_folds_and_keeps_every_character():
+    """Text that is not ASCII wraps by the cells each character takes, and a word longer than the
+    column folds onto more lines as an ASCII one does: never cut."""
+    for word in ("Größenverhältnisübersicht" * 2, "東京都の売上集計表" * 3):
+        printed = _printed(TextTable("n", "text"), [("1", word)], 24)
+        cells = [line.split("│")[2].strip() for line in printed[3:-1]]
+        assert len(cells) > 1 and "".join(cells) == word, printed
+
+
+def test_a_name_of_wide_characters_is_measured_in_cells_and_folds_where_it_cannot_stay_whole():
+    from viewstore.tables import data_table
+
+    name = "売上" * 20  # 40 characters, 80 cells
+    table = data_table("view", "status", "details", names=["view"])
+    table.add_row(name, "broken", "a detail that can fold as much as it needs to")
+    console = Console(file=io.StringIO(), width=70, markup=False, emoji=False, highlight=False)
+    console.print(table)
+    lines = console.file.getvalue().splitlines()
+    assert all(cell_len(line) <= 70 for line in lines), lines
+    assert "".join(line.split("│")[1].strip() for line in lines[3:-1]) == name, lines
