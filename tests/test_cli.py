@@ -1791,3 +1791,18 @@ def test_a_key_value_option_splits_at_its_first_equals_sign(run):
     data = json.loads(run("show", "s.v", "--json"))
     assert data["properties"] == {"jdbc": "url?a=1&b=2", "expr": "x = 1"}
     assert data["versions"][0]["summary"]["padding"] == "YQ=="
+
+
+def test_the_title_of_a_views_history_prints_its_name_escaped(run):
+    name = "s.evil\u202etxt\x9b2j"
+    create(run, name)
+    title = run("history", name).splitlines()[0]
+    assert title == "history of s.evil\\u202etxt\\x9b2j", title
+
+
+def test_audit_takes_every_type_given(run):
+    create(run, "s.v")
+    run("alter", "s.v", "--set", "k=v")
+    run("drop", "s.v")
+    events = json.loads(run("audit", "--type", "view.created", "--type", "view.dropped", "--json"))
+    assert [e["type"] for e in events] == ["view.created", "view.dropped"]
