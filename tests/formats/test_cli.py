@@ -306,3 +306,14 @@ def test_export_json_is_plain_on_a_terminal_where_the_record_without_it_is_highl
     assert plain.exit_code == highlighted.exit_code == 0, (plain.output, highlighted.output)
     assert "\x1b" not in plain.stdout and json.loads(plain.stdout)["tableName"] == "v_customers"
     assert "\x1b[" in highlighted.stdout
+
+
+def test_the_skipped_table_keeps_a_records_long_name_whole_while_its_reason_folds(run, tmp_path, monkeypatch):
+    """The README: the tables of the hms reports keep record names whole while other columns fold."""
+    name = "orders_by_region_and_day_with_returns_and_more"
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps([record("a"), {**record(name), "tableType": "MANAGED_TABLE"}]))
+    monkeypatch.setenv("COLUMNS", "80")
+    out = run("hms", "import", str(dump))
+    assert any(line.startswith(f"│ sales.{name} │") for line in out.splitlines()), out
+    assert all(len(line) <= 80 for line in out.splitlines())
