@@ -255,6 +255,32 @@ def test_import_takes_the_security_mode_the_file_cannot_say(run, tmp_path):
     assert not (tmp_path / "bad.db").exists()
 
 
+def test_import_takes_the_security_mode_in_any_case(run, tmp_path):
+    create(run)
+    path = run("export", "s.v", "--location", str(tmp_path / "loc")).strip()
+    imported = json.loads(run("--db", str(tmp_path / "b.db"), "import", path, "s.v", "--security-mode", "invoker",
+                              "--json"))
+    assert imported["security_mode"] == "INVOKER"
+
+
+def test_export_json_names_the_view_as_stored_whatever_case_it_was_given_in(run, tmp_path):
+    create(run, "sales.daily")
+    exported = json.loads(run("export", "Sales.DAILY", "--location", str(tmp_path / "loc"), "--json"))
+    assert exported["identifier"] == "sales.daily" == json.loads(run("show", "Sales.Daily", "--json"))["identifier"]
+    assert Path(exported["path"]).parent == tmp_path / "loc" / "metadata"
+
+
+def test_rebuild_counts_every_row_it_repaired_in_each_table(run):
+    create(run, "s.a", "--property", "k=1")
+    create(run, "s.b", "--property", "k=2")
+    create(run, "s.c")
+    with sqlite3.connect(run.db) as conn:
+        conn.execute("UPDATE views SET properties = '{}'")
+    conn.close()
+    assert run("rebuild") == "rebuilt projections from 3 events: repaired 2 rows (views 2)\n"
+    assert run("rebuild") == "rebuilt projections from 3 events: they matched the log\n"
+
+
 def test_environment_variables(tmp_path, monkeypatch):
     monkeypatch.setenv("VIEWSTORE_DB", str(tmp_path / "env.db"))
     monkeypatch.setenv("VIEWSTORE_ACTOR", "dave")
@@ -388,6 +414,21 @@ def test_query_json_gives_blobs_as_hex_and_infinities_as_strings(run):
     assert rows[0]["b"] == ViewStore(run.db).query("SELECT hex(x'00ff') AS h")[0]["h"]
     table = run("query", "SELECT x'00ff' AS b")
     assert "00FF" in table and "\\x" not in table
+
+
+def test_query_prints_null_as_an_empty_cell_and_keeps_a_column_of_numbers_and_nulls_whole(run, monkeypatch):
+    """A NULL is no text to show (--json has null); a column of numbers, floats too, with NULLs
+    among them does not fold where the text beside it has to."""
+    monkeypatch.setenv("COLUMNS", "40")
+    create(run)
+    sql = ("SELECT 12345678901234.5 AS amount, 'a long text value that has to fold somewhere' AS t, NULL AS n "
+           "UNION ALL SELECT NULL, 'x', NULL")
+    out = run("query", sql)
+    assert "None" not in out and "null" not in out
+    lines = out.splitlines()
+    assert re.match(r"│ 12345678901234\.5 │ a long text +│ +│$", lines[3]), out
+    assert re.match(r"│ +│ x +│ +│$", lines[-2]), out
+    assert json.loads(run("query", sql, "--json"))[1] == {"amount": None, "t": "x", "n": None}
 
 
 def test_hms_import_prints_a_markup_like_name_as_it_is(run, conformance):
@@ -1115,6 +1156,18 @@ def test_alter_representation_options_in_any_order_and_changes_that_change_nothi
     assert run("alter", "s.v", "--unset", "no_such_key").startswith("nothing to change in s.v ")
     assert run("rename", "s.v", "S.V") == "s.v already has that name; nothing renamed\n"
     assert len(json.loads(run("audit", "--json"))) == events
+
+
+def test_alter_readding_a_removed_dialect_once_in_any_case_updates_it_and_twice_is_an_error(run):
+    create(run, "s.v", "--representation", "trino", "SELECT 1 AS x")
+    out = run("alter", "s.v", "--remove-representation", "trino", "--add-representation", "trino", "SELECT 2 AS x",
+              "--add-representation", "trino", "SELECT 3 AS x", code=1)
+    assert out.startswith("error: ") and "Cannot add multiple queries for dialect trino" in out
+    assert len(json.loads(run("history", "s.v", "--json"))) == 1  # nothing written
+    run("alter", "s.v", "--remove-representation", "trino", "--add-representation", "TRINO", "SELECT 4 AS x")
+    assert [e["type"] for e in json.loads(run("history", "s.v", "--json"))][1:] == ["view.representation_updated"]
+    sql = {r["dialect"].lower(): r["sql"] for r in json.loads(run("show", "s.v", "--json"))["representations"]}
+    assert sql == {"spark": "SELECT 1 AS x", "trino": "SELECT 4 AS x"}
 
 
 def test_names_given_in_capitals_are_printed_and_used_as_stored(run):
