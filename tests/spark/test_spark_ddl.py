@@ -830,3 +830,46 @@ def test_a_catalog_configured_in_mixed_case_is_matched_exactly_as_spark_does(spa
         assert create_view(spark, store, "LAKE.c", query).identifier == ("lake", "c")
     finally:
         spark.conf.unset("spark.sql.catalog.Lake")
+
+
+def _spark_comment(spark, name):
+    """The view's comment as Spark describes it, or None."""
+    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()
+    return next((r.data_type for r in rows if r.col_name == "Comment"), None)
+
+
+def test_sql_alter_as_set_and_unset_keep_the_comment_and_properties_as_spark_does(spark, store, ns):
+    plain = _name()  # the same statements on a view of Spark's own catalog are the reference
+    spark.sql(f"CREATE DATABASE {plain}")
+    try:
+        seen = []
+        for name, run in ((f"{plain}.v", spark.sql), (f"{ns}.v", lambda statement: sql(spark, store, statement))):
+            run(f"CREATE VIEW {name} COMMENT 'first' TBLPROPERTIES ('steward' = 'ops') AS SELECT 1 AS x")
+            run(f"ALTER VIEW {name} AS SELECT 2 AS x")
+            properties = {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
+            after_as = (_spark_comment(spark, name), properties.get("steward"))
+            run(f"ALTER VIEW {name} SET TBLPROPERTIES ('comment' = 'second')")
+            after_set = _spark_comment(spark, name)
+            run(f"ALTER VIEW {name} UNSET TBLPROPERTIES ('comment')")
+            seen.append((after_as, after_set, _spark_comment(spark, name)))
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {plain} CASCADE")
+    assert seen[0] == (("first", "ops"), "second", None)
+    assert seen[1] == seen[0]
+    view = store.load_view(f"{ns}.v")
+    assert view.comment is None and view.properties["steward"] == "ops"
+    assert [e.type for e in store.history(f"{ns}.v")][1:] == ["view.replaced", "view.comment_updated",
+                                                              "view.comment_updated"]
+
+
+def test_sql_rename_to_a_name_in_another_case_names_the_view_as_stored(spark, store, ns):
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS x")
+    sql(spark, store, f"CREATE VIEW {ns}.other AS SELECT 2 AS x")
+    spark.sql(f"CREATE TABLE {ns}.kept (x INT) USING parquet")
+    with pytest.raises(ViewAlreadyExistsError, match=f"^view already exists: {ns}.other$"):
+        sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO Other")
+    with pytest.raises(ValidationError, match=f"cannot rename {ns}.v to {ns}.kept: "):
+        sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO KEPT")
+    view = sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO Renamed")
+    assert view.identifier == (ns, "renamed") and store.list_views(ns) == [(ns, "other"), (ns, "renamed")]
+    assert spark.sql(f"SELECT x FROM {ns}.RENAMED").first().x == 1
