@@ -204,3 +204,25 @@ def test_check_views_analyzes_under_the_sql_configs_recorded_with_the_view(spark
             summary={"spark.sql-configs": json.dumps({"spark.sql.timestampType": "TIMESTAMP_NTZ"})})
     report = check_views(spark, store, ns)
     assert report.ok, report.views
+
+
+def test_check_views_report_counts_each_status_once_and_keeps_the_skipped_in_its_dict(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.src (id INT, name STRING) USING parquet")
+    create_view(spark, store, f"{ns}.fine", "SELECT 1 AS one")
+    create_view(spark, store, f"{ns}.ids", f"SELECT id FROM {ns}.src")
+    create_view(spark, store, f"{ns}.names", f"SELECT name FROM {ns}.src")
+    store.create_view(f"{ns}.trino", columns=[], representations=[("trino", "SELECT 1 AS x")], default_namespace=ns)
+    spark.sql(f"DROP TABLE {ns}.src")
+    spark.sql(f"CREATE TABLE {ns}.src (id BIGINT) USING parquet")
+
+    report = check_views(spark, store, ns)
+
+    assert [(v.identifier, v.status) for v in report.views] == [
+        (f"{ns}.fine", "ok"), (f"{ns}.ids", "drifted"), (f"{ns}.names", "broken")]
+    assert str(report) == "3 checked: 1 ok, 1 drifted, 1 broken"
+    as_dict = report.to_dict()
+    assert as_dict["ok"] is False and as_dict["skipped"] == [f"{ns}.trino"]
+    assert [(v["identifier"], v["status"]) for v in as_dict["views"]] == [
+        (f"{ns}.fine", "ok"), (f"{ns}.ids", "drifted"), (f"{ns}.names", "broken")]
+    assert as_dict["views"][2]["condition"].startswith("UNRESOLVED_COLUMN")
