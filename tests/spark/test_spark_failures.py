@@ -270,3 +270,21 @@ def test_a_lost_jvm_says_so_in_every_call(broken):
         assert cli["exit"] == 1 and cli["escaped"] is None, cli
         assert cli["output"].startswith("error: cannot use the active SparkSession: the SparkSession's JVM is gone")
 
+
+
+# -- telling a refusal from a failure of the engine, in the run's own (well) session -----------------
+
+
+def test_a_refusal_is_the_requests_and_an_error_of_pyspark_itself_the_engines(spark):
+    from pyspark.errors import AnalysisException, PySparkValueError
+
+    from viewstore.spark.failures import environment_failure, summary
+
+    with pytest.raises(AnalysisException) as refused:  # Spark's answer: the query is the caller's
+        spark.sql("SELECT no_such_column")
+    assert environment_failure(spark, refused.value) is None
+    assert re.match(r"\[UNRESOLVED_COLUMN\.[A-Z_]+\] ", summary(refused.value))
+    assert summary(refused.value).count("[UNRESOLVED_COLUMN") == 1  # Spark's own tag, not repeated
+    with pytest.raises(PySparkValueError) as own:  # PySpark's, never Spark's answer: the engine's
+        spark.createDataFrame([])
+    assert environment_failure(spark, own.value) == f"Spark failed: {summary(own.value)}"
