@@ -1204,3 +1204,18 @@ def test_attach_lets_go_of_the_store_of_a_stopped_session_the_driver_still_holds
     [released] = spawned_results(_stop_holding_the_session, [(str(tmp_path / "spark"), str(tmp_path / "views.db"))],
                                  timeout=300)
     assert released
+
+
+def test_drop_view_answers_whether_it_dropped_a_view_as_spark_s_view_catalog_says(spark, vs):
+    """ViewCatalog.dropView: true if a view was deleted, false if none exists (SQL's DROP VIEW asks
+    viewExists first, so only a direct caller sees the answer)."""
+    run(spark, README_CREATE)
+    jvm = spark.sparkContext._jvm
+    namespace = spark.sparkContext._gateway.new_array(jvm.java.lang.String, 1)
+    namespace[0] = "sales"
+    catalog = spark._jsparkSession.sessionState().catalogManager().catalog("vs")
+    ident = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, "big_orders")
+    missing = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, "missing")
+    assert catalog.dropView(ident) is True
+    assert catalog.dropView(ident) is False and catalog.dropView(missing) is False
+    assert kinds(vs) == ["view.created", "view.dropped"]
