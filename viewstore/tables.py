@@ -314,7 +314,7 @@ def _cell_text(value: str) -> str:
     multiple of 8 (SQL indented with tabs stays indented; rich's own table would break the line at a
     tab), so only a newline breaks a cell's line, in :func:`data_table`'s rich tables and in
     :class:`TextTable` alike."""
-    text = _CONTROL.sub(_escape, value)
+    text = visible(value)
     return text.expandtabs(8) if "\t" in text else text
 
 
