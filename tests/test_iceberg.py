@@ -429,6 +429,10 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
     (lambda m: m["versions"].append(copy.deepcopy(m["versions"][0])), "duplicate version id"),
     (lambda m: m["schemas"].append(copy.deepcopy(m["schemas"][0])), "duplicate schema id"),
     (lambda m: m["versions"][0]["representations"][0].update({"type": "substrait"}), "only 'sql'"),
+    # a version with no query at all is the file's fault, typed as every other one (not the store's
+    # ValidationError for an imported version without representations)
+    (lambda m: m["versions"][0].update({"representations": []}), "version 1 has no representation"),
+    (lambda m: m["versions"][1].update({"representations": []}), "version 2 has no representation"),
     (lambda m: m["schemas"][0]["fields"][0].update({"type": "blob"}), "bad field"),
     (lambda m: m.pop("version-log"), "missing array: version-log"),
     # read as strictly as the reference reads (JsonUtil.getInt / getBool): no coercion
