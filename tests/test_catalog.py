@@ -1107,6 +1107,12 @@ def test_a_datetime_is_read_to_the_exact_millisecond(store):
     (lambda s: s.query("VACUUM INTO 'copy.db'"), "returns rows"),
     (lambda s: s.query("-- a comment, no statement"), "returns rows"),
     (lambda s: s.query("SELECT '\ud800'"), "not valid Unicode"),
+    # said as the query's limit, not as "attempt to write a readonly database", which reads as the file's
+    (lambda s: s.query("DELETE FROM views"), "a query only reads, it cannot change the store"),
+    (lambda s: s.query("UPDATE meta SET value = 'x' RETURNING key"), "a query only reads"),
+    # Python's sqlite3 refuses these itself: its errors carry no SQLite code to tell them by
+    (lambda s: s.query("SELECT 1; SELECT 2"), "query failed: You can only execute one statement at a time"),
+    (lambda s: s.query("SELECT ?"), "query failed: Incorrect number of bindings supplied"),
     (lambda s: s.drop_view("sales.daily", expected_version="1"), "expected_version must be"),
     (lambda s: s.rollback_view("sales.daily", True), "version id must be an integer"),  # not version 1
     (lambda s: s.alter_view("sales.daily", ViewChange.update_comment("x"), expected_version=1.0),

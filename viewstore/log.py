@@ -623,6 +623,9 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
             if isinstance(e, sqlite3.OperationalError) and _is_busy(e):
                 raise ConcurrencyError(f"another connection kept readers out of the database for "
                                        f"{BUSY_TIMEOUT_MS / 1000:g} s: {e}", busy=True) from e
+            # the connection's read-only mode, not the file's (Python's own errors carry no SQLite code)
+            if getattr(e, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:
+                raise ValidationError(f"query failed: a query only reads, it cannot change the store ({e})") from e
             raise ValidationError(f"query failed: {e}") from e
     except UnicodeError as e:  # a lone surrogate, which SQLite cannot take as text
         raise ValidationError(f"query failed: the SQL is not valid Unicode text ({e})") from e
