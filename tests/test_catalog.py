@@ -3,6 +3,7 @@
 import datetime as dt
 import gc
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -1414,10 +1415,26 @@ def test_a_store_in_a_folder_that_cannot_be_written_says_why_it_cannot_open(tmp_
         assert not os.access(folder, os.W_OK)
         with pytest.raises(ViewStoreError, match="-wal and -shm files beside it, and that folder is not writable"):
             ViewStore(folder / "s.db")
+        with pytest.raises(ViewStoreError, match="unable to open database file; the file would be made in a "
+                                                 "folder that is not writable$"):
+            ViewStore(folder / "new.db")
     finally:
         if immutable:
             subprocess.run(["chattr", "-i", str(folder)], check=True)
         folder.chmod(0o755)
+    assert sorted(p.name for p in folder.iterdir()) == ["s.db"]
+
+
+def test_a_store_path_that_is_a_folder_or_in_no_folder_says_so(tmp_path):
+    """SQLite says only "unable to open database file" for either."""
+    with pytest.raises(ViewStoreError, match=r"unable to open database file; it is a folder \(name the database "
+                                             r"file in it\)$"):
+        ViewStore(tmp_path)
+    missing = tmp_path / "no" / "such"
+    with pytest.raises(ViewStoreError,
+                       match=f"unable to open database file; there is no folder {re.escape(str(missing))}$"):
+        ViewStore(missing / "s.db")
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("lone", ["\ud800", "\udcff"])  # the second is what Python makes of a byte 0xff in a name

@@ -116,7 +116,7 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
                                timeout=_lock_slice_ms() / 1000)
     except sqlite3.Error as e:  # a folder that does not exist, a path that is a folder, no permission
-        raise ViewStoreError(f"cannot open {path} as a viewstore database: {e}") from e
+        raise ViewStoreError(f"cannot open {path} as a viewstore database: {e}{_open_hint(path)}") from e
     try:
         conn.execute(f"PRAGMA busy_timeout = {_lock_slice_ms()}")
         if _when_free(lambda: _set_up(conn, path, durability, _LOG_DDL + extra_ddl), 3 * BUSY_TIMEOUT_MS):
@@ -141,14 +141,26 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         if isinstance(e, sqlite3.OperationalError) and _is_busy(e):  # _set_up's reads, WAL mode: refused 30 s
             raise ConcurrencyError(f"cannot open {path}: another connection kept it locked for "
                                    f"{3 * BUSY_TIMEOUT_MS / 1000:g} s ({e})", busy=True) from e
-        folder = os.path.dirname(os.path.abspath(path))
-        hint = ("; WAL mode needs to create its -wal and -shm files beside it, and that folder is not writable"
-                if os.path.exists(path) and not os.access(folder, os.W_OK) else "")
-        raise ViewStoreError(f"cannot open {path} as a viewstore database: {e}{hint}") from e
+        raise ViewStoreError(f"cannot open {path} as a viewstore database: {e}{_open_hint(path)}") from e
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _open_hint(path: str | Path) -> str:
+    """Why SQLite could not open ``path``, where the file system tells ('' where it does not): SQLite
+    says "unable to open database file" for a folder, a missing folder and a folder it cannot write."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return "; it is a folder (name the database file in it)"
+    if not os.path.isdir(folder):
+        return f"; there is no folder {folder}"
+    if os.access(folder, os.W_OK):
+        return ""
+    if os.path.exists(path):
+        return "; WAL mode needs to create its -wal and -shm files beside it, and that folder is not writable"
+    return "; the file would be made in a folder that is not writable"
 
 
 def _set_up(conn: sqlite3.Connection, path: str | Path, durability: str, ddl: str) -> bool:
