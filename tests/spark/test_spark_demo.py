@@ -16,7 +16,10 @@ pytestmark = pytest.mark.spark
 
 def test_demo_runs_every_step_and_leaves_a_consistent_store(spark, tmp_path):
     namespace = "demo" + uuid.uuid4().hex[:8]
-    db = tmp_path / "demo.db"
+    # brackets in a path are data: they were read as markup (this one's "[/b]" closing no tag: a traceback)
+    folder = tmp_path / "[red]shop["
+    folder.mkdir()
+    db = folder / "b]demo.db"
     try:
         result = CliRunner().invoke(main, ["--db", str(db), "demo", "--namespace", namespace],
                                     env={"COLUMNS": "120"})
@@ -28,6 +31,7 @@ def test_demo_runs_every_step_and_leaves_a_consistent_store(spark, tmp_path):
         assert f"registered in dependency order: {namespace}.daily_orders, {namespace}.region_totals" in out
         assert "the original figures are back" in out and "both answers agree" in out
         assert "Demo finished" in out
+        assert f"store: {db}" in out
 
         with ViewStore(db) as store:
             daily = store.load_view(f"{namespace}.daily_orders")
@@ -38,7 +42,7 @@ def test_demo_runs_every_step_and_leaves_a_consistent_store(spark, tmp_path):
             assert totals.comment == "Orders and revenue per region, all days"
             assert {(e.actor, e.type) for e in store.events(actor="bob")} == {
                 ("bob", "view.comment_updated"), ("bob", "view.representation_added")}
-            metadata = sorted((tmp_path / "warehouse" / namespace).glob("*/metadata/*.metadata.json"))
+            metadata = sorted((folder / "warehouse" / namespace).glob("*/metadata/*.metadata.json"))
             assert len(metadata) == 2
             assert json.loads(metadata[0].read_text())["current-version-id"] == 1
         assert spark.sql(f"SELECT count(*) AS n FROM {namespace}.region_totals").first().n == 4

@@ -32,6 +32,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
@@ -175,15 +176,15 @@ class _Printer:
 
     def command(self, text: str) -> None:
         """A command line or code line the step is equivalent to."""
-        self.console.print(f"[dim]  $ {text.replace('<db>', self.db_hint)}[/dim]")
+        self.console.print(f"[dim]  $ {escape(text).replace('<db>', escape(self.db_hint))}[/dim]")
 
     def code(self, text: str) -> None:
-        self.console.print(f"[dim]  >>> {text}[/dim]")
+        self.console.print(f"[dim]  >>> {escape(text)}[/dim]")
 
     def rows(self, title: str, header: list[str], rows: list[tuple[Any, ...]]) -> None:
-        table = Table(*header, title=title, title_justify="left")
-        for row in rows:
-            table.add_row(*("" if v is None else str(v) for v in row))
+        table = Table(*header, title=escape(title), title_justify="left")
+        for row in rows:  # data (a stored view's comment, a path) prints as it is, never as markup
+            table.add_row(*("" if v is None else escape(str(v)) for v in row))
         self.console.print(table)
 
     def ok(self, text: str) -> None:
@@ -254,10 +255,10 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
     out = _Printer(console, db_hint)
     result = DemoResult(store_path=store_path, namespace=namespace, started_ms=time.time_ns() // 1_000_000)
     own_session = spark is None
+    temporary = "  (temporary: use viewstore --db demo.db demo to keep it)" if db is None else ""
     console.print(Panel.fit(
         "[bold]viewstore demo[/bold]: SQL views kept as an event log in one SQLite file, used from Spark\n"
-        f"store: {store_path}{'  (temporary: use viewstore --db demo.db demo to keep it)' if db is None else ''}",
-        border_style="cyan"))
+        f"store: {escape(str(store_path))}{temporary}", border_style="cyan"))
     alice = ViewStore(store_path, actor="alice")
     bob = ViewStore(store_path, actor="bob")
     try:
@@ -283,11 +284,12 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
     console.print()
     console.print("[dim]time per step: " + " · ".join(f"{k} {v:.1f} s" for k, v in result.step_seconds.items())
                   + "[/dim]")
-    keep = "" if db is not None else f"  viewstore --db {db_hint} demo      (the same, keeping the store)\n"
+    shown = escape(db_hint)  # a path is data: brackets in it are not markup
+    keep = "" if db is not None else f"  viewstore --db {shown} demo      (the same, keeping the store)\n"
     console.print(Panel.fit(f"[bold green]Demo finished in {result.seconds:.1f} s.[/bold green] Next:\n{keep}"
-                            f"  viewstore --db {db_hint} show {namespace}.{DAILY}\n"
-                            f"  viewstore --db {db_hint} history {namespace}.{DAILY}\n"
-                            f"  viewstore --db {db_hint} audit --actor bob", border_style="green"))
+                            f"  viewstore --db {shown} show {namespace}.{DAILY}\n"
+                            f"  viewstore --db {shown} history {namespace}.{DAILY}\n"
+                            f"  viewstore --db {shown} audit --actor bob", border_style="green"))
     return result
 
 
