@@ -1566,6 +1566,28 @@ def test_the_json_failure_table_holds_every_command_with_json():
     assert sorted(_json_commands(main)) == sorted(FAILING_JSON_COMMANDS)
 
 
+def _all_commands():
+    """Every command of the CLI (not the groups) with its full name, optional ones (hms, spark) too."""
+    from test_docs import _commands
+
+    return [(" ".join(path), command) for path, command in _commands(main) if not isinstance(command, click.Group)]
+
+
+def test_every_command_names_a_views_identifier_alike():
+    """A view's identifier is IDENTIFIER in every command's usage and help; hms export, hms import
+    and spark metastore-write called it IDENT."""
+    named = {}
+    for name, command in _all_commands():
+        ctx = click.Context(command, info_name=name)
+        for param in command.params:
+            if isinstance(param, click.Argument) and param.name == "identifier":
+                named[name] = param.make_metavar(ctx)
+        assert not re.search(r"\bIDENT\b", command.get_help(ctx)), name
+    assert named.pop("hms import") == "[IDENTIFIER]"
+    assert set(named.values()) == {"IDENTIFIER"}
+    assert {"hms export", "spark metastore-write", "show", "rollback"} <= set(named)
+
+
 def _invoke(tmp_path, where, args):
     db = tmp_path / "cli.db"
     if where == "store" and not db.exists():

@@ -166,6 +166,32 @@ def test_export_an_iceberg_record_pointing_at_the_current_metadata_file(run, tmp
         ViewStore(run.db).export_hms("db.v", "spark", metadata_location=remote)
 
 
+def test_import_metadata_is_a_file_read_and_export_metadata_location_a_file_named(run, tmp_path):
+    """hms import --metadata reads a local copy in place of the file the record names, which the view
+    keeps as its source; hms export --metadata-location is only written into the record. Each help
+    says which."""
+    metadata = json.loads((ENGINE_VIEWS / "iceberg-view-spec-example.json").read_text())["metadata"]
+    copy = tmp_path / "v.metadata.json"
+    copy.write_text(json.dumps(metadata))
+    conformance_file = ENGINE_VIEWS / "iceberg-view-in-hms.reconstructed.json"
+    named = json.loads(conformance_file.read_text())["hms_table"]["parameters"]["metadata_location"]
+    run("hms", "import", str(conformance_file), "db.v", "--metadata", str(copy))
+    (imported,) = json.loads(run("history", "db.v", "--json"))
+    assert imported["payload"]["source_location"] == named != str(copy)
+    missing = tmp_path / "no such folder" / "00009-x.metadata.json"
+    record = json.loads(run("hms", "export", "db.v", "--engine", "iceberg", "--metadata-location", str(missing),
+                            "--json"))
+    assert record["parameters"]["metadata_location"] == missing.as_uri() and not missing.parent.exists()
+    runner = CliRunner()
+    import_help = " ".join(runner.invoke(main, ["hms", "import", "--help"]).output.split())
+    assert "--metadata FILE For an Iceberg view's record: a local copy of the metadata file the record's " \
+           "metadata_location names, read in its place (the view still records that location as its source;" \
+           in import_help
+    export_help = " ".join(runner.invoke(main, ["hms", "export", "--help"]).output.split())
+    assert "--metadata-location URI For --engine iceberg: the metadata file the record names as its " \
+           "metadata_location (written into the record, not read)" in export_help
+
+
 def test_records_that_all_fail_start_no_store(run, tmp_path):
     bad = {**record("bad"), "viewOriginalText": "", "viewExpandedText": ""}
     one, many, mixed = tmp_path / "one.json", tmp_path / "many.json", tmp_path / "mixed.json"
@@ -228,9 +254,9 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
         (["hms", "import", str(empty)], "holds no HMS record"),
         (["hms", "import", str(table)], "tableType: 'MANAGED_TABLE' is not a view"),
         (["hms", "import", str(TRINO_FILE)], "identifier: the record has no dbName and tableName"),
-        (["hms", "import", str(many), "s.v"], "holds 2 records; IDENT and --metadata apply to one record only"),
+        (["hms", "import", str(many), "s.v"], "holds 2 records; IDENTIFIER and --metadata apply to one record only"),
         (["hms", "import", str(many), "--metadata", str(not_json)],
-         "holds 2 records; IDENT and --metadata apply to one record only"),
+         "holds 2 records; IDENTIFIER and --metadata apply to one record only"),
         (["hms", "export", "sales.nope", "--engine", "trino"], "no such view"),
     ]
     for args, message in cases:

@@ -82,9 +82,11 @@ def _record_name(record: dict[str, Any], index: int) -> str:
 
 @hms.command("import", short_help="Record views from HMS table records in a JSON file.")
 @click.argument("file", metavar="FILE.json")
-@click.argument("identifier", required=False, metavar="[IDENT]")
+@click.argument("identifier", required=False)
 @click.option("--metadata", "metadata_file", type=click.Path(dir_okay=False),
-              help="An Iceberg view's metadata file, read instead of its metadata_location (one record only).")
+              help="For an Iceberg view's record: a local copy of the metadata file the record's "
+                   "metadata_location names, read in its place (the view still records that location as "
+                   "its source; one record only).")
 @json_option("Print the import report as JSON.")
 @pass_cli
 @click.pass_context
@@ -92,7 +94,7 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
             as_json: bool) -> None:
     """Record views from HMS table records in FILE.json (one record, a list, or an object with hms_table).
 
-    A view is recorded as IDENT, or by default as the record's dbName.tableName. Each record is
+    A view is recorded as IDENTIFIER, or by default as the record's dbName.tableName. Each record is
     its own transaction: with several records, the failed ones are reported (exit code 1) and
     the others are imported; tables, materialized views and views already in the store are
     skipped and reported as such (exit code 0 when nothing failed). A file of one record asks
@@ -121,7 +123,7 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
                                f"({count(len(view.versions), 'version')}, {count(view.stream_version, 'event')})"))
         return
     if identifier is not None or metadata_file is not None:
-        raise ValidationError(f"{file} holds {len(records)} records; IDENT and --metadata apply to one record only")
+        raise ValidationError(f"{file} holds {len(records)} records; IDENTIFIER and --metadata apply to one record only")
     report = _import_many(cli, records)
     cli.failing = not report.ok
     if as_json:
@@ -171,17 +173,18 @@ def print_import_report(cli: CliContext, report: HmsImportReport) -> None:
 
 
 @hms.command("export", short_help="Print the HMS table record an engine would write for a view.")
-@click.argument("identifier", metavar="IDENT")
+@click.argument("identifier")
 @click.option("--engine", required=True, type=click.Choice(EXPORT_ENGINES, case_sensitive=False),
               help="Whose record to write.")
 @click.option("--metadata-location", metavar="URI",
-              help="For --engine iceberg: the metadata file the record points at, a URI or a local path "
-                   "(as 'viewstore export' prints it). Default: the file the view was imported from, "
+              help="For --engine iceberg: the metadata file the record names as its metadata_location "
+                   "(written into the record, not read): a URI as given, or a local path as its file: URI "
+                   "(such as 'viewstore export' prints). Default: the file the view was imported from, "
                    "while the view is unchanged since.")
 @json_option("Print plain JSON (for scripts) instead of highlighted JSON.")
 @pass_cli
 def export_(cli: CliContext, identifier: str, engine: str, metadata_location: str | None, as_json: bool) -> None:
-    """Print the HMS table record ENGINE itself would write for a view, as JSON.
+    """Print the HMS table record ENGINE itself would write for the view IDENTIFIER, as JSON.
 
     The view needs SQL in the engine's dialect (an Iceberg record takes all of them from its
     metadata file); the record's owner is the view's owner property, else its creator.

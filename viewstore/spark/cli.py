@@ -212,7 +212,7 @@ def import_(ctx: click.Context, cli: CliContext, database: str, master: str | No
 
 
 @spark.command("metastore-write", short_help="Write a view into the Hive metastore as an engine keeps it.")
-@click.argument("identifier", metavar="IDENT")
+@click.argument("identifier")
 @click.option("--engine", required=True, type=click.Choice(METASTORE_ENGINES, case_sensitive=False),
               help="Whose record to write (as 'viewstore hms export' prints it).")
 @click.option("--replace", is_flag=True, help="Replace a view of that name (never a table).")
@@ -220,7 +220,7 @@ def import_(ctx: click.Context, cli: CliContext, database: str, master: str | No
 @pass_cli
 def metastore_write(cli: CliContext, identifier: str, engine: str, replace: bool, master: str | None,
                     confs: tuple[str, ...], hive: bool, as_json: bool) -> None:
-    """Write the record ENGINE keeps for a stored view into the session's Hive metastore.
+    """Write the record ENGINE keeps for the stored view IDENTIFIER into the session's Hive metastore.
 
     This is write_metastore_table with the record of 'viewstore hms export': the view lands in the
     metastore database of its namespace, named as in the store, exactly as the engine writes it.
