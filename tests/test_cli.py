@@ -440,15 +440,31 @@ def test_hms_import_prints_a_markup_like_name_as_it_is(run, conformance):
 # -- bad input is one clear line ---------------------------------------------------------------
 
 
+#: every time option, with a command line that takes it
+TIME_OPTIONS = {"--as-of": ["show", "s.v"], "--since": ["audit"], "--until": ["audit"],
+                "--from": ["diff", "s.v"], "--to": ["diff", "s.v", "--from-event", "1"]}
+
+
 def test_out_of_range_or_malformed_times_are_usage_errors(run):
+    """Every time option says the same of the same bad value: its forms and their range. A year
+    beyond 9999, a number of milliseconds beyond it or beyond 64 bits, and a string that is no time
+    were told apart in three wordings, only one of which gave the range."""
     create(run)
-    for option in ("--as-of", "--since", "--until"):
-        command = ["show", "s.v"] if option == "--as-of" else ["audit"]
-        for value in ("99999999999999999999999", "-99999999999999999", "10000-01-01", "2026-13-01", "²", "",
-                      "1e3"):
+    forms = "use ISO 8601 (2026-11-22T10:00:00Z) or epoch milliseconds, in the years 1 to 9999"
+    assert sorted(TIME_OPTIONS) == sorted(p.opts[0] for c in ("show", "audit", "diff") for p in main.commands[c].params
+                                          if p.metavar == "TIME")
+    for option, command in TIME_OPTIONS.items():
+        for value in ("99999999999999999999999", "-99999999999999999", "9223372036854775807", "-9223372036854775808",
+                      "10000-01-01", "0001-01-01T00:00:00+01:00", "2026-13-01", "²", "", "1e3", "soon"):
             out = run(*command, option, value, code=2)
-            assert usage_error(out, f"bad {option} "), (option, value, out)
-    assert json.loads(run("audit", "--since", "0001-01-01", "--until", "9999-12-31T23:59:59Z", "--json"))
+            assert usage_error(out, "") and out.splitlines()[-1] == f"Error: bad {option} {value!r}: {forms}", out
+        out = run(*command, option, "20261301", code=2)
+        assert out.splitlines()[-1] == f"Error: bad {option} '20261301': eight digits are a date (YYYYMMDD), and " \
+                                       f"this is none; {forms}", out
+    assert json.loads(run("audit", "--since", "0001-01-01", "--until", "9999-12-31T23:59:59.999Z", "--json"))
+    assert json.loads(run("diff", "s.v", "--from", "253402300799999", "--to", "9999-12-31T23:59:59.999Z", "--json"))
+    for command in (["show", "--help"], ["audit", "--help"], ["diff", "--help"]):
+        assert "in the years 1 to 9999" in " ".join(run(*command).split()), command
 
 
 @pytest.mark.parametrize("args", [
@@ -1323,7 +1339,7 @@ def test_times_print_to_the_exact_millisecond_in_every_year(run):
         assert len(json.loads(run("audit", "--since", day, "--until", until, "--json"))) == 1
         assert len(json.loads(run("audit", "--since", f"{day}T23:59:59.999Z", "--until", until, "--json"))) == 0
     out = run("audit", "--since", "20261301", code=2)
-    assert "eight digits are a date (YYYYMMDD), and this is none" in out  # the API's reason, not a generic one
+    assert "eight digits are a date (YYYYMMDD), and this is none; use ISO 8601" in out  # the reason, then the forms
 
 
 def test_times_remembered_by_the_second_print_as_a_datetime_prints_them():

@@ -334,20 +334,28 @@ def usage_error(message: str) -> click.UsageError:
     return click.UsageError(visible(message))
 
 
+#: what every time option takes, said by the message about any bad one
+TIME_FORMS = "use ISO 8601 (2026-11-22T10:00:00Z) or epoch milliseconds, in the years 1 to 9999"
+
+
 def _time(value: str | None, option: str, *, now: bool = False) -> int | None:
     """Epoch ms from an option's ISO 8601 time or epoch ms, as the API reads it, in the years 1 to 9999.
     With ``now``, for an option whose absence means now (``--as-of``, ``--to``, ``--until``), the word
-    ``now`` (in any case) is taken too and means that: None, as if the option were left out."""
+    ``now`` (in any case) is taken too and means that: None, as if the option were left out.
+
+    A bad value is a usage error that says the same of it whatever the option: ``bad --since '...':``
+    and :data:`TIME_FORMS` (after the reason, for eight digits that are no date: as epoch ms they would
+    be a time of 1970's first two days, so the API reads eight digits as a date alone, YYYYMMDD)."""
     if value is None or (now and _is_now(value)):
         return None
     try:
         ms = to_epoch_ms(value, option)
         _EPOCH + dt.timedelta(milliseconds=ms)  # refuses a time out of range
-    except ValidationError as e:  # the API's reason: what is wrong with it
-        raise usage_error(str(e)) from e
-    except OverflowError as e:
-        raise usage_error(f"bad {option} {value!r}: use ISO 8601 (2026-11-22T10:00:00Z) or epoch "
-                          "milliseconds, in the years 1 to 9999") from e
+    except (ValidationError, OverflowError) as e:
+        text = value.strip()
+        why = "eight digits are a date (YYYYMMDD), and this is none; " if \
+            len(text) == 8 and text.isascii() and text.isdigit() else ""
+        raise usage_error(f"bad {option} {value!r}: {why}{TIME_FORMS}") from e
     return ms
 
 
@@ -733,8 +741,8 @@ def _moments(store: ViewStore, identifier: str, *options: tuple[int | None, int 
 @main.command(short_help="Show a view (now, or as it was): columns, SQL, versions.")
 @click.argument("identifier")
 @click.option("--as-of", metavar="TIME",
-              help="Show the view as it was then (ISO 8601, UTC unless it gives its offset, or epoch ms; to the "
-                   "millisecond; now, as without it).")
+              help="Show the view as it was then (ISO 8601, UTC unless it gives its offset, or epoch ms, in the "
+                   "years 1 to 9999; to the millisecond; now, as without it).")
 @click.option("--at-event", type=INT64, metavar="POSITION",
               help="Show the view right after the commit of this event (the pos column of `viewstore audit "
                    "--view IDENTIFIER`: an event of any view that carried the name, also one dropped or renamed "
@@ -767,7 +775,8 @@ def show(cli: CliContext, identifier: str, as_of: str | None, at_event: int | No
 @main.command(short_help="Show what changed in a view between two moments.")
 @click.argument("identifier")
 @click.option("--from", "from_", metavar="TIME",
-              help="Compare the view as it was then (ISO 8601, UTC unless it gives its offset, or epoch ms).")
+              help="Compare the view as it was then (ISO 8601, UTC unless it gives its offset, or epoch ms, in "
+                   "the years 1 to 9999).")
 @click.option("--from-event", type=INT64, metavar="POSITION",
               help="Compare the view right after the commit of this event (a position, as show --at-event "
                    "takes it).")
@@ -1110,7 +1119,8 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
 @click.option("--type", "types", multiple=True, type=click.Choice(sorted(EVENT_TYPES)), metavar="TYPE",
               help=f"Only events of this type (repeatable): {', '.join(sorted(EVENT_TYPES))}.")
 @click.option("--since", metavar="TIME",
-              help="From this time (ISO 8601, UTC unless it gives its offset, or epoch ms; inclusive).")
+              help="From this time (ISO 8601, UTC unless it gives its offset, or epoch ms, in the years 1 to "
+                   "9999; inclusive).")
 @click.option("--until", metavar="TIME",
               help="Up to this time (as --since, inclusive; a date alone: to its end; now, as without it).")
 @click.option("--limit", type=INT64, help="At most this many events (the oldest; the latest with --newest-first).")
