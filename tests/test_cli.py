@@ -223,6 +223,22 @@ def test_export_follows_the_codec_property_unless_told(run, tmp_path):
     assert plain.endswith(".metadata.json") and not plain.endswith(".gz.metadata.json")
 
 
+def test_export_prints_the_absolute_path_under_the_location_the_file_records(run, tmp_path, monkeypatch):
+    """A relative --location printed a relative path where the default printed an absolute one; the
+    file records its location absolute, symbolic links resolved, and the path printed starts with it."""
+    create(run)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    for location, recorded in (("loc", tmp_path / "loc"), ("link/x", tmp_path / "real" / "x"),
+                               (None, tmp_path / "warehouse" / "s" / "v")):
+        args = ["export", "s.v"] + (["--location", location] if location else [])
+        printed = Path(run(*args).rstrip("\n"))
+        assert printed.is_absolute() and printed.parent == recorded / "metadata" and printed.is_file(), printed
+        assert json.loads(printed.read_text())["location"] == str(recorded)
+        assert json.loads(run(*args, "--json"))["path"] == str(printed)  # unchanged: the same file again
+
+
 def test_export_import_rebuild(run, tmp_path, conformance):
     create(run)
     out = run("export", "s.v", "--location", str(tmp_path / "loc"), "--gzip").strip()

@@ -1191,14 +1191,17 @@ def _query_column(name: str, values: list[Any]) -> TableColumn:
 @pass_cli
 def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool | None, as_json: bool) -> None:
     """Write the view's Iceberg metadata file and print its path (a view unchanged since the
-    latest file there writes none: that file's path is printed).
+    latest file there writes none: that file's path is printed). The path is absolute, from the
+    location as the file records it (a relative --location is read from the current folder,
+    symbolic links resolved).
 
     Example:
 
     \b
         viewstore export sales.daily --location /data/warehouse/sales/daily
     """
-    path = cli.store().export_iceberg(identifier, location, gzip=gzip)
+    # the location in the file is resolved (iceberg._location_uri): the path printed starts with it
+    path = cli.store().export_iceberg(identifier, location, gzip=gzip).resolve()
     if as_json:
         _print_json({"identifier": identifier_str(to_identifier(identifier)), "path": str(path)})
     else:
