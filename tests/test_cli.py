@@ -1913,3 +1913,18 @@ def test_audit_takes_every_type_given(run):
     run("drop", "s.v")
     events = json.loads(run("audit", "--type", "view.created", "--type", "view.dropped", "--json"))
     assert [e["type"] for e in events] == ["view.created", "view.dropped"]
+
+
+def test_audit_takes_a_type_in_any_case_as_every_enumerated_option_does(run):
+    """audit --type VIEW.CREATED was refused while --engine TRINO and --security-mode INVOKER were
+    taken: every option of a fixed set of values takes them in any case."""
+    create(run, "s.v")
+    run("alter", "s.v", "--set", "k=v")
+    for spelling in ("VIEW.PROPERTIES_SET", "View.Properties_Set"):
+        assert run("audit", "--type", spelling, "--json") == run("audit", "--type", "view.properties_set", "--json")
+    assert [e["type"] for e in json.loads(run("audit", "--type", "VIEW.CREATED", "--json"))] == ["view.created"]
+    choices = [(name, param) for name, command in _all_commands() for param in command.params
+               if isinstance(param.type, click.Choice)]
+    assert {"audit", "create", "replace", "import", "hms export", "spark metastore-write"} <= {n for n, _ in choices}
+    assert not [(name, param.name) for name, param in choices if param.type.case_sensitive]
+

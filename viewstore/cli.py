@@ -1116,8 +1116,8 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
 @click.option("--actor", "who", help="Only this actor's events.")
 @click.option("--view", help="Only events of views that had this identifier (across renames; an error if no "
                               "view ever had it).")
-@click.option("--type", "types", multiple=True, type=click.Choice(sorted(EVENT_TYPES)), metavar="TYPE",
-              help=f"Only events of this type (repeatable): {', '.join(sorted(EVENT_TYPES))}.")
+@click.option("--type", "types", multiple=True, type=click.Choice(sorted(EVENT_TYPES), case_sensitive=False),
+              metavar="TYPE", help=f"Only events of this type (repeatable; any case): {', '.join(sorted(EVENT_TYPES))}.")
 @click.option("--since", metavar="TIME",
               help="From this time (ISO 8601, UTC unless it gives its offset, or epoch ms, in the years 1 to "
                    "9999; inclusive).")
