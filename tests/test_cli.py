@@ -116,6 +116,24 @@ def test_errors_are_one_line_with_exit_code_1(run):
     assert ViewStore(run.db).event_count() == 1
 
 
+def test_rollback_to_a_negative_version_id_says_what_it_says_of_any_version_the_view_lacks(run):
+    """'rollback s.v -1' was click's 'No such option: -1'; a negative number is a version id the view
+    lacks, as 0 and 7 are. A word that is no number stays an option (or a usage error)."""
+    create(run)
+    for version in ("0", "7", "-1", str(-(2**63))):
+        assert run("rollback", "s.v", version, code=1) == f"error: view s.v has no version {version}; it has 1\n"
+    for args in (["-1", "--json"], ["--json", "-1"], ["--expected-version", "1", "-1", "--json"],
+                 ["--json", "--", "-1"]):
+        error = json.loads(CliRunner().invoke(main, ["--db", str(run.db), "rollback", "s.v", *args]).stderr)["error"]
+        assert error == {"type": "ValidationError", "message": "view s.v has no version -1; it has 1",
+                         "exit_code": 1}, args
+    assert usage_error(run("rollback", "s.v", "1", "--expected-version", "-1", code=2),
+                       "Invalid value for '--expected-version': -1 is not in the range")
+    assert usage_error(run("rollback", "s.v", "-x", code=2), "No such option '-x'")
+    assert usage_error(run("rollback", "s.v", "-1", "2", code=2), "Got unexpected extra argument")
+    assert ViewStore(run.db).event_count() == 1
+
+
 def usage_error(out, message):
     """click's usage error (exit code 2): the usage line, where to get help, and the error, as the
     values click checks itself print them."""

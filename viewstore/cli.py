@@ -27,6 +27,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -1067,9 +1068,24 @@ def drop(cli: CliContext, identifier: str, if_exists: bool, as_json: bool, expec
         click.echo(visible(f"no view {identifier_str(to_identifier(identifier))}; nothing dropped"))
 
 
-@main.command()
+class _NumberLast(click.Command):
+    """A command whose last argument is a number that may be negative: click reads a word starting
+    with '-' as an option ('No such option: -1'), so such a number, where it is no option's value,
+    is moved behind a '--', where click reads arguments alone, and reaches the command as 0 or 7 do."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        end = args.index("--") if "--" in args else len(args)
+        valued = {opt for p in self.params if isinstance(p, click.Option) and not p.is_flag for opt in p.opts}
+        numbers = [i for i in range(end) if re.fullmatch(r"-[0-9]+", args[i]) and (i == 0 or args[i - 1] not in valued)]
+        if numbers:
+            args = [a for i, a in enumerate(args[:end]) if i not in numbers] + ["--"] + \
+                [args[i] for i in numbers] + args[end + 1:]
+        return super().parse_args(ctx, args)
+
+
+@main.command(cls=_NumberLast)
 @click.argument("identifier")
-@click.argument("version_id", type=INT64)
+@click.argument("version_id", type=click.IntRange(-(2**63), 2**63 - 1))
 @json_option("Print the view as JSON.")
 @_EXPECTED
 @pass_cli
