@@ -225,6 +225,18 @@ def test_every_help_fits_80_columns_with_its_examples_as_written():
             if prev.endswith("\\")), path
 
 
+def test_every_group_lists_its_commands_whole_at_80_columns():
+    """`viewstore --help` listed export as 'Write the view's Iceberg metadata file and print its path (a...':
+    its first sentence ran on, and click cuts a listed help at the width left."""
+    import click
+    from click.testing import CliRunner
+
+    for path, command in [((), main), *((p, c) for p, c in _commands(main) if isinstance(c, click.Group))]:
+        out = CliRunner().invoke(main, [*path, "--help"], env={"COLUMNS": "80"}, terminal_width=80).output
+        listed = out.split("\nCommands:\n", 1)[1].splitlines()
+        assert listed and not [line for line in listed if line.endswith("...")], (path, listed)
+
+
 def test_the_main_help_lists_optional_commands_as_they_describe_themselves_without_importing_them():
     """`viewstore --help` names spark, demo and hms from a table in cli.py (importing them would
     import pyspark); each entry must say what the command itself says."""

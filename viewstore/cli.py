@@ -1196,7 +1196,7 @@ def _query_column(name: str, values: list[Any]) -> TableColumn:
     return TableColumn(name, None if all(isinstance(v, (int, float)) or v is None for v in values) else 10)
 
 
-@main.command("export")
+@main.command("export", short_help="Write the view's Iceberg metadata file and print its path.")
 @click.argument("identifier")
 @click.option("--location", type=click.Path(file_okay=False), callback=_not_empty,
               help="The view's base location (a folder; default: warehouse/<namespace>/<name> beside the store).")
