@@ -1,8 +1,15 @@
 """Several processes and threads writing one store file: no lost update, no gap, typed errors."""
 
+import subprocess
+import sys
 import threading
+import time
+from contextlib import contextmanager
 
-from viewstore import ConcurrencyError, ViewChange, ViewStore
+import pytest
+
+import viewstore.log as log_module
+from viewstore import ConcurrencyError, ViewChange, ViewStore, ViewStoreError, signals
 
 from spawned import spawned_results
 
@@ -70,3 +77,64 @@ def test_threads_share_one_store(store):
     view = store.load_view("a.t")
     assert view.stream_version == 1 + 4 * 50
     assert {view.properties[f"t{n}"] for n in range(4)} == {"49"}
+
+
+#: another process in a long write: it takes the file's write lock, says so, keeps it, lets go
+_HOLD = """import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("ROLLBACK")
+"""
+
+
+@contextmanager
+def another_process_writing(path, seconds):
+    """Another process holds the file's write lock (``BEGIN IMMEDIATE``) for ``seconds`` from when the
+    block is entered, then lets go; the block ends once that process has ended."""
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(path), str(seconds)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        yield
+    finally:
+        assert holder.wait(timeout=60) == 0
+
+
+def test_a_write_waiting_for_another_process_lock_sends_lock_wait_about_once_a_second(store, caplog):
+    """Each second of the wait, lock_wait tells the store's receivers how long the write has waited
+    and how long it waits in all; a receiver that raises is logged and the write goes on; a write
+    that finds the lock free sends nothing."""
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    seen = []
+
+    def watch(sender, waited, timeout):
+        seen.append((sender, waited, timeout))
+        assert sender.load_view("a.v").comment == "free"  # a receiver reads the store
+        with pytest.raises(ViewStoreError, match="already writing"):  # and cannot write it: its write is under way
+            sender.alter_view("a.v", ViewChange.update_comment("from the receiver"))
+
+    def broken(sender, waited, timeout):
+        raise RuntimeError("notice sink down")
+
+    signals.lock_wait.connect(broken)
+    signals.lock_wait.connect(watch)
+    try:
+        store.alter_view("a.v", ViewChange.update_comment("free"))
+        assert seen == [] and "lock-wait" not in caplog.text  # no wait, no notice
+        with another_process_writing(store.path, 2.5):
+            start = time.monotonic()
+            view = store.alter_view("a.v", ViewChange.update_comment("waited"))
+            took = time.monotonic() - start
+    finally:
+        signals.lock_wait.disconnect(broken)
+        signals.lock_wait.disconnect(watch)
+    assert view.comment == "waited" and store.load_view("a.v") == view and took > 2
+    assert [e.type for e in store.history("a.v")][-1] == "view.comment_updated"
+    waited = [w for _, w, _ in seen]
+    assert len(waited) >= 2 and [int(w) for w in waited] == list(range(1, len(waited) + 1)), waited
+    assert waited == sorted(waited) and waited[-1] < took
+    assert all(sender is store and timeout == 3 * log_module.BUSY_TIMEOUT_MS / 1000 for sender, _, timeout in seen)
+    assert caplog.text.count("a viewstore.lock-wait receiver raised") == len(waited)
+    assert "notice sink down" in caplog.text

@@ -559,7 +559,8 @@ class ViewStore:
     another asyncio task while a :meth:`transaction` is open in this thread; and any write when a
     ``before_commit`` receiver vetoes it (its exception, wrapped unless it is a ViewStoreError), or
     :class:`~viewstore.errors.ConcurrencyError` with ``busy`` set when another process kept the
-    file locked (about 30 s; what a signal's handler raises meanwhile, Ctrl-C's KeyboardInterrupt,
+    file locked (about 30 s, during which :data:`~viewstore.signals.lock_wait` is sent about once a
+    second; what a signal's handler raises meanwhile, Ctrl-C's KeyboardInterrupt,
     ends the wait at once and reaches the caller as itself, nothing written). A call that reads a damaged row (written behind the library's back)
     raises :class:`~viewstore.errors.CorruptLogError`; :meth:`rebuild` repairs the projections.
     """
@@ -595,6 +596,8 @@ class ViewStore:
         self._batch_time = 0  # when it took the write lock: the time of every event written in it
         self._batch_lost: BaseException | None = None  # the error with which SQLite ended it (see log.savepoint)
         self._calling_out = 0  # receivers or callbacks running while the store is held (see _wait_turn)
+        # what a write's wait for another connection's lock calls (see _FileWrite): bound once, not per write
+        self._on_lock_wait = self._lock_waited
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -1270,6 +1273,14 @@ class ViewStore:
         if done and signals.committed.receivers:
             for events, stored in done:
                 _notify(signals.committed, self, events=_positioned(events, stored))
+
+    def _lock_waited(self, waited: float, timeout: float) -> None:
+        """Send ``lock_wait``: a write has waited ``waited`` seconds for another connection's write
+        lock, and waits ``timeout`` in all (called by :func:`viewstore.log._when_free` during the wait
+        only). What a receiver raises is logged; the wait goes on."""
+        if signals.lock_wait.receivers:
+            with self._calling():
+                _notify(signals.lock_wait, self, waited=waited, timeout=timeout)
 
     def _tell_failed(self, events: list[Event], error: BaseException) -> None:
         """Send ``commit_failed`` for a write's events, as decided: with no position, since none was
@@ -2018,7 +2029,7 @@ class _FileWrite:
 
     def __init__(self, store: ViewStore) -> None:
         self.store = store
-        self.inner = transaction(store._conn)
+        self.inner = transaction(store._conn, store._on_lock_wait)
 
     def __enter__(self) -> None:
         store = self.store

@@ -320,7 +320,8 @@ def _lock_slice_ms() -> int:
 _T = TypeVar("_T")
 
 
-def _when_free(run: Callable[[], _T], budget_ms: float, *, waited_ms: float = 0) -> _T:
+def _when_free(run: Callable[[], _T], budget_ms: float, *, waited_ms: float = 0,
+               on_wait: Callable[[float, float], None] | None = None) -> _T:
     """``run()``, again while another connection's lock on the file refuses it, for up to
     ``budget_ms`` in all (``waited_ms`` of which a try the caller made has spent).
 
@@ -328,13 +329,18 @@ def _when_free(run: Callable[[], _T], budget_ms: float, *, waited_ms: float = 0)
     SQLite, where Python does not run; between two tries the process's signal handlers run, and
     what one raises (Ctrl-C's KeyboardInterrupt, a SIGTERM handler's SystemExit) goes on from here
     as it is. A try refused at once (SQLite waits for some locks not at all) is followed by a pause.
+    Between two tries, once a second of waiting has passed and then about once a second,
+    ``on_wait(waited, budget)`` is called with the seconds waited so far and ``budget_ms`` in
+    seconds; what it raises goes on from here as it is.
 
     Raises:
         sqlite3.OperationalError: the file was still locked once the time was up (the last try's
             error), or another error of ``run``.
     """
     pause = min(_lock_slice_ms(), 10) / 1000
-    deadline = time.monotonic() + (budget_ms - waited_ms) / 1000
+    started = time.monotonic() - waited_ms / 1000
+    deadline = started + budget_ms / 1000
+    notice = started + 1  # the first call of on_wait, a second into the wait
     while True:
         tried = time.monotonic()
         try:
@@ -344,13 +350,18 @@ def _when_free(run: Callable[[], _T], budget_ms: float, *, waited_ms: float = 0)
         now = time.monotonic()
         if not _is_busy(refused) or now >= deadline:
             raise refused
+        if on_wait is not None and now >= notice:
+            on_wait(now - started, budget_ms / 1000)
+            notice = started + int(time.monotonic() - started) + 1  # the next whole second, however long it took
         if now - tried < pause:
             time.sleep(min(pause, deadline - now))
 
 
-def _begin_when_free(conn: sqlite3.Connection, refused: sqlite3.OperationalError) -> None:
+def _begin_when_free(conn: sqlite3.Connection, refused: sqlite3.OperationalError,
+                     on_wait: Callable[[float, float], None] | None = None) -> None:
     """``BEGIN IMMEDIATE`` was refused (``refused``): while another connection holds the write lock,
-    try again (:func:`_when_free`) up to three busy timeouts in all, the first try's slice included.
+    try again (:func:`_when_free`, which calls ``on_wait`` about once a second) up to three busy
+    timeouts in all, the first try's slice included.
 
     Raises:
         ConcurrencyError: ``busy``: the lock was not free in time.
@@ -359,7 +370,8 @@ def _begin_when_free(conn: sqlite3.Connection, refused: sqlite3.OperationalError
     try:
         if not _is_busy(refused):
             raise refused
-        _when_free(lambda: conn.execute("BEGIN IMMEDIATE"), 3 * BUSY_TIMEOUT_MS, waited_ms=_lock_slice_ms())
+        _when_free(lambda: conn.execute("BEGIN IMMEDIATE"), 3 * BUSY_TIMEOUT_MS, waited_ms=_lock_slice_ms(),
+                   on_wait=on_wait)
     except sqlite3.OperationalError as e:
         if _is_busy(e):
             raise ConcurrencyError(f"the database stayed locked for {3 * BUSY_TIMEOUT_MS / 1000:g} s: {e}",
@@ -390,16 +402,20 @@ class transaction:
     try waiting a short slice in SQLite (:func:`_when_free`), so that a signal's handler runs between
     two tries: what it raises (Ctrl-C's KeyboardInterrupt) reaches the caller at once, as itself,
     with no transaction left open. A database that stays locked for three busy timeouts raises
-    :class:`ConcurrencyError`, never a raw ``sqlite3.OperationalError``.
+    :class:`ConcurrencyError`, never a raw ``sqlite3.OperationalError``. While it waits, ``on_wait``
+    (if given) is called between two tries about once a second, from the first second on, with the
+    seconds waited so far and the seconds it waits in all (see :func:`_when_free`); a write that
+    does not wait never calls it.
 
     A class, not a generator under ``contextlib.contextmanager``: every write enters one, and that
     costs a generator and its frames each time.
     """
 
-    __slots__ = ("conn",)
+    __slots__ = ("conn", "on_wait")
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, on_wait: Callable[[float, float], None] | None = None) -> None:
         self.conn = conn
+        self.on_wait = on_wait
 
     def __enter__(self) -> sqlite3.Connection:
         conn = self.conn
@@ -411,7 +427,7 @@ class transaction:
         except BaseException:  # a signal handler's (Ctrl-C's), raised as BEGIN returned
             _let_go(conn)
             raise
-        _begin_when_free(conn, refused)  # outside the handler: what a signal's handler raises has no context
+        _begin_when_free(conn, refused, self.on_wait)  # outside the handler: what a signal's handler raises has no context
         return conn
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
