@@ -370,6 +370,77 @@ def test_ctrl_c_ends_a_write_waiting_for_another_process_write_lock_at_once(run,
     assert json.loads(run("show", "a.v", "--json"))["comment"] == "free"
 
 
+def test_a_write_waiting_for_another_process_lock_counts_the_seconds_on_a_terminal(run, monkeypatch):
+    """`viewstore alter --json` behind another process's long write: on a terminal, stderr shows a
+    line that counts the seconds of the wait, drawn again in place each second (folded, when longer
+    than the terminal is wide, and erased whole); stdout holds the one JSON document it holds without
+    a wait. A pipe gets no notice; `rebuild` shows it above its progress bar."""
+    from terminal import run_with_terminal_stderr
+    from test_concurrency import another_process_writing
+
+    from viewstore import signals
+
+    monkeypatch.setenv("COLUMNS", "50")  # narrower than the notice: it folds onto three lines
+    create(run, "a.v")
+    with another_process_writing(run.db, 2.5):
+        code, stdout, terminal = run_with_terminal_stderr(
+            main, ["--db", str(run.db), "alter", "a.v", "--comment", "waited", "--json"])
+    assert code == 0 and json.loads(stdout) == json.loads(run("show", "a.v", "--json"))
+    assert json.loads(stdout)["comment"] == "waited"
+    erase = re.escape("\x1b[1A\x1b[2K")  # a line up, erased
+    drawn, erased = re.split(f"(?:{erase})+", terminal), re.findall(f"(?:{erase})+", terminal)
+    notice = f"waiting for another process to release the lock on {run.db} ({{}} s of 30 s)..."
+    assert len(drawn) >= 2 and all(d.count("\r\n") >= 3 for d in drawn), terminal  # folded lines, each ended
+    assert ["".join(d.split()) for d in drawn] == ["".join(notice.format(i).split()) for i in range(1, len(drawn) + 1)]
+    assert [e.count("\x1b[1A") for e in erased] == [d.count("\r\n") for d in drawn[:-1]], terminal
+
+    seen = []
+
+    def watch(sender, waited, timeout):
+        seen.append(waited)
+
+    signals.lock_wait.connect(watch)
+    try:
+        with another_process_writing(run.db, 1.6):
+            piped = CliRunner().invoke(main, ["--db", str(run.db), "alter", "a.v", "--comment", "piped", "--json"],
+                                       catch_exceptions=False)
+    finally:
+        signals.lock_wait.disconnect(watch)
+    assert seen and piped.exit_code == 0 and piped.stderr == "" and json.loads(piped.stdout)["comment"] == "piped"
+
+    with another_process_writing(run.db, 1.6):
+        code, stdout, terminal = run_with_terminal_stderr(main, ["--db", str(run.db), "rebuild"])
+    assert (code, stdout) == (0, "rebuilt projections from 3 events: they matched the log\n")
+    assert "".join(notice.format(1).split()) in "".join(terminal.split()), terminal
+    assert "replaying events" in terminal and "3/3" in terminal, terminal
+
+
+def test_a_second_wait_of_one_command_draws_its_own_line_under_what_came_between(run, monkeypatch):
+    """Two writes of one command that each wait: the second wait's line is a new one, under what
+    the command printed in between, which stays (only a wait's own line is drawn again)."""
+    from terminal import run_with_terminal_stderr
+    from test_concurrency import another_process_writing
+
+    from viewstore.cli import CliContext
+
+    monkeypatch.setenv("COLUMNS", "500")  # one line each
+    create(run, "a.v")
+
+    @click.command()
+    def two_writes():
+        cli = CliContext(str(run.db), "carol", None)
+        for comment in ("first", "second"):
+            with another_process_writing(run.db, 1.6):
+                cli.store().alter_view("a.v", ViewChange.update_comment(comment))
+            cli.err.print(f"{comment} written")
+        cli.close()
+
+    code, _, terminal = run_with_terminal_stderr(two_writes, [])
+    notice = f"waiting for another process to release the lock on {run.db} (1 s of 30 s)...\r\n"
+    assert code == 0 and terminal == f"{notice}first written\r\n{notice}second written\r\n", terminal
+    assert json.loads(run("show", "a.v", "--json"))["comment"] == "second"
+
+
 def test_a_query_that_matches_no_row_still_names_its_columns(run):
     create(run)
     table = run("query", "SELECT position, actor AS who FROM events WHERE 0")

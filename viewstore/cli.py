@@ -29,12 +29,15 @@ import math
 import os
 import re
 import sys
+import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import click
 import orjson
-from rich.console import Console
+from rich.console import Console, RenderableType
+from rich.control import Control
+from rich.segment import ControlType
 from rich.text import Text
 
 from . import signals
@@ -96,6 +99,10 @@ class CliContext:
         self.failing = False
         #: set by a command's --json (see json_option): its failure is printed as JSON too
         self.json = False
+        #: while progress() draws a bar: what shows a line above it (see _lock_wait)
+        self._bar_notice: Callable[[Text], None] | None = None
+        #: the lock-wait notice on the terminal: when its wait began, and how many lines it took
+        self._notice: tuple[float, int] | None = None
 
     def store(self, *, create: bool = False) -> ViewStore:
         """The store; only commands that can add a view (``create=True``) may start a new file, so a
@@ -111,6 +118,7 @@ class CliContext:
                                      f"(create or import a view to start one there; --db or VIEWSTORE_DB names "
                                      f"another)")
             self._store = ViewStore(self.db, actor=self.actor, catalog=self.catalog)
+            signals.lock_wait.connect(self._lock_wait, sender=self._store)
         return self._store
 
     def check_environment(self) -> None:
@@ -121,8 +129,29 @@ class CliContext:
 
     def close(self) -> None:
         if self._store is not None:
+            signals.lock_wait.disconnect(self._lock_wait, sender=self._store)
             self._store.close()
             self._store = None
+
+    def _lock_wait(self, store: ViewStore, *, waited: float, timeout: float) -> None:
+        """The ``lock_wait`` receiver of the command's store: while a write waits for another
+        process's write lock, a line on stderr says so, drawn again in place each second as the
+        seconds count up; only when stderr is a terminal, as progress is, so never in a pipe, a file
+        or --json's stdout. Once the wait is over the line stays, saying how long it lasted; above
+        the bar that progress() draws, it goes at the bar's next update."""
+        if not self.err.is_terminal:
+            return
+        line = Text(visible(f"waiting for another process to release the lock on {self.db} "
+                            f"({int(waited)} s of {timeout:g} s)..."))
+        if self._bar_notice is not None:
+            self._bar_notice(line)
+            return
+        began = time.monotonic() - waited  # the same for each notice of one wait; a second apart at least for two
+        if self._notice is not None and abs(began - self._notice[0]) < 0.5:  # this wait's line: draw it again
+            began = self._notice[0]
+            self.err.control(Control(*((ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)) * self._notice[1]))
+        self._notice = (began, len(self.err.render_lines(line, pad=False)))  # a long path folds onto more
+        self.err.print(line)
 
     @contextmanager
     def progress(self, label: str) -> Iterator[Callable[..., None]]:
@@ -130,17 +159,35 @@ class CliContext:
         so far), gone when it ends; only when stderr is a terminal, so never in a pipe, a file or a
         test's output (and never on stdout, where --json goes). Yields ``update(done, total,
         what="")``: the ``progress`` callback the long calls take, which also shows ``what`` (the
-        item at work) beside the bar."""
+        item at work) beside the bar. A wait for another process's lock shows above the bar until
+        the next update."""
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        class Bar(Progress):
+            notice: Text | None = None
+
+            def get_renderables(self) -> Iterable[RenderableType]:
+                if self.notice is not None:
+                    yield self.notice
+                yield from super().get_renderables()
 
         columns = (TextColumn(label, markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.description}", markup=False))
-        with Progress(*columns, console=self.err, transient=True, disable=not self.err.is_terminal) as bar:
+        with Bar(*columns, console=self.err, transient=True, disable=not self.err.is_terminal) as bar:
             task = bar.add_task("", total=None)
 
             def update(done: int, total: int, what: str = "") -> None:
+                bar.notice = None  # the work goes on: no wait any more
                 bar.update(task, completed=done, total=total, description=visible(what))
-            yield update
+
+            def notice(line: Text) -> None:
+                bar.notice = line
+
+            self._bar_notice = notice
+            try:
+                yield update
+            finally:
+                self._bar_notice = None
 
 
 

@@ -27,7 +27,7 @@ in keyword arguments.
     the lock free sends nothing, and so do reads and the wait an opening store may make (there is no
     store yet to send). What a receiver raises is logged (logger ``viewstore``) and the wait goes on;
     Ctrl-C's KeyboardInterrupt, which is no ``Exception``, ends the wait at once, as it does between
-    two tries.
+    two tries. ``viewstore``'s commands show the wait on stderr when it is a terminal.
 
 Inside :meth:`ViewStore.transaction() <viewstore.catalog.ViewStore.transaction>`, ``before_commit``
 is sent per write as usual; ``committed`` is sent for each write once the block has committed, and
