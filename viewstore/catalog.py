@@ -2037,8 +2037,10 @@ class _FileWrite:
         self.held: set[Path] = _WRITING.__dict__.setdefault("files", set())
         self.mine = store.path not in self.held
         if not self.mine and not in_transaction:
-            raise ViewStoreError(f"this thread is already writing to {store.path} through another ViewStore "
-                                 "(from a signal receiver or a callback?); that write would wait for itself")
+            # this store (a lock_wait receiver: its write waits to begin) or another on the file
+            raise ViewStoreError(f"this thread is already writing to {store.path}, through this or another "
+                                 "ViewStore (from a signal receiver or a callback?); that write would wait for "
+                                 "itself")
         if self.mine:
             self.held.add(store.path)
         self.opening = not in_transaction  # else BEGIN is refused: a write inside another
