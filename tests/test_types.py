@@ -30,6 +30,11 @@ from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapTyp
     ("struct<street:varchar(9),zip:integer>", "struct<street: string, zip: int>"),
     ("struct<a int, b array<struct<c: bigint>>>", "struct<a: int, b: list<struct<c: long>>>"),
     ("struct<`weird name`: int>", "struct<`weird name`: int>"),
+    ("int2", "int"), ("int8", "long"), ("float8", "double"), ("datetime", "timestamp"), ("nvarchar(10)", "string"),
+    ("clob", "string"), ("bytea", "binary"), ("varbinary(16)", "binary"), ("binary(4)", "binary"),
+    ("number(10,2)", "decimal(10,2)"), ("number", "decimal(10,0)"), ("dec(5)", "decimal(5,0)"),
+    ("decimal(38,38)", "decimal(38,38)"), ("decimal(1,0)", "decimal(1,0)"),
+    ('struct<"a ""b""": int, `c``d`: int>', 'struct<`a "b"`: int, `c``d`: int>'), ("struct<1: int>", "struct<`1`: int>"),
 ])
 def test_parse_and_print(text, canonical):
     t = parse_type(text)
@@ -48,7 +53,11 @@ def test_nested_details_round_trip():
 
 @pytest.mark.parametrize("bad", ["", "  ", "blob2", "decimal(50,2)", "decimal(5,6)", "map<int>", "array<int",
                                  "struct<a int, a string>", "fixed[0]", "int int", "list<>", "varchar(x)", 42, None,
-                                 "time with time zone", "TIME(3) WITH TIME ZONE"])
+                                 "time with time zone", "TIME(3) WITH TIME ZONE",
+                                 "list(int>", "map<string: int>", "decimal(10,2]", "fixed[4)", "struct<a: int)",
+                                 "varchar()", "fixed[]", "decimal(,2)", "decimal('10')", "struct<a int, A string>",
+                                 'struct<"x": int, `X`: int>', "struct<``: int>", 'struct<"": int>', "decimal(0,0)",
+                                 "decimal(39,0)", "struct<a: int comment `x`>"])
 def test_unknown_types_are_validation_errors(bad):
     with pytest.raises(ValidationError):
         parse_type(bad)
