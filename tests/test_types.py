@@ -4,7 +4,7 @@ import pytest
 
 from viewstore.errors import ValidationError
 from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapType, PrimitiveType, StructField,
-                             StructType,
+                             StructType, check_depth,
                              from_iceberg_json, parse_type, to_iceberg_json)
 
 
@@ -110,6 +110,27 @@ def test_types_nest_at_most_max_depth():
     for text in ("array<" * 5000 + "int" + ">" * 5000, "struct<a:" * 5000 + "int" + ">" * 5000):
         with pytest.raises(ValidationError, match=f"nest deeper than {MAX_DEPTH}"):
             parse_type(text)
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda t: ListType(t),
+    lambda t: MapType(PrimitiveType("string"), t),
+    lambda t: MapType(t, PrimitiveType("int")),
+    lambda t: StructType((StructField("a", PrimitiveType("int")), StructField("b", t))),
+], ids=["list element", "map value", "map key", "second struct field"])
+def test_every_reader_takes_max_depth_levels_of_nesting_and_refuses_one_more(wrap):
+    """parse_type, check_depth (for the engines' parsers) and from_iceberg_json draw the line at
+    the same depth, whichever part of a nested type goes deeper."""
+    t = PrimitiveType("int")
+    for _ in range(MAX_DEPTH):
+        t = wrap(t)
+    assert parse_type(str(t)) == t and check_depth(t) is t
+    assert from_iceberg_json(to_iceberg_json(t, itertools.count(1))) == t
+    deeper = wrap(t)
+    for read in (lambda: parse_type(str(deeper)), lambda: check_depth(deeper),
+                 lambda: from_iceberg_json(to_iceberg_json(deeper, itertools.count(1)))):
+        with pytest.raises(ValidationError, match=f"nest deeper than {MAX_DEPTH} levels"):
+            read()
 
 
 def test_a_field_name_ending_in_a_newline_keeps_it():
