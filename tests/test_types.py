@@ -85,6 +85,27 @@ def test_iceberg_json_round_trip():
         from_iceberg_json({"type": "list"})
 
 
+def test_iceberg_json_ids_go_level_by_level_as_the_reference_assigns_them():
+    """A struct's fields take their ids before any nested id is drawn, and a map's key id comes before
+    its value id, both before the ids nested in them."""
+    t = parse_type("struct<a: list<int>, b: map<string, struct<c: int>>, d: int>")
+    data = to_iceberg_json(t, itertools.count(1))
+    assert [f["id"] for f in data["fields"]] == [1, 2, 3]
+    a, b = data["fields"][0]["type"], data["fields"][1]["type"]
+    assert a["element-id"] == 4
+    assert (b["key-id"], b["value-id"], b["value"]["fields"][0]["id"]) == (5, 6, 7)
+
+
+def test_an_iceberg_json_primitive_is_read_in_any_case_and_never_as_a_nested_type():
+    """The reference lower-cases a primitive's name before it looks it up; a nested type is an object,
+    never its spelling as a string."""
+    assert from_iceberg_json("LONG") == PrimitiveType("long")
+    assert from_iceberg_json("Decimal(9, 2)") == DecimalType(9, 2) and from_iceberg_json("FIXED[16]") == FixedType(16)
+    for spelled in ("list<int>", "map<string, int>", "struct<a: int>", "bigint", "fixed(16)"):
+        with pytest.raises(ValidationError, match="is not an Iceberg primitive type name"):
+            from_iceberg_json(spelled)
+
+
 @pytest.mark.parametrize("data, message", [
     ({"type": "struct", "fields": [{"id": 1, "name": "a", "required": "false", "type": "int"}]},
      "'required' must be a boolean"),
@@ -99,6 +120,8 @@ def test_iceberg_json_round_trip():
     ({"type": "struct", "fields": ["a"]}, "must be an object"),
     ({"type": "list", "element-id": 1, "element": "int", "element-required": 0}, "must be a boolean"),
     ({"type": "map", "key-id": 1, "key": "string", "value": "int", "value-required": False}, "missing int 'value-id'"),
+    ({"type": "map", "value-id": 2, "key": "string", "value": "int", "value-required": False}, "missing int 'key-id'"),
+    ({"type": "list", "element": "int", "element-required": False}, "missing int 'element-id'"),
 ])
 def test_iceberg_json_is_read_as_strictly_as_the_reference(data, message):
     with pytest.raises(ValidationError, match=message):
