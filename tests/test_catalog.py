@@ -992,6 +992,105 @@ def test_receivers_are_sent_to_as_blinker_sends(store, caplog):
     assert "cannot send viewstore.committed to a coroutine function" in caplog.text
 
 
+def test_committed_is_sent_by_the_store_with_every_event_of_the_call_as_the_log_holds_it(store):
+    make(store)
+    sent = []
+
+    def after(sender, events):
+        sent.append((sender, events))
+
+    signals.committed.connect(after)
+    try:
+        store.alter_view("sales.daily", ViewChange.update_comment("c"), ViewChange.set_property("team", "t"))
+    finally:
+        signals.committed.disconnect(after)
+    ((sender, events),) = sent
+    assert sender is store
+    assert [e.type for e in events] == ["view.comment_updated", "view.properties_set"]
+    assert events == store.events()[-2:]  # positions included
+
+
+def test_a_receiver_connected_for_one_store_hears_only_that_store(store, tmp_path):
+    other = ViewStore(tmp_path / "other.db", actor="bob")
+    heard, failed = [], []
+
+    def after(sender, events):
+        heard.extend((sender, e.type) for e in events)
+
+    def fail(sender, events, error):
+        failed.append(sender)
+
+    def veto(sender, events):
+        raise PermissionError("no")
+
+    signals.committed.connect(after, sender=other)
+    signals.commit_failed.connect(fail, sender=other)
+    try:
+        make(store)
+        make(other)
+        signals.before_commit.connect(veto)
+        for target in (store, other):
+            with pytest.raises(ViewStoreError, match="refused"):
+                target.alter_view("sales.daily", ViewChange.update_comment("x"))
+    finally:
+        signals.committed.disconnect(after)
+        signals.commit_failed.disconnect(fail)
+        signals.before_commit.disconnect(veto)
+        other.close()
+    assert heard == [(other, "view.created")] and failed == [other]
+
+
+def test_a_before_commit_veto_reaches_the_caller_as_its_own_error_or_wrapped_with_it_as_the_cause(store):
+    """A receiver's ViewStoreError is the caller's error as it is; any other exception is wrapped in a
+    ViewStoreError that quotes it and keeps it as its cause."""
+    make(store)
+    count = store.event_count()
+    refusals = [ValidationError("a comment needs a ticket number"), PermissionError("no ticket")]
+
+    def veto(sender, events):
+        raise refusals[0]
+
+    signals.before_commit.connect(veto)
+    try:
+        with pytest.raises(ValidationError) as own:
+            store.alter_view("sales.daily", ViewChange.update_comment("x"))
+        assert own.value is refusals.pop(0)
+        with pytest.raises(ViewStoreError) as wrapped:
+            store.alter_view("sales.daily", ViewChange.update_comment("x"))
+    finally:
+        signals.before_commit.disconnect(veto)
+    assert type(wrapped.value) is ViewStoreError
+    assert str(wrapped.value) == "a before_commit receiver refused the change: no ticket"
+    assert wrapped.value.__cause__ is refusals[0]
+    assert store.event_count() == count and store.load_view("sales.daily").comment is None
+
+
+def test_an_interrupt_in_a_receiver_writes_nothing_and_is_sent_as_the_failure(store):
+    """Ctrl-C while a before_commit receiver runs is no veto to wrap: it reaches the caller as it is,
+    commit_failed is told of it, nothing is written, and the store goes on."""
+    make(store)
+    count = store.event_count()
+    failed = []
+
+    def interrupted(sender, events):
+        raise KeyboardInterrupt
+
+    def fail(sender, events, error):
+        failed.append(([e.type for e in events], type(error)))
+
+    signals.before_commit.connect(interrupted)
+    signals.commit_failed.connect(fail)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            store.alter_view("sales.daily", ViewChange.update_comment("x"))
+    finally:
+        signals.before_commit.disconnect(interrupted)
+        signals.commit_failed.disconnect(fail)
+    assert failed == [(["view.comment_updated"], KeyboardInterrupt)]
+    assert store.event_count() == count and store.load_view("sales.daily").comment is None
+    assert store.alter_view("sales.daily", ViewChange.update_comment("y")).comment == "y"
+
+
 def test_a_rebuild_callback_that_closes_the_store_gets_a_typed_error(store):
     make(store)
     with pytest.raises(ViewStoreError, match="closed during the write"):
