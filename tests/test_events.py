@@ -46,6 +46,19 @@ def test_an_undecodable_row_is_one_line_naming_the_field_and_its_fault():
     assert "string" in message  # what pydantic says the field should be
 
 
+def test_an_undecodable_row_names_its_first_three_faults():
+    with pytest.raises(CorruptLogError) as two:
+        decode_event({**ENVELOPE, "type": "view.comment_updated", "actor": 5}, {"comment": 3})
+    assert str(two.value) == ("cannot decode event at position 7: view.comment_updated.actor: Input should be a valid "
+                              "string; view.comment_updated.comment: Input should be a valid string")
+    with pytest.raises(CorruptLogError) as four:
+        decode_event({**ENVELOPE, "type": "view.comment_updated", "actor": 5, "commit_id": 4, "view_id": 3},
+                     {"comment": 3})
+    faults = str(four.value).split(": ", 1)[1].split("; ")
+    assert [fault.split(":")[0] for fault in faults] == [
+        "view.comment_updated.commit_id", "view.comment_updated.view_id", "view.comment_updated.actor"]
+
+
 def test_the_payload_of_every_event_type_is_its_json_dump_without_the_envelope(store):
     """payload() (what the log stores of each event) calls pydantic's serializer directly: it must give
     what model_dump(mode="json") gives of the event's own fields, for every type, versions included."""
