@@ -241,8 +241,9 @@ def test_drop_and_history_of_a_dropped_view(store):
     make(store)
     assert store.drop_view("sales.daily") is True
     assert store.drop_view("sales.daily") is False
-    with pytest.raises(NoSuchViewError):
+    with pytest.raises(NoSuchViewError) as missing:
         store.load_view("sales.daily")
+    assert isinstance(missing.value, LookupError)  # caught where a missing key is
     assert [e.type for e in store.history("sales.daily")] == ["view.created", "view.dropped"]
     make(store)
     assert [e.type for e in store.history("sales.daily")] == ["view.created"]  # the live one first
