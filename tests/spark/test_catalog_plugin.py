@@ -997,8 +997,9 @@ def test_only_the_supported_spark_minor_is_accepted():
     check_spark_version(f"{SUPPORTED_SPARK}.0")
     check_spark_version(f"{SUPPORTED_SPARK}.7")
     for other in ("4.2.1", "4.4.0", "5.0.0"):
-        with pytest.raises(NotInstalledError, match=f"Spark {SUPPORTED_SPARK}"):
+        with pytest.raises(NotInstalledError, match=f"Spark {SUPPORTED_SPARK}") as refused:
             check_spark_version(other)
+        assert isinstance(refused.value, ImportError)  # caught where a missing package is
     for wrong in (4.3, None):  # a version is Spark's text: a float 4.3 passed as if it were one
         with pytest.raises(ValidationError, match="a Spark version must be a string"):
             check_spark_version(wrong)
