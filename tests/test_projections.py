@@ -42,6 +42,28 @@ def test_fold_and_view():
     assert apply(state, row(5, 5, "view.dropped", "b.w"), {}).live is False
 
 
+def test_a_removal_of_several_properties_removes_each():
+    state = apply(created(), row(2, 2, "view.properties_set"), {"updates": {"a": "1", "b": "2", "c": "3"}})
+    state = apply(state, row(3, 3, "view.properties_removed"), {"removals": ["a", "gone", "c", "k"]})
+    assert state.properties == {"b": "2"}
+
+
+def test_a_stored_column_without_a_comment_or_nullability_reads_as_the_event_models_read_it():
+    """The stored shape lets a column leave out its comment and nullability: the view's column is
+    then nullable with no comment, as history() decodes the same event."""
+    from viewstore.events import decode_event
+    from viewstore.model import Column
+
+    version = {**VERSION, "columns": [{"name": "x", "type": "int"}]}
+    payload = {"version": version, "current_version_id": 1, "log_entry": {"timestamp_ms": 5, "version_id": 1}}
+    states = {}
+    fold_stored(states, [stored(1, 1, "view.created", payload)])
+    envelope = {"position": 1, "commit_id": "c", "view_id": "u", "stream_version": 1, "type": "view.created",
+                "identifier": ("a", "v"), "actor": "me", "occurred_at": 5}
+    columns = state_to_view(states["u"]).columns
+    assert columns == decode_event(envelope, payload).version.columns == (Column("x", "int"),)
+
+
 def test_fold_refuses_gaps_and_orphans():
     with pytest.raises(CorruptLogError):
         apply(created(), row(2, 3, "view.dropped"), {})
@@ -94,12 +116,27 @@ def test_fold_stored_takes_what_the_library_writes():
      "type"),
     ("view.rolled_back", {"current_version_id": 7, "log_entry": {"timestamp_ms": 6, "version_id": 7}},
      "version 7 of view u current, which it does not have"),
+    ("view.replaced", {"version": {**VERSION, "version_id": 2}, "current_version_id": 7,
+                       "log_entry": {"timestamp_ms": 6, "version_id": 7}},
+     "version 7 of view u current, which it does not have"),
     ("view.exploded", {}, "no event type has that name"),
 ])
 def test_fold_stored_refuses_rows_the_library_did_not_write(kind, payload, why):
     """A row that entered the log behind the library's back ends in CorruptLogError, named by position."""
     with pytest.raises(CorruptLogError, match="position 2") as refused:
         fold_stored({"u": created()}, [stored(2, 2, kind, payload)])
+    assert why in str(refused.value)
+
+
+@pytest.mark.parametrize("kind, payload, why", [
+    ("view.created", {"properties": {"k": "v"}}, "creates view u without a version"),
+    ("view.imported", {"source": "iceberg", "versions": [VERSION], "current_version_id": 2,
+                       "version_log": [{"timestamp_ms": 5, "version_id": 1}]},
+     "imports view u with current version 2, which it does not carry"),
+])
+def test_fold_stored_refuses_a_creating_event_the_library_did_not_write(kind, payload, why):
+    with pytest.raises(CorruptLogError, match="position 1") as refused:
+        fold_stored({}, [stored(1, 1, kind, payload)])
     assert why in str(refused.value)
 
 
@@ -127,7 +164,7 @@ def test_what_the_fold_refuses_the_event_models_refuse_too(damage):
         decode_event(envelope, payload)
 
 
-@pytest.mark.parametrize("field, value", [("actor", 7), ("identifier", None), ("at", "late")])
+@pytest.mark.parametrize("field, value", [("actor", 7), ("actor", ""), ("identifier", None), ("at", "late")])
 def test_fold_stored_refuses_envelopes_of_the_wrong_type(field, value):
     with pytest.raises(CorruptLogError, match="position 2"):
         fold_stored({"u": created()}, [stored(2, 2, "view.dropped", {}, **{field: value})])
@@ -453,3 +490,49 @@ def test_a_snapshot_reads_its_log_by_its_length():
     with pytest.raises(CorruptLogError, match="names the first 100 entries of its version log, and "
                                               "view_version_log holds 99"):
         ViewState.from_json(data, lambda runs: {1: VERSION}, lambda n: entries[:n - 1])
+
+
+@pytest.mark.parametrize("named", ["version_ids", "versions"])
+def test_a_snapshot_of_an_earlier_release_naming_a_version_twice_is_damaged(named):
+    state = created()
+    data = json.loads(state.to_json())
+    del data["version_id_runs"], data["version_log_length"]
+    data[named] = [1, 1] if named == "version_ids" else [VERSION, VERSION]
+    data["version_log"] = [[5, 1]]
+    with pytest.raises(CorruptLogError, match="a snapshot in view_snapshots is damaged .*given twice"):
+        ViewState.from_json(json.dumps(data), lambda runs: {1: VERSION}, lambda n: [])
+
+
+def test_as_of_folds_from_a_parsed_snapshot_as_it_was_each_time(tmp_path):
+    """as_of folds the events after a snapshot into a copy of the parsed snapshot it keeps: a later
+    as_of through the same snapshot must not see what the first one folded."""
+    from viewstore import ViewChange, ViewStore
+
+    with ViewStore(tmp_path / "s.db", actor="me") as store:
+        store.create_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 1")], default_namespace="a")
+        for i in range(2, SNAPSHOT_EVERY + 30):
+            change = ViewChange.set_property("late", "1") if i == SNAPSHOT_EVERY + 20 else \
+                ViewChange.update_comment(f"c{i}")
+            store.alter_view("a.v", change)
+        history = store.history("a.v")
+    with ViewStore(tmp_path / "s.db", actor="me") as store:
+        assert store.load_view("a.v", as_of=history[SNAPSHOT_EVERY + 25]).properties["late"] == "1"
+        early = store.load_view("a.v", as_of=history[SNAPSHOT_EVERY + 5])
+        assert early.properties == {"comment": f"c{SNAPSHOT_EVERY + 6}"}
+        assert len(store._projections._snapshots) == 1  # both folded from the one snapshot
+
+
+def test_a_version_log_sees_its_own_entries_only():
+    """States of a stream share their version log's list, each seeing its first ``len`` entries:
+    a state's log reads the same after a later state of the stream appended to the list."""
+    from viewstore.projections import VersionLog
+
+    log = VersionLog([(1, 1), (2, 2)])
+    later = log.copy()
+    later.append((3, 3))
+    assert (log[-1], log[-2], log[1], log[:]) == ((2, 2), (1, 1), (2, 2), [(1, 1), (2, 2)])
+    assert log.since(1) == [(2, 2)] and log.since(0) == list(log) == [(1, 1), (2, 2)] and len(log) == 2
+    for beyond in (2, -3):
+        with pytest.raises(IndexError):
+            log[beyond]
+    assert later[-1] == (3, 3) and later.since(2) == [(3, 3)] and log == [(1, 1), (2, 2)] != later
