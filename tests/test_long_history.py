@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from viewstore import ViewChange, ViewStore, catalog, projections, signals
 from viewstore.cli import view_to_json
 from viewstore.catalog import _columns_key, _definition_key, _items_key
-from viewstore.errors import CorruptLogError, ViewStoreError
+from viewstore.errors import CorruptLogError, ValidationError, ViewStoreError
 from viewstore.model import View
 from viewstore.projections import Versions
 
@@ -161,6 +161,8 @@ def test_a_view_keeps_its_versions_when_later_writes_add_some(tmp_path):
     store = ViewStore(build(tmp_path / "s.db", 3), actor="me")
     before = store.load_view("a.v")
     after = store.alter_view("a.v", ViewChange.update_representation("spark", "SELECT 4"))
+    with pytest.raises(ValidationError, match="has no version 4; it has 1-3"):
+        before.version(4)  # looked up before its versions are built: among those it had
     assert [v.version_id for v in before.versions] == [1, 2, 3] and len(before.version_log) == 3
     assert [v.version_id for v in after.versions] == [1, 2, 3, 4] and len(after.version_log) == 4
     assert after.versions[:3] == before.versions and after.versions[0] is before.versions[0]
@@ -239,10 +241,13 @@ def _damage(path, version_id, column="columns", value="x"):
     raw.close()
 
 
-@pytest.mark.parametrize("column", ["columns", "representations"])
-def test_a_damaged_old_version_fails_what_reads_it_and_writes_nothing(tmp_path, column):
+@pytest.mark.parametrize("column, value", [("columns", "x"), ("representations", "x"),
+                                           ("representations", '[{"dialect": "spark", "sql": " "}]')])
+def test_a_damaged_old_version_fails_what_reads_it_and_writes_nothing(tmp_path, column, value):
+    """(Blank SQL is JSON of the stored shape that the models' rules refuse: the definition index,
+    which reads no columns, checks those rules too.)"""
     path = build(tmp_path / "s.db", 5)
-    _damage(path, 2, column)
+    _damage(path, 2, column, value)
     store = ViewStore(path, actor="me")
     view = store.load_view("a.v")  # the current version is sound: the load needs no other
     assert view.sql_for("spark") == sql(5)
@@ -323,6 +328,20 @@ def test_the_indexes_find_what_comparing_every_version_finds(versions, candidate
         assert part.max_schema_id() == max(v["schema_id"] for v in visible)
 
 
+def test_a_state_sees_none_of_the_versions_a_later_state_of_its_stream_added():
+    stored = [{"version_id": i, "timestamp_ms": 0, "schema_id": 0, "columns": [{"name": "a", "type": "int"}],
+               "representations": [{"dialect": "spark", "sql": f"SELECT {i}"}]} for i in (1, 2)]
+    earlier = Versions("u", stored)
+    later = earlier.copy()
+    assert later.add(3, {**stored[0], "version_id": 3})
+    assert 3 in later and later.model(3).version_id == 3 and [v["version_id"] for v in later.of([1, 3])] == [1, 3]
+    assert 3 not in earlier and earlier.model(3) is None and list(earlier) == [1, 2] and len(earlier) == 2
+    with pytest.raises(KeyError):
+        earlier[3]
+    with pytest.raises(KeyError):
+        earlier.of([1, 3])
+
+
 def _prefix(versions, n):
     """A copy of ``versions`` that sees its first ``n`` entries (as an older state of the stream does)."""
     twin = versions.copy()
@@ -360,6 +379,19 @@ def test_the_parsed_snapshots_kept_for_as_of_are_bounded_by_what_they_hold(tmp_p
         assert max(sizes) > 0 and len(kept._snapshots) < 4  # some were let go
         again = store.load_view("a.v", as_of=history[-1])  # and what was let go is read again when asked
         assert again == store.load_view("a.v")
+
+
+def test_the_parsed_snapshots_kept_for_as_of_are_bounded_in_number(tmp_path, monkeypatch):
+    monkeypatch.setattr(projections, "PARSED_SNAPSHOTS", 2)
+    path = build(tmp_path / "s.db", 4 * projections.SNAPSHOT_EVERY)
+    with ViewStore(path) as store:
+        history = store.history("a.v")
+        kept = store._projections
+        counts = []
+        for event in history[projections.SNAPSHOT_EVERY::projections.SNAPSHOT_EVERY]:
+            assert store.load_view("a.v", as_of=event).current_version_id == event.stream_version
+            counts.append(len(kept._snapshots))
+        assert counts == [1, 2, 1]  # the third let the two go
 
 
 def test_the_count_of_what_parsed_snapshots_hold_is_dropped_with_them(tmp_path, monkeypatch):
