@@ -52,6 +52,20 @@ def test_create_and_load(store):
     assert store.list_views("sales") == [("sales", "daily")] and store.list_views("other") == []
 
 
+def test_changing_the_properties_of_a_returned_view_changes_nothing_a_write_stores(tmp_path):
+    """A View's properties are a dict: changing the one a call returned must not reach the state the
+    store folds its next write into, nor so the rows it writes."""
+    with ViewStore(tmp_path / "s.db", actor="me") as store:
+        made = make(store, properties={"team": "finance"})
+        made.properties["team"] = "changed"
+        store.load_view("sales.daily").properties["extra"] = "1"
+        after = store.alter_view("sales.daily", ViewChange.update_comment("c"))
+        assert after.properties == {"team": "finance", "comment": "c"}
+    with ViewStore(tmp_path / "s.db", actor="me") as store:
+        assert store.load_view("sales.daily").properties == {"team": "finance", "comment": "c"}
+        assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
+
+
 def test_multi_level_namespace_and_list(store):
     make(store, "a.b.v1")
     make(store, "a.b.v2")
@@ -70,6 +84,18 @@ def test_list_namespaces_follows_drops_and_renames_in_sqlite_order(store):
     for ident in store.list_views("a.b"):
         store.drop_view(ident)
     assert ("a", "b") not in store.list_namespaces() and ("a", "b", "c") in store.list_namespaces()
+
+
+def test_list_views_sorts_by_dotted_namespace_then_name_and_leaves_dropped_views_out(store):
+    for ident in ("b.a", "a.z", "a.b.c", "a.b.a", "a.y"):
+        make(store, ident)
+    assert store.list_views() == [("a", "y"), ("a", "z"), ("a", "b", "a"), ("a", "b", "c"), ("b", "a")]
+    store.drop_view("a.b.a")
+    store.drop_view("b.a")
+    store.rename_view("a.z", "c.z")
+    assert store.list_views("a.b") == [("a", "b", "c")] and store.list_views("b") == []
+    assert store.list_views("a") == [("a", "y")] and store.list_views("c") == [("c", "z")]
+    assert store.list_views() == [("a", "y"), ("a", "b", "c"), ("c", "z")]
 
 
 def test_replace_makes_versions_and_reuses_identical_ones(store):
