@@ -7,7 +7,8 @@ from viewstore.model import VersionLogEntry, ViewVersion, to_identifier, to_name
 def test_identifiers():
     assert to_identifier("Sales.Daily") == ("sales", "daily")
     assert to_identifier(("a", "b", "C")) == ("a", "b", "c")
-    for bad in ("v", "", ".v", "a..b", ("a",), ("a", " b"), ("a", "b\x00"), ("a.b", "c"), 7, ("a", 3)):
+    for bad in ("v", "", ".v", "a..b", ("a",), ("a", " b"), ("a", "b "), "a.b\t", ("a", "b\x00"), ("a", "b\x7f"),
+                ("a", "b`"), ("a.b", "c"), 7, ("a", 3)):
         with pytest.raises(ValidationError):
             to_identifier(bad)
     assert to_identifier(("a", "N" * 255)) == ("a", "n" * 255)  # a name may have 255 characters, not more
@@ -65,6 +66,14 @@ def test_versions_hold_iceberg_ints_and_longs(field, value):
             VersionLogEntry(**{"version_id": 1, "timestamp_ms": 1, field: value})
 
 
+def test_a_history_size_may_have_a_plus_sign_and_a_property_key_must_be_valid_unicode():
+    """The reference reads version.history.num-entries with Java's Integer.parseInt, which takes a
+    leading + as Python's int() does; a key with a lone surrogate cannot be stored as UTF-8."""
+    assert validate_properties({"version.history.num-entries": "+5"}) == {"version.history.num-entries": "+5"}
+    with pytest.raises(ValidationError, match="not valid Unicode"):
+        validate_properties({"k\ud800": "v"})
+
+
 def test_id_ranges_shorten_runs_of_version_ids():
     from viewstore.model import id_ranges
 
@@ -87,6 +96,7 @@ def test_id_ranges_of_negative_ids_read_unambiguously():
 
     assert id_ranges([-2, -1]) == "-2 to -1"
     assert id_ranges([-3, -2, -1, 0, 1, 5, 7, 8]) == "-3 to 1, 5, 7-8" and id_ranges([-4]) == "-4"
+    assert id_ranges([0, 1, 2]) == "0-2"  # a run from 0 has no minus sign to confuse
 
 
 class _History:
@@ -182,6 +192,11 @@ def test_sql_for_a_dialect_that_is_not_text_is_a_validation_error():
         for bad in (5, None, b"spark"):
             with pytest.raises(ValidationError, match="a dialect is a string"):
                 view.sql_for(bad)
+
+
+def test_a_view_s_namespace_is_every_level_before_its_name():
+    view = _view(identifier=("a", "b", "c", "v"))
+    assert (view.namespace, view.name) == (("a", "b", "c"), "v")
 
 
 def test_a_trusted_audit_info_is_the_object_model_construct_makes():
