@@ -119,6 +119,11 @@ def test_fold_stored_takes_what_the_library_writes():
     ("view.replaced", {"version": {**VERSION, "version_id": 2}, "current_version_id": 7,
                        "log_entry": {"timestamp_ms": 6, "version_id": 7}},
      "version 7 of view u current, which it does not have"),
+    ("view.replaced", {"version": {**VERSION, "representations": [{"dialect": "spark", "sql": "SELECT 2"}]},
+                       "current_version_id": 1, "log_entry": {"timestamp_ms": 6, "version_id": 1}},
+     "adds version 1 to view u, which has a version of that id"),  # a version is never redefined
+    ("view.replaced", {"version": VERSION, "current_version_id": None, "log_entry": None},
+     "adds version 1 to view u, which has a version of that id"),
     ("view.exploded", {}, "no event type has that name"),
 ])
 def test_fold_stored_refuses_rows_the_library_did_not_write(kind, payload, why):
@@ -133,6 +138,9 @@ def test_fold_stored_refuses_rows_the_library_did_not_write(kind, payload, why):
     ("view.imported", {"source": "iceberg", "versions": [VERSION], "current_version_id": 2,
                        "version_log": [{"timestamp_ms": 5, "version_id": 1}]},
      "imports view u with current version 2, which it does not carry"),
+    ("view.imported", {"source": "iceberg", "versions": [VERSION, {**VERSION, "timestamp_ms": 6}],
+                       "current_version_id": 1, "version_log": [{"timestamp_ms": 5, "version_id": 1}]},
+     "adds version 1 to view u, which has a version of that id"),
 ])
 def test_fold_stored_refuses_a_creating_event_the_library_did_not_write(kind, payload, why):
     with pytest.raises(CorruptLogError, match="position 1") as refused:

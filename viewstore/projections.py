@@ -216,15 +216,11 @@ class Versions(Mapping[int, dict[str, Any]]):
         return twin
 
     def add(self, version_id: int, version: dict[str, Any]) -> bool:
-        """Add a version (a checked dict), or replace the one with that id; True if it was added."""
+        """Add a version (a checked dict); False, adding nothing, if there is one with that id (a
+        version is never replaced, see :func:`_add_version`)."""
         shelf, n = self._shelf, self._n
         place = shelf.slots.get(version_id)
-        if place is not None and place < n:  # a replacement: the other states keep theirs
-            shelf = self._own_shelf()
-            shelf.items[place] = version
-            shelf.models.pop(place, None)
-            del shelf.max_schema_ids[place:]
-            shelf.indexes.clear()
+        if place is not None and place < n:
             return False
         if len(shelf.ids) != n:  # another state of the stream added past our prefix
             shelf = self._own_shelf()
@@ -643,17 +639,22 @@ def _stored_definition(view_id: str, row: StoredRow) -> dict[str, Any]:
         raise _damaged(f"view {view_id}", e) from e
 
 
-def _add_version(state: ViewState, version: dict[str, Any]) -> None:
+def _add_version(state: ViewState, version: dict[str, Any], position: int) -> None:
+    """Add a version an event carries. A version is immutable (Iceberg's rule) and the library adds
+    each id once, so an event that carries an id the view has is damage: taken, it would redefine
+    that version under every later state (and a version reused by id would change with it)."""
     _check_types(version)
     vid = version["version_id"]
-    if state.versions.add(vid, version):
-        state.new_versions.append(vid)
+    if not state.versions.add(vid, version):
+        raise CorruptLogError(f"event at position {position} adds version {vid} to view {_held(state.view_id)}, "
+                              "which has a version of that id")
+    state.new_versions.append(vid)
 
 
 def _version_change(state: ViewState, payload: dict[str, Any], position: int) -> None:
     version = payload.get("version")
     if version is not None:
-        _add_version(state, version)
+        _add_version(state, version, position)
     current = payload.get("current_version_id")
     if current is not None:
         # (rebuild() folds every event: the version the event itself added needs no look-up)
@@ -705,7 +706,7 @@ def apply(state: ViewState | None, row: Sequence[Any], payload: dict[str, Any]) 
                           position)
         if kind == "view.imported":
             for version in payload["versions"]:
-                _add_version(state, version)
+                _add_version(state, version, position)
             state.version_log.extend((e["timestamp_ms"], e["version_id"]) for e in payload["version_log"])
             state.current_version_id = payload["current_version_id"]
             if state.current_version_id not in state.versions:
