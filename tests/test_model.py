@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from viewstore import Column, SQLRepresentation, ValidationError
@@ -31,8 +33,10 @@ def test_columns_and_representations_take_positional_arguments():
     with pytest.raises(ValidationError, match="unknown representation fields"):
         SQLRepresentation("spark", "SELECT 1", type="sql")
     for spaced in (" spark", "spark ", "spark\n"):
-        with pytest.raises(ValidationError, match="bad dialect"):
+        with pytest.raises(ValidationError, match=f"bad dialect {re.escape(repr(spaced))}: it must not be empty, begin or end with "
+                                                  "whitespace$"):
             SQLRepresentation(spaced, "SELECT 1")
+    assert SQLRepresentation("my engine", "SELECT 1").dialect == "my engine"  # free text: blanks inside are kept
     with pytest.raises(ValidationError):
         SQLRepresentation("spark", 5)
     for not_text in (b"in EUR", 5):  # strict: bytes are not decoded behind the caller's back

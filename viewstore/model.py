@@ -69,7 +69,7 @@ def check_column_name(v: str) -> str:
 
 def check_dialect(v: str) -> str:
     if not v or v[0].isspace() or v[-1].isspace():
-        raise ValidationError(f"bad dialect {v!r}: it must be a non-empty word without surrounding spaces")
+        raise ValidationError(f"bad dialect {v!r}: it must not be empty, begin or end with whitespace")
     return v
 
 
@@ -83,7 +83,7 @@ def check_sql(v: str) -> str:
 # (projections._check_types), so that what a rebuild accepts from the log, the event models accept too.
 #: a column name: not empty or blank
 ColumnName = Annotated[StrictStr, AfterValidator(check_column_name)]
-#: a representation's dialect: a non-empty word without surrounding spaces
+#: a representation's dialect: free text, not empty, not beginning or ending with whitespace (``my engine`` is one)
 Dialect = Annotated[StrictStr, AfterValidator(check_dialect)]
 #: a representation's SQL: not blank
 SQLText = Annotated[StrictStr, AfterValidator(check_sql)]

@@ -27,7 +27,7 @@ def test_view_definition_validates_its_fields():
         ViewDefinition(dialect="spark", sql="SELECT 1", properties={"comment": "x"})
     with pytest.raises(ValidationError, match="sql: the view SQL must not be empty"):
         ViewDefinition(dialect="spark", sql="  ")
-    with pytest.raises(ValidationError, match="dialect: must be a non-empty word"):
+    with pytest.raises(ValidationError, match="dialect: must not be empty, begin or end with whitespace"):
         ViewDefinition(dialect=" spark", sql="SELECT 1")
     with pytest.raises(ValidationError, match="default_namespace: levels must be non-empty strings"):
         ViewDefinition(dialect="spark", sql="SELECT 1", default_namespace=["a", ""])

@@ -171,7 +171,7 @@ class ViewDefinition(BaseModel):
     @classmethod
     def _check_dialect(cls, value: str) -> str:
         if not value or value != value.strip():
-            raise invalid("dialect", f"must be a non-empty word without surrounding spaces, not {value!r}")
+            raise invalid("dialect", f"must not be empty, begin or end with whitespace, not {value!r}")
         return value
 
     @field_validator("sql")
