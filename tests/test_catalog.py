@@ -52,18 +52,57 @@ def test_create_and_load(store):
     assert store.list_views("sales") == [("sales", "daily")] and store.list_views("other") == []
 
 
-def test_changing_the_properties_of_a_returned_view_changes_nothing_a_write_stores(tmp_path):
-    """A View's properties are a dict: changing the one a call returned must not reach the state the
-    store folds its next write into, nor so the rows it writes."""
+CHANGES_IN_PLACE = [("set", lambda d: d.__setitem__("k", "v")), ("del", lambda d: d.__delitem__("team")),
+                    ("pop", lambda d: d.pop("team")), ("pop a missing key", lambda d: d.pop("nope", None)),
+                    ("popitem", lambda d: d.popitem()), ("setdefault", lambda d: d.setdefault("k", "v")),
+                    ("update", lambda d: d.update({"k": "v"})), ("update by keyword", lambda d: d.update(k="v")),
+                    ("clear", lambda d: d.clear()), ("|=", lambda d: d.__ior__({"k": "v"}))]
+
+
+@pytest.mark.parametrize("change", [c for _, c in CHANGES_IN_PLACE], ids=[name for name, _ in CHANGES_IN_PLACE])
+def test_a_returned_view_refuses_a_change_in_place_and_later_loads_read_what_is_stored(tmp_path, change):
+    """The store gives every load_view the same View: its properties and its versions' summaries
+    refuse a change in place (TypeError, as a tuple does), so no caller can change what the next
+    load returns, nor what a write folds into, though nothing was written."""
     with ViewStore(tmp_path / "s.db", actor="me") as store:
-        made = make(store, properties={"team": "finance"})
-        made.properties["team"] = "changed"
-        store.load_view("sales.daily").properties["extra"] = "1"
+        made = make(store, properties={"team": "finance"}, summary={"team": "etl"})
+        store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",
+                           summary={"team": "etl", "n": "2"})
+        loaded = store.load_view("sales.daily")
+        dump = loaded.model_dump_json()
+        maps = [made.properties, made.summary, loaded.properties, loaded.summary,
+                *(v.summary for v in loaded.versions)]
+        for held in maps:
+            with pytest.raises(TypeError, match=r"^a View is read-only: change the view through the store "
+                                                r"\(alter_view with a ViewChange, or replace_view\)"):
+                change(held)
+        again = store.load_view("sales.daily")
+        assert again is loaded and again.model_dump_json() == dump
+        assert again.properties == {"team": "finance"} and again.summary == {"team": "etl", "n": "2"}
+        assert [v.summary for v in again.versions] == [{"team": "etl"}, {"team": "etl", "n": "2"}]
         after = store.alter_view("sales.daily", ViewChange.update_comment("c"))
         assert after.properties == {"team": "finance", "comment": "c"}
     with ViewStore(tmp_path / "s.db", actor="me") as store:
         assert store.load_view("sales.daily").properties == {"team": "finance", "comment": "c"}
         assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
+
+
+def test_a_returned_views_dicts_read_dump_copy_and_compare_as_dicts(store):
+    """Read-only, a View's properties and summaries are still dicts: equal to dicts, dumped as JSON,
+    copied into plain dicts to edit, and the View compares equal to its copies and its dump."""
+    view = make(store, properties={"team": "finance"}, summary={"engine-name": "spark"})
+    for held, plain in ((view.properties, {"team": "finance"}), (view.summary, {"engine-name": "spark"})):
+        assert isinstance(held, dict) and held == plain and plain == held and repr(held) == repr(plain)
+        assert orjson.loads(orjson.dumps(held)) == plain
+        edited = dict(held)
+        edited["k"] = "v"
+        copied = held.copy()
+        copied["k"] = "v"
+        assert edited == copied == {**plain, "k": "v"} == held | {"k": "v"} and held == plain
+        assert type(edited) is type(copied) is type(held | {"k": "v"}) is dict
+    assert orjson.loads(view.model_dump_json())["properties"] == {"team": "finance"}
+    assert view.model_dump()["versions"][0]["summary"] == {"engine-name": "spark"}
+    assert store.load_view("sales.daily") == view == type(view).model_validate_json(view.model_dump_json())
 
 
 def test_multi_level_namespace_and_list(store):

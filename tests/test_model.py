@@ -164,6 +164,33 @@ def test_a_lazy_view_builds_its_history_on_first_read_and_is_a_plain_value():
     assert type(whole).model_json_schema(mode="serialization") == type(whole).model_json_schema()
 
 
+@pytest.mark.parametrize("change", [lambda d: d.__setitem__("k", "v"), lambda d: d.__delitem__("comment"),
+                                    lambda d: d.pop("comment"), lambda d: d.popitem(), lambda d: d.setdefault("k", "v"),
+                                    lambda d: d.update(k="v"), lambda d: d.clear(), lambda d: d.__ior__({"k": "v"})])
+def test_a_view_s_properties_and_a_version_s_summary_refuse_a_change_however_the_view_was_made(change):
+    """Built lazily, built whole (validated), copied, pickled or read back from its dump, a View holds
+    read-only dicts, and a version's summary is one by default too."""
+    import copy
+    import pickle
+
+    from viewstore.model import ReadOnlyDict, View
+
+    lazy, whole, _ = _lazy_and_whole()
+    summarized = ViewVersion(version_id=1, timestamp_ms=1, schema_id=0, columns=(Column("x", "int"),),
+                             representations=(SQLRepresentation("spark", "SELECT 1"),), summary={"comment": "s"})
+    views = [lazy, whole, copy.copy(lazy), copy.deepcopy(whole), pickle.loads(pickle.dumps(lazy)),
+             View.model_validate(whole.model_dump()), View.model_validate_json(whole.model_dump_json())]
+    maps = [*(v.properties for v in views), *(v.summary for v in views), summarized.summary,
+            copy.deepcopy(summarized).summary, ViewVersion.model_construct().summary]
+    for held in maps:
+        assert type(held) is ReadOnlyDict
+        before = dict(held)
+        with pytest.raises(TypeError, match="^a View is read-only"):
+            change(held)
+        assert held == before
+    assert all(v.properties == {"comment": "c"} and v == whole for v in views)
+
+
 class _DamagedHistory(_History):
     """A ViewHistory whose versions cannot be built (a damaged row in the store)."""
 

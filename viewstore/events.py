@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import NotRequired, TypedDict
 
 from .errors import CorruptLogError, _why
-from .model import (Column, Int32, Int64, SecurityMode, SQLRepresentation, VersionLogEntry, ViewVersion,
-                    check_column_name, check_dialect, check_sql, identifier_str)
+from .model import (Column, Int32, Int64, ReadOnlyDict, SecurityMode, SQLRepresentation, VersionLogEntry,
+                    ViewVersion, check_column_name, check_dialect, check_sql, identifier_str)
 from .types import parse_type
 
 __all__ = [
@@ -438,7 +438,8 @@ class StoredEvents:
             "columns": tuple([self._column(c) for c in data["columns"]]),
             "representations": tuple([self._representation(r) for r in data["representations"]]),
             "default_catalog": data.get("default_catalog"),
-            "default_namespace": tuple(data.get("default_namespace", ())), "summary": data.get("summary", {})},
+            "default_namespace": tuple(data.get("default_namespace", ())),
+            "summary": ReadOnlyDict(data.get("summary", {}))},
             set(data))  # ViewVersion's __init__ passes what it is given
 
     def _column(self, data: dict[str, Any]) -> Column:

@@ -1,13 +1,14 @@
 """Value models: identifiers, columns, representations, versions and the View itself.
 
-Everything here is immutable (frozen pydantic models holding tuples) and does no I/O; the events,
-the projections and the public API all speak in these values.
+Everything here is immutable (frozen pydantic models holding tuples, and read-only dicts: see
+:class:`ReadOnlyDict`) and does no I/O; the events, the projections and the public API all speak in
+these values.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Generic, Literal, NoReturn, Protocol, TypeAlias, TypeVar
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PrivateAttr,
                       SerializerFunctionWrapHandler, StrictStr, WithJsonSchema, computed_field, model_serializer)
@@ -28,6 +29,7 @@ __all__ = [
     "VersionLogEntry",
     "AuditInfo",
     "View",
+    "ReadOnlyDict",
     "ViewHistory",
     "ViewDiff",
     "ViewDiffSide",
@@ -226,6 +228,37 @@ def validate_property_key(key: Any) -> str:
     return check_unicode(key, "property key")
 
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class ReadOnlyDict(dict[_K, _V]):
+    """The dicts a :class:`View` holds (its ``properties``, a version's ``summary``): a dict in every
+    way but change. Reading, ``isinstance(x, dict)``, equality, ``dict(x)`` and ``x.copy()`` (plain
+    dicts to edit), ``x | other`` (a plain dict too), JSON dumps, copies and pickling work as for a
+    dict; setting, deleting, ``pop``, ``popitem``, ``setdefault``, ``update``, ``clear`` and ``|=``
+    raise TypeError, as changing a tuple does. The store hands every reader the same View, so a
+    change made in place would reach every later ``load_view``; a view is changed through the store.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("a View is read-only: change the view through the store (alter_view with a "
+                        "ViewChange, or replace_view), or edit a copy (dict(view.properties))")
+
+    __setitem__ = __delitem__ = _refuse
+    pop = popitem = setdefault = update = clear = _refuse
+    __ior__ = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copies and pickles are built whole, not item by item
+        return type(self), (dict(self),)
+
+
+#: a string map of a View, read-only once built (see :class:`ReadOnlyDict`)
+ReadOnlyMap = Annotated[dict[str, str], AfterValidator(ReadOnlyDict)]
+
+
 def _to_type(value: Any) -> IcebergType:
     return parse_type(value)
 
@@ -312,7 +345,7 @@ class ViewVersion(BaseModel):
     representations: tuple[SQLRepresentation, ...]
     default_catalog: str | None = None
     default_namespace: tuple[str, ...] = ()
-    summary: dict[str, str] = Field(default_factory=dict)
+    summary: ReadOnlyMap = Field(default_factory=ReadOnlyDict)
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -375,14 +408,17 @@ class View(BaseModel):
     (the current version's accessors, ``columns``, ``sql_for`` and the like, do not need them): a
     view's history can be long, and most callers read only its current version. Either way a View
     is an immutable value: the tuples are built once, every reader gets the same ones, and equality,
-    ``model_dump``, copies and pickling see every field.
+    ``model_dump``, copies and pickling see every field. Its ``properties`` and each version's
+    ``summary`` are :class:`ReadOnlyDict`: dicts that raise TypeError on any change in place (the
+    store gives every ``load_view`` the same View); change a view with ``ViewStore.alter_view``
+    (a ``ViewChange``) or ``replace_view``, or edit a copy, ``dict(view.properties)``.
     """
 
     model_config = _FROZEN
 
     identifier: tuple[str, ...]
     uuid: str
-    properties: dict[str, str]
+    properties: ReadOnlyMap
     security_mode: SecurityMode
     current_version_id: int
     versions: tuple[ViewVersion, ...]
@@ -396,7 +432,9 @@ class View(BaseModel):
     @classmethod
     def lazy(cls, history: ViewHistory, **fields: Any) -> "View":
         """A View of trusted values (no validation) whose ``versions`` and ``version_log`` come from
-        ``history`` when first read. ``fields`` are the other fields, every one of them."""
+        ``history`` when first read. ``fields`` are the other fields, every one of them; the View
+        holds a read-only copy of ``properties``."""
+        fields["properties"] = ReadOnlyDict(fields["properties"])
         view = cls.__new__(cls)
         setattr_ = object.__setattr__
         setattr_(view, "__dict__", fields)

@@ -31,8 +31,8 @@ from pydantic import ConfigDict, TypeAdapter
 from .errors import CorruptLogError, _held, _why
 from .events import check_stored_definition, check_stored_version, payload_readers
 from .log import dumps, loads
-from .model import (AuditInfo, Column, SecurityMode, SQLRepresentation, VersionLogEntry, View, ViewVersion,
-                    check_column_name, check_dialect, check_sql, id_runs, identifier_str, to_identifier)
+from .model import (AuditInfo, Column, ReadOnlyDict, SecurityMode, SQLRepresentation, VersionLogEntry, View,
+                    ViewVersion, check_column_name, check_dialect, check_sql, id_runs, identifier_str, to_identifier)
 from .types import parse_type
 
 __all__ = ["Projections", "ViewState", "Versions", "VersionLog", "apply", "fold_stored", "DDL", "SNAPSHOT_EVERY",
@@ -778,7 +778,7 @@ def _version_model(v: dict[str, Any]) -> ViewVersion:
         representations=tuple(SQLRepresentation.model_construct(dialect=r["dialect"], sql=r["sql"])
                               for r in v["representations"]),
         default_catalog=v.get("default_catalog"), default_namespace=tuple(v.get("default_namespace") or ()),
-        summary=dict(v.get("summary") or {}))
+        summary=ReadOnlyDict(v.get("summary") or {}))
 
 
 class _History:
@@ -810,7 +810,7 @@ def state_to_view(state: ViewState) -> View:
     """
     return View.lazy(
         _History(state.versions, state.version_log),
-        identifier=state.identifier, uuid=state.view_id, properties=dict(state.properties),
+        identifier=state.identifier, uuid=state.view_id, properties=state.properties,
         security_mode=state.security_mode, current_version_id=state.current_version_id,
         audit=AuditInfo.trusted(state.creator, state.created_at, state.modifier, state.modified_at),
         stream_version=state.stream_version)
