@@ -137,13 +137,20 @@ def test_import_an_iceberg_view_with_a_local_metadata_copy(run, tmp_path):
     assert "imported db.v from an iceberg record (1 version, 1 event)" in run("hms", "import", str(conformance_file), "db.v", "--metadata", str(copy))
 
 
-def test_export_an_iceberg_record_pointing_at_the_current_metadata_file(run, tmp_path):
+def _import_iceberg_record(run, tmp_path):
+    """The conformance Iceberg record imported as db.v with --metadata, a local copy of its file: the
+    copy's path, and the metadata_location the record names."""
     metadata = json.loads((ENGINE_VIEWS / "iceberg-view-spec-example.json").read_text())["metadata"]
     copy = tmp_path / "v.metadata.json"
     copy.write_text(json.dumps(metadata))
     conformance_file = ENGINE_VIEWS / "iceberg-view-in-hms.reconstructed.json"
-    imported_from = json.loads(conformance_file.read_text())["hms_table"]["parameters"]["metadata_location"]
+    named = json.loads(conformance_file.read_text())["hms_table"]["parameters"]["metadata_location"]
     run("hms", "import", str(conformance_file), "db.v", "--metadata", str(copy))
+    return copy, named
+
+
+def test_export_an_iceberg_record_pointing_at_the_current_metadata_file(run, tmp_path):
+    _, imported_from = _import_iceberg_record(run, tmp_path)
     record = json.loads(run("hms", "export", "db.v", "--engine", "iceberg", "--json"))
     assert record["parameters"]["metadata_location"] == imported_from  # unchanged since the import
 
@@ -170,12 +177,7 @@ def test_import_metadata_is_a_file_read_and_export_metadata_location_a_file_name
     """hms import --metadata reads a local copy in place of the file the record names, which the view
     keeps as its source; hms export --metadata-location is only written into the record. Each help
     says which."""
-    metadata = json.loads((ENGINE_VIEWS / "iceberg-view-spec-example.json").read_text())["metadata"]
-    copy = tmp_path / "v.metadata.json"
-    copy.write_text(json.dumps(metadata))
-    conformance_file = ENGINE_VIEWS / "iceberg-view-in-hms.reconstructed.json"
-    named = json.loads(conformance_file.read_text())["hms_table"]["parameters"]["metadata_location"]
-    run("hms", "import", str(conformance_file), "db.v", "--metadata", str(copy))
+    copy, named = _import_iceberg_record(run, tmp_path)
     (imported,) = json.loads(run("history", "db.v", "--json"))
     assert imported["payload"]["source_location"] == named != str(copy)
     missing = tmp_path / "no such folder" / "00009-x.metadata.json"
