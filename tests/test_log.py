@@ -206,6 +206,16 @@ def test_newer_schema_is_refused(tmp_path):
         connect(tmp_path / "y.db", durability="sometimes")
 
 
+def test_a_schema_version_that_is_not_a_number_is_a_corrupt_log_error(tmp_path):
+    connect(tmp_path / "x.db").close()
+    conn = sqlite3.connect(tmp_path / "x.db")
+    conn.execute("UPDATE meta SET value = 'two' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(CorruptLogError, match="x.db has a schema version in its meta table that is not a number: 'two'"):
+        connect(tmp_path / "x.db")
+
+
 def test_a_schema_1_database_is_upgraded_in_place(tmp_path):
     from viewstore import ViewChange, ViewStore
 

@@ -124,15 +124,16 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         with transaction(conn):
             conn.execute(_META_DDL)
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is not None:
-                _refuse_newer(path, int(row[0]))
+            version = None if row is None else _schema_version(path, row[0])
+            if version is not None:
+                _refuse_newer(path, version)
             columns = tuple(r[1] for r in conn.execute("PRAGMA table_info(events)"))
             if columns and columns != EVENT_COLUMNS:  # a table of another program, which the DDL would keep
                 raise ViewStoreError(f"{path} is not a viewstore database: its events table has the columns "
                                      f"{', '.join(columns)}")
             for statement in _split(_LOG_DDL + extra_ddl):
                 conn.execute(statement)
-            if row is None or int(row[0]) < SCHEMA_VERSION:  # new, or upgraded by the DDL just run
+            if version is None or version < SCHEMA_VERSION:  # new, or upgraded by the DDL just run
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
                              (str(SCHEMA_VERSION),))
             conn.execute(_MAKE_STORE_ID, (str(uuid.uuid4()),))  # the write lock is held anyway
@@ -284,6 +285,18 @@ def _schema_in_place(conn: sqlite3.Connection, path: str | Path, ddl: str) -> bo
     _refuse_newer(path, version)
     present = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
     return set(_CREATED.findall(ddl)) <= present and not set(_DROPPED.findall(ddl)) & present
+
+
+def _schema_version(path: str | Path, value: Any) -> int:
+    """The schema version the meta table holds.
+
+    Raises:
+        CorruptLogError: it is not a whole number (the file was changed behind the library's back).
+    """
+    try:
+        return int(value)
+    except (ValueError, TypeError) as e:
+        raise CorruptLogError(f"{path} has a schema version in its meta table that is not a number: {value!r}") from e
 
 
 def _refuse_newer(path: str | Path, version: int) -> None:
