@@ -216,6 +216,59 @@ def test_a_schema_version_that_is_not_a_number_is_a_corrupt_log_error(tmp_path):
         connect(tmp_path / "x.db")
 
 
+def test_a_newer_schema_written_while_an_open_waits_for_the_write_lock_is_refused(tmp_path):
+    """An open that must write its schema (here an upgrade) reads the version again once it holds the
+    write lock: a newer viewstore may have upgraded the file meanwhile, and its schema is not this one's."""
+    import threading
+    import time
+
+    path = tmp_path / "x.db"
+    connect(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the newer release, upgrading the file
+    raised = []
+
+    def opening():
+        try:
+            connect(path).close()
+        except ViewStoreError as e:
+            raised.append(e)
+
+    opener = threading.Thread(target=opening)
+    opener.start()
+    time.sleep(0.5)  # it has read schema 1 and waits for the write lock
+    holder.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    holder.execute("COMMIT")
+    holder.close()
+    opener.join()
+    assert len(raised) == 1 and type(raised[0]) is CorruptLogError, raised
+    assert "was written by a newer viewstore (schema 3)" in str(raised[0])
+
+
+def test_an_events_table_of_other_columns_is_refused_even_beside_a_schema_version(tmp_path):
+    path = tmp_path / "x.db"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema_version', '2');
+        CREATE TABLE events (position INTEGER PRIMARY KEY, commit_id TEXT, view_id TEXT, stream_version INTEGER,
+                             type TEXT, identifier TEXT, actor TEXT, occurred_at INTEGER, body TEXT);
+    """)
+    conn.close()
+    with pytest.raises(ViewStoreError, match="x.db is not a viewstore database: its events table has the columns "
+                                             "position, commit_id, view_id, stream_version, type, identifier, "
+                                             "actor, occurred_at, body$"):
+        connect(path)
+    conn = sqlite3.connect(path)
+    assert sorted(name for (name,) in conn.execute("SELECT name FROM sqlite_master")) == [
+        "events", "meta", "sqlite_autoindex_meta_1"]
+    conn.close()
+
+
 def test_a_schema_1_database_is_upgraded_in_place(tmp_path):
     from viewstore import ViewChange, ViewStore
 
@@ -245,6 +298,22 @@ def test_a_schema_1_database_is_upgraded_in_place(tmp_path):
         live = store.projection_dump()
         store.rebuild()
         assert store.projection_dump() == live
+
+
+def test_an_index_the_schema_drops_is_dropped_by_the_next_open_of_a_file_at_this_version(tmp_path):
+    """A file of schema 2 that holds an index schema 2 drops (made again by hand, or by an earlier
+    release) is not taken as set up: the next open runs the DDL, and every commit stops writing it."""
+    from viewstore import ViewStore
+
+    path = tmp_path / "x.db"
+    ViewStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE INDEX events_by_time ON events (occurred_at)")
+    conn.close()
+    with ViewStore(path) as store:
+        objects = {name for (name,) in store._conn.execute("SELECT name FROM sqlite_master")}
+        assert "events_by_time" not in objects and "events_by_actor" in objects
+        assert dict(store._conn.execute("SELECT key, value FROM meta"))["schema_version"] == "2"
 
 
 def test_a_time_range_reads_every_actor(tmp_path):
