@@ -3,7 +3,7 @@ import sqlite3
 
 import pytest
 
-from viewstore.errors import ConcurrencyError, CorruptLogError, ViewStoreError
+from viewstore.errors import ConcurrencyError, CorruptLogError, ValidationError, ViewStoreError
 from viewstore.events import CommentUpdated
 from viewstore.log import _ACTORS, EventLog, _signal_watch, connect, holds_nothing, read_only_query, snapshot, transaction
 
@@ -42,6 +42,34 @@ def test_duplicate_stream_version_is_a_concurrency_error_and_rolls_back(tmp_path
         with transaction(log.conn):
             log.append([event(2), event(1)])
     assert log.count() == 1  # the whole batch rolled back
+
+
+@pytest.mark.parametrize("bad, raised, message", [
+    (event(0), ViewStoreError, "the database refused the write: CHECK constraint failed: stream_version >= 1"),
+    (event(2).model_copy(update={"actor": "me\ud800"}), ValidationError, "text that is not valid Unicode cannot be stored"),
+], ids=["a check SQLite refuses", "a lone surrogate"])
+def test_a_write_the_database_refuses_is_a_typed_error_and_rolls_back(tmp_path, bad, raised, message):
+    log = EventLog(connect(tmp_path / "x.db"))
+    with pytest.raises(ViewStoreError, match=message) as caught:
+        with transaction(log.conn):
+            log.append([event(1), bad])
+    assert type(caught.value) is raised
+    assert log.count() == 0 and not log.conn.in_transaction  # the whole batch rolled back
+
+
+def test_a_transaction_that_cannot_begin_for_another_reason_than_a_lock_is_not_tried_again(tmp_path):
+    """BEGIN refused for something no wait can change (inside a read here): a plain ViewStoreError
+    at once, not a busy ConcurrencyError after tries; the read goes on."""
+    conn = connect(tmp_path / "x.db")
+    begins = []
+    conn.set_trace_callback(lambda sql: begins.append(sql) if sql == "BEGIN IMMEDIATE" else None)
+    with snapshot(conn):
+        with pytest.raises(ViewStoreError, match="cannot start a transaction: cannot start a transaction within "
+                                                 "a transaction") as caught:
+            with transaction(conn):
+                pass
+        assert conn.in_transaction and conn.execute("SELECT count(*) FROM events").fetchone() == (0,)
+    assert type(caught.value) is ViewStoreError and begins == ["BEGIN IMMEDIATE"]
 
 
 def test_busy_database_becomes_concurrency_error(tmp_path, monkeypatch):
