@@ -542,6 +542,46 @@ def test_corrupt_payload_is_reported(tmp_path):
         log.stream("v")
 
 
+@pytest.mark.parametrize("identifier, payload", [("'a.v'", "'[1]'"), ("'a.v'", "'\"text\"'"), ("X'612e76'", "'{}'")],
+                         ids=["a list", "a string", "an identifier of bytes"])
+def test_a_payload_that_is_no_object_or_an_identifier_that_is_no_text_is_a_corrupt_log_error(tmp_path, identifier,
+                                                                                              payload):
+    log = EventLog(connect(tmp_path / "x.db"))
+    log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                     f"payload) VALUES ('k', 'v', 1, 'view.dropped', {identifier}, 'me', 1, {payload})")
+    for read in (lambda: log.stream("v"), log.query):
+        with pytest.raises(CorruptLogError, match="event at position 1 has a payload that is not a JSON object, "
+                                                  "or an identifier that is not text"):
+            read()
+
+
+def test_stream_rows_reads_one_stream_after_a_version_up_to_a_time_and_a_limit(tmp_path):
+    log = EventLog(connect(tmp_path / "x.db"))
+    with transaction(log.conn):
+        log.append([event(1), event(2).model_copy(update={"view_id": "view-2"}), event(2), event(3), event(4)])
+
+    def versions(**bounds):
+        return [(r[2], r[3]) for r in log.stream_rows("view-1", **bounds)]
+
+    assert versions() == [("view-1", 1), ("view-1", 2), ("view-1", 3), ("view-1", 4)]
+    assert versions(after_version=2) == [("view-1", 3), ("view-1", 4)]
+    assert versions(until_ms=1003) == [("view-1", 1), ("view-1", 2), ("view-1", 3)]  # occurred_at 1000 + version
+    assert versions(after_version=1, until_ms=1003, limit=1) == [("view-1", 2)]
+    assert versions(after_version=4) == [] and versions(limit=0) == []
+    assert [r[3] for r in log.stream_cursor("view-1", after_version=3)] == [4]
+
+
+@pytest.mark.parametrize("batch, sizes", [(2, [2, 2, 1]), (5, [5]), (10_000, [5])])
+def test_iter_rows_reads_every_row_in_log_order_in_batches(tmp_path, batch, sizes):
+    log = EventLog(connect(tmp_path / "x.db"))
+    with transaction(log.conn):
+        log.append([event(version) for version in range(1, 6)])
+    batches = list(log.iter_rows(batch))
+    assert [len(b) for b in batches] == sizes
+    assert [r for b in batches for r in b] == log.rows()
+    assert {r[1] for b in log.iter_rows(batch, without_commit_id=True) for r in b} == {None}
+
+
 def test_holds_nothing_tells_a_path_a_store_would_be_started_in_from_one_that_holds_something(tmp_path):
     assert holds_nothing(tmp_path / "missing.db") == "there is no file"
     (tmp_path / "empty.db").write_bytes(b"")
