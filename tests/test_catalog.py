@@ -1526,6 +1526,26 @@ def test_a_database_of_another_program_is_refused(tmp_path):
         ViewStore(path)
 
 
+@pytest.mark.parametrize("setup, held", [
+    ("CREATE TABLE t6 (x); CREATE TABLE t2 (x); CREATE TABLE t5 (x); CREATE TABLE t1 (x); CREATE TABLE t4 (x); "
+     "CREATE TABLE t3 (x)", "other tables or views (t1, t2, t3, t4, t5, ...)"),
+    ("CREATE TABLE b (x); CREATE INDEX a_by_x ON b (x); CREATE VIEW a AS SELECT 1; CREATE TABLE c (x)",
+     "other tables or views (b, c, a, a_by_x)"),
+    ("CREATE TABLE t1 (x); CREATE TABLE t2 (x); CREATE TABLE t3 (x); CREATE TABLE t4 (x); CREATE TABLE t5 (x)",
+     "other tables or views (t1, t2, t3, t4, t5)"),
+    ("PRAGMA application_id = 7", "another program's user_version or application_id"),
+], ids=["six tables", "tables first", "five tables", "an application id"])
+def test_the_refusal_of_another_programs_database_names_what_it_holds(tmp_path, setup, held):
+    """Its tables first, then its other objects (views, indexes), each group by name, five at most;
+    or the mark it bears in its header when it holds nothing yet."""
+    path = tmp_path / "other.db"
+    raw = sqlite3.connect(path)
+    raw.executescript(setup)
+    raw.close()
+    with pytest.raises(ViewStoreError, match=re.escape(f"other.db is not a viewstore database: it holds {held}; ")):
+        ViewStore(path)
+
+
 def test_another_programs_database_is_left_as_it_was(tmp_path):
     """An application's file passed by mistake gets no viewstore tables and keeps its journal mode."""
     path = tmp_path / "app.db"
