@@ -449,6 +449,7 @@ def test_events_filters(store):
     assert all(e.occurred_at >= mid for e in store.events(since=mid))
     assert all(e.occurred_at <= mid for e in store.events(until=mid))
     assert store.events(limit=1) == everything[:1]
+    assert store.events(types=[]) == [] and store.event_rows(types=(), since=mid) == []  # no type: no event
     with pytest.raises(ValidationError):
         store.events(types=["view.nope"])
     with pytest.raises(ValidationError):
