@@ -679,10 +679,11 @@ def test_a_transaction_sqlite_rolled_back_whole_commits_nothing_after(store, rec
             store.alter_view("a.v", ViewChange.update_comment("first"))
             _sqlite_interrupts(store._conn, lambda sql: sql.startswith("INSERT INTO events"))
             try:
-                with pytest.raises(ViewStoreError, match="interrupted"):
+                with pytest.raises(ViewStoreError, match="interrupted") as interrupted:
                     store.alter_view("a.w", ViewChange.update_comment("interrupted"))
             finally:
                 _sqlite_interrupts_nothing(store._conn)
+            assert interrupted.value.__notes__[-1].endswith("the block's writes before this one are undone too")
             with pytest.raises(ViewStoreError, match="rolled back"):
                 store.alter_view("a.x", ViewChange.update_comment("third"))
     assert "rolled back" in str(ended.value)
@@ -816,6 +817,12 @@ def test_a_savepoint_that_cannot_roll_back_rolls_the_whole_transaction_back(stor
                     store.alter_view("a.damaged", ViewChange.update_comment("lost"))
             finally:
                 _sqlite_interrupts_nothing(store._conn)
+            # rolled back at once: the block reads what was committed, and the file's write lock is free
+            assert store.list_views() == [("a", "v")]
+            other = sqlite3.connect(store.path, isolation_level=None, timeout=0)
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("ROLLBACK")
+            other.close()
             with pytest.raises(ViewStoreError, match="rolled back"):
                 store.alter_view("a.v", ViewChange.update_comment("after"))
     assert snapshot(store) == before
