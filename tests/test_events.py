@@ -192,6 +192,18 @@ def test_stored_rows_read_into_the_events_validation_makes(store):
     assert_built_alike(store.events(newest_first=True, limit=3), [validated(r) for r in rows[:-4:-1]])
 
 
+def test_one_read_builds_each_column_and_representation_once_for_all_its_events(store):
+    """Equal columns and representations of the events one read returns are one object each (a
+    view's versions mostly repeat them), not one for every event that carries them."""
+    every_event_type(store)
+    events = store.events()
+    versions = [v for e in events for v in ((e.version,) if getattr(e, "version", None) else getattr(e, "versions", ()))]
+    columns = [c for v in versions for c in v.columns]
+    representations = [r for v in versions for r in v.representations]
+    assert len({id(c) for c in columns}) == len(set(columns)) < len(columns)
+    assert len({id(r) for r in representations}) == len(set(representations)) < len(representations)
+
+
 VERSION = {"version_id": 2, "timestamp_ms": 5, "schema_id": 0,
            "columns": [{"name": "id", "type": "int", "comment": None, "nullable": True}],
            "representations": [{"dialect": "spark", "sql": "SELECT 1 AS id"}],
