@@ -247,6 +247,31 @@ def test_rows_written_behind_the_librarys_back_read_as_the_models_take_them(kind
     assert_built_alike(row_to_event(row), validated(row), kind)
 
 
+@pytest.mark.parametrize("kind, payload, defaults", [
+    ("view.created", {"version": VERSION, "current_version_id": 2, "log_entry": LOG_ENTRY},
+     {"security_mode": "DEFINER", "properties": {}}),
+    ("view.replaced", {"version": VERSION, "current_version_id": 2, "log_entry": LOG_ENTRY}, {"security_mode": None}),
+    ("view.imported", {"source": "test", "versions": [VERSION], "current_version_id": 2, "version_log": [LOG_ENTRY]},
+     {"source_location": None, "security_mode": "DEFINER", "properties": {}}),
+    ("view.replaced", replaced(columns=[{"name": "id", "type": "int"}]), {"version.columns": ((None, True),)}),
+])
+def test_a_payload_without_its_optional_fields_reads_with_their_defaults(kind, payload, defaults):
+    """A stored payload that leaves out a field that has a default (a created or imported view's
+    security mode and properties, the mode of a replace that kept it, a column's comment and
+    nullability) reads as that default, and the fold's reader takes the payload as it is."""
+    from viewstore.events import payload_readers
+    from viewstore.log import row_to_event
+
+    row = stored_row(kind, payload)
+    event = row_to_event(row)
+    for name, value in defaults.items():
+        if name == "version.columns":
+            assert tuple((c.comment, c.nullable) for c in event.version.columns) == value
+        else:
+            assert getattr(event, name) == value, name
+    assert payload_readers()[kind](row[8]) == payload
+
+
 @pytest.mark.parametrize("kind, payload", [
     ("view.replaced", replaced(default_namespace=None)),
     ("view.replaced", replaced(summary=None)),
