@@ -298,6 +298,7 @@ def test_a_payload_without_its_optional_fields_reads_with_their_defaults(kind, p
     ("view.imported", {"source": "test", "versions": [VERSION, None], "current_version_id": 2, "version_log": []}),
     ("view.imported", {"source": "test", "versions": [VERSION], "current_version_id": 2, "version_log": [[5, 2]]}),
     ("view.imported", {"source": "test", "versions": {"a": VERSION}, "current_version_id": 2, "version_log": []}),
+    ("view.imported", {"source": "test", "versions": {}, "current_version_id": 2, "version_log": {}}),
     ("view.comment_updated", {"comment": 3}),
     ("view.comment_updated", {}),
     ("view.exploded", {}),
