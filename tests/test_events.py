@@ -272,6 +272,22 @@ def test_a_payload_without_its_optional_fields_reads_with_their_defaults(kind, p
     assert payload_readers()[kind](row[8]) == payload
 
 
+@pytest.mark.parametrize("column", [{"name": "id", "type": "int", "nullable": "yes"},
+                                    {"name": "id", "type": "int", "nullable": 1}])
+def test_the_payload_readers_take_no_value_of_another_type_that_the_models_would_convert(column):
+    """The fold's readers are strict: a nullable of "yes" or 1 (which the event models read as True)
+    is not what the library writes, so the fold refuses the row."""
+    import json
+
+    from viewstore.events import payload_readers
+    from viewstore.log import row_to_event
+
+    payload = replaced(columns=[column])
+    assert row_to_event(stored_row("view.replaced", payload)).version.columns[0].nullable is True
+    with pytest.raises(PydanticError, match="nullable"):
+        payload_readers()["view.replaced"](json.dumps(payload))
+
+
 @pytest.mark.parametrize("kind, payload", [
     ("view.replaced", replaced(default_namespace=None)),
     ("view.replaced", replaced(summary=None)),
@@ -314,6 +330,26 @@ def test_damaged_rows_end_in_the_corrupt_log_error_validation_raises(kind, paylo
     with pytest.raises(CorruptLogError) as raised:
         row_to_event(row)
     assert str(raised.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("kind, payload", [
+    ("view.created", {"version": VERSION, "current_version_id": 2, "log_entry": LOG_ENTRY, "security_mode": "OWNER"}),
+    ("view.comment_updated", {}),
+    ("view.properties_removed", {"removals": ["k", 1]}),
+    ("view.renamed", {"from_identifier": ["a", None]}),
+    ("view.rolled_back", {"current_version_id": 2, "log_entry": LOG_ENTRY, "security_mode": "INVOKER"}),
+])
+def test_a_payload_the_models_refuse_the_payload_readers_refuse_too(kind, payload):
+    """The fold's reader of each type takes no payload history() cannot read (an unknown security
+    mode, a missing comment, a removal or a name part that is not text, a field of another event type)."""
+    import json
+
+    from viewstore.events import payload_readers
+
+    with pytest.raises(CorruptLogError):
+        validated(stored_row(kind, payload))
+    with pytest.raises(ValueError):
+        payload_readers()[kind](json.dumps(payload))
 
 
 @pytest.mark.parametrize("field, value", [("position", "9"), ("commit_id", 1), ("view_id", None),
