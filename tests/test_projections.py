@@ -124,6 +124,15 @@ def test_fold_stored_takes_what_the_library_writes():
      "adds version 1 to view u, which has a version of that id"),  # a version is never redefined
     ("view.replaced", {"version": VERSION, "current_version_id": None, "log_entry": None},
      "adds version 1 to view u, which has a version of that id"),
+    # a version-log entry names the version its event leaves current
+    ("view.replaced", {"version": {**VERSION, "version_id": 2}, "current_version_id": 2,
+                       "log_entry": {"timestamp_ms": 6, "version_id": 1}},
+     "logs version 1 of view u as current, where version 2 is"),
+    ("view.rolled_back", {"current_version_id": 1, "log_entry": {"timestamp_ms": 6, "version_id": 2}},
+     "logs version 2 of view u as current, where version 1 is"),
+    ("view.replaced", {"version": {**VERSION, "version_id": 2}, "current_version_id": None,
+                       "log_entry": {"timestamp_ms": 6, "version_id": 2}},
+     "logs version 2 of view u as current, where version 1 is"),
     ("view.exploded", {}, "no event type has that name"),
 ])
 def test_fold_stored_refuses_rows_the_library_did_not_write(kind, payload, why):

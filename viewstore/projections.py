@@ -664,6 +664,10 @@ def _version_change(state: ViewState, payload: dict[str, Any], position: int) ->
         state.current_version_id = current
     entry = payload.get("log_entry")
     if entry is not None:
+        # an entry records the version the event left current (the library writes them equal)
+        if entry["version_id"] != state.current_version_id:
+            raise CorruptLogError(f"event at position {position} logs version {_held(entry['version_id'], int)} of "
+                                  f"view {_held(state.view_id)} as current, where version {state.current_version_id} is")
         state.version_log.append((entry["timestamp_ms"], entry["version_id"]))
 
 
