@@ -1772,7 +1772,7 @@ class ViewStore:
             if self._live_state(ident) is not None:
                 raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
             view_id = view_uuid or str(uuidlib.uuid4())
-            if self._log.stream_rows(view_id, after_version=0)[:1]:
+            if self._log.stream_rows(view_id, limit=1):
                 held = self._projections.load(view_id)
                 which = (f": {identifier_str(held.identifier)}{'' if held.live else ', dropped'}"
                          if held is not None else "")

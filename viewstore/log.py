@@ -806,16 +806,11 @@ class EventLog:
             stored.append((cast(int, cursor.lastrowid), payload))
         return stored
 
-    def stream_rows(self, view_id: str, *, until_ms: int | None = None, after_version: int = 0,
-                    limit: int | None = None) -> list[tuple[Any, ...]]:
-        """Raw rows of one stream in stream order (optionally up to a time, after a version, at most
-        ``limit``)."""
-        sql = f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE view_id = ? AND stream_version > ?"
+    def stream_rows(self, view_id: str, *, after_version: int = 0, limit: int | None = None) -> list[tuple[Any, ...]]:
+        """Raw rows of one stream in stream order (optionally after a version, at most ``limit``)."""
+        sql = (f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE view_id = ? AND stream_version > ? "
+               "ORDER BY stream_version")
         params: list[Any] = [view_id, after_version]
-        if until_ms is not None:
-            sql += " AND occurred_at <= ?"
-            params.append(until_ms)
-        sql += " ORDER BY stream_version"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
