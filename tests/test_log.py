@@ -247,6 +247,25 @@ def test_a_schema_version_that_is_not_a_number_is_a_corrupt_log_error(tmp_path):
         connect(tmp_path / "x.db")
 
 
+def test_a_schema_version_that_is_not_a_number_is_told_without_waiting_for_the_write_lock(tmp_path):
+    """The damage is seen by the open's first read, which needs no lock: another connection's long
+    write does not make the open wait its 30 s before saying so."""
+    import time
+
+    connect(tmp_path / "x.db").close()
+    other = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
+    other.execute("UPDATE meta SET value = 'two' WHERE key = 'schema_version'")
+    other.execute("BEGIN IMMEDIATE")  # held for the whole open
+    try:
+        started = time.monotonic()
+        with pytest.raises(CorruptLogError, match="not a number: 'two'"):
+            connect(tmp_path / "x.db")
+        assert time.monotonic() - started < 1.0
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
 def test_a_newer_schema_written_while_an_open_waits_for_the_write_lock_is_refused(tmp_path):
     """An open that must write its schema (here an upgrade) reads the version again once it holds the
     write lock: a newer viewstore may have upgraded the file meanwhile, and its schema is not this one's."""

@@ -273,13 +273,14 @@ def _schema_in_place(conn: sqlite3.Connection, path: str | Path, ddl: str) -> bo
     another process's write, so neither does opening a store that is already set up.
 
     Raises:
-        CorruptLogError: a newer viewstore wrote the file.
+        CorruptLogError: a newer viewstore wrote the file, or its schema version is not a number
+            (told at once, not after waiting for a write lock the open would not need).
     """
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        version = int(row[0]) if row is not None else None
-    except (sqlite3.OperationalError, ValueError, TypeError):  # a new file (no meta), or a damaged value
+    except sqlite3.OperationalError:  # a new file (no meta)
         return False
+    version = None if row is None else _schema_version(path, row[0])
     if version is None or version < SCHEMA_VERSION:
         return False
     _refuse_newer(path, version)
