@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pyspark.sql import types as T
 
 from viewstore import Column, ValidationError, parse_type
-from viewstore.spark.types import columns_to_schema, iceberg_to_spark, schema_to_columns, spark_to_iceberg
+from viewstore.spark.types import (SPARK_SCHEMA, columns_to_schema, iceberg_to_spark, parse_schema, recorded_schema,
+                                   schema_to_columns, schema_to_record, spark_to_iceberg)
 
 pytestmark = pytest.mark.spark
 
@@ -161,3 +164,68 @@ def test_a_comment_that_is_not_a_string_is_no_comment():
                            T.StructField("s", T.StructType([T.StructField("a", T.LongType(), True, {"comment": {"x": 1}})]),
                                          True, {"comment": "kept"})])
     assert schema_to_columns(schema) == [Column("n", "int", None, True), Column("s", "struct<a: long>", "kept", True)]
+
+
+@pytest.mark.parametrize("argument, shown", [("ab", "'ab'"), (b"ab", "b'ab'")])
+def test_columns_given_as_text_are_named_whole(argument, shown):
+    """Text is iterable, but a string of column names is no list of columns: the message shows what was given."""
+    with pytest.raises(ValidationError, match=f"columns_to_schema needs Column objects, not {shown}$"):
+        columns_to_schema(argument)
+
+
+def test_a_column_without_a_comment_has_no_comment_metadata():
+    schema = columns_to_schema([Column("a", "int"), Column("b", "int", "kept")])
+    assert [f.metadata for f in schema.fields] == [{}, {"comment": "kept"}]
+
+
+def _collated(name="café"):
+    """Spark's schema JSON of a view whose string column compares case-insensitively (more than an
+    Iceberg string holds)."""
+    return T.StructType([T.StructField(name, T.StringType("UTF8_LCASE"), True),
+                         T.StructField("n", T.IntegerType(), False, {"comment": "a number"})]).jsonValue()
+
+
+COLUMNS = [Column("café", "string"), Column("n", "int", "a number", False)]
+
+
+def test_schema_to_record_records_only_what_the_columns_do_not_give_back():
+    assert schema_to_record(columns_to_schema(COLUMNS).jsonValue(), COLUMNS) is None
+    recorded = schema_to_record(_collated(), COLUMNS)
+    assert recorded == json.dumps(_collated(), separators=(",", ":"), ensure_ascii=False)  # compact, the name as written
+    assert "café" in recorded and "\\u" not in recorded and ", " not in recorded
+
+
+def test_recorded_schema_is_served_only_while_it_maps_to_the_stored_columns():
+    summary = {SPARK_SCHEMA: schema_to_record(_collated(), COLUMNS)}
+    assert recorded_schema(summary, COLUMNS) == _collated()
+    assert recorded_schema(summary, iter(COLUMNS)) == _collated()
+    # the columns changed since it was recorded (a replace that kept the summary): the columns decide
+    assert recorded_schema(summary, [Column("café", "string"), Column("n", "long", "a number", False)]) is None
+    assert recorded_schema(summary, COLUMNS[:1]) is None
+    assert recorded_schema({}, COLUMNS) is None
+    for damaged in ("{not json", "[1]", "null", '{"type": "struct", "fields": 5}'):
+        assert recorded_schema({SPARK_SCHEMA: damaged}, COLUMNS) is None
+
+
+def test_parse_schema_reads_the_same_dict_twice_and_leaves_it_as_it_was():
+    """pyspark's reader rewrites collation metadata in the dict it is given; parse_schema reads a copy."""
+    schema = _collated()
+    before = json.dumps(schema)
+    assert parse_schema(schema) == parse_schema(schema) == T.StructType.fromJson(_collated())
+    assert json.dumps(schema) == before
+
+
+@pytest.mark.parametrize("schema, why", [
+    ({"type": "array", "elementType": "integer", "containsNull": True}, "a Spark view schema must be a struct"),
+    ([{"type": "struct", "fields": []}], "a Spark view schema must be a struct"),
+    ({"type": "struct"}, "unreadable Spark schema: KeyError: 'fields'"),
+    ({"type": "struct", "fields": [{"type": "integer", "nullable": True, "metadata": {}}]},
+     "unreadable Spark schema: KeyError: 'name'"),
+    ({"type": "struct", "fields": 5}, "unreadable Spark schema: TypeError"),
+    ({"type": "struct", "fields": [{"name": 5, "type": "integer", "nullable": True, "metadata": {}}]},
+     "unreadable Spark schema: AssertionError: field name 5 should be a string"),
+])
+def test_parse_schema_refuses_what_is_no_spark_struct_schema(schema, why):
+    with pytest.raises(ValidationError) as refused:
+        parse_schema(schema)
+    assert str(refused.value).startswith(why)
