@@ -107,23 +107,53 @@ def test_an_exception_in_the_block_writes_nothing(store, recorded):
     assert store.alter_view("a.v", ViewChange.update_comment("later")).stream_version == 2
 
 
+def test_committed_is_sent_for_each_write_of_a_block_in_the_order_made(store, recorded):
+    make(store, "a.v")
+    recorded.clear()
+    with store.transaction():
+        make(store, "a.w")
+        store.alter_view("a.v", ViewChange.update_comment("c"), ViewChange.set_property("k", "1"))
+        store.drop_view("a.w")
+    writes = [["view.created"], ["view.comment_updated", "view.properties_set"], ["view.dropped"]]
+    assert recorded == [("before", w) for w in writes] + [("committed", w) for w in writes]
+
+
+def test_a_blocks_events_carry_the_time_it_began(store):
+    """Every event of a block carries one time: when the block took the write lock (after the time
+    read before it, no later than its first write's return), not when each write was made."""
+    make(store, "a.v")
+    time.sleep(0.005)  # the create's millisecond is past: no event of the view is later than the block's
+    began = time.time_ns() // 1_000_000
+    with store.transaction():
+        store.alter_view("a.v", ViewChange.update_comment("first"))
+        first_returned = time.time_ns() // 1_000_000
+        time.sleep(0.005)
+        store.alter_view("a.v", ViewChange.update_comment("second"))
+    times = {e.occurred_at for e in store.history("a.v")[1:]}
+    assert len(times) == 1 and began <= times.pop() <= first_returned
+
+
 def test_as_of_inside_a_rolled_back_transaction_leaves_nothing_behind(store):
     from viewstore.projections import SNAPSHOT_EVERY
 
     make(store, "a.v")
     with pytest.raises(KeyError):
         with store.transaction():
-            for i in range(SNAPSHOT_EVERY + 5):
+            store.alter_view("a.v", ViewChange.set_property("only", "in the block"))
+            for i in range(SNAPSHOT_EVERY + 4):
                 store.alter_view("a.v", ViewChange.set_property("k", f"rolled back {i}"))
             last = store.history("a.v")[-1]
-            assert store.load_view("a.v", as_of=last).properties["k"] == f"rolled back {SNAPSHOT_EVERY + 4}"
+            assert store.load_view("a.v", as_of=last).properties["k"] == f"rolled back {SNAPSHOT_EVERY + 3}"
+            # a read before the last event starts from the snapshot the block wrote, parsed and kept:
+            # the rollback must forget it, since the same stream version comes back with other contents
+            assert store.load_view("a.v", as_of=store.history("a.v")[-2]).properties["only"] == "in the block"
             raise KeyError("no")
     for i in range(SNAPSHOT_EVERY + 5):  # the same stream versions again, other contents
         store.alter_view("a.v", ViewChange.set_property("k", f"kept {i}"))
     for event in store.history("a.v")[-7:]:
         expected = ViewStore(store.path).load_view("a.v", as_of=event)
         assert store.load_view("a.v", as_of=event) == expected
-        assert expected.properties["k"].startswith("kept")
+        assert expected.properties["k"].startswith("kept") and "only" not in expected.properties
 
 
 def test_as_of_a_time_sees_a_block_whole_or_not_at_all(store):
@@ -420,6 +450,22 @@ def test_other_threads_wait_for_the_transaction(store):
         store.alter_view("a.v", ViewChange.update_comment("second"))
     thread.join(5)
     assert seen == ["second"]
+
+
+def test_a_thread_that_carries_a_copy_of_the_blocks_context_is_not_in_it(store):
+    """A thread run in a copy of the block's context (``asyncio.to_thread``, ``contextvars.copy_context``)
+    carries its marker, but the block is the thread's that began it."""
+    import contextvars
+
+    make(store, "a.v")
+    seen = []
+    with store.transaction():
+        context = contextvars.copy_context()
+        thread = threading.Thread(target=context.run, args=(lambda: seen.append(store.in_transaction),))
+        thread.start()
+        thread.join(5)
+        assert store.in_transaction
+    assert seen == [False]
 
 
 def test_a_block_ends_only_in_the_thread_that_began_it(store, recorded):
