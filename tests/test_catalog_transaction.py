@@ -468,6 +468,33 @@ def test_a_thread_that_carries_a_copy_of_the_blocks_context_is_not_in_it(store):
     assert seen == [False]
 
 
+def test_a_block_of_another_store_inside_a_block_leaves_the_outer_one_usable(store, tmp_path):
+    """Each block marks its context, and gives the mark back when it ends: the outer block's store
+    goes on writing after the inner block of another store ended."""
+    make(store, "a.v")
+    with ViewStore(tmp_path / "other.db", actor="bob") as other:
+        with store.transaction():
+            with other.transaction():
+                make(other, "a.w")
+                store.alter_view("a.v", ViewChange.set_property("copied", "to the other store"))
+                assert other.in_transaction and store.in_transaction
+            assert not other.in_transaction and store.in_transaction
+            store.alter_view("a.v", ViewChange.update_comment("after the other block"))
+        assert other.list_views() == [("a", "w")]
+        # blocks entered by hand may end in another order: each gives back its own mark only
+        outer, inner = store.transaction(), other.transaction()
+        outer.__enter__()
+        inner.__enter__()
+        outer.__exit__(None, None, None)
+        other.alter_view("a.w", ViewChange.update_comment("after the outer block ended"))
+        assert other.in_transaction and not store.in_transaction
+        inner.__exit__(None, None, None)
+        assert other.load_view("a.w").comment == "after the outer block ended"
+    moved = store.load_view("a.v")
+    assert moved.comment == "after the other block" and moved.properties["copied"] == "to the other store"
+    assert not store.in_transaction
+
+
 def test_a_block_ends_only_in_the_thread_that_began_it(store, recorded):
     """Ended from another thread, the block committed there, then failed to let go of the store's
     lock (a RuntimeError), which the first thread kept for ever: every other thread of the store hung.

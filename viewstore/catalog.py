@@ -504,9 +504,10 @@ def _holding() -> Iterator[None]:
         _HOLDING.count -= 1
 
 
-#: the transaction() block of the task (or other context) running: asyncio tasks share their thread,
-#: so another task does not wait for a block held open across an ``await`` (see ViewStore._usable)
-_BLOCK: contextvars.ContextVar[object] = contextvars.ContextVar("viewstore_block")
+#: a mark for each transaction() block the task (or other context) running holds open, of any store:
+#: asyncio tasks share their thread, so another task does not wait for a block held open across an
+#: ``await`` (see ViewStore._usable), while a block of another store inside one leaves it usable
+_BLOCK: contextvars.ContextVar[frozenset[object]] = contextvars.ContextVar("viewstore_block", default=frozenset())
 _OTHER_TASK = ("a transaction of this store is open in this thread, held by another task (asyncio?): this call "
                "would see, or join, what the block has not committed, and cannot wait for it here; make it "
                "once the block has ended")
@@ -592,7 +593,7 @@ class ViewStore:
         self._batch: list[tuple[list[Event], list[tuple[int, dict[str, Any]]]]] | None = None
         self._in_call = False  # a write of the open transaction is running (see _write_transaction)
         self._batch_thread: int | None = None  # the thread that opened it
-        self._batch_marker: object | None = None  # and its value of _BLOCK, in the context that opened it
+        self._batch_marker: object | None = None  # and its mark in _BLOCK, in the context that opened it
         self._batch_time = 0  # when it took the write lock: the time of every event written in it
         self._batch_lost: BaseException | None = None  # the error with which SQLite ended it (see log.savepoint)
         self._calling_out = 0  # receivers or callbacks running while the store is held (see _wait_turn)
@@ -632,7 +633,7 @@ class ViewStore:
         context) of the thread that holds a :meth:`transaction` open."""
         if self._closed:
             raise ViewStoreError("the store is closed")
-        if self._batch is not None and _BLOCK.get(None) is not self._batch_marker:
+        if self._batch is not None and self._batch_marker not in _BLOCK.get():
             raise ViewStoreError(_OTHER_TASK)
 
     def _note_version(self, version: int) -> None:
@@ -1182,7 +1183,7 @@ class ViewStore:
         ``register_views`` and view DDL on the store through ``sql()`` (copies in a Spark session);
         its ``create_view`` writes only the store and goes on."""
         return (self._batch is not None and self._batch_thread == threading.get_ident()
-                and _BLOCK.get(None) is self._batch_marker)
+                and self._batch_marker in _BLOCK.get())
 
     def transaction(self) -> AbstractContextManager["ViewStore"]:
         """Make the writes of a ``with`` block one transaction: committed together when the block
@@ -1244,7 +1245,7 @@ class ViewStore:
             try:
                 with self._write_transaction():
                     marker = object()
-                    token = _BLOCK.set(marker)
+                    _BLOCK.set(_BLOCK.get() | {marker})
                     try:  # set inside: whatever interrupts the block, it ends it
                         self._batch, self._batch_thread, self._batch_marker = done, threading.get_ident(), marker
                         self._batch_time = time.time_ns() // 1_000_000
@@ -1255,10 +1256,8 @@ class ViewStore:
                         if lost is None and not self._conn.in_transaction:  # SQLite ended it, no write since
                             lost = ViewStoreError("SQLite ended the transaction (after an I/O error?)")
                         self._batch = self._batch_thread = self._batch_marker = None
-                        try:
-                            _BLOCK.reset(token)
-                        except ValueError:  # ended in another context than its own: the marker is stale anyway
-                            pass
+                        # its own mark only: blocks of other stores may end in another order
+                        _BLOCK.set(_BLOCK.get() - {marker})
                     if lost is not None:
                         raise ViewStoreError(f"{_LOST} ({lost}): nothing of this block was written")
             except BaseException as error:
