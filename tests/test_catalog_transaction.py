@@ -493,6 +493,9 @@ def test_a_block_of_another_store_inside_a_block_leaves_the_outer_one_usable(sto
     moved = store.load_view("a.v")
     assert moved.comment == "after the other block" and moved.properties["copied"] == "to the other store"
     assert not store.in_transaction
+    from viewstore.catalog import _BLOCK
+
+    assert _BLOCK.get() == frozenset()  # no mark outlives its block (each block would copy them all)
 
 
 def test_a_block_ends_only_in_the_thread_that_began_it(store, recorded):
