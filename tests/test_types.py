@@ -106,6 +106,37 @@ def test_an_iceberg_json_primitive_is_read_in_any_case_and_never_as_a_nested_typ
             from_iceberg_json(spelled)
 
 
+@pytest.mark.parametrize("data, expected", [
+    ("decimal(09,2)", DecimalType(9, 2)), ("decimal(9,02)", DecimalType(9, 2)), ("fixed[016]", FixedType(16)),
+    ("fixed[0000000000016]", FixedType(16)), ("fixed[0002147483647]", FixedType(2147483647)),
+    ("fixed[ 16]", FixedType(16)), ("fixed[16 ]", FixedType(16)), ("fixed[\t16\n]", FixedType(16)),
+    ("decimal( 9 , 2 )", DecimalType(9, 2)), ("decimal(9,\r\n2)", DecimalType(9, 2)),
+    ("decimal(\x0b9,2\x0c)", DecimalType(9, 2)), ("DECIMAL(9 ,2)", DecimalType(9, 2)),
+])
+def test_an_iceberg_json_primitive_takes_leading_zeros_and_blanks_around_its_numbers(data, expected):
+    """The reference matches fixed[L] and decimal(P,S) with a pattern that takes any ASCII digits
+    (read as a Java int, so leading zeros too) and Java's blanks around each number."""
+    assert from_iceberg_json(data) == expected
+
+
+@pytest.mark.parametrize("data", [
+    "decimal (9,2)", "fixed [16]", " long", "long ", "\tint", "string\n", "fixed[16] ", " decimal(9,2)",
+    "fixed[\u00a016]", "fixed[16\u2003]", "decimal(9,\x1c2)", "fixed[\uff116]", "decimal(9 2)", "fixed[+16]",
+])
+def test_an_iceberg_json_primitive_has_no_blank_the_reference_refuses(data):
+    """Blanks only inside the brackets, around a number, and only Java's (space, tab, line breaks,
+    vertical tab, form feed): not before the bracket, not around the name, not Unicode's others."""
+    with pytest.raises(ValidationError, match="is not an Iceberg primitive type name"):
+        from_iceberg_json(data)
+
+
+def test_an_iceberg_json_number_larger_than_a_java_int_is_refused_whatever_its_zeros():
+    with pytest.raises(ValidationError, match="the number 2147483648 is larger than 2147483647"):
+        from_iceberg_json("fixed[0002147483648]")
+    with pytest.raises(ValidationError, match="the number 9999999999999999999"):
+        from_iceberg_json("decimal(9,99999999999999999999999)")
+
+
 @pytest.mark.parametrize("data, message", [
     ({"type": "struct", "fields": [{"id": 1, "name": "a", "required": "false", "type": "int"}]},
      "'required' must be a boolean"),
@@ -187,6 +218,14 @@ def test_a_length_or_precision_larger_than_a_java_int_is_a_validation_error(text
 def test_the_largest_java_int_is_still_a_length():
     assert parse_type("varchar(2147483647)") == PrimitiveType("string")
     assert parse_type("fixed[2147483647]") == FixedType(2147483647)
+
+
+def test_leading_zeros_are_no_digits_of_a_length():
+    """A number is as large as its value, however many zeros lead it (as a Java int is read)."""
+    assert parse_type("fixed[00000000000016]") == FixedType(16)
+    assert parse_type("decimal(000000000009,0000000000002)") == DecimalType(9, 2)
+    with pytest.raises(ValidationError, match="the number 2147483648 is larger"):
+        parse_type("fixed[0002147483648]")
 
 
 @pytest.mark.parametrize("text", ["decimal(\u0661\u0660,\u0662)", "varchar(\uff12\uff10)", "fixed[\u0967]"])

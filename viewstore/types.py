@@ -60,13 +60,15 @@ MAX_TYPE_NUMBER = 2**31 - 1
 
 def type_number(digits: str) -> int | None:
     """``digits`` (ASCII digits) as a number of at most :data:`MAX_TYPE_NUMBER`, or None when larger."""
+    digits = digits.lstrip("0") or "0"  # a leading zero is no digit of the number (as Java reads it)
     if len(digits) > len(str(MAX_TYPE_NUMBER)) or int(digits) > MAX_TYPE_NUMBER:
         return None
     return int(digits)
 
 
 def too_large(digits: str) -> str:
-    """What is wrong with a number :func:`type_number` refused (its first 20 digits shown)."""
+    """What is wrong with a number :func:`type_number` refused (its first 20 digits shown, no leading zero)."""
+    digits = digits.lstrip("0")
     return f"the number {digits[:20]}{'...' if len(digits) > 20 else ''} is larger than {MAX_TYPE_NUMBER}"
 
 #: SQL (and engine) spellings accepted on input, mapped to the Iceberg primitive they mean.
@@ -451,8 +453,12 @@ def from_iceberg_json(data: Any) -> IcebergType:
 
     Reads as strictly as the reference implementation: every id, ``required`` flag and name must be
     present and of its JSON type (``"required": "false"`` is refused, not taken as true), and a
-    ``doc`` is text or null. Beyond Iceberg: field names are unique within a struct ignoring case (as
-    column names are in viewstore), and types nest at most :data:`MAX_DEPTH` deep.
+    ``doc`` is text or null. A primitive is its Iceberg name in any case, exactly, or ``fixed[L]`` or
+    ``decimal(P,S)`` with ASCII digits (leading zeros allowed) and blanks (space, tab, line break,
+    vertical tab, form feed) only around the numbers, inside the brackets. Beyond Iceberg: field
+    names are unique within a struct ignoring case (as column names are in viewstore), a fixed length
+    is positive, a decimal's precision is 1-38 and its scale at most its precision, and types nest at
+    most :data:`MAX_DEPTH` deep.
 
     Raises:
         ValidationError: the JSON is not an Iceberg type.
@@ -460,12 +466,33 @@ def from_iceberg_json(data: Any) -> IcebergType:
     return _from_json(data, 0)
 
 
+#: the blanks the reference takes around the numbers of a primitive (Java's ``\s``, not Unicode's)
+_JSON_BLANK = r"[ \t\n\x0b\f\r]*"
+_JSON_FIXED = re.compile(rf"fixed\[{_JSON_BLANK}([0-9]+){_JSON_BLANK}\]")
+_JSON_DECIMAL = re.compile(rf"decimal\({_JSON_BLANK}([0-9]+){_JSON_BLANK},{_JSON_BLANK}([0-9]+){_JSON_BLANK}\)")
+
+
+def _json_primitive(data: str) -> IcebergType:
+    """A primitive type string of Iceberg JSON, matched as the reference matches it."""
+    name = data.lower()
+    if name in PRIMITIVES:
+        return PrimitiveType(name)
+    match = _JSON_FIXED.fullmatch(name) or _JSON_DECIMAL.fullmatch(name)
+    if match is None:
+        raise ValidationError(f"{data!r} is not an Iceberg primitive type name")
+    numbers = []
+    for digits in match.groups():
+        number = type_number(digits)
+        if number is None:
+            raise ValidationError(f"bad type {data[:60]!r}: {too_large(digits)}")
+        numbers.append(number)
+    # the canonical spelling, so the ranges are those parse_type checks
+    return parse_type(f"fixed[{numbers[0]}]" if match.re is _JSON_FIXED else f"decimal({numbers[0]},{numbers[1]})")
+
+
 def _from_json(data: Any, depth: int) -> IcebergType:
     if isinstance(data, str):
-        t = parse_type(data)
-        if not t.is_primitive or str(t).replace(" ", "") != data.replace(" ", "").lower():
-            raise ValidationError(f"{data!r} is not an Iceberg primitive type name")
-        return t
+        return _json_primitive(data)
     if not isinstance(data, dict):
         raise ValidationError(f"an Iceberg type must be a string or an object, not {data!r}")
     if depth >= MAX_DEPTH:
