@@ -456,10 +456,11 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
     # what the reference parser and its Schema refuse beyond the JSON shape
     (lambda m: m.update({"properties": None}), "properties: Input should be a valid dictionary"),
     (lambda m: m["schemas"][0].pop("type"), "schemas.0.type: Field required"),
-    (lambda m: m["schemas"][0]["fields"][1].update({"id": 1}), "schema 0: field id 1 is used twice"),
+    (lambda m: m["schemas"][0]["fields"][1].update({"id": 1}), "schema 0 has a bad field: field id 1 is used twice: "
+                                                               "by 'x' and by 'y'"),
     (lambda m: m["schemas"][0]["fields"][0].update({"type": {
         "type": "map", "key-id": 3, "key": "string", "value-id": 9, "value": "int", "value-required": False}}),
-     "field id 3 is used twice"),  # ids of list elements and map keys and values count too
+     "field id 3 is used twice: by 'x.key' and by 'z'"),  # ids of list elements and map keys and values count too
     (lambda m: m["schemas"][0].update({"identifier-field-ids": [99]}), "identifier field 99 does not exist"),
     (lambda m: (m["schemas"][0].update({"identifier-field-ids": [1]}),
                 m["schemas"][0]["fields"][0].update({"required": False})), "identifier field 1 is not a required"),

@@ -137,6 +137,42 @@ def test_an_iceberg_json_number_larger_than_a_java_int_is_refused_whatever_its_z
         from_iceberg_json("decimal(9,99999999999999999999999)")
 
 
+def _field(fid, name, ftype):
+    return {"id": fid, "name": name, "required": False, "type": ftype}
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"type": "struct", "fields": [_field(1, "a", "int"), _field(1, "b", "int")]}, "id 1 is used twice: by 'a' and by 'b'"),
+    ({"type": "struct", "fields": [_field(1, "a", "int"), _field(2, "b", {
+        "type": "list", "element-id": 1, "element": "int", "element-required": False})]},
+     "id 1 is used twice: by 'a' and by 'b.element'"),
+    ({"type": "struct", "fields": [_field(1, "a", {
+        "type": "map", "key-id": 2, "key": "string", "value-id": 2, "value": "int", "value-required": False})]},
+     "id 2 is used twice: by 'a.key' and by 'a.value'"),
+    ({"type": "struct", "fields": [_field(1, "a", {"type": "struct", "fields": [_field(3, "b", "int")]}),
+                                   _field(2, "c", {"type": "struct", "fields": [_field(3, "d", "int")]})]},
+     "id 3 is used twice: by 'a.b' and by 'c.d'"),
+    ({"type": "list", "element-id": 5, "element-required": True, "element": {"type": "struct", "fields": [
+        _field(5, "a", "int")]}}, "id 5 is used twice: by 'element' and by 'element.a'"),
+    ({"type": "map", "key-id": 1, "key": "int", "value-id": 2, "value-required": True, "value": {
+        "type": "list", "element-id": 1, "element": "int", "element-required": True}},
+     "id 1 is used twice: by 'key' and by 'value.element'"),
+])
+def test_a_field_id_used_twice_anywhere_in_iceberg_json_is_refused(data, message):
+    """The reference's Schema indexes every field by id, nested ones, list elements and map keys and
+    values too, and refuses a schema in which two of them share one."""
+    with pytest.raises(ValidationError, match=f"field {message}"):
+        from_iceberg_json(data)
+
+
+def test_each_field_id_once_reads_however_the_ids_are_spread():
+    data = {"type": "struct", "fields": [_field(7, "a", {"type": "map", "key-id": 1, "key": "int", "value-id": 9,
+                                                         "value-required": False, "value": "int"}),
+                                         _field(-3, "b", {"type": "list", "element-id": 0, "element": "int",
+                                                          "element-required": False})]}
+    assert str(from_iceberg_json(data)) == "struct<a: map<int, int>, b: list<int>>"
+
+
 @pytest.mark.parametrize("data, message", [
     ({"type": "struct", "fields": [{"id": 1, "name": "a", "required": "false", "type": "int"}]},
      "'required' must be a boolean"),

@@ -521,14 +521,10 @@ def _nested_ids(t: Any, plain: bool) -> Iterator[tuple[int, Any, bool, bool]]:
 
 
 def _field_id_problem(schema: IcebergSchema) -> str | None:
-    """What the reference implementation refuses in a schema's field ids, or None: an id used twice,
-    and identifier fields that are missing, not primitive, optional, floating point, or nested in a
-    list, a map or an optional struct."""
-    index: dict[int, tuple[Any, bool, bool]] = {}
-    for field_id, kind, required, plain in _field_ids(schema.fields, True):
-        if field_id in index:
-            return f"field id {field_id} is used twice"
-        index[field_id] = (kind, required, plain)
+    """What the reference implementation refuses in a schema's identifier fields, or None: ids that
+    are missing, not primitive, optional, floating point, or nested in a list, a map or an optional
+    struct. (An id used twice :func:`from_iceberg_json` refused already.)"""
+    index = {field_id: (kind, required, plain) for field_id, kind, required, plain in _field_ids(schema.fields, True)}
     for field_id in schema.identifier_field_ids or ():
         if field_id not in index:
             return f"identifier field {field_id} does not exist"

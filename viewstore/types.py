@@ -11,7 +11,7 @@ time zone``, which Iceberg has no type for, is refused. A length, precision or c
 and at most :data:`MAX_TYPE_NUMBER` (a Java ``int``, as every engine reads it).
 
 ``to_iceberg_json`` / ``from_iceberg_json`` convert to and from the schema JSON of the Iceberg spec
-(nested field ids are assigned on export and dropped on import).
+(nested field ids are assigned on export; on import, once no id is found used twice, they are dropped).
 """
 
 from __future__ import annotations
@@ -452,18 +452,19 @@ def from_iceberg_json(data: Any) -> IcebergType:
     """Read an Iceberg JSON type (a string for primitives, an object for nested types).
 
     Reads as strictly as the reference implementation: every id, ``required`` flag and name must be
-    present and of its JSON type (``"required": "false"`` is refused, not taken as true), and a
-    ``doc`` is text or null. A primitive is its Iceberg name in any case, exactly, or ``fixed[L]`` or
-    ``decimal(P,S)`` with ASCII digits (leading zeros allowed) and blanks (space, tab, line break,
-    vertical tab, form feed) only around the numbers, inside the brackets. Beyond Iceberg: field
-    names are unique within a struct ignoring case (as column names are in viewstore), a fixed length
-    is positive, a decimal's precision is 1-38 and its scale at most its precision, and types nest at
-    most :data:`MAX_DEPTH` deep.
+    present and of its JSON type (``"required": "false"`` is refused, not taken as true), a ``doc``
+    is text or null, and no id (of a struct field, a list element, a map key or value) is used twice
+    anywhere in ``data`` (the error names it and the two fields). A primitive is its Iceberg name in
+    any case, exactly, or ``fixed[L]`` or ``decimal(P,S)`` with ASCII digits (leading zeros allowed)
+    and blanks (space, tab, line break, vertical tab, form feed) only around the numbers, inside the
+    brackets. Beyond Iceberg: field names are unique within a struct ignoring case (as column names
+    are in viewstore), a fixed length is positive, a decimal's precision is 1-38 and its scale at most
+    its precision, and types nest at most :data:`MAX_DEPTH` deep.
 
     Raises:
         ValidationError: the JSON is not an Iceberg type.
     """
-    return _from_json(data, 0)
+    return _from_json(data, 0, {}, "")
 
 
 #: the blanks the reference takes around the numbers of a primitive (Java's ``\s``, not Unicode's)
@@ -490,13 +491,21 @@ def _json_primitive(data: str) -> IcebergType:
     return parse_type(f"fixed[{numbers[0]}]" if match.re is _JSON_FIXED else f"decimal({numbers[0]},{numbers[1]})")
 
 
-def _from_json(data: Any, depth: int) -> IcebergType:
+def _claim(ids: dict[int, str], field_id: int, path: str) -> None:
+    """Record that the field at ``path`` has ``field_id``, which no other field of the type may have."""
+    if field_id in ids:
+        raise ValidationError(f"field id {field_id} is used twice: by {ids[field_id]!r} and by {path!r}")
+    ids[field_id] = path
+
+
+def _from_json(data: Any, depth: int, ids: dict[int, str], path: str) -> IcebergType:
     if isinstance(data, str):
         return _json_primitive(data)
     if not isinstance(data, dict):
         raise ValidationError(f"an Iceberg type must be a string or an object, not {data!r}")
     if depth >= MAX_DEPTH:
         raise ValidationError(f"types nest deeper than {MAX_DEPTH} levels")
+    prefix = path + "." if path else ""
     kind = data.get("type")
     if kind == "struct":
         fields = _get(data, "fields", list, "array", kind)
@@ -505,7 +514,7 @@ def _from_json(data: Any, depth: int) -> IcebergType:
         for f in fields:
             if not isinstance(f, dict):
                 raise ValidationError(f"a struct field must be an object, not {f!r}")
-            _get(f, "id", int, "int", "struct field")
+            field_id = _get(f, "id", int, "int", "struct field")
             name = _get(f, "name", str, "string", "struct field")
             # unique ignoring case, as everywhere in viewstore (Spark resolves names that way);
             # Iceberg alone would allow both a and A
@@ -513,21 +522,23 @@ def _from_json(data: Any, depth: int) -> IcebergType:
                 raise ValidationError(f"a struct field name must be non-empty and unique (ignoring case), "
                                       f"not {name!r}")
             names.add(name.lower())
+            _claim(ids, field_id, prefix + name)
             doc = f.get("doc")
             if doc is not None and not isinstance(doc, str):
                 raise ValidationError(f"the doc of struct field {name!r} must be a string, not {doc!r}")
             required = _get(f, "required", bool, "boolean", f"struct field {name!r}")
-            out.append(StructField(name, _from_json(f.get("type"), depth + 1), required, doc))
+            out.append(StructField(name, _from_json(f.get("type"), depth + 1, ids, prefix + name), required, doc))
         return StructType(tuple(out))
     if kind == "list":
-        _get(data, "element-id", int, "int", kind)
+        _claim(ids, _get(data, "element-id", int, "int", kind), prefix + "element")
         required = _get(data, "element-required", bool, "boolean", kind)
-        return ListType(_from_json(data.get("element"), depth + 1), required)
+        return ListType(_from_json(data.get("element"), depth + 1, ids, prefix + "element"), required)
     if kind == "map":
-        _get(data, "key-id", int, "int", kind)
-        _get(data, "value-id", int, "int", kind)
+        _claim(ids, _get(data, "key-id", int, "int", kind), prefix + "key")
+        _claim(ids, _get(data, "value-id", int, "int", kind), prefix + "value")
         required = _get(data, "value-required", bool, "boolean", kind)
-        return MapType(_from_json(data.get("key"), depth + 1), _from_json(data.get("value"), depth + 1), required)
+        return MapType(_from_json(data.get("key"), depth + 1, ids, prefix + "key"),
+                       _from_json(data.get("value"), depth + 1, ids, prefix + "value"), required)
     raise ValidationError(f"unknown Iceberg type {data!r}")
 
 
