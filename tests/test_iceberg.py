@@ -429,6 +429,14 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
     (lambda m: m["versions"].append(copy.deepcopy(m["versions"][0])), "duplicate version id"),
     (lambda m: m["schemas"].append(copy.deepcopy(m["schemas"][0])), "duplicate schema id"),
     (lambda m: m["versions"][0]["representations"][0].update({"type": "substrait"}), "only 'sql'"),
+    # another type holding sql and dialect all the same is no sql representation
+    (lambda m: m["versions"][1]["representations"][0].update({"type": "view"}),
+     "version 2 has a representation of type 'view'; only 'sql'"),
+    # a dialect the store refuses (it begins with a blank) is told as the file's fault
+    (lambda m: m["versions"][0]["representations"][0].update({"dialect": " spark"}),
+     "version 1 has a bad representation: .*dialect"),
+    (lambda m: m.update({"location": None}), "Cannot parse missing string: location"),  # null is missing
+    (lambda m: m.update({"format-version": True}), "Cannot parse format-version to a int: True"),
     # a version with no query at all is the file's fault, typed as every other one (not the store's
     # ValidationError for an imported version without representations)
     (lambda m: m["versions"][0].update({"representations": []}), "version 1 has no representation"),
@@ -462,6 +470,10 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
         "type": "map", "key-id": 3, "key": "string", "value-id": 9, "value": "int", "value-required": False}}),
      "field id 3 is used twice: by 'x.key' and by 'z'"),  # ids of list elements and map keys and values count too
     (lambda m: m["schemas"][0].update({"identifier-field-ids": [99]}), "identifier field 99 does not exist"),
+    # an optional map value is told as optional before as nested, as the reference checks in that order
+    (lambda m: (m["schemas"][0].update({"identifier-field-ids": [9]}), m["schemas"][0]["fields"][0].update({"type": {
+        "type": "map", "key-id": 8, "key": "string", "value-id": 9, "value": "int", "value-required": False}})),
+     "identifier field 9 is not a required field"),
     (lambda m: (m["schemas"][0].update({"identifier-field-ids": [1]}),
                 m["schemas"][0]["fields"][0].update({"required": False})), "identifier field 1 is not a required"),
     (lambda m: (m["schemas"][0].update({"identifier-field-ids": [1]}),
@@ -567,6 +579,15 @@ def test_a_block_that_returns_to_a_version_it_added_imports_as_one_addition(stor
         other.close()
 
 
+def test_read_metadata_gives_the_versions_in_id_order_whatever_the_file_order(conformance, tmp_path):
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    meta["versions"].reverse()
+    path = tmp_path / "00000-x.metadata.json"
+    path.write_text(json.dumps(meta))
+    assert [v["version-id"] for v in meta["versions"]] == [2, 1]
+    assert [v.version_id for v in read_metadata(path).versions] == [1, 2]
+
+
 def test_import_keeps_the_version_log_in_file_order(store, conformance, tmp_path):
     """A log whose times do not rise (one writer stamps a new version with its clock, another a
     rollback with its own) stays a list in file order, and its current version stays current."""
@@ -635,6 +656,19 @@ def test_read_metadata_errors(tmp_path):
         read_metadata(tmp_path / "missing.json")
 
 
+def test_a_damaged_gzip_file_or_a_path_no_file_can_have_is_an_iceberg_error(tmp_path):
+    """A gzip stream cut short or corrupt inside, and a name the file system cannot encode (a lone
+    surrogate), fail as metadata that cannot be read, not with gzip's, zlib's or the codec's error."""
+    whole = gzip.compress(json.dumps({"view-uuid": str(uuid.uuid4())}).encode() * 20, mtime=0)
+    (tmp_path / "cut.metadata.json").write_bytes(whole[:len(whole) // 2])
+    (tmp_path / "corrupt.metadata.json").write_bytes(whole[:10] + b"\xff" * 8 + whole[18:])
+    for name in ("cut", "corrupt"):
+        with pytest.raises(IcebergMetadataError, match=f"{name}.metadata.json is not view metadata JSON"):
+            read_metadata(tmp_path / f"{name}.metadata.json")
+    with pytest.raises(IcebergMetadataError, match="cannot read .*surrogates not allowed"):
+        read_metadata(tmp_path / "\ud800.metadata.json")
+
+
 def test_export_survives_a_copied_warehouse(store, tmp_path):
     store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
     first = store.export_iceberg("a.v", tmp_path / "loc")
@@ -664,6 +698,22 @@ def test_import_from_a_view_location_takes_the_latest_file(store, tmp_path):
     with pytest.raises(IcebergMetadataError, match="holds no metadata"):
         other.import_iceberg(tmp_path, "b.w")
     other.close()
+
+
+def test_a_file_numbered_with_fewer_than_five_digits_is_no_metadata_file(store, tmp_path):
+    """Metadata files are NNNNN-<uuid>.metadata.json: a 0001-... beside them is neither read nor
+    counted when the next export picks its number."""
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    first = store.export_iceberg("a.v", tmp_path / "loc")
+    (first.parent / f"0009-{uuid.uuid4()}.metadata.json").write_text("{not json")
+    assert read_metadata(tmp_path / "loc").view_uuid == store.load_view("a.v").uuid
+    store.replace_view("a.v", columns=[], representations=[("spark", "SELECT 2")], default_namespace="a")
+    assert store.export_iceberg("a.v", tmp_path / "loc").name.startswith("00001-")
+    lone = tmp_path / "lone" / "metadata"
+    lone.mkdir(parents=True)
+    (lone / f"0001-{uuid.uuid4()}.metadata.json").write_bytes(first.read_bytes())
+    with pytest.raises(IcebergMetadataError, match="holds no metadata file"):
+        read_metadata(tmp_path / "lone")
 
 
 def test_import_under_a_name_another_view_renamed_away_from_starts_after_the_rename(store, conformance):
