@@ -103,6 +103,18 @@ def test_export_key_order_gzip_and_pyiceberg_agreement(store, tmp_path):
     assert ViewMetadata.model_validate_json(raw).properties == {}
 
 
+def test_an_export_writes_text_as_utf8_and_a_gzip_header_without_a_time(store, tmp_path):
+    """Non-ASCII text is written as itself in UTF-8, as the reference's JSON writer does, not as
+    \\u escapes, and a gzipped file's header carries no modification time, so an export's bytes
+    depend on the view alone."""
+    store.create_view("a.v", columns=[Column("größe", "int", "Maß")], representations=[("spark", "SELECT 'Grüße'")],
+                      default_namespace="a")
+    raw = store.export_iceberg("a.v", tmp_path / "plain").read_bytes()
+    assert "SELECT 'Grüße'".encode() in raw and "größe".encode() in raw and b"\\u" not in raw
+    packed = store.export_iceberg("a.v", tmp_path / "packed", gzip=True).read_bytes()
+    assert packed[:2] == b"\x1f\x8b" and packed[4:8] == b"\0\0\0\0"
+
+
 def test_exported_schemas_are_listed_in_id_order_as_the_reference_lists_them(store, tmp_path):
     """A replace back to an earlier schema reuses its id (0), and with the version that brought it
     expired, the kept versions name schema 1 before schema 0: the file still lists schema 0 first,
@@ -164,13 +176,14 @@ def test_a_codec_the_reference_cannot_write_is_refused_when_set(store, tmp_path)
     ("write.metadata.compression-codec", "lz4", "gzip or none, not 'lz4'"),
     # the reference refuses a history size below 1 (ViewProperties): it would keep no version but the current
     ("version.history.num-entries", "0", "positive integer, not '0'"),
+    ("version.history.num-entries", "ten", "positive integer, not 'ten'"),  # not the default of ten
 ])
 def test_a_stored_property_the_exporter_cannot_follow_is_an_iceberg_error(store, tmp_path, key, value, message):
     """A value stored before the store refused it (an older release) fails the export, typed."""
     import sqlite3
 
     store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a",
-                      properties={key: {"lz4": "gzip", "0": "1"}[value]})
+                      properties={key: {"lz4": "gzip", "0": "1", "ten": "1"}[value]})
     store.replace_view("a.v", columns=[], representations=[("spark", "SELECT 2")], default_namespace="a")
     raw = sqlite3.connect(store.path)
     raw.execute("UPDATE views SET properties = ?", (json.dumps({key: value}),))
@@ -779,6 +792,9 @@ def test_write_metadata_path_names_the_folder_of_the_metadata_files(store, tmp_p
     # a relative folder is under the location, whatever the working directory
     store.alter_view("a.v", ViewChange.set_property("write.metadata.path", "meta"))
     assert store.export_iceberg("a.v", tmp_path / "loc").parent == tmp_path / "loc" / "meta"
+    # one letter and a colon is no URI scheme (a drive, were it followed by a slash): a folder name
+    store.alter_view("a.v", ViewChange.set_property("write.metadata.path", "m:eta"))
+    assert store.export_iceberg("a.v", tmp_path / "loc").parent == tmp_path / "loc" / "m:eta"
     # a blank one names no folder: the files go to <location>/metadata, not to the location itself
     for blank in ("", "  "):
         store.alter_view("a.v", ViewChange.set_property("write.metadata.path", blank))
