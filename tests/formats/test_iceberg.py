@@ -74,6 +74,9 @@ def changed(path: list, value) -> dict:
     (changed(["versions", 1, "representations", 0, "sql"], " "), r"representations\[0\]"),
     (changed(["schemas", 0, "fields", 0, "type"], "bigint"), "metadata.schemas.fields: .bigint. is not an Iceberg"),
     (changed(["schemas", 0, "fields", 0, "required"], "false"), "metadata.schemas.fields: .*must be a boolean"),
+    # a list's element id that a column has too: the reference's Schema refuses the repeated id
+    (changed(["schemas", 0, "fields", 1, "type", "element-id"], 1),
+     "metadata.schemas.fields: field id 1 is used twice: by 'n' and by 'tags.element'"),
     (changed(["versions", 1, "default-namespace"], "sales"), "default-namespace"),
 ])
 def test_malformed_metadata(metadata, reason):
