@@ -137,6 +137,17 @@ def test_an_iceberg_json_number_larger_than_a_java_int_is_refused_whatever_its_z
         from_iceberg_json("decimal(9,99999999999999999999999)")
 
 
+@pytest.mark.parametrize("data, message", [
+    ("decimal(39,0)", "precision must be 1-38"),  # as the reference refuses it
+    # beyond the reference, which takes these: no engine has such a type
+    ("decimal(0,0)", "precision must be 1-38"), ("decimal(5,6)", "scale 0-precision"), ("decimal(00,0)", "got \\(0,0\\)"),
+    ("fixed[0]", "fixed length must be positive"), ("fixed[000]", "fixed length must be positive"),
+])
+def test_an_iceberg_json_primitive_has_the_ranges_parse_type_keeps(data, message):
+    with pytest.raises(ValidationError, match=message):
+        from_iceberg_json(data)
+
+
 def _field(fid, name, ftype):
     return {"id": fid, "name": name, "required": False, "type": ftype}
 
