@@ -7,8 +7,10 @@ import pytest
 from viewstore import formats
 from viewstore.errors import ValidationError
 from viewstore.formats import ViewDefinition
-from viewstore.formats.base import TypeTokens, definition_from_view, for_dialect
+from viewstore.formats.base import (TypeTokens, definition_from_view, for_dialect, second_text, second_text_properties,
+                                    strip_nested, text_of)
 from viewstore.model import AuditInfo, Column, SQLRepresentation, View, ViewVersion
+from viewstore.types import parse_type
 
 
 def make_view(identifier=("sales", "v"), representations=(SQLRepresentation("spark", "SELECT 1 AS a"),),
@@ -37,6 +39,12 @@ def test_view_definition_validates_its_fields():
         ViewDefinition(dialect="spark", sql="SELECT 1", properties={"k": 1})
     with pytest.raises(ValidationError, match="bogus: Extra inputs are not permitted"):
         ViewDefinition(dialect="spark", sql="SELECT 1", bogus=1)
+    with pytest.raises(ValidationError, match="must have a string value"):
+        ViewDefinition(dialect="spark", sql="SELECT 1", summary={"engine-name": 1})
+    with pytest.raises(ValidationError) as caught:  # every bad field is named, not the first only
+        ViewDefinition(dialect=" spark", sql=" ")
+    assert str(caught.value) == "dialect: must not be empty, begin or end with whitespace, not ' spark'; " \
+                                "sql: the view SQL must not be empty"
 
 
 def test_view_definition_is_frozen_and_normalises_lists():
@@ -52,10 +60,29 @@ def test_engine_types_need_one_string_per_column():
     good = ViewDefinition(dialect="trino", sql="SELECT 1", columns=columns,
                           properties={"hms.trino.column-types": '["integer", "varchar(3)"]'})
     assert good.engine_types == ("integer", "varchar(3)")
-    for raw in ('["integer"]', "not json", '{"a": 1}', '["integer", 3]'):
+    for raw in ('["integer"]', "not json", '{"a": 1}', '["integer", 3]', "[" * 100_000 + "]" * 100_000):
         other = good.model_copy(update={"properties": {"hms.trino.column-types": raw}})
         assert other.engine_types == ()
     assert good.model_copy(update={"dialect": "spark"}).engine_types == ()  # another engine's spellings
+
+
+def test_the_second_text_is_tied_to_the_very_sql_even_with_lone_surrogates():
+    """Two SQL texts that differ in a lone surrogate only (a JSON record may hold one) have different digests."""
+    kept = second_text_properties("hms.hive.original-text", "SELECT a FROM t", "SELECT '\ud800'")
+    assert second_text(kept, "hms.hive.original-text", "SELECT '\ud800'") == "SELECT a FROM t"
+    assert second_text(kept, "hms.hive.original-text", "SELECT '\udfff'") == "SELECT '\udfff'"
+
+
+def test_a_field_of_a_part_of_the_record_is_named_whole():
+    assert text_of({"location": "s3://x"}, "location", "sd.location") == "s3://x"
+    with pytest.raises(ValidationError, match=r"^sd\.location: must be a string, not int$"):
+        text_of({"location": 1}, "location", "sd.location")
+
+
+def test_strip_nested_drops_the_nested_not_null_flags_and_comments_at_every_level():
+    nested = parse_type("struct<a: list<struct<b: int not null comment 'x'>> not null, "
+                        "m: map<string, struct<c: int not null>> not null comment 'y'>")
+    assert strip_nested(nested) == parse_type("struct<a: list<struct<b: int>>, m: map<string, struct<c: int>>>")
 
 
 def test_for_dialect_picks_the_representation():
@@ -78,6 +105,8 @@ def test_definition_from_view():
     assert definition.security_mode == "DEFINER" and definition.summary == {"engine-name": "viewstore"}
     with pytest.raises(ValidationError, match="identifier: the Hive metastore has one namespace level"):
         definition_from_view(make_view(identifier=("a", "b", "v")))
+    with pytest.raises(ValidationError, match="but the view 'v' has 0$"):
+        definition_from_view(make_view(identifier=("v",)))
 
 
 @pytest.mark.parametrize("engine", ["spark", "trino", "hive", "flink"])
@@ -132,6 +161,7 @@ def test_a_hive_record_keeps_the_flink_parameters_that_mark_it_as_hive():
     ("decimal(10, 2)", ["word", "punct", "number", "punct", "number", "punct"]),
     ("ROW<`a` INT 'it''s'>", ["word", "punct", "quoted", "word", "string", "punct"]),
     ("fixed[16]", ["word", "punct", "number", "punct"]),
+    ("ROW<_a INT>", ["word", "punct", "word", "word", "punct"]),
 ])
 def test_tokenizer(text, kinds):
     tokens = TypeTokens(text, "type")
@@ -144,11 +174,19 @@ def test_tokenizer(text, kinds):
     ("int;", "unexpected character ';' at position 3"),
     ('row("a integer)', "unterminated \" quote at position 4"),
     ("a & b", "unexpected character '&'"),
+    ("varchar(²)", "unexpected character '²' at position 8"),  # a digit to str.isdigit, not to a type
 ])
 def test_tokenizer_errors_name_the_field(text, reason):
     with pytest.raises(ValidationError, match=reason) as caught:
         TypeTokens(text, "sd.cols[3].type")
     assert str(caught.value).startswith("sd.cols[3].type: ")
+
+
+def test_a_quoted_name_is_no_punctuation_and_parentheses_hold_any_count_of_numbers():
+    tokens = TypeTokens('"(" 1', "type")
+    with pytest.raises(ValidationError, match="^type: expected '\\(' at position 0, found '\\(' in type"):
+        tokens.expect("(")
+    assert TypeTokens("(1, 2, 3)", "type").optional_numbers() == [1, 2, 3]
 
 
 @pytest.mark.parametrize("engine, deep", [
