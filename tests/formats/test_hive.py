@@ -7,7 +7,7 @@ import pytest
 from viewstore import formats
 from viewstore.errors import ValidationError
 from viewstore.formats import ViewDefinition, hive
-from viewstore.formats.base import second_text_properties
+from viewstore.formats.base import column_types_property, second_text_properties
 from viewstore.model import Column
 from viewstore.types import PrimitiveType, StructField, StructType, parse_type
 
@@ -28,13 +28,14 @@ def record(*cols: tuple[str, str, str | None], **extra) -> dict:
     ("decimal(10,2)", "decimal(10,2)"),
     ("array<int>", "list<int>"), ("map<string,bigint>", "map<string, long>"),
     ("struct<a:int,b:timestamp with local time zone>", "struct<a: int, b: timestamptz>"),
-    ("ARRAY<STRUCT<X:STRING>>", "list<struct<X: string>>"),
+    ("ARRAY<STRUCT<X:STRING>>", "list<struct<X: string>>"), ("struct<>", "struct<>"),
 ])
 def test_hive_types(hive_type, iceberg):
     assert str(hive.iceberg_type(hive_type)) == iceberg
 
 
-@pytest.mark.parametrize("hive_type", ["uniontype<int,string>", "interval_day_time", "void", "array<int"])
+@pytest.mark.parametrize("hive_type", ["uniontype<int,string>", "interval_day_time", "void", "array<int",
+                                       "array<int>>"])
 def test_bad_hive_types_name_the_field(hive_type):
     with pytest.raises(ValidationError) as caught:
         formats.decode(record(("a", hive_type, None)))
@@ -55,8 +56,9 @@ def test_decode_keeps_both_texts():
     assert "transient_lastDdlTime" not in definition.properties  # the metastore maintains it
 
 
-def test_without_expanded_text_the_original_text_is_the_sql():
-    definition = formats.decode(record(("a", "int", None), viewExpandedText=None))
+@pytest.mark.parametrize("expanded", [None, "", " \n"])
+def test_without_expanded_text_the_original_text_is_the_sql(expanded):
+    definition = formats.decode(record(("a", "int", None), viewExpandedText=expanded))
     assert definition.sql == "SELECT key FROM src"
     assert hive.ORIGINAL_TEXT_KEY not in definition.properties
 
@@ -68,9 +70,12 @@ def test_a_view_without_text_is_rejected():
 
 @pytest.mark.parametrize("sd, reason", [
     ("cols", "sd: must be an object"),
+    ([], "sd: must be an object, not list"),
     ({"cols": "a"}, "sd.cols: must be a list"),
     ({"cols": [{"name": "", "type": "int"}]}, r"sd\.cols\[0\]\.name"),
     ({"cols": [{"name": "a"}]}, r"sd\.cols\[0\]\.type"),
+    ({"cols": [{"name": "a", "type": ""}]}, r"sd\.cols\[0\]\.type: must be a non-empty string, not ''"),
+    ({"cols": [{"name": "a", "type": "int"}, "b"]}, r"sd\.cols\[1\]: must be an object"),
     ({"cols": [{"name": "a", "type": "int", "comment": 1}]}, r"sd\.cols\[0\]\.comment"),
 ])
 def test_malformed_columns(sd, reason):
@@ -102,6 +107,23 @@ def test_lenient_stand_ins_follow_icebergs_hive_integration():
     assert hive.engine_type(parse_type("list<uuid>"), lenient=True) == "array<string>"
     assert hive.engine_type(parse_type("fixed[16]"), lenient=True) == "binary"
     assert hive.engine_type(parse_type("time"), lenient=True) == "string"
+
+
+def test_a_kept_hive_type_is_written_while_it_fits_the_column_whatever_its_nested_not_null():
+    """Hive types carry no nested not null: a kept spelling fits a column that has one, not one of another type."""
+    kept = ["struct<p:varchar(5)>", "array<struct<q:char(2)>>", "map<string,struct<r:varchar(3)>>"]
+    definition = ViewDefinition(dialect="hive", sql="SELECT 1", columns=(
+        Column("s", "struct<p: string not null>"), Column("l", "list<struct<q: string not null>>"),
+        Column("m", "map<string, struct<r: string not null comment 'r'>>")),
+        properties=column_types_property("hive", kept))
+    assert [c["type"] for c in formats.encode(definition, "hive")["sd"]["cols"]] == kept
+    changed = definition.model_copy(update={"columns": (Column("s", "struct<p: int>"), *definition.columns[1:])})
+    assert [c["type"] for c in formats.encode(changed, "hive")["sd"]["cols"]] == ["struct<p:int>", *kept[1:]]
+
+
+def test_only_a_virtual_view_is_claimed():
+    assert hive.claims("VIRTUAL_VIEW", {}) and not hive.claims("MANAGED_TABLE", {})
+    assert not hive.claims("MATERIALIZED_VIEW", {})
 
 
 def test_encode_needs_columns():
@@ -137,6 +159,9 @@ def test_struct_field_names_are_read_as_hive_reads_them(hive_type, field_name):
     ("struct<`a`:int>", "expected a struct field name at position 7, found '`'"),
     ("struct<a:int,A:int>", "duplicate struct field 'A'"),
     ("struct<:int>", "expected a struct field name"),
+    ("struct<a²:int>", "expected ':' at position 8, found '²'"),  # no letter or digit to Hive (Java)
+    ("array<,int>", "expected a type name at position 6, found ','"),
+    ("uniontype<int,string>", "Hive uniontype has no Iceberg equivalent"),
     ("array<" * 101 + "int" + ">" * 101, "nested more than 100 levels"),
 ])
 def test_bad_struct_types(hive_type, reason):
