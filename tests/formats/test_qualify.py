@@ -86,6 +86,8 @@ def test_a_namespace_of_two_levels_cannot_be_a_database():
     with pytest.raises(ValidationError, match="'a.b', not in the record's database, and a hive view can qualify "
                                               "them with a database \\(one level\\), not 2 levels"):
         qualify_tables("SELECT * FROM t", "hive", ("a", "b"), "viewExpandedText")
+    with pytest.raises(ValidationError, match="not 0 levels"):
+        qualify_tables("SELECT * FROM t", "hive", (), "viewExpandedText")
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -126,6 +128,7 @@ def test_the_implied_namespace_is_read_back_from_a_qualified_text(engine):
      "FOR SYSTEM_TIME AS OF `o`.`ts` AS `r` ON `o`.`cur` = `r`.`cur`\nINNER JOIN `paimon`.`fx`.`codes` AS `c` "
      "ON `c`.`cur` = `o`.`cur`", "sales"),
     ("SELECT * FROM Orders", "SELECT `orders`.`id`\nFROM `hive`.`sales`.`orders` AS `orders`", "sales"),
+    ("SELECT * FROM orders", "SELECT `Orders`.`id`\nFROM `hive`.`sales`.`Orders` AS `Orders`", "sales"),
 ])
 def test_flinks_expanded_query_names_the_database_of_the_unqualified_names(original, expanded, database):
     assert implied_namespace(original, expanded, "flink") == database
