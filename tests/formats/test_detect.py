@@ -34,6 +34,7 @@ def view(**parameters: str) -> dict:
     ({"table_type": "ICEBERG-VIEW", "metadata_location": "s3://m.json"}, "iceberg"),
     ({"table_type": "iceberg-view", "metadata_location": "s3://m.json"}, "iceberg"),
     ({"table_type": "ICEBERG-VIEW", "spark.sql.create.version": "3.5.3"}, "iceberg"),  # Iceberg first
+    ({"table_type": "ICEBERG-VIEW", "presto_view": "true", "comment": "Presto View"}, "iceberg"),
     ({"spark.sql.create.version": "3.5.3", "is_generic": "true"}, "spark"),  # Spark before Flink
     # Trino before Spark: Trino reads a record with its flag as its view, whatever else a Spark ALTER added
     ({"presto_view": "true", "comment": "Presto View", "spark.sql.create.version": "2.2 or prior"}, "trino"),
@@ -56,6 +57,7 @@ def test_detect(parameters, engine):
     ({"tableType": "VIRTUAL_VIEW", "parameters": {1: "a"}}, r"parameters\.1: keys and values must be strings"),
     ({"tableType": "VIRTUAL_VIEW", "parameters": ["a"]}, "parameters: must be a map"),
     ("not a record", "table: an HMS table record must be a dict"),
+    (SimpleNamespace(tableType="VIRTUAL_VIEW"), "table: an HMS table record must be a dict, not SimpleNamespace"),
 ])
 def test_detect_rejects(table, reason):
     with pytest.raises(ValidationError, match=reason):
@@ -114,10 +116,12 @@ def test_registry_is_an_explicit_dict_of_modules():
 def test_get_format():
     assert formats.get_format("spark") is formats.spark
     assert formats.get_format(" Trino ") is formats.trino
+    with pytest.raises(ValidationError, match="^engine: must be a string, not int$"):
+        formats.get_format(3)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name, suggestion", [("sprak", "spark"), ("trin", "trino"), ("icebreg", "iceberg"),
-                                              ("flnk", "flink")])
+                                              ("flnk", "flink"), (" SPRAK ", "spark")])
 def test_get_format_suggests_the_closest_name(name, suggestion):
     with pytest.raises(ValidationError, match=f"did you mean '{suggestion}'"):
         formats.get_format(name)
