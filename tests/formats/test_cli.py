@@ -119,6 +119,14 @@ def test_a_metastore_dump_with_tables_imports_its_views_and_skips_the_rest(run, 
     assert ViewStore(run.db).list_views("sales") == [("sales", "one")]
 
 
+def test_a_record_without_a_database_or_name_is_reported_by_its_place(run, tmp_path):
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps([record("one"), {**record("two"), "dbName": ""}, {**record("three"), "tableName": ""}]))
+    report = json.loads(run("hms", "import", str(dump), "--json", code=1))
+    assert [i["identifier"] for i in report["imported"]] == ["sales.one"]
+    assert [f["name"] for f in report["failed"]] == ["record 1", "record 2"]
+
+
 def test_import_json_of_one_record(run, tmp_path):
     single = tmp_path / "one.json"
     single.write_text(json.dumps(record("solo")))
@@ -246,10 +254,13 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
     empty.write_text("[]")
     table = tmp_path / "table.json"
     table.write_text(json.dumps({**record("t"), "tableType": "MANAGED_TABLE"}))
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes('{"dbName": "café"}'.encode("latin-1"))
     deep = tmp_path / "deep.json"  # nested deeper than Python's JSON reader goes (it raised RecursionError)
     deep.write_text("[" * 100_000 + "]" * 100_000)
     cases = [
         (["hms", "import", str(tmp_path / "missing.json")], "cannot read"),
+        (["hms", "import", str(latin1)], f"cannot read {latin1}: 'utf-8' codec can't decode byte 0xe9"),
         (["hms", "import", str(not_json)], "is not JSON"),
         (["hms", "import", str(deep)], "is not JSON: maximum recursion depth exceeded"),
         (["hms", "import", str(scalar)], "[0]: an HMS record must be a JSON object"),
