@@ -128,7 +128,7 @@ def test_rollback_to_a_negative_version_id_says_what_it_says_of_any_version_the_
         assert error == {"type": "ValidationError", "message": "view s.v has no version -1; it has 1",
                          "exit_code": 1}, args
     assert usage_error(run("rollback", "s.v", "1", "--expected-version", "-1", code=2),
-                       "Invalid value for '--expected-version': -1 is not in the range")
+                       "--expected-version must be a whole number of 0 or more, not '-1'")
     assert usage_error(run("rollback", "s.v", "-x", code=2), "No such option '-x'")
     assert usage_error(run("rollback", "s.v", "-1", "2", code=2), "Got unexpected extra argument")
     assert ViewStore(run.db).event_count() == 1
@@ -146,7 +146,7 @@ def usage_error(out, message):
 @pytest.mark.parametrize("args, message", [
     # values not of their option's form: the CLI's own forms, as click's own types (a number, a choice)
     (["audit", "--since", "not a time"], "bad --since 'not a time': use ISO 8601"),
-    (["audit", "--limit", "-1"], "Invalid value for '--limit'"),
+    (["audit", "--limit", "-1"], "--limit must be a whole number of 0 or more, not '-1'"),
     (["audit", "--type", "created"], "Invalid value for '--type': 'created' is not one of 'view.comment_updated',"),
     (["show", "s.v", "--as-of", "soon"], "bad --as-of 'soon'"),
     (["create", "s.w", "--sql", "SELECT 1", "--column", "novalue"], "bad --column 'novalue': use NAME:TYPE"),
@@ -169,7 +169,7 @@ def usage_error(out, message):
     (["diff", "s.v", "--from", "0", "--to", "0", "--to-event", "1"], "give --to or --to-event, not both"),
     (["diff", "s.v", "--from", "soon"], "bad --from 'soon'"),
     (["diff", "s.v", "--from-event", "1", "--to", "later"], "bad --to 'later'"),
-    (["diff", "s.v", "--from-event", "-1"], "Invalid value for '--from-event'"),
+    (["diff", "s.v", "--from-event", "-1"], "--from-event must be a whole number of 0 or more, not '-1'"),
     (["audit", "--since", "2026-11-26", "--until", "2026-11-20"],
      "--since 2026-11-26 is after --until 2026-11-20: no event can match (swapped?)"),
     (["show"], "Missing argument 'IDENTIFIER'"), (["nosuchcommand"], "No such command 'nosuchcommand'"),
@@ -572,16 +572,49 @@ def test_out_of_range_or_malformed_times_are_usage_errors(run):
         assert "in the years 1 to 9999" in " ".join(run(*command).split()), command
 
 
-@pytest.mark.parametrize("args", [
-    ["show", "s.v", "--at-event", "99999999999999999999999"], ["show", "s.v", "--at-event", "-1"],
-    ["rollback", "s.v", "99999999999999999999999"], ["rollback", "s.v", "one"],
-    ["alter", "s.v", "--comment", "c", "--expected-version", "99999999999999999999999"],
-    ["audit", "--limit", "99999999999999999999999"], ["audit", "--limit", "-1"],
+@pytest.mark.parametrize("args, message", [
+    (["show", "s.v", "--at-event", "99999999999999999999999"],
+     "--at-event must be a whole number of at most 9223372036854775807, not '99999999999999999999999'"),
+    (["show", "s.v", "--at-event", "-1"], "--at-event must be a whole number of 0 or more, not '-1'"),
+    (["rollback", "s.v", "99999999999999999999999"],
+     "VERSION_ID must be a whole number of at most 9223372036854775807, not '99999999999999999999999'"),
+    (["rollback", "s.v", "-99999999999999999999999"],
+     "VERSION_ID must be a whole number of at least -9223372036854775808, not '-99999999999999999999999'"),
+    (["alter", "s.v", "--comment", "c", "--expected-version", "99999999999999999999999"],
+     "--expected-version must be a whole number of at most 9223372036854775807, not '99999999999999999999999'"),
+    (["audit", "--limit", "99999999999999999999999"],
+     "--limit must be a whole number of at most 9223372036854775807, not '99999999999999999999999'"),
+    (["audit", "--limit", "-1"], "--limit must be a whole number of 0 or more, not '-1'"),
 ])
-def test_out_of_range_numbers_are_usage_errors(run, args):
+def test_out_of_range_numbers_are_usage_errors(run, args, message):
     create(run)
     out = run(*args, code=2)
-    assert "Error: Invalid value" in out and "Traceback" not in out, out
+    assert usage_error(out, "") and out.splitlines()[-1] == f"Error: {message}", out
+    assert ViewStore(run.db).event_count() == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["audit", "--limit", "x"], "--limit must be a whole number of 0 or more, not 'x'"),
+    (["audit", "--limit", "1.5"], "--limit must be a whole number of 0 or more, not '1.5'"),
+    (["show", "s.v", "--at-event", "one"], "--at-event must be a whole number of 0 or more, not 'one'"),
+    (["diff", "s.v", "--from-event", "x"], "--from-event must be a whole number of 0 or more, not 'x'"),
+    (["diff", "s.v", "--from-event", "1", "--to-event", ""], "--to-event must be a whole number of 0 or more, not ''"),
+    (["alter", "s.v", "--comment", "c", "--expected-version", "v1"],
+     "--expected-version must be a whole number of 0 or more, not 'v1'"),
+    (["replace", "s.v", "--sql", "SELECT 1", "--expected-version", "x"],
+     "--expected-version must be a whole number of 0 or more, not 'x'"),
+    (["rename", "s.v", "s.w", "--expected-version", "x"], "--expected-version must be a whole number of 0 or more, not 'x'"),
+    (["drop", "s.v", "--expected-version", "x"], "--expected-version must be a whole number of 0 or more, not 'x'"),
+    (["rollback", "s.v", "one"], "VERSION_ID must be a whole number, not 'one'"),
+])
+def test_a_number_option_given_no_number_says_what_it_wants(run, args, message):
+    """Every whole-number option and argument says what it takes; click's own said "'x' is not a
+    valid integer range", naming neither the range nor the option."""
+    create(run)
+    out = run(*args, code=2)
+    assert usage_error(out, "") and out.splitlines()[-1] == f"Error: {message}", out
+    error = json.loads(CliRunner().invoke(main, ["--db", str(run.db), *args, "--json"]).stderr)["error"]
+    assert error == {"type": "UsageError", "message": message, "exit_code": 2}
     assert ViewStore(run.db).event_count() == 1
 
 
@@ -1773,7 +1806,7 @@ def test_a_usage_error_of_a_json_command_is_a_json_object_with_exit_code_2(tmp_p
     (["show", "--json"], "MissingParameter", "Missing argument 'IDENTIFIER'."),
     (["show", "s.v", "--as-of", "0", "--at-event", "1", "--json"], "UsageError", "give --as-of or --at-event, not both"),
     (["diff", "s.v", "--from", "0", "--from-event", "1", "--json"], "UsageError", "give --from or --from-event, not both"),
-    (["audit", "--limit", "-1", "--json"], "BadParameter", "Invalid value for '--limit'"),
+    (["audit", "--limit", "-1", "--json"], "UsageError", "--limit must be a whole number of 0 or more, not '-1'"),
     (["alter", "s.v", "--json"], "UsageError", "nothing to change: give at least one change option"),
     (["spark", "check", "--conf", "novalue", "--json"], "UsageError", "bad --conf 'novalue': use KEY=VALUE"),
     (["hms", "export", "s.v", "--engine", "nope", "--json"], "BadParameter", "Invalid value for '--engine'"),

@@ -371,8 +371,36 @@ pass_cli = click.make_pass_decorator(CliContext)
 
 # -- option types ------------------------------------------------------------------------------
 
-#: positions, stream versions, version ids and limits: SQLite holds no integer above 2**63 - 1
-INT64 = click.IntRange(0, 2**63 - 1)
+class _WholeNumber(click.ParamType):
+    """A whole number from ``low`` to 2**63 - 1 (SQLite holds no integer above it): an event's
+    position, a stream version, a version id, a limit. A value that is none, or one out of range,
+    is a usage error that says what is wanted: ``--limit must be a whole number of 0 or more, not
+    'x'`` (click's own said ``'x' is not a valid integer range``)."""
+
+    name = "integer"
+
+    def __init__(self, low: int) -> None:
+        self.low, self.high = low, 2**63 - 1
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            number = None
+        if number is not None and self.low <= number <= self.high:
+            return number
+        if number is not None and number > self.high:
+            wanted = f" of at most {self.high}"
+        elif number is not None or self.low > -(2**63):
+            wanted = f" of {self.low} or more" if self.low > -(2**63) else f" of at least {self.low}"
+        else:
+            wanted = ""  # any whole number SQLite holds
+        name = param.opts[0] if isinstance(param, click.Option) else param.human_readable_name if param else "value"
+        raise usage_error(f"{name} must be a whole number{wanted}, not {str(value)!r}")
+
+
+#: positions, stream versions and limits
+INT64 = _WholeNumber(0)
 
 
 def usage_error(message: str) -> click.UsageError:
@@ -1132,7 +1160,7 @@ class _NumberLast(click.Command):
 
 @main.command(cls=_NumberLast)
 @click.argument("identifier")
-@click.argument("version_id", type=click.IntRange(-(2**63), 2**63 - 1))
+@click.argument("version_id", type=_WholeNumber(-(2**63)))
 @json_option("Print the view as JSON.")
 @_EXPECTED
 @pass_cli
