@@ -297,6 +297,21 @@ def test_import_takes_the_security_mode_in_any_case(run, tmp_path):
     assert imported["security_mode"] == "INVOKER"
 
 
+@pytest.mark.parametrize("command", ["create", "replace", "import"])
+def test_security_mode_choices_are_listed_as_stored(run, command):
+    """--help and the message about a bad value name DEFINER and INVOKER as show and --json print
+    them; click's case-insensitive choice listed 'definer' and 'invoker'. Any case is still taken."""
+    text = " ".join(run(command, "--help").split())
+    assert "--security-mode [DEFINER|INVOKER]" in text and "[definer|invoker]" not in text
+    assert ("[default: DEFINER]" in text) == (command == "import")
+    args = ["import", "x.json", "s.v"] if command == "import" else [command, "s.v", "--sql", "SELECT 1"]
+    out = run(*args, "--security-mode", "owner", code=2)
+    assert out.splitlines()[-1] == "Error: Invalid value for '--security-mode': 'owner' is not one of 'DEFINER', " \
+                                   "'INVOKER' (in any case).", out
+    if command != "import":
+        assert json.loads(run(*args, "--security-mode", "InVoKeR", "--json"))["security_mode"] == "INVOKER"
+
+
 def test_export_json_names_the_view_as_stored_whatever_case_it_was_given_in(run, tmp_path):
     create(run, "sales.daily")
     exported = json.loads(run("export", "Sales.DAILY", "--location", str(tmp_path / "loc"), "--json"))

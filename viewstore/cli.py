@@ -403,6 +403,25 @@ class _WholeNumber(click.ParamType):
 INT64 = _WholeNumber(0)
 
 
+class _StoredCase(click.Choice):
+    """A choice taken in any case, and listed (in --help and in the message about a bad value) as
+    the store keeps it: ``[DEFINER|INVOKER]``, where click's case-insensitive choice listed
+    ``[definer|invoker]``, values the store never shows."""
+
+    def __init__(self, choices: Sequence[str]) -> None:
+        super().__init__(choices, case_sensitive=False)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
+        return f"[{'|'.join(self.choices)}]"
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        return f"{value!r} is not one of {', '.join(map(repr, self.choices))} (in any case)."
+
+
+#: a view's security mode, as the store keeps it
+SECURITY_MODES = _StoredCase(["DEFINER", "INVOKER"])
+
+
 def usage_error(message: str) -> click.UsageError:
     """A command line that cannot be right whatever the store holds (a value not of its option's
     form, options that exclude each other): click's usage error, exit code 2, as for the values
@@ -684,7 +703,7 @@ def _definition_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--comment", help="The view comment (create: '' for none; replace: merged, '' keeps it)."),
         click.option("--property", "properties", multiple=True, metavar="KEY=VALUE",
                      help="A view property (repeatable)."),
-        click.option("--security-mode", type=click.Choice(["DEFINER", "INVOKER"], case_sensitive=False),
+        click.option("--security-mode", type=SECURITY_MODES,
                      help="How the view runs (create: DEFINER when left out; replace: the view's own is kept)."),
         click.option("--summary", "summary", multiple=True, metavar="KEY=VALUE",
                      help="Version summary entries, e.g. engine-name=spark (repeatable)."),
@@ -1302,7 +1321,7 @@ def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool |
 @main.command("import", short_help="Record a view from an Iceberg metadata file, with its history.")
 @click.argument("path", type=click.Path(), callback=_not_empty)
 @click.argument("identifier")
-@click.option("--security-mode", type=click.Choice(["DEFINER", "INVOKER"], case_sensitive=False),
+@click.option("--security-mode", type=SECURITY_MODES,
               default="DEFINER", show_default=True,
               help="How the view runs (an Iceberg file does not say; export leaves it out).")
 @json_option("Print the imported view as JSON.")
