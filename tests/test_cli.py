@@ -116,6 +116,17 @@ def test_errors_are_one_line_with_exit_code_1(run):
     assert ViewStore(run.db).event_count() == 1
 
 
+@pytest.mark.parametrize("args", [["create", "s.w", "--sql", "SELECT 1", "--dialect", " spark"],
+                                  ["replace", "s.w", "--sql", "SELECT 1", "--representation", " spark", "SELECT 1"],
+                                  ["alter", "s.v", "--add-representation", " spark", "SELECT 1"]])
+def test_a_bad_dialect_is_one_sentence_with_exit_code_1_as_a_bad_identifier_is(run, args):
+    """A dialect is the view's data, as its identifier and column types are: the model refuses it,
+    exit code 1, said once ('bad representation: dialect: bad dialect' said it three times)."""
+    create(run)
+    assert run(*args, code=1) == "error: bad dialect ' spark': it must not be empty, begin or end with whitespace\n"
+    assert ViewStore(run.db).event_count() == 1
+
+
 def test_rollback_to_a_negative_version_id_says_what_it_says_of_any_version_the_view_lacks(run):
     """'rollback s.v -1' was click's 'No such option: -1'; a negative number is a version id the view
     lacks, as 0 and 7 are. A word that is no number stays an option (or a usage error)."""

@@ -56,6 +56,23 @@ def test_a_blank_column_name_dialect_sql_or_property_key_is_refused(blank):
         validate_properties({blank: "v"})
 
 
+def test_a_fields_own_refusal_is_its_message_alone_not_behind_the_models_and_the_fields_names():
+    """'bad representation: dialect: bad dialect ' spark': ...' said dialect three times."""
+    for make, message in [
+        (lambda: SQLRepresentation(" spark", "SELECT 1"),
+         "bad dialect ' spark': it must not be empty, begin or end with whitespace"),
+        (lambda: Column(" ", "int"), "a column name must be non-empty"),
+        (lambda: SQLRepresentation("spark", " "), "the SQL of a representation must not be empty"),
+        # several faults: each said once, after what was refused; pydantic's own by the field
+        (lambda: SQLRepresentation("", " "), "bad representation: bad dialect '': it must not be empty, begin or "
+                                             "end with whitespace; the SQL of a representation must not be empty"),
+        (lambda: SQLRepresentation("spark", 5), "bad representation: sql: Input should be a valid string"),
+    ]:
+        with pytest.raises(ValidationError) as caught:
+            make()
+        assert str(caught.value) == message
+
+
 @pytest.mark.parametrize("field, value", [("version_id", 2**31), ("schema_id", -(2**31) - 1), ("timestamp_ms", 2**63),
                                           ("version_id", "1"), ("version_id", True), ("timestamp_ms", 1.0)])
 def test_versions_hold_iceberg_ints_and_longs(field, value):

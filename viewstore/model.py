@@ -739,16 +739,22 @@ def diff_views(before: View, after: View) -> ViewDiff:
 
 
 def _wrap(error: ValueError, what: str) -> ValidationError:
+    """One ValidationError of a model's refusal: ``bad column: type: Input should be ...``. A field's
+    check that raised a ValidationError of its own already says what it refused (``bad dialect ' spark':
+    ...``): its message stands alone, not behind the model's and the field's names again."""
     if isinstance(error, ValidationError):
         return error
     errors = getattr(error, "errors", None)
     if callable(errors):
-        parts = []
+        parts, own = [], []
         for item in errors():
             ctx = item.get("ctx") or {}
             inner = ctx.get("error")
             msg = str(inner) if inner is not None else item.get("msg", "")
             loc = ".".join(str(x) for x in item.get("loc", ()))
-            parts.append(f"{loc}: {msg}" if loc else msg)
+            own.append(isinstance(inner, ValidationError))
+            parts.append(msg if own[-1] or not loc else f"{loc}: {msg}")
+        if len(parts) == 1 and own[0]:
+            return ValidationError(parts[0])
         return ValidationError(f"bad {what}: " + "; ".join(parts))
     return ValidationError(f"bad {what}: {error}")
