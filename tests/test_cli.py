@@ -1800,6 +1800,38 @@ def test_a_failing_json_command_prints_its_error_as_one_json_object_on_stderr(tm
     assert kind is None or error["type"] == kind, error
 
 
+@pytest.mark.parametrize("command", sorted(FAILING_JSON_COMMANDS))
+def test_json_before_the_command_is_the_commands_own_json(tmp_path, command, monkeypatch):
+    """'viewstore --json COMMAND' was click's "No such option '--json'" while 'viewstore COMMAND
+    --json' worked: each command with --json takes it before its name too, for failures and usage
+    errors as for results."""
+    monkeypatch.chdir(tmp_path)
+    where, args, kind = FAILING_JSON_COMMANDS[command]
+    after = _json_error(_invoke(tmp_path, where, [*args, "--json"]), 1)
+    assert _json_error(_invoke(tmp_path, where, ["--json", *args]), 1) == after
+    usage = _json_error(_invoke(tmp_path, where, ["--json", *command.split(), "--no-such-option"]), 2)
+    assert usage["type"] == "NoSuchOption" and usage["message"].startswith("No such option '--no-such-option'.")
+
+
+@pytest.mark.parametrize("args", [["list"], ["show", "s.v"], ["history", "s.v"], ["audit", "--limit", "1"],
+                                  ["query", "SELECT count(*) AS n FROM events"], ["diff", "s.v", "--from-event", "1"],
+                                  ["rebuild"], ["drop", "s.nope", "--if-exists"]])
+def test_json_before_the_command_prints_what_json_after_it_prints(run, args):
+    create(run)
+    after = run(*args, "--json")
+    assert run("--json", *args) == after and json.loads(after) is not None
+
+
+def test_json_before_a_command_without_json_says_where_it_does_not_go(run):
+    for args in (["--json", "demo"], ["--json", "demo", "--namespace", "x"]):  # a failure as --json asks
+        error = _json_error(CliRunner().invoke(main, ["--db", str(run.db), *args]), 2)
+        assert error == {"type": "UsageError", "message": "'viewstore demo' prints no JSON: leave out --json",
+                         "exit_code": 2}
+    assert not run.db.exists()
+    text = " ".join(run("--help").split())
+    assert "--json goes before the command or after it: 'viewstore --json list' is 'viewstore list --json'." in text
+
+
 @pytest.mark.parametrize("args", [["list"], ["query", "SELECT count(*) FROM events"]], ids=["list", "query"])
 def test_a_read_kept_out_by_another_connection_fails_as_a_busy_concurrency_error(tmp_path, monkeypatch, args):
     from test_log import _keeping_readers_out

@@ -240,6 +240,13 @@ class _Group(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *_LAZY_COMMANDS])
 
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if ctx.params.get("as_json") and command is not None and not _takes_json(ctx, command):
+            raise usage_error(f"'viewstore {name}' prints no JSON: leave out --json")
+        return name, command, rest
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in _LAZY_COMMANDS:
             target, _, _ = _LAZY_COMMANDS[name]
@@ -293,16 +300,18 @@ def _json_asked(ctx: click.Context) -> bool:
 
 
 def _remember_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    if value:
-        cli = ctx.find_object(CliContext)
-        if cli is not None:
+    cli = ctx.find_object(CliContext)
+    if cli is not None:
+        if value:
             cli.json = True
+        return cli.json  # `viewstore --json COMMAND` asks for it too
     return value
 
 
 def json_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The ``--json`` flag of every command that has one (as ``as_json``): it also makes a failure
-    print as one JSON object on stderr (see :func:`error_to_json`) instead of ``error: ...``."""
+    print as one JSON object on stderr (see :func:`error_to_json`) instead of ``error: ...``. The
+    main group's ``--json``, before the command, sets it as well."""
     return click.option("--json", "as_json", is_flag=True, callback=_remember_json, help=help)
 
 
@@ -313,14 +322,28 @@ def _installed(package: str) -> bool:
         return False
 
 
+class _Unavailable(click.Command):
+    """An optional command whose package is not installed: whatever its command line, it says so."""
+
+
+def _takes_json(ctx: click.Context, command: click.Command) -> bool:
+    """Whether a command has --json; a group, whether each of its commands has. An unavailable one
+    is taken to have it: what it says is that its package is missing."""
+    if isinstance(command, click.Group):
+        return all(_takes_json(ctx, sub) for name in command.list_commands(ctx)
+                   if (sub := command.get_command(ctx, name)) is not None)
+    return isinstance(command, _Unavailable) or any(p.name == "as_json" for p in command.params)
+
+
 def _unavailable(name: str, error: ImportError) -> click.Command:
-    @click.command(name, help=f"(unavailable: {error})", context_settings={"ignore_unknown_options": True})
+    @click.command(name, cls=_Unavailable, help=f"(unavailable: {error})",
+                   context_settings={"ignore_unknown_options": True})
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
     @click.pass_context
     def command(ctx: click.Context, args: Any) -> None:
         cli = ctx.find_object(CliContext)
         if cli is not None:  # the command line was not parsed: its --json asks for a JSON error all the same
-            cli.json = _asks_json(args)
+            cli.json = cli.json or _asks_json(args)
         raise ViewStoreError(f"'viewstore {name}' needs an optional dependency: {error}. "
                              f"Install it with: pip install 'viewstore[spark]'")
 
@@ -345,15 +368,18 @@ def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.option("--actor", envvar="VIEWSTORE_ACTOR", callback=_not_empty,
               help="Who makes the changes [env VIEWSTORE_ACTOR; default: OS user].")
 @click.option("--catalog", callback=_not_empty, help="Catalog name used as default catalog of new views.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON, as the command's own --json does (every command but demo has one).")
 @click.version_option(package_name="viewstore")
 @click.pass_context
-def main(ctx: click.Context, db: str | None, actor: str | None, catalog: str | None) -> None:
+def main(ctx: click.Context, db: str | None, actor: str | None, catalog: str | None, as_json: bool) -> None:
     """viewstore: an embedded, event-sourced catalog of multi-dialect SQL views.
 
     Exit codes: 0 done; 1 viewstore refused or failed ('error: ...' on stderr; spark check: drift);
     2 a usage error (an unknown option, a value not of its option's form, options that exclude
     each other); 130 interrupted (Ctrl-C). With --json a failure is one JSON object on stderr instead:
-    {"error": {"type": ..., "message": ..., "exit_code": ...}}.
+    {"error": {"type": ..., "message": ..., "exit_code": ...}}. --json goes before the command or
+    after it: 'viewstore --json list' is 'viewstore list --json'.
 
     Example:
 
@@ -362,6 +388,7 @@ def main(ctx: click.Context, db: str | None, actor: str | None, catalog: str | N
             --column x:int
     """
     obj = CliContext(db, actor, catalog)
+    obj.json = as_json
     ctx.obj = obj
     ctx.call_on_close(obj.close)
 
