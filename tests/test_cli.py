@@ -2019,8 +2019,12 @@ def test_now_is_a_time_where_leaving_the_option_out_means_now(run):
         "error: after (now): no such view: s.v (dropped at ")  # the side named as without --to
     assert "give --to or --to-event, not both" in run("diff", "s.v", "--from-event", "1", "--to", "now",
                                                       "--to-event", "2", code=2)
-    for args in (["audit", "--since", "now"], ["diff", "s.other", "--from", "now"]):
-        assert "bad --" in run(*args, code=2) and "'now': use ISO 8601" in run(*args, code=2), args
+    for args in (["audit", "--since", "now"], ["diff", "s.other", "--from", " NOW"]):
+        # said as what it is, where it was told the forms of a time as if now were no word the CLI knew
+        assert run(*args, code=2).splitlines()[-1] == \
+            f"Error: bad {args[-2]} {args[-1]!r}: now is taken only by the options that mean now when left out " \
+            "(--as-of, --until, --to); use ISO 8601 (2026-11-22T10:00:00Z) or epoch milliseconds, in the years " \
+            "1 to 9999", args
     assert "now, as without it" in " ".join(run("show", "--help").split())
     assert "or now: the default" in " ".join(run("diff", "--help").split())
 

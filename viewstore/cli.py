@@ -467,9 +467,14 @@ def _time(value: str | None, option: str, *, now: bool = False) -> int | None:
 
     A bad value is a usage error that says the same of it whatever the option: ``bad --since '...':``
     and :data:`TIME_FORMS` (after the reason, for eight digits that are no date: as epoch ms they would
-    be a time of 1970's first two days, so the API reads eight digits as a date alone, YYYYMMDD)."""
+    be a time of 1970's first two days, so the API reads eight digits as a date alone, YYYYMMDD; and
+    after the options that take ``now``, for ``now`` given to one that does not). The word is the
+    CLI's alone: the API's None is its now, and its times are the times it reads."""
     if value is None or (now and _is_now(value)):
         return None
+    if _is_now(value):  # --since, --from: left out, they mean no moment, so now is no spelling of that
+        raise usage_error(f"bad {option} {value!r}: now is taken only by the options that mean now when left "
+                          f"out (--as-of, --until, --to); {TIME_FORMS}")
     try:
         ms = to_epoch_ms(value, option)
         _EPOCH + dt.timedelta(milliseconds=ms)  # refuses a time out of range
