@@ -79,6 +79,13 @@ def test_sql_file_nested_column_types_and_list(run, tmp_path):
     assert run("list", "t").split() == ["t.v"]
 
 
+def test_a_column_comment_may_hold_colons_it_is_all_after_the_type(run):
+    run("create", "s.c", "--sql", "SELECT 1 AS x", "--column", "x:int:note: in EUR: net",
+        "--column", "m:map<string, int>:a: b")
+    columns = json.loads(run("show", "s.c", "--json"))["columns"]
+    assert [(c["type"], c["comment"]) for c in columns] == [("int", "note: in EUR: net"), ("map<string, int>", "a: b")]
+
+
 def test_alter_is_one_commit(run):
     create(run)
     run("alter", "s.v", "--add-representation", "trino", "SELECT 1 x", "--comment", "c", "--set", "a=1",
@@ -169,11 +176,13 @@ def usage_error(out, message):
     # options missing, or excluding each other
     (["create", "s.w"], "a view needs SQL: give --sql, --sql-file or --representation"),
     (["create", "s.w", "--sql", "SELECT 1", "--sql-file", "-"], "give --sql or --sql-file, not both"),
+    (["create", "s.w", "--sql", "", "--sql-file", "-"], "give --sql or --sql-file, not both"),
     (["alter", "s.v"], "nothing to change: give at least one change option"),
     (["alter", "s.v", "--set", "k=1", "--unset", "k"], "--set and --unset of 'k' in one command"),
     (["alter", "s.v", "--update-representation", "spark", "SELECT 2", "--remove-representation", "spark"],
      "--update-representation and --remove-representation of 'spark' in one command"),
     (["show", "s.v", "--as-of", "0", "--at-event", "1"], "give --as-of or --at-event, not both"),
+    (["show", "s.v", "--as-of", "now", "--at-event", "0"], "give --as-of or --at-event, not both"),
     (["diff", "s.v", "--from", "0", "--from-event", "1"], "give --from or --from-event, not both"),
     (["diff", "s.v"], "give --from or --from-event: the moment to compare from"),
     (["diff", "s.v", "--to", "0"], "give --from or --from-event: the moment to compare from"),
@@ -1048,8 +1057,8 @@ def test_every_command_on_a_name_renamed_away_says_where_the_view_went(run, tmp_
 def test_a_mistyped_db_is_an_error_not_an_empty_catalog(run, tmp_path):
     for args in (["list"], ["audit", "--since", "0"], ["show", "s.v"], ["history", "s.v"], ["rebuild"],
                  ["query", "SELECT 1 AS one"], ["alter", "s.v", "--comment", "x"], ["drop", "s.v"]):
-        out = run(*args, code=1)
-        assert out.startswith(f"error: no viewstore database at {run.db}") and out.count("\n") == 1, out
+        assert run(*args, code=1) == (f"error: no viewstore database at {run.db} (create or import a view to start "
+                                      "one there; --db or VIEWSTORE_DB names another)\n")  # the reason is no file
         assert not run.db.exists()
     create(run)  # adding a view starts the file
     assert run("list") == "s.v\n"
@@ -1147,6 +1156,22 @@ def test_a_reader_that_stops_early_is_no_error(tmp_path):
     assert reader.wait(timeout=60) == 0
     assert reader.stderr.read() == b""
     reader.stderr.close()
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_output_the_system_refuses_is_one_error_line_not_a_traceback(tmp_path, as_json):
+    """A full disk refuses what a command prints (stdout is /dev/full): the OSError is said as the
+    store's errors are, one line with exit code 1, and as JSON with --json."""
+    db = tmp_path / "p.db"
+    with ViewStore(db) as store:
+        store.create_view("s.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="s")
+    with open("/dev/full", "w") as full:
+        process = subprocess.run([sys.executable, "-m", "viewstore", "--db", str(db), "list", *["--json"] * as_json],
+                                 stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert process.returncode == 1
+    message = "[Errno 28] No space left on device"
+    assert process.stderr == (json.dumps({"error": {"type": "OSError", "message": message, "exit_code": 1}}) + "\n"
+                              if as_json else f"error: {message}\n")
 
 
 def test_event_tables_read_as_text(run, monkeypatch):
@@ -1596,6 +1621,17 @@ def test_a_querys_column_names_reach_the_terminal_escaped(run):
     assert json.loads(run("query", 'SELECT 1 AS "\x1b"', "--json")) == [{"\x1b": 1}]  # --json: exact
 
 
+def test_a_replace_that_makes_version_1_current_again_says_replaced(run):
+    """Whether a replace created the view is told by its stream version, not by its version id: going
+    back to the first definition reuses version 1."""
+    create(run)
+    assert run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int") == \
+        "replaced s.v (version 2, stream version 2)\n"
+    assert run("replace", "s.v", "--sql", "SELECT 1 AS x", "--column", "x:int:the x") == \
+        "replaced s.v (version 1, stream version 3)\n"
+    assert run("replace", "s.new", "--sql", "SELECT 1 AS x") == "created s.new (version 1, stream version 1)\n"
+
+
 def test_replace_merges_properties_unless_told_to_replace_them(run):
     create(run, "s.v", "--comment", "keep me", "--property", "owner=ops")
     assert run("replace", "s.v", "--sql", "SELECT 1 AS x", "--column", "x:int:the x").startswith(
@@ -1689,7 +1725,10 @@ def test_a_muted_signal_does_not_hide_that_a_write_happened(run):
     create(run)
     with signals.committed.muted():  # a program that embeds the CLI may mute it
         out = run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")
+        same = run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")  # nor invent one that did not
+        unset = run("alter", "s.v", "--unset", "no_such_key")
     assert out.startswith("replaced s.v")
+    assert same.startswith("nothing to change in s.v") and unset.startswith("nothing to change in s.v")
 
 
 def test_a_time_without_an_offset_is_utc_as_the_help_says():

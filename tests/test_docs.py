@@ -266,11 +266,19 @@ def test_without_pyspark_the_main_help_and_the_spark_commands_say_it_is_missing(
             "result = CliRunner().invoke(main, ['spark', 'check'])\n"
             "print(result.exit_code, result.output)\n"
             "result = CliRunner().invoke(main, ['spark', 'check', '--json'])\n"
-            "print('json', result.exit_code, repr(result.stdout), result.stderr)\n")
+            "print('json', result.exit_code, repr(result.stdout), result.stderr)\n"
+            "for args in (['--json', 'spark', 'check'], ['--json', 'demo']):\n"
+            "    result = CliRunner().invoke(main, args)\n"
+            "    print('before', result.exit_code, repr(result.stdout), result.stderr)\n")
     out = subprocess.run([sys.executable, "-c", hide], capture_output=True, text=True, check=True).stdout
     # with --json, as every command: one JSON object on stderr, nothing on stdout
     error = json.loads(out.split("json 1 '' ", 1)[1].splitlines()[0])["error"]
     assert error["exit_code"] == 1 and error["message"].startswith("'viewstore spark' needs an optional dependency")
+    # --json before the command asks for it too; demo, which prints no JSON, says first what it lacks
+    before = [json.loads(line.split("before 1 '' ", 1)[1])["error"] for line in out.splitlines()
+              if line.startswith("before ")]
+    assert [e["message"].split(":")[0] for e in before] == ["'viewstore spark' needs an optional dependency",
+                                                           "'viewstore demo' needs an optional dependency"], out
     assert re.search(r"^  spark +\(unavailable: .*pyspark", out, re.M), out
     assert re.search(r"^  demo +\(unavailable: .*pyspark", out, re.M), out
     assert re.search(r"^  hms +Import and export", out, re.M), out
