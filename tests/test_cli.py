@@ -1867,6 +1867,7 @@ def test_json_before_a_command_without_json_says_where_it_does_not_go(run):
         assert error == {"type": "UsageError", "message": "'viewstore demo' prints no JSON: leave out --json",
                          "exit_code": 2}
     assert not run.db.exists()
+    assert run("--json", "demo", "--help") == run("demo", "--help")  # help asked for is help
     text = " ".join(run("--help").split())
     assert "--json goes before the command or after it: 'viewstore --json list' is 'viewstore list --json'." in text
 

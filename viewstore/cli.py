@@ -243,7 +243,8 @@ class _Group(click.Group):
     def resolve_command(self, ctx: click.Context,
                         args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name, command, rest = super().resolve_command(ctx, args)
-        if ctx.params.get("as_json") and command is not None and not _takes_json(ctx, command):
+        if (ctx.params.get("as_json") and command is not None and not _takes_json(ctx, command)
+                and "--help" not in rest):  # help is printed as asked, JSON or not
             raise usage_error(f"'viewstore {name}' prints no JSON: leave out --json")
         return name, command, rest
 
