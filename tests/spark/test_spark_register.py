@@ -437,6 +437,15 @@ def test_register_views_puts_a_table_query_after_the_views_it_could_read(spark, 
     assert sorted(r.x for r in spark.sql(f"SELECT x FROM {ns}.a_two").collect()) == [1, 2]
 
 
+def test_register_views_puts_a_view_that_reads_a_table_query_after_it(spark, store, ns):
+    """b_mid reads a_top, whose SQL sqlglot cannot read, and c_top reads b_mid: they went first, as
+    views a_top was no dependency of, and failed (TABLE_OR_VIEW_NOT_FOUND)."""
+    report = _registered(spark, store, ns, ("a_top", "TABLE d_base"), ("b_mid", "SELECT x FROM a_top"),
+                         ("c_top", "SELECT x FROM b_mid"), ("d_base", "SELECT 1 AS x"))
+    assert report.registered == [f"{ns}.d_base", f"{ns}.a_top", f"{ns}.b_mid", f"{ns}.c_top"]
+    assert [r.x for r in spark.sql(f"SELECT x FROM {ns}.c_top").collect()] == [1]
+
+
 def test_register_views_keeps_backslashes_in_comments_and_properties(spark, store, ns):
     text = r"C:\temp\new 50\% \'q\'"
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int", text)], comment=text,

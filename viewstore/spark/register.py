@@ -226,9 +226,10 @@ def _dependency_order(store: ViewStore, views: list[tuple[View, str]], dialect: 
     Only SQL in which some stored view's name occurs is parsed: a name of word characters as one of
     the text's words (one set lookup a word, so the test grows with the texts, not with texts times
     names), another name as a substring; neither test can miss a reference. Views whose SQL the
-    parser cannot read go last, so they may read any of the others. Among views that are ready at
-    the same time, those sharing a default namespace go together (fewer switches of the session's
-    current namespace).
+    parser cannot read go after the others, so they may read any of them; a view that reads one of
+    them comes after it all the same (and so do the views that read that one). Among views that are
+    ready at the same time, those sharing a default namespace go together (fewer switches of the
+    session's current namespace).
     """
     by_id = {v.identifier: (v, text) for v, text in views}
     names = {v.name for v, _ in views}
@@ -247,13 +248,12 @@ def _dependency_order(store: ViewStore, views: list[tuple[View, str]], dialect: 
             continue
         resolved = {_resolve_reference(r, view, store.catalog) for r in refs}
         deps[view.identifier] = {r for r in resolved if r in by_id and r != view.identifier}
-    dependents: dict[Identifier, list[Identifier]] = {i: [] for i in deps}
+    dependents: dict[Identifier, list[Identifier]] = {i: [] for i in by_id}
     waiting = {i: 0 for i in deps}
     for ident, needs in deps.items():
         for need in needs:
-            if need in deps:
-                dependents[need].append(ident)
-                waiting[ident] += 1
+            dependents[need].append(ident)
+            waiting[ident] += 1
 
     def key(ident: Identifier) -> tuple[Any, ...]:
         return (*targets[ident], ident)
@@ -261,16 +261,24 @@ def _dependency_order(store: ViewStore, views: list[tuple[View, str]], dialect: 
     ready = [key(i) for i, n in waiting.items() if n == 0]
     heapq.heapify(ready)
     ordered: list[Identifier] = []
-    while ready:
-        ident = heapq.heappop(ready)[-1]
+
+    def place(ident: Identifier) -> None:
         ordered.append(ident)
         for dependent in dependents[ident]:
             waiting[dependent] -= 1
             if waiting[dependent] == 0:
                 heapq.heappush(ready, key(dependent))
+
+    def place_ready() -> None:
+        while ready:
+            place(heapq.heappop(ready)[-1])
+
+    place_ready()
+    for ident in sorted(unparsed, key=key):  # then the views that read them, each after those it reads
+        place(ident)
+    place_ready()
     placed = set(ordered)
     cyclic = sorted(i for i in deps if i not in placed)
-    ordered += sorted(unparsed, key=key)
     return [by_id[i] for i in ordered], [by_id[i] for i in cyclic]
 
 
