@@ -246,6 +246,38 @@ def test_a_current_copy_of_an_earlier_release_is_left_alone_and_claimed_by_pruni
     assert register_views(spark, mine, db, prune=True).pruned == []  # no longer this store's copy
 
 
+def test_a_copy_spark_will_not_give_the_store_id_is_made_again(spark, stores, databases, monkeypatch):
+    """It is not counted unchanged while it lacks the id: it is made again, with it."""
+    import viewstore.spark.register as register
+
+    db = databases()
+    mine = stores("mine")
+    _view(mine, f"{db}.v")
+    assert register_views(spark, mine, db).ok
+    spark.sql(f"ALTER VIEW {db}.v UNSET TBLPROPERTIES ('{STORE}')")  # as a release before store ids left it
+    real = register._jsession
+
+    class Refusing:
+        """The real session, but an ALTER VIEW fails as Spark fails on a database it cannot find."""
+
+        def __init__(self, jsession):
+            self._jsession = jsession
+
+        def sql(self, statement):
+            if statement.startswith("ALTER VIEW"):
+                return self._jsession.sql(f"ALTER VIEW spark_catalog.{db}_missing.v SET TBLPROPERTIES ('k' = 'v')")
+            return self._jsession.sql(statement)
+
+        def __getattr__(self, name):
+            return getattr(self._jsession, name)
+
+    monkeypatch.setattr(register, "_jsession", lambda spark: Refusing(real(spark)))
+    report = register_views(spark, mine, db, prune=True)
+    monkeypatch.undo()
+    assert report.ok and report.registered == [f"{db}.v"] and report.unchanged == [], report.failed
+    assert _objects(spark, db) == {"v": ("view", mine.store_id)}
+
+
 def _view_properties(spark, db, name):
     table = spark._jsparkSession.sharedState().externalCatalog().getTable(db, name)
     props = spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(table.properties())

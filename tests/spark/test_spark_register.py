@@ -108,8 +108,11 @@ def test_register_views_creates_databases_and_reports_every_outcome(spark, store
         assert "no_such_table" in report.failed[0].message
         assert report.databases_created == [ns]
         assert not report.ok
-        with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND") as raised:
             report.raise_for_failures()
+        first, *more = report.failed[0].message.splitlines()
+        assert more  # Spark's explanation goes on: only its first line is told
+        assert str(raised.value) == f"1 view(s) failed to register:\n{ns}.missing: [TABLE_OR_VIEW_NOT_FOUND] {first}"
         assert not spark.catalog.databaseExists(other)  # only the namespace asked for
         assert spark.sql(f"SELECT count(*) AS n FROM {ns}.good").first().n == 3
         assert register_views(spark, store, ns).databases_created == []  # it is there now
@@ -323,6 +326,13 @@ def test_register_views_restores_a_copy_changed_in_spark(spark, store, ns):
     assert register_views(spark, store, ns).unchanged == [f"{ns}.z"]
 
 
+def test_register_views_leaves_a_copy_of_sql_with_blanks_around_it_as_it_is(spark, store, ns):
+    """Spark keeps the query without the blanks around it: that text is the stored SQL all the same."""
+    _stored(store, f"{ns}.v", "\n  SELECT 1 AS x \n\t", ns, [Column("x", "int")])
+    assert register_views(spark, store, ns).registered == [f"{ns}.v"]
+    assert register_views(spark, store, ns).unchanged == [f"{ns}.v"]
+
+
 # -- edges found by planting bugs -----------------------------------------------------------------
 
 
@@ -398,6 +408,12 @@ def test_register_views_waits_for_every_view_a_view_reads(spark, store, ns):
     assert sorted(r.x for r in spark.sql(f"SELECT x FROM {ns}.c_top").collect()) == [1, 2]
 
 
+def test_register_views_orders_by_a_name_given_the_session_catalog(spark, store, ns):
+    report = _registered(spark, store, ns, ("a_top", f"SELECT x FROM Spark_Catalog.{ns}.b_base"),
+                         ("b_base", "SELECT 1 AS x"))
+    assert report.registered == [f"{ns}.b_base", f"{ns}.a_top"]
+
+
 def test_register_views_reads_a_two_part_name_as_database_and_view_whatever_the_stores_catalog(spark, ns, tmp_path):
     """Only a name of three parts or more starts with a catalog: the database named like the store's
     catalog (the views' default catalog, no Spark catalog) is a database, as Spark reads it."""
@@ -460,7 +476,9 @@ def test_register_views_keeps_backslashes_in_comments_and_properties(spark, stor
 def test_register_views_accounts_for_a_view_in_a_two_level_namespace(spark, store, ns):
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int")])
     _stored(store, f"{ns}.inner.w", "SELECT 1 AS x", f"{ns}.inner", [Column("x", "int")])
-    report = register_views(spark, store)
+    seen = []
+    report = register_views(spark, store, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 2), (2, 2)]  # the view whose database Spark would not create, then the other
     accounted = (set(report.registered) | {f.identifier for f in report.failed}
                  | {s.identifier for s in report.skipped})
     assert accounted == {f"{ns}.v", f"{ns}.inner.w"}

@@ -45,8 +45,9 @@ def test_a_view_whose_text_spark_cannot_parse_fails_alone_and_is_no_engine_failu
     assert [(f.identifier, f.condition) for f in report.failed] == [(f"{ns}.reader", "PARSE_SYNTAX_ERROR")]
     (entry,) = check_views(spark, store, ns).views
     assert (entry.status, entry.condition) == ("broken", "PARSE_SYNTAX_ERROR")
-    with pytest.raises(ValidationError, match="PARSE_SYNTAX_ERROR"):
+    with pytest.raises(ValidationError, match="PARSE_SYNTAX_ERROR") as raised:
         create_view(spark, store, f"{ns}.again", f"SELECT x FROM {ns}.src")
+    assert str(raised.value).count("[PARSE_SYNTAX_ERROR]") == 1  # Spark's explanation starts with it
 
 
 @pytest.mark.parametrize("call", ["register", "check"])
@@ -65,8 +66,10 @@ def test_a_view_dropped_by_another_process_after_the_listing_is_passed_over(spar
 
     monkeypatch.setattr(store, "list_views", listed_then_dropped)
     if call == "register":
-        report = register_views(spark, store, ns)
+        seen = []
+        report = register_views(spark, store, ns, progress=lambda done, total: seen.append((done, total)))
         assert report.registered == [f"{ns}.b"] and report.ok
+        assert seen == [(1, 2), (2, 2)]  # the view passed over counts as settled
     else:
         report = check_views(spark, store, ns)
         assert [v.identifier for v in report.views] == [f"{ns}.b"]
@@ -246,6 +249,74 @@ def test_the_store_id_leaves_the_fingerprints_of_the_release_before_store_ids_as
     assert forged == (statement, fingerprint)
 
 
+def test_a_copys_statement_is_the_same_for_properties_in_another_order_or_the_default_schema_mode():
+    """Neither makes the copy differ from the one made before: it is not made again."""
+    from viewstore.spark.session import _create_statement
+
+    target = ("spark_catalog", ("sales",))
+    made = _create_statement(("sales", "v"), "SELECT 1 AS x", [Column("x", "int")], None, {"a": "1", "b": "2"}, target)
+    assert _create_statement(("sales", "v"), "SELECT 1 AS x", [Column("x", "int")], None, {"b": "2", "a": "1"},
+                             target) == made
+    assert _create_statement(("sales", "v"), "SELECT 1 AS x", [Column("x", "int")], None, {"a": "1", "b": "2"},
+                             target, "COMPENSATION") == made
+    assert "WITH SCHEMA" not in made[0]
+
+
+def test_a_view_without_recorded_configs_registers_under_the_sessions(spark, store, ns):
+    """Its copy captures what the session sets (here a time zone), as Spark's own view would."""
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int")])
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")
+    try:
+        assert register_views(spark, store, ns).ok
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    assert _view_properties(spark, ns, "v")["view.sqlConfig.spark.sql.session.timeZone"] == "Asia/Kolkata"
+
+
+def test_a_view_after_one_whose_configs_spark_refuses_captures_the_sessions(spark, store, ns):
+    """b's time zone, set before Spark refused its other config, is taken back at once: c, recorded
+    without configs, captures the session's time zone, not b's."""
+    for name, configs in (("a", {"spark.sql.session.timeZone": "Asia/Kolkata"}),
+                          ("b", {"spark.sql.session.timeZone": "America/New_York", "spark.sql.caseSensitive": "maybe"}),
+                          ("c", None)):
+        _stored(store, f"{ns}.{name}", "SELECT 1 AS x", ns, [Column("x", "int")],
+                summary={} if configs is None else {"spark.sql-configs": json.dumps(configs)})
+    report = register_views(spark, store, ns)
+    assert report.registered == [f"{ns}.a", f"{ns}.c"] and [f.identifier for f in report.failed] == [f"{ns}.b"]
+    assert _view_properties(spark, ns, "c")["view.sqlConfig.spark.sql.session.timeZone"] \
+        == spark.conf.get("spark.sql.session.timeZone")
+
+
+def test_recorded_configs_never_turn_variable_substitution_on(spark, store, ns):
+    _stored(store, f"{ns}.v", "SELECT '${spark.app.name}' AS s", ns, [Column("s", "string")],
+            summary={"spark.sql-configs": json.dumps({"spark.sql.variable.substitute": "true"})})
+    assert register_views(spark, store, ns).ok
+    assert spark.sql(f"SELECT s FROM {ns}.v").first().s == "${spark.app.name}"
+
+
+def test_a_column_name_with_a_backquote_reaches_the_copy(spark, store, ns):
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("we`ird", "int")])
+    assert register_views(spark, store, ns).ok
+    assert spark.table(f"{ns}.v").columns == ["we`ird"]
+
+
+def test_keys_spark_owns_are_left_out_of_the_copy_in_any_case(spark, store, ns):
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int")],
+            properties={"View.Note": "1", "SPARK.SQL.note": "2", "Hms.note": "3", "keep": "4"})
+    assert register_views(spark, store, ns).ok
+    properties = _view_properties(spark, ns, "v")
+    assert properties["keep"] == "4" and not {"View.Note", "SPARK.SQL.note", "Hms.note"} & set(properties)
+
+
+def test_empty_comments_reach_the_copy(spark, store, ns):
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int", "")], comment="")
+    assert register_views(spark, store, ns).ok
+    assert spark.table(f"{ns}.v").schema["x"].metadata == {"comment": ""}
+    table = spark._jsparkSession.sharedState().externalCatalog().getTable(ns, "v")
+    assert table.comment().isDefined() and table.comment().get() == ""
+
+
 def test_views_recorded_under_different_configs_each_get_their_own(spark, store, ns):
     """The configs are switched key by key from one view to the next; each copy captures its own."""
     zones = ["Asia/Kolkata", "UTC", "America/New_York", "Asia/Kolkata"]
@@ -357,3 +428,37 @@ def test_a_thread_holding_a_store_waits_for_the_ddl_turn_only_as_long_as_the_cat
     assert outcome["error"].busy and outcome["seconds"] < 5, outcome
     assert not spark.catalog.databaseExists(ns)
     other.close()
+
+
+def test_a_thread_holding_a_store_waits_no_longer_than_the_ddl_turn_wait(spark, store, ns, tmp_path, monkeypatch):
+    """The shorter of the two waits: here DDL_TURN_WAIT_S, the catalog's being its default 10 s."""
+    import threading
+    import time
+
+    import viewstore.spark.session as session
+    from viewstore import ConcurrencyError, ViewStore
+
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+    monkeypatch.setattr(session, "DDL_TURN_WAIT_S", 0.2)
+    has_turn, release = threading.Event(), threading.Event()
+
+    def hold():
+        with session._one_ddl_at_a_time():
+            has_turn.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    has_turn.wait(30)
+    other = ViewStore(tmp_path / "other.db", actor="a")
+    try:
+        with other.transaction():
+            started = time.monotonic()
+            with pytest.raises(ConcurrencyError) as raised:
+                register_views(spark, store, ns)
+            seconds = time.monotonic() - started
+    finally:
+        release.set()
+        thread.join(30)
+        other.close()
+    assert raised.value.busy and seconds < 5, seconds
