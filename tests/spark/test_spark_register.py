@@ -462,6 +462,20 @@ def test_register_views_puts_a_view_that_reads_a_table_query_after_it(spark, sto
     assert [r.x for r in spark.sql(f"SELECT x FROM {ns}.c_top").collect()] == [1]
 
 
+def test_register_views_groups_views_whose_sql_the_parser_cannot_read_by_default_namespace(spark, store, ns):
+    """As the views it reads: b_two's default namespace sorts first, so b_two goes before a_one."""
+    other = "z" + ns  # sorts after ns
+    try:
+        _stored(store, f"{ns}.a_one", f"TABLE {ns}.d_base", other, [Column("x", "int")])
+        _stored(store, f"{ns}.b_two", f"TABLE {ns}.d_base", ns, [Column("x", "int")])
+        _stored(store, f"{ns}.d_base", "SELECT 1 AS x", ns, [Column("x", "int")])
+        report = register_views(spark, store, ns)
+        assert report.ok, report.failed
+        assert report.registered == [f"{ns}.d_base", f"{ns}.b_two", f"{ns}.a_one"]
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
 def test_register_views_keeps_backslashes_in_comments_and_properties(spark, store, ns):
     text = r"C:\temp\new 50\% \'q\'"
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int", text)], comment=text,
