@@ -147,6 +147,14 @@ def test_a_recorded_schema_mode_is_read_in_any_case_and_spacing_as_spark_reads_i
     assert next(r.data_type for r in rows if r.col_name == "View Schema Mode") == "TYPE EVOLUTION"
 
 
+def test_a_schema_mode_in_the_properties_of_a_view_from_the_metastore_registers(spark, store, ns):
+    """A view imported from a metastore has its mode as Spark's property ``view.schemaMode``, not in its summary."""
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int")], properties={"view.schemaMode": "binding"})
+    assert register_views(spark, store, ns).ok
+    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").collect()
+    assert next(r.data_type for r in rows if r.col_name == "View Schema Mode") == "BINDING"
+
+
 def test_a_view_imported_from_the_metastore_registers_under_the_configs_spark_captured(spark, store, ns):
     """Its configs are Spark's ``view.sqlConfig.*`` properties: the copy answers as the original did."""
     query = "SELECT unix_millis(TIMESTAMP'2024-01-01 00:00:00') AS ms"
