@@ -155,32 +155,34 @@ def test_a_view_that_fails_to_register_keeps_its_copy(spark, stores, databases):
     assert report.pruned == [] and _objects(spark, db)["v"] == ("view", mine.store_id)  # the store still holds it
 
 
-def test_a_copy_spark_will_not_drop_is_reported_not_raised(spark, stores, databases, monkeypatch):
+def _refusing(monkeypatch, kind, instead):
+    """register_views runs on the real session, but a statement beginning with ``kind`` runs
+    ``instead``, which fails as Spark fails on a database it cannot find."""
     import viewstore.spark.register as register
 
+    real = register._jsession
+
+    class Refusing:
+        def __init__(self, jsession):
+            self._jsession = jsession
+
+        def sql(self, statement):
+            return self._jsession.sql(instead if statement.startswith(kind) else statement)
+
+        def __getattr__(self, name):
+            return getattr(self._jsession, name)
+
+    monkeypatch.setattr(register, "_jsession", lambda spark: Refusing(real(spark)))
+
+
+def test_a_copy_spark_will_not_drop_is_reported_not_raised(spark, stores, databases, monkeypatch):
     db = databases()
     mine = stores("mine")
     _view(mine, f"{db}.gone")
     _view(mine, f"{db}.kept")
     assert register_views(spark, mine, db).ok
     mine.drop_view(f"{db}.gone")
-    real = register._jsession
-
-    class Refusing:
-        """The real session, but a DROP VIEW fails as Spark fails on a database it cannot find."""
-
-        def __init__(self, jsession):
-            self._jsession = jsession
-
-        def sql(self, statement):
-            if statement.startswith("DROP VIEW"):
-                return self._jsession.sql(f"DROP VIEW spark_catalog.{db}_missing.v")
-            return self._jsession.sql(statement)
-
-        def __getattr__(self, name):
-            return getattr(self._jsession, name)
-
-    monkeypatch.setattr(register, "_jsession", lambda spark: Refusing(real(spark)))
+    _refusing(monkeypatch, "DROP VIEW", f"DROP VIEW spark_catalog.{db}_missing.v")
     report = register_views(spark, mine, db, prune=True)
     monkeypatch.undo()
     assert not report.ok and report.pruned == [] and report.registered == [f"{db}.kept"]
@@ -248,30 +250,12 @@ def test_a_current_copy_of_an_earlier_release_is_left_alone_and_claimed_by_pruni
 
 def test_a_copy_spark_will_not_give_the_store_id_is_made_again(spark, stores, databases, monkeypatch):
     """It is not counted unchanged while it lacks the id: it is made again, with it."""
-    import viewstore.spark.register as register
-
     db = databases()
     mine = stores("mine")
     _view(mine, f"{db}.v")
     assert register_views(spark, mine, db).ok
     spark.sql(f"ALTER VIEW {db}.v UNSET TBLPROPERTIES ('{STORE}')")  # as a release before store ids left it
-    real = register._jsession
-
-    class Refusing:
-        """The real session, but an ALTER VIEW fails as Spark fails on a database it cannot find."""
-
-        def __init__(self, jsession):
-            self._jsession = jsession
-
-        def sql(self, statement):
-            if statement.startswith("ALTER VIEW"):
-                return self._jsession.sql(f"ALTER VIEW spark_catalog.{db}_missing.v SET TBLPROPERTIES ('k' = 'v')")
-            return self._jsession.sql(statement)
-
-        def __getattr__(self, name):
-            return getattr(self._jsession, name)
-
-    monkeypatch.setattr(register, "_jsession", lambda spark: Refusing(real(spark)))
+    _refusing(monkeypatch, "ALTER VIEW", f"ALTER VIEW spark_catalog.{db}_missing.v SET TBLPROPERTIES ('k' = 'v')")
     report = register_views(spark, mine, db, prune=True)
     monkeypatch.undo()
     assert report.ok and report.registered == [f"{db}.v"] and report.unchanged == [], report.failed
