@@ -120,6 +120,19 @@ def test_register_views_creates_databases_and_reports_every_outcome(spark, store
         spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
 
 
+def test_the_databases_a_registration_creates_are_reported_in_name_order(spark, store):
+    base = _name()
+    names = [f"{base}_c", f"{base}_a", f"{base}_b"]  # made in this order
+    try:
+        for ns in names:
+            _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int")])
+        report = register_views(spark, store)
+        assert report.ok and report.databases_created == sorted(names)
+    finally:
+        for ns in names:
+            spark.sql(f"DROP DATABASE IF EXISTS {ns} CASCADE")
+
+
 def test_register_views_never_replaces_a_table(spark, store, data, ns):
     spark.sql(f"CREATE DATABASE {ns}")
     spark.sql(f"CREATE TABLE {ns}.daily (day DATE, n BIGINT) USING parquet")
