@@ -57,7 +57,8 @@ def test_a_cell_breaks_its_line_only_at_a_newline_and_shows_every_other_separato
     for char, shown in [("\t", None), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"), ("\x85", "\\x85"),
                         ("\x0b", "\\x0b"), ("\x0c", "\\x0c"), ("\x1c", "\\x1c"), ("\r", "\\x0d")]:
         for cell in (f"a{char}b", f"wide 漢{char}b"):
-            text = cell.expandtabs(8) if shown is None else cell.replace(char, shown)
+            # a tab to the next multiple of 8 cells: 漢 takes two
+            text = {"a\tb": "a       b", "wide 漢\tb": "wide 漢 b"}[cell] if shown is None else cell.replace(char, shown)
             expected = f"│ 1 │ {text} │ z │"
             console = Console(file=io.StringIO(), width=80, markup=False, emoji=False, highlight=False)
             TextTable("n", "text", "m").print(console, [("1", cell, "z")])
@@ -140,6 +141,18 @@ def test_a_cells_width_is_what_rich_counts_also_where_ascii_takes_the_short_way(
     texts += [chr(i) for i in range(0, 0x300)]
     for text in texts:
         assert _text_width(text) == max(cell_len(line) for line in text.split("\n")), repr(text)
+
+
+def test_a_tab_in_a_cell_reaches_the_next_multiple_of_8_cells_after_wide_characters():
+    """A tab stop is counted in the cells the text takes on the terminal: two wide characters take
+    four cells, so a tab after them adds four blanks (counted in characters, it added six)."""
+    from viewstore.tables import _cell_text
+
+    assert _cell_text("漢字\tx") == "漢字    x"
+    assert _cell_text("😀 a\tb") == "😀 a    b"  # an emoji takes two cells, the blank and a one each
+    assert _cell_text("e\u0301\tx\n\t漢\ty") == "e\u0301       x\n        漢      y"  # a combining mark takes none
+    assert _cell_text("ünï\t.") == "ünï     ." and _cell_text("ab\tc") == "ab      c" and _cell_text("漢字") == "漢字"
+    assert "│ 漢字    x │" in _printed(TextTable("sql"), [("漢字\tx",)], 40)
 
 
 def test_a_table_of_every_kind_of_cell_looks_as_rich_draws_it():

@@ -311,11 +311,27 @@ def _wrap_after(line: str, width: int, breaks: str) -> list[str]:
 
 def _cell_text(value: str) -> str:
     """A table cell's text: as :func:`visible` shows it, with tabs expanded to blanks up to the next
-    multiple of 8 (SQL indented with tabs stays indented; rich's own table would break the line at a
-    tab), so only a newline breaks a cell's line, in :func:`data_table`'s rich tables and in
+    multiple of 8 cells (SQL indented with tabs stays indented; rich's own table would break the line
+    at a tab), so only a newline breaks a cell's line, in :func:`data_table`'s rich tables and in
     :class:`TextTable` alike."""
     text = visible(value)
-    return text.expandtabs(8) if "\t" in text else text
+    if "\t" not in text:
+        return text
+    return text.expandtabs(8) if text.isascii() else "\n".join(_expand_tabs(line) for line in text.split("\n"))
+
+
+def _expand_tabs(line: str) -> str:
+    """A line's tabs as blanks up to the next multiple of 8 cells, counting the cells a wide or
+    combining character takes as the terminal does (``str.expandtabs`` counts characters)."""
+    parts = line.split("\t")
+    out, column = [], 0
+    for part in parts[:-1]:
+        column += cell_len(part)
+        blanks = 8 - column % 8
+        out += [part, " " * blanks]
+        column += blanks
+    out.append(parts[-1])
+    return "".join(out)
 
 
 def _text_width(text: str) -> int:
