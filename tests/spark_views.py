@@ -1,10 +1,14 @@
 """Helpers of the tests of viewstore.spark's calls (tests/spark/test_spark_session.py, register,
-ddl, audit, drift): the orders table, fresh database names, views stored with Spark SQL, and a
-session view's metastore record read and changed behind Spark's back."""
+ddl, audit, drift): the orders table, fresh database names, views stored with Spark SQL, a
+session view's metastore record read and changed behind Spark's back, and the DDL turn held by
+another thread."""
 
 from __future__ import annotations
 
+import threading
 import uuid
+from contextlib import contextmanager
+from typing import Iterator
 
 from viewstore import SQLRepresentation
 
@@ -46,3 +50,25 @@ def _view_properties(spark, db, name):
     table = spark._jsparkSession.sharedState().externalCatalog().getTable(db, name)
     props = spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(table.properties())
     return {str(k): str(props.get(k)) for k in props.keySet()}
+
+
+@contextmanager
+def _ddl_turn_held_elsewhere() -> Iterator[None]:
+    """Another thread holds viewstore.spark's DDL turn until the block ends."""
+    import viewstore.spark.session as session
+
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        with session._one_ddl_at_a_time():
+            holding.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    holding.wait(30)
+    try:
+        yield
+    finally:
+        release.set()
+        thread.join(30)

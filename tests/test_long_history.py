@@ -361,23 +361,27 @@ def test_the_definition_fields_are_read_as_the_whole_version_reads_them():
     assert _DefinitionData.__required_keys__ <= _VersionData.__required_keys__
 
 
+def _through_each_snapshot(store):
+    """Load view a.v as of each event that has a snapshot of its own, in order (each load reads
+    through that snapshot), and yield the store's projections after each load."""
+    for event in store.history("a.v")[projections.SNAPSHOT_EVERY::projections.SNAPSHOT_EVERY]:
+        assert store.load_view("a.v", as_of=event).current_version_id == event.stream_version
+        yield store._projections
+
+
 def test_the_parsed_snapshots_kept_for_as_of_are_bounded_by_what_they_hold(tmp_path, monkeypatch):
     """Each parsed snapshot holds its own copy of its view's version rows: a few of a long history
     must not be kept as if they weighed what short ones do."""
     monkeypatch.setattr(projections, "PARSED_SNAPSHOT_ENTRIES", 1_000)
     path = build(tmp_path / "s.db", 5 * projections.SNAPSHOT_EVERY)
     with ViewStore(path) as store:
-        history = store.history("a.v")
-        kept = store._projections
         sizes = []
-        for event in history[projections.SNAPSHOT_EVERY::projections.SNAPSHOT_EVERY]:
-            view = store.load_view("a.v", as_of=event)  # each through its own snapshot
-            assert view.current_version_id == event.stream_version
+        for kept in _through_each_snapshot(store):
             sizes.append(kept._held)
             assert kept._held <= 1_000
             assert kept._held == sum(len(s.versions) + len(s.version_log) for s in kept._snapshots.values())
-        assert max(sizes) > 0 and len(kept._snapshots) < 4  # some were let go
-        again = store.load_view("a.v", as_of=history[-1])  # and what was let go is read again when asked
+        assert max(sizes) > 0 and len(store._projections._snapshots) < 4  # some were let go
+        again = store.load_view("a.v", as_of=store.history("a.v")[-1])  # and what was let go is read again
         assert again == store.load_view("a.v")
 
 
@@ -385,12 +389,7 @@ def test_the_parsed_snapshots_kept_for_as_of_are_bounded_in_number(tmp_path, mon
     monkeypatch.setattr(projections, "PARSED_SNAPSHOTS", 2)
     path = build(tmp_path / "s.db", 4 * projections.SNAPSHOT_EVERY)
     with ViewStore(path) as store:
-        history = store.history("a.v")
-        kept = store._projections
-        counts = []
-        for event in history[projections.SNAPSHOT_EVERY::projections.SNAPSHOT_EVERY]:
-            assert store.load_view("a.v", as_of=event).current_version_id == event.stream_version
-            counts.append(len(kept._snapshots))
+        counts = [len(kept._snapshots) for kept in _through_each_snapshot(store)]
         assert counts == [1, 2, 1]  # the third let the two go
 
 

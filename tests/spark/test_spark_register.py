@@ -11,7 +11,7 @@ from viewstore import Column, EngineError, NoSuchViewError, ValidationError, Vie
 from viewstore.spark import import_metastore_views, register_views, sql
 from viewstore.spark.register import table_references
 
-from spark_views import _alter_record, _name, _stored
+from spark_views import _alter_record, _ddl_turn_held_elsewhere, _name, _stored
 
 pytestmark = pytest.mark.spark
 
@@ -583,30 +583,14 @@ def test_register_views_waits_for_view_ddl_through_sql(spark, store, ns, monkeyp
 def test_register_views_gives_up_after_the_wait_for_another_threads_turn(spark, store, ns, monkeypatch):
     """A thread that holds the turn too long makes register_views raise ConcurrencyError (busy),
     with nothing done, as sql() does."""
-    import threading
-
     import viewstore.spark.catalog_plugin as plugin
     import viewstore.spark.session as session
     from viewstore import ConcurrencyError
 
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
     monkeypatch.setattr(session, "DDL_TURN_WAIT_S", 0.2)
-    holding, release = threading.Event(), threading.Event()
-
-    def hold():
-        with session._one_ddl_at_a_time():
-            holding.set()
-            release.wait(30)
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    holding.wait(30)
-    try:
-        with pytest.raises(ConcurrencyError, match="register_views") as raised:
-            register_views(spark, store, ns)
-    finally:
-        release.set()
-        thread.join(30)
+    with _ddl_turn_held_elsewhere(), pytest.raises(ConcurrencyError, match="register_views") as raised:
+        register_views(spark, store, ns)
     assert raised.value.busy
     assert not spark.catalog.databaseExists(ns)
     assert plugin.TRANSACTION_WAIT_S == 10.0  # the catalog bridge's wait is its own

@@ -14,7 +14,7 @@ from viewstore.spark import (check_views, create_view, detach, events_dataframe,
                              register_views, sql)
 from viewstore.spark.register import table_references
 
-from spark_views import _alter_record, _stored, _view_properties
+from spark_views import _alter_record, _ddl_turn_held_elsewhere, _stored, _view_properties
 
 pytestmark = pytest.mark.spark
 
@@ -440,7 +440,6 @@ def test_a_thread_holding_a_store_waits_for_the_ddl_turn_only_as_long_as_the_cat
 
 def test_a_thread_holding_a_store_waits_no_longer_than_the_ddl_turn_wait(spark, store, ns, tmp_path, monkeypatch):
     """The shorter of the two waits: here DDL_TURN_WAIT_S, the catalog's being its default 10 s."""
-    import threading
     import time
 
     import viewstore.spark.session as session
@@ -448,25 +447,10 @@ def test_a_thread_holding_a_store_waits_no_longer_than_the_ddl_turn_wait(spark, 
 
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
     monkeypatch.setattr(session, "DDL_TURN_WAIT_S", 0.2)
-    has_turn, release = threading.Event(), threading.Event()
-
-    def hold():
-        with session._one_ddl_at_a_time():
-            has_turn.set()
-            release.wait(30)
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    has_turn.wait(30)
-    other = ViewStore(tmp_path / "other.db", actor="a")
-    try:
-        with other.transaction():
+    with ViewStore(tmp_path / "other.db", actor="a") as other:
+        with _ddl_turn_held_elsewhere(), other.transaction():
             started = time.monotonic()
             with pytest.raises(ConcurrencyError) as raised:
                 register_views(spark, store, ns)
             seconds = time.monotonic() - started
-    finally:
-        release.set()
-        thread.join(30)
-        other.close()
     assert raised.value.busy and seconds < 5, seconds
