@@ -419,11 +419,16 @@ class _WholeNumber(click.ParamType):
             return number
         if number is not None and number > self.high:
             wanted = f" of at most {self.high}"
-        elif number is not None or self.low > -(2**63):
-            wanted = f" of {self.low} or more" if self.low > -(2**63) else f" of at least {self.low}"
+        elif self.low > -(2**63):
+            wanted = f" of {self.low} or more"
+        elif number is not None:
+            wanted = f" of at least {self.low}"
         else:
             wanted = ""  # any whole number SQLite holds
-        name = param.opts[0] if isinstance(param, click.Option) else param.human_readable_name if param else "value"
+        if isinstance(param, click.Option):
+            name = param.opts[0]
+        else:
+            name = param.human_readable_name if param is not None else "value"
         raise usage_error(f"{name} must be a whole number{wanted}, not {str(value)!r}")
 
 
