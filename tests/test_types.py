@@ -20,7 +20,7 @@ from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapTyp
     ("timestamptz", "timestamptz"), ("timestamp_ntz", "timestamp"), ("timestamp_ltz", "timestamptz"),
     ("timestamp_ns", "timestamp_ns"), ("timestamptz_ns", "timestamptz_ns"),
     ("string", "string"), ("text", "string"), ("varchar(20)", "string"), ("char(3)", "string"),
-    ("character varying(9)", "string"), ("uuid", "uuid"), ("binary", "binary"), ("varbinary", "binary"),
+    ("character varying(9)", "string"), ("nchar varying(9)", "string"), ("\tint \n", "int"), ("uuid", "uuid"), ("binary", "binary"), ("varbinary", "binary"),
     ("variant", "variant"), ("decimal(18,2)", "decimal(18,2)"), ("decimal(18, 2)", "decimal(18,2)"),
     ("numeric(9,3)", "decimal(9,3)"), ("decimal", "decimal(10,0)"), ("fixed[16]", "fixed[16]"),
     ("fixed(4)", "fixed[4]"), ("array<int>", "list<int>"), ("list<string>", "list<string>"),
@@ -31,7 +31,7 @@ from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapTyp
     ("struct<a int, b array<struct<c: bigint>>>", "struct<a: int, b: list<struct<c: long>>>"),
     ("struct<`weird name`: int>", "struct<`weird name`: int>"),
     ("int2", "int"), ("int8", "long"), ("float8", "double"), ("datetime", "timestamp"), ("nvarchar(10)", "string"),
-    ("clob", "string"), ("bytea", "binary"), ("varbinary(16)", "binary"), ("binary(4)", "binary"),
+    ("clob", "string"), ("bytea", "binary"), ("bytes", "binary"), ("varbinary(16)", "binary"), ("binary(4)", "binary"),
     ("number(10,2)", "decimal(10,2)"), ("number", "decimal(10,0)"), ("dec(5)", "decimal(5,0)"),
     ("decimal(38,38)", "decimal(38,38)"), ("decimal(1,0)", "decimal(1,0)"),
     ('struct<"a ""b""": int, `c``d`: int>', 'struct<`a "b"`: int, `c``d`: int>'), ("struct<1: int>", "struct<`1`: int>"),
@@ -57,7 +57,8 @@ def test_nested_details_round_trip():
                                  "list(int>", "map<string: int>", "decimal(10,2]", "fixed[4)", "struct<a: int)",
                                  "varchar()", "fixed[]", "decimal(,2)", "decimal('10')", "struct<a int, A string>",
                                  'struct<"x": int, `X`: int>', "struct<``: int>", 'struct<"": int>', "decimal(0,0)",
-                                 "decimal(39,0)", "struct<a: int comment `x`>"])
+                                 "decimal(39,0)", "struct<a: int comment `x`>", "fixed[16", "list<int not nul>",
+                                 "struct<a: int not x>"])
 def test_unknown_types_are_validation_errors(bad):
     with pytest.raises(ValidationError):
         parse_type(bad)
@@ -79,6 +80,9 @@ def test_iceberg_json_round_trip():
     assert lst["type"] == "list" and lst["element-id"] == 3 and lst["element"]["type"] == "map"
     assert from_iceberg_json(data) == t
     assert from_iceberg_json("decimal(9, 2)") == DecimalType(9, 2)
+    empty = parse_type("struct<a: int comment ''>")  # an empty comment is a doc, not none
+    assert to_iceberg_json(empty, itertools.count(1))["fields"][0]["doc"] == ""
+    assert from_iceberg_json(to_iceberg_json(empty, itertools.count(1))) == empty
     with pytest.raises(ValidationError):
         from_iceberg_json({"type": "tuple"})
     with pytest.raises(ValidationError):
@@ -195,6 +199,7 @@ def test_each_field_id_once_reads_however_the_ids_are_spread():
      "must be a string"),
     ({"type": "struct", "fields": [{"id": 1, "name": "a", "required": False, "type": "int"},
                                    {"id": 2, "name": "A", "required": False, "type": "int"}]}, "ignoring case"),
+    ({"type": "struct", "fields": [{"id": 1, "name": "", "required": False, "type": "int"}]}, "must be non-empty"),
     ({"type": "struct", "fields": ["a"]}, "must be an object"),
     ({"type": "list", "element-id": 1, "element": "int", "element-required": 0}, "must be a boolean"),
     ({"type": "map", "key-id": 1, "key": "string", "value": "int", "value-required": False}, "missing int 'value-id'"),
