@@ -1,3 +1,5 @@
+import datetime as dt
+
 import pytest
 from pydantic import ValidationError as PydanticError
 
@@ -23,6 +25,8 @@ def test_events_are_frozen_and_strict():
         ViewDropped(**ENVELOPE, surprise=1)
     assert event.payload() == {"comment": "hi"}
     assert event.view == "a.v" and event.occurred_at_datetime.year == 1970
+    later = CommentUpdated(**{**ENVELOPE, "occurred_at": 1_700_000_000_123}, comment="hi")
+    assert later.occurred_at_datetime == dt.datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=dt.timezone.utc)
 
 
 def test_decode_round_trip_and_corruption():
@@ -338,10 +342,15 @@ def test_damaged_rows_end_in_the_corrupt_log_error_validation_raises(kind, paylo
     ("view.properties_removed", {"removals": ["k", 1]}),
     ("view.renamed", {"from_identifier": ["a", None]}),
     ("view.rolled_back", {"current_version_id": 2, "log_entry": LOG_ENTRY, "security_mode": "INVOKER"}),
+    ("view.replaced", replaced(timestamp_ms=2**63)),
+    ("view.replaced", {"version": VERSION, "current_version_id": 2, "log_entry": {**LOG_ENTRY, "timestamp_ms": 2**63}}),
+    ("view.imported", {"source": "test", "source_location": 5, "versions": [VERSION], "current_version_id": 2,
+                       "version_log": [LOG_ENTRY]}),
 ])
 def test_a_payload_the_models_refuse_the_payload_readers_refuse_too(kind, payload):
     """The fold's reader of each type takes no payload history() cannot read (an unknown security
-    mode, a missing comment, a removal or a name part that is not text, a field of another event type)."""
+    mode, a missing comment, a removal or a name part that is not text, a field of another event type,
+    a time beyond 64 bits, a source location that is not text)."""
     import json
 
     from viewstore.events import payload_readers
