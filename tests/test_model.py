@@ -74,7 +74,8 @@ def test_a_fields_own_refusal_is_its_message_alone_not_behind_the_models_and_the
 
 
 @pytest.mark.parametrize("field, value", [("version_id", 2**31), ("schema_id", -(2**31) - 1), ("timestamp_ms", 2**63),
-                                          ("version_id", "1"), ("version_id", True), ("timestamp_ms", 1.0)])
+                                          ("timestamp_ms", -(2**63) - 1), ("version_id", "1"), ("version_id", True),
+                                          ("timestamp_ms", 1.0)])
 def test_versions_hold_iceberg_ints_and_longs(field, value):
     """Ids are Iceberg ints (32 bits) and times longs (64 bits), so every value fits SQLite and the
     reference implementation; a wrong one is a ValidationError, never an overflow further down."""
@@ -93,6 +94,18 @@ def test_a_history_size_may_have_a_plus_sign_and_a_property_key_must_be_valid_un
     assert validate_properties({"version.history.num-entries": "+5"}) == {"version.history.num-entries": "+5"}
     with pytest.raises(ValidationError, match="not valid Unicode"):
         validate_properties({"k\ud800": "v"})
+
+
+def test_a_property_map_is_checked_into_a_dict_of_its_own_and_no_map_is_none_alone():
+    """The store adds the comment to the checked properties: the caller's dict stays as given. An empty
+    value of another type is no property map."""
+    given = {"k": "v"}
+    checked = validate_properties(given)
+    assert checked == given and checked is not given
+    assert validate_properties(None) == {}
+    for not_a_map in ([], "", 0, ()):
+        with pytest.raises(ValidationError, match="properties must be a dict of strings"):
+            validate_properties(not_a_map)
 
 
 def test_id_ranges_shorten_runs_of_version_ids():
@@ -161,6 +174,8 @@ def test_a_lazy_view_builds_its_history_on_first_read_and_is_a_plain_value():
     assert history.asked == [2, 2]  # the current version alone
     assert lazy.versions is lazy.versions and history.asked == [2, 2, "versions"]  # built once
     assert lazy == whole and whole == lazy  # equality builds the version log too
+    derived = type("Derived", (type(whole),), {})(**dict(whole))
+    assert derived != whole and whole != derived  # a model of another class is another value, as in pydantic
     assert history.asked == [2, 2, "versions", "version_log"]
     for make in (lambda v: v, pickle.loads, copy.copy, copy.deepcopy):
         lazy, whole, _ = _lazy_and_whole()
