@@ -12,7 +12,7 @@ from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapTyp
     ("bigint", "long"), ("BIGINT", "long"), ("long", "long"), ("integer", "int"), ("smallint", "int"),
     ("tinyint", "int"), ("int", "int"), ("boolean", "boolean"), ("bool", "boolean"), ("float", "float"),
     ("real", "float"), ("double", "double"), ("double precision", "double"), ("date", "date"),
-    ("time", "time"), ("time(3)", "time"), ("time without time zone", "time"), ("timestamp", "timestamp"),
+    ("time", "time"), ("time(3)", "time"), ("time(9)", "time"), ("time without time zone", "time"), ("timestamp", "timestamp"),
     ("timestamp(3)", "timestamp"), ("timestamp(6)", "timestamp"), ("timestamp(9)", "timestamp_ns"),
     ("TIMESTAMP(7) WITHOUT TIME ZONE", "timestamp_ns"), ("timestamp(6) with time zone", "timestamptz"),
     ("timestamp(9) with time zone", "timestamptz_ns"), ("array<timestamp(9)>", "list<timestamp_ns>"),
@@ -35,6 +35,7 @@ from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapTyp
     ("number(10,2)", "decimal(10,2)"), ("number", "decimal(10,0)"), ("dec(5)", "decimal(5,0)"),
     ("decimal(38,38)", "decimal(38,38)"), ("decimal(1,0)", "decimal(1,0)"),
     ('struct<"a ""b""": int, `c``d`: int>', 'struct<`a "b"`: int, `c``d`: int>'), ("struct<1: int>", "struct<`1`: int>"),
+    ("struct<_id: int>", "struct<_id: int>"),
 ])
 def test_parse_and_print(text, canonical):
     t = parse_type(text)
@@ -57,11 +58,17 @@ def test_nested_details_round_trip():
                                  "list(int>", "map<string: int>", "decimal(10,2]", "fixed[4)", "struct<a: int)",
                                  "varchar()", "fixed[]", "decimal(,2)", "decimal('10')", "struct<a int, A string>",
                                  'struct<"x": int, `X`: int>', "struct<``: int>", 'struct<"": int>', "decimal(0,0)",
-                                 "decimal(39,0)", "struct<a: int comment `x`>", "fixed[16", "list<int not nul>",
+                                 "decimal(39,0)", "struct<a: int comment `x`>", "fixed[16", "fixed(4", "varchar(20", "list<int not nul>", "struct<A int, a string>",
                                  "struct<a: int not x>"])
 def test_unknown_types_are_validation_errors(bad):
     with pytest.raises(ValidationError):
         parse_type(bad)
+
+
+@pytest.mark.parametrize("blank", ["", " \t\n"])
+def test_a_blank_type_is_said_to_be_no_type(blank):
+    with pytest.raises(ValidationError, match="a column type must be a non-empty string"):
+        parse_type(blank)
 
 
 def test_type_values():
@@ -69,6 +76,14 @@ def test_type_values():
     assert parse_type("fixed[2]") == FixedType(2)
     assert parse_type("long") == PrimitiveType("long")
     assert not parse_type("list<int>").is_primitive and parse_type("int").is_primitive
+    assert not parse_type("map<int, int>").is_primitive and not parse_type("struct<a: int>").is_primitive
+    decimal = DecimalType(3, 1)
+    assert parse_type(decimal) is decimal  # a type is its own parse
+
+
+def test_a_field_name_keeps_its_case_whatever_spelling_was_parsed_before():
+    assert str(parse_type("struct<Ab: int>")) == "struct<Ab: int>"
+    assert str(parse_type("struct<ab: int>")) == "struct<ab: int>"
 
 
 def test_iceberg_json_round_trip():
@@ -80,6 +95,10 @@ def test_iceberg_json_round_trip():
     assert lst["type"] == "list" and lst["element-id"] == 3 and lst["element"]["type"] == "map"
     assert from_iceberg_json(data) == t
     assert from_iceberg_json("decimal(9, 2)") == DecimalType(9, 2)
+    required = parse_type("struct<a: list<int not null>, b: map<string, int not null>>")
+    data = to_iceberg_json(required, itertools.count(1))
+    assert data["fields"][0]["type"]["element-required"] is True and data["fields"][1]["type"]["value-required"] is True
+    assert from_iceberg_json(data) == required
     empty = parse_type("struct<a: int comment ''>")  # an empty comment is a doc, not none
     assert to_iceberg_json(empty, itertools.count(1))["fields"][0]["doc"] == ""
     assert from_iceberg_json(to_iceberg_json(empty, itertools.count(1))) == empty
@@ -199,6 +218,8 @@ def test_each_field_id_once_reads_however_the_ids_are_spread():
      "must be a string"),
     ({"type": "struct", "fields": [{"id": 1, "name": "a", "required": False, "type": "int"},
                                    {"id": 2, "name": "A", "required": False, "type": "int"}]}, "ignoring case"),
+    ({"type": "struct", "fields": [{"id": 1, "name": "A", "required": False, "type": "int"},
+                                   {"id": 2, "name": "a", "required": False, "type": "int"}]}, "ignoring case"),
     ({"type": "struct", "fields": [{"id": 1, "name": "", "required": False, "type": "int"}]}, "must be non-empty"),
     ({"type": "struct", "fields": ["a"]}, "must be an object"),
     ({"type": "list", "element-id": 1, "element": "int", "element-required": 0}, "must be a boolean"),
