@@ -1,4 +1,5 @@
 import re
+import threading
 
 import pytest
 
@@ -8,15 +9,15 @@ from viewstore.model import VersionLogEntry, ViewVersion, to_identifier, to_name
 
 def test_identifiers():
     assert to_identifier("Sales.Daily") == ("sales", "daily")
-    assert to_identifier(("a", "b", "C")) == ("a", "b", "c")
+    assert to_identifier(("a", "b", "C")) == ("a", "b", "c") and to_identifier(["a", "B"]) == ("a", "b")
     for bad in ("v", "", ".v", "a..b", ("a",), ("a", " b"), ("a", "b "), "a.b\t", ("a", "b\x00"), ("a", "b\x7f"),
-                ("a", "b`"), ("a.b", "c"), 7, ("a", 3)):
+                ("a", "b`"), ("a.b", "c"), 7, ("a", 3), ("a", "b\ud800")):
         with pytest.raises(ValidationError):
             to_identifier(bad)
     assert to_identifier(("a", "N" * 255)) == ("a", "n" * 255)  # a name may have 255 characters, not more
     with pytest.raises(ValidationError, match="longer than 255"):
         to_identifier(("a", "n" * 256))
-    assert to_namespace("a.b") == ("a", "b")
+    assert to_namespace("a.b") == ("a", "b") and to_namespace(["A", "b"]) == ("a", "b")
     with pytest.raises(ValidationError):
         to_namespace(())
 
@@ -67,6 +68,8 @@ def test_a_fields_own_refusal_is_its_message_alone_not_behind_the_models_and_the
         (lambda: SQLRepresentation("", " "), "bad representation: bad dialect '': it must not be empty, begin or "
                                              "end with whitespace; the SQL of a representation must not be empty"),
         (lambda: SQLRepresentation("spark", 5), "bad representation: sql: Input should be a valid string"),
+        (lambda: ViewVersion(version_id=1, timestamp_ms=1, schema_id=0, columns=(), representations=(), summary={"k": 1}),
+         "bad view version: summary.k: Input should be a valid string"),  # a nested field's path, dotted
     ]:
         with pytest.raises(ValidationError) as caught:
             make()
@@ -103,9 +106,17 @@ def test_a_property_map_is_checked_into_a_dict_of_its_own_and_no_map_is_none_alo
     checked = validate_properties(given)
     assert checked == given and checked is not given
     assert validate_properties(None) == {}
+    with pytest.raises(ValidationError, match="property 'k' must have a string value, not 5"):
+        validate_properties({"k": 5})
     for not_a_map in ([], "", 0, ()):
         with pytest.raises(ValidationError, match="properties must be a dict of strings"):
             validate_properties(not_a_map)
+
+
+def test_a_version_given_no_default_catalog_namespace_or_summary_has_none():
+    version = ViewVersion(version_id=1, timestamp_ms=1, schema_id=0, columns=(),
+                          representations=(SQLRepresentation("Spark", "SELECT 1"),))
+    assert (version.default_catalog, version.default_namespace, version.summary) == (None, (), {})
 
 
 def test_id_ranges_shorten_runs_of_version_ids():
@@ -181,6 +192,9 @@ def test_a_lazy_view_builds_its_history_on_first_read_and_is_a_plain_value():
         lazy, whole, _ = _lazy_and_whole()
         value = pickle.dumps(lazy) if make is pickle.loads else lazy
         assert make(value) == whole
+    lazy, whole, history = _lazy_and_whole()
+    history.lock = threading.Lock()  # View.lazy takes any history, one that cannot be pickled too: no pickle holds it
+    assert pickle.loads(pickle.dumps(lazy)) == whole
     lazy, whole, _ = _lazy_and_whole()
     assert lazy.model_dump() == whole.model_dump() and list(lazy.model_dump()) == list(type(whole).model_fields)
     lazy, whole, _ = _lazy_and_whole()
@@ -255,6 +269,10 @@ def test_sql_for_a_dialect_that_is_not_text_is_a_validation_error():
         for bad in (5, None, b"spark"):
             with pytest.raises(ValidationError, match="a dialect is a string"):
                 view.sql_for(bad)
+
+
+def test_a_view_s_dialects_are_spelt_as_stored():
+    assert _view(reps=(("Spark", "SELECT 1"), ("trino", "SELECT 1"))).dialects == ("Spark", "trino")
 
 
 def test_a_view_s_namespace_is_every_level_before_its_name():
