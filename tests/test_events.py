@@ -238,6 +238,8 @@ def stored_row(kind, payload, **envelope):
     ("view.imported", {"source": "test", "versions": [VERSION, {**VERSION, "version_id": 3}],
                        "current_version_id": 2, "version_log": [LOG_ENTRY, {"timestamp_ms": 6, "version_id": 3}]}),
     ("view.imported", {"source": "test", "versions": (), "current_version_id": 2, "version_log": []}),
+    ("view.imported", {"source": "test", "versions": [VERSION, {**VERSION, "version_id": 3, "representations": [
+        {"dialect": "Spark", "sql": "SELECT 1 AS id"}]}], "current_version_id": 2, "version_log": [LOG_ENTRY]}),
     ("view.comment_updated", {"comment": None, "actor": "spoofed", "position": 1}),  # the envelope wins
     ("view.properties_removed", {"removals": ["a", "b"]}),
     ("view.renamed", {"from_identifier": ["a", "old"]}),
@@ -346,11 +348,17 @@ def test_damaged_rows_end_in_the_corrupt_log_error_validation_raises(kind, paylo
     ("view.replaced", {"version": VERSION, "current_version_id": 2, "log_entry": {**LOG_ENTRY, "timestamp_ms": 2**63}}),
     ("view.imported", {"source": "test", "source_location": 5, "versions": [VERSION], "current_version_id": 2,
                        "version_log": [LOG_ENTRY]}),
+    ("view.imported", {"source": "test", "versions": [VERSION, None], "current_version_id": 2, "version_log": []}),
+    ("view.imported", {"source": "test", "versions": [VERSION], "current_version_id": 2, "version_log": [[5, 2]]}),
+    ("view.replaced", replaced(summary={"k": 1})),
+    ("view.properties_set", {"updates": {"k": 1}}),
+    ("view.representation_removed", {"dialect": 5}),
 ])
 def test_a_payload_the_models_refuse_the_payload_readers_refuse_too(kind, payload):
     """The fold's reader of each type takes no payload history() cannot read (an unknown security
     mode, a missing comment, a removal or a name part that is not text, a field of another event type,
-    a time beyond 64 bits, a source location that is not text)."""
+    a time beyond 64 bits, a source location, a summary or property value or a dialect that is not text, a
+    version or a log entry that is no object)."""
     import json
 
     from viewstore.events import payload_readers
@@ -359,6 +367,12 @@ def test_a_payload_the_models_refuse_the_payload_readers_refuse_too(kind, payloa
         validated(stored_row(kind, payload))
     with pytest.raises(ValueError):
         payload_readers()[kind](json.dumps(payload))
+
+
+def test_a_stored_identifier_reads_as_stored_case_and_all():
+    """The store writes identifiers normalised; one written behind its back reads as validation reads
+    it, its parts split at the dots and nothing else changed."""
+    assert_read_as_validated(stored_row("view.replaced", replaced(), identifier="Sales.Daily"))
 
 
 @pytest.mark.parametrize("field, value", [("position", "9"), ("commit_id", 1), ("view_id", None),
