@@ -104,12 +104,13 @@ def normalize_name(part: Any, what: str = "name") -> str:
         raise ValidationError(f"a {what} must be a string, not {type(part).__name__}")
     if not part or part != part.strip():
         raise ValidationError(f"bad {what} {part!r}: it must be non-empty without surrounding spaces")
-    if len(part) > _NAME_MAX:
+    name = part.lower()
+    if len(name) > _NAME_MAX:  # as stored: lower case may be longer ('\u0130' is 'i' and a combining dot)
         raise ValidationError(f"bad {what} {part[:20]!r}...: longer than {_NAME_MAX} characters")
     if _BAD_NAME.search(part):
         raise ValidationError(f"bad {what} {part!r}: dots, backquotes and control characters are not allowed")
     check_unicode(part, what)
-    return part.lower()
+    return name
 
 
 def check_unicode(text: str, what: str) -> str:
