@@ -339,6 +339,20 @@ def test_damaged_rows_end_in_the_corrupt_log_error_validation_raises(kind, paylo
 
 
 @pytest.mark.parametrize("kind, payload", [
+    ("view.rolled_back", {"current_version_id": 2**31, "log_entry": LOG_ENTRY}),
+    ("view.imported", {"source": "test", "versions": [VERSION], "current_version_id": 2**31, "version_log": [LOG_ENTRY]}),
+])
+def test_the_payload_readers_take_no_current_version_id_beyond_32_bits(kind, payload):
+    """A version id is an Iceberg int: the library writes no larger current version id."""
+    import json
+
+    from viewstore.events import payload_readers
+
+    with pytest.raises(PydanticError, match="current_version_id"):
+        payload_readers()[kind](json.dumps(payload))
+
+
+@pytest.mark.parametrize("kind, payload", [
     ("view.created", {"version": VERSION, "current_version_id": 2, "log_entry": LOG_ENTRY, "security_mode": "OWNER"}),
     ("view.comment_updated", {}),
     ("view.properties_removed", {"removals": ["k", 1]}),
