@@ -30,7 +30,8 @@ from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapTyp
     ("struct<street:varchar(9),zip:integer>", "struct<street: string, zip: int>"),
     ("struct<a int, b array<struct<c: bigint>>>", "struct<a: int, b: list<struct<c: long>>>"),
     ("struct<`weird name`: int>", "struct<`weird name`: int>"),
-    ("int2", "int"), ("int8", "long"), ("float8", "double"), ("datetime", "timestamp"), ("nvarchar(10)", "string"),
+    ("int2", "int"), ("byte", "int"), ("short", "int"), ("int8", "long"), ("float4", "float"), ("float8", "double"),
+    ("blob", "binary"), ("datetime", "timestamp"), ("nvarchar(10)", "string"),
     ("clob", "string"), ("bytea", "binary"), ("bytes", "binary"), ("varbinary(16)", "binary"), ("binary(4)", "binary"),
     ("number(10,2)", "decimal(10,2)"), ("number", "decimal(10,0)"), ("dec(5)", "decimal(5,0)"),
     ("decimal(38,38)", "decimal(38,38)"), ("decimal(1,0)", "decimal(1,0)"),
@@ -47,6 +48,7 @@ def test_nested_details_round_trip():
     t = parse_type("struct<a: int not null comment 'it''s', b: list<string not null>, c: map<int, long not null>>")
     assert isinstance(t, StructType)
     assert t.fields[0].required and t.fields[0].comment == "it's"
+    assert str(t.fields[0]) == "a: int not null comment 'it\\'s'"  # a quote is printed escaped, as a backslash is
     assert isinstance(t.fields[1].type, ListType) and t.fields[1].type.element_required
     assert isinstance(t.fields[2].type, MapType) and t.fields[2].type.value_required
     assert parse_type(str(t)) == t
