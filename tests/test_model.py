@@ -11,7 +11,7 @@ def test_identifiers():
     assert to_identifier("Sales.Daily") == ("sales", "daily")
     assert to_identifier(("a", "b", "C")) == ("a", "b", "c") and to_identifier(["a", "B"]) == ("a", "b")
     for bad in ("v", "", ".v", "a..b", ("a",), ("a", " b"), ("a", "b "), "a.b\t", ("a", "b\x00"), ("a", "b\x7f"),
-                ("a", "b`"), ("a.b", "c"), 7, ("a", 3), ("a", "b\ud800")):
+                ("a", "b`"), ("a.b", "c"), 7, ("a", 3), ("a", "b\ud800"), {"a": 1, "b": 2}):
         with pytest.raises(ValidationError):
             to_identifier(bad)
     assert to_identifier(("a", "N" * 255)) == ("a", "n" * 255)  # a name may have 255 characters, not more
@@ -74,6 +74,8 @@ def test_a_fields_own_refusal_is_its_message_alone_not_behind_the_models_and_the
         (lambda: SQLRepresentation("spark", 5), "bad representation: sql: Input should be a valid string"),
         (lambda: ViewVersion(version_id=1, timestamp_ms=1, schema_id=0, columns=(), representations=(), summary={"k": 1}),
          "bad view version: summary.k: Input should be a valid string"),  # a nested field's path, dotted
+        (lambda: VersionLogEntry(timestamp_ms=1, version_id="1"),
+         "bad version log entry: version_id: Input should be a valid integer"),
     ]:
         with pytest.raises(ValidationError) as caught:
             make()
@@ -99,6 +101,8 @@ def test_a_history_size_may_have_a_plus_sign_and_a_property_key_must_be_valid_un
     """The reference reads version.history.num-entries with Java's Integer.parseInt, which takes a
     leading + as Python's int() does; a key with a lone surrogate cannot be stored as UTF-8."""
     assert validate_properties({"version.history.num-entries": "+5"}) == {"version.history.num-entries": "+5"}
+    # keys are case-sensitive, as the reference reads them: these are properties of no meaning
+    assert validate_properties({"Version.History.Num-Entries": "x", "WRITE.METADATA.COMPRESSION-CODEC": "zstd"})
     with pytest.raises(ValidationError, match="not valid Unicode"):
         validate_properties({"k\ud800": "v"})
 
