@@ -232,6 +232,7 @@ def stored_row(kind, payload, **envelope):
     ("view.replaced", {"version": {k: v for k, v in VERSION.items() if k not in ("default_catalog", "summary")},
                        "current_version_id": 2, "log_entry": LOG_ENTRY}),  # fields set: those given
     ("view.replaced", replaced(columns=[{"name": "id", "type": "INTEGER", "nullable": "yes"}])),  # lax: True
+    ("view.replaced", replaced(columns=[{"name": "s", "type": "struct<Ab: int>"}])),  # a field name keeps its case
     ("view.replaced", {"version": None, "current_version_id": "2", "log_entry": LOG_ENTRY}),  # lax: 2
     ("view.replaced", {}),
     ("view.created", {"version": VERSION, "current_version_id": 2, "log_entry": LOG_ENTRY}),
@@ -354,6 +355,7 @@ def test_the_payload_readers_take_no_current_version_id_beyond_32_bits(kind, pay
 
 @pytest.mark.parametrize("kind, payload", [
     ("view.created", {"version": VERSION, "current_version_id": 2, "log_entry": LOG_ENTRY, "security_mode": "OWNER"}),
+    ("view.created", {"version": VERSION, "current_version_id": 2, "log_entry": LOG_ENTRY, "properties": {"k": 1}}),
     ("view.comment_updated", {}),
     ("view.properties_removed", {"removals": ["k", 1]}),
     ("view.renamed", {"from_identifier": ["a", None]}),
