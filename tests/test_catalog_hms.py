@@ -213,7 +213,19 @@ def test_the_identifier_defaults_to_the_records_database_and_name(store):
         store.import_hms(tableless)
     shouting = {**load("hive-native-view.reconstructed.json")["hms_table"], "dbName": "Default", "tableName": "V_Src"}
     assert store.import_hms(shouting).identifier == ("default", "v_src")
-    assert store.event_count() == 3
+    # given an identifier, a record without a table name imports, and names no place in the metastore
+    store.import_hms(tableless, "copies.v")
+    assert store.history("copies.v")[0].source_location is None
+    assert store.event_count() == 4
+
+
+@pytest.mark.parametrize("now_ms", [0, 1_700_000_000_000])
+def test_a_record_is_one_version_of_the_first_schema_at_the_time_given(now_ms):
+    prepared = prepare_import(load("hive-native-view.reconstructed.json")["hms_table"], now_ms=now_ms)
+    (version,) = prepared.versions
+    assert (version.version_id, version.schema_id, version.timestamp_ms) == (1, 0, now_ms)
+    assert prepared.version_log == (VersionLogEntry(timestamp_ms=now_ms, version_id=1),)
+    assert prepared.current_version_id == 1
 
 
 def test_an_imported_view_is_a_normal_view(store):
@@ -334,9 +346,32 @@ def test_a_report_skips_tables_and_materialized_views_without_failing(store):
     assert report.failed == [FailedRecord("db.bad", "ValidationError",
                                           "tableType: is missing; a view record has table type VIRTUAL_VIEW")]
     assert store.list_views() == [("db", "v")] and store.event_count() == 1
+    report.failed.append(FailedRecord("db.lost", "EngineError", "cannot read db.lost\nthe metastore's own lines"))
+    with pytest.raises(ValidationError) as raised:
+        report.raise_for_failures()
+    assert str(raised.value) == ("2 record(s) failed to import:\n"
+                                 "db.bad: ValidationError: tableType: is missing; a view record has table type "
+                                 "VIRTUAL_VIEW\n"
+                                 "db.lost: EngineError: cannot read db.lost")
     report.failed.clear()
     assert report.ok and report.raise_for_failures() is report
     assert str(report).startswith("imported 1, skipped 4, failed 0")
+
+
+def test_a_report_names_a_view_by_the_identifier_it_is_imported_under(store):
+    report = HmsImportReport()
+    report.import_one(store, "sales.v_customers", load("spark-hms-view-3.5.reconstructed.json")["hms_table"],
+                      "copies.customers")
+    assert report.imported == [ImportedRecord("copies.customers", "spark", 1)]
+    assert store.list_views() == [("copies", "customers")]
+
+
+def test_a_report_notes_a_failure_of_the_store_with_its_message(store):
+    store.close()
+    report = HmsImportReport()
+    report.import_one(store, "default.v_src", load("hive-native-view.reconstructed.json")["hms_table"])
+    assert (report.imported, report.skipped) == ([], [])
+    assert report.failed == [FailedRecord("default.v_src", "ViewStoreError", "the store is closed")]
 
 
 # -- export errors --------------------------------------------------------------------------------
@@ -613,6 +648,8 @@ def test_metadata_locations():
     for remote in ("s3://b/m.json", "s3a://b/m.json", "hdfs://nn/m.json", "abfss://c@a/m.json"):
         with pytest.raises(ValidationError, match="not a local file"):
             metadata_file_path(remote)
+    with pytest.raises(ValidationError, match="^metadata_location: '/w/lone.*' cannot be a URI"):
+        metadata_location_uri("/w/lone\ud800.json")  # a lone surrogate, which a URI cannot hold
 
 
 def test_a_drive_letter_is_a_path_not_a_uri_scheme(tmp_path, monkeypatch):
@@ -622,6 +659,7 @@ def test_a_drive_letter_is_a_path_not_a_uri_scheme(tmp_path, monkeypatch):
     uri = metadata_location_uri("C:/w/m.json")
     assert uri == Path("C:/w/m.json").absolute().as_uri()
     assert metadata_file_path(uri) == Path("C:/w/m.json").absolute()
+    assert metadata_file_path("C:/w/m.json") == Path("C:/w/m.json")
 
 
 # -- the store keeps everything an engine needs to write its record back -------------------------
