@@ -167,6 +167,22 @@ def test_other_engines_records_read_back_as_written(spark, hms):
     assert read_metastore_table(spark, hms, "orders")["tableType"] == "MANAGED_TABLE"
 
 
+def test_a_hive_table_reads_back_with_its_storage_and_partition_keys(spark, target):
+    spark.sql(f"CREATE TABLE {target}.parts (id BIGINT COMMENT 'the id') PARTITIONED BY (day STRING COMMENT 'the day') "
+              "STORED AS PARQUET")
+    record = read_metastore_table(spark, target, "parts")
+    assert (record["tableType"], record["viewOriginalText"], record["viewExpandedText"]) == (
+        "MANAGED_TABLE", None, None)
+    assert record["partitionKeys"] == [{"name": "day", "type": "string", "comment": "the day"}]
+    parquet = "org.apache.hadoop.hive.ql.io.parquet."
+    assert {k: v for k, v in record["sd"].items() if k != "location"} == {
+        "cols": [{"name": "id", "type": "bigint", "comment": "the id"}],
+        "inputFormat": parquet + "MapredParquetInputFormat", "outputFormat": parquet + "MapredParquetOutputFormat",
+        "serdeInfo": {"serializationLib": parquet + "serde.ParquetHiveSerDe",
+                      "parameters": {"serialization.format": "1"}}}
+    assert record["sd"]["location"].startswith("file:") and record["sd"]["location"].endswith(f"/{target}.db/parts")
+
+
 def _without_run_specific(record: dict[str, Any]) -> dict[str, Any]:
     kept = {k: v for k, v in record.items() if k not in RUN_SPECIFIC}
     kept["parameters"] = {k: v for k, v in record["parameters"].items() if not k.startswith(RUN_SPECIFIC_PARAMETERS)}
@@ -184,6 +200,7 @@ def test_import_a_whole_database(spark, hms, store):
     assert failed.name == f"{hms}.v_broken" and failed.error == "ValidationError"
     assert failed.message.startswith("viewOriginalText: malformed Base64")
     assert not report.ok and "imported 6, skipped 1, failed 1" in str(report)
+    assert report.seconds > 0 and str(report).endswith(f"({report.seconds:.2f} s)")
     with pytest.raises(ValidationError, match="v_broken: ValidationError: viewOriginalText"):
         report.raise_for_failures()
 
@@ -263,6 +280,8 @@ def test_errors(spark, hms, store):
     assert opened == []  # a store given as a function is asked for only when a view is recorded
     with pytest.raises(ValidationError, match="dots"):
         read_metastore_table(spark, hms, "a.b")
+    with pytest.raises(ValidationError, match="dots"):
+        read_metastore_table(spark, f"{hms}.x", "v_orders")
     assert read_metastore_table(spark, hms.upper(), "V_ORDERS")["tableName"] == "v_orders"
     assert store.event_count() == 0
     with pytest.raises(ValidationError, match="store must be a ViewStore or a function returning one, not str"):
@@ -378,7 +397,9 @@ def test_write_an_exported_record_reads_back_as_written(spark, store, target, en
     assert back["sd"]["cols"] == written["sd"]["cols"]
     for key in ("inputFormat", "outputFormat"):
         assert back["sd"][key] == written["sd"].get(key), key
-    assert back["sd"]["serdeInfo"]["serializationLib"] == (written["sd"].get("serdeInfo") or {}).get("serializationLib")
+    serde = written["sd"].get("serdeInfo") or {}
+    assert back["sd"]["serdeInfo"] == {"serializationLib": serde.get("serializationLib"),
+                                       "parameters": serde.get("parameters") or {}}
     # Trino's empty location is left unset (Hive 2.3's metastore could not drop the view otherwise)
     assert (written["sd"].get("location"), back["sd"]["location"]) == (("", None) if engine == "trino" else (None, None))
     # what the metastore adds, and nothing else: its times, and transient_lastDdlTime among the parameters
@@ -417,6 +438,16 @@ def test_write_replaces_a_view_only_when_asked_and_never_a_table(spark, store, t
     assert _rows(spark, target, "t") == [(1, 5), (2, 7.5)]
 
 
+def test_write_keeps_the_partition_keys_of_a_record(spark, store, target):
+    """partitionKeys reach the metastore as given, as Hive's CREATE VIEW ... PARTITIONED ON writes them."""
+    hive = store.export_hms(_exportable(store, target, "pk"), "hive")
+    record = {**hive, "tableName": "pk", "sd": {**hive["sd"], "cols": hive["sd"]["cols"][:1]},
+              "partitionKeys": [{"name": "amount", "type": "decimal(10,2)", "comment": "in EUR"}]}
+    write_metastore_table(spark, record)
+    back = read_metastore_table(spark, target, "pk")
+    assert (back["sd"]["cols"], back["partitionKeys"]) == (record["sd"]["cols"], record["partitionKeys"])
+
+
 def test_write_into_a_missing_database_writes_nothing(spark, store, target):
     record = {**store.export_hms(_exportable(store, target, "m"), "hive"), "dbName": "no_such_db_here"}
     for replace in (False, True):
@@ -437,6 +468,16 @@ def test_a_malformed_record_writes_nothing(spark, store, target):
         r"sd.cols\[0\].type: must be a non-empty string, not None": {**spark_good, "sd": {"cols": [{"name": "id"}]}},
         "sd.cols: must be a list, not str": {**spark_good, "sd": {"cols": "id bigint"}},
         r"table name \(tableName\)": {**good, "tableName": "a.b"},
+        r"database \(dbName\) must be a string, not NoneType": {**good, "dbName": None},
+        "^owner: must be a string, not int": {  # an Iceberg view's record, which no codec decodes here
+            **good, "owner": 7, "parameters": {"table_type": "ICEBERG-VIEW", "metadata_location": "file:/w/m.json"}},
+        "^sd: must be a dict, not list": {**spark_good, "sd": [spark_good["sd"]]},
+        "^sd.serdeInfo: must be a dict, not list": {**spark_good, "sd": {**spark_good["sd"], "serdeInfo": ["lib"]}},
+        "^sd.location: must be a string, not int": {**spark_good, "sd": {**spark_good["sd"], "location": 0}},
+        "^sd.serdeInfo.parameters.k: keys and values must be strings, not 1": {
+            **spark_good, "sd": {**spark_good["sd"], "serdeInfo": {"parameters": {"k": 1}}}},
+        r"^partitionKeys\[0\].type: must be a non-empty string, not None": {
+            **spark_good, "partitionKeys": [{"name": "p"}]},
         "metadata_location: an Iceberg view in HMS must name its metadata file": {
             **good, "parameters": {"table_type": "ICEBERG-VIEW"}},
         "must be a dict, not list": [good],
