@@ -1199,6 +1199,11 @@ BAD_CALLS = {
     "non-string comment": (ValidationError, lambda s: make(s, "sales.x", comment=5)),
     "blank default catalog": (ValidationError, lambda s: make(s, "sales.x", default_catalog=" ")),
     "blank default namespace level": (ValidationError, lambda s: make(s, "sales.x", default_namespace=["sales", " "])),
+    "columns left out": (ValidationError, lambda s: make(s, "sales.x", columns=None)),  # [] is no columns; None is no list
+    "empty summary key": (ValidationError, lambda s: make(s, "sales.x", summary={"": "v"})),
+    "summary key not valid Unicode": (ValidationError, lambda s: make(s, "sales.x", summary={"\ud800": "v"})),
+    "representation of three parts": (ValidationError, lambda s: make(s, "sales.x", representations=[
+        ("spark", "SELECT 1", "extra")])),
     # a ViewChange refuses a bad argument when it is built, not as an error of another kind in the batch
     "non-string comment in batch": (ValidationError, lambda s: s.alter_view("sales.daily", ViewChange.update_comment(5))),
     "non-string property in batch": (ValidationError, lambda s: s.alter_view(
@@ -1705,6 +1710,42 @@ def test_the_drop_dialect_rule_reads_the_properties_the_replace_leaves_and_diale
     view = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",
                               properties={DROP_DIALECT_ALLOWED: "TRUE"})
     assert view.dialects == ("spark",) and view.properties[DROP_DIALECT_ALLOWED] == "TRUE"
+
+
+def test_the_drop_dialect_rule_of_a_replace_of_the_whole_map_reads_the_given_properties_alone(store):
+    """With replace_properties the view's own properties are gone after the replace, so its own
+    permission to drop a dialect does not carry a replace that leaves it out."""
+    make(store, representations=[SPARK, ("trino", "SELECT 1")], properties={DROP_DIALECT_ALLOWED: "true"})
+    count = store.event_count()
+    with pytest.raises(ValidationError, match="loss of view dialects"):
+        store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",
+                           properties={"a": "1"}, replace_properties=True)
+    assert store.event_count() == count
+    view = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",
+                              properties={DROP_DIALECT_ALLOWED: "true"}, replace_properties=True)
+    assert view.dialects == ("spark",) and view.properties == {DROP_DIALECT_ALLOWED: "true"}
+
+
+def test_a_replace_writes_only_what_changes(store):
+    """The same comment, the same property values and the same security mode given again are no
+    events: a replace with the view as it is writes nothing."""
+    make(store, comment="c", properties={"a": "1", "b": "2"}, security_mode="INVOKER")
+    same = dict(columns=COLS, representations=[SPARK], default_namespace="sales")
+    view = store.replace_view("sales.daily", **same, comment="c", properties={"a": "1"}, security_mode="invoker")
+    assert view.stream_version == 1 and store.event_count() == 1
+    view = store.replace_view("sales.daily", **same, comment="c", properties={"a": "1", "b": "3"})
+    assert [e.type for e in store.history("sales.daily")[1:]] == ["view.properties_set"]
+    assert store.history("sales.daily")[-1].updates == {"b": "3"}
+
+
+def test_a_replace_of_the_whole_map_keeps_a_comment_it_is_given_and_removes_in_name_order(store):
+    make(store, comment="c", properties={"z": "1", "a": "2", "m": "3"})
+    same = dict(columns=COLS, representations=[SPARK], default_namespace="sales")
+    view = store.replace_view("sales.daily", **same, comment="c", properties={"k": "v"}, replace_properties=True)
+    assert view.properties == {"comment": "c", "k": "v"}
+    removed = store.history("sales.daily")[-1]
+    assert removed.type == "view.properties_removed" and removed.removals == ("a", "m", "z")
+    assert [e.type for e in store.history("sales.daily")[1:]] == ["view.properties_set", "view.properties_removed"]
 
 
 def test_an_update_changes_the_sql_of_a_dialect_and_keeps_its_spelling(store):
