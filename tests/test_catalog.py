@@ -1321,6 +1321,24 @@ def _version(i, ts):
                        representations=(SQLRepresentation("spark", f"SELECT {i} AS c"),), default_namespace=("n",))
 
 
+@pytest.mark.parametrize("bad, message", [
+    ({"source": " "}, "source must be non-empty text"),
+    ({"source_location": ""}, "source_location must be non-empty text"),
+    ({"view_uuid": "\t"}, "view_uuid must be non-empty text"),
+    ({"current_version_id": True}, "current_version_id must be a version id"),  # a bool is no version 1
+    ({"versions": [_version(1, 1000), _version(1, 2000)]}, "duplicate version ids"),
+    ({"versions": [_version(1, 1000).model_copy(update={"representations": (
+        SQLRepresentation("spark", "SELECT 1 AS c"), SQLRepresentation("SPARK", "SELECT 2 AS c"))})]},
+     "Cannot add multiple queries for dialect spark"),
+])
+def test_import_view_refuses_what_the_store_cannot_hold_and_writes_nothing(store, bad, message):
+    good = dict(source="test", versions=[_version(1, 1000)],
+                version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1)], current_version_id=1)
+    with pytest.raises(ValidationError, match=message):
+        store.import_view("a.v", **{**good, **bad})
+    assert store.event_count() == 0
+
+
 def test_import_brings_the_versions_dated_at_its_first_entry_in_the_import_event(store):
     store.import_view("a.v", source="test", versions=[_version(1, 1000), _version(2, 1000), _version(3, 2000)],
                       version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1),
