@@ -288,6 +288,20 @@ def test_a_damaged_current_version_fails_the_load(tmp_path, column, value):
         store.load_view("a.v")
 
 
+def test_a_write_to_a_view_whose_current_version_is_damaged_fails_before_it_writes(tmp_path):
+    """A rename reads no version, but the View it returns is built of the current one: the damage
+    must fail the call before its commit, not after it (a call that raises writes nothing)."""
+    path = build(tmp_path / "s.db", 3)
+    _damage(path, 3)
+    with ViewStore(path, actor="me") as store:
+        events = store.event_count()
+        for write in (lambda: store.rename_view("a.v", "a.w"), lambda: store.drop_view("a.v"),
+                      lambda: store.alter_view("a.v", ViewChange.update_comment("c"))):
+            with pytest.raises(CorruptLogError, match="rebuild"):
+                write()
+        assert store.event_count() == events and store.list_views() == [("a", "v")]
+
+
 VALUES = st.sampled_from(["a", "b"])
 VERSION = st.fixed_dictionaries({
     "schema_id": st.integers(0, 1),
