@@ -12,7 +12,7 @@ import pytest
 from pyspark.errors import AnalysisException
 
 from viewstore import Column, ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals
-from viewstore.spark import attach, create_view, detach, register_views, sql
+from viewstore.spark import attach, check_views, create_view, detach, register_views, sql
 
 from spark_views import _name, _stored, _view_properties
 
@@ -128,6 +128,7 @@ def test_create_view_never_runs_a_statement(spark, store, data, ns):
     # temporary functions and session variables were never looked for: these were stored too
     ("SELECT scratch_twice(2) AS y", "FUNCTION", "scratch_twice"),
     ("SELECT 1 AS y WHERE 4 IN (SELECT system.session.scratch_twice(2))", "FUNCTION", "scratch_twice"),
+    ("SELECT session.scratch_twice(2) AS y", "FUNCTION", "scratch_twice"),
     ("SELECT scratch_plus_one(1) AS y", "FUNCTION", "scratch_plus_one"),
     ("SELECT scratch_var AS y", "VARIABLE", "scratch_var"),
 ])
@@ -147,6 +148,11 @@ def test_create_view_refuses_what_only_this_session_has(spark, store, ns, query,
         spark.sql("DROP TEMPORARY FUNCTION IF EXISTS scratch_plus_one")
         spark.sql("DROP TEMPORARY VARIABLE IF EXISTS scratch_var")
     assert store.event_count() == 0
+
+
+def test_create_view_stores_the_sql_without_the_blanks_around_it(spark, store, ns):
+    view = create_view(spark, store, f"{ns}.v", "\n  SELECT 1 AS x \t\n")
+    assert view.sql_for("spark") == "SELECT 1 AS x"
 
 
 def test_create_view_takes_a_cte_named_like_a_temporary_view(spark, store, ns):
@@ -236,6 +242,18 @@ def test_sql_create_view_if_not_exists_of_a_stored_view_brings_its_session_copy_
     view = sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.v AS SELECT 2 AS y")
     assert view.current_version_id == 1 and [c.name for c in view.columns] == ["x"]
     assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1
+
+
+def test_sql_create_view_if_not_exists_of_a_stored_view_without_spark_sql_drops_its_session_copy(spark, store, ns):
+    """The stored view has no Spark SQL any more (another process made it again in another dialect):
+    the session copy, which would read the old definition, goes."""
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS x")
+    store.drop_view(f"{ns}.v")
+    store.create_view(f"{ns}.v", columns=[Column("x", "int")], representations=[("trino", "SELECT 1 AS x")],
+                      default_namespace=ns)
+    view = sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.v AS SELECT 2 AS x")
+    assert view.dialects == ("trino",) and store.event_count() == 3
+    assert not spark.catalog.tableExists(f"{ns}.v")
 
 
 def test_sql_replace_alter_properties_rename_drop(spark, store, data, ns):
@@ -442,6 +460,21 @@ def test_sql_store_refusal_puts_the_session_copy_back(spark, store, data, ns):
     assert store.load_view(f"{ns}.v").current_version_id == 2
 
 
+def test_sql_interrupted_while_the_store_writes_puts_the_session_back(spark, store, ns):
+    """Ctrl-C while the store writes (a before_commit receiver's KeyboardInterrupt reaches the caller
+    as itself): the session copy made for the statement goes again, and so does its database."""
+    def interrupt(sender, events):
+        raise KeyboardInterrupt
+
+    signals.before_commit.connect(interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS x")
+    finally:
+        signals.before_commit.disconnect(interrupt)
+    assert not spark.catalog.databaseExists(ns) and store.event_count() == 0
+
+
 def test_sql_leaves_views_the_store_does_not_hold_to_spark(spark, store, data, ns):
     spark.sql(f"CREATE DATABASE {ns}")
     spark.sql(f"CREATE VIEW {ns}.hand_made AS SELECT 1 AS x")
@@ -476,6 +509,18 @@ def test_sql_leaves_ddl_on_a_temporary_view_named_like_a_stored_view_to_spark(sp
     finally:
         spark.catalog.dropTempView("v")
         spark.catalog.setCurrentDatabase("default")
+
+
+def test_sql_leaves_ddl_on_a_global_temporary_view_to_spark_in_any_case(spark, store):
+    """GLOBAL_TEMP.v is the global temporary view v, as Spark reads it, though the store holds a view global_temp.v."""
+    _stored(store, "global_temp.v", "SELECT 1 AS x", "default")
+    spark.sql("CREATE OR REPLACE GLOBAL TEMPORARY VIEW v AS SELECT 2 AS x")
+    try:
+        assert sql(spark, store, "DROP VIEW GLOBAL_TEMP.v") is not None  # Spark's answer: it ran the statement
+        assert not spark.catalog.tableExists("global_temp.v")
+        assert store.view_exists("global_temp.v") and store.event_count() == 1
+    finally:
+        spark.sql("DROP VIEW IF EXISTS global_temp.v")
 
 
 def test_sql_leaves_names_of_another_current_catalog_to_spark(spark, store, ns, tmp_path):
@@ -522,6 +567,9 @@ def test_sql_create_view_never_replaces_a_spark_view_the_store_does_not_hold(spa
     with pytest.raises(ValidationError, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
         sql(spark, store, f"CREATE VIEW {ns}.legacy AS SELECT 2 AS y")
     assert sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.legacy AS SELECT 2 AS y") is None
+    spark.sql(f"CREATE TABLE {ns}.tab (x INT) USING parquet")  # a table too, as Spark leaves it alone
+    assert sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.tab AS SELECT 2 AS y") is None
+    assert spark.catalog.getTable(f"{ns}.tab").tableType == "MANAGED"
     # the store refuses this property value after Spark replaced the view: the old view comes back
     with pytest.raises(ValidationError):
         sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.legacy TBLPROPERTIES ('version.history.num-entries'='x') "
@@ -545,6 +593,12 @@ def test_sql_create_view_keeps_the_schema_mode(spark, store, data, ns):
     view = sql(spark, store, f"ALTER VIEW {ns}.b AS SELECT day FROM {data}.orders")
     assert view.summary["spark.schema-mode"] == "BINDING"
     assert "WITH SCHEMA BINDING" in _show_create(spark, f"{ns}.b")
+    spark.conf.set("spark.sql.legacy.viewSchemaBindingMode", "false")  # Spark's parser gives no mode then
+    try:
+        view = sql(spark, store, f"CREATE VIEW {ns}.a AS SELECT 1 AS x")
+    finally:
+        spark.conf.unset("spark.sql.legacy.viewSchemaBindingMode")
+    assert "spark.schema-mode" not in view.summary
 
 
 def test_sql_of_a_statement_that_is_not_text_says_so(spark, store):
@@ -575,6 +629,15 @@ def test_sql_takes_the_stores_catalog_prefix(spark, store, ns):
     assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1
     assert sql(spark, store, f"DROP VIEW prod.{ns}.v") is None
     assert not store.view_exists(f"{ns}.v") and not spark.catalog.tableExists(f"{ns}.v")
+
+
+def test_the_stores_catalog_name_given_in_mixed_case_is_dropped_in_any_case(spark, ns, tmp_path):
+    named = ViewStore(tmp_path / "named.db", catalog="Prod")
+    try:
+        assert create_view(spark, named, f"prod.{ns}.a", "SELECT 1 AS x").identifier == (ns, "a")
+        assert sql(spark, named, f"CREATE VIEW PROD.{ns}.b AS SELECT 2 AS x").identifier == (ns, "b")
+    finally:
+        named.close()
 
 
 def test_sql_rename_never_overwrites_a_session_object_nor_moves_the_view(spark, store, ns):
@@ -654,6 +717,14 @@ def test_sql_alter_view_with_schema_keeps_store_and_session_in_step(spark, store
     assert store.load_view(f"{ns}.w").summary["spark.schema-mode"] == "TYPE EVOLUTION"
 
 
+def test_sql_alter_view_with_schema_of_a_view_without_spark_sql_is_refused(spark, store, ns):
+    store.create_view(f"{ns}.v", columns=[Column("x", "int")], representations=[("trino", "SELECT 1 AS x")],
+                      default_namespace=ns)
+    with pytest.raises(ValidationError, match=rf"^view {ns}\.v has no Spark SQL \(its dialects: trino\)$"):
+        sql(spark, store, f"ALTER VIEW {ns}.v WITH SCHEMA BINDING")
+    assert store.event_count() == 1 and not spark.catalog.databaseExists(ns)
+
+
 def test_sql_column_list_keeps_the_comments_the_query_inherits(spark, store, ns):
     spark.sql(f"CREATE DATABASE {ns}")
     spark.sql(f"CREATE TABLE {ns}.orders (id BIGINT COMMENT 'the id', amount INT COMMENT 'eur') USING parquet")
@@ -663,6 +734,23 @@ def test_sql_column_list_keeps_the_comments_the_query_inherits(spark, store, ns)
     assert spark_comments == [("i", "the id"), ("amt", "own")]
     assert [(c.name, c.comment) for c in view.columns] == spark_comments
     assert [(r.col_name, r.comment) for r in spark.sql(f"DESCRIBE {ns}.st").collect()] == spark_comments
+
+
+def test_a_column_list_and_column_comments_keep_each_columns_nullability(spark, store, ns):
+    """Naming a column, or giving it a comment, leaves it as the query makes it: not null stays not null."""
+    query = "SELECT 1 AS x, CAST(NULL AS INT) AS y"
+    view = sql(spark, store, f"CREATE VIEW {ns}.listed (a COMMENT 'one', b) AS {query}")
+    assert [(c.name, c.nullable, c.comment) for c in view.columns] == [("a", False, "one"), ("b", True, None)]
+    view = create_view(spark, store, f"{ns}.commented", query, column_comments={"X": "one", "y": "none"})
+    assert [(c.name, c.nullable, c.comment) for c in view.columns] == [("x", False, "one"), ("y", True, "none")]
+
+
+def test_a_column_list_renames_the_collation_spark_keeps_for_a_column(spark, store, ns):
+    """Spark keys a column's collation by its name: the name the column list gives it, not the query's."""
+    view = sql(spark, store, f"CREATE VIEW {ns}.v (b) AS SELECT 'x' COLLATE UTF8_LCASE AS c")
+    (field,) = json.loads(view.summary["spark.schema"])["fields"]
+    assert field["name"] == "b" and field["metadata"]["__COLLATIONS"] == {"b": "spark.UTF8_LCASE"}
+    assert check_views(spark, store, ns).ok
 
 
 def test_sql_create_view_creates_a_missing_database_unlike_spark(spark, store, ns):
@@ -697,6 +785,7 @@ def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, sto
                       f"BEGIN DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN CREATE VIEW {ns}.h AS SELECT 1 AS one; "
                       f"END; SELECT 1 / 0; END",  # in an exception handler
                       f"BEGIN USE {ns}; DROP VIEW v; END",  # a bare name that a USE in the script resolves
+                      f"BEGIN USE {ns}; DROP VIEW V; END",  # in another case
                       f"EXECUTE IMMEDIATE 'ALTER VIEW {ns}.v SET TBLPROPERTIES (\\'k\\' = \\'v\\')'"):
         with pytest.raises(ValidationError, match="view DDL"):
             sql(spark, store, statement)
@@ -705,12 +794,17 @@ def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, sto
     # scripts and EXECUTE IMMEDIATE without view DDL still run
     assert sql(spark, store, "EXECUTE IMMEDIATE 'SELECT 41 + 1 AS n'").first().n == 42
     assert sql(spark, store, "BEGIN SELECT 7 AS n; END").first().n == 7
+    with pytest.raises(ValidationError, match="PARSE_SYNTAX_ERROR"):  # Spark's refusal, when it runs the statement
+        sql(spark, store, "EXECUTE IMMEDIATE 'SELEC 1'")
     # a script may drop its own temporary view (and any view the store does not hold), and any
     # global temporary one; a statement run once (not in a script) is judged by what it names
     sql(spark, store, "BEGIN CREATE TEMPORARY VIEW tv AS SELECT 1 AS x; DROP VIEW tv; END")
     assert not spark.catalog.tableExists("tv")
     spark.sql("CREATE GLOBAL TEMPORARY VIEW v AS SELECT 1 AS x")
     sql(spark, store, "BEGIN DROP VIEW IF EXISTS global_temp.v; END")
+    spark.sql("CREATE GLOBAL TEMPORARY VIEW v AS SELECT 1 AS x")
+    sql(spark, store, "BEGIN DROP VIEW IF EXISTS GLOBAL_TEMP.v; END")  # global_temp in any case
+    assert not spark.catalog.tableExists("global_temp.v")
     spark.sql("CREATE GLOBAL TEMPORARY VIEW v AS SELECT 1 AS x")
     sql(spark, store, "EXECUTE IMMEDIATE 'DROP VIEW IF EXISTS global_temp.v'")
     assert not spark.catalog.tableExists("global_temp.v")
@@ -750,6 +844,23 @@ def test_sql_set_properties_keeps_reserved_keys_off_the_session_copy(spark, stor
     sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES ('viewstore.fingerprint', 'viewstore.store')")
     assert "viewstore.fingerprint" not in store.load_view(f"{ns}.v").properties
     assert {"viewstore.fingerprint", "viewstore.store"} <= set(copy_properties())
+
+
+def test_sql_set_properties_of_a_stored_view_without_a_session_copy_makes_the_copy(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+    view = sql(spark, store, f"ALTER VIEW {ns}.v SET TBLPROPERTIES ('team' = 'ops')")
+    assert view.properties == {"team": "ops"}
+    assert _view_properties(spark, ns, "v")["team"] == "ops" and spark.sql(f"SELECT x FROM {ns}.v").first().x == 1
+
+
+def test_sql_rename_to_a_name_of_the_session_catalog_without_a_database_is_refused_as_lacking_one(
+        spark, store, ns):
+    """spark_catalog.x is of the session catalog, not another one: the name lacks a database."""
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS x")
+    with pytest.raises(ValidationError, match=r"^bad identifier \['x'\]: it needs a namespace and a name"):
+        sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO spark_catalog.x")
+    assert store.list_views() == [(ns, "v")] and store.event_count() == 1
 
 
 def test_sql_alter_view_with_schema_from_another_database_and_time_zone_keeps_the_views_own(spark, store, ns):
@@ -860,6 +971,13 @@ def test_sql_alter_as_set_and_unset_keep_the_comment_and_properties_as_spark_doe
     assert view.comment is None and view.properties["steward"] == "ops"
     assert [e.type for e in store.history(f"{ns}.v")][1:] == ["view.replaced", "view.comment_updated",
                                                               "view.comment_updated"]
+
+
+def test_sql_rename_of_a_stored_view_without_a_session_copy_makes_the_copy_under_the_new_name(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+    assert sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO w").identifier == (ns, "w")
+    assert spark.sql(f"SELECT x FROM {ns}.w").first().x == 1 and not spark.catalog.tableExists(f"{ns}.v")
 
 
 def test_sql_rename_to_a_name_in_another_case_names_the_view_as_stored(spark, store, ns):
