@@ -77,6 +77,40 @@ def test_check_views_sees_a_required_column_become_nullable(spark, store, ns):
                               "m map<string, int> not null", "maybe int not null")
 
 
+def test_check_views_sees_a_required_field_of_a_map_key_become_nullable(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.src AS SELECT map(named_struct('a', 1), 2) AS m")
+    create_view(spark, store, f"{ns}.v", f"SELECT m FROM {ns}.src")
+    spark.sql(f"CREATE OR REPLACE VIEW {ns}.src AS SELECT map(named_struct('a', CAST(NULL AS INT)), 2) AS m")
+    (entry,) = check_views(spark, store, ns).views
+    assert (entry.status, entry.problems) == ("drifted", ("column 'm': m.key.a not null is now nullable",))
+
+
+def test_check_views_reports_a_broken_view_from_raise_for_drift(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    _stored(store, f"{ns}.v", "SELECT nope FROM range(1)", ns, [Column("nope", "long")])
+    report = check_views(spark, store, ns)
+    assert [v.status for v in report.views] == ["broken"]
+    with pytest.raises(ValidationError, match=rf"^1 view\(s\) drifted from their stored columns:\n{ns}\.v \(broken\)"):
+        report.raise_for_drift()
+
+
+def test_check_views_counts_in_its_progress_a_view_dropped_while_it_checks(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    for name in ("a", "b", "c"):
+        _stored(store, f"{ns}.{name}", "SELECT 1 AS x", ns, [Column("x", "int", nullable=False)])
+    seen = []
+
+    def drop_the_next(done, total):
+        seen.append((done, total))
+        if done == 1:
+            store.drop_view(f"{ns}.b")  # as another process may, between the listing and its turn
+
+    report = check_views(spark, store, ns, progress=drop_the_next)
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+    assert [v.identifier for v in report.views] == [f"{ns}.a", f"{ns}.c"] and report.ok
+
+
 def test_check_views_compares_the_querys_own_names_under_a_column_list(spark, store, data, ns):
     sql(spark, store, f"CREATE VIEW {ns}.renamed (a, b) AS SELECT order_id, region FROM {data}.orders")
     report = check_views(spark, store, ns)
@@ -121,10 +155,11 @@ def test_check_views_reads_the_recorded_query_column_names(spark, store, data, n
     sql(spark, store, f"CREATE VIEW {ns}.v1 (order_id, amt) AS SELECT order_id AS id, amount FROM {data}.orders")
     sql(spark, store, f"CREATE VIEW {ns}.v2 (a, b) AS SELECT order_id AS `x,y`, region FROM {data}.orders")
     spark.sql(f"CREATE VIEW {ns}.hms (order_id, amt) AS SELECT order_id AS id, amount FROM {data}.orders")
-    assert [i.identifier for i in import_metastore_views(spark, store, ns).imported] == [f"{ns}.hms"]
+    spark.sql(f"CREATE VIEW {ns}.hms_one (n) AS SELECT order_id AS id FROM {data}.orders")  # one column
+    assert [i.identifier for i in import_metastore_views(spark, store, ns).imported] == [f"{ns}.hms", f"{ns}.hms_one"]
     report = check_views(spark, store, ns)
     assert report.ok, report.views
-    assert len(report.views) == 3
+    assert len(report.views) == 4
 
 
 # -- edges found by planting bugs -----------------------------------------------------------------
@@ -142,6 +177,25 @@ def test_check_views_sees_a_decimal_precision_or_scale_change(spark, store, ns):
     assert entry.problems == ("column 'amount': type decimal(10,2) is now decimal(12,4)",)
 
 
+def test_check_views_names_a_changed_type_alone_when_the_column_may_be_null_too(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.src AS SELECT 1 AS id")
+    create_view(spark, store, f"{ns}.v", f"SELECT id FROM {ns}.src")
+    spark.sql(f"CREATE OR REPLACE VIEW {ns}.src AS SELECT CAST(NULL AS BIGINT) AS id")
+    (entry,) = check_views(spark, store, ns).views
+    assert entry.problems == ("column 'id': type int is now long",)
+
+
+def test_check_views_sees_a_struct_field_renamed(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.src AS SELECT named_struct('a', 1) AS s")
+    create_view(spark, store, f"{ns}.v", f"SELECT s FROM {ns}.src")
+    spark.sql(f"CREATE OR REPLACE VIEW {ns}.src AS SELECT named_struct('b', 1) AS s")
+    (entry,) = check_views(spark, store, ns).views
+    assert entry.status == "drifted"
+    assert entry.problems == ("column 's': type struct<a: int not null> is now struct<b: int not null>",)
+
+
 def test_check_views_sees_a_change_of_a_spark_type_the_iceberg_type_hides(spark, store, ns):
     """A TINYINT or a collation is kept beside the Iceberg columns (``spark.schema``) and is what
     Spark reads the view as: a table column that became INT, or lost its collation, changes the
@@ -151,11 +205,13 @@ def test_check_views_sees_a_change_of_a_spark_type_the_iceberg_type_hides(spark,
     spark.sql(f"CREATE TABLE {ns}.src USING parquet AS SELECT CAST(1 AS TINYINT) AS n, "
               f"'x' COLLATE UTF8_LCASE AS c, CAST(2 AS SMALLINT) AS k")
     sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT n, c, k FROM {ns}.src")
-    # the schema Spark hands its catalog names CHAR(5) and VARCHAR(10); its analysis says string
-    spark.sql(f"CREATE TABLE {ns}.sized (c CHAR(5), v VARCHAR(10)) USING parquet")
+    # the schema Spark hands its catalog names CHAR(5) and VARCHAR(10), in an array and a map too; its
+    # analysis says string
+    spark.sql(f"CREATE TABLE {ns}.sized (c CHAR(5), v VARCHAR(10), a ARRAY<VARCHAR(3)>, m MAP<VARCHAR(2), CHAR(1)>) "
+              f"USING parquet")
     catalog = attach(spark, store, name=f"{ns}vs")
     try:
-        spark.sql(f"CREATE VIEW {catalog}.{ns}.sized AS SELECT c, v FROM spark_catalog.{ns}.sized")
+        spark.sql(f"CREATE VIEW {catalog}.{ns}.sized AS SELECT c, v, a, m FROM spark_catalog.{ns}.sized")
     finally:
         detach(spark, catalog)
     assert all("spark.schema" in store.load_view(f"{ns}.{name}").summary for name in ("v", "sized"))
