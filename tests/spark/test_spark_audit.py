@@ -10,6 +10,7 @@ from pyspark.sql import types as T
 
 from viewstore import Column, NoSuchViewError, ValidationError, ViewChange
 from viewstore.spark import events_dataframe
+from viewstore.spark.audit import events_arrow
 
 from spark_views import _stored
 
@@ -55,6 +56,7 @@ def test_events_dataframe_is_the_typed_log(spark, store, data, ns):
     assert events_dataframe(spark, store, actor="bob").first().view == f"{ns}.c"
     assert events_dataframe(spark, store, types=["view.renamed"]).count() == 1
     assert events_dataframe(spark, store, since=dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).count() == 0
+    assert events_dataframe(spark, store, until=dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)).count() == 0
     assert events_dataframe(spark, store, limit=2).count() == 2
     latest = events_dataframe(spark, store, limit=2, newest_first=True).collect()
     assert [r.position for r in latest] == [e.position for e in events[:-3:-1]]
@@ -70,6 +72,11 @@ def test_events_dataframe_of_an_empty_store(spark, store):
 
 
 # -- edges found by planting bugs -----------------------------------------------------------------
+
+
+def test_events_arrow_refuses_what_is_no_store():
+    with pytest.raises(ValidationError, match="^store must be a ViewStore, not str$"):
+        events_arrow("views.db")
 
 
 def test_events_dataframe_of_a_log_longer_than_one_arrow_batch(spark, store):
