@@ -288,3 +288,59 @@ def test_a_refusal_is_the_requests_and_an_error_of_pyspark_itself_the_engines(sp
     with pytest.raises(PySparkValueError) as own:  # PySpark's, never Spark's answer: the engine's
         spark.createDataFrame([])
     assert environment_failure(spark, own.value) == f"Spark failed: {summary(own.value)}"
+
+
+def test_a_lost_connection_to_the_jvm_is_the_engines_whatever_the_session_says(spark):
+    from py4j.protocol import Py4JNetworkError
+
+    from viewstore.spark.failures import environment_failure
+
+    reason = environment_failure(spark, Py4JNetworkError("Answer from Java side is empty"))
+    assert reason == ("the SparkSession's JVM is gone (py4j cannot reach it: Answer from Java side is empty); "
+                      "start a new session")
+
+
+def test_a_metastore_in_memory_gets_no_word_on_a_derby_database_one_process_can_use(spark):
+    from viewstore.spark.failures import _derby_hint
+
+    key = "javax.jdo.option.ConnectionURL"
+    conf = spark._jsparkSession.sparkContext().hadoopConfiguration()
+    saved = conf.get(key)
+    try:
+        conf.set(key, "jdbc:derby:memory:;databaseName=metastore_db;create=true")
+        assert _derby_hint(spark._jsparkSession) == ""
+        conf.set(key, "jdbc:derby:;databaseName=/some/where/metastore_db;create=true")
+        assert _derby_hint(spark._jsparkSession).startswith(" (the metastore is an embedded Derby database, "
+                                                             "/some/where/metastore_db, which one process")
+    finally:
+        if saved is None:
+            conf.unset(key)
+        else:
+            conf.set(key, saved)
+
+
+def test_a_first_line_of_the_limit_is_kept_whole_and_a_longer_one_cut_to_it():
+    from viewstore.spark.failures import _first_line
+
+    assert _first_line("x" * 300 + "\nmore") == "x" * 300
+    assert _first_line("x" * 301) == "x" * 297 + "..."
+
+
+def test_progress_of_no_units_tells_the_callback_nothing():
+    from viewstore.spark.failures import Progress
+
+    seen = []
+    progress = Progress(lambda done, total: seen.append((done, total)), 2)
+    progress.advance(0)
+    progress.advance(2)
+    assert seen == [(2, 2)]
+
+
+def test_a_parse_errors_explanation_keeps_its_pointer_into_the_sql(spark):
+    from pyspark.errors import ParseException
+
+    from viewstore.spark.failures import explanation
+
+    with pytest.raises(ParseException) as refused:
+        spark.sql("SELEC 1")
+    assert explanation(refused.value).endswith("== SQL ==\nSELEC 1\n^^^")
