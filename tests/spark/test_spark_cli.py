@@ -81,6 +81,30 @@ def test_a_bad_conf_is_a_usage_error_said_before_the_store_or_spark(tmp_path, co
     assert not (tmp_path / "typo.db").exists()
 
 
+def test_a_conf_value_may_hold_an_equals_sign():
+    from viewstore.spark.cli import _settings
+
+    assert _settings(("spark.a=b=c", "spark.empty=")) == [("spark.a", "b=c"), ("spark.empty", "")]
+
+
+def test_spark_register_tells_a_copy_it_could_not_drop_from_one_it_could_not_make():
+    import io
+
+    from viewstore.cli import CliContext, _Console
+    from viewstore.spark.cli import _print_registered
+    from viewstore.spark.register import FailedView, RegisterReport
+
+    cli = CliContext(db="unused.db", actor="carol", catalog=None)
+    cli.console = _Console(file=io.StringIO(), width=300, markup=False, emoji=False, highlight=False)
+    _print_registered(cli, RegisterReport(failed=[
+        FailedView("s.made", "TABLE_OR_VIEW_NOT_FOUND", "no table t", "register"),
+        FailedView("s.stale", "INSUFFICIENT_PERMISSIONS", "[INSUFFICIENT_PERMISSIONS] not yours", "prune")]))
+    lines = cli.console.file.getvalue().splitlines()
+    made, stale = (next(line for line in lines if name in line) for name in ("s.made", "s.stale"))
+    assert "failed" in made and "[TABLE_OR_VIEW_NOT_FOUND] no table t" in made and "could not drop" not in made
+    assert "could not drop the stale copy: [INSUFFICIENT_PERMISSIONS] not yours" in stale
+
+
 def test_spark_check_shows_a_required_column_become_nullable(spark, store, ns):
     spark.sql(f"CREATE VIEW {ns}.src AS SELECT 1 AS id")
     create_view(spark, store, f"{ns}.ids", f"SELECT id FROM {ns}.src")
@@ -119,6 +143,20 @@ def test_spark_commands_draw_progress_on_a_terminal_and_print_the_same(spark, st
 
     table = CliRunner().invoke(main, args[:-1], env={"COLUMNS": "200"})
     assert table.exit_code == 0 and table.stderr == "" and f"{ns}.v3" in table.stdout and label not in table.stdout
+    rows = [line for line in table.stdout.splitlines() if f"{ns}.v" in line]
+    if command == "register":
+        assert len(rows) == 4 and all("unchanged" in row and "registered" not in row for row in rows), table.stdout
+    else:
+        assert len(rows) == 4 and all(" ok " in row for row in rows), table.stdout
+        assert f"not checked (no spark representation): {ns}.trino" in table.stdout
+
+
+def test_spark_check_of_views_without_spark_sql_alone_names_them(spark, store, ns):
+    store.create_view(f"{ns}.trino", columns=[], representations=[("trino", "SELECT 1 AS x")], default_namespace=ns)
+    result = CliRunner().invoke(main, ["--db", str(store.path), "spark", "check", ns], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "0 checked: 0 ok, 0 drifted, 0 broken" in result.stdout
+    assert f"not checked (no spark representation): {ns}.trino" in result.stdout
 
 
 def _metastore_database(spark, ns):
@@ -246,6 +284,13 @@ def test_spark_metastore_write_writes_the_engines_record(spark, store, ns):
     assert json.loads(replaced.stdout) == {"written": f"{ns}.ids", "engine": "spark", "replace": True}
     assert "presto_view" not in read_metastore_table(spark, ns, "ids")["parameters"]
     assert [r.id for r in spark.sql(f"SELECT * FROM {ns}.ids").collect()] == [3]
+
+    store.create_view(f"{ns}.more", columns=[Column("id", "int")], default_catalog="spark_catalog",
+                      default_namespace=ns, representations=[("spark", "SELECT id FROM src")])
+    more = runner.invoke(main, ["--db", str(store.path), "spark", "metastore-write", f"{ns}.more", "--engine", "spark",
+                                "--json"])
+    assert more.exit_code == 0, more.output
+    assert json.loads(more.stdout) == {"written": f"{ns}.more", "engine": "spark", "replace": False}
 
     iceberg = runner.invoke(main, [*args, "--engine", "iceberg"])
     assert iceberg.exit_code == 2 and "'iceberg' is not one of" in iceberg.output
