@@ -101,6 +101,8 @@ def test_detect_accepts_a_thrift_like_object():
     engine, definition = formats.definition_from_table(table)
     assert (engine, definition.database, definition.name, definition.owner) == ("hive", "db", "v", "o")
     assert [(c.name, str(c.type), c.comment) for c in definition.columns] == [("a", "int", "the a")]
+    table.partitionKeys = [SimpleNamespace(name="ds", type="string", comment=None)]  # a partitioned view's
+    assert [c.name for c in formats.definition_from_table(table)[1].columns] == ["a", "ds"]
 
 
 def test_registry_is_an_explicit_dict_of_modules():

@@ -56,6 +56,28 @@ def test_decode_keeps_both_texts():
     assert "transient_lastDdlTime" not in definition.properties  # the metastore maintains it
 
 
+def test_a_partitioned_views_partition_columns_are_its_last_columns():
+    """CREATE VIEW ... PARTITIONED ON (ds) keeps ds in partitionKeys, apart from sd.cols: Hive and
+    Spark read it as the view's last column. Written back, every column is in sd.cols."""
+    partitioned = record(("key", "string", None), ("n", "int", "count"), viewOriginalText="SELECT key, n, ds FROM src",
+                         viewExpandedText="SELECT `src`.`key`, `src`.`n`, `src`.`ds` FROM `default`.`src`",
+                         partitionKeys=[{"name": "ds", "type": "varchar(10)", "comment": "day"}])
+    definition = formats.decode(partitioned)
+    assert [(c.name, str(c.type), c.comment) for c in definition.columns] == [
+        ("key", "string", None), ("n", "int", "count"), ("ds", "string", "day")]
+    assert definition.engine_types == ("string", "int", "varchar(10)")
+    out = formats.encode(definition, "hive")
+    assert out["sd"]["cols"] == [{"name": "key", "type": "string", "comment": None},
+                                 {"name": "n", "type": "int", "comment": "count"},
+                                 {"name": "ds", "type": "varchar(10)", "comment": "day"}]
+    assert out["partitionKeys"] == []
+    with pytest.raises(ValidationError, match=r"^partitionKeys\[1\]\.type: "):
+        formats.decode({**partitioned, "partitionKeys": [{"name": "ds", "type": "string"},
+                                                         {"name": "hr", "type": "uniontype<int>"}]})
+    with pytest.raises(ValidationError, match=r"^partitionKeys: must be a list"):
+        formats.decode({**partitioned, "partitionKeys": "ds"})
+
+
 @pytest.mark.parametrize("expanded", [None, "", " \n"])
 def test_without_expanded_text_the_original_text_is_the_sql(expanded):
     definition = formats.decode(record(("a", "int", None), viewExpandedText=expanded))

@@ -446,6 +446,16 @@ def test_write_keeps_the_partition_keys_of_a_record(spark, store, target):
     write_metastore_table(spark, record)
     back = read_metastore_table(spark, target, "pk")
     assert (back["sd"]["cols"], back["partitionKeys"]) == (record["sd"]["cols"], record["partitionKeys"])
+    # the partition column is the view's last column, to Spark and to the Hive reader alike
+    spark.catalog.setCurrentDatabase(target)  # Hive runs a view's query in its own database
+    try:
+        schema = [(f.name, f.dataType.simpleString()) for f in spark.table(f"{target}.pk").schema.fields]
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+    assert schema == [("id", "bigint"), ("amount", "decimal(10,2)")]
+    engine, definition = formats.definition_from_table(back)
+    assert engine == "hive" and [(c.name, str(c.type), c.comment) for c in definition.columns] == [
+        ("id", "long", "the id"), ("amount", "decimal(10,2)", "in EUR")]
 
 
 def test_write_into_a_missing_database_writes_nothing(spark, store, target):

@@ -307,6 +307,9 @@ def _object_to_record(table: Any) -> dict[str, Any]:
     if sd is not None:
         cols = getattr(sd, "cols", None) or []
         record["sd"] = {"cols": [{"name": c.name, "type": c.type, "comment": c.comment} for c in cols]}
+    keys = getattr(table, "partitionKeys", None)
+    if keys:
+        record["partitionKeys"] = [{"name": c.name, "type": c.type, "comment": c.comment} for c in keys]
     return record
 
 

@@ -1,8 +1,10 @@
 """Hive's own views in the Hive metastore (and any view without another engine's markers).
 
 Hive keeps the text the user wrote in ``viewOriginalText`` and the fully qualified, back-quoted text
-it executes in ``viewExpandedText``; the columns are ``sd.cols`` with Hive type strings and the
-comment is the ``comment`` parameter. Unqualified names in the original text resolve against the
+it executes in ``viewExpandedText``; the columns are ``sd.cols`` with Hive type strings (a
+partitioned view's partition columns, kept apart in ``partitionKeys``, come after them, as Hive and
+Spark read them; :func:`encode` writes every column in ``sd.cols``, so a view written back is not
+partitioned) and the comment is the ``comment`` parameter. Unqualified names in the original text resolve against the
 view's own database: a view whose default namespace is another database is written with its table
 names qualified in the expanded text (see :func:`encode`).
 
@@ -21,7 +23,7 @@ from ..errors import ValidationError
 from ..model import Column
 from ..types import (MAX_DEPTH, DecimalType, IcebergType, ListType, MapType, PrimitiveType, StructField, StructType,
                      parse_type)
-from .base import (VIRTUAL_VIEW, ViewDefinition, chosen_engine_types, column_types_property,
+from .base import (VIRTUAL_VIEW, ViewDefinition, chosen_engine_types, column_types_property, hive_columns,
                    hive_columns_of, hms_record, invalid, parameters_of, passthrough, reserved_key, second_text,
                    second_text_properties, strip_nested, text_of)
 from .qualify import needs_qualifying, qualify_tables
@@ -58,12 +60,16 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
     sql = expanded if expanded and expanded.strip() else original
     if sql is None or not sql.strip():
         raise invalid("viewExpandedText", "a Hive view needs its SQL in viewExpandedText or viewOriginalText")
-    hive_columns = hive_columns_of(record)  # a record without them (a trimmed copy) has no columns
-    columns = tuple(Column(name, iceberg_type(type_, f"sd.cols[{i}].type"), comment)
-                    for i, (name, type_, comment) in enumerate(hive_columns))
+    # A partitioned view (PARTITIONED ON) keeps its partition columns apart from sd.cols, in
+    # partitionKeys: they are its last columns, as Hive and Spark read them. A record without either
+    # (a trimmed copy) has no columns.
+    cols, keys = hive_columns_of(record), hive_columns(record.get("partitionKeys"), "partitionKeys")
+    fields = [f"sd.cols[{i}].type" for i in range(len(cols))] + [f"partitionKeys[{i}].type" for i in range(len(keys))]
+    columns = tuple(Column(name, iceberg_type(type_, field), comment)
+                    for field, (name, type_, comment) in zip(fields, cols + keys))
 
     properties = passthrough(params, lambda key: key == "comment")
-    properties.update(column_types_property(NAME, [type_ for _, type_, _ in hive_columns]))
+    properties.update(column_types_property(NAME, [type_ for _, type_, _ in cols + keys]))
     properties.update(second_text_properties(ORIGINAL_TEXT_KEY, original, sql))
     database = text_of(record, "dbName")
     return ViewDefinition(
