@@ -97,8 +97,9 @@ def test_readme_example_creates_a_view_recorded_as_one_event(spark, vs):
     assert summary["engine-name"] == "spark" and summary["engine-version"] == spark.version
     assert json.loads(summary[QUERY_COLUMN_NAMES]) == ["id", "amount"]
     assert summary[SCHEMA_MODE] == "COMPENSATION"
-    assert json.loads(summary[SQL_CONFIGS])["spark.sql.session.timeZone"] == spark.conf.get(
-        "spark.sql.session.timeZone")
+    configs = json.loads(summary[SQL_CONFIGS])
+    assert configs["spark.sql.session.timeZone"] == spark.conf.get("spark.sql.session.timeZone")
+    assert list(configs) == sorted(configs)  # in key order, whatever order Spark gives them in
 
 
 def test_current_catalog_and_namespace_become_the_defaults(spark, vs):
@@ -145,10 +146,26 @@ def test_python_api_views_are_usable_from_spark(spark, vs):
     assert len(run(spark, "SELECT * FROM vs.sales.py_view")) == 3
     described = dict((r[0], r[2]) for r in run(spark, "DESCRIBE vs.sales.py_view"))
     assert described == {"id": None, "amount": "in EUR"}
+    extended = dict((r[0], r[1]) for r in run(spark, "DESCRIBE EXTENDED vs.sales.py_view"))
+    assert extended["View Schema Mode"] == "COMPENSATION"  # Spark's default: the version records no mode
     run(spark, "ALTER VIEW vs.sales.py_view SET TBLPROPERTIES ('x'='y')")
     view = vs.load_view("sales.py_view")
     assert view.current_version_id == 1 and view.dialects == ("spark", "trino")
     assert kinds(vs) == ["view.created", "view.properties_set"]
+
+
+def test_spark_s_summary_keys_holding_other_json_read_as_missing(spark, vs):
+    """A version whose summary (written through the Python API) holds other JSON under Spark's keys is
+    served as one without them: Spark's defaults, and the columns' names; so Spark sends back the
+    definition it loaded, and a property change is no new version."""
+    vs.create_view("sales.odd", columns=[Column("x", "int")], default_namespace=["sales"],
+                   representations=[("spark", "SELECT 1 AS x")],
+                   summary={QUERY_COLUMN_NAMES: '{"x": 1}', SQL_CONFIGS: '["spark.sql.session.timeZone"]'})
+    assert run(spark, "SELECT x FROM vs.sales.odd") == [(1,)]
+    extended = dict((r[0], r[1]) for r in run(spark, "DESCRIBE EXTENDED vs.sales.odd"))
+    assert "View Query Output Columns" not in extended and extended["View Schema Mode"] == "COMPENSATION"
+    run(spark, "ALTER VIEW vs.sales.odd SET TBLPROPERTIES ('k'='v')")
+    assert vs.load_view("sales.odd").current_version_id == 1 and kinds(vs) == ["view.created", "view.properties_set"]
 
 
 def test_unqualified_names_resolve_as_register_views_resolves_them(spark, vs, tmp_path):
@@ -191,6 +208,25 @@ def test_unqualified_names_resolve_as_register_views_resolves_them(spark, vs, tm
         spark.sql(f"DROP VIEW IF EXISTS spark_catalog.{DB}.big")
         spark.sql(f"DROP VIEW IF EXISTS spark_catalog.{DB}.no_namespace")
         nameless.close()
+
+
+def test_a_view_made_in_another_catalog_of_the_session_reads_its_bare_names_there(spark, vs, tmp_path):
+    """The current catalog of the statement that made the view is any catalog of the session, not only
+    this one or spark_catalog."""
+    other = ViewStore(tmp_path / "other.db", catalog="other", actor="bob")
+    attach(spark, other, name="vs_names")
+    try:
+        run(spark, "CREATE VIEW vs_names.sales.inner AS SELECT 1 AS x")
+        spark.sql("USE vs_names.sales")
+        run(spark, "CREATE VIEW vs.sales.outer AS SELECT x FROM inner")
+        spark.sql("USE spark_catalog.default")
+        assert vs.load_view("sales.outer").default_catalog == "vs_names"
+        assert run(spark, "SELECT x FROM vs.sales.outer") == [(1,)]
+        described = dict((r[0], r[1]) for r in run(spark, "DESCRIBE EXTENDED vs.sales.outer"))
+        assert described["View Current Catalog"] == "vs_names"
+    finally:
+        detach(spark, "vs_names")
+        other.close()
 
 
 def test_what_iceberg_types_lose_is_recorded_and_served_back(spark, vs):
@@ -327,6 +363,56 @@ def test_what_spark_cannot_express_survives_a_replace(spark, vs):
     assert view.security_mode == "INVOKER" and view.current_version_id == 2
 
 
+def test_create_or_replace_makes_a_version_only_when_what_spark_is_served_changes(spark, vs):
+    """What Spark does not see of a stored version (its recorded default catalog, summary keys of its
+    own, Iceberg types Spark reads as wider ones) is no change: the same statement again records nothing.
+    What Spark captures with the text (the current namespace, the SQL configs, the query's column names) is."""
+    statement = "CREATE OR REPLACE VIEW vs.sales.ids AS SELECT uuid() AS id, X'00010203' AS raw"
+    run(spark, statement)
+    made = vs.load_view("sales.ids")
+    vs.replace_view("sales.ids", columns=[Column(c.name, t, c.comment, c.nullable)
+                                          for c, t in zip(made.columns, ("uuid", "fixed[4]"))],
+                    representations=made.representations, default_catalog="prod",
+                    default_namespace=made.default_namespace, summary={**made.summary, "reviewed-by": "bob"})
+    before = vs.event_count()
+    run(spark, statement)
+    assert vs.event_count() == before
+    view = vs.load_view("sales.ids")
+    assert view.current_version_id == 2 and view.default_catalog == "prod"
+    assert [str(c.type) for c in view.columns] == ["uuid", "fixed[4]"] and view.summary["reviewed-by"] == "bob"
+    spark.sql(f"USE spark_catalog.{DB}")  # the namespace the statement runs in is part of the definition
+    run(spark, statement)
+    spark.sql("USE spark_catalog.default")
+    view = vs.load_view("sales.ids")
+    assert view.current_version_id == 3 and view.default_namespace == (DB,)
+    # and so are the SQL configs Spark captures: another session time zone is a new version
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Kathmandu" if zone != "Asia/Kathmandu" else "UTC")
+    try:
+        run(spark, statement)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    view = vs.load_view("sales.ids")
+    assert view.current_version_id == 4 and kinds(vs)[before:] == ["view.replaced"] * 2
+    assert json.loads(view.summary[SQL_CONFIGS])["spark.sql.session.timeZone"] != zone
+    # the same text and schema over a table whose column was renamed: Spark reads the view by the new name
+    table = f"spark_catalog.{DB}.renamed"
+    statement = f"CREATE OR REPLACE VIEW vs.sales.named (a) AS SELECT * FROM {table}"
+    try:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+        spark.sql(f"CREATE TABLE {table} (old INT) USING parquet")
+        run(spark, statement)
+        spark.sql(f"DROP TABLE {table}")
+        spark.sql(f"CREATE TABLE {table} (new INT) USING parquet")
+        spark.sql(f"INSERT INTO {table} VALUES (7)")
+        run(spark, statement)
+        view = vs.load_view("sales.named")
+        assert view.current_version_id == 2 and json.loads(view.summary[QUERY_COLUMN_NAMES]) == ["new"]
+        assert run(spark, "SELECT a FROM vs.sales.named") == [(7,)]
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
 def test_show_views_and_like(spark, vs):
     for name in ("big_orders", "big_spenders", "small_orders"):
         run(spark, f"CREATE VIEW vs.sales.{name} AS {BIG_SQL}")
@@ -340,6 +426,13 @@ def test_show_views_and_like(spark, vs):
     spark.sql("USE vs.not_yet")  # a namespace needs no view to be used
     run(spark, "CREATE VIEW fresh AS SELECT 1 AS x")
     assert vs.list_views("not_yet") == [("not_yet", "fresh")]
+    run(spark, "CREATE VIEW vs.n1.n2.deep AS SELECT 1 AS x")  # a namespace of two levels is listed whole
+    assert run(spark, "SHOW VIEWS IN vs.n1.n2") == [("n1.n2", "deep", False)]
+    spark.sql("USE spark_catalog.default")
+    spark.sql("USE vs")  # the catalog itself: no namespace, no views
+    assert run(spark, "SHOW VIEWS") == []
+    run(spark, "CREATE VIEW vs.sales.made_at_the_top AS SELECT 1 AS x")  # Spark's current namespace is none
+    assert vs.load_view("sales.made_at_the_top").default_namespace == ()
 
 
 def test_namespace_and_table_statements_say_the_catalog_has_none(spark, vs):
@@ -440,6 +533,12 @@ def test_alter_properties_records_property_events_not_versions(spark, vs):
     assert view.current_version_id == 1 and len(view.versions) == 1
     assert view.properties == {"comment": "huge ones", "team": "finance", "b": "2"}
     assert view.columns[0].comment == "order id"
+    run(spark, "ALTER VIEW vs.sales.big_orders SET TBLPROPERTIES ('z'='1')")
+    run(spark, "ALTER VIEW vs.sales.big_orders UNSET TBLPROPERTIES ('team', 'z', 'b')")  # removed in key order
+    assert [e.payload()["removals"] for e in list(vs.events())[-3:]] == [["b"], ["team"], ["z"]]
+    run(spark, "ALTER VIEW vs.sales.big_orders UNSET TBLPROPERTIES ('comment')")
+    view = vs.load_view("sales.big_orders")
+    assert (view.comment, view.properties) == (None, {}) and kinds(vs)[-1] == "view.comment_updated"
 
 
 def test_alter_view_as_makes_a_new_version(spark, vs):
@@ -467,12 +566,18 @@ def test_rename_within_and_across_namespaces(spark, vs):
     assert [e.payload()["from_identifier"] for e in vs.events(types="view.renamed")] == [
         ["sales", "big_orders"], ["sales", "bigger"], ["sales", "biggest"]]
     assert len(run(spark, "SELECT * FROM vs.archive.biggest")) == 2
+    # a name of two parts is a namespace and a name, as Spark reads it, even when the namespace has the
+    # catalog's name
+    run(spark, "ALTER VIEW vs.archive.biggest RENAME TO vs.biggest")
+    assert vs.list_views() == [("vs", "biggest")]
 
 
 def test_drop_view_and_if_exists(spark, vs):
     run(spark, README_CREATE)
     run(spark, "DROP VIEW vs.sales.big_orders")
     run(spark, "DROP VIEW IF EXISTS vs.sales.big_orders")
+    run(spark, "DROP VIEW IF EXISTS vs.top_level")  # names no view can have: nothing to drop either
+    run(spark, "DROP VIEW IF EXISTS vs.sales.`a.b`")
     assert kinds(vs) == ["view.created", "view.dropped"]
     assert not vs.view_exists("sales.big_orders")
     assert [e.type for e in vs.history("sales.big_orders")] == ["view.created", "view.dropped"]
@@ -592,6 +697,12 @@ def test_a_change_between_load_and_replace_is_refused(spark, vs):
     assert "cannot alter view vs.sales.big_orders: another writer changed it" in str(caught.value)
     assert vs.load_view("sales.big_orders").properties["meanwhile"] == "yes"
     catalog.replaceView(ident, catalog.loadView(ident))  # loaded afresh, the same replace goes through
+    loaded = catalog.loadView(ident)
+    vs.drop_view("sales.big_orders")
+    with pytest.raises(AnalysisException) as caught:  # dropped in between: the view is missing, as Spark says
+        catalog.replaceView(ident, loaded)
+    assert caught.value.getCondition() == "VIEW_NOT_FOUND" and "The view sales.big_orders cannot be found" in str(
+        caught.value)
 
 
 # -- error paths ----------------------------------------------------------------------------------
@@ -610,6 +721,14 @@ def test_missing_views(spark, vs):
     assert vs.event_count() == 0
 
 
+def test_a_view_over_a_missing_view_loads_and_reading_it_names_the_missing_one(spark, vs):
+    vs.create_view("sales.orphan", columns=[Column("x", "int")], default_namespace=["sales"],
+                   representations=[("spark", "SELECT x FROM vs.sales.gone")])
+    assert run(spark, "DESCRIBE vs.sales.orphan") == [("x", "int", None)]
+    fails(spark, "SELECT * FROM vs.sales.orphan", "TABLE_OR_VIEW_NOT_FOUND", "`vs`.`sales`.`gone`")
+    assert vs.event_count() == 1
+
+
 def test_existing_views(spark, vs):
     run(spark, README_CREATE)
     run(spark, "CREATE VIEW vs.sales.other AS SELECT 1 AS x")
@@ -623,8 +742,9 @@ def test_existing_views(spark, vs):
 @pytest.mark.parametrize("statement, fragments", [
     ("CREATE VIEW vs.sales.evo WITH SCHEMA EVOLUTION AS SELECT 1 AS x",
      ["cannot create view vs.sales.evo", "WITH SCHEMA EVOLUTION is not supported"]),
-    ("CREATE VIEW vs.top_level AS SELECT 1 AS x", ["view vs.top_level", "a view needs a namespace"]),
-    ("CREATE VIEW vs.sales.`a.b` AS SELECT 1 AS x", ["view vs.sales.`a.b`", "dots"]),
+    ("CREATE VIEW vs.top_level AS SELECT 1 AS x", ["cannot create view vs.top_level", "a view needs a namespace"]),
+    ("CREATE VIEW vs.sales.`a.b` AS SELECT 1 AS x", ["cannot create view vs.sales.`a.b`", "dots"]),
+    ("CREATE VIEW vs._sales.`a``b` AS SELECT 1 AS x", ["cannot create view vs._sales.`a``b`", "backquotes"]),
     ("CREATE VIEW vs.sales.spans AS SELECT INTERVAL 1 DAY AS span",
      ["view vs.sales.spans", "column 'span'", "no Iceberg counterpart"]),
 ])
@@ -735,6 +855,48 @@ def test_a_rename_that_would_make_a_view_read_itself_is_refused_as_spark_names_i
     assert answer == {"error": {"kind": "recursive_view", "view": f"{prefix}`a2`",
                                 "path": f"{prefix}`a2` -> {prefix}`b` -> {prefix}`a2`"}}
     assert store.event_count() == 2
+
+
+def test_a_rename_follows_bare_names_in_the_namespace_of_views_that_record_none(store):
+    """A view whose definition records no default namespace reads bare names in its own namespace:
+    the view renamed, and each view it reads in turn (the renamed one's Spark SQL under a dialect
+    spelt in capitals, as the store keeps it)."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    for name, dialect, sql in (("b", "spark", "SELECT x FROM a2"), ("a", "SPARK", "SELECT x FROM b")):
+        store.create_view(("sales", name), columns=[Column("x", "int")], default_catalog="vs", default_namespace=[],
+                          representations=[(dialect, sql)])
+    answer = json.loads(bridge.call("renameView", json.dumps({
+        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}})))
+    assert answer == {"error": {"kind": "recursive_view", "view": "`vs`.`sales`.`a2`",
+                                "path": "`vs`.`sales`.`a2` -> `vs`.`sales`.`b` -> `vs`.`sales`.`a2`"}}
+    assert store.event_count() == 2
+
+
+def test_a_name_whose_first_part_is_the_catalog_s_in_another_case_is_not_followed_into_it(store):
+    """Spark matches catalog names exactly: in a view of this catalog, VS.sales.a2 is a view of the
+    namespace vs.sales, so renaming sales.a to sales.a2 closes no cycle."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    for name, sql in (("b", "SELECT x FROM VS.sales.a2"), ("a", "SELECT x FROM vs.sales.b")):
+        store.create_view(("sales", name), columns=[Column("x", "int")], default_catalog="vs",
+                          default_namespace=["sales"], representations=[("spark", sql)])
+    assert json.loads(bridge.call("renameView", json.dumps({
+        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}}))) == {
+        "ok": None}
+    assert store.list_views() == [("sales", "a2"), ("sales", "b")]
+
+
+def test_a_cycle_is_named_along_the_first_path_in_reading_order(store):
+    """Of the paths back to the view, the refusal names the one met first reading each query from the
+    left (a reads b, then e; b reads c, then d; each of c, d and e reads the renamed view)."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    for name, sql in (("c", "SELECT x FROM a2"), ("d", "SELECT x FROM a2"), ("e", "SELECT x FROM a2"),
+                      ("b", "SELECT x FROM c UNION ALL SELECT x FROM d"),
+                      ("a", "SELECT x FROM b UNION ALL SELECT x FROM e")):
+        store.create_view(("sales", name), columns=[Column("x", "int")], default_catalog="vs",
+                          default_namespace=["sales"], representations=[("spark", sql)])
+    answer = json.loads(bridge.call("renameView", json.dumps({
+        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}})))
+    assert answer["error"]["path"] == "`vs`.`sales`.`a2` -> `vs`.`sales`.`b` -> `vs`.`sales`.`c` -> `vs`.`sales`.`a2`"
 
 
 def test_the_catalog_keeps_sqlglots_warnings_to_itself(spark, vs, caplog):
@@ -873,6 +1035,33 @@ def test_the_bridge_answers_bad_requests_without_raising(store):
     broken = json.loads(bridge.call("loadView", "{not json"))
     assert broken["error"]["kind"] == "user" and "internal error in loadView" in broken["error"]["message"]
 
+
+
+def test_each_thread_s_replace_expects_the_version_its_own_last_load_served(store):
+    """Spark loads a view and then replaces it on the same thread: a load on another thread does not
+    take the place of this thread's, and a load is used by one replace only."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    for name in ("a", "b"):
+        store.create_view(("sales", name), columns=[Column("x", "int")], default_namespace=["sales"],
+                          representations=[("spark", "SELECT 1 AS x")])
+
+    def ask(operation, name, thread, **request):
+        return json.loads(bridge.call(operation, json.dumps({"ident": {"namespace": ["sales"], "name": name},
+                                                             "thread": thread, **request})))
+
+    loaded = ask("loadView", "a", 1)["ok"]
+    assert "ok" in ask("loadView", "b", 2)
+    store.alter_view("sales.a", ViewChange.set_property("meanwhile", "yes"))
+    assert ask("replaceView", "a", 1, view={**loaded, "properties": {"k": "v"}}) == {"error": {
+        "kind": "user", "message": "viewstore catalog 'vs': cannot alter view vs.sales.a: another writer changed it "
+                                   "while Spark was working on it; nothing was written, run the statement again"}}
+    assert store.load_view("sales.a").properties == {"meanwhile": "yes"}
+    loaded = ask("loadView", "a", 1)["ok"]
+    assert "ok" in ask("replaceView", "a", 1, view={**loaded, "properties": {**loaded["properties"], "k": "v"}})
+    store.alter_view("sales.a", ViewChange.set_property("later", "yes"))
+    # no load on this thread since its last replace: the view as it is now is replaced
+    assert "ok" in ask("replaceView", "a", 1, view={**loaded, "properties": {"k": "w"}})
+    assert store.load_view("sales.a").properties == {"k": "w"}
 
 
 def test_the_bridge_waits_out_a_long_plain_call_of_another_thread(tmp_path, monkeypatch):
@@ -1219,4 +1408,8 @@ def test_drop_view_answers_whether_it_dropped_a_view_as_spark_s_view_catalog_say
     missing = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, "missing")
     assert catalog.dropView(ident) is True
     assert catalog.dropView(ident) is False and catalog.dropView(missing) is False
+    nameless = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(
+        spark.sparkContext._gateway.new_array(jvm.java.lang.String, 0), "big_orders")
+    # no view can have a name without a namespace
+    assert catalog.viewExists(nameless) is False and catalog.dropView(nameless) is False
     assert kinds(vs) == ["view.created", "view.dropped"]
