@@ -177,23 +177,20 @@ def test_check_views_sees_a_decimal_precision_or_scale_change(spark, store, ns):
     assert entry.problems == ("column 'amount': type decimal(10,2) is now decimal(12,4)",)
 
 
-def test_check_views_names_a_changed_type_alone_when_the_column_may_be_null_too(spark, store, ns):
+@pytest.mark.parametrize("before, after, problem", [
+    # a changed type is named alone when the column may be null too
+    ("1 AS id", "CAST(NULL AS BIGINT) AS id", "column 'id': type int is now long"),
+    ("named_struct('a', 1) AS s", "named_struct('b', 1) AS s",  # a struct field renamed
+     "column 's': type struct<a: int not null> is now struct<b: int not null>"),
+], ids=["type and nullability", "struct field renamed"])
+def test_check_views_names_what_changed_in_a_column_of_the_view_it_reads(spark, store, ns, before, after, problem):
     spark.sql(f"CREATE DATABASE {ns}")
-    spark.sql(f"CREATE VIEW {ns}.src AS SELECT 1 AS id")
-    create_view(spark, store, f"{ns}.v", f"SELECT id FROM {ns}.src")
-    spark.sql(f"CREATE OR REPLACE VIEW {ns}.src AS SELECT CAST(NULL AS BIGINT) AS id")
+    spark.sql(f"CREATE VIEW {ns}.src AS SELECT {before}")
+    column = before.rsplit(" ", 1)[1]
+    create_view(spark, store, f"{ns}.v", f"SELECT {column} FROM {ns}.src")
+    spark.sql(f"CREATE OR REPLACE VIEW {ns}.src AS SELECT {after}")
     (entry,) = check_views(spark, store, ns).views
-    assert entry.problems == ("column 'id': type int is now long",)
-
-
-def test_check_views_sees_a_struct_field_renamed(spark, store, ns):
-    spark.sql(f"CREATE DATABASE {ns}")
-    spark.sql(f"CREATE VIEW {ns}.src AS SELECT named_struct('a', 1) AS s")
-    create_view(spark, store, f"{ns}.v", f"SELECT s FROM {ns}.src")
-    spark.sql(f"CREATE OR REPLACE VIEW {ns}.src AS SELECT named_struct('b', 1) AS s")
-    (entry,) = check_views(spark, store, ns).views
-    assert entry.status == "drifted"
-    assert entry.problems == ("column 's': type struct<a: int not null> is now struct<b: int not null>",)
+    assert entry.status == "drifted" and entry.problems == (problem,)
 
 
 def test_check_views_sees_a_change_of_a_spark_type_the_iceberg_type_hides(spark, store, ns):
