@@ -6,7 +6,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from viewstore.tables import TextTable, visible
+from viewstore.tables import TableColumn, TextTable, visible
 
 
 def test_a_table_is_printed_in_batches_so_a_closed_pipe_stops_the_work(monkeypatch):
@@ -47,6 +47,12 @@ def test_visible_escapes_characters_that_print_as_nothing_so_two_names_never_loo
     assert visible("naïve 漢字 😀 e\u0301") == "naïve 漢字 😀 e\u0301"  # printing characters stay as they are
 
 
+def test_visible_escapes_every_bidirectional_embedding_override_and_isolate():
+    """They reorder the text after them on the terminal: a name holding one could show as another."""
+    for char in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069":
+        assert visible(f"a{char}b") == f"a\\u{ord(char):04x}b", repr(char)
+
+
 def test_a_cell_breaks_its_line_only_at_a_newline_and_shows_every_other_separator_escaped():
     """The line and paragraph separators and the characters str.splitlines breaks at (rich too)
     print escaped on the cell's own line, and a tab as blanks to the next multiple of 8 (SQL indented
@@ -75,6 +81,19 @@ def _printed(table, rows, width):
     console = Console(file=io.StringIO(), width=width, markup=False, emoji=False, highlight=False)
     table.print(console, rows)
     return console.file.getvalue().rstrip("\n").split("\n")  # not splitlines(): it breaks at U+2028 and more
+
+
+def test_a_title_prints_escaped_in_a_data_table_as_in_a_text_table():
+    """A title may hold data (a report's summary names a file): on a line of its own, escaped."""
+    from viewstore.tables import data_table
+
+    title, shown = "report of \x1b]0;x\x07 sales.da\u200bily", "report of \\x1b]0;x\\x07 sales.da\\u200bily"
+    table = data_table("n", title=title)
+    table.add_row("1")
+    console = Console(file=io.StringIO(), width=80, markup=False, emoji=False, highlight=False)
+    console.print(table)
+    assert console.file.getvalue().split("\n")[0] == shown
+    assert _printed(TextTable("n", title=title), [("1",)], 80)[0] == shown
 
 
 def test_a_column_with_breaks_breaks_only_after_them_and_last_of_all():
@@ -126,6 +145,52 @@ def test_a_data_tables_names_stay_whole_while_the_other_columns_can_fold():
     assert all(len(line) <= 50 for line in narrow.splitlines())
     for width in (30, 12, 5):  # narrower than the other columns' floors: rich's own folding, no error
         assert "│" in printed(width, ["view"])
+
+
+def test_a_data_tables_other_columns_give_a_name_their_room_down_to_eight_cells_and_no_further():
+    """The name stays whole from 77 columns (53 cells, 'status' 6 and the details 8, with the rules)
+    on; one column less and the details would get 7 cells, so the name folds instead; and no
+    header breaks at any width ('details' is 7 cells)."""
+    from viewstore.tables import data_table
+
+    name = "warehouse.sales.orders_by_region_and_day_with_returns"
+    details = "[TABLE_OR_VIEW_NOT_FOUND] The table or view `spark_catalog`.`warehouse_sales`.`orders` cannot be found."
+    for width in range(40, 120):
+        table = data_table("view", "status", "details", names=["view"])
+        table.add_row(name, "broken", details)
+        console = Console(file=io.StringIO(), width=width, markup=False, emoji=False, highlight=False)
+        console.print(table)
+        out = console.file.getvalue()
+        lines = out.splitlines()
+        assert "┃ details " in lines[1] and lines[2].startswith("┡"), (width, out)  # a header of one line
+        assert (f"│ {name} │ broken │" in out) == (width >= 77), (width, out)
+
+
+def test_a_data_table_printed_again_on_a_narrower_console_folds_the_name_it_kept_whole():
+    from viewstore.tables import data_table
+
+    name = "warehouse.sales.orders_by_region_and_day_with_returns"
+    table = data_table("view", "status", names=["view"])
+    table.add_row(name, "broken")
+    for width in (200, 40):
+        console = Console(file=io.StringIO(), width=width, markup=False, emoji=False, highlight=False)
+        console.print(table)
+        lines = console.file.getvalue().splitlines()
+        assert all(cell_len(line) <= width for line in lines), lines
+        assert "".join(line.split("│")[1].strip() for line in lines[3:-1]) == name, lines
+
+
+def test_a_data_table_with_room_for_one_of_two_names_keeps_the_shorter_whole():
+    from viewstore.tables import data_table
+
+    short, long = "sales.orders_by_day", "warehouse.sales.orders_by_region_and_day_with_returns"
+    table = data_table("view", "source", "details", names=["view", "source"])
+    table.add_row(long, short, "a detail that can fold as much as it needs to")
+    console = Console(file=io.StringIO(), width=80, markup=False, emoji=False, highlight=False)
+    console.print(table)
+    lines = console.file.getvalue().splitlines()
+    assert f"│ {short} │" in lines[3], lines
+    assert "".join(line.split("│")[1].strip() for line in lines[3:-1]) == long, lines  # folded, every character
 
 
 def test_a_cells_width_is_what_rich_counts_also_where_ascii_takes_the_short_way():
@@ -185,6 +250,25 @@ def test_a_column_with_breaks_fills_each_line_up_to_its_width():
     assert printed[2:] == ["sales.daily.", "orders"], printed
 
 
+def test_a_column_with_breaks_gets_no_narrower_than_its_header():
+    """A header breaks where its cells do: 'view' has no dot, so the column keeps its four cells
+    however short the pieces of its names (the next column's header and rule stay over its text)."""
+    from viewstore.tables import TableColumn
+
+    table = TextTable(TableColumn("n", None), TableColumn("view", 0, rank=1, breaks="."), TableColumn("text", 10))
+    printed = _printed(table, [("1", "s.a.b", "one two three four five six")], 16)
+    assert printed[:5] == ["n  view  text", "─  ────  ───────", "1  s.a.  one two", "   b     three", "         four"], printed
+
+
+def test_a_column_with_breaks_breaks_a_cell_of_two_lines_within_each_line():
+    """A piece ends at a newline too: the second line's first piece is measured alone, not with the
+    first line's last."""
+    from viewstore.tables import TableColumn
+
+    printed = _printed(TextTable(TableColumn("name", 0, breaks=".")), [("ab.cd\nef.gh",)], 4)
+    assert printed[2:] == ["ab.", "cd", "ef.", "gh"], printed
+
+
 def test_a_column_with_no_name_and_no_text_still_prints():
     """A query may name a column '' (SQLite takes AS ""): a column nothing is wide, printed as one."""
     printed = _printed(TextTable("", "n"), [("", "1")], 80)
@@ -226,6 +310,14 @@ def test_columns_that_give_up_width_together_still_fill_the_console():
     assert len(printed[0]) == 48 and {len(line) for line in printed} == {48}, printed
 
 
+def test_a_column_squeezed_to_the_common_width_is_never_given_a_cell_its_text_does_not_need():
+    """The odd cell goes to a column whose text is wider than the common width, not to the one
+    whose text is exactly that wide (20 cells, one of blank on each side)."""
+    text = "one two three four five six seven eight"
+    printed = _printed(TextTable("a", "b", "c"), [("x" * 20, text, text)], 71)
+    assert printed[3] == "│ " + "x" * 20 + " │ one two three four    │ one two three four   │", printed
+
+
 def test_a_time_that_snaps_gives_the_cells_it_did_not_need_back_to_the_text_squeezed_before():
     from viewstore.tables import TableColumn
 
@@ -235,6 +327,20 @@ def test_a_time_that_snaps_gives_the_cells_it_did_not_need_back_to_the_text_sque
     assert printed[2:4] == ["aaa bbb ccc ddd   2026-11-26", "eee fff           16:53:49.123"], printed
 
 
+def test_cells_given_back_go_to_the_narrowest_column_squeezed_before_first():
+    """A column squeezed to a floor of 10 and one to 14 get back the 8 cells a time that snaps does
+    not need evenly from there: 16 each, not all of them to the wider one."""
+    table = TextTable(TableColumn("a", 10), TableColumn("b", 14), TableColumn("time", 12, rank=2, snap=True))
+    printed = _printed(table, [("aaa bbb ccc ddd eee fff", "aaa bbb ccc ddd eee fff", "2026-11-26 16:53:49.123")], 48)
+    assert printed[1] == "─" * 16 + "  " + "─" * 16 + "  " + "─" * 12, printed
+
+
+def test_a_cell_of_ascii_text_wraps_at_spaces_only_as_rich_wraps_it():
+    """Not after the hyphen of a word ('well-' then 'known view' would fit as well)."""
+    printed = _printed(TextTable(TableColumn("n", None), "text"), [("1", "see the well-known view")], 21)
+    assert printed[3:6] == ["│ 1 │ see the       │", "│   │ well-known    │", "│   │ view          │"], printed
+
+
 def test_a_long_word_of_wide_or_accented_characters_folds_and_keeps_every_character():
     """Text that is not ASCII wraps by the cells each character takes, and a word longer than the
     column folds onto more lines as an ASCII one does: never cut."""
@@ -242,6 +348,19 @@ def test_a_long_word_of_wide_or_accented_characters_folds_and_keeps_every_charac
         printed = _printed(TextTable("n", "text"), [("1", word)], 24)
         cells = [line.split("│")[2].strip() for line in printed[3:-1]]
         assert len(cells) > 1 and "".join(cells) == word, printed
+
+
+def test_wide_characters_that_wrap_or_head_a_column_keep_its_rules_in_line():
+    """A cell that wraps onto more lines and a header, of wide characters, are padded by the cells
+    they take: every line of the table is as wide as the others; and a cell of fewer characters than
+    its column has cells wraps when it takes more cells than that."""
+    wrapped = _printed(TextTable("n", "text", "m"), [("1", "東京都の売上集計表 東京都の売上集計表", "z"), ("2", "漢字", "y")], 24)
+    assert wrapped[3:5] == ["│ 1 │ 東京都の売上 │ z │", "│   │ 集計表       │   │"], wrapped
+    assert {cell_len(line) for line in wrapped} == {24}, wrapped
+    headed = _printed(TextTable("n", "東京都の売上集計表", "m"), [("1", "x", "z")], 80)
+    assert headed[1] == "┃ n ┃ 東京都の売上集計表 ┃ m ┃" and {cell_len(line) for line in headed} == {30}, headed
+    short = _printed(TextTable("n", "text"), [("1", "売上集計表 東京都")], 20)  # 9 characters, 17 cells, in 12
+    assert short[3:5] == ["│ 1 │ 売上集計表   │", "│   │ 東京都       │"], short
 
 
 def test_a_name_of_wide_characters_is_measured_in_cells_and_folds_where_it_cannot_stay_whole():
