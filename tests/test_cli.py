@@ -987,6 +987,16 @@ def test_diff_prints_each_kind_of_change_with_both_sides(run):
                          "default namespace: (none) → s"]
 
 
+def test_diff_prints_a_default_namespace_of_two_parts_dotted_on_either_side(run):
+    with ViewStore(run.db, actor="dave") as store:
+        store.create_view("s.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace=["sales", "eu"])
+        store.replace_view("s.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                           default_namespace=["sales", "us"])
+    assert "default namespace: sales.eu → sales.us" in run("diff", "s.v", "--from-event", "1").splitlines()
+    assert "default namespace: sales.us → sales.eu" in run("diff", "s.v", "--from-event", "2", "--to-event", "1").splitlines()
+
+
 def test_diff_of_a_column_comment_from_empty_to_none_shows_which_is_which(run):
     """An empty comment and none are two comments (the diff calls the column changed): its row shows
     the change, not the same blank cell on both sides."""
@@ -1187,6 +1197,16 @@ def test_event_tables_read_as_text(run, monkeypatch):
     for cell in ("│ version 1 ", "│ comment: Big orders, in EUR ", "│ owner=finance ", "│ team=x ", "│ -team ",
                  "│ from s.v "):
         assert cell in out, cell
+
+
+def test_an_events_details_keep_a_property_keys_leading_blank(run, monkeypatch):
+    """' k' is another key than 'k': its details cell shows the blank."""
+    monkeypatch.setenv("COLUMNS", "200")
+    create(run)
+    with ViewStore(run.db, actor="dave") as store:
+        store.alter_view("s.v", ViewChange.set_property(" k", "v"))
+    out = run("history", "s.v")
+    assert re.search(r"│ view\.properties_set │  k=v +│$", out, re.M), out
 
 
 def _rich_table(title, headers, rows, width):
