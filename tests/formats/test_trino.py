@@ -34,6 +34,7 @@ MINIMAL = {"originalSql": "SELECT 42 x", "columns": [{"name": "x", "type": "bigi
     ("decimal(10,2)", "decimal(10,2)"), ("decimal(38, 0)", "decimal(38,0)"), ("time(6)", "time"),
     ("decimal", "decimal(38,0)"),  # Trino's decimal without parameters is decimal(38,0)
     ("timestamp(3)", "timestamp"), ("timestamp(6)", "timestamp"), ("timestamp(9)", "timestamp_ns"),
+    ("timestamp", "timestamp"), ("timestamp with time zone", "timestamptz"),  # Trino's precision 3 without one
     ("timestamp(3) with time zone", "timestamptz"), ("timestamp(12) with time zone", "timestamptz_ns"),
     ("array(integer)", "list<int>"), ("map(varchar,integer)", "map<string, int>"),
     ('row("field1" integer,"field2" varchar)', "struct<field1: int, field2: string>"),
@@ -54,6 +55,9 @@ def test_type_signatures(signature, iceberg):
     ("frobnicate", "unknown Trino type 'frobnicate'"),
     ("array(integer", "unexpected end"),
     ("decimal(39,0)", "precision of 1-38"),
+    ("varchar(1,2)", "varchar takes one length"),
+    ("decimal(10,2,3)", "precision of 1-38"),
+    ('row("" integer)', "row field names must be non-empty and unique, found ''"),
     ("map(varchar)", "expected ','"),
     ("bigint extra", "unexpected 'extra'"),
     ('row("unterminated integer)', "unterminated"),
@@ -79,6 +83,8 @@ def test_engine_type_of_iceberg_types():
     (None, "viewOriginalText: a Trino view keeps its definition here"),
     ("SELECT 1", "must look like '/\\* Presto View: <Base64> \\*/'"),
     ("/* Presto View: not*base64! */", "malformed Base64 payload"),
+    # whole quartets of characters outside the alphabet, which a lenient decoder skips: Java's refuses them
+    (blob(MINIMAL)[:24] + "!!!!" + blob(MINIMAL)[24:], "malformed Base64 payload"),
     ("/* Presto View: " + base64.b64encode(b"\xff\xfe").decode() + " */", "not UTF-8"),
     ("/* Presto View: " + base64.b64encode(b"{not json").decode() + " */", "not JSON"),
     ("/* Presto View: " + base64.b64encode(b"[1, 2]").decode() + " */", "must be a JSON object"),
@@ -103,6 +109,7 @@ def test_base64_without_padding_is_accepted_like_java_does():
     ({**MINIMAL, "columns": [{"name": "x", "type": "json"}]}, r"viewOriginalText\.columns\[0\]\.type: .*json"),
     ({**MINIMAL, "columns": [{"name": "x", "type": "bogus(1)"}]}, r"columns\[0\]\.type: .*unknown Trino type"),
     ({**MINIMAL, "columns": [{"type": "bigint"}]}, r"columns\[0\]\.name"),
+    ({**MINIMAL, "columns": [{"name": "", "type": "bigint"}]}, r"columns\[0\]\.name: must be a non-empty string, not ''"),
     ({**MINIMAL, "runAsInvoker": "yes"}, r"viewOriginalText\.runAsInvoker"),
     ({**MINIMAL, "owner": 7}, r"viewOriginalText\.owner"),
     ({**MINIMAL, "path": "x"}, r"viewOriginalText\.path"),
@@ -127,6 +134,7 @@ def test_decode_defaults_of_a_legacy_payload():
     (False, "json", None, "json"),
     (False, None, "table", "table"),
     (True, None, "table", "table"),
+    (True, "json", "table", "json"),  # an invoker view keeps the owner its JSON names
     (True, None, None, None),
 ])
 def test_owner(invoker, json_owner, table_owner, owner):
@@ -178,8 +186,10 @@ def test_a_definition_that_names_its_trino_writer_keeps_it():
     """The codec labels a record trino_created_by=viewstore only when the definition does not say
     who created it: a view from elsewhere that carries the parameter (not decoded from a Trino
     record, so without its column types) keeps it."""
-    out = formats.encode(definition(properties={"trino_created_by": "Trino Iceberg connector"}), "trino")
+    out = formats.encode(definition(properties={"trino_created_by": "Trino Iceberg connector",
+                                                "trino_version": "476"}), "trino")
     assert out["parameters"]["trino_created_by"] == "Trino Iceberg connector"
+    assert out["parameters"]["trino_version"] == "476"
 
 
 def test_encode_an_invoker_view_has_no_owner_in_the_json():
@@ -202,6 +212,11 @@ def test_encode_keeps_recorded_type_strings_that_still_fit():
     stale = {"hms.trino.column-types": '["bigint"]'}  # the column is a string now
     payload = trino.read_payload(formats.encode(definition(properties=stale), "trino")["viewOriginalText"])
     assert payload["columns"][0]["type"] == "varchar"
+    # a nested field the store holds as required, which Trino's types do not say, still fits its signature
+    nested = definition(columns=(Column("a", "struct<f: string not null>"),),
+                        properties={"hms.trino.column-types": '["row(\\"f\\" varchar(20))"]'})
+    payload = trino.read_payload(formats.encode(nested, "trino")["viewOriginalText"])
+    assert payload["columns"][0]["type"] == 'row("f" varchar(20))'
 
 
 def test_encode_writes_the_path_when_recorded():
@@ -211,6 +226,8 @@ def test_encode_writes_the_path_when_recorded():
     assert formats.decode(out).properties[trino.PATH_KEY] == path
     with pytest.raises(ValidationError, match="hms.trino.path"):
         formats.encode(definition(properties={trino.PATH_KEY: "{"}), "trino")
+    with pytest.raises(ValidationError, match=r"^properties\.hms\.trino\.path: must be a JSON list, not \{'catalogName'"):
+        formats.encode(definition(properties={trino.PATH_KEY: '{"catalogName":"hive"}'}), "trino")
 
 
 @pytest.mark.parametrize("changes, reason", [
