@@ -52,6 +52,7 @@ def test_data_types(data_type, iceberg, nullable):
     ("FROB", "'FROB' has no Iceberg equivalent or is unknown"),
     ("ROW<`a` INT, `A` STRING>", "duplicate ROW field"),
     ("DECIMAL(0, 0)", "precision of 1-38"),
+    ("BINARY(0)", "BINARY takes one positive length"),
     ("MAP<INT>", "expected ','"),
     ("INT NOT", "unexpected 'NOT'"),
 ])
@@ -91,8 +92,9 @@ def test_a_plain_comment_parameter_is_written_back():
 
 def test_decode_flink_110_keys():
     definition = formats.decode(record(**{"flink.generic.table.schema.0.name": "a",
-                                          "flink.generic.table.schema.0.data-type": "INT"}))
-    assert [(c.name, str(c.type)) for c in definition.columns] == [("a", "int")]
+                                          "flink.generic.table.schema.0.data-type": "INT",
+                                          "flink.generic.table.schema.0.comment": "the a"}))
+    assert [(c.name, str(c.type), c.comment) for c in definition.columns] == [("a", "int", "the a")]
     assert not any(key.startswith("flink.generic") for key in definition.properties)
 
 
@@ -112,6 +114,22 @@ def test_decode_flink_110_keys():
 def test_bad_schema_parameters(parameters, reason):
     with pytest.raises(ValidationError, match=reason):
         formats.decode(record(**parameters))
+
+
+def test_keys_flinks_column_pattern_does_not_match_are_no_columns():
+    """Flink finds column indexes with the pattern ``flink.schema.(\\d+).name`` (ASCII digits, an
+    attribute after them): a key of other digits or without an attribute is a plain parameter, kept
+    and written back."""
+    table = record(**{"flink.schema.0.name": "a", "flink.schema.0.data-type": "INT",
+                      "flink.schema.\u0661.name": "b", "flink.schema.3": "x"})
+    definition = formats.decode(table)
+    assert [(c.name, str(c.type)) for c in definition.columns] == [("a", "int")]
+    assert (definition.properties["flink.schema.\u0661.name"], definition.properties["flink.schema.3"]) == ("b", "x")
+    assert formats.encode(definition, "flink")["parameters"] == table["parameters"]
+    # Flink counts the columns by their names: an attribute of an index without a name adds none
+    stray = formats.decode(record(**{"flink.schema.0.name": "a", "flink.schema.0.data-type": "INT",
+                                     "flink.schema.1.comment": "c", "flink.schema.1.data-type": "INT"}))
+    assert [c.name for c in stray.columns] == ["a"]
 
 
 def test_the_current_schema_keys_win_over_flink_110s():
@@ -218,7 +236,7 @@ def test_a_view_of_another_namespace_is_written_with_its_table_names_qualified()
     assert same["viewOriginalText"] == same["viewExpandedText"] == "select x from v1"
 
 
-def flink_record(original: str, expanded: str) -> dict:
+def flink_record(original: str | None, expanded: str) -> dict:
     return {**record(**{"flink.schema.0.name": "id", "flink.schema.0.data-type": "BIGINT"}),
             "viewOriginalText": original, "viewExpandedText": expanded}
 
@@ -240,6 +258,13 @@ def test_the_creators_database_is_read_from_flinks_expanded_query():
     assert own["viewExpandedText"] == sql
     other = formats.encode(definition.model_copy(update={"default_namespace": ("crm",)}), "flink")
     assert other["viewExpandedText"] == "SELECT o.id FROM `crm`.orders o JOIN archive.orders a ON o.id = a.id"
+
+
+@pytest.mark.parametrize("original", [None, "", " \n"])
+def test_a_view_without_an_original_query_is_read_from_the_expanded_one(original):
+    definition = formats.decode(flink_record(original, "SELECT `v1`.`id` FROM `hive`.`db1`.`v1`"))
+    assert definition.sql == "SELECT `v1`.`id` FROM `hive`.`db1`.`v1`"
+    assert flink.EXPANDED_TEXT_KEY not in definition.properties and definition.default_namespace == ()
 
 
 @pytest.mark.parametrize("database", ["db1", "DB1"])
