@@ -10,7 +10,7 @@ import pytest
 from viewstore import ViewChange, formats
 from viewstore.errors import ValidationError
 from viewstore.formats import ViewDefinition, spark
-from viewstore.model import Column
+from viewstore.model import Column, SQLRepresentation
 from viewstore.types import parse_type
 
 CAPTURED = json.loads((Path(__file__).parent / "data" / "spark-4.3-hms-views.json").read_text(encoding="utf-8"))
@@ -43,6 +43,7 @@ def record(schema_json: str | None = None, **parameters) -> dict:
     ("decimal", "decimal(10,0)"), ("void", "unknown"), ("variant", "variant"), ("time(6)", "time"),
     ("string collate UTF8_LCASE", "string"), ("char(3)", "string"),
     ({"type": "array", "elementType": "integer", "containsNull": False}, "list<int not null>"),
+    ({"type": "array", "elementType": "integer"}, "list<int>"),  # containsNull left out: nulls allowed
     ({"type": "map", "keyType": "string", "valueType": "long", "valueContainsNull": True}, "map<string, long>"),
     ({"type": "struct", "fields": [field("x", "integer", False, comment="xc"), field("y", "string")]},
      "struct<x: int not null comment 'xc', y: string>"),
@@ -59,6 +60,11 @@ def test_json_types(spark_type, iceberg):
     ({"type": "array", "elementType": "integer", "containsNull": "yes"}, "containsNull"),
     (7, "a Spark type must be a string or an object"),
     ("decimal(40,2)", "precision of 1-38"),
+    ("decimal(5,7)", "a scale of 0-precision"),
+    ("string(5)", "Spark type 'string' takes no parameters"),
+    ("integer collate UTF8_LCASE", "unexpected 'collate'"),
+    ({"type": "struct", "fields": [field("a", "integer"), field("A", "long")]},
+     r"fields\[1\]\.name: duplicate field 'A'"),
 ])
 def test_bad_json_types(spark_type, reason):
     with pytest.raises(ValidationError, match=reason):
@@ -102,6 +108,9 @@ def test_split_schema_parts_are_joined_in_numeric_order():
     assert [c.name for c in formats.decode(record(**params)).columns] == ["a", "b"]
     with pytest.raises(ValidationError, match=r"schema\.numParts: must be a count"):
         spark.schema_json({"spark.sql.sources.schema.numParts": "x"})
+    # Spark reads the single key first, as CatalogTable.readLargeTableProp does
+    both = {**params, "spark.sql.sources.schema": schema(field("c", "integer"))}
+    assert [c.name for c in formats.decode(record(**both)).columns] == ["c"]
 
 
 def test_without_schema_json_the_hive_columns_are_read_as_spark_reads_them():
@@ -144,6 +153,7 @@ def test_catalog_and_namespace(parameters, catalog, namespace):
     ({"view.query.out.numCols": "2147483648"}, r"view\.query\.out\.numCols: .* 2147483648 is larger than 2147483647"),
     # Spark reads a count with Java's Integer.parseInt, which refuses surrounding spaces
     ({"view.query.out.numCols": " 1", "view.query.out.col.0": "x"}, r"view\.query\.out\.numCols: must be a count"),
+    ({"view.query.out.numCols": "\u00b2", "view.query.out.col.0": "x"}, r"view\.query\.out\.numCols: must be a count"),
 ])
 def test_incomplete_view_parameters(parameters, reason):
     with pytest.raises(ValidationError, match=reason):
@@ -257,6 +267,10 @@ def test_the_spark_schema_a_spark_session_recorded_is_written_to_the_metastore()
     assert fields[3]["type"] == {"type": "struct", "fields": [  # a nested char is not brought over
         {"name": "x", "type": "string", "nullable": True, "metadata": {}}]}
     assert [c["type"] for c in record["sd"]["cols"]] == ["string", "char(3)", "tinyint", "struct<x:string>"]
+    schema["fields"][1]["type"] = "varchar(4)"
+    varchar = fresh(columns=columns, summary={spark.SPARK_SCHEMA: json.dumps(schema)})
+    assert _written_fields(varchar)[1] == {"name": "c", "type": "string", "nullable": True, "metadata": {
+        "comment": "a char", "__CHAR_VARCHAR_TYPE_STRING": "varchar(4)"}}
     retyped = fresh(columns=(Column("s", "int"), *columns[1:]), summary=definition.summary)
     assert json.loads(spark.encode(retyped)["parameters"]["spark.sql.sources.schema"])["fields"][0] == {
         "name": "s", "type": "integer", "nullable": True, "metadata": {}}  # the recorded one no longer fits
@@ -294,7 +308,9 @@ def test_a_kept_collation_stays_with_its_column_when_columns_move():
     '{"__COLLATIONS":{"a.element":"spark.UTF8_LCASE"}}]]',
     '[["a","string",{"__COLLATIONS":{"a":"UTF8_LCASE"}}]]',
     '[["a","string",{"__COLLATIONS":{"a.element":"icu.UNICODE"}}]]',
-    '[["a","string",{"__COLLATIONS":{"b":"spark.UTF8_LCASE"}}]]'])
+    '[["a","string",{"__COLLATIONS":{"b":"spark.UTF8_LCASE"}}]]',
+    '[["a","string",{"__COLLATIONS":{"a":"spark."}}]]',  # a provider without a collation name
+    '[["a","string",{"__COLLATIONS":{"a":"spark.UTF8_LCASE"}}],null]'])  # kept for two columns, not one
 def test_collations_that_do_not_fit_the_type_are_not_written(recorded):
     type_ = "list<int>" if "array" in recorded else "string"
     field_ = _written_fields(fresh(columns=(Column("a", type_),), properties={spark.FIELDS_KEY: recorded}))[0]
@@ -312,6 +328,11 @@ def test_a_nested_fields_collation_is_checked_too():
     assert _written_fields(good)[0]["type"]["fields"][0]["metadata"] == {"__COLLATIONS": {"f": "spark.UTF8_LCASE"}}
     bad = fresh(columns=(Column("st", "struct<f: int>"),), properties={spark.FIELDS_KEY: recorded("integer")})
     assert _written_fields(bad)[0]["type"]["fields"][0]["metadata"] == {}
+    inner = json.loads(recorded("integer"))[0][1]
+    deeper = json.dumps([["o", {"type": "struct", "fields": [field("st", inner)]}, {}]])
+    written = _written_fields(fresh(columns=(Column("o", "struct<st: struct<f: int>>"),),
+                                    properties={spark.FIELDS_KEY: deeper}))
+    assert written[0]["type"]["fields"][0]["type"]["fields"][0]["metadata"] == {}  # checked at any depth
 
 
 def test_a_collation_on_an_array_element_is_written_back():
@@ -319,6 +340,26 @@ def test_a_collation_on_an_array_element_is_written_back():
                 '{"__COLLATIONS":{"a.element":"icu.UNICODE_CI"}}]]')
     field_ = _written_fields(fresh(columns=(Column("a", "list<string>"),), properties={spark.FIELDS_KEY: recorded}))[0]
     assert field_["metadata"] == {"__COLLATIONS": {"a.element": "icu.UNICODE_CI"}}
+
+
+def test_a_kept_fields_comment_is_the_columns_comment_now():
+    recorded = '[["a","string",{"__COLLATIONS":{"a":"spark.UTF8_LCASE"},"comment":"old"}]]'
+    field_ = _written_fields(fresh(columns=(Column("a", "string"),), properties={spark.FIELDS_KEY: recorded}))[0]
+    assert field_["metadata"] == {"__COLLATIONS": {"a": "spark.UTF8_LCASE"}}  # the comment was dropped since
+
+
+def test_a_kept_char_type_is_written_only_for_a_string_column():
+    recorded = '[["a","integer",{"__CHAR_VARCHAR_TYPE_STRING":"char(3)"}]]'
+    out = spark.encode(fresh(columns=(Column("a", "int"),), properties={spark.FIELDS_KEY: recorded}))
+    assert json.loads(out["parameters"]["spark.sql.sources.schema"])["fields"][0] == {
+        "name": "a", "type": "integer", "nullable": True, "metadata": {}}
+    assert out["sd"]["cols"][0]["type"] == "int"
+
+
+def test_renamed_collations_rename_the_fields_paths_alone():
+    collations = {"a": "spark.UTF8_LCASE", "a.element": "icu.UNICODE", "ab": "spark.UTF8_LCASE"}
+    assert spark.renamed_collations(collations, "a", "b") == {
+        "b": "spark.UTF8_LCASE", "b.element": "icu.UNICODE", "ab": "spark.UTF8_LCASE"}
 
 
 @pytest.mark.parametrize("recorded", [
@@ -368,10 +409,14 @@ def test_a_fresh_definition_is_written_as_spark_43_writes_it():
         k: v for k, v in written.items() if k != "parameters"}
 
 
-def test_a_schema_hive_cannot_hold_gets_the_placeholder_columns():
-    out = formats.encode(fresh(columns=(Column("ntz", "timestamp"),)), "spark")
+@pytest.mark.parametrize("type_, spark_type", [
+    ("timestamp", "timestamp_ntz"), ("variant", "variant"),
+    ("map<timestamp, int>", {"type": "map", "keyType": "timestamp_ntz", "valueType": "integer",
+                             "valueContainsNull": True})])
+def test_a_schema_hive_cannot_hold_gets_the_placeholder_columns(type_, spark_type):
+    out = formats.encode(fresh(columns=(Column("c", type_),)), "spark")
     assert out["sd"]["cols"] == [spark.PLACEHOLDER_COLUMN]
-    assert json.loads(out["parameters"]["spark.sql.sources.schema"])["fields"][0]["type"] == "timestamp_ntz"
+    assert json.loads(out["parameters"]["spark.sql.sources.schema"])["fields"][0]["type"] == spark_type
 
 
 def test_recorded_narrow_types_are_written_back():
@@ -431,6 +476,25 @@ def test_query_output_names_are_the_recorded_query_columns_not_the_renamed_ones(
     assert spark.query_output_columns(formats.decode(formats.encode(fresh(properties=stale), "spark"))) == ("Id", "name")
 
 
+@pytest.mark.parametrize("properties, summary", [
+    ({"view.query.out.numCols": "2", "view.query.out.col.0": "x"}, {}),  # an incomplete list set by hand
+    ({}, {"spark.query-column-names": '["x",""]'}),  # a name that is empty
+    ({"spark.query-column-names": "x,"}, {}),
+])
+def test_query_output_names_that_are_no_names_are_not_written(properties, summary):
+    out = formats.encode(fresh(properties=properties, summary=summary), "spark")
+    assert spark.query_output_columns(formats.decode(out)) == ("Id", "name")
+
+
+def test_sparks_own_parameters_stay_out_of_another_engines_record():
+    table = record(schema(field("a", "integer")), **{"spark.sql.statistics.totalSize": "0", "k": "v"})
+    assert spark.owns_parameter("spark.sql.statistics.totalSize") and not spark.owns_parameter("k")
+    definition = formats.decode(table).model_copy(
+        update={"other_representations": (SQLRepresentation("hive", "SELECT 1 AS a"),)})
+    params = formats.encode(definition, "hive")["parameters"]
+    assert "k" in params and not any(key.startswith("spark.") for key in params)
+
+
 def test_a_namespace_without_catalog_goes_under_the_session_catalog():
     params = formats.encode(fresh(default_catalog=None), "spark")["parameters"]
     assert [params[f"view.catalogAndNamespace.part.{i}"] for i in range(2)] == ["spark_catalog", "sales"]
@@ -463,6 +527,13 @@ def test_ddl_type_strings():
     assert spark.engine_type(parse_type("map<string, list<timestamptz>>")) == "map<string,array<timestamp>>"
     with pytest.raises(ValidationError, match="unknown Spark type 'uniontype'"):
         spark.parse_type_string("uniontype<int,string>", "sd.cols[0].type")
+    # Spark's DDL spellings: a field without a colon, numeric, real, timestamp_ltz
+    assert spark.parse_type_string("struct<a int>") == {
+        "type": "struct", "fields": [{"name": "a", "type": "integer", "nullable": True, "metadata": {}}]}
+    assert [spark.parse_type_string(t) for t in ("numeric(5,2)", "real", "timestamp_ltz")] == [
+        "decimal(5,2)", "float", "timestamp"]
+    with pytest.raises(ValidationError, match="unknown Spark type 'char'"):
+        spark.parse_type_string("char(3,4)")
 
 
 def test_a_field_name_with_a_back_quote_is_quoted_as_spark_quotes_it():
@@ -470,6 +541,7 @@ def test_a_field_name_with_a_back_quote_is_quoted_as_spark_quotes_it():
     quote inside it, so that the string reads back as the same type."""
     type_ = parse_type("struct<`a``b`: int>")
     assert spark.engine_type(type_) == "struct<`a``b`:int>"
+    assert spark.engine_type(parse_type("struct<`1`: int, a1: int>")) == "struct<`1`:int,a1:int>"  # all digits
     assert spark.iceberg_type(spark.parse_type_string(spark.engine_type(type_))) == type_
 
 
@@ -486,6 +558,11 @@ def test_the_expanded_text_is_written_back_only_with_the_sql_it_was_recorded_wit
     unproven = {k: v for k, v in definition.properties.items() if k != spark.EXPANDED_TEXT_KEY + "-sql"}
     out = formats.encode(definition.model_copy(update={"properties": unproven}), "spark")
     assert out["viewExpandedText"] == "SELECT 1 AS a"
+
+
+def test_a_blank_original_text_gives_way_to_the_expanded_one():
+    table = {**record(schema(field("a", "integer"))), "viewOriginalText": "  ", "viewExpandedText": "SELECT 1 AS a"}
+    assert formats.decode(table).sql == "SELECT 1 AS a"
 
 
 def test_spark_field_without_nullable_is_nullable():
