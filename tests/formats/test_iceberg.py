@@ -51,6 +51,15 @@ def test_definition_from_metadata_reads_the_current_version():
     assert iceberg.definition_from_metadata(json.dumps(METADATA)) == definition
 
 
+def test_entries_that_are_no_objects_and_a_uuid_that_is_no_text_are_passed_over():
+    metadata = changed(["view-uuid"], 5)
+    metadata["versions"].insert(0, "v0")
+    metadata["schemas"].insert(0, 1)
+    definition = iceberg.definition_from_metadata(metadata)
+    assert (definition.sql, [c.name for c in definition.columns]) == ("SELECT 1", ["n", "tags"])
+    assert iceberg.VIEW_UUID_KEY not in definition.properties
+
+
 def changed(path: list, value) -> dict:
     metadata = copy.deepcopy(METADATA)
     target = metadata
@@ -78,6 +87,11 @@ def changed(path: list, value) -> dict:
     (changed(["schemas", 0, "fields", 1, "type", "element-id"], 1),
      "metadata.schemas.fields: field id 1 is used twice: by 'n' and by 'tags.element'"),
     (changed(["versions", 1, "default-namespace"], "sales"), "default-namespace"),
+    (changed(["versions", 1, "default-namespace"], ["sales", 1]),
+     "metadata.versions.default-namespace: must be a list of strings"),
+    (changed(["versions", 1, "default-catalog"], 3), "metadata.versions.default-catalog: must be a string, not 3"),
+    (changed(["properties"], {"k": 1}), "metadata.properties: must map strings to strings"),
+    (5, "metadata: not a JSON document"),
 ])
 def test_malformed_metadata(metadata, reason):
     with pytest.raises(IcebergMetadataError, match=reason):
@@ -91,6 +105,8 @@ def test_trino_security_rules():
     assert definer.properties["trino.run-as-owner"] == "alice"
     invoker = iceberg.definition_from_version(version, {})
     assert (invoker.security_mode, invoker.owner, invoker.columns) == ("INVOKER", None, ())
+    named = version | {"summary": {"engine-name": "Trino"}}  # the engine name in any case
+    assert iceberg.definition_from_version(named, {}).security_mode == "INVOKER"
 
 
 def test_decode_an_hms_record_needs_its_metadata():
@@ -100,6 +116,9 @@ def test_decode_an_hms_record_needs_its_metadata():
     no_location = {**RECORD, "parameters": {"table_type": "ICEBERG-VIEW"}}
     with pytest.raises(ValidationError, match="parameters.metadata_location"):
         formats.decode(no_location, metadata=METADATA)
+    blank = {**RECORD, "parameters": {**RECORD["parameters"], "metadata_location": ""}}
+    with pytest.raises(ValidationError, match="parameters.metadata_location: an Iceberg view in HMS must name"):
+        formats.decode(blank, metadata=METADATA)
 
 
 def test_decode_an_hms_record():
@@ -143,12 +162,16 @@ def test_encode_without_a_hive_representation_copies_the_first():
     assert out["viewOriginalText"] == "SELECT 2"
     assert out["sd"]["cols"] == [{"name": "u", "type": "string", "comment": None}]
     assert out["parameters"] == {"table_type": "ICEBERG-VIEW", "metadata_location": "file:/m.json"}
+    with_hive = definition.model_copy(update={"other_representations": (SQLRepresentation("HIVE", "SELECT 4"),)})
+    assert formats.encode(with_hive, "iceberg", metadata_location="file:/m.json")["viewOriginalText"] == "SELECT 4"
 
 
 def test_encode_needs_a_metadata_location():
     definition = ViewDefinition(dialect="spark", sql="SELECT 1")
     with pytest.raises(ValidationError, match="metadata_location: an Iceberg view record must point"):
         formats.encode(definition, "iceberg")
+    with pytest.raises(ValidationError, match="metadata_location: must be a non-empty string, not ' '"):
+        formats.encode(definition, "iceberg", metadata_location=" ")
     with pytest.raises(ValidationError, match="metadata_location: only Iceberg view records"):
         formats.encode(definition.model_copy(update={"columns": (Column("a", "int"),)}), "spark",
                        metadata_location="file:/m.json")
@@ -163,6 +186,7 @@ def test_encode_needs_a_metadata_location():
     (["schemas", 0, "fields", 0], "n"),
     (["schemas", 0, "fields", 0, "required"], "yes"),
     (["schemas", 0, "fields", 0, "doc"], 5),
+    (["properties"], {"": "x"}),  # refused by the definition itself
 ])
 def test_wrongly_typed_metadata_is_an_iceberg_metadata_error(path, value):
     with pytest.raises(IcebergMetadataError, match=r"^metadata"):
