@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import sqlite3
 import string
 import tempfile
 from pathlib import Path
@@ -16,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from viewstore import ViewChange, ViewStore, formats
-from viewstore.errors import IcebergMetadataError, NoSuchViewError, ValidationError, ViewAlreadyExistsError
+from viewstore.errors import (ConcurrencyError, IcebergMetadataError, NoSuchViewError, ValidationError,
+                              ViewAlreadyExistsError, ViewStoreError)
 from viewstore.formats import ViewDefinition
 from viewstore.hms import (FailedRecord, HmsImportReport, ImportedRecord, SkippedRecord, imported_metadata_location,
                            metadata_file_path, metadata_location_uri, prepare_import)
@@ -366,12 +368,32 @@ def test_a_report_names_a_view_by_the_identifier_it_is_imported_under(store):
     assert store.list_views() == [("copies", "customers")]
 
 
-def test_a_report_notes_a_failure_of_the_store_with_its_message(store):
-    store.close()
+def test_an_error_of_the_store_itself_is_raised_not_noted_as_the_records(store, monkeypatch):
+    """Every record after it would meet it: a closed store, or one another process keeps locked
+    (each record would wait its own timeout before failing the same way)."""
+    import viewstore.log as log_module
+
+    record = load("hive-native-view.reconstructed.json")["hms_table"]
+    monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 100)
+    holder = sqlite3.connect(store.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
     report = HmsImportReport()
-    report.import_one(store, "default.v_src", load("hive-native-view.reconstructed.json")["hms_table"])
-    assert (report.imported, report.skipped) == ([], [])
-    assert report.failed == [FailedRecord("default.v_src", "ViewStoreError", "the store is closed")]
+    try:
+        with pytest.raises(ConcurrencyError) as raised:
+            report.import_one(store, "default.v_src", record)
+        assert raised.value.busy
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert report == HmsImportReport() and store.event_count() == 0
+    store.close()
+    assert store.closed
+    with pytest.raises(ViewStoreError, match="the store is closed"):
+        report.import_one(store, "default.v_src", record)
+    assert report == HmsImportReport()
+    broken = {**record, "viewOriginalText": None, "viewExpandedText": None}  # the record's own error is noted
+    report.import_one(store, "default.bad", broken)
+    assert [f.name for f in report.failed] == ["default.bad"]
 
 
 # -- export errors --------------------------------------------------------------------------------

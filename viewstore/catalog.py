@@ -609,6 +609,11 @@ class ViewStore:
                 self._closed = True
                 self._conn.close()
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called: a closed store refuses every call."""
+        return self._closed
+
     def __enter__(self) -> "ViewStore":
         return self
 

@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
-from .errors import ValidationError, ViewAlreadyExistsError, ViewStoreError
+from .errors import ConcurrencyError, CorruptLogError, ValidationError, ViewAlreadyExistsError, ViewStoreError
 from .events import Event, ViewImported
 from .formats import definition_from_table, detect, not_a_view
 from .formats.base import OWNER_PARAMETER_KEY, OWNER_PROPERTY, ViewDefinition, as_record, invalid, parameters_of, text_of
@@ -279,6 +279,12 @@ class FailedRecord:
     message: str
 
 
+def _of_the_store(store: Any, error: ViewStoreError) -> bool:
+    """Whether ``error`` is the store's own, not the record's: every record would meet it."""
+    return (bool(getattr(store, "closed", False)) or isinstance(error, CorruptLogError)
+            or (isinstance(error, ConcurrencyError) and error.busy))
+
+
 @dataclass
 class HmsImportReport:
     """What importing several HMS records did. Each record is its own transaction, so the views
@@ -301,8 +307,10 @@ class HmsImportReport:
         A record of another kind of object (a table, a materialized view: see
         :func:`viewstore.formats.not_a_view`) is skipped as ``not-a-view``, and a view already in
         the store as ``exists``; neither is a failure. Any other
-        :class:`~viewstore.errors.ViewStoreError` is noted as a failure (nothing of that record is
-        written).
+        :class:`~viewstore.errors.ViewStoreError` of the record is noted as a failure (nothing of
+        that record is written). An error of the store itself is raised, as every record after this
+        one would meet it (and wait for it): a closed store, a damaged one (``CorruptLogError``),
+        one another process kept locked past the wait (``ConcurrencyError`` with ``busy``).
 
         Args:
             store: the ViewStore, or a function that returns it, called for each record known good
@@ -327,6 +335,8 @@ class HmsImportReport:
         except ViewAlreadyExistsError as error:
             self.skipped.append(SkippedRecord(name, "exists", str(error)))
         except ViewStoreError as error:
+            if _of_the_store(store, error):
+                raise
             self.failed.append(FailedRecord(name, type(error).__name__, str(error)))
         else:
             self.imported.append(ImportedRecord(".".join(view.identifier), engine, len(view.versions)))
