@@ -303,13 +303,15 @@ def as_record(table: Any) -> Mapping[str, Any]:
 def _object_to_record(table: Any) -> dict[str, Any]:
     record: dict[str, Any] = {key: getattr(table, key, None) for key in (
         "dbName", "tableName", "owner", "tableType", "parameters", "viewOriginalText", "viewExpandedText")}
+    def columns(cols: Any) -> list[dict[str, Any]]:
+        return [{"name": c.name, "type": c.type, "comment": c.comment} for c in cols or []]
+
     sd = getattr(table, "sd", None)
     if sd is not None:
-        cols = getattr(sd, "cols", None) or []
-        record["sd"] = {"cols": [{"name": c.name, "type": c.type, "comment": c.comment} for c in cols]}
+        record["sd"] = {"cols": columns(getattr(sd, "cols", None))}
     keys = getattr(table, "partitionKeys", None)
     if keys:
-        record["partitionKeys"] = [{"name": c.name, "type": c.type, "comment": c.comment} for c in keys]
+        record["partitionKeys"] = columns(keys)
     return record
 
 

@@ -4,8 +4,8 @@ Hive keeps the text the user wrote in ``viewOriginalText`` and the fully qualifi
 it executes in ``viewExpandedText``; the columns are ``sd.cols`` with Hive type strings (a
 partitioned view's partition columns, kept apart in ``partitionKeys``, come after them, as Hive and
 Spark read them; :func:`encode` writes every column in ``sd.cols``, so a view written back is not
-partitioned) and the comment is the ``comment`` parameter. Unqualified names in the original text resolve against the
-view's own database: a view whose default namespace is another database is written with its table
+partitioned) and the comment is the ``comment`` parameter. Unqualified names in the original text
+resolve against the view's own database: a view whose default namespace is another database is written with its table
 names qualified in the expanded text (see :func:`encode`).
 
 The definition's SQL is the expanded text; the original text is kept in the property
@@ -64,9 +64,9 @@ def decode(record: Mapping[str, Any]) -> ViewDefinition:
     # partitionKeys: they are its last columns, as Hive and Spark read them. A record without either
     # (a trimmed copy) has no columns.
     cols, keys = hive_columns_of(record), hive_columns(record.get("partitionKeys"), "partitionKeys")
-    fields = [f"sd.cols[{i}].type" for i in range(len(cols))] + [f"partitionKeys[{i}].type" for i in range(len(keys))]
-    columns = tuple(Column(name, iceberg_type(type_, field), comment)
-                    for field, (name, type_, comment) in zip(fields, cols + keys))
+    columns = tuple(Column(name, iceberg_type(type_, f"{field}[{i}].type"), comment)
+                    for field, part in (("sd.cols", cols), ("partitionKeys", keys))
+                    for i, (name, type_, comment) in enumerate(part))
 
     properties = passthrough(params, lambda key: key == "comment")
     properties.update(column_types_property(NAME, [type_ for _, type_, _ in cols + keys]))
