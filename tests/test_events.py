@@ -4,7 +4,7 @@ import pytest
 from pydantic import ValidationError as PydanticError
 
 from viewstore.errors import CorruptLogError
-from viewstore.events import EVENT_TYPES, CommentUpdated, ViewDropped, decode_event
+from viewstore.events import EVENT_TYPES, CommentUpdated, ViewDropped, ViewImported, ViewRolledBack, decode_event
 
 ENVELOPE = dict(position=7, commit_id="c", view_id="u", stream_version=2, identifier=("a", "v"), actor="x",
                 occurred_at=1000)
@@ -27,6 +27,21 @@ def test_events_are_frozen_and_strict():
     assert event.view == "a.v" and event.occurred_at_datetime.year == 1970
     later = CommentUpdated(**{**ENVELOPE, "occurred_at": 1_700_000_000_123}, comment="hi")
     assert later.occurred_at_datetime == dt.datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=dt.timezone.utc)
+
+
+def test_an_event_takes_a_current_version_id_only_as_the_log_reads_it_back():
+    """The current version id is 32-bit in what the log decodes; an event that could not be read back
+    is refused when it is made, not when it is read."""
+    for bad in (2**31, -(2**31) - 1, "2147483648"):
+        with pytest.raises(PydanticError):
+            ViewRolledBack(**ENVELOPE, current_version_id=bad)
+        with pytest.raises(PydanticError):
+            ViewImported(**ENVELOPE, source="iceberg", versions=(), current_version_id=bad, version_log=())
+    for good in (2**31 - 1, -(2**31)):
+        event = ViewRolledBack(**ENVELOPE, current_version_id=good)
+        envelope = {k: getattr(event, k) for k in event.ENVELOPE}
+        assert decode_event(envelope, event.payload()) == event
+    assert ViewRolledBack(**ENVELOPE, current_version_id="3").current_version_id == 3  # lax, as a stored row reads
 
 
 def test_decode_round_trip_and_corruption():

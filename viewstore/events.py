@@ -92,12 +92,17 @@ class Event(BaseModel):
 _ENVELOPE: set[str] = set(Event.ENVELOPE)  # a set: pydantic's exclude= is typed for set, not frozenset
 
 
+#: A current version id as the event models take it: lax as they are (a stored "2" reads as 2), and
+#: 32-bit as the log's readers read it back, so no event is made that the log could not read
+_VersionId = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+
+
 class _VersionChange(BaseModel):
     """Fields of events that may move the current version."""
 
     version: ViewVersion | None = None
     """The version this event added, if it added one (otherwise an existing id was reused)."""
-    current_version_id: int | None = None
+    current_version_id: _VersionId | None = None
     """The current version after the event (None: unchanged)."""
     log_entry: VersionLogEntry | None = None
     """The version-log entry this event appended, if the current version changed."""
@@ -169,7 +174,7 @@ class ViewImported(Event):
     """Where it came from, e.g. ``iceberg`` or ``hms:trino``."""
     source_location: str | None = None
     versions: tuple[ViewVersion, ...]
-    current_version_id: int
+    current_version_id: _VersionId
     version_log: tuple[VersionLogEntry, ...]
     properties: dict[str, str] = Field(default_factory=dict)
     security_mode: SecurityMode = "DEFINER"
