@@ -296,6 +296,41 @@ def test_every_option_says_what_it_does():
                 assert len(text.split()) >= 2, (" ".join(path), param.opts, text)
 
 
+
+def _options(command):
+    return {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)} | {"--help"}
+
+
+def test_every_option_the_docs_name_is_one_the_command_has():
+    """A `--flag` in a doc's inline code is an option of the command the span names (`viewstore spark
+    register [--prune]`: register's or the main group's), else of some command, or, in
+    benchmarks/README.md, of `python -m benchmarks`: a renamed or removed option leaves no name of it."""
+    import click
+
+    every = set().union(*(_options(command) for _, command in _commands(main)), _options(main))
+    benchmarks = set(re.findall(r'add_argument\("(--[\w-]+)"', (ROOT / "benchmarks" / "run.py").read_text()))
+    docs = {"README.md": README, "ARCHITECTURE.md": ARCHITECTURE,
+            "spark-catalog.md": (ROOT / "docs" / "spark-catalog.md").read_text(),
+            "benchmarks/README.md": (ROOT / "benchmarks" / "README.md").read_text()}
+    checked = 0
+    for doc, text in docs.items():
+        prose = re.sub(r"``.*?``", "", re.sub(r"```.*?```", "", text, flags=re.S), flags=re.S)  # blocks, ``a `b` c``
+        for span in re.findall(r"`([^`]+)`", prose):
+            words = span.split()
+            allowed = benchmarks if doc == "benchmarks/README.md" else every
+            if words[:1] == ["viewstore"]:
+                command, allowed = main, _options(main)
+                for word in words[1:]:
+                    sub = command.get_command(click.Context(command), word) if isinstance(command, click.Group) else None
+                    if sub is not None:
+                        command = sub
+                        allowed = allowed | _options(sub)
+            for flag in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", span):
+                assert flag in allowed, f"{doc} names {flag} in `{' '.join(words)}`, which that command does not take"
+                checked += 1
+    assert checked >= 50
+
+
 # -- docs/ARCHITECTURE.md's claims that the code could silently leave behind ---------------------
 
 ARCHITECTURE = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
