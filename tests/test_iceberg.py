@@ -810,8 +810,17 @@ def test_write_metadata_path_names_the_folder_of_the_metadata_files(store, tmp_p
     # a location with metadata files both in metadata/ and itself is ambiguous to read
     store.alter_view("a.v", ViewChange.set_property("write.metadata.path", "."))
     store.export_iceberg("a.v", tmp_path / "copy")
-    with pytest.raises(IcebergMetadataError, match="both in metadata/ and itself"):
+    with pytest.raises(IcebergMetadataError, match="both in metadata/ and itself") as info:
         read_metadata(tmp_path / "copy")
+    # the two it names are told apart by their folders, though a copy may give them one name
+    nested = max(p.name for p in (tmp_path / "copy" / "metadata").glob("*.metadata.json"))
+    own = max(p.name for p in (tmp_path / "copy").glob("*.metadata.json"))
+    assert str(info.value).endswith(f"give the file to read (metadata/{nested} or {own})")
+    (tmp_path / "copy" / own).unlink()
+    shutil.copy(tmp_path / "copy" / "metadata" / nested, tmp_path / "copy" / nested)
+    with pytest.raises(IcebergMetadataError) as info:
+        read_metadata(tmp_path / "copy")
+    assert str(info.value).endswith(f"give the file to read (metadata/{nested} or {nested})")
 
 
 def test_a_view_is_imported_once_and_the_refusal_names_the_holder(store, tmp_path):

@@ -584,7 +584,7 @@ def read_metadata(path: str | Path) -> ImportedView:
         nested, own = latest_metadata(path), latest_metadata(path, path)
         if nested and own:
             raise IcebergMetadataError(f"{path} holds metadata files both in metadata/ and itself; give the file "
-                                       f"to read ({nested[1].name} or {own[1].name})")
+                                       f"to read (metadata/{nested[1].name} or {own[1].name})")
         latest = nested or own
         if latest is None:
             raise IcebergMetadataError(f"{path} holds no metadata file (NNNNN-<uuid>.metadata.json), in metadata/ "
