@@ -303,12 +303,17 @@ def _options(command):
 
 def test_every_option_the_docs_name_is_one_the_command_has():
     """A `--flag` in a doc's inline code is an option of the command the span names (`viewstore spark
-    register [--prune]`: register's or the main group's), else of some command, or, in
-    benchmarks/README.md, of `python -m benchmarks`: a renamed or removed option leaves no name of it."""
+    register [--prune]`: register's or the main group's), else of some command or of `python -m
+    viewstore.spark.build_jar`, or, in benchmarks/README.md, of `python -m benchmarks`: a renamed or
+    removed option leaves no name of it."""
     import click
 
-    every = set().union(*(_options(command) for _, command in _commands(main)), _options(main))
-    benchmarks = set(re.findall(r'add_argument\("(--[\w-]+)"', (ROOT / "benchmarks" / "run.py").read_text()))
+    def argparse_options(path):
+        return set(re.findall(r'add_argument\("(--[\w-]+)"', path.read_text()))
+
+    every = set().union(*(_options(command) for _, command in _commands(main)), _options(main),
+                        argparse_options(ROOT / "viewstore" / "spark" / "build_jar.py"))
+    benchmarks = argparse_options(ROOT / "benchmarks" / "run.py")
     docs = {"README.md": README, "ARCHITECTURE.md": ARCHITECTURE,
             "spark-catalog.md": (ROOT / "docs" / "spark-catalog.md").read_text(),
             "benchmarks/README.md": (ROOT / "benchmarks" / "README.md").read_text()}
