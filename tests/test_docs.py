@@ -486,6 +486,7 @@ def test_the_figures_the_docs_quote_are_the_codes():
         ("README", r"lock \(up to (\d+) s\)", 3 * log.BUSY_TIMEOUT_MS / 1000),
         ("README", r"waits for it up to (\d+) s", 3 * log.BUSY_TIMEOUT_MS / 1000),
         ("ARCHITECTURE", r"schema version stays (\d+)", log.SCHEMA_VERSION),
+        ("ARCHITECTURE", r"at most one in (\d+) of the log's events", log.NAMED_SHARE),
         ("ARCHITECTURE", r"(\d+) s at\s+most", wait_s),
         ("README", r"(\d+) s at\s+most", wait_s),
         ("README", r"held it for (\d+) s", wait_s),
