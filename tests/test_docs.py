@@ -1,5 +1,6 @@
-"""The README's examples run as written, every CLI command is documented, and what the docs say of the
-code (layers, module lists, names, figures, errors, the tests' layout) is checked against it."""
+"""The examples of the README and docs/spark-catalog.md run as written, every CLI command is documented,
+and what the docs say of the code (layers, module lists, names, options, figures, errors, the tests'
+layout) is checked against it."""
 
 import json
 import os
@@ -29,6 +30,21 @@ def test_readme_spark_examples_run(spark, tmp_path, monkeypatch):
     assert len(examples) == 2
     for code in examples:
         exec(compile(code, "README.md", "exec"), {"spark": spark})
+
+
+@pytest.mark.spark
+def test_spark_catalog_md_example_runs(spark, tmp_path, monkeypatch):
+    """docs/spark-catalog.md's example runs as written, on the test suite's session (its getOrCreate
+    answers with it); its catalog is detached and its database dropped afterwards."""
+    from viewstore.spark import detach
+
+    monkeypatch.chdir(tmp_path)
+    (example,) = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "spark-catalog.md").read_text(), re.S)
+    try:
+        exec(compile(example, "spark-catalog.md", "exec"), {})
+    finally:
+        detach(spark, "vs")
+        spark.sql("DROP DATABASE IF EXISTS shop CASCADE")
 
 
 @pytest.mark.parametrize("index", range(len(blocks("python"))))
