@@ -1399,6 +1399,8 @@ def test_names_given_in_capitals_are_printed_and_used_as_stored(run):
     create(run, "Sales.Orders")
     assert json.loads(run("show", "sales.orders", "--json"))["default_namespace"] == ["sales"]
     assert run("rename", "Sales.Orders", "Sales.Orders2") == "renamed sales.orders to sales.orders2\n"
+    assert run("alter", "Sales.Orders2", "--remove-representation", "trino", code=1) == \
+        "error: view sales.orders2 has no 'trino' representation to remove\n"
 
 
 def test_counts_read_as_english_and_progress_stays_off_a_pipe(run):

@@ -1097,10 +1097,12 @@ def alter(cli: CliContext, identifier: str, adds: Any, updates: Any, removes: An
         raise usage_error(f"--update-representation and --remove-representation of {', '.join(map(repr, both))} "
                           f"in one command: give one of them")
     store = cli.store()
-    has = {r.dialect.lower() for r in store.load_view(identifier).representations}
+    view = store.load_view(identifier)
+    has = {r.dialect.lower() for r in view.representations}
     missing = sorted(removed - has)
-    if missing:
-        raise ValidationError(f"view {identifier} has no {', '.join(map(repr, missing))} representation to remove")
+    if missing:  # the view named as stored, as every message names it
+        raise ValidationError(f"view {identifier_str(view.identifier)} has no {', '.join(map(repr, missing))} "
+                              f"representation to remove")
     readded = {d for d in has & removed if added.count(d) == 1}
     changes = [ViewChange.add_representation(SQLRepresentation(d, s)) for d, s in adds if d.lower() not in readded]
     changes += [ViewChange.update_representation(d, s) for d, s in adds if d.lower() in readded]
