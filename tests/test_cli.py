@@ -601,6 +601,8 @@ def test_out_of_range_or_malformed_times_are_usage_errors(run):
         out = run(*command, option, "20261301", code=2)
         assert out.splitlines()[-1] == f"Error: bad {option} '20261301': eight digits are a date (YYYYMMDD), and " \
                                        f"this is none; {forms}", out
+        out = run(*command, option, "２０２６１１２６", code=2)  # digits, but not ASCII ones: read as no date
+        assert out.splitlines()[-1] == f"Error: bad {option} '２０２６１１２６': {forms}", out
     assert json.loads(run("audit", "--since", "0001-01-01", "--until", "9999-12-31T23:59:59.999Z", "--json"))
     assert json.loads(run("diff", "s.v", "--from", "253402300799999", "--to", "9999-12-31T23:59:59.999Z", "--json"))
     for command in (["show", "--help"], ["audit", "--help"], ["diff", "--help"]):
@@ -626,6 +628,13 @@ def test_out_of_range_numbers_are_usage_errors(run, args, message):
     out = run(*args, code=2)
     assert usage_error(out, "") and out.splitlines()[-1] == f"Error: {message}", out
     assert ViewStore(run.db).event_count() == 1
+
+
+def test_the_largest_whole_number_sqlite_holds_is_taken(run):
+    create(run)
+    top = str(2**63 - 1)
+    assert len(json.loads(run("audit", "--limit", top, "--json"))) == 1
+    assert run("rollback", "s.v", top, code=1) == f"error: view s.v has no version {top}; it has 1\n"
 
 
 @pytest.mark.parametrize("args, message", [
@@ -1335,6 +1344,8 @@ def test_piped_tables_are_not_wrapped_to_any_width_unless_columns_says_so(run, m
     process = subprocess.run([sys.executable, "-m", "viewstore", "--db", str(run.db), "audit"], capture_output=True,
                              text=True, timeout=60, env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
     assert f"comment: {comment} " in process.stdout and f"│ {name} │" in process.stdout
+    monkeypatch.setenv("COLUMNS", "wide")  # no number, no width (rich would take 80 columns)
+    assert f"comment: {comment} " in run("audit")
     monkeypatch.setenv("COLUMNS", "80")  # asked for: that width
     assert all(cell_len(line) <= 80 for line in run("audit").splitlines())
 
@@ -1427,6 +1438,8 @@ def test_rebuild_draws_its_progress_on_a_terminal_and_prints_the_same(run):
 def test_errors_speak_of_the_command_line(run):
     create(run, "s.v", "--comment", "")
     assert json.loads(run("show", "s.v", "--json"))["comment"] is None  # as alter --comment '' removes it
+    out = run("create", "s.w", "--sql", "SELECT 1", "--default-namespace", "", code=1)  # given: not the view's
+    assert out == "error: bad default namespace ''\n", out
     out = run("create", "s.w", "--sql", "SELECT 1 AS x", "--column", "x:decimal(40,2)", code=1)
     assert "bad type 'decimal(40,2)': decimal precision must be 1-38" in out and "unknown" not in out, out
     out = run("query", "", code=1)
@@ -1874,6 +1887,16 @@ def test_json_before_the_command_is_the_commands_own_json(tmp_path, command, mon
     assert usage["type"] == "NoSuchOption" and usage["message"].startswith("No such option '--no-such-option'.")
 
 
+def test_a_json_failure_whose_message_holds_a_lone_surrogate_is_still_one_line(tmp_path):
+    """No encoding prints a lone surrogate (a JSON file's "\\ud800" may put one in a message): the failure
+    is escaped JSON, on one line as every other."""
+    record = tmp_path / "iceberg.json"
+    record.write_text('{"dbName": "db", "tableName": "iv", "tableType": "VIRTUAL_VIEW", "parameters": '
+                      '{"table_type": "ICEBERG-VIEW", "metadata_location": "/no/lone\\ud800.json"}}')
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "s.db"), "hms", "import", str(record), "--json"])
+    assert "/no/lone\ud800.json" in _json_error(result, 1)["message"] and "\\ud800" in result.stderr
+
+
 @pytest.mark.parametrize("args", [["list"], ["show", "s.v"], ["history", "s.v"], ["audit", "--limit", "1"],
                                   ["query", "SELECT count(*) AS n FROM events"], ["diff", "s.v", "--from-event", "1"],
                                   ["rebuild"], ["drop", "s.nope", "--if-exists"]])
@@ -2117,6 +2140,12 @@ def test_show_says_whether_each_column_is_nullable(run):
     rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in run("show", "s.v").splitlines()
             if line.startswith("│ id ") or line.startswith("│ x ")]
     assert rows == [["id", "long", "no", ""], ["x", "int", "yes", "the x"]]
+
+
+def test_show_prints_a_dash_for_a_default_catalog_or_namespace_the_view_has_none_of(run):
+    with ViewStore(run.db) as store:
+        store.create_view("s.v", columns=[], representations=[("spark", "SELECT 1 AS x")], default_namespace=[])
+    assert "\ndefault catalog and namespace: -.-\n" in run("show", "s.v")
 
 
 def test_show_prints_the_comment_once_not_again_among_the_properties(run):
