@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +79,7 @@ def test_import_a_list_with_a_progress_summary_and_json(run, tmp_path):
     assert [i["identifier"] for i in report["imported"]] == ["sales.four"]
     assert report["imported"][0]["engine"] == "spark" and report["imported"][0]["versions"] == 1
     assert [(s["name"], s["reason"]) for s in report["skipped"]] == [("sales.one", "exists")]
+    assert report["seconds"] > 0  # the time the import took, not the default
     (failed,) = report["failed"]
     assert failed["name"] == "sales.three" and failed["error"] == "ValidationError"
     assert failed["message"].startswith("parameters.spark.sql.sources.schema:")
@@ -85,6 +87,7 @@ def test_import_a_list_with_a_progress_summary_and_json(run, tmp_path):
 
     text = run("hms", "import", str(dump), code=1)
     assert "imported 0, skipped 2, failed 1" in text and "spark.sql.sources.schema" in text
+    assert any(line.startswith("│ sales.three │ ValidationError │") for line in text.splitlines()), text
 
 
 def test_import_a_list_draws_its_progress_on_a_terminal_only(run, tmp_path):
@@ -116,15 +119,18 @@ def test_a_metastore_dump_with_tables_imports_its_views_and_skips_the_rest(run, 
     assert report["failed"] == []
     text = run("hms", "import", str(dump))
     assert "imported 0, skipped 3, failed 0" in text and "not-a-view" in text and "exists" in text
+    assert "│ sales.orders │ not-a-view │ a MANAGED_TABLE" in text, text  # each record's detail
+    assert "│ sales.mv     │ not-a-view │ a MATERIALIZED_VIEW" in text, text
     assert ViewStore(run.db).list_views("sales") == [("sales", "one")]
 
 
 def test_a_record_without_a_database_or_name_is_reported_by_its_place(run, tmp_path):
     dump = tmp_path / "dump.json"
-    dump.write_text(json.dumps([record("one"), {**record("two"), "dbName": ""}, {**record("three"), "tableName": ""}]))
+    dump.write_text(json.dumps([record("one"), {**record("two"), "dbName": ""}, {**record("three"), "tableName": ""},
+                                {**record("four"), "dbName": 5}, {**record("five"), "tableName": ["five"]}]))
     report = json.loads(run("hms", "import", str(dump), "--json", code=1))
     assert [i["identifier"] for i in report["imported"]] == ["sales.one"]
-    assert [f["name"] for f in report["failed"]] == ["record 1", "record 2"]
+    assert [f["name"] for f in report["failed"]] == ["record 1", "record 2", "record 3", "record 4"]
 
 
 def test_import_json_of_one_record(run, tmp_path):
@@ -133,6 +139,36 @@ def test_import_json_of_one_record(run, tmp_path):
     report = json.loads(run("hms", "import", str(single), "--json"))
     assert [(i["identifier"], i["engine"]) for i in report["imported"]] == [("sales.solo", "spark")]
     assert report["skipped"] == report["failed"] == []
+
+
+def test_an_object_whose_hms_table_is_no_object_is_itself_the_record(run, tmp_path):
+    """Only an object under hms_table is a record held there, as in the conformance files."""
+    single = tmp_path / "one.json"
+    single.write_text(json.dumps({**record("solo"), "hms_table": "a note"}))
+    assert run("hms", "import", str(single)) == "imported sales.solo from a spark record (1 version, 1 event)\n"
+
+
+def test_the_reports_count_an_iceberg_views_versions_not_its_events(run, tmp_path):
+    """An Iceberg record brings the view's history: the JSON report of one record and the table of
+    several count its versions, as the line of one record does, not the events that record them."""
+    with ViewStore(tmp_path / "source.db", actor="carol") as source:
+        for sql in ("SELECT 1 AS a", "SELECT 2 AS a"):
+            source.replace_view("db.iv", columns=[Column("a", "int")], representations=[("spark", sql)],
+                                default_namespace="db")
+        source.rollback_view("db.iv", 1)  # one event more than versions
+        path = source.export_iceberg("db.iv", str(tmp_path / "wh"))
+    iceberg = {"dbName": "db", "tableName": "iv", "tableType": "VIRTUAL_VIEW",
+               "parameters": {"table_type": "ICEBERG-VIEW", "metadata_location": str(path)}}
+    one, many = tmp_path / "one.json", tmp_path / "many.json"
+    one.write_text(json.dumps(iceberg))
+    many.write_text(json.dumps([{**iceberg, "tableName": "iv2"}, record("one")]))
+    line = run("hms", "import", str(one))
+    assert line == "imported db.iv from an iceberg record (2 versions, 3 events)\n"
+    again = ["--db", str(tmp_path / "again.db")]  # a view is recorded once in a store
+    (imported,) = json.loads(run(*again, "hms", "import", str(one), "--json"))["imported"]
+    assert (imported["identifier"], imported["engine"], imported["versions"]) == ("db.iv", "iceberg", 2)
+    table = run("--db", str(tmp_path / "many.db"), "hms", "import", str(many))
+    assert re.search(r"^│ db\.iv2 +│ iceberg │ 2 +│$", table, re.M), table
 
 
 def test_import_an_iceberg_view_with_a_local_metadata_copy(run, tmp_path):
@@ -250,6 +286,8 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
     not_json.write_text("{nope")
     scalar = tmp_path / "scalar.json"
     scalar.write_text("[1]")
+    number = tmp_path / "number.json"
+    number.write_text("7")
     empty = tmp_path / "empty.json"
     empty.write_text("[]")
     table = tmp_path / "table.json"
@@ -264,6 +302,7 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
         (["hms", "import", str(not_json)], "is not JSON"),
         (["hms", "import", str(deep)], "is not JSON: maximum recursion depth exceeded"),
         (["hms", "import", str(scalar)], "[0]: an HMS record must be a JSON object"),
+        (["hms", "import", str(number)], f"error: {number}: an HMS record must be a JSON object, not int"),
         (["hms", "import", str(empty)], "holds no HMS record"),
         (["hms", "import", str(table)], "tableType: 'MANAGED_TABLE' is not a view"),
         (["hms", "import", str(TRINO_FILE)], "identifier: the record has no dbName and tableName"),
