@@ -2148,6 +2148,14 @@ def test_show_prints_a_dash_for_a_default_catalog_or_namespace_the_view_has_none
     assert "\ndefault catalog and namespace: -.-\n" in run("show", "s.v")
 
 
+def test_show_prints_a_line_longer_than_the_console_is_wide_whole(run, monkeypatch):
+    """Lines such as the comment's are printed as stored, not wrapped; only table cells fold."""
+    comment = "Orders per region and day, in EUR, refreshed every night"
+    create(run, "s.v", "--comment", comment)
+    monkeypatch.setenv("COLUMNS", "40")
+    assert f"\ncomment: {comment}\n" in run("show", "s.v")
+
+
 def test_show_prints_the_comment_once_not_again_among_the_properties(run):
     create(run, "s.v", "--comment", "hello", "--property", "k=v")
     out = run("show", "s.v")
