@@ -105,6 +105,44 @@ def test_spark_register_tells_a_copy_it_could_not_drop_from_one_it_could_not_mak
     assert "could not drop the stale copy: [INSUFFICIENT_PERMISSIONS] not yours" in stale
 
 
+def test_spark_register_lists_each_pruned_copy_and_the_first_200_characters_of_a_failure():
+    import io
+    import re
+
+    from viewstore.cli import CliContext, _Console
+    from viewstore.spark.cli import _print_registered
+    from viewstore.spark.register import FailedView, RegisterReport
+
+    cli = CliContext(db="unused.db", actor="carol", catalog=None)
+    cli.console = _Console(file=io.StringIO(), width=400, markup=False, emoji=False, highlight=False)
+    explanation = "[UNRESOLVED_COLUMN] " + "x" * 300 + "\nSQLSTATE: 42703"
+    _print_registered(cli, RegisterReport(failed=[FailedView("s.long", "UNRESOLVED_COLUMN", explanation)],
+                                          pruned=["s.gone", "s.old"]))
+    out = cli.console.file.getvalue()
+    long = next(line for line in out.splitlines() if "s.long" in line)
+    assert f"│ {explanation[:200]} │" in long and "42703" not in out, out
+    pruned = "a copy this store made of a view it no longer holds"
+    for name in ("s.gone", "s.old"):
+        assert re.search(rf"^│ {name} +│ pruned +│ {pruned} +│$", out, re.M), out
+
+
+def test_spark_check_gives_each_problem_of_a_view_a_line_of_its_own():
+    import io
+
+    from viewstore.cli import CliContext, _Console
+    from viewstore.spark.cli import _print_drift
+    from viewstore.spark.drift import DriftReport, ViewDrift
+
+    cli = CliContext(db="unused.db", actor="carol", catalog=None)
+    cli.console = _Console(file=io.StringIO(), width=300, markup=False, emoji=False, highlight=False)
+    problems = ("column 'a': type int is now string", "column 'b': not null is now nullable")
+    _print_drift(cli, DriftReport(views=[ViewDrift("s.v", "drifted", problems)]))
+    lines = cli.console.file.getvalue().splitlines()
+    first = next(i for i, line in enumerate(lines) if "s.v" in line)
+    assert problems[0] in lines[first] and problems[1] not in lines[first], lines
+    assert problems[1] in lines[first + 1] and "s.v" not in lines[first + 1], lines
+
+
 def test_spark_check_shows_a_required_column_become_nullable(spark, store, ns):
     spark.sql(f"CREATE VIEW {ns}.src AS SELECT 1 AS id")
     create_view(spark, store, f"{ns}.ids", f"SELECT id FROM {ns}.src")
