@@ -707,7 +707,7 @@ def _parse_column(text: str) -> Column:
     if not sep:
         raise usage_error(f"bad --column {text!r}: use NAME:TYPE[:COMMENT]")
     # the type may itself contain ':' (struct<a: int>), so the comment is whatever follows the
-    # last ':' outside angle brackets
+    # first ':' outside angle brackets (a comment may hold colons of its own)
     depth, split = 0, -1
     for i, ch in enumerate(rest):
         depth += ch == "<"
