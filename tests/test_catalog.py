@@ -654,6 +654,36 @@ def test_an_until_that_is_a_date_alone_includes_that_whole_day(store):
     assert store.events(until=start) == [] and store.events(until=str(start)) == []
 
 
+def test_a_date_with_a_time_zone_is_that_day_in_that_zone(store, monkeypatch):
+    """Python's ISO parser reads the zone after a date alone as a time of day (``+01:00`` as 01:00
+    UTC); a date with a zone is that day there, from its midnight to its last millisecond."""
+    import viewstore.catalog
+
+    midnight = to_epoch_ms("2026-11-25T00:00Z")
+    hour, day = 3_600_000, 86_400_000
+    times = [midnight - hour - 1, midnight - hour, midnight + day - hour - 1, midnight + day - hour,
+             midnight + day - 1, midnight + day]
+    clock = [times[0]]
+    monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: clock[0] * 1_000_000)
+    make(store)
+    for at in times[1:]:
+        clock[0] = at
+        store.alter_view("sales.daily", ViewChange.update_comment(str(at)))
+    events = store.events()
+    assert [e.occurred_at for e in events] == times
+    week = "{}-W{:02d}-{}".format(*dt.date(2026, 11, 25).isocalendar())
+    for text in ("2026-11-25+01:00", "20261125+0100", f"{week}+01", " 2026-11-25+01:00 "):
+        assert to_epoch_ms(text) == midnight - hour, text
+        assert store.events(since=text, until=text) == events[1:3], text
+    assert to_epoch_ms("2026-11-25-05:00") == midnight + 5 * hour
+    for text in ("2026-11-25Z", "2026-11-25+00:00", "2026-11-25", dt.date(2026, 11, 25)):  # UTC's day
+        assert store.events(since=text, until=text) == events[2:5], text
+    assert store.load_view("sales.daily", as_of="2026-11-25+01:00").comment == str(times[1])
+    for bad in ("2026-11-25+24:00", "2026-11-25+01:60", "2026-11-25+99"):
+        with pytest.raises(ValidationError, match="use ISO 8601"):
+            to_epoch_ms(bad)
+
+
 def test_newest_first_reverses_the_order_and_a_limit_keeps_the_latest(store):
     make(store)
     bob = ViewStore(store.path, actor="bob")

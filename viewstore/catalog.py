@@ -260,7 +260,8 @@ def to_epoch_ms(value: TimeLike, what: str = "time") -> int:
 
     A string of digits is epoch milliseconds, except eight digits: a date as ISO 8601's basic format
     writes it (``20261125``), refused if it is not one (as milliseconds it would be a moment of
-    1970-01-01 or -02, which no store holds).
+    1970-01-01 or -02, which no store holds). A date alone with a time zone (``2026-11-25+01:00``)
+    is that day's midnight in that zone.
 
     Raises:
         ValidationError: not a time, or one beyond the 64-bit milliseconds the log stores.
@@ -280,7 +281,7 @@ def to_epoch_ms(value: TimeLike, what: str = "time") -> int:
             value = int(text)
         else:
             try:
-                value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+                value = _zoned_date(text) or dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
             except ValueError as e:
                 raise ValidationError(f"bad {what} {text!r}: use ISO 8601 (2026-11-22T10:00:00Z) or epoch ms") from e
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
@@ -302,6 +303,29 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 #: a time zone at the end of an ISO string (``Z``, ``+01:00``), which a date alone may carry
 _ZONE = re.compile(r"(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)$")
+
+
+def _zoned_date(text: str) -> dt.datetime | None:
+    """A date alone with a time zone (``2026-11-25+01:00``, ``20261125-05``, ``2026-11-25Z``): its
+    midnight in that zone; None for any other text. Python's ISO parser takes any character between
+    a date and a time, so it reads such a zone as a time of day (``+01:00`` as 01:00, in UTC).
+
+    Raises:
+        ValueError: a zone of 24 hours or more, or of 60 minutes or more.
+    """
+    zone = _ZONE.search(text)
+    if zone is None or zone.start() > 10:  # no zone, or after more than a date (2026-11-25, 2026-W48-3)
+        return None
+    try:  # (a date alone never parses with its last part cut off as a zone: "2026-11" of "2026-11-25")
+        day = dt.date.fromisoformat(text[:zone.start()])
+    except ValueError:
+        return None
+    offset = zone.group()
+    hours, minutes = (0, 0) if offset == "Z" else (int(offset[1:3]), int(offset[-2:]) if len(offset) > 3 else 0)
+    if minutes > 59:
+        raise ValueError(f"no time zone {offset}")
+    sign = -1 if offset[0] == "-" else 1  # (a zone of 24 hours or more is a ValueError of timezone's)
+    return dt.datetime.combine(day, dt.time(), dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes)))
 
 
 def _until_ms(value: TimeLike) -> int:
