@@ -1296,6 +1296,25 @@ def test_a_datetime_is_read_to_the_exact_millisecond(store):
     assert store.events(since=exact, until=exact) == [event]
 
 
+def test_a_time_is_the_millisecond_it_falls_in_within_the_64_bit_bounds(store):
+    """A number is floored to its millisecond as a datetime is (int() took -1.5 up to -1); a string
+    of ASCII digits alone, with a sign or not, is epoch ms; both ends of the 64 bits are times."""
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    assert to_epoch_ms(1.7) == 1 and to_epoch_ms(-1.5) == -2 == to_epoch_ms(epoch - dt.timedelta(microseconds=1500))
+    assert to_epoch_ms("-12345678") == -12345678 and to_epoch_ms(" -5 ") == -5
+    for digits in ("\u0662\u0660\u0660\u0664\u0660\u0663\u0661\u0665", "2004031\u00b2"):  # digits to str.isdigit
+        with pytest.raises(ValidationError, match="use ISO 8601"):  # not eight digits of a date, nor ms
+            to_epoch_ms(digits)
+    assert to_epoch_ms(2**63 - 1) == 2**63 - 1 and to_epoch_ms(str(-(2**63))) == -(2**63)
+    for beyond in (2**63, -(2**63) - 1, str(2**63)):
+        with pytest.raises(ValidationError, match="beyond the 64-bit"):
+            to_epoch_ms(beyond)
+    make(store)
+    events = store.events()
+    assert store.load_view("sales.daily", as_of=2**63 - 1).comment is None
+    assert store.events(since=-(2**63), until=2**63 - 1) == events and store.events(since=2**63 - 1) == []
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda s: s.load_view("sales.daily", as_of=float("nan")), "not a finite number"),
     (lambda s: s.load_view("sales.daily", as_of=2**70), "beyond the 64-bit"),

@@ -261,7 +261,7 @@ def to_epoch_ms(value: TimeLike, what: str = "time") -> int:
     A string of digits is epoch milliseconds, except eight digits: a date as ISO 8601's basic format
     writes it (``20261125``), refused if it is not one (as milliseconds it would be a moment of
     1970-01-01 or -02, which no store holds). A date alone with a time zone (``2026-11-25+01:00``)
-    is that day's midnight in that zone.
+    is that day's midnight in that zone. A number is floored to its millisecond, as a datetime is.
 
     Raises:
         ValidationError: not a time, or one beyond the 64-bit milliseconds the log stores.
@@ -271,7 +271,7 @@ def to_epoch_ms(value: TimeLike, what: str = "time") -> int:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValidationError(f"bad {what} {value!r}: not a finite number of epoch milliseconds")
-        value = int(value)
+        value = math.floor(value)  # the millisecond it falls in, as for a datetime (int() rounds -1.5 up to -1)
     if isinstance(value, str):
         text = value.strip()
         basic_date = len(text) == 8 and text.isascii() and text.isdigit()  # unsigned: -12345678 is ms
