@@ -135,6 +135,9 @@ def test_list_views_sorts_by_dotted_namespace_then_name_and_leaves_dropped_views
     assert store.list_views("a.b") == [("a", "b", "c")] and store.list_views("b") == []
     assert store.list_views("a") == [("a", "y")] and store.list_views("c") == [("c", "z")]
     assert store.list_views() == [("a", "y"), ("a", "b", "c"), ("c", "z")]
+    for empty in ("", [], ()):  # no namespace is no filter: refused, not every view
+        with pytest.raises(ValidationError, match="namespace"):
+            store.list_views(empty)
 
 
 def test_replace_makes_versions_and_reuses_identical_ones(store):
@@ -310,7 +313,9 @@ def test_drop_and_history_of_a_dropped_view(store):
         store.load_view("sales.daily")
     assert isinstance(missing.value, LookupError)  # caught where a missing key is
     assert [e.type for e in store.history("sales.daily")] == ["view.created", "view.dropped"]
+    assert not store.view_exists("sales.daily")
     make(store)
+    assert store.view_exists("sales.daily")
     assert [e.type for e in store.history("sales.daily")] == ["view.created"]  # the live one first
     assert store.list_views() == [("sales", "daily")]
 
@@ -346,6 +351,39 @@ def test_as_of_time_travel(store):
         store.load_view("sales.daily", as_of=t1 - 10_000)
     with pytest.raises(NoSuchViewError):
         store.load_view("sales.daily")  # renamed away now
+
+
+def test_as_of_a_time_is_the_view_that_had_the_name_then_else_the_one_known_by_it_now(store, monkeypatch):
+    """Not a view that had the name before and was renamed away or dropped by then; the view known by
+    the name now (live, else dropped last under it) as it was then, under the name it had."""
+    import viewstore.catalog
+
+    clock = [1_000]
+    monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: clock[0] * 1_000_000)
+
+    def at(ms, write):
+        clock[0] = ms
+        return write()
+
+    first = at(1_000, lambda: make(store, "s.a", comment="first"))
+    at(2_000, lambda: store.rename_view("s.a", "s.b"))
+    second = at(3_000, lambda: make(store, "s.a", comment="second"))
+    at(4_000, lambda: store.drop_view("s.a"))
+    third = at(5_000, lambda: make(store, "s.e", comment="third"))
+    at(6_000, lambda: store.rename_view("s.e", "s.f"))
+    at(7_000, lambda: store.drop_view("s.f"))
+    assert store.load_view("s.a", as_of=1_500).uuid == first.uuid
+    assert store.load_view("s.a", as_of=3_500).uuid == second.uuid
+    for ms in (2_500, 4_000, 4_500):  # the first one renamed away, the second not yet made, or dropped
+        with pytest.raises(NoSuchViewError, match="^no view s.a existed at "):
+            store.load_view("s.a", as_of=ms)
+    assert store.load_view("s.b", as_of=1_500).identifier == ("s", "a")  # known by s.b now
+    dropped = store.load_view("s.f", as_of=5_500)  # dropped under s.f, known by it then as s.e
+    assert (dropped.uuid, dropped.identifier) == (third.uuid, ("s", "e"))
+    with pytest.raises(NoSuchViewError, match="^no view s.f existed at "):
+        store.load_view("s.f", as_of=7_000)
+    with pytest.raises(NoSuchViewError, match="^view s.f was dropped by that event$"):  # the name it was dropped under
+        store.load_view("s.e", as_of=store.history("s.f")[-1])
 
 
 def test_as_of_uses_snapshots_for_long_streams(store):
@@ -443,6 +481,8 @@ def test_events_filters(store):
     assert [e.type for e in store.events(actor="bob")] == ["view.comment_updated"]
     assert {e.view for e in store.events(view="sales.daily")} == {"sales.daily"}
     assert len(store.events(types="view.created")) == 2
+    assert store.events(types={"view.created"}) == store.events(types=frozenset({"view.created"})) \
+        == store.events(types=("view.created",))
     everything = store.events()
     assert [e.position for e in everything] == sorted(e.position for e in everything)
     mid = everything[1].occurred_at
@@ -639,6 +679,13 @@ def test_no_such_view_refuses_a_let_go_event_the_library_never_wrote(store):
     raw.close()
     with pytest.raises(CorruptLogError, match="^event at position 4 has a time that is not an integer"):
         store.load_view("sales.daily")
+    with sqlite3.connect(store.path) as raw:  # its actor of bytes
+        raw.execute("DROP TRIGGER events_append_only_update")
+        raw.execute("UPDATE events SET occurred_at = 1, actor = ? WHERE position = 4", (b"bob",))
+    raw.close()
+    with pytest.raises(CorruptLogError, match="^event at position 4 has a time that is not an integer or an actor "
+                                              "that is not text$"):
+        store.load_view("sales.daily")
 
 
 def test_an_until_that_is_a_date_alone_includes_that_whole_day(store):
@@ -810,7 +857,8 @@ def test_event_rows_are_the_rows_of_the_events_that_events_returns(store):
         assert [row_to_event(r) for r in rows] == store.events(**f), f
     assert len(store.event_rows(view="sales.daily")) == 4  # both streams that carried the name
     assert store.event_rows(actor="nobody") == []
-    for bad in ({"types": ["view.nope"]}, {"limit": -1}, {"actor": 7}, {"since": "yesterday-ish"}, {"view": "a..b"}):
+    for bad in ({"types": ["view.nope"]}, {"limit": -1}, {"actor": 7}, {"actor": "\ud800"}, {"since": "yesterday-ish"},
+                {"view": "a..b"}):
         with pytest.raises(ValidationError):
             store.event_rows(**bad)
 
@@ -1542,6 +1590,9 @@ def test_history_finds_a_view_by_a_name_it_was_renamed_from(store):
     assert [e.type for e in history] == ["view.created", "view.renamed"] and history[0].view_id == view.uuid
     with pytest.raises(NoSuchViewError, match="ever named"):
         store.history("sales.never")
+    again = make(store)  # a second view takes the name and is renamed away too: history is the one that took it last
+    store.rename_view("sales.daily", "sales.monthly")
+    assert {e.view_id for e in store.history("sales.daily")} == {again.uuid}
 
 
 @pytest.mark.parametrize("identifier", ["NS.W", "w", "ns..w", "ns.w."])
