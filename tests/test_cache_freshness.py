@@ -202,6 +202,34 @@ def test_a_repair_by_another_stores_rebuild_reaches_the_cache(tmp_path):
     assert mine.load_view("a.v").properties == {"owner": "alice"}
 
 
+def test_a_snapshot_repaired_by_another_stores_rebuild_reaches_as_of(tmp_path):
+    """The snapshots a store keeps parsed for as_of are forgotten once another store's rebuild
+    repairs rows, as the cached views are."""
+    import json
+    import sqlite3
+
+    from viewstore.projections import SNAPSHOT_EVERY
+
+    mine, theirs = ViewStore(tmp_path / "s.db", actor="me"), ViewStore(tmp_path / "s.db", actor="them")
+    mine.create_view("a.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                     default_namespace="a")
+    for i in range(SNAPSHOT_EVERY):
+        mine.alter_view("a.v", ViewChange.set_property("i", str(i)))
+    after_snapshot = mine.history("a.v")[SNAPSHOT_EVERY]  # stream version 101: folded from the snapshot at 100
+    conn = sqlite3.connect(tmp_path / "s.db")
+    with conn:
+        (state,) = conn.execute("SELECT state FROM view_snapshots").fetchone()
+        damaged = json.loads(state)
+        damaged["properties"]["owner"] = "mallory"  # damage of the right type
+        conn.execute("UPDATE view_snapshots SET state = ?", (json.dumps(damaged),))
+    conn.close()
+    assert mine.load_view("a.v", as_of=after_snapshot).properties["owner"] == "mallory"  # undetectable until a rebuild
+    assert theirs.rebuild()["view_snapshots"] == 1
+    assert mine.load_view("a.v", as_of=after_snapshot).properties == {"i": str(SNAPSHOT_EVERY - 1)}
+    theirs.close()
+    mine.close()
+
+
 def test_the_cache_holds_a_bounded_number_of_views(tmp_path, monkeypatch):
     import viewstore.catalog
 
