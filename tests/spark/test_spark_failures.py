@@ -290,6 +290,52 @@ def test_a_refusal_is_the_requests_and_an_error_of_pyspark_itself_the_engines(sp
     assert environment_failure(spark, own.value) == f"Spark failed: {summary(own.value)}"
 
 
+def test_pyspark_logs_no_record_of_an_error_a_call_here_raises_or_reports_and_the_callers_own_as_before(
+        spark, store, ns):
+    """PySpark logs each error with a query context as it makes it, caught or not: inside a call here
+    (a report of failed views, a refusal raised as a ValidationError) that record is dropped; an error
+    of the caller's own spark.sql is logged as PySpark logs it."""
+    import logging
+
+    from pyspark.errors import AnalysisException
+    from pyspark.logger import PySparkLogger
+
+    from viewstore.errors import ValidationError
+    from viewstore.spark import check_views, create_view, register_views
+
+    class Kept(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.messages: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.messages.append(record.getMessage())
+
+    kept = Kept()
+    logger = PySparkLogger.getLogger("SQLQueryContextLogger")  # PySpark's class, which its calls need
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # the demo's tests set it higher for their session
+    logger.addHandler(kept)
+    try:
+        spark.sql(f"CREATE DATABASE {ns}")
+        store.create_view(f"{ns}.broken", columns=[Column("x", "int")],
+                          representations=[("spark", "SELECT no_such_column FROM (SELECT 1 AS a)")],
+                          default_namespace=ns)
+        report = register_views(spark, store, ns)
+        assert [(f.identifier, f.condition) for f in report.failed] == [
+            (f"{ns}.broken", "UNRESOLVED_COLUMN.WITH_SUGGESTION")]
+        assert [v.status for v in check_views(spark, store, ns).views] == ["broken"]
+        with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+            create_view(spark, store, f"{ns}.refused", "SELECT * FROM no_such_table_here")
+        assert kept.messages == []
+        with pytest.raises(AnalysisException):
+            spark.sql("SELECT * FROM no_such_table_here")
+        assert len(kept.messages) == 1 and kept.messages[0].startswith("[TABLE_OR_VIEW_NOT_FOUND]")
+    finally:
+        logger.removeHandler(kept)
+        logger.setLevel(level)
+
+
 def test_a_lost_connection_to_the_jvm_is_the_engines_whatever_the_session_says(spark):
     from py4j.protocol import Py4JNetworkError
 

@@ -22,17 +22,27 @@ session's too.
 A long call tells the caller's ``progress(done, total)`` how far it is (:class:`Progress`); what the
 callback raises is neither a refusal nor a failure of the engine: it reaches the caller unchanged,
 past every handler here (:func:`engine_calls`).
+
+PySpark logs every error of Spark's that carries a query context as it makes it, at ERROR with its
+traceback (a record of JSON on stderr), caught or not. Inside a call here each such error is caught
+and raised as a viewstore error with Spark's message, or reported as one view's failure, so its
+record would say it a second time, once a view in a report of many: :func:`engine_calls` drops
+the records made on its own thread while it runs. A refusal of the caller's own ``spark.sql`` is
+logged as PySpark does.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import re
+import threading
 from typing import Any, Callable, TypeVar
 
 from py4j.protocol import Py4JError, Py4JJavaError, Py4JNetworkError
 from pyspark.errors import PySparkException
 from pyspark.errors.exceptions.captured import CapturedException, ParseException
+from pyspark.logger import PySparkLogger
 
 from ..catalog import CallerRaised
 from ..errors import EngineError
@@ -247,14 +257,41 @@ class Progress:
                 raise CallerRaised(error) from None
 
 
+#: PySpark's loggers of the errors it makes with a query context (of a SQL text, of a DataFrame call)
+_QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+_inside = threading.local()  # calls: how many engine_calls the thread is inside
+
+
+class _OurCalls(logging.Filter):
+    """Drops the records logged while the thread logging them is inside a call of :func:`engine_calls`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(_inside, "calls", 0)
+
+
+_FILTER = _OurCalls()
+
+
+def _quiet_our_calls() -> None:
+    """Puts the filter on PySpark's query-context loggers (made as PySpark makes them: its own class, with
+    its JSON handler), once, and again should someone have cleared the filters."""
+    for name in _QUERY_CONTEXT_LOGGERS:
+        logger = PySparkLogger.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
+
+
 def engine_calls(what: str) -> Callable[[_F], _F]:
     """Decorate a public call taking the session first: whatever Spark, py4j or PySpark raise and the
     call does not turn into a viewstore error itself becomes an :func:`engine_error`; what the
-    caller's progress callback raised (see :class:`Progress`) is raised as it is."""
+    caller's progress callback raised (see :class:`Progress`) is raised as it is. While it runs,
+    PySpark's records of the errors it makes on the call's thread are dropped (see the module's text)."""
 
     def decorate(fn: _F) -> _F:
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> Any:
+            _quiet_our_calls()
+            _inside.calls = getattr(_inside, "calls", 0) + 1
             try:
                 return fn(*args, **kwargs)
             except ENGINE_ERRORS as error:
@@ -262,6 +299,8 @@ def engine_calls(what: str) -> Callable[[_F], _F]:
                 raise engine_error(spark, error, what) from error
             except CallerRaised as raised:
                 callers = raised.error
+            finally:
+                _inside.calls -= 1
             raise callers  # outside the handler: the callback's exception, its context untouched
         return call  # type: ignore[return-value]
     return decorate
