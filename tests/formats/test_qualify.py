@@ -36,6 +36,9 @@ def test_only_another_namespace_needs_qualifying(namespace, database, needed):
      "SELECT id FROM `sales`.a WHERE EXISTS (SELECT 1 FROM `sales`.b WHERE b.id = a.id) UNION ALL "
      "SELECT id FROM `sales`.c"),
     ("SELECT 1 AS one", "SELECT 1 AS one"),
+    # a join hint's name is the relation's name or alias in the query, no table of its own
+    ("SELECT /*+ BROADCAST(c) */ * FROM orders JOIN customers c ON true",
+     "SELECT /*+ BROADCAST(c) */ * FROM `sales`.orders JOIN `sales`.customers c ON true"),
 ])
 def test_unqualified_table_names_get_the_namespace(engine, sql, qualified):
     assert qualify_tables(sql, engine, ("sales",), "viewExpandedText") == qualified

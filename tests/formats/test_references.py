@@ -40,6 +40,9 @@ def read(sql: str, dialect: str = "spark") -> list[str]:
     # a qualified name is never a CTE, nor is its first part one
     ("WITH c AS (SELECT 1 AS x) SELECT * FROM db.c", ["db.c"]),
     ("WITH db AS (SELECT 1 AS x) SELECT * FROM db.c", ["db.c"]),
+    # a join hint names a relation of the query, by its name or alias: it reads none
+    ("SELECT /*+ BROADCAST(c), MERGE(db.t) */ * FROM orders JOIN customers c ON true JOIN db.t ON true",
+     ["orders", "customers", "db.t"]),
 ])
 def test_the_tables_a_query_reads(sql, tables):
     assert sorted(read(sql)) == sorted(tables)

@@ -69,6 +69,8 @@ CORPUS = [
     ("line-comment", "SELECT * FROM -- c FROM fake\n orders -- JOIN fake"),
     ("nested-comment", "SELECT * FROM /* a /* b */ FROM fake */ orders"),
     ("hint", "SELECT /*+ BROADCAST(customers) */ * FROM orders JOIN customers ON true"),
+    ("hint-alias", "SELECT /*+ BROADCAST(c), MERGE(shop.items) */ * FROM orders JOIN customers c ON true "
+                   "JOIN shop.items ON true"),
     ("string-literals", "SELECT 'FROM fake' AS a, \"JOIN fake\" AS b FROM orders WHERE note LIKE '%FROM x%'"),
     ("backslash-escape", "SELECT 'a\\' FROM fake' AS s FROM orders"),
     ("doubled-quote", "SELECT 'it''s' AS s FROM orders"),
@@ -270,7 +272,7 @@ UNREADABLE = {"time-travel-for", "time-travel-system", "watermark", "table-query
 #: dot, or text the engine's sqlglot dialect cannot parse)
 UNQUALIFIABLE = {
     "hive": UNREADABLE | {"quoted-dot", "raw-string", "typed-literals", "values-query"},
-    "flink": UNREADABLE | {"quoted-dot", "hint", "values-query"},
+    "flink": UNREADABLE | {"quoted-dot", "values-query"},
 }
 #: the names each query's CTEs take in Hive but not in Spark: Hive sees every CTE of a WITH in all
 #: of them, so the Hive qualification leaves these as written

@@ -2,11 +2,12 @@
 
 :func:`tables_read` is the one place that decides which ``Table`` nodes of a parsed query are
 tables it reads: those named by identifiers (a table-valued function such as ``range(10)`` is not
-one), and not the name of a CTE in scope there. A CTE is in scope in the query of its ``WITH``
-(subqueries included) and in the CTEs of that ``WITH`` as the engine resolves them: Spark, Flink
-(Calcite) and standard SQL see a CTE only in the CTEs after it, and in itself in a ``WITH
-RECURSIVE``, so ``WITH a AS (SELECT * FROM a)`` reads the table ``a``; Hive sees every CTE of the
-``WITH`` in all of them. Names compare case-insensitively.
+one), and neither the name of a CTE in scope there nor a name in a hint (``/*+ BROADCAST(c) */``
+names a relation of the query by its name or its alias, and reads none). A CTE is in scope in the
+query of its ``WITH`` (subqueries included) and in the CTEs of that ``WITH`` as the engine resolves
+them: Spark, Flink (Calcite) and standard SQL see a CTE only in the CTEs after it, and in itself
+in a ``WITH RECURSIVE``, so ``WITH a AS (SELECT * FROM a)`` reads the table ``a``; Hive sees every
+CTE of the ``WITH`` in all of them. Names compare case-insensitively.
 
 :func:`parse` is ``sqlglot.parse`` without sqlglot's log records: sqlglot logs a warning for
 text it reads only in part (a statement it keeps as a ``Command``, a JSON path it cannot read), and
@@ -139,7 +140,8 @@ def _is_call(node: exp.Expr | None, name: str) -> bool:
 
 
 def tables_read(tree: exp.Expr, dialect: str) -> list[exp.Table]:
-    """The tables ``tree`` reads: named by identifiers, CTE names where in scope left out (see the module).
+    """The tables ``tree`` reads: named by identifiers, CTE names where in scope and names in hints left
+    out (see the module).
 
     Each is its ``Table`` node (its parts, and the identifiers' positions in the parsed text), in
     the order sqlglot walks the tree, which is not always the order they are written.
@@ -152,6 +154,8 @@ def tables_read(tree: exp.Expr, dialect: str) -> list[exp.Table]:
         parts = table.parts
         if not parts or not all(isinstance(part, exp.Identifier) for part in parts):
             continue  # a table-valued function, a parameter: no table's name
+        if table.find_ancestor(exp.Hint) is not None:
+            continue  # a join hint's name: a relation of the query, by its name or alias
         if len(parts) == 1 and _cte_in_scope(table, parts[0].name.lower(), everywhere, names):
             continue
         found.append(table)
