@@ -123,7 +123,7 @@ def test_get_format():
 
 
 @pytest.mark.parametrize("name, suggestion", [("sprak", "spark"), ("trin", "trino"), ("icebreg", "iceberg"),
-                                              ("flnk", "flink"), (" SPRAK ", "spark")])
+                                              ("flnk", "flink"), (" SPRAK ", "spark"), ("ice", "iceberg")])
 def test_get_format_suggests_the_closest_name(name, suggestion):
     with pytest.raises(ValidationError, match=f"did you mean '{suggestion}'"):
         formats.get_format(name)

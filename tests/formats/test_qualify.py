@@ -13,6 +13,7 @@ ENGINES = ["hive", "flink"]
 @pytest.mark.parametrize("namespace, database, needed", [
     ((), "reports", False), (("reports",), "reports", False), (("Reports",), "reports", False),
     (("sales",), "reports", True), (("sales",), None, True), (("a", "reports"), "reports", True),
+    (("reports",), "Reports", False),
 ])
 def test_only_another_namespace_needs_qualifying(namespace, database, needed):
     assert needs_qualifying(namespace, database) is needed
@@ -75,6 +76,7 @@ def test_the_namespace_is_back_quoted():
     ("SELECT * FROM `sales.orders`", "holds a dot"),
     ("SELECT * FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' MINUTES))", "sqlglot cannot parse"),
     ("SELECT * FROM " + "(SELECT * FROM " * 3000 + "t" + ")" * 3000, "nests too deeply"),
+    ("-- no query", "not read as one query"),
 ])
 def test_sql_that_cannot_be_read_safely_is_refused_with_advice(engine, sql, why):
     with pytest.raises(ValidationError) as caught:
@@ -95,7 +97,7 @@ def test_a_namespace_of_two_levels_cannot_be_a_database():
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_the_implied_namespace_is_read_back_from_a_qualified_text(engine):
-    original = "WITH r AS (SELECT 1 AS x) SELECT * FROM r JOIN orders ON true JOIN `x``y` ON true"
+    original = "WITH r AS (SELECT 1 AS x) SELECT * FROM r JOIN orders ON true JOIN `x``y` ON true JOIN crm.c ON true"
     for database in ("sales", "odd`db"):
         assert implied_namespace(original, qualify_tables(original, engine, (database,), "f"), engine) == database
 
@@ -132,6 +134,7 @@ def test_the_implied_namespace_is_read_back_from_a_qualified_text(engine):
      "ON `c`.`cur` = `o`.`cur`", "sales"),
     ("SELECT * FROM Orders", "SELECT `orders`.`id`\nFROM `hive`.`sales`.`orders` AS `orders`", "sales"),
     ("SELECT * FROM orders", "SELECT `Orders`.`id`\nFROM `hive`.`sales`.`Orders` AS `Orders`", "sales"),
+    ("SELECT * FROM orders", "SELECT *\nFROM `hive`.`Sales`.`orders` AS `orders`", "Sales"),  # as written
 ])
 def test_flinks_expanded_query_names_the_database_of_the_unqualified_names(original, expanded, database):
     assert implied_namespace(original, expanded, "flink") == database

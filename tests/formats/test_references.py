@@ -27,6 +27,7 @@ def read(sql: str, dialect: str = "spark") -> list[str]:
     ("SELECT * FROM range(10) JOIN db.fn(1) ON true JOIN ${t} ON true JOIN (SELECT 1 AS x) s ON true", []),
     # a CTE name in its WITH's query and its subqueries, in any case
     ("WITH c AS (SELECT * FROM t) SELECT * FROM C WHERE x IN (SELECT x FROM c)", ["t"]),
+    ("WITH C AS (SELECT * FROM t) SELECT * FROM c", ["t"]),
     # ... but not outside that query
     ("SELECT * FROM c UNION ALL SELECT * FROM (WITH c AS (SELECT 1 AS x) SELECT x FROM c) s", ["c"]),
     ("SELECT * FROM (WITH c AS (SELECT 1 AS x) SELECT x FROM c) s JOIN c ON true", ["c"]),
@@ -109,6 +110,20 @@ def test_another_threads_sqlglot_calls_log_while_we_parse(caplog):
     assert caplog.records[0].thread != threading.get_ident()
 
 
+def test_the_filter_comes_back_if_it_is_removed_beside_another(caplog):
+    logger = logging.getLogger("sqlglot")
+    read("SELECT 1 AS x")
+    saved = list(logger.filters)
+    other = logging.Filter("sqlglot")  # lets every record of the logger through
+    logger.filters[:] = [other]
+    try:
+        with caplog.at_level(logging.DEBUG, logger="sqlglot"):
+            read(BAD_PATH)
+        assert caplog.records == []
+    finally:
+        logger.filters[:] = saved
+
+
 def test_the_filter_comes_back_if_the_loggers_filters_are_cleared(caplog):
     logger = logging.getLogger("sqlglot")
     read("SELECT 1 AS x")
@@ -122,7 +137,7 @@ def test_the_filter_comes_back_if_the_loggers_filters_are_cleared(caplog):
         logger.filters[:] = saved
 
 
-@pytest.mark.parametrize("dialect", ["spark", "hive", "databricks"])
+@pytest.mark.parametrize("dialect", ["spark", "spark2", "hive", "databricks"])
 @pytest.mark.parametrize("sql", ["TABLE a", "table a", "SELECT * FROM (TABLE a)", "SELECT * FROM Table t",
                                  "SELECT x FROM a UNION ALL SELECT x FROM (TABLE b)",
                                  "(TABLE a)", "WITH c AS (TABLE a) SELECT * FROM c",
@@ -138,6 +153,7 @@ def test_a_table_query_sqlglot_would_misread_is_not_parsed(sql, dialect):
     ("SELECT * FROM `table` t", ["table"]),  # quoted: a table of that name
     ("SELECT * FROM db.table t JOIN a table ON true", ["db.table", "a"]),  # qualified; an alias
     ("SELECT table FROM t", ["t"]),  # a column
+    ("SELECT t.table AS x FROM t", ["t"]),  # a column of t, aliased
 ])
 def test_table_as_a_name_that_sqlglot_reads_right_is_parsed(sql, tables):
     assert read(sql) == tables
@@ -177,7 +193,8 @@ def test_a_table_argument_sqlglot_reads_right_is_parsed():
 
 
 @pytest.mark.parametrize("sql", ["SELECT * FROM select", "SELECT * FROM select s JOIN t ON true",
-                                 "SELECT * FROM t JOIN select ON true", "SELECT * FROM t limit, u",
+                                 "SELECT * FROM t JOIN select ON true", "SELECT * FROM t JOIN select s ON true",
+                                 "SELECT * FROM t limit, u",
                                  "SELECT * FROM t AS join JOIN u ON true",
                                  "SELECT all FROM t", "SELECT distinct FROM t"])
 def test_a_keyword_spark_reads_as_a_name_is_not_parsed(sql):
@@ -188,6 +205,7 @@ def test_a_keyword_spark_reads_as_a_name_is_not_parsed(sql):
         parse(sql, "spark")
     assert read("SELECT * FROM t AS `limit`, `select` JOIN u AS `join` ON true JOIN v offset ON true LIMIT 1") == \
         ["t", "select", "u", "v"]
+    assert read("SELECT * FROM t LIMIT ALL") == read("SELECT * FROM t LIMIT ALL", "hive") == ["t"]  # no limit
 
 
 def test_a_table_named_stream_that_sqlglot_reads_right_is_parsed():
