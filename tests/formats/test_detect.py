@@ -52,6 +52,7 @@ def test_detect(parameters, engine):
     (view(presto_view="true", comment="my view"), "comment: is 'my view'"),
     ({"tableType": "MATERIALIZED_VIEW", "parameters": {}}, "Hive materialized view"),
     ({"tableType": "MANAGED_TABLE", "parameters": {}}, "'MANAGED_TABLE' is not a view"),
+    ({"tableType": "virtual_view", "parameters": {}}, "'virtual_view' is not a view"),  # Hive's types are upper case
     ({"parameters": {}}, "tableType: is missing"),
     ({"tableType": "VIRTUAL_VIEW", "parameters": {"a": 1}}, r"parameters\.a"),
     ({"tableType": "VIRTUAL_VIEW", "parameters": {1: "a"}}, r"parameters\.1: keys and values must be strings"),
