@@ -174,6 +174,7 @@ def test_a_codec_the_reference_cannot_write_is_refused_when_set(store, tmp_path)
 
 @pytest.mark.parametrize("key, value, message", [
     ("write.metadata.compression-codec", "lz4", "gzip or none, not 'lz4'"),
+    ("write.metadata.compression-codec", "gz", "gzip or none, not 'gz'"),  # gzip's abbreviation is no codec
     # the reference refuses a history size below 1 (ViewProperties): it would keep no version but the current
     ("version.history.num-entries", "0", "positive integer, not '0'"),
     ("version.history.num-entries", "ten", "positive integer, not 'ten'"),  # not the default of ten
@@ -183,7 +184,7 @@ def test_a_stored_property_the_exporter_cannot_follow_is_an_iceberg_error(store,
     import sqlite3
 
     store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a",
-                      properties={key: {"lz4": "gzip", "0": "1", "ten": "1"}[value]})
+                      properties={key: {"lz4": "gzip", "gz": "gzip", "0": "1", "ten": "1"}[value]})
     store.replace_view("a.v", columns=[], representations=[("spark", "SELECT 2")], default_namespace="a")
     raw = sqlite3.connect(store.path)
     raw.execute("UPDATE views SET properties = ?", (json.dumps({key: value}),))
@@ -234,6 +235,34 @@ def test_export_refuses_a_location_of_another_view(store, tmp_path):
     with pytest.raises(IcebergMetadataError, match="another view"):
         store.export_iceberg("a.two", tmp_path / "shared")
     assert len(list((tmp_path / "shared" / "metadata").glob("*.metadata.json"))) == 1
+
+
+def test_an_export_over_a_latest_file_it_cannot_read_names_that_file_and_writes_nothing(store, tmp_path):
+    """Whose view a damaged latest file held cannot be told: the export says so, not that it is
+    another view's (of the view None)."""
+    store.create_view("a.one", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    first = store.export_iceberg("a.one", tmp_path / "loc")
+    first.write_text("{not json")
+    store.alter_view("a.one", ViewChange.update_comment("changed"))
+    with pytest.raises(IcebergMetadataError, match=f"cannot check the view UUID at .*{first.name} is not view metadata"):
+        store.export_iceberg("a.one", tmp_path / "loc")
+    assert sorted(p.name for p in first.parent.iterdir()) == sorted([first.name, "version-hint.text"])
+
+
+def test_a_metadata_folder_that_cannot_be_written_is_an_iceberg_error(store, tmp_path):
+    """A file where the metadata folder or the version hint goes fails the write as the location's,
+    typed, and the temporary file of the hint goes with it."""
+    from viewstore.iceberg import write_metadata
+
+    view = store.create_view("a.one", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    (tmp_path / "file").mkdir()
+    (tmp_path / "file" / "metadata").write_text("not a folder")
+    with pytest.raises(IcebergMetadataError, match="cannot write metadata under .*file"):
+        write_metadata(view, tmp_path / "file")
+    (tmp_path / "hint" / "metadata" / "version-hint.text").mkdir(parents=True)  # a folder of the hint's name
+    with pytest.raises(IcebergMetadataError, match="cannot write metadata under .*hint"):
+        store.export_iceberg("a.one", tmp_path / "hint")
+    assert [p.name for p in (tmp_path / "hint" / "metadata").iterdir() if p.name.startswith(".")] == []
 
 
 def _export_many(path, location, times):  # in a process of its own
@@ -293,13 +322,14 @@ def test_an_export_removes_what_killed_exports_left(store, tmp_path):
     first = store.export_iceberg("a.one", tmp_path / "loc")
     stale = [folder / f".00001-{uuid.uuid4()}.metadata.json.{uuid.uuid4().hex}.tmp",
              folder / f".version-hint.text.{uuid.uuid4().hex}.tmp"]
-    other = [folder / ".keep", folder / "notes.tmp"]  # not written by an export: left alone
+    other = [folder / ".keep", folder / "notes.tmp",  # not written by an export: left alone
+             folder / f".version-hint.text.{uuid.uuid4().hex}.tmp.orig"]
     for path in stale + other:
         path.write_text("partial")
     store.alter_view("a.one", ViewChange.update_comment("changed"))
     second = store.export_iceberg("a.one", tmp_path / "loc")
     assert sorted(p.name for p in folder.iterdir()) == sorted([first.name, second.name, "version-hint.text",
-                                                                ".keep", "notes.tmp"])
+                                                                *(p.name for p in other)])
 
 
 def test_an_export_of_an_unchanged_view_writes_nothing(store, tmp_path):
@@ -400,6 +430,24 @@ def test_import_gzip_and_uuid_clash(store, conformance, tmp_path):
     with pytest.raises(Exception) as info:
         store.import_iceberg(gz, "a.second")
     assert "UUID" in str(info.value) and store.event_count() == count
+    # the bytes say gzip, whatever the name says: a gzipped file named as plain JSON is read
+    plain_name = tmp_path / "00001-y.metadata.json"
+    plain_name.write_bytes(gz.read_bytes())
+    assert read_metadata(plain_name).view_uuid == store.load_view("a.first").uuid
+
+
+def test_a_view_uuid_is_kept_as_the_file_writes_it(store, conformance, tmp_path):
+    """A view-uuid in capitals is the view's as written, as the reference keeps it: the next export
+    to the folder the file came from finds its own view there and numbers on."""
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    meta["view-uuid"] = meta["view-uuid"].upper()
+    folder = tmp_path / "loc" / "metadata"
+    folder.mkdir(parents=True)
+    (folder / f"00000-{uuid.uuid4()}.metadata.json").write_text(json.dumps(meta))
+    assert store.import_iceberg(tmp_path / "loc", "a.v").uuid == meta["view-uuid"]
+    store.alter_view("a.v", ViewChange.update_comment("changed"))
+    path = store.export_iceberg("a.v", tmp_path / "loc")
+    assert path.name.startswith("00001-") and load(path)[0]["view-uuid"] == meta["view-uuid"]
 
 
 def test_the_security_mode_is_not_in_the_file_and_an_import_takes_it_as_an_argument(store, tmp_path):
@@ -438,7 +486,8 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
 
 @pytest.mark.parametrize("mutate, message", [
     (lambda m: m.update({"format-version": 2}), "Unsupported format version: 2"),
-    (lambda m: m.update({"view-uuid": "not-a-uuid"}), "not a UUID"),
+    (lambda m: m.update({"format-version": 0}), "Unsupported format version: 0"),
+    (lambda m: m.update({"view-uuid": "not-a-uuid"}), "view-uuid 'not-a-uuid' is not a UUID"),
     (lambda m: m["versions"].append(copy.deepcopy(m["versions"][0])), "duplicate version id"),
     (lambda m: m["schemas"].append(copy.deepcopy(m["schemas"][0])), "duplicate schema id"),
     (lambda m: m["versions"][0]["representations"][0].update({"type": "substrait"}), "only 'sql'"),
@@ -456,6 +505,7 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
     (lambda m: m["versions"][1].update({"representations": []}), "version 2 has no representation"),
     (lambda m: m["schemas"][0]["fields"][0].update({"type": "blob"}), "bad field"),
     (lambda m: m.pop("version-log"), "missing array: version-log"),
+    (lambda m: m.pop("versions"), "Cannot parse missing array: versions"),
     # read as strictly as the reference reads (JsonUtil.getInt / getBool): no coercion
     (lambda m: m["versions"][0].update({"version-id": "1"}), "versions.0.version-id: Input should be a valid integer"),
     (lambda m: m.update({"current-version-id": 2**31}), "current-version-id: Input should be less than or equal"),
@@ -483,6 +533,10 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
         "type": "map", "key-id": 3, "key": "string", "value-id": 9, "value": "int", "value-required": False}}),
      "field id 3 is used twice: by 'x.key' and by 'z'"),  # ids of list elements and map keys and values count too
     (lambda m: m["schemas"][0].update({"identifier-field-ids": [99]}), "identifier field 99 does not exist"),
+    (lambda m: m["schemas"][0].update({"identifier-field-ids": [1, 99]}), "identifier field 99 does not exist"),
+    # a version other than the current one is named as itself
+    (lambda m: m["versions"][0].update({"schema-id": 1234}),
+     "Cannot find schema of version 1 with id 1234 in schemas: \\[0\\]"),
     # an optional map value is told as optional before as nested, as the reference checks in that order
     (lambda m: (m["schemas"][0].update({"identifier-field-ids": [9]}), m["schemas"][0]["fields"][0].update({"type": {
         "type": "map", "key-id": 8, "key": "string", "value-id": 9, "value": "int", "value-required": False}})),
@@ -493,6 +547,9 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
                 m["schemas"][0]["fields"][0].update({"type": "double"})), "must not be a float or double"),
     (lambda m: (m["schemas"][0].update({"identifier-field-ids": [9]}), m["schemas"][0]["fields"][0].update({"type": {
         "type": "list", "element-id": 9, "element": "int", "element-required": True}})), "must not be nested in a list"),
+    (lambda m: (m["schemas"][0].update({"identifier-field-ids": [9]}), m["schemas"][0]["fields"][0].update({"type": {
+        "type": "list", "element-id": 9, "element": "int", "element-required": False}})),
+     "identifier field 9 is not a required field"),
     (lambda m: (m["schemas"][0].update({"identifier-field-ids": [9]}), m["schemas"][0]["fields"][0].update(
         {"required": False, "type": {"type": "struct", "fields": [{"id": 9, "name": "a", "required": True,
                                                                     "type": "int"}]}})),
@@ -513,6 +570,8 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
      "identifier field 10 must not be nested in a list"),
     # two queries for one dialect, told apart only by case (the reference lower-cases the dialect)
     (lambda m: m["versions"][1]["representations"].append({"type": "sql", "sql": "select 2", "dialect": "Spark-SQL"}),
+     "Invalid view version 2: Cannot add multiple queries for dialect spark-sql"),
+    (lambda m: m["versions"][1]["representations"].insert(0, {"type": "sql", "sql": "select 2", "dialect": "Spark-SQL"}),
      "Invalid view version 2: Cannot add multiple queries for dialect spark-sql"),
 ])
 def test_import_refuses_broken_files(store, conformance, tmp_path, mutate, message):
@@ -566,6 +625,22 @@ def test_import_takes_what_the_reference_parser_takes(store, conformance, tmp_pa
     path.write_text(json.dumps(meta))
     view = store.import_iceberg(path, "a.v")
     assert [v.schema_id for v in view.versions] == [0, 0] and [c.name for c in view.columns] == ["x", "y", "z"]
+
+
+def test_a_default_catalog_of_empty_text_stays_apart_from_none_through_an_import_and_an_export(
+        store, conformance, tmp_path):
+    """The reference reads "default-catalog": "" as given and writes it back, as it leaves out only
+    a null one: so do the import and the export."""
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    meta["versions"][0]["default-catalog"] = ""
+    del meta["versions"][1]["default-catalog"]
+    path = tmp_path / "00000-x.metadata.json"
+    path.write_text(json.dumps(meta))
+    view = store.import_iceberg(path, "a.v")
+    assert [v.default_catalog for v in view.versions] == ["", None]
+    exported, raw = load(store.export_iceberg("a.v", tmp_path / "out"))
+    assert exported["versions"] == meta["versions"]
+    assert [v.default_catalog for v in ViewMetadata.model_validate_json(raw).versions] == ["", None]
 
 
 def test_a_block_that_returns_to_a_version_it_added_imports_as_one_addition(store, tmp_path):
@@ -801,7 +876,8 @@ def test_write_metadata_path_names_the_folder_of_the_metadata_files(store, tmp_p
         assert store.export_iceberg("a.v", tmp_path / "blank").parent == tmp_path / "blank" / "metadata"
     # a folder of another system (a view imported from one) is not this export's to write: the
     # files go to the location given, as they would without the property
-    for remote in ("s3://bucket/meta", "file://otherhost/meta", "C:\\wh\\meta", "\\\\server\\meta"):
+    for remote in ("s3://bucket/meta", "S3://bucket/meta", "file://otherhost/meta", "C:\\wh\\meta",
+                   "\\\\server\\meta"):
         store.alter_view("a.v", ViewChange.set_property("write.metadata.path", remote))
         assert store.export_iceberg("a.v", tmp_path / "copy").parent == tmp_path / "copy" / "metadata"
     # a URI's scheme and host ignore case
