@@ -235,6 +235,13 @@ def test_export_refuses_a_location_of_another_view(store, tmp_path):
     with pytest.raises(IcebergMetadataError, match="another view"):
         store.export_iceberg("a.two", tmp_path / "shared")
     assert len(list((tmp_path / "shared" / "metadata").glob("*.metadata.json"))) == 1
+    # nor is a file that names no view this one's: it is not written over either
+    folder = tmp_path / "nameless" / "metadata"
+    folder.mkdir(parents=True)
+    (folder / f"00000-{uuid.uuid4()}.metadata.json").write_text('{"format-version": 1}')
+    with pytest.raises(IcebergMetadataError, match="holds metadata of view None, not of a.one .*another view"):
+        store.export_iceberg("a.one", tmp_path / "nameless")
+    assert len(list(folder.iterdir())) == 1
 
 
 def test_an_export_over_a_latest_file_it_cannot_read_names_that_file_and_writes_nothing(store, tmp_path):
