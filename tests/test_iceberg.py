@@ -258,7 +258,7 @@ def test_an_export_over_a_latest_file_it_cannot_read_names_that_file_and_writes_
 
 def test_a_metadata_folder_that_cannot_be_written_is_an_iceberg_error(store, tmp_path):
     """A file where the metadata folder or the version hint goes fails the write as the location's,
-    typed, and the temporary file of the hint goes with it."""
+    typed, and writes nothing: the temporary file of the hint and the new metadata file go with it."""
     from viewstore.iceberg import write_metadata
 
     view = store.create_view("a.one", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
@@ -269,7 +269,7 @@ def test_a_metadata_folder_that_cannot_be_written_is_an_iceberg_error(store, tmp
     (tmp_path / "hint" / "metadata" / "version-hint.text").mkdir(parents=True)  # a folder of the hint's name
     with pytest.raises(IcebergMetadataError, match="cannot write metadata under .*hint"):
         store.export_iceberg("a.one", tmp_path / "hint")
-    assert [p.name for p in (tmp_path / "hint" / "metadata").iterdir() if p.name.startswith(".")] == []
+    assert [p.name for p in (tmp_path / "hint" / "metadata").iterdir()] == ["version-hint.text"]
 
 
 def _export_many(path, location, times):  # in a process of its own

@@ -339,7 +339,8 @@ def write_metadata(view: View, location: str | Path, *, gzip: bool | None = None
 
     Raises:
         IcebergMetadataError: the latest metadata file there belongs to another view (the spec's
-            UUID check), cannot be read, or the file cannot be written.
+            UUID check), cannot be read, or the file or its version hint cannot be written (the new file
+            is then removed).
     """
     base = Path(location)
     folder = metadata_folder(base, view.properties)
@@ -368,7 +369,14 @@ def write_metadata(view: View, location: str | Path, *, gzip: bool | None = None
         _atomic_write(target, gzip_module.compress(text, mtime=0) if gzip else text)
     except OSError as e:
         raise IcebergMetadataError(f"cannot write metadata under {base}: {e}") from e
-    _write_hint(folder, base, number)
+    try:
+        _write_hint(folder, base, number)
+    except IcebergMetadataError:
+        try:  # whole or not at all: the new file goes with the hint that failed (readers find files by listing)
+            target.unlink()
+        except OSError:
+            pass
+        raise
     return target
 
 
