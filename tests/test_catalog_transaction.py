@@ -889,10 +889,11 @@ def test_a_savepoint_that_cannot_roll_back_rolls_the_whole_transaction_back(stor
             make(store, "a.first")
             _sqlite_interrupts(store._conn, lambda sql: sql.startswith("ROLLBACK TO"))
             try:
-                with pytest.raises(ViewStoreError, match="vanished"):  # the write's own error, typed
+                with pytest.raises(ViewStoreError, match="vanished") as failed:  # the write's own error, typed
                     store.alter_view("a.damaged", ViewChange.update_comment("lost"))
             finally:
                 _sqlite_interrupts_nothing(store._conn)
+            assert failed.value.__notes__[-1].endswith("the block's writes before this one are undone too")
             # rolled back at once: the block reads what was committed, and the file's write lock is free
             assert store.list_views() == [("a", "v")]
             other = sqlite3.connect(store.path, isolation_level=None, timeout=0)
@@ -960,6 +961,7 @@ def test_a_write_that_cannot_roll_back_closes_the_store_and_writes_nothing(store
         else:
             store.alter_view("a.damaged", ViewChange.update_comment("lost"))
     assert any("the store was closed" in note for note in caught.value.__notes__)
+    assert "and its ROLLBACK failed three times (interrupted)" in caught.value.__notes__
     with pytest.raises(ViewStoreError, match="closed"):
         store.load_view("a.v")
     with ViewStore(path, actor="bob") as again:  # nothing was written, and the file is free to write

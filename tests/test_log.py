@@ -22,6 +22,9 @@ def test_connect_sets_wal_and_durability(tmp_path):
     conn = connect(tmp_path / "x.db")
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     conn.close()
+    with pytest.raises(ViewStoreError, match=r"^durability must be 'normal' or 'full', not 'NORMAL'$"):
+        connect(tmp_path / "y.db", durability="NORMAL")
+    assert not (tmp_path / "y.db").exists()
 
 
 def test_append_assigns_positions_and_reads_back(tmp_path):
@@ -33,6 +36,7 @@ def test_append_assigns_positions_and_reads_back(tmp_path):
     assert log.count() == 2
     assert [e.stream_version for e in log.query(actor="me", since=1002)] == [2]
     assert log.query(view_ids=[]) == []
+    assert log.query(limit=0) == log.query(actor="me", limit=0) == log.rows(since=0, limit=0) == []
 
 
 def test_duplicate_stream_version_is_a_concurrency_error_and_rolls_back(tmp_path):
@@ -56,6 +60,18 @@ def test_a_write_the_database_refuses_is_a_typed_error_and_rolls_back(tmp_path, 
             log.append([event(1), bad])
     assert type(caught.value) is raised
     assert log.count() == 0 and not log.conn.in_transaction  # the whole batch rolled back
+
+
+def test_a_write_that_fails_after_sqlite_ended_its_transaction_is_told_without_a_rollback_of_its_own(tmp_path):
+    """SQLite rolled the transaction back itself (as after some errors): the write's error goes on typed,
+    with no note of a ROLLBACK that failed (there is nothing left to roll back)."""
+    log = EventLog(connect(tmp_path / "x.db"))
+    with pytest.raises(ViewStoreError, match="CHECK constraint failed") as caught:
+        with transaction(log.conn):
+            log.append([event(1)])
+            log.conn.execute("ROLLBACK")
+            log.append([event(0)])
+    assert getattr(caught.value.__cause__, "__notes__", []) == [] and log.count() == 0
 
 
 def test_a_transaction_that_cannot_begin_for_another_reason_than_a_lock_is_not_tried_again(tmp_path):
@@ -87,6 +103,29 @@ def test_busy_database_becomes_concurrency_error(tmp_path, monkeypatch):
                 pass
     finally:
         first.execute("ROLLBACK")
+
+
+def test_a_commit_another_connection_s_lock_refuses_is_a_busy_concurrency_error_and_rolls_back(tmp_path):
+    """A COMMIT that waited out the connection's busy timeout (here for a reader of an attached file in
+    rollback-journal mode, which the commit must have to itself) is a busy ConcurrencyError, and the
+    transaction is rolled back."""
+    log = EventLog(connect(tmp_path / "x.db"))
+    other = sqlite3.connect(tmp_path / "o.db", isolation_level=None)
+    other.execute("CREATE TABLE t (x)")
+    log.conn.execute("ATTACH DATABASE ? AS o", (str(tmp_path / "o.db"),))
+    try:
+        with pytest.raises(ConcurrencyError, match="^the database was busy: database is locked$") as caught:
+            with transaction(log.conn):
+                log.append([event(1)])
+                log.conn.execute("INSERT INTO o.t VALUES (1)")
+                other.execute("BEGIN")
+                other.execute("SELECT * FROM t").fetchall()  # a read the commit waits for
+    finally:
+        if other.in_transaction:
+            other.execute("ROLLBACK")
+        other.close()
+    assert caught.value.busy and log.count() == 0 and not log.conn.in_transaction
+    assert log.conn.execute("SELECT count(*) FROM o.t").fetchone()[0] == 0
 
 
 def _keeping_readers_out(path):
@@ -445,6 +484,27 @@ def test_each_audit_filter_reads_through_an_index_and_sorts_no_whole_rows(tmp_pa
     assert len(log.rows(types=["view.created"])) == 6
 
 
+def test_events_that_name_a_stream_are_read_through_their_index_while_at_most_one_in_ten_of_the_log(tmp_path):
+    """One in NAMED_SHARE of the log's positions, and no more: the plan follows that share alone (the
+    rows are the same either way)."""
+    log = EventLog(connect(tmp_path / "x.db"))
+
+    def named(view_id):
+        log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, "
+                         "occurred_at, payload) VALUES ('k', ?, 1, 'view.created', 'a.w', 'me', 1, '{}')", (view_id,))
+
+    with transaction(log.conn):
+        log.append([event(version) for version in range(1, 10)])
+        named("w1")
+    assert "SCAN events USING INDEX events_naming" in _plan(log, types=["view.created"])  # 1 of 10 events
+    with transaction(log.conn):
+        log.append([event(version) for version in range(10, 20)])
+        named("w2")
+        named("w3")
+    assert "SCAN events USING INDEX events_naming" not in _plan(log, types=["view.created"])  # 3 of 22 events
+    assert [r[2] for r in log.rows(types=["view.created"])] == ["w1", "w2", "w3"]
+
+
 def test_decoding_events_pauses_the_garbage_collector_and_puts_it_back(tmp_path):
     """Thousands of events decoded at once set off no collection (each one walked every event made
     so far); the collector is on again afterwards, or still off when it was off, also after a failure."""
@@ -536,6 +596,13 @@ def test_the_signal_watch_ends_the_query_at_the_check_where_a_handler_raised():
     assert raised == [interrupt]
 
 
+def test_a_query_that_returns_no_rows_is_refused_with_its_text_shown_without_the_blanks_around_it(tmp_path):
+    connect(tmp_path / "x.db").close()
+    with pytest.raises(ValidationError, match="^a query must be a statement that returns rows, such as a SELECT; "
+                                              "this one returns none: 'BEGIN'$"):
+        read_only_query(tmp_path / "x.db", "\n  BEGIN ")
+
+
 def test_a_snapshot_ended_inside_ends_quietly_and_keeps_the_reads_own_error(tmp_path):
     """SQLite may end the read's transaction itself (after some errors), and a signal's handler or a
     callback may close the connection inside: the snapshot ends without an error of its own, and a
@@ -624,6 +691,13 @@ def test_holds_nothing_tells_a_path_a_store_would_be_started_in_from_one_that_ho
     (tmp_path / "text.db").write_text("not a database " * 20)
     assert holds_nothing(tmp_path / "text.db") is None  # connect says what it is not
     assert holds_nothing(tmp_path) is None
+    for mark in ("user_version", "application_id"):  # no table, but another program's mark in the header
+        raw = sqlite3.connect(tmp_path / f"{mark}.db")
+        raw.execute(f"PRAGMA {mark} = 7")
+        raw.close()
+        assert holds_nothing(tmp_path / f"{mark}.db") is None  # connect refuses it
+    (tmp_path / "blank.db-journal").write_bytes(bytes(512))  # a rollback journal beside it may hold a newer schema
+    assert holds_nothing(blank) is None
 
 
 # -- a signal while a call waits for another process's lock on the file -------------------------

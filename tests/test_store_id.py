@@ -108,6 +108,22 @@ def test_a_damaged_id_is_a_corrupt_log_error(tmp_path):
             store.store_id
 
 
+def test_an_id_that_is_no_text_is_a_corrupt_log_error(tmp_path):
+    """A meta table remade behind the library's back, its value column without a type, keeps a number
+    where the id was: damage, told as an id that is text and no UUID is."""
+    path = tmp_path / "x.db"
+    _make(path)
+    conn = sqlite3.connect(path)
+    conn.executescript("ALTER TABLE meta RENAME TO old_meta; CREATE TABLE meta (key TEXT PRIMARY KEY, value NOT NULL); "
+                       "INSERT INTO meta SELECT * FROM old_meta; DROP TABLE old_meta; "
+                       "UPDATE meta SET value = 42 WHERE key = 'store_id'")
+    conn.close()
+    with ViewStore(path) as store:
+        assert store.load_view("a.v").stream_version == 1
+        with pytest.raises(CorruptLogError, match="^the store id in the meta table is not a UUID: 42$"):
+            store.store_id
+
+
 def test_the_id_is_not_made_inside_another_call_of_the_store(tmp_path):
     path = _old_file(tmp_path)
     seen = []
