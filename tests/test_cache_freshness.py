@@ -200,6 +200,15 @@ def test_a_repair_by_another_stores_rebuild_reaches_the_cache(tmp_path):
     assert mine.load_view("a.v").properties == {"owner": "alice"}  # same stream version, yet seen
     assert theirs.rebuild()["views"] == 0
     assert mine.load_view("a.v").properties == {"owner": "alice"}
+    conn = sqlite3.connect(tmp_path / "s.db")
+    with conn:
+        conn.execute("""UPDATE views SET properties = '{"owner":"eve"}'""")
+    conn.close()
+    mine.close()
+    mine = ViewStore(tmp_path / "s.db", actor="me")
+    assert mine.load_view("a.v").properties == {"owner": "eve"}
+    assert theirs.rebuild()["views"] == 1  # a second repair, told as the first was
+    assert mine.load_view("a.v").properties == {"owner": "alice"}
 
 
 def test_a_snapshot_repaired_by_another_stores_rebuild_reaches_as_of(tmp_path):

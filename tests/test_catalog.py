@@ -123,6 +123,8 @@ def test_list_namespaces_follows_drops_and_renames_in_sqlite_order(store):
     for ident in store.list_views("a.b"):
         store.drop_view(ident)
     assert ("a", "b") not in store.list_namespaces() and ("a", "b", "c") in store.list_namespaces()
+    store.drop_view("a.v")  # the first namespace, now held by dropped views alone
+    assert store.list_namespaces() == [("a", "b", "c"), ("a_b",), ("b",), ("y",)]
 
 
 def test_list_views_sorts_by_dotted_namespace_then_name_and_leaves_dropped_views_out(store):

@@ -553,3 +553,67 @@ def test_a_version_log_sees_its_own_entries_only():
         with pytest.raises(IndexError):
             log[beyond]
     assert later[-1] == (3, 3) and later.since(2) == [(3, 3)] and log == [(1, 1), (2, 2)] != later
+    log.append((4, 4))  # on a list of its own: the later state's entry is not its
+    assert list(log) == [(1, 1), (2, 2), (4, 4)] and list(later) == [(1, 1), (2, 2), (3, 3)]
+
+
+
+def test_the_versions_of_a_state_are_its_own_only():
+    """States of a stream share their versions' shelf, each seeing its first ``len`` entries: what a
+    later state of the stream added is in none of an earlier one's reads, and a version the earlier
+    one adds then (on a shelf of its own) is in none of the later one's."""
+    from viewstore.projections import Versions
+
+    def version(version_id, schema_id, sql):
+        return {**VERSION, "version_id": version_id, "schema_id": schema_id,
+                "representations": [{"dialect": "spark", "sql": sql}]}
+
+    def sql(v):
+        return v["representations"][0]["sql"]
+
+    versions = Versions("u", [version(1, 0, "SELECT 1")])
+    later = versions.copy()
+    assert later.add(2, version(2, 3, "SELECT 2"))
+    assert later.places(sql, "SELECT 2") == [1] and later.first_place(sql, "SELECT 2") == 1
+    assert (later.max_id(), later.max_schema_id(), later.model(2).representations[0].sql) == (2, 3, "SELECT 2")
+    assert 2 not in versions and list(versions) == [1] and len(versions) == 1 and versions.model(2) is None
+    with pytest.raises(KeyError):
+        versions.of([2])
+    assert versions.places(sql, "SELECT 2") == [] and versions.first_place(sql, "SELECT 2") is None
+    assert (versions.max_id(), versions.max_schema_id()) == (1, 0)
+    assert versions.add(5, version(5, 1, "SELECT 5"))
+    assert list(versions) == [1, 5] and list(later) == [1, 2] and 5 not in later and 2 not in versions
+    assert (versions.max_id(), versions.max_schema_id(), versions.model(5).representations[0].sql) == (5, 1, "SELECT 5")
+    assert versions.first_place(sql, "SELECT 5") == 1 and later.first_place(sql, "SELECT 5") is None
+    assert (later.max_id(), later.max_schema_id()) == (2, 3)
+    assert later.add(4, version(4, 1, "SELECT 4")) and (later.max_id(), later.max_schema_id()) == (4, 3)
+
+
+def test_the_first_version_of_a_definition_is_found_after_another_was():
+    """first_place indexes the versions only as far as its first match: a later look-up of one past
+    it goes on from there."""
+    from viewstore.projections import Versions
+
+    versions = Versions("u", [{**VERSION, "version_id": i, "representations": [{"dialect": "spark", "sql": f"SELECT {i}"}]}
+                              for i in (1, 2, 3)])
+
+    def sql(v):
+        return v["representations"][0]["sql"]
+
+    assert versions.first_place(sql, "SELECT 1") == 0
+    assert versions.first_place(sql, "SELECT 3") == 2 and versions.places(sql, "SELECT 2") == [1]
+    assert versions.first_place(sql, "SELECT 4") is None and versions.first_place(sql, "SELECT 2") == 1
+
+
+def test_a_snapshot_names_any_32_bit_version_ids_and_a_log_of_a_length_from_0():
+    from viewstore.projections import _check_runs, _named_log
+
+    for runs in ([[-2**31, -2**31]], [[-2**31 + 1, 3], [5, 2**31 - 1]], []):
+        assert _check_runs(runs) is runs
+    for runs in ([[1, 2], [3, 4]], [[2, 1]], [[0, 2**31]], [[-2**31 - 1, 0]]):
+        with pytest.raises(TypeError, match="not by a run"):
+            _check_runs(runs)
+    assert _named_log("u", 0, lambda n: []) == []
+    for length in (-1, 2**62):
+        with pytest.raises(TypeError, match=f"^its version log is named by {length}, not by a length$"):
+            _named_log("u", length, lambda n: [])
