@@ -51,6 +51,66 @@ def test_demo_runs_every_step_and_leaves_a_consistent_store(spark, tmp_path):
         spark.sql(f"DROP DATABASE IF EXISTS {namespace} CASCADE")
 
 
+def test_run_demo_without_a_session_uses_the_one_running_and_leaves_it_as_it_was(spark, tmp_path, monkeypatch):
+    """The builder hands back the session already running: the demo set its settings (one shuffle
+    partition, adaptive execution off) and stopped it at the end. Now it is used as it is and left
+    running. The temporary store and the work directory are gone after the run; the result holds
+    the figures and files the steps made, the audit of this run in order."""
+    import io
+    import logging
+    import tempfile
+
+    from pyspark.logger import PySparkLogger
+    from rich.console import Console
+
+    from viewstore.spark import run_demo
+
+    namespace = "demo" + uuid.uuid4().hex[:8]
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    settings = {"spark.sql.shuffle.partitions": "3", "spark.sql.adaptive.enabled": "true"}
+    before = {key: spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    quiet = PySparkLogger.getLogger("SQLQueryContextLogger")
+    quiet.setLevel(logging.NOTSET)
+    printed = io.StringIO()
+    try:
+        result = run_demo(Console(file=printed, width=250), namespace=namespace)
+        assert spark.sql("SELECT 1 AS one").first().one == 1  # running
+        assert {key: spark.conf.get(key) for key in settings} == settings
+        assert quiet.level == logging.CRITICAL  # a caught analysis error logs no JSON record
+        out = printed.getvalue()
+        assert "the session already running in this process (left running)" in out and " started in " not in out
+        assert "store: " in out and "(temporary: use viewstore --db demo.db demo to keep it)" in out
+        assert "viewstore --db demo.db demo      (the same, keeping the store)" in out
+        assert "$ viewstore --db demo.db show" in out
+        assert list(tmp_path.iterdir()) == []  # the work directory, the store in it, the exported files
+        assert result.store_path.name == "demo.db" and result.store_path.parent.parent == tmp_path
+
+        daily, totals = f"{namespace}.daily_orders", f"{namespace}.region_totals"
+        assert result.registered == [daily, totals]
+        query = (f"SELECT c.region, count(*) AS orders, sum(o.amount) AS revenue FROM {namespace}.orders o "
+                 f"JOIN {namespace}.customers c ON o.customer_id = c.customer_id {{}} GROUP BY c.region ORDER BY 1")
+        every = [tuple(r) for r in spark.sql(query.format("")).collect()]
+        large = [tuple(r) for r in spark.sql(query.format("WHERE o.amount >= 50")).collect()]
+        assert result.totals_before == result.totals_rolled_back == every and len(every) == 4
+        assert result.totals_replaced == large != every
+        assert [(p.parent.parent.name, p.name.endswith(".metadata.json")) for p in result.exported] == [
+            ("daily_orders", True), ("region_totals", True)]
+        assert result.audit_python == result.audit_spark == [
+            ("alice", daily, "view.created", 1), ("alice", daily, "view.replaced", 1),
+            ("alice", daily, "view.rolled_back", 1), ("alice", totals, "view.created", 1),
+            ("bob", totals, "view.comment_updated", 1), ("bob", totals, "view.representation_added", 1)]
+        assert list(result.step_seconds) == ["tables", "define views", "register", "trino", "replace and rollback",
+                                             "export", "audit"]
+        assert result.seconds >= sum(result.step_seconds.values()) - 0.5 > 0
+    finally:
+        for key, value in before.items():
+            spark.conf.set(key, value)
+        spark.catalog.setCurrentDatabase("default")
+        spark.sql(f"DROP DATABASE IF EXISTS {namespace} CASCADE")
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"console": 5}, "console must be a rich Console (rich.console.Console) or None, not int"),
     ({"db": 5}, "a db must be a path (text or os.PathLike), not 5"),

@@ -7,8 +7,9 @@ question answered twice, with ``store.events`` and with Spark SQL over :func:`ev
 
 The demo plays two people, ``alice`` (a data engineer) and ``bob`` (an analytics engineer), so
 the audit has something to tell. Everything runs on a local SparkSession with an in-memory
-catalog; the store is a temporary file unless a path is given (``viewstore --db demo.db demo``),
-and a second run on the same store changes only what the demo changes again.
+catalog, or on the session already running in the process (left running, its settings as they
+are); the store is a temporary file unless a path is given (``viewstore --db demo.db demo``), and
+a second run on the same store changes only what the demo changes again.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterator
 
-from pyspark.errors import AnalysisException
+from pyspark.errors import AnalysisException, PySparkRuntimeError
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from rich.console import Console
@@ -233,7 +234,9 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
     Args:
         console: where to print (default: a new rich Console on stdout).
         db: the store's SQLite file; default a temporary one, removed at the end.
-        spark: a session to use (and leave running); default a local one, stopped at the end.
+        spark: a session to use (and leave running); default the session already running in the
+            process (the one ``SparkSession.builder.getOrCreate()`` would return, left running and
+            its settings as they are), else a local one (:func:`local_session`) stopped at the end.
         namespace: the database for the sample tables and views.
 
     Returns:
@@ -246,6 +249,9 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
             (``global_temp``); raised before anything is made or printed.
         ViewStoreError: a step failed (it should not: please report it).
     """
+    given = spark is not None
+    if spark is None:
+        spark = _running_session()  # its global temporary database is the one to check the namespace against
     _check_demo_args(console, db, spark, namespace)
     console = console or Console()
     started = time.perf_counter()
@@ -268,6 +274,8 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
             out.say(f"Spark {spark.version} started in {result.step_seconds['spark start']:.1f} s "
                     f"(local, in-memory catalog)")
         else:
+            if not given:
+                out.say(f"Spark {spark.version}: the session already running in this process (left running)")
             quiet_analysis_errors()
         original_db = spark.catalog.currentDatabase()
         try:
@@ -291,6 +299,15 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
                             f"  viewstore --db {shown} history {namespace}.{DAILY}\n"
                             f"  viewstore --db {shown} audit --actor bob", border_style="green"))
     return result
+
+
+def _running_session() -> SparkSession | None:
+    """The session already running in the process: this thread's active one, else the default one
+    the builder hands back (with the demo's settings applied to it, had the demo asked for one)."""
+    try:
+        return SparkSession.active()
+    except PySparkRuntimeError:  # NO_ACTIVE_OR_DEFAULT_SESSION
+        return None
 
 
 def _check_demo_args(console: Any, db: Any, spark: Any, namespace: Any) -> None:
