@@ -112,6 +112,8 @@ def test_stored_text_reaches_spark_without_variable_substitution(spark, store, n
     lambda spark, store, ns: events_dataframe(spark, store, actor=5),
     lambda spark, store, ns: events_dataframe(spark, None),
     lambda spark, store, ns: register_views(spark, store, refresh="x"),
+    lambda spark, store, ns: register_views(spark, store, prune=1),  # a flag is True or False, not a number
+    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", replace=0),
     lambda spark, store, ns: register_views(spark, object()),
     lambda spark, store, ns: check_views(spark, {}),
     lambda spark, store, ns: sql(spark, None, "SELECT 1"),
@@ -131,11 +133,16 @@ def test_recorded_configs_that_are_not_all_strings_count_as_none(spark, store, n
     for name, configs in (("flag", {"spark.sql.ansi.enabled": True}), ("number", {"spark.sql.session.timeZone": 0})):
         _stored(store, f"{ns}.{name}", "SELECT 1 AS x", ns, [Column("x", "int")],
                 summary={"spark.sql-configs": json.dumps(configs)})
+    # unreadable in the summary, Spark's properties of the view are not read in their place
+    _stored(store, f"{ns}.text", "SELECT 1 AS x", ns, [Column("x", "int")], summary={"spark.sql-configs": "{"},
+            properties={"view.sqlConfig.spark.sql.session.timeZone": "Asia/Kolkata"})
     report = register_views(spark, store, ns)
     assert report.ok, report.failed
-    assert sorted(report.registered) == [f"{ns}.flag", f"{ns}.number"]
+    assert sorted(report.registered) == [f"{ns}.flag", f"{ns}.number", f"{ns}.text"]
     zone = spark.conf.get("spark.sql.session.timeZone")
-    assert _view_properties(spark, ns, "number")["view.sqlConfig.spark.sql.session.timeZone"] == zone
+    assert zone != "Asia/Kolkata"
+    for name in ("number", "text"):
+        assert _view_properties(spark, ns, name)["view.sqlConfig.spark.sql.session.timeZone"] == zone
 
 
 def test_a_recorded_schema_mode_is_read_in_any_case_and_spacing_as_spark_reads_it(spark, store, ns):
@@ -145,6 +152,18 @@ def test_a_recorded_schema_mode_is_read_in_any_case_and_spacing_as_spark_reads_i
     assert register_views(spark, store, ns).ok
     rows = spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.v").collect()
     assert next(r.data_type for r in rows if r.col_name == "View Schema Mode") == "TYPE EVOLUTION"
+
+
+def test_a_recorded_schema_mode_spark_does_not_know_gives_spark_s_default_and_the_summary_s_wins(spark, store, ns):
+    """A mode of no meaning is left out of the statement (the copy registers with Spark's default),
+    and a view with a mode in its summary and another in Spark's property takes the summary's."""
+    _stored(store, f"{ns}.unknown", "SELECT 1 AS x", ns, [Column("x", "int")], summary={"spark.schema-mode": "sometimes"})
+    _stored(store, f"{ns}.both", "SELECT 1 AS x", ns, [Column("x", "int")], summary={"spark.schema-mode": "BINDING"},
+            properties={"view.schemaMode": "EVOLUTION"})
+    assert register_views(spark, store, ns).ok
+    for name, mode in (("unknown", "COMPENSATION"), ("both", "BINDING")):
+        rows = spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.{name}").collect()
+        assert next(r.data_type for r in rows if r.col_name == "View Schema Mode") == mode, name
 
 
 def test_a_schema_mode_in_the_properties_of_a_view_from_the_metastore_registers(spark, store, ns):
@@ -255,6 +274,8 @@ def test_the_store_id_leaves_the_fingerprints_of_the_release_before_store_ids_as
     # a stored property of that name (a view imported from a copy) neither reaches the copy nor counts
     forged = _create_statement(*args[:4], {**args[4], STORE: "forged"}, target, store_id=store_id)
     assert forged == (statement, fingerprint)
+    copied = _create_statement(*args[:4], {**args[4], FINGERPRINT: "0" * 32}, target, store_id=store_id)
+    assert copied == (statement, fingerprint)  # nor does a fingerprint imported with a copy
 
 
 def test_a_copys_statement_is_the_same_for_properties_in_another_order_or_the_default_schema_mode():
@@ -323,6 +344,15 @@ def test_empty_comments_reach_the_copy(spark, store, ns):
     assert spark.table(f"{ns}.v").schema["x"].metadata == {"comment": ""}
     table = spark._jsparkSession.sharedState().externalCatalog().getTable(ns, "v")
     assert table.comment().isDefined() and table.comment().get() == ""
+
+
+def test_backslashes_and_quotes_in_comments_and_properties_reach_the_copy_as_written(spark, store, ns):
+    text = "it's C:\\new\\table\\' \\u0041"
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns, [Column("x", "int", text)], comment=text, properties={"p\\q": text})
+    assert register_views(spark, store, ns).ok
+    assert spark.table(f"{ns}.v").schema["x"].metadata == {"comment": text}
+    assert spark._jsparkSession.sharedState().externalCatalog().getTable(ns, "v").comment().get() == text
+    assert _view_properties(spark, ns, "v")["p\\q"] == text
 
 
 def test_views_recorded_under_different_configs_each_get_their_own(spark, store, ns):
