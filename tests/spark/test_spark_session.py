@@ -255,6 +255,9 @@ def test_a_view_without_recorded_configs_keeps_the_fingerprint_earlier_releases_
     with_configs = _create_statement(("sales", "v"), "SELECT 1 AS x", [Column("x", "int")], "c", {"k": "1"}, target,
                                      configs={"spark.sql.session.timeZone": "UTC"})[1]
     assert with_configs != fingerprint  # views recorded under other configs are copied again
+    none_captured = _create_statement(("sales", "v"), "SELECT 1 AS x", [Column("x", "int")], "c", {"k": "1"}, target,
+                                      configs={})[1]
+    assert none_captured != fingerprint  # recorded as none at all is no view recorded without configs
 
 
 def test_the_store_id_leaves_the_fingerprints_of_the_release_before_store_ids_as_they_were():
@@ -289,6 +292,13 @@ def test_a_copys_statement_is_the_same_for_properties_in_another_order_or_the_de
     assert _create_statement(("sales", "v"), "SELECT 1 AS x", [Column("x", "int")], None, {"a": "1", "b": "2"},
                              target, "COMPENSATION") == made
     assert "WITH SCHEMA" not in made[0]
+    configs = {"spark.sql.session.timeZone": "UTC", "spark.sql.ansi.enabled": "true"}
+    assert _create_statement(("sales", "v"), "SELECT 1 AS x", [Column("x", "int")], None, {}, target, configs=configs) \
+        == _create_statement(("sales", "v"), "SELECT 1 AS x", [Column("x", "int")], None, {}, target,
+                             configs=dict(reversed(configs.items())))
+    # no columns recorded: no column list, which Spark would refuse empty
+    assert _create_statement(("sales", "v"), "SELECT 1 AS x", [], None, {}, target)[0].startswith(
+        "CREATE OR REPLACE VIEW spark_catalog.`sales`.`v` TBLPROPERTIES (")
 
 
 def test_a_view_without_recorded_configs_registers_under_the_sessions(spark, store, ns):
