@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -20,6 +21,11 @@ def test_demo_runs_every_step_and_leaves_a_consistent_store(spark, tmp_path):
     folder = tmp_path / "[red]shop["
     folder.mkdir()
     db = folder / "b]demo.db"
+    with ViewStore(db, actor="carol") as earlier:  # a change before the run: no part of the run's audit
+        earlier.create_view("elsewhere.older", columns=[("one", "int")], representations=[("spark", "SELECT 1 AS one")],
+                            default_namespace="elsewhere")
+    spark.sql(f"CREATE DATABASE {namespace}")  # a database of the name may be there already
+    spark.catalog.setCurrentDatabase(namespace)
     try:
         result = CliRunner().invoke(main, ["--db", str(db), "demo", "--namespace", namespace],
                                     env={"COLUMNS": "120"})
@@ -32,6 +38,10 @@ def test_demo_runs_every_step_and_leaves_a_consistent_store(spark, tmp_path):
         assert "the original figures are back" in out and "both answers agree" in out
         assert "Demo finished" in out
         assert f"store: {db}" in out
+        assert f"$ viewstore --db {db}" in out  # the commands name the store kept
+        assert "keeping the store" not in out and "(temporary: use" not in out
+        assert "carol" not in out  # the audit answers for this run alone
+        assert spark.catalog.currentDatabase() == namespace  # the session's current database is back
 
         with ViewStore(db) as store:
             daily = store.load_view(f"{namespace}.daily_orders")
@@ -119,6 +129,7 @@ def test_run_demo_without_a_session_uses_the_one_running_and_leaves_it_as_it_was
     ({"namespace": 5}, "namespace must be a database name"),
     ({"namespace": ""}, "namespace must be a database name"),
     ({"namespace": "a.b"}, "namespace must be a database name"),
+    ({"namespace": "1a"}, "namespace must be a database name of letters, digits and _ (not starting with a digit)"),
     ({"namespace": "x; DROP DATABASE y"}, "namespace must be a database name"),
     ({"namespace": "Global_Temp"}, "namespace 'Global_Temp' is Spark's global temporary database"),
 ])
@@ -140,3 +151,46 @@ def test_run_demo_refuses_arguments_of_the_wrong_type_before_it_starts(spark, tm
     assert message in str(raised.value)
     assert not (tmp_path / "demo.db").exists() and out.getvalue() == ""
     assert {d.name for d in spark.catalog.listDatabases()} == databases
+
+
+def test_run_demo_with_no_session_running_refuses_the_global_temporary_database_before_spark_starts(tmp_path):
+    """In a process without a session, the name checked is Spark's default one, before a JVM starts."""
+    import subprocess
+    import sys
+
+    code = ("from viewstore.spark import run_demo\n"
+            "from pyspark import SparkContext\n"
+            "try:\n"
+            "    run_demo(namespace='GLOBAL_TEMP')\n"
+            "except Exception as e:\n"
+            "    print(type(e).__name__, e, SparkContext._active_spark_context)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.stdout == ("ValidationError namespace 'GLOBAL_TEMP' is Spark's global temporary database, where no "
+                           "table or view can be made; choose another None\n"), done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_local_session_has_the_settings_it_names(spark):
+    """The test session is one (hive=True): two cores, one shuffle partition, no UI, no adaptive
+    execution, 1 GB, a serial GC and a JIT that stops at C1, errors-only logging, and the warehouse,
+    the Derby metastore and Derby's own home under the directory given."""
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    conf = dict(spark.sparkContext.getConf().getAll())
+    root = Path(conf["spark.sql.warehouse.dir"].removeprefix("file:")).parent
+    assert conf["spark.sql.warehouse.dir"] == f"file:{root / 'warehouse'}"
+    assert (conf["spark.master"], conf["spark.ui.enabled"], conf["spark.ui.showConsoleProgress"],
+            conf["spark.default.parallelism"], conf["spark.driver.memory"]) == ("local[2]", "false", "false", "1", "1g")
+    assert (spark.conf.get("spark.sql.shuffle.partitions"), spark.conf.get("spark.sql.adaptive.enabled"),
+            spark.conf.get("spark.sql.catalogImplementation")) == ("1", "false", "hive")
+    options = conf["spark.driver.extraJavaOptions"].split()  # after those pyspark adds
+    assert options[options.index("-XX:+UseSerialGC"):] == [
+        "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Dlog4j.configurationFile=file:{root / 'log4j2.properties'}",
+        f"-Dderby.system.home={root}"]
+    assert "rootLogger.level = error\n" in (root / "log4j2.properties").read_text()
+    assert conf["spark.hadoop.javax.jdo.option.ConnectionURL"] == \
+        f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true"
+    assert (root / "metastore_db").is_dir() and (root / "derby.log").is_file()  # not in the working directory
+    assert PySparkLogger.getLogger("SQLQueryContextLogger").level == logging.CRITICAL
