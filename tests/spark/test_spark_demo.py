@@ -82,13 +82,18 @@ def test_run_demo_without_a_session_uses_the_one_running_and_leaves_it_as_it_was
     for key, value in settings.items():
         spark.conf.set(key, value)
     quiet = PySparkLogger.getLogger("SQLQueryContextLogger")
+    level = quiet.level
     quiet.setLevel(logging.NOTSET)
+    records: list[logging.LogRecord] = []
+    kept = logging.Handler()
+    kept.emit = records.append  # type: ignore[method-assign]
+    quiet.addHandler(kept)
     printed = io.StringIO()
     try:
         result = run_demo(Console(file=printed, width=250), namespace=namespace)
         assert spark.sql("SELECT 1 AS one").first().one == 1  # running
         assert {key: spark.conf.get(key) for key in settings} == settings
-        assert quiet.level == logging.CRITICAL  # a caught analysis error logs no JSON record
+        assert records == [] and quiet.level == logging.NOTSET  # the errors it caught logged nothing, left as set
         out = printed.getvalue()
         assert "the session already running in this process (left running)" in out and " started in " not in out
         assert "store: " in out and "(temporary: use viewstore --db demo.db demo to keep it)" in out
@@ -115,6 +120,8 @@ def test_run_demo_without_a_session_uses_the_one_running_and_leaves_it_as_it_was
                                              "export", "audit"]
         assert result.seconds >= sum(result.step_seconds.values()) - 0.5 > 0
     finally:
+        quiet.removeHandler(kept)
+        quiet.setLevel(level)
         for key, value in before.items():
             spark.conf.set(key, value)
         spark.catalog.setCurrentDatabase("default")
