@@ -110,25 +110,14 @@ def test_another_threads_sqlglot_calls_log_while_we_parse(caplog):
     assert caplog.records[0].thread != threading.get_ident()
 
 
-def test_the_filter_comes_back_if_it_is_removed_beside_another(caplog):
+@pytest.mark.parametrize("left", [[], [logging.Filter("sqlglot")]], ids=["cleared", "removed beside another"])
+def test_the_filter_comes_back_if_it_is_taken_off_the_logger(caplog, left):
+    """Cleared from the logger's filters, or removed while another filter (one that lets every record
+    through) stays, the filter is put back by the next parse."""
     logger = logging.getLogger("sqlglot")
     read("SELECT 1 AS x")
     saved = list(logger.filters)
-    other = logging.Filter("sqlglot")  # lets every record of the logger through
-    logger.filters[:] = [other]
-    try:
-        with caplog.at_level(logging.DEBUG, logger="sqlglot"):
-            read(BAD_PATH)
-        assert caplog.records == []
-    finally:
-        logger.filters[:] = saved
-
-
-def test_the_filter_comes_back_if_the_loggers_filters_are_cleared(caplog):
-    logger = logging.getLogger("sqlglot")
-    read("SELECT 1 AS x")
-    saved = list(logger.filters)
-    logger.filters.clear()
+    logger.filters[:] = left
     try:
         with caplog.at_level(logging.DEBUG, logger="sqlglot"):
             read(BAD_PATH)
