@@ -66,6 +66,26 @@ def test_spark_check_exits_1_on_a_broken_view(spark, store, ns):
     assert table.count("[TABLE_OR_VIEW_NOT_FOUND]") == 1, table
 
 
+def test_a_command_run_on_another_thread_uses_the_running_session_and_leaves_it_running(spark, store, ns):
+    """A session's active one is the JVM thread's: on another thread of the process no session is
+    active, but the builder hands back the running default one. The command takes it as running (no
+    note on an in-memory catalog, which is said only of a session the command started) and does not
+    stop it."""
+    import threading
+
+    spark.sql(f"CREATE TABLE {ns}.src (id INT) USING parquet")
+    create_view(spark, store, f"{ns}.ids", f"SELECT id FROM {ns}.src")
+    results = []
+    thread = threading.Thread(target=lambda: results.append(CliRunner().invoke(
+        main, ["--db", str(store.path), "spark", "register", ns], env={"COLUMNS": "300"})))
+    thread.start()
+    thread.join()
+    (result,) = results
+    assert result.exit_code == 0, result.output
+    assert f"{ns}.ids" in result.output and "note: the session catalog was in memory" not in result.output
+    assert spark.sql(f"SELECT count(*) AS n FROM {ns}.ids").first().n == 0  # running, and the copy is there
+
+
 def test_spark_check_of_a_mistyped_store_fails_before_spark_starts(tmp_path):
     result = CliRunner().invoke(main, ["--db", str(tmp_path / "typo.db"), "spark", "check", "--json"])
     assert result.exit_code == 1 and "no viewstore database at" in result.output

@@ -11,6 +11,7 @@ import os
 from typing import Any, Callable
 
 import click
+from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.text import Text
@@ -33,14 +34,18 @@ METASTORE_ENGINES = ("trino", "spark", "hive", "flink")
 
 
 def _active() -> SparkSession | None:
-    """The session already active in the process, if any.
+    """The session already running in the process, if any: the thread's active one, else the default
+    one, which the builder would hand back (on a thread other than the one that made it, none is
+    active; taking that one for a new session would stop it at the end).
 
     Raises:
         EngineError: its JVM is gone.
     """
     try:
-        return SparkSession.getActiveSession()
+        return SparkSession.active()
     except ENGINE_ERRORS as e:
+        if isinstance(e, PySparkRuntimeError) and e.getCondition() == "NO_ACTIVE_OR_DEFAULT_SESSION":
+            return None
         raise engine_error(None, e, "use the active SparkSession") from e
 
 
