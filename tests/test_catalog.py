@@ -733,6 +733,23 @@ def test_a_date_with_a_time_zone_is_that_day_in_that_zone(store, monkeypatch):
             to_epoch_ms(bad)
 
 
+def test_a_date_and_a_time_are_joined_by_t_or_a_blank():
+    """Python's ISO parser takes any character between a date and a time; a time text takes ISO's
+    T (in either case) or RFC 3339's blank there, after a date of any of ISO's forms."""
+    ten = to_epoch_ms("2026-11-25T10:00Z")
+    week = "{}-W{:02d}-{}".format(*dt.date(2026, 11, 25).isocalendar())
+    for text in ("2026-11-25T10:00", "2026-11-25t10:00", "2026-11-25 10:00", "20261125T1000", f"{week}T10",
+                 f"{week.replace('-', '')}T10:00Z", "2026-11-25T10", "2026-11-25T11:00+01:00"):
+        assert to_epoch_ms(text) == ten, text
+    for bad in ("2026-11-25x10:00", "2026-11-25\u00e910:00", "2026-11-25_10:00", "2026-11-25Z10:00", f"{week}x10"):
+        with pytest.raises(ValidationError, match="use ISO 8601"):
+            to_epoch_ms(bad)
+    midnight = ten - 10 * 3_600_000
+    for alone in ("2026-11-25", "20261125", week, "2026-11-25Z"):  # no time, so no separator
+        assert to_epoch_ms(alone) == midnight, alone
+    assert to_epoch_ms("2026-11-25+01:00") == midnight - 3_600_000
+
+
 def test_newest_first_reverses_the_order_and_a_limit_keeps_the_latest(store):
     make(store)
     bob = ViewStore(store.path, actor="bob")

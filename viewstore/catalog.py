@@ -261,7 +261,9 @@ def to_epoch_ms(value: TimeLike, what: str = "time") -> int:
     A string of digits is epoch milliseconds, except eight digits: a date as ISO 8601's basic format
     writes it (``20261125``), refused if it is not one (as milliseconds it would be a moment of
     1970-01-01 or -02, which no store holds). A date alone with a time zone (``2026-11-25+01:00``)
-    is that day's midnight in that zone. A number is floored to its millisecond, as a datetime is.
+    is that day's midnight in that zone. A date and a time are joined by ``T`` (``t``, or a blank as
+    RFC 3339 allows; Python's parser takes any character there). A number is floored to its
+    millisecond, as a datetime is.
 
     Raises:
         ValidationError: not a time, or one beyond the 64-bit milliseconds the log stores.
@@ -282,6 +284,8 @@ def to_epoch_ms(value: TimeLike, what: str = "time") -> int:
         else:
             try:
                 value = _zoned_date(text) or dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+                if not _date_then_time(text):
+                    raise ValueError("a date and a time are joined by T")
             except ValueError as e:
                 raise ValidationError(f"bad {what} {text!r}: use ISO 8601 (2026-11-22T10:00:00Z) or epoch ms") from e
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
@@ -326,6 +330,21 @@ def _zoned_date(text: str) -> dt.datetime | None:
         raise ValueError(f"no time zone {offset}")
     sign = -1 if offset[0] == "-" else 1  # (a zone of 24 hours or more is a ValueError of timezone's)
     return dt.datetime.combine(day, dt.time(), dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes)))
+
+
+def _date_then_time(text: str) -> bool:
+    """Whether ``text``, which Python's ISO parser has read, is a date alone (with a zone or not) or
+    a date, ``T`` (``t`` or a blank, as RFC 3339 allows) and a time: the parser takes any character
+    between the two, so it read ``2026-11-25x10:00`` as 10:00."""
+    dates = [text, _ZONE.sub("", text)]  # a date alone, with a zone or not
+    dates += [text[:at] for at in range(11) if text[at:at + 1] in ("T", "t", " ")]  # a date: ten characters at most
+    for date in dates:
+        try:
+            dt.date.fromisoformat(date)
+        except ValueError:
+            continue
+        return True
+    return False
 
 
 def _until_ms(value: TimeLike) -> int:
