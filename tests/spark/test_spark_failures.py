@@ -331,6 +331,10 @@ def test_pyspark_logs_no_record_of_an_error_a_call_here_raises_or_reports_and_th
         with pytest.raises(AnalysisException):
             spark.sql("SELECT * FROM no_such_table_here")
         assert len(kept.messages) == 1 and kept.messages[0].startswith("[TABLE_OR_VIEW_NOT_FOUND]")
+        logger.filters.clear()  # taken off: the next call puts the filter back
+        with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+            create_view(spark, store, f"{ns}.refused", "SELECT * FROM no_such_table_here")
+        assert len(kept.messages) == 1
     finally:
         logger.removeHandler(kept)
         logger.setLevel(level)

@@ -273,10 +273,13 @@ _FILTER = _OurCalls()
 
 
 def _quiet_our_calls() -> None:
-    """Puts the filter on PySpark's query-context loggers (made as PySpark makes them: its own class, with
-    its JSON handler), once, and again should someone have cleared the filters."""
+    """Puts the filter on PySpark's query-context loggers, once, and again should someone have cleared
+    the filters. A logger not made yet is made as PySpark makes it (its own class, with its JSON
+    handler), which sets logging's class of new loggers for a moment: only then, not on every call."""
     for name in _QUERY_CONTEXT_LOGGERS:
-        logger = PySparkLogger.getLogger(name)
+        logger = logging.Logger.manager.loggerDict.get(name)
+        if not isinstance(logger, logging.Logger):  # not made yet (or only a placeholder of a child's)
+            logger = PySparkLogger.getLogger(name)
         if _FILTER not in logger.filters:
             logger.addFilter(_FILTER)
 
