@@ -336,15 +336,21 @@ def _date_then_time(text: str) -> bool:
     """Whether ``text``, which Python's ISO parser has read, is a date alone (with a zone or not) or
     a date, ``T`` (``t`` or a blank, as RFC 3339 allows) and a time: the parser takes any character
     between the two, so it read ``2026-11-25x10:00`` as 10:00."""
-    dates = [text, _ZONE.sub("", text)]  # a date alone, with a zone or not
-    dates += [text[:at] for at in range(11) if text[at:at + 1] in ("T", "t", " ")]  # a date: ten characters at most
-    for date in dates:
-        try:
-            dt.date.fromisoformat(date)
-        except ValueError:
-            continue
-        return True
-    return False
+    return _date_alone(text) or any(_is_date(text[:at]) for at in range(11)  # a date: ten characters at most
+                                    if text[at:at + 1] in ("T", "t", " "))
+
+
+def _date_alone(text: str) -> bool:
+    """Whether ``text`` is what the ISO parser takes as a date alone, with a time zone or not."""
+    return _is_date(text) or _is_date(_ZONE.sub("", text))
+
+
+def _is_date(text: str) -> bool:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _until_ms(value: TimeLike) -> int:
@@ -353,14 +359,8 @@ def _until_ms(value: TimeLike) -> int:
     ms = to_epoch_ms(value, "until")
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return ms + 86_400_000 - 1
-    if isinstance(value, str):
-        text = value.strip()
-        for candidate in (text, _ZONE.sub("", text)):  # what the ISO parser takes as a date alone
-            try:
-                dt.date.fromisoformat(candidate)
-            except ValueError:
-                continue
-            return ms + 86_400_000 - 1
+    if isinstance(value, str) and _date_alone(value.strip()):
+        return ms + 86_400_000 - 1
     return ms
 
 
