@@ -11,7 +11,6 @@ import os
 from typing import Any, Callable
 
 import click
-from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.text import Text
@@ -21,7 +20,7 @@ from ..errors import EngineError
 from ..formats.cli import print_import_report
 from ..log import holds_nothing
 from ..tables import data_table, visible
-from .demo import quiet_analysis_errors, run_demo
+from .demo import quiet_analysis_errors, run_demo, running_session
 from .drift import check_views
 from .failures import ENGINE_ERRORS, engine_error, summary
 from .metastore import import_metastore_views, write_metastore_table
@@ -34,18 +33,14 @@ METASTORE_ENGINES = ("trino", "spark", "hive", "flink")
 
 
 def _active() -> SparkSession | None:
-    """The session already running in the process, if any: the thread's active one, else the default
-    one, which the builder would hand back (on a thread other than the one that made it, none is
-    active; taking that one for a new session would stop it at the end).
+    """The session already running in the process, if any (:func:`~viewstore.spark.demo.running_session`).
 
     Raises:
         EngineError: its JVM is gone.
     """
     try:
-        return SparkSession.active()
+        return running_session()
     except ENGINE_ERRORS as e:
-        if isinstance(e, PySparkRuntimeError) and e.getCondition() == "NO_ACTIVE_OR_DEFAULT_SESSION":
-            return None
         raise engine_error(None, e, "use the active SparkSession") from e
 
 

@@ -251,7 +251,7 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
     """
     given = spark is not None
     if spark is None:
-        spark = _running_session()  # its global temporary database is the one to check the namespace against
+        spark = running_session()  # its global temporary database is the one to check the namespace against
     _check_demo_args(console, db, spark, namespace)
     console = console or Console()
     started = time.perf_counter()
@@ -299,13 +299,17 @@ def run_demo(console: Console | None = None, *, db: str | Path | None = None, sp
     return result
 
 
-def _running_session() -> SparkSession | None:
-    """The session already running in the process: this thread's active one, else the default one
-    the builder hands back (with the demo's settings applied to it, had the demo asked for one)."""
+def running_session() -> SparkSession | None:
+    """The session already running in the process, if any: this thread's active one, else the
+    default one the builder hands back (on a thread other than the one that made it, none is active;
+    a caller that asked the builder for a session of its own would get it, with its settings applied,
+    and stop it at the end)."""
     try:
         return SparkSession.active()
-    except PySparkRuntimeError:  # NO_ACTIVE_OR_DEFAULT_SESSION
-        return None
+    except PySparkRuntimeError as e:
+        if e.getCondition() == "NO_ACTIVE_OR_DEFAULT_SESSION":
+            return None
+        raise
 
 
 def _check_demo_args(console: Any, db: Any, spark: Any, namespace: Any) -> None:
