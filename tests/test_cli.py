@@ -173,6 +173,11 @@ def usage_error(out, message):
     (["create", "s.w", "--sql", "SELECT 1", "--security-mode", "nobody"], "Invalid value for '--security-mode'"),
     (["alter", "s.v", "--set", "novalue"], "bad --set 'novalue': use KEY=VALUE"),
     (["create", "s.w", "--sql-file", "no-such-file.sql"], "Invalid value for '--sql-file'"),
+    # a path no file can have (a lone surrogate: only a program calling main() can pass one)
+    (["create", "s.w", "--sql-file", "x\ud800.sql"],
+     "Invalid value for '--sql-file': 'x\\ud800.sql' is not a path this system can name (surrogates not allowed)"),
+    (["import", "x\ud800.json", "s.w"], "Invalid value for 'PATH': 'x\\ud800.json' is not a path this system can name"),
+    (["export", "s.v", "--location", "x\ud800"], "Invalid value for '--location': 'x\\ud800' is not a path this"),
     # options missing, or excluding each other
     (["create", "s.w"], "a view needs SQL: give --sql, --sql-file or --representation"),
     (["create", "s.w", "--sql", "SELECT 1", "--sql-file", "-"], "give --sql or --sql-file, not both"),

@@ -351,6 +351,34 @@ def _unavailable(name: str, error: ImportError) -> click.Command:
     return command
 
 
+def _nameable(value: Any, param: click.Parameter | None, ctx: click.Context | None, kind: click.ParamType) -> None:
+    """Refuse, as a usage error, a path no file here can have: a lone surrogate, which only a program
+    calling main() can pass (a shell's undecodable bytes come as escapes that encode back), and which
+    os.stat or open would raise as UnicodeEncodeError."""
+    if isinstance(value, str):
+        try:
+            os.fsencode(value)
+        except UnicodeEncodeError as e:
+            shown = value.encode("utf-8", "backslashreplace").decode("utf-8")
+            kind.fail(f"'{shown}' is not a path this system can name ({e.reason})", param, ctx)
+
+
+class LocalPath(click.Path):
+    """click's Path, for a name the file system can hold (see _nameable)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        _nameable(value, param, ctx, self)
+        return super().convert(value, param, ctx)
+
+
+class _LocalFile(click.File):
+    """click's File, for a name the file system can hold (see _nameable)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        _nameable(value, param, ctx, self)
+        return super().convert(value, param, ctx)
+
+
 def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Refuse '' (or blanks) for a path (it would mean the current folder), an actor (it would
     mean the OS user) or a catalog name (the store refuses it, once opened). A blank environment
@@ -731,7 +759,7 @@ def _definition_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         click.option("--dialect", default="spark", show_default=True, help="Dialect of --sql / --sql-file."),
         click.option("--sql", help="The view's SQL in --dialect."),
-        click.option("--sql-file", type=click.File("r"), help="Read the SQL from a file ('-' for stdin)."),
+        click.option("--sql-file", type=_LocalFile("r"), help="Read the SQL from a file ('-' for stdin)."),
         click.option("--representation", "extra_reps", nargs=2, multiple=True, metavar="DIALECT SQL",
                      help="A further representation (repeatable)."),
         click.option("--column", "columns", multiple=True, metavar="NAME:TYPE[:COMMENT]",
@@ -1332,7 +1360,7 @@ def _query_column(name: str, values: list[Any]) -> TableColumn:
 
 @main.command("export", short_help="Write the view's Iceberg metadata file and print its path.")
 @click.argument("identifier")
-@click.option("--location", type=click.Path(file_okay=False), callback=_not_empty,
+@click.option("--location", type=LocalPath(file_okay=False), callback=_not_empty,
               help="The view's base location (a folder; default: warehouse/<namespace>/<name> beside the store).")
 @click.option("--gzip/--no-gzip", default=None,
               help="Write NNNNN-<uuid>.gz.metadata.json, or plain JSON [default: as the view's "
@@ -1359,7 +1387,7 @@ def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool |
 
 
 @main.command("import", short_help="Record a view from an Iceberg metadata file, with its history.")
-@click.argument("path", type=click.Path(), callback=_not_empty)
+@click.argument("path", type=LocalPath(), callback=_not_empty)
 @click.argument("identifier")
 @click.option("--security-mode", type=SECURITY_MODES,
               default="DEFINER", show_default=True,

@@ -299,6 +299,8 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
     cases = [
         (["hms", "import", str(tmp_path / "missing.json")], "cannot read"),
         (["hms", "import", str(latin1)], f"cannot read {latin1}: 'utf-8' codec can't decode byte 0xe9"),
+        # a name no file can have (a lone surrogate: only a program calling main() can pass one)
+        (["hms", "import", "x\ud800.json"], "cannot read x\\ud800.json: 'utf-8' codec can't encode character"),
         (["hms", "import", str(not_json)], "is not JSON"),
         (["hms", "import", str(deep)], "is not JSON: maximum recursion depth exceeded"),
         (["hms", "import", str(scalar)], "[0]: an HMS record must be a JSON object"),
@@ -328,6 +330,9 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
     assert result.output.strip() == "error: dialect: writing a trino view needs trino SQL, but the view only has: spark"
     result = CliRunner().invoke(main, ["--db", str(run.db), "hms", "export", "sales.v_customers", "--engine", "x"])
     assert result.exit_code == 2 and "trino" in result.output  # click names the choices
+    result = CliRunner().invoke(main, ["--db", str(run.db), "hms", "import", str(SPARK_FILE), "--metadata", "m\ud800"])
+    assert result.exit_code == 2 and "Invalid value for '--metadata': 'm\\ud800' is not a path this system can name" \
+        in result.output
 
 
 def test_a_metadata_location_for_another_engine_is_a_usage_error(run, tmp_path):

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..cli import CliContext, count, json_option, json_text, pass_cli, usage_error
+from ..cli import CliContext, LocalPath, count, json_option, json_text, pass_cli, usage_error
 from ..errors import ValidationError
 from ..hms import HmsImportReport, ImportedRecord, prepare_import
 from ..model import View, identifier_str
@@ -61,7 +61,7 @@ def records_of(data: Any, source: str = "the file") -> list[dict[str, Any]]:
 def _load(path: str) -> list[dict[str, Any]]:
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+    except (OSError, UnicodeError) as e:  # UnicodeEncodeError: a name no file here can have
         raise ValidationError(f"cannot read {path}: {e}") from e
     try:
         data = json.loads(text)
@@ -83,7 +83,7 @@ def _record_name(record: dict[str, Any], index: int) -> str:
 @hms.command("import", short_help="Record views from HMS table records in a JSON file.")
 @click.argument("file", metavar="FILE.json")
 @click.argument("identifier", required=False)
-@click.option("--metadata", "metadata_file", type=click.Path(dir_okay=False),
+@click.option("--metadata", "metadata_file", type=LocalPath(dir_okay=False),
               help="For an Iceberg view's record: a local copy of the metadata file the record's "
                    "metadata_location names, read in its place (the view still records that location as "
                    "its source; one record only).")
