@@ -178,6 +178,16 @@ def test_a_column_without_a_comment_has_no_comment_metadata():
     assert [f.metadata for f in schema.fields] == [{}, {"comment": "kept"}]
 
 
+def test_an_empty_comment_is_a_comment_both_ways():
+    """``COMMENT ''`` is a comment Spark keeps in the field's metadata; it is not the absence of one,
+    for a column and for a field of a struct."""
+    columns = [Column("a", "struct<x: int comment ''>", "")]
+    schema = columns_to_schema(columns)
+    assert schema.fields[0].metadata == {"comment": ""}
+    assert schema.fields[0].dataType.fields[0].metadata == {"comment": ""}
+    assert schema_to_columns(schema) == columns
+
+
 def _collated(name="café"):
     """Spark's schema JSON of a view whose string column compares case-insensitively (more than an
     Iceberg string holds)."""
