@@ -224,9 +224,26 @@ def test_a_view_made_in_another_catalog_of_the_session_reads_its_bare_names_ther
         assert run(spark, "SELECT x FROM vs.sales.outer") == [(1,)]
         described = dict((r[0], r[1]) for r in run(spark, "DESCRIBE EXTENDED vs.sales.outer"))
         assert described["View Current Catalog"] == "vs_names"
+        # Spark sends back the definition it loaded: a property change keeps the version (and its other dialect)
+        vs.alter_view("sales.outer", ViewChange.add_representation(("trino", "SELECT x FROM vs_names.sales.inner")))
+        run(spark, "ALTER VIEW vs.sales.outer SET TBLPROPERTIES ('k'='v')")
+        view = vs.load_view("sales.outer")
+        assert view.dialects == ("spark", "trino") and view.properties == {"k": "v"}
+        assert kinds(vs)[-1] == "view.properties_set" and view.current_version_id == 2
     finally:
         detach(spark, "vs_names")
         other.close()
+
+
+def test_a_default_catalog_naming_the_session_catalog_in_capitals_is_served_as_recorded(store):
+    """Spark takes the session catalog's name in any case: SPARK_CATALOG is that catalog, served as
+    written (as a catalog of the session is), not the store's name for none of them."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    store.create_view("sales.v", columns=[Column("x", "int")], default_catalog="SPARK_CATALOG",
+                      default_namespace=["sales"], representations=[("spark", "SELECT 1 AS x")])
+    served = json.loads(bridge.call("loadView", json.dumps({"ident": {"namespace": ["sales"], "name": "v"},
+                                                            "catalogs": ["spark_catalog", "vs"]})))["ok"]
+    assert (served["currentCatalog"], served["currentNamespace"]) == ("SPARK_CATALOG", ["sales"])
 
 
 def test_what_iceberg_types_lose_is_recorded_and_served_back(spark, vs):
@@ -385,15 +402,18 @@ def test_create_or_replace_makes_a_version_only_when_what_spark_is_served_change
     spark.sql("USE spark_catalog.default")
     view = vs.load_view("sales.ids")
     assert view.current_version_id == 3 and view.default_namespace == (DB,)
-    # and so are the SQL configs Spark captures: another session time zone is a new version
+    # and so are the SQL configs Spark captures: another session time zone (in the same namespace) is a new version
     zone = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", "Asia/Kathmandu" if zone != "Asia/Kathmandu" else "UTC")
+    spark.sql(f"USE spark_catalog.{DB}")
     try:
         run(spark, statement)
     finally:
         spark.conf.set("spark.sql.session.timeZone", zone)
+        spark.sql("USE spark_catalog.default")
     view = vs.load_view("sales.ids")
     assert view.current_version_id == 4 and kinds(vs)[before:] == ["view.replaced"] * 2
+    assert view.default_namespace == (DB,)
     assert json.loads(view.summary[SQL_CONFIGS])["spark.sql.session.timeZone"] != zone
     # the same text and schema over a table whose column was renamed: Spark reads the view by the new name
     table = f"spark_catalog.{DB}.renamed"
@@ -841,6 +861,8 @@ def test_a_cycle_written_outside_spark_reads_as_recursive_view(spark, vs):
     (["sales"], ["sales"], "WITH a2 AS (SELECT x FROM a2) SELECT x FROM a2"),
     # a namespace of two levels: a name of four parts (it was not followed)
     (["n1", "n2"], [], "SELECT x FROM vs.n1.n2.a2"),
+    # and a bare name in a default namespace of two levels
+    (["n1", "n2"], ["n1", "n2"], "SELECT x FROM a2"),
 ])
 def test_a_rename_that_would_make_a_view_read_itself_is_refused_as_spark_names_it(store, namespace, b_namespace,
                                                                                    b_sql):
@@ -885,6 +907,32 @@ def test_a_name_whose_first_part_is_the_catalog_s_in_another_case_is_not_followe
     assert store.list_views() == [("sales", "a2"), ("sales", "b")]
 
 
+def test_a_rename_reads_the_bare_names_of_the_renamed_view_in_its_default_namespace(store):
+    """The renamed view records a default namespace other than its own: its bare names are read there."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    store.create_view("other.b", columns=[Column("x", "int")], default_catalog="vs", default_namespace=["other"],
+                      representations=[("spark", "SELECT x FROM vs.sales.a2")])
+    store.create_view("sales.a", columns=[Column("x", "int")], default_catalog="vs", default_namespace=["other"],
+                      representations=[("spark", "SELECT x FROM b")])
+    answer = json.loads(bridge.call("renameView", json.dumps({
+        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}})))
+    assert answer == {"error": {"kind": "recursive_view", "view": "`vs`.`sales`.`a2`",
+                                "path": "`vs`.`sales`.`a2` -> `vs`.`other`.`b` -> `vs`.`sales`.`a2`"}}
+    assert store.event_count() == 2
+
+
+def test_a_new_name_beginning_with_the_catalog_s_name_in_capitals_is_a_namespace_of_that_name(store):
+    """Spark matches catalog names exactly: RENAME TO VS.archive.b names the namespace vs.archive of this
+    catalog (the store lower-cases it), not the namespace archive."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    store.create_view("sales.a", columns=[Column("x", "int")], default_namespace=["sales"],
+                      representations=[("spark", "SELECT 1 AS x")])
+    assert json.loads(bridge.call("renameView", json.dumps({
+        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["VS", "archive"], "name": "b"}}))) == {
+        "ok": None}
+    assert store.list_views() == [("vs", "archive", "b")]
+
+
 def test_a_cycle_is_named_along_the_first_path_in_reading_order(store):
     """Of the paths back to the view, the refusal names the one met first reading each query from the
     left (a reads b, then e; b reads c, then d; each of c, d and e reads the renamed view)."""
@@ -897,6 +945,29 @@ def test_a_cycle_is_named_along_the_first_path_in_reading_order(store):
     answer = json.loads(bridge.call("renameView", json.dumps({
         "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}})))
     assert answer["error"]["path"] == "`vs`.`sales`.`a2` -> `vs`.`sales`.`b` -> `vs`.`sales`.`c` -> `vs`.`sales`.`a2`"
+
+
+def test_a_definition_the_bridge_is_given_that_would_read_itself_is_refused(store):
+    """The Java side refuses such a definition from Spark's analysis before it calls the store; the bridge
+    refuses it too, in each call that writes a definition, and writes nothing."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    for name, sql in (("a", "SELECT 1 AS x"), ("b", "SELECT x FROM a"), ("d", "SELECT x FROM c")):
+        store.create_view(("sales", name), columns=[Column("x", "int")], default_catalog="vs",
+                          default_namespace=["sales"], representations=[("spark", sql)])
+
+    def ask(operation, name, **request):
+        return json.loads(bridge.call(operation, json.dumps({"ident": {"namespace": ["sales"], "name": name},
+                                                             **request})))
+
+    loaded = ask("loadView", "a")["ok"]
+    for operation, name, reads in (("createView", "c", "d"), ("createOrReplaceView", "a", "b"),
+                                   ("replaceView", "a", "b")):
+        assert ask(operation, name, view={**loaded, "queryText": f"SELECT x FROM {reads}"}) == {"error": {
+            "kind": "recursive_view", "view": f"`vs`.`sales`.`{name}`",
+            "path": f"`vs`.`sales`.`{name}` -> `vs`.`sales`.`{reads}` -> `vs`.`sales`.`{name}`"}}
+    assert ask("createView", "e", view={**loaded, "queryText": "SELECT x FROM e"}) == {"error": {
+        "kind": "recursive_view", "view": "`vs`.`sales`.`e`", "path": "`vs`.`sales`.`e` -> `vs`.`sales`.`e`"}}
+    assert store.event_count() == 3
 
 
 def test_the_catalog_keeps_sqlglots_warnings_to_itself(spark, vs, caplog):
@@ -1036,6 +1107,24 @@ def test_the_bridge_answers_bad_requests_without_raising(store):
     assert broken["error"]["kind"] == "user" and "internal error in loadView" in broken["error"]["message"]
 
 
+def test_the_bridge_s_refusals_name_the_call_and_the_name_as_spark_shows_it(store):
+    """Listing a namespace the store cannot hold, and looking up or dropping a view of a closed store:
+    each refusal names what it could not do and the name with the catalog first, quoted as Spark quotes it."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+
+    def ask(operation, request):
+        return json.loads(bridge.call(operation, json.dumps(request)))
+
+    listed = ask("listViews", {"namespace": ["sales", "a.b"]})
+    assert listed == {"error": {"kind": "user", "message": "viewstore catalog 'vs': cannot list views in "
+                                                           "vs.sales.`a.b`: bad namespace level 'a.b': dots, "
+                                                           "backquotes and control characters are not allowed"}}
+    store.close()
+    for operation, action in (("viewExists", "look up"), ("dropView", "drop")):
+        assert ask(operation, {"ident": {"namespace": ["sales"], "name": "v"}}) == {"error": {
+            "kind": "user", "message": f"viewstore catalog 'vs': cannot {action} view vs.sales.v: the store is closed"}}
+
+
 
 def test_each_thread_s_replace_expects_the_version_its_own_last_load_served(store):
     """Spark loads a view and then replaces it on the same thread: a load on another thread does not
@@ -1062,6 +1151,30 @@ def test_each_thread_s_replace_expects_the_version_its_own_last_load_served(stor
     # no load on this thread since its last replace: the view as it is now is replaced
     assert "ok" in ask("replaceView", "a", 1, view={**loaded, "properties": {"k": "w"}})
     assert store.load_view("sales.a").properties == {"k": "w"}
+
+
+def test_the_bridge_remembers_the_loads_of_the_1024_threads_that_loaded_last(store):
+    """A thread that loads a view again counts as one of the latest: loads on 1024 other threads since
+    its first load do not make its replace forget what it read."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    store.create_view("sales.a", columns=[Column("x", "int")], default_namespace=["sales"],
+                      representations=[("spark", "SELECT 1 AS x")])
+
+    def ask(operation, thread, **request):
+        return json.loads(bridge.call(operation, json.dumps({"ident": {"namespace": ["sales"], "name": "a"},
+                                                             "thread": thread, **request})))
+
+    ask("loadView", 0)
+    for thread in range(1, 1024):
+        ask("loadView", thread)
+    loaded = ask("loadView", 0)["ok"]  # its latest load
+    ask("loadView", 1024)  # a 1025th: the first to have loaded but not since goes
+    store.alter_view("sales.a", ViewChange.set_property("meanwhile", "yes"))
+    assert "another writer changed it" in ask("replaceView", 0, view={**loaded, "properties": {"k": "v"}})[
+        "error"]["message"]
+    assert store.load_view("sales.a").properties == {"meanwhile": "yes"}
+    loaded = ask("loadView", 2)["ok"]
+    assert "ok" in ask("replaceView", 1, view={**loaded, "properties": {"k": "v"}})  # 1 was forgotten
 
 
 def test_the_bridge_waits_out_a_long_plain_call_of_another_thread(tmp_path, monkeypatch):
@@ -1180,6 +1293,19 @@ def test_attach_refuses_bad_arguments(spark, store):
     assert attach(spark, store, name="VS_Upper") == "vs_upper"
     assert detach(spark, "vs_upper") is True
     assert detach(spark, "never_attached") is False
+
+
+def test_attach_refuses_a_name_configured_as_another_catalog_class_and_leaves_it(spark, store):
+    """Before Spark is asked to load it: the setting names the class it holds, and stays as it was."""
+    other = "org.example.NoSuchCatalog"
+    spark.conf.set("spark.sql.catalog.vs_taken", other)
+    try:
+        with pytest.raises(ValidationError) as refused:
+            attach(spark, store, name="vs_taken")
+        assert str(refused.value) == f"catalog 'vs_taken' is already configured as {other}; choose another name"
+        assert spark.conf.get("spark.sql.catalog.vs_taken") == other
+    finally:
+        spark.conf.unset("spark.sql.catalog.vs_taken")
 
 
 def test_only_the_supported_spark_minor_is_accepted():
