@@ -852,6 +852,25 @@ def test_a_cycle_written_outside_spark_reads_as_recursive_view(spark, vs):
     assert not vs.view_exists("sales.self")
 
 
+def test_a_name_of_three_parts_naming_no_catalog_is_read_in_the_view_s_catalog(spark, vs):
+    """Spark reads n1.n2.v, whose first part is no catalog of the session, in the view's current catalog:
+    a view there is read, and a cycle written outside Spark through such names is refused on loading
+    as RECURSIVE_VIEW (it was not followed: reading it overflowed the JVM stack)."""
+    def make(name, sql, write=vs.create_view):
+        write(name, columns=[Column("x", "int")], default_catalog="vs", default_namespace=["sales"],
+              representations=[("spark", sql)])
+
+    make("n1.n2.base", "SELECT 1 AS x")
+    make("sales.reader", "SELECT x FROM n1.n2.base")
+    assert run(spark, "SELECT x FROM vs.sales.reader") == [(1,)]
+    make("n1.n2.loop", "SELECT x FROM n1.n2.base")
+    make("n1.n2.base", "SELECT x FROM n1.n2.loop", vs.replace_view)
+    events = vs.event_count()
+    fails(spark, "SELECT * FROM vs.sales.reader", "RECURSIVE_VIEW",
+          "`vs`.`n1`.`n2`.`base` -> `vs`.`n1`.`n2`.`loop` -> `vs`.`n1`.`n2`.`base`")
+    assert vs.event_count() == events
+
+
 @pytest.mark.parametrize("namespace, b_namespace, b_sql", [
     (["sales"], [], "SELECT x FROM vs.sales.a2"),
     # b reads a2 in its outer query; the CTE of that name lives only in the subquery (a one-part name was
@@ -863,6 +882,8 @@ def test_a_cycle_written_outside_spark_reads_as_recursive_view(spark, vs):
     (["n1", "n2"], [], "SELECT x FROM vs.n1.n2.a2"),
     # and a bare name in a default namespace of two levels
     (["n1", "n2"], ["n1", "n2"], "SELECT x FROM a2"),
+    # a name of three parts whose first part is no catalog of the session is in the view's own catalog
+    (["n1", "n2"], ["sales"], "SELECT x FROM n1.n2.a2"),
 ])
 def test_a_rename_that_would_make_a_view_read_itself_is_refused_as_spark_names_it(store, namespace, b_namespace,
                                                                                    b_sql):
@@ -905,6 +926,27 @@ def test_a_name_whose_first_part_is_the_catalog_s_in_another_case_is_not_followe
         "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}}))) == {
         "ok": None}
     assert store.list_views() == [("sales", "a2"), ("sales", "b")]
+
+
+def test_a_name_whose_first_part_is_a_catalog_of_the_session_is_in_that_catalog(store):
+    """Spark reads other.a2 as the view a2 of the catalog other when the session has one of that name, and
+    as the view a2 of the namespace other of the view's catalog when it has not: only then does renaming
+    other.a to other.a2 close a cycle."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    for name, sql in (("b", "SELECT x FROM other.a2"), ("a", "SELECT x FROM b")):
+        store.create_view(("other", name), columns=[Column("x", "int")], default_catalog="vs",
+                          default_namespace=["other"], representations=[("spark", sql)])
+
+    def rename(catalogs):
+        return json.loads(bridge.call("renameView", json.dumps({
+            "ident": {"namespace": ["other"], "name": "a"}, "target": {"namespace": ["other"], "name": "a2"},
+            "catalogs": catalogs})))
+
+    assert rename(["spark_catalog", "vs"]) == {"error": {
+        "kind": "recursive_view", "view": "`vs`.`other`.`a2`",
+        "path": "`vs`.`other`.`a2` -> `vs`.`other`.`b` -> `vs`.`other`.`a2`"}}
+    assert rename(["spark_catalog", "vs", "other"]) == {"ok": None}
+    assert store.list_views() == [("other", "a2"), ("other", "b")]
 
 
 def test_a_rename_reads_the_bare_names_of_the_renamed_view_in_its_default_namespace(store):

@@ -635,8 +635,9 @@ class _Bridge:
         sql = next((r.sql for r in definition["representations"] if r.dialect.lower() == ENGINE_NAME), None)
         if sql is None:
             return
+        known = self._catalogs(catalogs)
         start = _references(sql, self._spark_catalog(definition["default_catalog"], catalogs),
-                            tuple(definition["default_namespace"]) or key[:-1], self.name)
+                            tuple(definition["default_namespace"]) or key[:-1], self.name, known)
         stack: list[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]]  # (a view it reads, the path to it)
         stack = [(ref, (key, ref)) for ref in reversed(start)]
         seen: set[tuple[str, ...]] = set()
@@ -655,7 +656,7 @@ class _Bridge:
             text = view.sql_for(ENGINE_NAME)
             if text is not None:
                 refs = _references(text, self._spark_catalog(view.default_catalog, catalogs),
-                                   tuple(view.default_namespace) or tuple(view.namespace), self.name)
+                                   tuple(view.default_namespace) or tuple(view.namespace), self.name, known)
                 stack.extend((ref, (*path, ref)) for ref in reversed(refs))
 
     def _keep_unchanged(self, definition: dict[str, Any], incoming: dict[str, Any], current: View,
@@ -720,10 +721,13 @@ class _Bridge:
         each call); otherwise (the store's catalog name such as ``prod``, which the Python API and
         the CLI record, or none) the session catalog, ``spark_catalog``.
         """
-        known = set(catalogs) if catalogs is not None else {self.name}
-        if name is not None and (name.lower() == _SESSION_CATALOG or name in known):
+        if name is not None and (name.lower() == _SESSION_CATALOG or name in self._catalogs(catalogs)):
             return name
         return _SESSION_CATALOG
+
+    def _catalogs(self, catalogs: list[str] | None) -> frozenset[str]:
+        """The catalog names of the session (as sent with a call; this one alone when none were sent)."""
+        return frozenset(catalogs if catalogs is not None else ()) | {self.name}
 
     def _spark_view(self, view: View, sql: str, catalogs: list[str] | None) -> dict[str, Any]:
         """What Spark gets for a stored view (the inverse of :meth:`_definition`).
@@ -805,12 +809,16 @@ def _json_or(text: str | None, kind: type, default: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=4096)
-def _references(sql: str, catalog: str, namespace: tuple[str, ...], ours: str) -> tuple[tuple[str, ...], ...]:
+def _references(sql: str, catalog: str, namespace: tuple[str, ...], ours: str,
+                catalogs: frozenset[str]) -> tuple[tuple[str, ...], ...]:
     """The views of catalog ``ours`` that Spark SQL reads, as store identifiers (best effort).
 
-    Names resolve as Spark resolves them: ``ours.ns.view`` (a namespace of any depth); ``ns.view``
-    and ``view`` when the view's current catalog is ``ours``. Table functions are skipped, and so
-    are CTE names where the CTE is in scope (:func:`viewstore.formats.references.tables_read`).
+    Names resolve as Spark resolves them: a name of two or more parts whose first part is a catalog
+    of the session (``catalogs``, or ``spark_catalog`` in any case) is in that catalog
+    (``ours.ns.view``, a namespace of any depth); any other name is in the view's current catalog
+    ``catalog`` (``ns.view``, ``n1.n2.view``), a bare ``view`` in its current namespace. Table
+    functions are skipped, and so are CTE names where the CTE is in scope
+    (:func:`viewstore.formats.references.tables_read`).
     Remembered for the last few thousand texts: every ``loadView`` follows the views a view reads
     (parsing one costs a few hundred microseconds; the answer depends on nothing but the
     arguments).
@@ -822,12 +830,13 @@ def _references(sql: str, catalog: str, namespace: tuple[str, ...], ours: str) -
     found: list[tuple[str, ...]] = []
     for table in (table for tree in trees for table in tables_read(tree, "spark")):
         parts = [p.name for p in table.parts]
-        if len(parts) >= 3 and parts[0] == ours:
-            parts = parts[1:]
-        elif catalog != ours or len(parts) >= 3:
-            continue
+        where = catalog
+        if len(parts) > 1 and (parts[0] in catalogs or parts[0].lower() == _SESSION_CATALOG):
+            where, parts = parts[0], parts[1:]
         elif len(parts) == 1:
             parts = [*namespace, *parts]
+        if where != ours or len(parts) < 2:  # a view of this catalog has a namespace
+            continue
         try:
             found.append(to_identifier(parts))
         except ValidationError:
