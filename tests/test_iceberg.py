@@ -388,7 +388,7 @@ def test_an_export_waits_for_the_location_lock_within_a_bound(store, tmp_path, m
     assert store.export_iceberg("a.one", tmp_path / "loc").name.startswith("00000-")
 
 
-@pytest.mark.parametrize("value", ["0", "-3", "ten", "1.5", " 4", str(2**31)])
+@pytest.mark.parametrize("value", ["0", "-3", "ten", "1.5", " 4", str(2**31), "9" * 5000])
 def test_version_history_size_is_refused_when_set_not_at_export(store, value):
     """As the reference refuses the commit, a bad version.history.num-entries never gets stored."""
     store.create_view("a.one", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a",
@@ -399,6 +399,17 @@ def test_version_history_size_is_refused_when_set_not_at_export(store, value):
         store.create_view("a.two", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a",
                           properties={"version.history.num-entries": value})
     assert store.event_count() == 1 and store.load_view("a.one").properties["version.history.num-entries"] == "2"
+
+
+def test_a_history_size_with_thousands_of_leading_zeros_keeps_that_many_versions(store, tmp_path):
+    """The reference reads the size with Java's Integer.parseInt, zeros and all; Python's int() refused
+    more than 4300 digits, so the store refused the property with a ValueError that was no ViewStoreError."""
+    store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a",
+                      properties={"version.history.num-entries": "0" * 5000 + "2"})
+    for i in (2, 3):
+        store.replace_view("a.v", columns=[], representations=[("spark", f"SELECT {i}")], default_namespace="a")
+    meta, _ = load(store.export_iceberg("a.v", tmp_path / "v"))
+    assert sorted(v["version-id"] for v in meta["versions"]) == [2, 3]
 
 
 @pytest.mark.parametrize("name", ["ValidViewMetadata.json", "view-spec-appendix-a-00001.metadata.json",

@@ -107,6 +107,17 @@ def test_a_history_size_may_have_a_plus_sign_and_a_property_key_must_be_valid_un
         validate_properties({"k\ud800": "v"})
 
 
+def test_a_history_size_of_thousands_of_digits_is_read_as_the_reference_reads_it():
+    """Python's int() refuses a text of more than 4300 digits with a ValueError of its own, no
+    ValidationError; Java's Integer.parseInt, with which the reference reads the size, takes leading
+    zeros however many."""
+    zeros = "0" * 5000 + "5"
+    assert validate_properties({"version.history.num-entries": zeros}) == {"version.history.num-entries": zeros}
+    for huge in ("9" * 5000, "+" + "0" * 5000 + "2147483648", "-" + "0" * 5000 + "1"):
+        with pytest.raises(ValidationError, match="^version.history.num-entries must be a positive integer, not '"):
+            validate_properties({"version.history.num-entries": huge})
+
+
 def test_a_property_map_is_checked_into_a_dict_of_its_own_and_no_map_is_none_alone():
     """The store adds the comment to the checked properties: the caller's dict stays as given. An empty
     value of another type is no property map."""

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticVa
 
 from .errors import IcebergMetadataError, ValidationError
 from .model import (METADATA_COMPRESSION, RESERVED_PREFIX, VERSION_HISTORY_SIZE, Column, Int32, Int64, SQLRepresentation, VersionLogEntry,
-                    View, ViewVersion)
+                    View, ViewVersion, history_size)
 from .types import StructField, StructType, from_iceberg_json, to_iceberg_json
 
 __all__ = [
@@ -152,11 +152,8 @@ def metadata_gzip(properties: Mapping[str, str], gzip: bool | None = None) -> bo
 
 def _history_size(properties: dict[str, str]) -> int:
     raw = properties.get(VERSION_HISTORY_SIZE, str(_DEFAULT_HISTORY))
-    try:
-        size = int(raw)
-    except ValueError:
-        size = 0
-    if size < 1:
+    size = history_size(raw)
+    if size is None:
         raise IcebergMetadataError(f"{VERSION_HISTORY_SIZE} must be a positive integer, not {raw!r}")
     return size
 

@@ -14,7 +14,7 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
                       SerializerFunctionWrapHandler, StrictStr, WithJsonSchema, computed_field, model_serializer)
 
 from .errors import ValidationError
-from .types import IcebergType, parse_type
+from .types import IcebergType, parse_type, type_number
 
 __all__ = [
     "Identifier",
@@ -216,11 +216,20 @@ def validate_property_value(key: str, value: Any) -> str:
     are set (the Iceberg reference fails that very commit), not when a later export reads them."""
     if not isinstance(value, str):
         raise ValidationError(f"property {key!r} must have a string value, not {value!r}")
-    if key == VERSION_HISTORY_SIZE and not (re.fullmatch(r"[+-]?[0-9]+", value) and 0 < int(value) < 2**31):
+    if key == VERSION_HISTORY_SIZE and history_size(value) is None:
         raise ValidationError(f"{VERSION_HISTORY_SIZE} must be a positive integer, not {value!r}")
     if key == METADATA_COMPRESSION and value.lower() not in ("gzip", "none"):
         raise ValidationError(f"{METADATA_COMPRESSION} must be gzip or none, not {value!r}")
     return value
+
+
+def history_size(value: str) -> int | None:
+    """A ``version.history.num-entries`` value as the reference reads it (Java's ``Integer.parseInt``: a
+    sign, then ASCII digits, leading zeros however many), when it is a positive 32-bit int; else None.
+    (Not ``int()``: Python refuses a text of more than 4300 digits with a ValueError of its own.)"""
+    match = re.fullmatch(r"([+-]?)([0-9]+)", value)
+    number = type_number(match[2]) if match and match[1] != "-" else None
+    return number or None
 
 
 def validate_property_key(key: Any) -> str:
