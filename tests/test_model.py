@@ -212,8 +212,10 @@ def test_a_lazy_view_builds_its_history_on_first_read_and_is_a_plain_value():
         value = pickle.dumps(lazy) if make is pickle.loads else lazy
         assert make(value) == whole
     lazy, whole, history = _lazy_and_whole()
-    history.lock = threading.Lock()  # View.lazy takes any history, one that cannot be pickled too: no pickle holds it
-    assert pickle.loads(pickle.dumps(lazy)) == whole
+    history.lock = threading.Lock()  # View.lazy takes any history, one that cannot be pickled or copied too:
+    assert pickle.loads(pickle.dumps(lazy)) == whole  # no pickle holds it
+    copied = copy.deepcopy(lazy)  # nor a deep copy
+    assert copied == whole and copied.model_fields_set == whole.model_fields_set
     lazy, whole, _ = _lazy_and_whole()
     assert lazy.model_dump() == whole.model_dump() and list(lazy.model_dump()) == list(type(whole).model_fields)
     lazy, whole, _ = _lazy_and_whole()

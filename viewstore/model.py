@@ -7,6 +7,7 @@ these values.
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Generic, Literal, NoReturn, Protocol, TypeAlias, TypeVar
 
@@ -500,9 +501,15 @@ class View(BaseModel):
         return super().__copy__()
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> "View":
+        # as pydantic copies a model, less the history: a copy is whole, and its history may be
+        # anything (a lock, a connection) that cannot be copied
         self._complete()
-        copied = super().__deepcopy__(memo)
-        object.__setattr__(copied, "__pydantic_private__", {"_history": None})
+        copied = type(self).__new__(type(self))
+        setattr_ = object.__setattr__
+        setattr_(copied, "__dict__", copy.deepcopy(self.__dict__, memo))
+        setattr_(copied, "__pydantic_extra__", None)
+        setattr_(copied, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        setattr_(copied, "__pydantic_private__", {"_history": None})
         return copied
 
     def __getstate__(self) -> dict[Any, Any]:
