@@ -11,7 +11,7 @@ def test_identifiers():
     assert to_identifier("Sales.Daily") == ("sales", "daily")
     assert to_identifier(("a", "b", "C")) == ("a", "b", "c") and to_identifier(["a", "B"]) == ("a", "b")
     for bad in ("v", "", ".v", "a..b", ("a",), ("a", " b"), ("a", "b "), "a.b\t", ("a", "b\x00"), ("a", "b\x7f"),
-                ("a", "b`"), ("a.b", "c"), 7, ("a", 3), ("a", "b\ud800"), {"a": 1, "b": 2}):
+                ("a", "b`"), ("a.b", "c"), 7, ("a", 3), ("a", "b\ud800"), ("a", "\ud800"), {"a": 1, "b": 2}):
         with pytest.raises(ValidationError):
             to_identifier(bad)
     assert to_identifier(("a", "N" * 255)) == ("a", "n" * 255)  # a name may have 255 characters, not more
@@ -299,6 +299,26 @@ def test_a_view_s_dialects_are_spelt_as_stored():
 def test_a_view_s_namespace_is_every_level_before_its_name():
     view = _view(identifier=("a", "b", "c", "v"))
     assert (view.namespace, view.name) == (("a", "b", "c"), "v")
+
+
+def test_a_view_s_current_version_accessors_read_the_current_version_not_the_first_or_the_last():
+    """After a rollback the current version is neither the first nor the last: the View's accessors
+    read the one its current_version_id names, built whole or lazily."""
+    from viewstore.model import AuditInfo, View
+
+    versions = tuple(ViewVersion(version_id=i, timestamp_ms=i, schema_id=i, columns=(Column(f"c{i}", "int"),),
+                                 representations=(SQLRepresentation("spark", f"SELECT {i}"),),
+                                 default_catalog=f"cat{i}", default_namespace=(f"ns{i}",), summary={"n": str(i)})
+                     for i in (1, 2, 3))
+    log = tuple(VersionLogEntry(timestamp_ms=i, version_id=v) for i, v in enumerate((1, 2, 3, 2), 1))
+    fields = dict(identifier=("a", "v"), uuid="u", properties={}, security_mode="DEFINER", current_version_id=2,
+                  audit=AuditInfo(creator="me", create_time_ms=1, last_modifier="me", last_modified_time_ms=4),
+                  stream_version=4)
+    for view in (View(**fields, versions=versions, version_log=log), View.lazy(_History(versions, log), **fields)):
+        assert view.current_version is versions[1]
+        assert (view.columns, view.representations, view.sql_for("spark")) == (versions[1].columns,
+                                                                               versions[1].representations, "SELECT 2")
+        assert (view.default_catalog, view.default_namespace, view.summary) == ("cat2", ("ns2",), {"n": "2"})
 
 
 def test_a_trusted_audit_info_is_the_object_model_construct_makes():
