@@ -19,9 +19,9 @@ from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapTyp
     ("timestamp with time zone", "timestamptz"), ("timestamp without time zone", "timestamp"),
     ("timestamptz", "timestamptz"), ("timestamp_ntz", "timestamp"), ("timestamp_ltz", "timestamptz"),
     ("timestamp_ns", "timestamp_ns"), ("timestamptz_ns", "timestamptz_ns"),
-    ("string", "string"), ("text", "string"), ("varchar(20)", "string"), ("char(3)", "string"),
+    ("string", "string"), ("text", "string"), ("varchar(20)", "string"), ("char(3)", "string"), ("char varying(9)", "string"),
     ("character varying(9)", "string"), ("nchar varying(9)", "string"), ("\tint \n", "int"), ("uuid", "uuid"), ("binary", "binary"), ("varbinary", "binary"),
-    ("variant", "variant"), ("decimal(18,2)", "decimal(18,2)"), ("decimal(18, 2)", "decimal(18,2)"),
+    ("variant", "variant"), ("unknown", "unknown"), ("decimal(18,2)", "decimal(18,2)"), ("decimal(18, 2)", "decimal(18,2)"),
     ("numeric(9,3)", "decimal(9,3)"), ("decimal", "decimal(10,0)"), ("fixed[16]", "fixed[16]"),
     ("fixed(4)", "fixed[4]"), ("array<int>", "list<int>"), ("list<string>", "list<string>"),
     ("array<varchar(3)>", "list<string>"), ("map<string, decimal(10,2)>", "map<string, decimal(10,2)>"),
@@ -30,13 +30,14 @@ from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapTyp
     ("struct<street:varchar(9),zip:integer>", "struct<street: string, zip: int>"),
     ("struct<a int, b array<struct<c: bigint>>>", "struct<a: int, b: list<struct<c: long>>>"),
     ("struct<`weird name`: int>", "struct<`weird name`: int>"),
-    ("int2", "int"), ("byte", "int"), ("short", "int"), ("int8", "long"), ("float4", "float"), ("float8", "double"),
+    ("int2", "int"), ("int4", "int"), ("byte", "int"), ("short", "int"), ("int8", "long"), ("float4", "float"), ("float8", "double"),
     ("blob", "binary"), ("datetime", "timestamp"), ("nvarchar(10)", "string"),
     ("clob", "string"), ("bytea", "binary"), ("bytes", "binary"), ("varbinary(16)", "binary"), ("binary(4)", "binary"),
     ("number(10,2)", "decimal(10,2)"), ("number", "decimal(10,0)"), ("dec(5)", "decimal(5,0)"),
     ("decimal(38,38)", "decimal(38,38)"), ("decimal(1,0)", "decimal(1,0)"),
     ('struct<"a ""b""": int, `c``d`: int>', 'struct<`a "b"`: int, `c``d`: int>'), ("struct<1: int>", "struct<`1`: int>"),
-    ("struct<_id: int>", "struct<_id: int>"),
+    ("struct<_id: int>", "struct<_id: int>"), ("struct<a_b1: int>", "struct<a_b1: int>"),
+    ("STRUCT<a: INT NOT NULL COMMENT 'x', b: ARRAY<INT NOT NULL>>", "struct<a: int not null comment 'x', b: list<int not null>>"),
 ])
 def test_parse_and_print(text, canonical):
     t = parse_type(text)
@@ -61,7 +62,7 @@ def test_nested_details_round_trip():
                                  "varchar()", "fixed[]", "decimal(,2)", "decimal('10')", "struct<a int, A string>",
                                  'struct<"x": int, `X`: int>', "struct<``: int>", 'struct<"": int>', "decimal(0,0)",
                                  "decimal(39,0)", "struct<a: int comment `x`>", "fixed[16", "fixed(4", "varchar(20", "list<int not nul>", "struct<A int, a string>",
-                                 "struct<a: int not x>"])
+                                 "struct<a: int not x>", "int(11)", "double float"])
 def test_unknown_types_are_validation_errors(bad):
     with pytest.raises(ValidationError):
         parse_type(bad)
@@ -129,6 +130,17 @@ def test_an_iceberg_json_primitive_is_read_in_any_case_and_never_as_a_nested_typ
     for spelled in ("list<int>", "map<string, int>", "struct<a: int>", "bigint", "fixed(16)"):
         with pytest.raises(ValidationError, match="is not an Iceberg primitive type name"):
             from_iceberg_json(spelled)
+
+
+@pytest.mark.parametrize("name", ["boolean", "int", "long", "float", "double", "date", "time", "timestamp",
+                                  "timestamptz", "timestamp_ns", "timestamptz_ns", "string", "uuid", "binary",
+                                  "unknown", "variant"])
+def test_every_primitive_the_iceberg_spec_names_is_read_and_written_as_that_name(name):
+    """The spec's primitive types, as its schema JSON spells them: each reads as itself, from JSON
+    and as a column type, and is written back as the same name."""
+    t = from_iceberg_json(name)
+    assert t == PrimitiveType(name) == parse_type(name)
+    assert to_iceberg_json(t, itertools.count(1)) == name == str(t)
 
 
 @pytest.mark.parametrize("data, expected", [
@@ -215,6 +227,8 @@ def test_each_field_id_once_reads_however_the_ids_are_spread():
     ({"type": "struct", "fields": [{"id": 1, "name": "a", "type": "int"}]}, "missing boolean 'required'"),
     ({"type": "struct", "fields": [{"id": True, "name": "a", "required": False, "type": "int"}]}, "'id' must be a int"),
     ({"type": "struct", "fields": [{"id": 2**31, "name": "a", "required": False, "type": "int"}]}, "'id' must be a int"),
+    ({"type": "struct", "fields": [{"id": -(2**31) - 1, "name": "a", "required": False, "type": "int"}]},
+     "'id' must be a int"),
     ({"type": "struct", "fields": [{"id": 1, "name": 5, "required": False, "type": "int"}]}, "'name' must be a string"),
     ({"type": "struct", "fields": [{"id": 1, "name": "a", "required": False, "type": "int", "doc": 5}]},
      "must be a string"),
@@ -223,7 +237,7 @@ def test_each_field_id_once_reads_however_the_ids_are_spread():
     ({"type": "struct", "fields": [{"id": 1, "name": "A", "required": False, "type": "int"},
                                    {"id": 2, "name": "a", "required": False, "type": "int"}]}, "ignoring case"),
     ({"type": "struct", "fields": [{"id": 1, "name": "", "required": False, "type": "int"}]}, "must be non-empty"),
-    ({"type": "struct", "fields": ["a"]}, "must be an object"),
+    ({"type": "struct", "fields": ["a"]}, "must be an object"), ({"type": "struct"}, "missing array 'fields'"),
     ({"type": "list", "element-id": 1, "element": "int", "element-required": 0}, "must be a boolean"),
     ({"type": "map", "key-id": 1, "key": "string", "value": "int", "value-required": False}, "missing int 'value-id'"),
     ({"type": "map", "value-id": 2, "key": "string", "value": "int", "value-required": False}, "missing int 'key-id'"),
