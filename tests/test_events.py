@@ -246,6 +246,9 @@ def stored_row(kind, payload, **envelope):
     ("view.replaced", replaced(columns=[{"name": "id", "type": "int"}])),  # Column's __init__ sets all four
     ("view.replaced", {"version": {k: v for k, v in VERSION.items() if k not in ("default_catalog", "summary")},
                        "current_version_id": 2, "log_entry": LOG_ENTRY}),  # fields set: those given
+    ("view.replaced", {"version": {k: v for k, v in VERSION.items() if k != "default_namespace"},
+                       "current_version_id": 2, "log_entry": LOG_ENTRY}),  # no default namespace: none, ()
+    ("view.replaced", replaced(default_catalog="")),  # an empty catalog name is text, not None
     ("view.replaced", replaced(columns=[{"name": "id", "type": "INTEGER", "nullable": "yes"}])),  # lax: True
     ("view.replaced", replaced(columns=[{"name": "s", "type": "struct<Ab: int>"}])),  # a field name keeps its case
     ("view.replaced", {"version": None, "current_version_id": "2", "log_entry": LOG_ENTRY}),  # lax: 2
@@ -375,6 +378,7 @@ def test_the_payload_readers_take_no_current_version_id_beyond_32_bits(kind, pay
     ("view.properties_removed", {"removals": ["k", 1]}),
     ("view.renamed", {"from_identifier": ["a", None]}),
     ("view.rolled_back", {"current_version_id": 2, "log_entry": LOG_ENTRY, "security_mode": "INVOKER"}),
+    ("view.replaced", {**replaced(), "security_mode": "OWNER"}),
     ("view.replaced", replaced(timestamp_ms=2**63)),
     ("view.replaced", {"version": VERSION, "current_version_id": 2, "log_entry": {**LOG_ENTRY, "timestamp_ms": 2**63}}),
     ("view.imported", {"source": "test", "source_location": 5, "versions": [VERSION], "current_version_id": 2,
