@@ -248,6 +248,21 @@ def test_iceberg_json_is_read_as_strictly_as_the_reference(data, message):
         from_iceberg_json(data)
 
 
+@pytest.mark.parametrize("data, message", [
+    (5, "an Iceberg type must be a string or an object, not 5"),
+    ({"type": "struct", "fields": [_field(1, "a", "int"), {"id": 2, "name": "b", "required": False}]},
+     "an Iceberg type of 'b' must be a string or an object, not None"),
+    ({"type": "struct", "fields": [_field(1, "a", {"type": "list", "element-id": 2, "element-required": False})]},
+     "an Iceberg type of 'a.element' must be a string or an object, not None"),
+    ({"type": "map", "key-id": 1, "key": "int", "value-id": 2, "value": [], "value-required": False},
+     "an Iceberg type of 'value' must be a string or an object, not \\[\\]"),
+])
+def test_an_iceberg_json_type_missing_or_of_another_kind_is_named_by_its_path(data, message):
+    """In a schema of many fields, 'not None' alone did not say whose type was missing."""
+    with pytest.raises(ValidationError, match=f"^{message}$"):
+        from_iceberg_json(data)
+
+
 def test_types_nest_at_most_max_depth():
     assert str(parse_type("list<" * (MAX_DEPTH - 1) + "int" + ">" * (MAX_DEPTH - 1))).count("list") == MAX_DEPTH - 1
     for text in ("array<" * 5000 + "int" + ">" * 5000, "struct<a:" * 5000 + "int" + ">" * 5000):

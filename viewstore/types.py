@@ -501,8 +501,9 @@ def _claim(ids: dict[int, str], field_id: int, path: str) -> None:
 def _from_json(data: Any, depth: int, ids: dict[int, str], path: str) -> IcebergType:
     if isinstance(data, str):
         return _json_primitive(data)
-    if not isinstance(data, dict):
-        raise ValidationError(f"an Iceberg type must be a string or an object, not {data!r}")
+    if not isinstance(data, dict):  # (a nested one named by its path: "not None" alone said not which was missing)
+        of = f" of {path!r}" if path else ""
+        raise ValidationError(f"an Iceberg type{of} must be a string or an object, not {data!r}")
     if depth >= MAX_DEPTH:
         raise ValidationError(f"types nest deeper than {MAX_DEPTH} levels")
     prefix = path + "." if path else ""
