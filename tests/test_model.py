@@ -47,6 +47,9 @@ def test_columns_and_representations_take_positional_arguments():
     for not_text in (b"in EUR", 5):  # strict: bytes are not decoded behind the caller's back
         with pytest.raises(ValidationError, match="comment"):
             Column("amount", "int", not_text)
+    for not_a_flag in (None, 2, "maybe"):  # no flag, though Python gives each a truth value
+        with pytest.raises(ValidationError, match="^bad column: nullable: Input should be a valid boolean"):
+            Column("amount", "int", None, not_a_flag)
 
 
 @pytest.mark.parametrize("blank", ["", " ", "\t\n"])
@@ -220,6 +223,7 @@ def test_a_lazy_view_builds_its_history_on_first_read_and_is_a_plain_value():
     assert lazy.model_dump() == whole.model_dump() and list(lazy.model_dump()) == list(type(whole).model_fields)
     lazy, whole, _ = _lazy_and_whole()
     assert repr(lazy) == repr(whole) and dict(lazy) == dict(whole) and lazy.model_dump_json() == whole.model_dump_json()
+    assert [name for name, _ in lazy] == [name for name, _ in whole] == list(type(whole).model_fields)
     lazy, whole, _ = _lazy_and_whole()
     assert lazy.model_copy(update={"current_version_id": 1}).current_version.version_id == 1
     lazy, whole, _ = _lazy_and_whole()
