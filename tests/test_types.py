@@ -285,6 +285,8 @@ def test_every_reader_takes_max_depth_levels_of_nesting_and_refuses_one_more(wra
     assert parse_type(str(t)) == t and check_depth(t) is t
     assert from_iceberg_json(to_iceberg_json(t, itertools.count(1))) == t
     deeper = wrap(t)
+    with pytest.raises(ValidationError, match=f"^column c: types nest deeper than {MAX_DEPTH} levels$"):
+        check_depth(deeper, "column c")
     for read in (lambda: parse_type(str(deeper)), lambda: check_depth(deeper),
                  lambda: from_iceberg_json(to_iceberg_json(deeper, itertools.count(1)))):
         with pytest.raises(ValidationError, match=f"nest deeper than {MAX_DEPTH} levels"):
