@@ -44,6 +44,8 @@ def test_create_and_load(store):
     assert view.summary == {"engine-name": "spark"}
     assert view.security_mode == "DEFINER"
     assert view.audit.creator == "alice" and view.stream_version == 1
+    # the first version, its log entry and the creation are one moment
+    assert view.versions[0].timestamp_ms == view.version_log[0].timestamp_ms == view.audit.create_time_ms
     assert view.sql_for("SPARK") == SPARK.sql and view.sql_for("trino") is None
     assert store.load_view(("sales", "daily")) == view
     assert store.load_view("SALES.Daily").uuid == view.uuid  # names are case-insensitive
@@ -1402,6 +1404,7 @@ def test_a_time_is_the_millisecond_it_falls_in_within_the_64_bit_bounds(store):
     (lambda s: s.query("SELECT 1; SELECT 2"), "query failed: You can only execute one statement at a time"),
     (lambda s: s.query("SELECT ?"), "query failed: Incorrect number of bindings supplied"),
     (lambda s: s.drop_view("sales.daily", expected_version="1"), "expected_version must be"),
+    (lambda s: make(s, "sales.new", expected_version=False), "expected_version must be"),  # not version 0
     (lambda s: s.rollback_view("sales.daily", True), "version id must be an integer"),  # not version 1
     (lambda s: s.alter_view("sales.daily", ViewChange.update_comment("x"), expected_version=1.0),
      "expected_version must be"),
@@ -1643,6 +1646,8 @@ def test_expected_version_of_a_view_that_does_not_exist(store):
     """A missing view is at stream version 0: create and drop honour expected_version like every write."""
     with pytest.raises(ConcurrencyError, match="does not exist"):
         make(store, expected_version=3)
+    with pytest.raises(ConcurrencyError, match="does not exist"):  # below 0 is no version either
+        make(store, expected_version=-1)
     assert make(store, expected_version=0).stream_version == 1
     assert store.drop_view("sales.daily", expected_version=1) is True
     assert store.drop_view("sales.daily") is False
@@ -1843,6 +1848,10 @@ def test_the_drop_dialect_rule_reads_the_properties_the_replace_leaves_and_diale
     view = store.replace_view("sales.daily", columns=COLS, representations=[("SPARK", "SELECT 2"), ("Trino", "SELECT 2")],
                               default_namespace="sales")
     assert view.dialects == ("SPARK", "Trino") and view.current_version_id == 2
+    # and so in lower case again over the current version's capitals
+    view = store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 3"), ("trino", "SELECT 3")],
+                              default_namespace="sales")
+    assert view.dialects == ("spark", "trino") and view.current_version_id == 3
     # a given value wins over the view's own: the replace leaves "TRUE", so the dialect may go
     view = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",
                               properties={DROP_DIALECT_ALLOWED: "TRUE"})
@@ -1873,6 +1882,10 @@ def test_a_replace_writes_only_what_changes(store):
     view = store.replace_view("sales.daily", **same, comment="c", properties={"a": "1", "b": "3"})
     assert [e.type for e in store.history("sales.daily")[1:]] == ["view.properties_set"]
     assert store.history("sales.daily")[-1].updates == {"b": "3"}
+    # a new comment is its own event, not a property the properties_set carries too
+    store.replace_view("sales.daily", **same, comment="d", properties={"b": "4"})
+    assert [e.type for e in store.history("sales.daily")[2:]] == ["view.comment_updated", "view.properties_set"]
+    assert store.history("sales.daily")[-1].updates == {"b": "4"}
 
 
 def test_a_replace_of_the_whole_map_keeps_a_comment_it_is_given_and_removes_in_name_order(store):
@@ -1883,6 +1896,15 @@ def test_a_replace_of_the_whole_map_keeps_a_comment_it_is_given_and_removes_in_n
     removed = store.history("sales.daily")[-1]
     assert removed.type == "view.properties_removed" and removed.removals == ("a", "m", "z")
     assert [e.type for e in store.history("sales.daily")[1:]] == ["view.properties_set", "view.properties_removed"]
+
+
+def test_a_replace_of_the_whole_map_without_a_comment_removes_it_as_a_comment_change_alone(store):
+    make(store, comment="c", properties={"a": "2"})
+    view = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",
+                              properties={"a": "2"}, replace_properties=True)
+    assert view.comment is None and view.properties == {"a": "2"}
+    assert [e.type for e in store.history("sales.daily")[1:]] == ["view.comment_updated"]
+    assert store.history("sales.daily")[-1].comment is None
 
 
 def test_an_update_changes_the_sql_of_a_dialect_and_keeps_its_spelling(store):
