@@ -307,6 +307,11 @@ def test_rename_and_name_reuse(store):
         store.rename_view("sales.daily", "archive.daily_v1")
     v = store.alter_view("sales.daily", ViewChange.rename("daily_v2"))
     assert v.identifier == ("sales", "daily_v2")
+    # its own name again, in any case, is no rename: nothing is written
+    count = store.event_count()
+    assert store.rename_view("sales.daily_v2", "SALES.Daily_V2").stream_version == v.stream_version
+    assert store.alter_view("sales.daily_v2", ViewChange.rename("daily_v2")).stream_version == v.stream_version
+    assert store.event_count() == count
 
 
 def test_drop_and_history_of_a_dropped_view(store):
@@ -324,11 +329,16 @@ def test_drop_and_history_of_a_dropped_view(store):
     assert store.list_views() == [("sales", "daily")]
 
 
-def test_rollback(store):
+def test_rollback(store, monkeypatch):
+    import viewstore.catalog
+
     make(store)
     store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 2")], default_namespace="sales")
+    later = store.load_view("sales.daily").audit.last_modified_time_ms + 1_000
+    monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: later * 1_000_000)
     v = store.rollback_view("sales.daily", 1)
     assert v.current_version_id == 1 and [e.version_id for e in v.version_log] == [1, 2, 1]
+    assert v.version_log[-1].timestamp_ms == v.audit.last_modified_time_ms == later  # dated by the rollback
     assert len(v.versions) == 2
     same = store.rollback_view("sales.daily", 1)
     assert same.stream_version == v.stream_version  # already current: nothing written
@@ -1598,6 +1608,9 @@ def test_a_batch_may_rename_a_view_away_and_back(store):
     view = store.alter_view("sales.daily", ViewChange.rename("w"), ViewChange.update_comment("c"),
                             ViewChange.rename("daily"))
     assert view.identifier == ("sales", "daily") and view.comment == "c"
+    # each rename comes from the name the one before it gave
+    renames = [(e.from_identifier, e.identifier) for e in store.history("sales.daily") if e.type == "view.renamed"]
+    assert renames == [(("sales", "daily"), ("sales", "w")), (("sales", "w"), ("sales", "daily"))]
     with pytest.raises(ViewAlreadyExistsError, match="sales.taken"):  # another view's name is still refused
         store.alter_view("sales.daily", ViewChange.rename("taken"))
     before = store.projection_dump()
@@ -1907,11 +1920,14 @@ def test_a_replace_of_the_whole_map_without_a_comment_removes_it_as_a_comment_ch
     assert store.history("sales.daily")[-1].comment is None
 
 
-def test_an_update_changes_the_sql_of_a_dialect_and_keeps_its_spelling(store):
+def test_an_update_or_removal_names_a_dialect_as_the_view_spells_it(store):
     make(store, representations=[SPARK, ("Trino", "SELECT 1")])
     view = store.alter_view("sales.daily", ViewChange.update_representation("TRINO", "SELECT 2"))
     assert view.dialects == ("spark", "Trino") and view.sql_for("trino") == "SELECT 2"
     assert store.history("sales.daily")[-1].dialect == "Trino"
+    # a removal names the dialect as the view spells it, too
+    view = store.alter_view("sales.daily", ViewChange.remove_representation("TRINO"))
+    assert view.dialects == ("spark",) and store.history("sales.daily")[-1].dialect == "Trino"
 
 
 def test_a_bare_name_in_a_batch_renames_within_the_namespace_an_earlier_rename_moved_it_to(store):
