@@ -1442,6 +1442,10 @@ def test_import_view_checks_its_arguments(store):
         with pytest.raises(ValidationError):
             store.import_view("sales.imported", **{**good, **bad})
     assert store.event_count() == 1
+    before = store.projection_dump()
+    with pytest.raises(ViewAlreadyExistsError, match="^view already exists: sales.daily$"):  # a live view's name
+        store.import_view("SALES.daily", **good)
+    assert store.event_count() == 1 and store.projection_dump() == before
 
 
 def _version(i, ts):

@@ -719,6 +719,7 @@ def test_import_keeps_the_version_log_in_file_order(store, conformance, tmp_path
 @pytest.mark.parametrize("log, kept", [
     ([0, 1, 2], [1, 2]),  # an expired version's entry at the start goes alone
     ([1, 7, 2], [2]),  # in the middle it takes every entry before it: 1 was not current up to 2
+    ([7, 1, 8, 1, 2], [1, 2]),  # of several, the last one does
     ([1, 2, 9], [2]),  # the current version gains an entry at the file's latest time
     ([], [2]),
     ([1], [1, 2]),  # the current version's entry at its own time, not at the log's (before it existed)
