@@ -760,6 +760,7 @@ def test_a_transaction_sqlite_rolled_back_whole_commits_nothing_after(store, rec
             finally:
                 _sqlite_interrupts_nothing(store._conn)
             assert interrupted.value.__notes__[-1].endswith("the block's writes before this one are undone too")
+            assert store.load_view("a.v").comment is None  # undone, so no longer read either
             with pytest.raises(ViewStoreError, match="rolled back"):
                 store.alter_view("a.x", ViewChange.update_comment("third"))
     assert "rolled back" in str(ended.value)
