@@ -52,6 +52,8 @@ def test_create_and_load(store):
     assert store.view_exists("sales.daily") and not store.view_exists("sales.other")
     assert store.list_views() == [("sales", "daily")]
     assert store.list_views("sales") == [("sales", "daily")] and store.list_views("other") == []
+    # the comment given wins over a comment among the properties
+    assert make(store, "sales.other", comment="given", properties={"comment": "a property"}).comment == "given"
 
 
 CHANGES_IN_PLACE = [("set", lambda d: d.__setitem__("k", "v")), ("del", lambda d: d.__delitem__("team")),
@@ -1416,6 +1418,7 @@ def test_a_time_is_the_millisecond_it_falls_in_within_the_64_bit_bounds(store):
     (lambda s: s.drop_view("sales.daily", expected_version="1"), "expected_version must be"),
     (lambda s: make(s, "sales.new", expected_version=False), "expected_version must be"),  # not version 0
     (lambda s: s.rollback_view("sales.daily", True), "version id must be an integer"),  # not version 1
+    (lambda s: ViewChange.remove_representation(" "), "bad dialect"),  # when built, before a store is asked
     (lambda s: s.alter_view("sales.daily", ViewChange.update_comment("x"), expected_version=1.0),
      "expected_version must be"),
     (lambda s: s.export_iceberg("sales.daily", 5), "must be a path"),
