@@ -1339,6 +1339,32 @@ def test_bad_input_raises_typed_error_and_writes_nothing(store, case):
     assert store.load_view("sales.daily").comment is None
 
 
+@pytest.mark.parametrize("fields, message", [
+    ({"kind": "set_property"}, "bad property key None"),
+    ({"kind": "set_property", "key": "k", "value": 5}, "property 'k' must have a string value"),
+    ({"kind": "update_comment", "value": 5}, "a comment must be a string or None"),
+    ({"kind": "remove_property", "key": 5}, "bad property key 5"),
+    ({"kind": "add_representation"}, "add_representation needs a representation"),
+    ({"kind": "update_representation", "key": "spark"}, "update_representation needs a representation"),
+    ({"kind": "remove_representation", "key": " "}, "bad dialect"),
+    ({"kind": "rename", "key": 5}, "a rename needs the new name as text"),
+    ({"kind": "rename", "key": "sales.x."}, "bad identifier part ''"),
+    ({"kind": "comment"}, "unknown change 'comment'"),
+])
+def test_a_change_made_by_the_class_itself_is_checked_as_it_is_made(store, fields, message):
+    """Not an AssertionError, or pydantic's or Python's own error, when the batch is decided."""
+    make(store)
+    with pytest.raises(ValidationError, match=message):
+        ViewChange(**fields)
+    assert store.event_count() == 1
+
+
+def test_a_rename_made_by_the_class_itself_takes_the_name_as_the_library_writes_it(store):
+    make(store)
+    assert store.alter_view("sales.daily", ViewChange("rename", key="Daily_V2")).identifier == ("sales", "daily_v2")
+    assert store.alter_view("sales.daily_v2", ViewChange("rename", key="Archive.Daily")).identifier == ("archive", "daily")
+
+
 def test_store_arguments_are_checked(tmp_path):
     with pytest.raises(ValidationError):
         ViewStore(tmp_path / "a.db", catalog="")

@@ -98,32 +98,57 @@ DROP_DIALECT_ALLOWED = "replace.drop-dialect.allowed"
 
 @dataclass(frozen=True, slots=True)
 class ViewChange:
-    """One change of an :meth:`ViewStore.alter_view` batch. Build them with the static methods,
-    each of which raises :class:`~viewstore.errors.ValidationError` for a bad argument (a key, SQL,
-    dialect or name that is not one), before any store is asked."""
+    """One change of an :meth:`ViewStore.alter_view` batch. Build them with the static methods. A
+    change with a bad field (a key, SQL, dialect or name that is not one; a kind there is no method
+    for), made by a static method or by the class itself, raises
+    :class:`~viewstore.errors.ValidationError` as it is made, before any store is asked."""
 
     kind: str
     key: str | None = None
     value: str | None = None
     representation: SQLRepresentation | None = None
 
+    def __post_init__(self) -> None:
+        kind = self.kind
+        if kind == "update_comment":
+            if self.value is not None and not isinstance(self.value, str):
+                raise ValidationError(f"a comment must be a string or None, not {self.value!r}")
+        elif kind == "set_property":
+            validate_property_value(validate_property_key(self.key), self.value)
+        elif kind == "remove_property":
+            validate_property_key(self.key)
+        elif kind in ("add_representation", "update_representation"):
+            if not isinstance(self.representation, SQLRepresentation):
+                raise ValidationError(f"{kind} needs a representation, SQLRepresentation(dialect, sql), "
+                                      f"not {self.representation!r}")
+        elif kind == "remove_representation":
+            if not isinstance(self.key, str) or not self.key.strip():
+                raise ValidationError(f"bad dialect {self.key!r}")
+        elif kind == "rename":
+            key = self.key
+            name = (normalize_name(key, "view name") if isinstance(key, str) and "." not in key
+                    else identifier_str(to_identifier(key)) if isinstance(key, str) else None)
+            if name is None:
+                raise ValidationError(f"a rename needs the new name as text, not {key!r}")
+            object.__setattr__(self, "key", name)  # as the library writes names: lower case
+        else:
+            raise ValidationError(f"unknown change {kind!r}; build changes with ViewChange's static methods")
+
     @staticmethod
     def update_comment(comment: str | None) -> "ViewChange":
         """Set the comment (None removes it)."""
-        if comment is not None and not isinstance(comment, str):
-            raise ValidationError(f"a comment must be a string or None, not {comment!r}")
         return ViewChange("update_comment", value=comment)
 
     @staticmethod
     def set_property(key: str, value: str) -> "ViewChange":
         """Set a view property (the key ``comment`` is the view comment, logged as the property it is
         set as: ``view.properties_set``, where :meth:`update_comment` logs ``view.comment_updated``)."""
-        return ViewChange("set_property", key=key, value=validate_property_value(validate_property_key(key), value))
+        return ViewChange("set_property", key=key, value=value)
 
     @staticmethod
     def remove_property(key: str) -> "ViewChange":
         """Remove a view property; removing one the view lacks changes nothing."""
-        return ViewChange("remove_property", key=validate_property_key(key))
+        return ViewChange("remove_property", key=key)
 
     @staticmethod
     def add_representation(representation: RepresentationLike) -> "ViewChange":
@@ -139,15 +164,13 @@ class ViewChange:
     def remove_representation(dialect: str) -> "ViewChange":
         """Remove a dialect's SQL (a new version); the last representation cannot be removed (not even
         when a later change of the batch adds another: the changes apply in order)."""
-        if not isinstance(dialect, str) or not dialect.strip():
-            raise ValidationError(f"bad dialect {dialect!r}")
         return ViewChange("remove_representation", key=dialect)
 
     @staticmethod
     def rename(new_name: IdentifierLike) -> "ViewChange":
         """Rename: a bare name stays in the namespace; a dotted identifier, a tuple or a list moves the view."""
-        if isinstance(new_name, str) and "." not in new_name:
-            return ViewChange("rename", key=normalize_name(new_name, "view name"))
+        if isinstance(new_name, str):
+            return ViewChange("rename", key=new_name)
         return ViewChange("rename", key=identifier_str(to_identifier(new_name)))
 
 
