@@ -277,6 +277,9 @@ def test_alter_batch_is_one_commit_with_one_version(store):
     assert view.current_version_id == 2 and len(view.versions) == 2  # one version for the batch
     assert view.dialects == ("spark", "trino", "hive") and view.comment == "hello"
     assert [e.stream_version for e in store.history("sales.daily")] == [1, 2, 3, 4, 5]
+    # each call is a commit of its own, named by 128 random bits
+    commits = [e.commit_id for e in store.history("sales.daily")]
+    assert len(set(commits)) == 2 and all(re.fullmatch("[0-9a-f]{32}", c) for c in commits)
 
 
 def test_alter_representation_changes(store):
@@ -1142,6 +1145,24 @@ def test_a_committed_receiver_that_raises_does_not_turn_a_committed_call_into_an
     assert view.comment == "kept" and store.load_view("sales.daily") == view
     assert seen == ["view.comment_updated"] and failed == []  # the other receiver ran; nothing failed
     assert "a viewstore.committed receiver raised" in caplog.text and "audit sink down" in caplog.text
+
+
+def test_a_call_returns_the_view_it_wrote_when_a_committed_receiver_writes_after_it(store):
+    """The receiver runs before the call returns, and its write is the newer one the store holds."""
+    make(store)
+    later = []
+
+    def writer(sender, events):
+        if not later:
+            later.append(sender.alter_view("sales.daily", ViewChange.set_property("k", "v")))
+
+    signals.committed.connect(writer)
+    try:
+        view = store.alter_view("sales.daily", ViewChange.update_comment("mine"))
+    finally:
+        signals.committed.disconnect(writer)
+    assert view.stream_version == 2 and view.comment == "mine" and "k" not in view.properties
+    assert store.load_view("sales.daily") == later[0] and later[0].stream_version == 3
 
 
 def test_receivers_are_sent_to_as_blinker_sends(store, caplog):

@@ -444,6 +444,8 @@ def test_import_gzip_and_uuid_clash(store, conformance, tmp_path):
     gz = tmp_path / "00000-x.gz.metadata.json"
     gz.write_bytes(gzip.compress((conformance / "iceberg-view" / "ValidViewMetadata.json").read_bytes()))
     store.import_iceberg(gz, "a.first")
+    imported = store.history("a.first")[0]
+    assert (imported.type, imported.source, imported.source_location) == ("view.imported", "iceberg", str(gz))
     count = store.event_count()
     with pytest.raises(Exception) as info:
         store.import_iceberg(gz, "a.second")
