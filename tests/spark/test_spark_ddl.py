@@ -92,6 +92,40 @@ def test_create_view_reads_catalog_qualified_names_as_sql_does(spark, store, dat
     assert store.list_views() == [(ns, "a"), (ns, "b")]
 
 
+def test_a_view_named_like_the_session_catalog_is_a_view_of_the_current_database(spark, store, ns):
+    """A name of one part is the view's own, as Spark reads it: spark_catalog alone names a view of
+    the current database, not the catalog."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"USE {ns}")
+    try:
+        assert sql(spark, store, "CREATE VIEW spark_catalog AS SELECT 1 AS x").identifier == (ns, "spark_catalog")
+        view = create_view(spark, store, "spark_catalog", "SELECT 2 AS x", replace=True)
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+    assert view.identifier == (ns, "spark_catalog") and view.current_version_id == 2
+    assert spark.sql(f"SELECT x FROM {ns}.spark_catalog").first().x == 1
+
+
+def test_a_view_name_of_three_parts_is_refused_as_spark_refuses_it(spark, store, ns):
+    """A view of the session catalog lives in a database: ns.x.v names none, in create_view and in sql."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    with pytest.raises(AnalysisException, match="REQUIRES_SINGLE_PART_NAMESPACE"):
+        spark.sql(f"CREATE VIEW {ns}.x.v AS SELECT 1 AS x")
+    with pytest.raises(ValidationError, match=rf"REQUIRES_SINGLE_PART_NAMESPACE.*{ns}\.x\.v"):
+        create_view(spark, store, f"{ns}.x.v", "SELECT 1 AS x")
+    with pytest.raises(ValidationError, match="REQUIRES_SINGLE_PART_NAMESPACE"):
+        sql(spark, store, f"CREATE VIEW {ns}.x.v AS SELECT 1 AS x")
+    assert store.event_count() == 0
+
+
+def test_create_view_refuses_an_identifier_part_or_a_replace_flag_of_the_wrong_type(spark, store, ns):
+    with pytest.raises(ValidationError, match="identifier part must be a string, not int$"):
+        create_view(spark, store, (ns, 5), "SELECT 1 AS x")
+    with pytest.raises(ValidationError, match="^replace must be True or False, not 1$"):
+        create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", replace=1)
+    assert store.event_count() == 0
+
+
 @pytest.mark.parametrize("query, condition", [
     ("SELECT * FROM no_such_table", "TABLE_OR_VIEW_NOT_FOUND"),
     ("SELECT nope FROM range(3)", "UNRESOLVED_COLUMN"),
@@ -118,6 +152,18 @@ def test_create_view_never_runs_a_statement(spark, store, data, ns):
     assert store.event_count() == 0
 
 
+def test_create_view_analyzes_the_sql_as_every_session_will_read_it(spark, store, ns):
+    """${...} is not substituted: a query that parses only once substituted is refused, since the
+    text is stored as written and read so in every session."""
+    spark.conf.set("viewstore.test.n", "1")
+    try:
+        with pytest.raises(ValidationError, match="PARSE_SYNTAX_ERROR"):
+            create_view(spark, store, f"{ns}.v", "SELECT ${viewstore.test.n} AS n")
+    finally:
+        spark.conf.unset("viewstore.test.n")
+    assert store.event_count() == 0
+
+
 @pytest.mark.parametrize("query, kind, name", [
     ("SELECT x FROM scratch", "VIEW", "scratch"),
     # shapes sqlglot does not read (the check was sqlglot's): these were stored
@@ -129,6 +175,8 @@ def test_create_view_never_runs_a_statement(spark, store, data, ns):
     ("SELECT scratch_twice(2) AS y", "FUNCTION", "scratch_twice"),
     ("SELECT 1 AS y WHERE 4 IN (SELECT system.session.scratch_twice(2))", "FUNCTION", "scratch_twice"),
     ("SELECT session.scratch_twice(2) AS y", "FUNCTION", "scratch_twice"),
+    ("SELECT SESSION.scratch_twice(2) AS y", "FUNCTION", "scratch_twice"),
+    ("SELECT SYSTEM.Session.scratch_twice(2) AS y", "FUNCTION", "scratch_twice"),
     ("SELECT scratch_plus_one(1) AS y", "FUNCTION", "scratch_plus_one"),
     ("SELECT scratch_var AS y", "VARIABLE", "scratch_var"),
 ])
@@ -725,6 +773,20 @@ def test_sql_alter_view_with_schema_of_a_view_without_spark_sql_is_refused(spark
     assert store.event_count() == 1 and not spark.catalog.databaseExists(ns)
 
 
+def test_sql_alter_view_with_schema_makes_the_database_the_copy_needs_and_drops_it_when_spark_refuses(
+        spark, store, ns):
+    """A stored view whose database the session lacks: the database is made for its new copy, as
+    CREATE VIEW makes one, and goes again when Spark refuses the copy."""
+    _stored(store, f"{ns}.broken", f"SELECT x FROM {ns}.no_such_table", ns)
+    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        sql(spark, store, f"ALTER VIEW {ns}.broken WITH SCHEMA BINDING")
+    assert not spark.catalog.databaseExists(ns) and store.event_count() == 1
+    _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
+    view = sql(spark, store, f"ALTER VIEW {ns}.v WITH SCHEMA BINDING")
+    assert view.summary["spark.schema-mode"] == "BINDING"
+    assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1
+
+
 def test_sql_column_list_keeps_the_comments_the_query_inherits(spark, store, ns):
     spark.sql(f"CREATE DATABASE {ns}")
     spark.sql(f"CREATE TABLE {ns}.orders (id BIGINT COMMENT 'the id', amount INT COMMENT 'eur') USING parquet")
@@ -743,6 +805,17 @@ def test_a_column_list_and_column_comments_keep_each_columns_nullability(spark, 
     assert [(c.name, c.nullable, c.comment) for c in view.columns] == [("a", False, "one"), ("b", True, None)]
     view = create_view(spark, store, f"{ns}.commented", query, column_comments={"X": "one", "y": "none"})
     assert [(c.name, c.nullable, c.comment) for c in view.columns] == [("x", False, "one"), ("y", True, "none")]
+
+
+def test_a_column_comment_of_none_drops_the_comment_the_query_inherits(spark, store, ns):
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.t (id BIGINT COMMENT 'the id', n INT COMMENT 'a count') USING parquet")
+    view = create_view(spark, store, f"{ns}.v", f"SELECT id, n, CAST(n AS TINYINT) AS b FROM {ns}.t",
+                       column_comments={"id": None})
+    assert [(c.name, c.comment) for c in view.columns] == [("id", None), ("n", "a count"), ("b", None)]
+    # Spark's schema of the view (recorded, as the Iceberg types lose TINYINT) says the same
+    fields = json.loads(view.summary["spark.schema"])["fields"]
+    assert [f["metadata"].get("comment") for f in fields] == [None, "a count", None]
 
 
 def test_a_column_list_renames_the_collation_spark_keeps_for_a_column(spark, store, ns):
@@ -794,6 +867,12 @@ def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, sto
     # scripts and EXECUTE IMMEDIATE without view DDL still run
     assert sql(spark, store, "EXECUTE IMMEDIATE 'SELECT 41 + 1 AS n'").first().n == 42
     assert sql(spark, store, "BEGIN SELECT 7 AS n; END").first().n == 7
+    spark.sql(f"CREATE TABLE {ns}.t0 (x INT) USING parquet")  # a RENAME of a table is no view DDL
+    sql(spark, store, f"BEGIN ALTER TABLE {ns}.t0 RENAME TO {ns}.t1; END")
+    assert spark.catalog.tableExists(f"{ns}.t1") and not spark.catalog.tableExists(f"{ns}.t0")
+    with pytest.raises(ValidationError, match=r"^Spark refused the statement: "
+                                              r"\[INVALID_EXPR_TYPE_FOR_QUERY_EXECUTE_IMMEDIATE\]"):
+        sql(spark, store, "EXECUTE IMMEDIATE NULL")  # a literal of no text
     with pytest.raises(ValidationError, match="PARSE_SYNTAX_ERROR"):  # Spark's refusal, when it runs the statement
         sql(spark, store, "EXECUTE IMMEDIATE 'SELEC 1'")
     # a script may drop its own temporary view (and any view the store does not hold), and any
@@ -824,7 +903,7 @@ def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, sto
     assert store.list_views() == [(ns, "v")] and spark.catalog.tableExists(f"{ns}.v")
 
 
-def test_sql_set_properties_keeps_reserved_keys_off_the_session_copy(spark, store, ns):
+def test_sql_set_properties_keeps_reserved_keys_off_the_session_copy(spark, store, ns, caplog):
     spark.sql(f"CREATE DATABASE {ns}")
     sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
     view = sql(spark, store, f"ALTER VIEW {ns}.v SET TBLPROPERTIES ('hms.x' = '1', 'spark.sql.y' = '2', "
@@ -844,6 +923,11 @@ def test_sql_set_properties_keeps_reserved_keys_off_the_session_copy(spark, stor
     sql(spark, store, f"ALTER VIEW {ns}.v UNSET TBLPROPERTIES ('viewstore.fingerprint', 'viewstore.store')")
     assert "viewstore.fingerprint" not in store.load_view(f"{ns}.v").properties
     assert {"viewstore.fingerprint", "viewstore.store"} <= set(copy_properties())
+    # keys no copy carries alone: the copy has nothing to follow, and nothing is logged
+    with caplog.at_level(logging.WARNING, logger="viewstore"):
+        view = sql(spark, store, f"ALTER VIEW {ns}.v SET TBLPROPERTIES ('hms.z' = '3')")
+    assert view.properties["hms.z"] == "3" and "hms.z" not in copy_properties()
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("viewstore")] == []
 
 
 def test_sql_set_properties_of_a_stored_view_without_a_session_copy_makes_the_copy(spark, store, ns):
@@ -852,6 +936,7 @@ def test_sql_set_properties_of_a_stored_view_without_a_session_copy_makes_the_co
     view = sql(spark, store, f"ALTER VIEW {ns}.v SET TBLPROPERTIES ('team' = 'ops')")
     assert view.properties == {"team": "ops"}
     assert _view_properties(spark, ns, "v")["team"] == "ops" and spark.sql(f"SELECT x FROM {ns}.v").first().x == 1
+    assert _view_properties(spark, ns, "v")["viewstore.store"] == store.store_id  # a copy prune=True may drop
 
 
 def test_sql_rename_to_a_name_of_the_session_catalog_without_a_database_is_refused_as_lacking_one(
@@ -861,6 +946,31 @@ def test_sql_rename_to_a_name_of_the_session_catalog_without_a_database_is_refus
     with pytest.raises(ValidationError, match=r"^bad identifier \['x'\]: it needs a namespace and a name"):
         sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO spark_catalog.x")
     assert store.list_views() == [(ns, "v")] and store.event_count() == 1
+
+
+def test_sql_rename_into_another_spark_catalog_or_to_a_name_of_three_parts_is_refused(spark, store, ns):
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS x")
+    spark.conf.set("spark.sql.catalog.lake", "viewstore.NoSuchCatalogClass")
+    try:
+        with pytest.raises(ValidationError, match=rf"^cannot rename {ns}\.v into another catalog \(lake\.{ns}\.w\)"):
+            sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO lake.{ns}.w")
+    finally:
+        spark.conf.unset("spark.sql.catalog.lake")
+    with pytest.raises(ValidationError, match=rf"^\[REQUIRES_SINGLE_PART_NAMESPACE\] a Spark view lives in a "
+                                              rf"database: {ns}\.x\.y$"):
+        sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO {ns}.x.y")
+    assert store.list_views() == [(ns, "v")] and store.event_count() == 1
+    assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1
+
+
+def test_sql_alter_table_rename_of_a_stored_view_is_sparks_refusal(spark, store, ns):
+    """ALTER TABLE ... RENAME names a table: Spark refuses it for a view, and the store is not touched."""
+    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
+    with pytest.raises(ValidationError, match=r"^Spark refused the statement: "
+                                              r"\[EXPECT_TABLE_NOT_VIEW\.USE_ALTER_VIEW\]"):
+        sql(spark, store, f"ALTER TABLE {ns}.v RENAME TO {ns}.w")
+    assert store.list_views() == [(ns, "v")] and store.event_count() == 1
+    assert spark.sql(f"SELECT one FROM {ns}.v").first().one == 1 and not spark.catalog.tableExists(f"{ns}.w")
 
 
 def test_sql_alter_view_with_schema_from_another_database_and_time_zone_keeps_the_views_own(spark, store, ns):
@@ -887,6 +997,29 @@ def test_sql_alter_view_with_schema_from_another_database_and_time_zone_keeps_th
         assert spark.catalog.currentDatabase() == other
     finally:
         spark.conf.set("spark.sql.session.timeZone", zone)
+        spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
+def test_sql_alter_view_as_records_the_current_database_as_spark_does(spark, store, ns):
+    """Spark's ALTER VIEW ... AS captures the current database again: a bare name in the new query
+    is read there, in the session copy and, from the stored default namespace, in every copy after."""
+    other = f"{ns}_other"
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE DATABASE {other}")
+    spark.sql(f"CREATE TABLE {ns}.t USING parquet AS SELECT 1 AS id")
+    spark.sql(f"CREATE TABLE {other}.t USING parquet AS SELECT 2 AS id")
+    try:
+        sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT id FROM {ns}.t")
+        spark.catalog.setCurrentDatabase(other)
+        view = sql(spark, store, f"ALTER VIEW {ns}.v AS SELECT id FROM t")
+        spark.catalog.setCurrentDatabase("default")
+        assert view.default_namespace == (other,)
+        assert spark.sql(f"SELECT id FROM {ns}.v").first().id == 2
+        spark.sql(f"DROP VIEW {ns}.v")
+        assert register_views(spark, store, ns).registered == [f"{ns}.v"]
+        assert spark.sql(f"SELECT id FROM {ns}.v").first().id == 2
+    finally:
+        spark.catalog.setCurrentDatabase("default")
         spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
 
 
