@@ -17,6 +17,10 @@ def test_identifiers():
     assert to_identifier(("a", "N" * 255)) == ("a", "n" * 255)  # a name may have 255 characters, not more
     with pytest.raises(ValidationError, match="longer than 255"):
         to_identifier(("a", "n" * 256))
+    with pytest.raises(ValidationError, match="^an identifier part must be a string, not int$"):
+        to_identifier(("a", 3))
+    with pytest.raises(ValidationError, match="^a namespace level must be a string, not NoneType$"):
+        to_namespace(("a", None))
     # counted as stored, in lower case: '\u0130' (I with a dot above) lowers to two characters
     assert to_identifier(("a", "\u0130" * 127 + "n")) == ("a", "i\u0307" * 127 + "n")
     with pytest.raises(ValidationError, match="longer than 255"):

@@ -102,7 +102,8 @@ def normalize_name(part: Any, what: str = "name") -> str:
     are the same namespace.
     """
     if not isinstance(part, str):
-        raise ValidationError(f"a {what} must be a string, not {type(part).__name__}")
+        article = "an" if what[:1] in ("a", "e", "i", "o", "u") else "a"
+        raise ValidationError(f"{article} {what} must be a string, not {type(part).__name__}")
     if not part or part != part.strip():
         raise ValidationError(f"bad {what} {part!r}: it must be non-empty without surrounding spaces")
     name = part.lower()
