@@ -55,6 +55,9 @@ def test_data_types(data_type, iceberg, nullable):
     ("BINARY(0)", "BINARY takes one positive length"),
     ("MAP<INT>", "expected ','"),
     ("INT NOT", "unexpected 'NOT'"),
+    ("ROW<`` INT>", "expected a ROW field name at position 4"),
+    ("BINARY(1, 2)", "BINARY takes one positive length"),
+    ("VARCHAR(1, 2)", "VARCHAR takes one length"),
 ])
 def test_bad_data_types(data_type, reason):
     with pytest.raises(ValidationError, match=reason) as caught:
@@ -108,6 +111,9 @@ def test_decode_flink_110_keys():
     # an index of thousands of digits raised int()'s ValueError; Flink reads indexes as Java ints
     ({"flink.schema.0.name": "a", "flink.schema.0.data-type": "INT", f"flink.schema.{'9' * 5000}.name": "b"},
      r"parameters\.flink\.schema\.9{67}\.\.\.: is no column key Flink can read.*the number 9{20}\.\.\. is larger"),
+    # a key of 80 characters is named whole, a longer one by its first 80
+    ({"flink.schema.0.name": "a", "flink.schema.0.data-type": "INT", f"flink.schema.{'9' * 62}.name": "b"},
+     r"^parameters\.flink\.schema\.9{62}\.name: is no column key Flink can read"),
     ({"flink.schema.0.name": "a", "flink.schema.0.data-type": "INT", "flink.generic.table.schema.2147483648.name": "b"},
      r"parameters\.flink\.generic\.table\.schema\.2147483648\.name: is no column key Flink can read"),
 ])
@@ -174,6 +180,10 @@ def test_engine_types_of_iceberg_types():
     assert flink.engine_type(parse_type("decimal(9,2)"), nullable=False) == "DECIMAL(9, 2) NOT NULL"
     # Iceberg's Flink integration writes an Iceberg time as Flink's TimeType(), TIME(0)
     assert flink.engine_type(parse_type("time")) == "TIME(0)"
+    # a back quote in a field name and a quote in its comment are doubled, as Flink quotes them, and read back
+    quoted = parse_type("struct<`it``s`: int comment 'it\\'s'>")
+    assert flink.engine_type(quoted) == "ROW<`it``s` INT 'it''s'>"
+    assert flink.parse_data_type(flink.engine_type(quoted)) == (quoted, True)
     with pytest.raises(ValidationError, match="Flink has no type for Iceberg uuid"):
         flink.engine_type(parse_type("uuid"))
 
