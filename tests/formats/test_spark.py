@@ -10,6 +10,7 @@ import pytest
 from viewstore import ViewChange, formats
 from viewstore.errors import ValidationError
 from viewstore.formats import ViewDefinition, spark
+from viewstore.formats.base import sql_digest
 from viewstore.model import Column, SQLRepresentation
 from viewstore.types import parse_type
 
@@ -81,11 +82,13 @@ def test_decode_schema_json_keeps_case_comments_and_nullability():
         ("Id", "long", None, False), ("name", "string", "customer name", True), ("c", "string", None, True),
         ("t", "int", None, True), ("s", "struct<`a b`: int>", None, True)]
     assert definition.engine_types == ("bigint", "string", "char(5)", "tinyint", "struct<`a b`:int>")
+    assert spark.FIELDS_KEY not in definition.properties  # the types and metadata say all there is
 
 
 @pytest.mark.parametrize("schema_json, reason", [
     ("{not json", "parameters.spark.sql.sources.schema: the Spark schema is not valid JSON"),
     ('{"type": "array"}', "must be a JSON struct type"),
+    (json.dumps({"type": "map", "fields": [field("a", "long")]}), "must be a JSON struct type"),
     ('{"type": "struct", "fields": []}', "has no fields"),
     (schema({"type": "long"}), r"fields\[0\]\.name"),
     (schema({"name": "a"}), r"fields\[0\]\.type: is missing"),
@@ -274,6 +277,8 @@ def test_the_spark_schema_a_spark_session_recorded_is_written_to_the_metastore()
     retyped = fresh(columns=(Column("s", "int"), *columns[1:]), summary=definition.summary)
     assert json.loads(spark.encode(retyped)["parameters"]["spark.sql.sources.schema"])["fields"][0] == {
         "name": "s", "type": "integer", "nullable": True, "metadata": {}}  # the recorded one no longer fits
+    widened = fresh(columns=(*columns, Column("e", "int")), summary=definition.summary)
+    assert _written_fields(widened)[0]["metadata"] == {}  # recorded for four columns, not five
 
 
 def _written_fields(definition):
@@ -310,9 +315,12 @@ def test_a_kept_collation_stays_with_its_column_when_columns_move():
     '[["a","string",{"__COLLATIONS":{"a.element":"icu.UNICODE"}}]]',
     '[["a","string",{"__COLLATIONS":{"b":"spark.UTF8_LCASE"}}]]',
     '[["a","string",{"__COLLATIONS":{"a":"spark."}}]]',  # a provider without a collation name
+    # a path that only begins with the field's name, one character short of a dot
+    '[["a",{"type":"array","elementType":"string","containsNull":true},'
+    '{"__COLLATIONS":{"a_element":"spark.UTF8_LCASE"}}]]',
     '[["a","string",{"__COLLATIONS":{"a":"spark.UTF8_LCASE"}}],null]'])  # kept for two columns, not one
 def test_collations_that_do_not_fit_the_type_are_not_written(recorded):
-    type_ = "list<int>" if "array" in recorded else "string"
+    type_ = ("list<string>" if "a_element" in recorded else "list<int>") if "array" in recorded else "string"
     field_ = _written_fields(fresh(columns=(Column("a", type_),), properties={spark.FIELDS_KEY: recorded}))[0]
     assert field_["metadata"] == {}
 
@@ -474,6 +482,14 @@ def test_query_output_names_are_the_recorded_query_columns_not_the_renamed_ones(
     out = formats.encode(fresh(properties=stale, summary={"spark.query-column-names": '["a","b"]'}), "spark")
     assert spark.query_output_columns(formats.decode(out)) == ("a", "b")
     assert spark.query_output_columns(formats.decode(formats.encode(fresh(properties=stale), "spark"))) == ("Id", "name")
+    # a list without the digest of its SQL (set by hand, or by a release that kept none) is written back
+    # while it fits the columns; with the digest of another SQL it is stale
+    undigested = {**stale, "view.query.out.col.0": "x", "view.query.out.col.1": "y"}
+    out = formats.encode(fresh(properties=undigested), "spark")
+    assert spark.query_output_columns(formats.decode(out)) == ("x", "y")
+    other_sql = {**undigested, spark.QUERY_OUT_SQL_KEY: sql_digest("SELECT 2")}
+    out = formats.encode(fresh(properties=other_sql), "spark")
+    assert spark.query_output_columns(formats.decode(out)) == ("Id", "name")
 
 
 @pytest.mark.parametrize("properties, summary", [
@@ -489,6 +505,7 @@ def test_query_output_names_that_are_no_names_are_not_written(properties, summar
 def test_sparks_own_parameters_stay_out_of_another_engines_record():
     table = record(schema(field("a", "integer")), **{"spark.sql.statistics.totalSize": "0", "k": "v"})
     assert spark.owns_parameter("spark.sql.statistics.totalSize") and not spark.owns_parameter("k")
+    assert not spark.owns_parameter("spark.note")  # Spark writes spark.sql.* keys, not every spark.* one
     definition = formats.decode(table).model_copy(
         update={"other_representations": (SQLRepresentation("hive", "SELECT 1 AS a"),)})
     params = formats.encode(definition, "hive")["parameters"]
@@ -530,8 +547,12 @@ def test_ddl_type_strings():
     # Spark's DDL spellings: a field without a colon, numeric, real, timestamp_ltz
     assert spark.parse_type_string("struct<a int>") == {
         "type": "struct", "fields": [{"name": "a", "type": "integer", "nullable": True, "metadata": {}}]}
-    assert [spark.parse_type_string(t) for t in ("numeric(5,2)", "real", "timestamp_ltz")] == [
-        "decimal(5,2)", "float", "timestamp"]
+    assert [spark.parse_type_string(t) for t in ("numeric(5,2)", "real", "timestamp_ltz", "time(6)")] == [
+        "decimal(5,2)", "float", "timestamp", "time(6)"]
+    # a field name Hive keeps all digits, which the catalog string leaves unquoted
+    assert spark.parse_type_string("struct<1:int>")["fields"][0]["name"] == "1"
+    with pytest.raises(ValidationError, match="a comment must be a quoted string"):
+        spark.parse_type_string("struct<a:int comment 5>")
     with pytest.raises(ValidationError, match="unknown Spark type 'char'"):
         spark.parse_type_string("char(3,4)")
 
@@ -542,6 +563,7 @@ def test_a_field_name_with_a_back_quote_is_quoted_as_spark_quotes_it():
     type_ = parse_type("struct<`a``b`: int>")
     assert spark.engine_type(type_) == "struct<`a``b`:int>"
     assert spark.engine_type(parse_type("struct<`1`: int, a1: int>")) == "struct<`1`:int,a1:int>"  # all digits
+    assert spark.engine_type(parse_type("struct<`é`: int>")) == "struct<`é`:int>"  # a letter outside ASCII
     assert spark.iceberg_type(spark.parse_type_string(spark.engine_type(type_))) == type_
 
 
