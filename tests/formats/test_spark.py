@@ -58,6 +58,11 @@ def test_json_types(spark_type, iceberg):
     ("calendarinterval", "'calendarinterval'"),
     ({"type": "udt", "class": "x"}, "'udt' has no Iceberg equivalent"),
     ({"type": "array"}, "missing 'elementType'"),
+    # fields that are no list: they were read as a list's items (a string's characters), or TypeError's
+    # text was given as what is missing
+    ({"type": "struct", "fields": None}, r"^parameters\.spark\.sql\.sources\.schema\.fields\[0\]\.type\.fields: "
+                                         r"must be a list of fields, not None$"),
+    ({"type": "struct", "fields": "ab"}, r"\.type\.fields: must be a list of fields, not 'ab'$"),
     ({"type": "array", "elementType": "integer", "containsNull": "yes"}, "containsNull"),
     (7, "a Spark type must be a string or an object"),
     ("decimal(40,2)", "precision of 1-38"),

@@ -690,8 +690,11 @@ def _iceberg_type(spark_type: Any, field: str) -> IcebergType:
                            _iceberg_type(spark_type["valueType"], f"{field}.valueType"),
                            not _flag(spark_type, "valueContainsNull", field))
         if kind == "struct":
+            items = spark_type["fields"]
+            if not isinstance(items, list):
+                raise invalid(f"{field}.fields", f"must be a list of fields, not {items!r}")
             fields, seen = [], set()
-            for i, item in enumerate(spark_type["fields"]):
+            for i, item in enumerate(items):
                 name, type_, nullable, metadata = _struct_field(item, f"{field}.fields[{i}]")
                 if name.lower() in seen:
                     raise invalid(f"{field}.fields[{i}].name", f"duplicate field {name!r}")
@@ -699,7 +702,7 @@ def _iceberg_type(spark_type: Any, field: str) -> IcebergType:
                 fields.append(StructField(name, _iceberg_type(type_, f"{field}.fields[{i}].type"), not nullable,
                                           _comment(metadata, f"{field}.fields[{i}]")))
             return StructType(tuple(fields))
-    except (KeyError, TypeError) as e:
+    except KeyError as e:
         raise invalid(field, f"malformed Spark {kind} type: missing {e}") from e
     raise invalid(field, f"Spark type {kind!r} has no Iceberg equivalent")
 
