@@ -522,6 +522,11 @@ def test_a_namespace_without_catalog_goes_under_the_session_catalog():
     assert [params[f"view.catalogAndNamespace.part.{i}"] for i in range(2)] == ["spark_catalog", "sales"]
     none = formats.encode(fresh(default_catalog=None, default_namespace=()), "spark")["parameters"]
     assert not any(key.startswith("view.catalogAndNamespace") for key in none)
+    # a catalog without a namespace is recorded alone, and reads back
+    alone = formats.encode(fresh(default_catalog="cat", default_namespace=()), "spark")
+    assert {k: v for k, v in alone["parameters"].items() if k.startswith("view.catalogAndNamespace")} == {
+        "view.catalogAndNamespace.numParts": "1", "view.catalogAndNamespace.part.0": "cat"}
+    assert (formats.decode(alone).default_catalog, formats.decode(alone).default_namespace) == ("cat", ())
 
 
 def test_an_altered_hive_view_is_written_back_as_it_was():
