@@ -32,6 +32,7 @@ MINIMAL = {"originalSql": "SELECT 42 x", "columns": [{"name": "x", "type": "bigi
     ("real", "float"), ("double", "double"), ("date", "date"), ("uuid", "uuid"), ("varbinary", "binary"),
     ("unknown", "unknown"), ("varchar", "string"), ("varchar(20)", "string"), ("char(10)", "string"),
     ("decimal(10,2)", "decimal(10,2)"), ("decimal(38, 0)", "decimal(38,0)"), ("time(6)", "time"),
+    ("decimal(5,5)", "decimal(5,5)"),  # a scale as large as the precision
     ("decimal", "decimal(38,0)"),  # Trino's decimal without parameters is decimal(38,0)
     ("timestamp(3)", "timestamp"), ("timestamp(6)", "timestamp"), ("timestamp(9)", "timestamp_ns"),
     ("timestamp", "timestamp"), ("timestamp with time zone", "timestamptz"),  # Trino's precision 3 without one
@@ -75,6 +76,13 @@ def test_engine_type_of_iceberg_types():
     assert trino.engine_type(parse_type("map<string, decimal(9,3)>")) == "map(varchar,decimal(9,3))"
     # Iceberg keeps times to the microsecond: Trino's time(6) holds them all, time(3) would not
     assert trino.engine_type(parse_type("time")) == "time(6)"
+    assert trino.engine_type(parse_type("timestamp_ns")) == "timestamp(9)"
+    assert trino.engine_type(parse_type("timestamptz_ns")) == "timestamp(9) with time zone"
+    assert trino.engine_type(parse_type("unknown")) == "unknown"
+    # a double quote in a row field name is doubled, as Trino quotes it, and reads back as the name
+    weird = parse_type('struct<`we"ird`: int>')
+    assert trino.engine_type(weird) == 'row("we""ird" integer)'
+    assert trino.iceberg_type(trino.engine_type(weird)) == weird
     with pytest.raises(ValidationError, match="columns\\[2\\].type: Trino has no type for Iceberg fixed\\[16\\]"):
         trino.engine_type(parse_type("fixed[16]"), "columns[2].type")
 
@@ -88,6 +96,10 @@ def test_engine_type_of_iceberg_types():
     ("/* Presto View: " + base64.b64encode(b"\xff\xfe").decode() + " */", "not UTF-8"),
     ("/* Presto View: " + base64.b64encode(b"{not json").decode() + " */", "not JSON"),
     ("/* Presto View: " + base64.b64encode(b"[1, 2]").decode() + " */", "must be a JSON object"),
+    # the prefix and the suffix share the blank: no room for a payload between them
+    ("/* Presto View: */", "must look like '/\\* Presto View: <Base64> \\*/', found '/\\* Presto View: \\*/'"),
+    # nested deeper than Python's JSON reader goes: it raised RecursionError
+    ("/* Presto View: " + base64.b64encode(b"[" * 100_000 + b"]" * 100_000).decode() + " */", "not JSON"),
 ])
 def test_malformed_blobs(text, reason):
     with pytest.raises(ValidationError, match=reason) as caught:
@@ -95,11 +107,13 @@ def test_malformed_blobs(text, reason):
     assert str(caught.value).startswith("viewOriginalText")
 
 
-def test_base64_without_padding_is_accepted_like_java_does():
-    text = blob(MINIMAL)
-    assert text.endswith("= */")
+@pytest.mark.parametrize("sql, padding", [("SELECT 42 x", "=="), ("SELECT 42 xy", "=")])
+def test_base64_without_padding_is_accepted_like_java_does(sql, padding):
+    document = {**MINIMAL, "originalSql": sql}
+    text = blob(document)
+    assert text.endswith(f"{padding} */") and not text.endswith(f"={padding} */")
     unpadded = text.replace("=", "")
-    assert trino.read_payload(unpadded) == MINIMAL
+    assert trino.read_payload(unpadded) == document
 
 
 @pytest.mark.parametrize("document, reason", [
@@ -110,6 +124,11 @@ def test_base64_without_padding_is_accepted_like_java_does():
     ({**MINIMAL, "columns": [{"name": "x", "type": "bogus(1)"}]}, r"columns\[0\]\.type: .*unknown Trino type"),
     ({**MINIMAL, "columns": [{"type": "bigint"}]}, r"columns\[0\]\.name"),
     ({**MINIMAL, "columns": [{"name": "", "type": "bigint"}]}, r"columns\[0\]\.name: must be a non-empty string, not ''"),
+    ({**MINIMAL, "columns": ["x"]}, r"^viewOriginalText\.columns\[0\]: must be an object with name and type"),
+    ({**MINIMAL, "columns": [{"name": "x", "type": 7}]},
+     r"^viewOriginalText\.columns\[0\]\.type: must be a Trino type signature, not 7"),
+    ({**MINIMAL, "columns": [{"name": "x", "type": "bigint", "comment": 7}]},
+     r"^viewOriginalText\.columns\[0\]\.comment: must be a string or null, not 7"),
     ({**MINIMAL, "runAsInvoker": "yes"}, r"viewOriginalText\.runAsInvoker"),
     ({**MINIMAL, "owner": 7}, r"viewOriginalText\.owner"),
     ({**MINIMAL, "path": "x"}, r"viewOriginalText\.path"),
@@ -152,11 +171,29 @@ def test_hms_parameters_other_than_the_markers_are_kept():
     assert "presto_view" not in properties and "transient_lastDdlTime" not in properties
 
 
+def test_a_presto_view_property_stays_out_of_another_engines_record():
+    """presto_view in a Hive record would make Trino take it for its own view (and refuse it without the
+    Presto View blob): the flag is Trino's alone."""
+    assert trino.owns_parameter("presto_view")
+    hive_view = ViewDefinition(dialect="hive", sql="SELECT 1 a", columns=(Column("a", "int"),),
+                               properties={"presto_view": "true", "k": "v"})
+    out = formats.encode(hive_view, "hive")
+    assert out["parameters"] == {"k": "v"} and formats.detect(out) == "hive"
+
+
 def test_an_empty_schema_is_no_schema():
     """Trino reads a missing schema as none; an empty one names no schema either, so the view has no
     default namespace rather than a namespace level the store cannot hold."""
     definition = formats.decode(record({**MINIMAL, "catalog": "hive", "schema": ""}))
     assert (definition.default_catalog, definition.default_namespace) == ("hive", ())
+
+
+def test_an_empty_catalog_is_written_and_read_as_given():
+    """Unlike an empty schema, which names no namespace level, an empty catalog is a value the
+    definition holds: it is written to the JSON and reads back, not left out as if there were none."""
+    out = formats.encode(definition(default_catalog="", default_namespace=()), "trino")
+    assert trino.read_payload(out["viewOriginalText"])["catalog"] == ""
+    assert formats.decode(out).default_catalog == ""
 
 
 def definition(**changes) -> ViewDefinition:
@@ -173,7 +210,9 @@ def test_encode_writes_what_trino_writes():
     assert out["parameters"] == {"presto_view": "true", "comment": "Presto View", "user.key": "x",
                                  "trino_created_by": "viewstore", "trino_version": out["parameters"]["trino_version"]}
     assert out["parameters"]["trino_version"].startswith("viewstore")
-    assert out["sd"]["cols"] == [{"name": "dummy", "type": "string", "comment": None}]
+    # Trino's placeholder column, an empty location and no storage format
+    assert out["sd"] == {"cols": [{"name": "dummy", "type": "string", "comment": None}], "location": "",
+                         "inputFormat": None, "outputFormat": None, "serdeInfo": {"serializationLib": None}}
     assert out["viewExpandedText"] == "/* Presto View */"
     encoded = out["viewOriginalText"][len("/* Presto View: "):-len(" */")]
     assert base64.b64decode(encoded).decode() == (
@@ -220,7 +259,7 @@ def test_encode_keeps_recorded_type_strings_that_still_fit():
 
 
 def test_encode_writes_the_path_when_recorded():
-    path = '[{"catalogName":"hive","schemaName":"s"}]'
+    path = '[{"catalogName":"hive","schemaName":"ventes_é"}]'  # kept as written, not escaped
     out = formats.encode(definition(properties={trino.PATH_KEY: path}), "trino")
     assert trino.read_payload(out["viewOriginalText"])["path"] == json.loads(path)
     assert formats.decode(out).properties[trino.PATH_KEY] == path
@@ -271,6 +310,12 @@ def test_gravitino_form_is_normalised_to_trinos_form(conformance):
     assert "owner" not in payload and "comment" not in payload["columns"][0]  # no explicit nulls
     assert out["parameters"] == {"presto_view": "true", "comment": "Presto View"}  # decoded from Trino: no labels
     assert formats.decode(out) == definition
+
+
+def test_a_table_with_trinos_markers_is_not_claimed():
+    """Trino reads a record as a view only when its table type is VIRTUAL_VIEW, whatever its parameters."""
+    assert trino.claims("VIRTUAL_VIEW", MARKERS)
+    assert not trino.claims("EXTERNAL_TABLE", MARKERS) and not trino.claims("MANAGED_TABLE", MARKERS)
 
 
 def test_trino_prefix_is_case_sensitive():
