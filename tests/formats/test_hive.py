@@ -29,6 +29,8 @@ def record(*cols: tuple[str, str, str | None], **extra) -> dict:
     ("array<int>", "list<int>"), ("map<string,bigint>", "map<string, long>"),
     ("struct<a:int,b:timestamp with local time zone>", "struct<a: int, b: timestamptz>"),
     ("ARRAY<STRUCT<X:STRING>>", "list<struct<X: string>>"), ("struct<>", "struct<>"),
+    ("map<string, array<int>>", "map<string, list<int>>"),  # a blank before a type name is no part of it
+    ("array<" * 100 + "int" + ">" * 100, "list<" * 100 + "int" + ">" * 100),  # nested as deep as is read
 ])
 def test_hive_types(hive_type, iceberg):
     assert str(hive.iceberg_type(hive_type)) == iceberg
@@ -54,6 +56,12 @@ def test_decode_keeps_both_texts():
         ("key", "string", "the key"), ("n", "string", None)]
     assert definition.engine_types == ("string", "varchar(5)")
     assert "transient_lastDdlTime" not in definition.properties  # the metastore maintains it
+
+
+@pytest.mark.parametrize("database", [None, ""])
+def test_a_record_without_a_database_has_no_default_namespace(database):
+    definition = formats.decode(record(("a", "int", None), dbName=database))
+    assert (definition.database, definition.default_namespace) == (database, ())
 
 
 def test_a_partitioned_views_partition_columns_are_its_last_columns():
@@ -129,6 +137,8 @@ def test_lenient_stand_ins_follow_icebergs_hive_integration():
     assert hive.engine_type(parse_type("list<uuid>"), lenient=True) == "array<string>"
     assert hive.engine_type(parse_type("fixed[16]"), lenient=True) == "binary"
     assert hive.engine_type(parse_type("time"), lenient=True) == "string"
+    assert hive.engine_type(parse_type("timestamp_ns"), lenient=True) == "timestamp"
+    assert hive.engine_type(parse_type("timestamptz_ns"), lenient=True) == "timestamp with local time zone"
 
 
 def test_a_kept_hive_type_is_written_while_it_fits_the_column_whatever_its_nested_not_null():
@@ -180,6 +190,7 @@ def test_struct_field_names_are_read_as_hive_reads_them(hive_type, field_name):
     ("struct<a-b:int>", "expected ':' at position 8, found '-'"),
     ("struct<`a`:int>", "expected a struct field name at position 7, found '`'"),
     ("struct<a:int,A:int>", "duplicate struct field 'A'"),
+    ("struct<A:int,a:int>", "duplicate struct field 'a'"),
     ("struct<:int>", "expected a struct field name"),
     ("struct<a²:int>", "expected ':' at position 8, found '²'"),  # no letter or digit to Hive (Java)
     ("array<,int>", "expected a type name at position 6, found ','"),
@@ -199,7 +210,7 @@ def test_struct_field_names_hive_can_hold_round_trip_and_others_are_refused():
     assert out["sd"]["cols"][0]["type"] == "struct<größe:array<int>,a$b:array<int>,1x:array<int>,x y:array<int>," \
                                            "a.b:array<int>, lead:array<int>>"
     assert formats.decode(out).columns == definition.columns
-    for name in ["x:y", "a,b", "a>b", "a`b", "a'b", "a-b"]:
+    for name in ["x:y", "a,b", "a>b", "a`b", "a'b", "a-b", ""]:
         struct = StructType((StructField(name, PrimitiveType("int")),))
         bad = ViewDefinition(dialect="hive", sql="SELECT 1", columns=(Column("s", struct),))
         with pytest.raises(ValidationError, match=r"columns\[0\]\.type: Hive struct field names"):
