@@ -166,6 +166,24 @@ def test_a_data_tables_other_columns_give_a_name_their_room_down_to_eight_cells_
         assert (f"│ {name} │ broken │" in out) == (width >= 77), (width, out)
 
 
+def test_a_data_tables_empty_column_gives_a_name_the_room_its_header_leaves_and_no_more():
+    """A column of empty cells is as wide as its header: 'details' keeps its 7 cells, so the name
+    (53 cells) stays whole from 76 columns on and folds below, and no header breaks at any width."""
+    from viewstore.tables import data_table
+
+    name = "warehouse.sales.orders_by_region_and_day_with_returns"
+    for width in range(60, 100):
+        table = data_table("view", "status", "details", names=["view"])
+        table.add_row(name, "broken", "")
+        console = Console(file=io.StringIO(), width=width, markup=False, emoji=False, highlight=False)
+        console.print(table)
+        out = console.file.getvalue()
+        lines = out.splitlines()
+        assert "┃ status ┃ details ┃" in lines[1] and lines[2].startswith("┡"), (width, out)  # headers of one line
+        assert (f"│ {name} │ broken │" in out) == (width >= 76), (width, out)
+        assert "".join(line.split("│")[1].strip() for line in lines[3:-1]) == name, (width, out)
+
+
 def test_a_data_table_printed_again_on_a_narrower_console_folds_the_name_it_kept_whole():
     from viewstore.tables import data_table
 
@@ -291,6 +309,12 @@ def test_a_column_that_wraps_gets_no_narrower_than_six_cells_and_the_table_runs_
     assert printed[2] == "xxxxxx  yyyyyy" and len(printed) == 2 + 7
 
 
+def test_a_word_that_folds_keeps_its_last_piece_however_short():
+    for length in (12, 13, 14):
+        printed = _printed(TextTable("a"), [("x" * length,)], 5)  # the column gets its six cells
+        assert printed[2:] == ["x" * 6] * (length // 6) + (["x" * (length % 6)] if length % 6 else []), printed
+
+
 def test_a_table_without_its_box_has_no_trailing_blanks_on_any_line():
     """Without the box (a console too narrow for it) a line ends with its last cell's text: a row
     of one line as much as a row of several and the header."""
@@ -318,6 +342,16 @@ def test_a_column_squeezed_to_the_common_width_is_never_given_a_cell_its_text_do
     assert printed[3] == "│ " + "x" * 20 + " │ one two three four    │ one two three four   │", printed
 
 
+def test_the_odd_cell_goes_to_a_column_at_the_common_width_not_to_one_held_at_its_floor():
+    """'a' gives up width down to its floor of 20 cells, where its text fits exactly; 'b' and 'c' share
+    what is left at a common width, and the odd cell goes to one of them, which can use it."""
+    text = "one two three four five six seven eight nine"
+    table = TextTable(TableColumn("a", 20), TableColumn("b", 6), TableColumn("c", 6))
+    printed = _printed(table, [(text, text, text)], 51)
+    assert printed[3] == "│ one two three four   │ one two     │ one two    │", printed
+    assert {len(line) for line in printed} == {51}, printed
+
+
 def test_a_time_that_snaps_gives_the_cells_it_did_not_need_back_to_the_text_squeezed_before():
     from viewstore.tables import TableColumn
 
@@ -335,10 +369,36 @@ def test_cells_given_back_go_to_the_narrowest_column_squeezed_before_first():
     assert printed[1] == "─" * 16 + "  " + "─" * 16 + "  " + "─" * 12, printed
 
 
+def test_a_time_narrower_than_its_snap_width_keeps_its_own_width():
+    """A column that snaps goes down to its wraps_to only from wider: a text of five cells stays
+    five cells wide, and the cells it does not take go to the text squeezed before."""
+    table = TextTable(TableColumn("text", 10), TableColumn("when", 12, rank=2, snap=True),
+                      TableColumn("time", 12, rank=2, snap=True))
+    printed = _printed(table, [("aaa bbb ccc ddd eee fff ggg hhh", "never", "2026-11-26 16:53:49.123")], 40)
+    assert printed[1] == "─" * 19 + "  " + "─" * 5 + "  " + "─" * 12, printed
+    assert printed[2:4] == ["aaa bbb ccc ddd eee  never  2026-11-26", "fff ggg hhh" + " " * 17 + "16:53:49.123"], printed
+
+
+def test_a_time_that_snaps_keeps_its_width_when_the_table_runs_over():
+    """On a console too narrow for the table only the columns that wrap anywhere narrow on to six
+    cells: a time stays at its date's width (12 cells), split between date and time of day only."""
+    table = TextTable(TableColumn("text", 10), TableColumn("time", 12, rank=2, snap=True))
+    printed = _printed(table, [("aaa bbb ccc ddd eee fff", "2026-11-26 16:53:49.123")], 16)
+    assert printed[1] == "─" * 6 + "  " + "─" * 12, printed
+    assert printed[2:4] == ["aaa     2026-11-26", "bbb     16:53:49.123"], printed
+
+
 def test_a_cell_of_ascii_text_wraps_at_spaces_only_as_rich_wraps_it():
     """Not after the hyphen of a word ('well-' then 'known view' would fit as well)."""
     printed = _printed(TextTable(TableColumn("n", None), "text"), [("1", "see the well-known view")], 21)
     assert printed[3:6] == ["│ 1 │ see the       │", "│   │ well-known    │", "│   │ view          │"], printed
+
+
+def test_a_line_of_blanks_wider_than_its_column_stays_a_line_of_the_cell():
+    """textwrap makes no line of a text of blanks alone: the cell keeps it as an empty line, so the
+    lines after it stay where they are."""
+    printed = _printed(TextTable("n", "text"), [("1", "a\n" + " " * 20 + "\nb")], 16)
+    assert printed[2:] == ["1  a", "", "   b"], printed
 
 
 def test_a_long_word_of_wide_or_accented_characters_folds_and_keeps_every_character():
