@@ -456,6 +456,21 @@ def test_what_a_name_s_holder_let_go_by_is_one_statement_of_index_seeks(tmp_path
                 and step.split()[1] not in ctes], plan
 
 
+@pytest.mark.parametrize("time", ["'soon'", "2.5", "X'01'"])
+def test_a_time_a_name_was_let_go_at_that_is_no_integer_is_a_corrupt_log_error(tmp_path, time):
+    """An import dates its events after the name's last holder let go of it: a time of text or bytes
+    (SQLite orders them after every number, so it is the one found) or a real is no time to date by."""
+    log = EventLog(connect(tmp_path / "x.db"))
+    log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                     "payload) VALUES ('k', 'v', 1, 'view.created', 'a.v', 'me', 1, '{}'), "
+                     "('k', 'v', 2, 'view.dropped', 'a.v', 'me', 2, '{}')")
+    assert log.last_time_named("a.v") == 2 and log.last_time_named("a.w") is None
+    log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                     f"payload) VALUES ('k2', 'w', 1, 'view.created', 'a.v', 'me', {time}, '{{}}')")
+    with pytest.raises(CorruptLogError, match="^event at position 3 has a time that is not an integer$"):
+        log.last_time_named("a.v")
+
+
 def test_each_audit_filter_reads_through_an_index_and_sorts_no_whole_rows(tmp_path):
     log = EventLog(connect(tmp_path / "x.db"))
     with transaction(log.conn):

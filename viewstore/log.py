@@ -884,14 +884,23 @@ class EventLog:
         the event right after it: a rename, which carries the new name. An import dates its events by
         the history it brings; this says when the name was last someone else's, so that no two views
         hold one name at the same time (see import_view).
+
+        Raises:
+            CorruptLogError: the latest of those times is not an integer (SQLite orders text after
+                every number, so a time stored as text is the one found).
         """
         row = self.conn.execute(
             "WITH held AS (SELECT view_id, max(stream_version) AS last FROM events WHERE identifier = ? AND view_id IN "
             f"(SELECT view_id FROM events WHERE identifier = ? AND type IN {NAMING_TYPES}) GROUP BY view_id) "
-            "SELECT max(e.occurred_at) FROM held JOIN events e ON e.view_id = held.view_id "
-            "AND e.stream_version IN (held.last, held.last + 1)",
+            "SELECT e.position, e.occurred_at FROM held JOIN events e ON e.view_id = held.view_id "
+            "AND e.stream_version IN (held.last, held.last + 1) ORDER BY e.occurred_at DESC LIMIT 1",
             (identifier, identifier)).fetchone()
-        return row[0]
+        if row is None:
+            return None
+        if type(row[1]) is not int:
+            raise CorruptLogError(f"event at position {row[0]} has a time that is not an integer")
+        time: int = row[1]
+        return time
 
     def query(self, *, view_ids: Iterable[str] | None = None, actor: str | None = None,
               since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,
