@@ -8,6 +8,7 @@ import json
 import sqlite3
 import string
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from viewstore import ViewChange, ViewStore, formats
-from viewstore.errors import (ConcurrencyError, IcebergMetadataError, NoSuchViewError, ValidationError,
-                              ViewAlreadyExistsError, ViewStoreError)
+from viewstore.errors import (ConcurrencyError, CorruptLogError, IcebergMetadataError, NoSuchViewError,
+                              ValidationError, ViewAlreadyExistsError, ViewStoreError)
 from viewstore.formats import ViewDefinition
 from viewstore.hms import (FailedRecord, HmsImportReport, ImportedRecord, SkippedRecord, imported_metadata_location,
                            metadata_file_path, metadata_location_uri, prepare_import)
@@ -230,6 +231,15 @@ def test_a_record_is_one_version_of_the_first_schema_at_the_time_given(now_ms):
     assert prepared.current_version_id == 1
 
 
+def test_a_record_imported_without_a_time_is_timestamped_at_the_import_in_milliseconds():
+    before = time.time_ns() // 1_000_000
+    prepared = prepare_import(load("hive-native-view.reconstructed.json")["hms_table"])
+    after = time.time_ns() // 1_000_000
+    (version,) = prepared.versions
+    assert before <= version.timestamp_ms <= after
+    assert prepared.version_log == (VersionLogEntry(timestamp_ms=version.timestamp_ms, version_id=1),)
+
+
 def test_an_imported_view_is_a_normal_view(store):
     table = load("trino-hms-view-full-table.reconstructed.json")["hms_table"]
     store.import_hms(table)
@@ -394,6 +404,32 @@ def test_an_error_of_the_store_itself_is_raised_not_noted_as_the_records(store, 
     broken = {**record, "viewOriginalText": None, "viewExpandedText": None}  # the record's own error is noted
     report.import_one(store, "default.bad", broken)
     assert [f.name for f in report.failed] == ["default.bad"]
+
+
+def test_a_records_own_concurrency_error_is_noted_and_a_damaged_log_ends_the_import(store):
+    """Another writer that took the view's stream first fails that record alone (not busy: the store
+    answers); a damaged log (a name's last holder let go of it at a time that is no integer) is the
+    store's own error, which every record after it would meet: raised, and nothing is written."""
+    record = load("hive-native-view.reconstructed.json")["hms_table"]
+    store.create_view("default.v_src", columns=[("a", "int")], representations=[("hive", "SELECT 1 AS a")],
+                      default_namespace="default")
+    store.drop_view("default.v_src")
+    with sqlite3.connect(store.path) as raw:  # the other writer: its row holds every stream's next version
+        raw.execute("CREATE TRIGGER taken BEFORE INSERT ON events BEGIN "
+                    "SELECT RAISE(ABORT, 'UNIQUE constraint failed: events.view_id, events.stream_version'); END")
+    raw.close()
+    report = HmsImportReport()
+    report.import_one(store, "default.v_src", record)
+    assert report.failed == [FailedRecord("default.v_src", "ConcurrencyError", "another writer appended to the view "
+                                          "first: UNIQUE constraint failed: events.view_id, events.stream_version")]
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("DROP TRIGGER taken")
+        raw.execute("DROP TRIGGER events_append_only_update")
+        raw.execute("UPDATE events SET occurred_at = 'soon' WHERE position = 2")
+    raw.close()
+    with pytest.raises(CorruptLogError, match="^event at position 2 has a time that is not an integer$"):
+        report.import_one(store, "default.v_src", record)
+    assert len(report.failed) == 1 and not report.imported and store.event_count() == 2
 
 
 # -- export errors --------------------------------------------------------------------------------
