@@ -708,6 +708,12 @@ def test_metadata_locations():
             metadata_file_path(remote)
     with pytest.raises(ValidationError, match="^metadata_location: '/w/lone.*' cannot be a URI"):
         metadata_location_uri("/w/lone\ud800.json")  # a lone surrogate, which a URI cannot hold
+    # a blank before a scheme makes no URI an engine reads, and urlsplit drops it and any newline or tab
+    for slip in (" s3://b/m.json", "s3://b/m.json ", "s3://b/m\n.json", "s3://b/m\t.json", "\t/w/m.json", "/w/m.json\n",
+                 "file:/w/m\x7f.json"):
+        with pytest.raises(ValidationError, match=r"^metadata_location: .* has blanks at its ends or a control "
+                                                  r"character; give the location alone$"):
+            metadata_location_uri(slip)
 
 
 def test_a_drive_letter_is_a_path_not_a_uri_scheme(tmp_path, monkeypatch):

@@ -30,6 +30,7 @@ while the view is unchanged since the import (:func:`imported_metadata_location`
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -51,6 +52,7 @@ __all__ = ["HmsImport", "prepare_import", "metadata_file_path", "record_identifi
 
 _ICEBERG = "iceberg"
 _METADATA_LOCATION = "metadata_location"
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -180,9 +182,14 @@ def metadata_location_uri(location: str | Path) -> str:
     path (a ``Path``, or a string without a scheme) as its absolute ``file:`` URI.
 
     Raises:
-        ValidationError: the location is empty, not a string or path, or holds a lone surrogate.
+        ValidationError: the location is empty, not a string or path, has blanks at its ends or a
+            control character (no engine reads such text as the file meant: a blank before
+            ``s3://`` makes it no URI), or holds a lone surrogate.
     """
     if isinstance(location, str) and location.strip():
+        if location != location.strip() or _CONTROL.search(location):
+            raise invalid("metadata_location", f"{location!r} has blanks at its ends or a control character; "
+                                               "give the location alone")
         if len(urlsplit(location).scheme) > 1:  # a one-letter scheme is a Windows drive
             return location
         location = Path(location)
