@@ -240,6 +240,13 @@ def test_a_record_imported_without_a_time_is_timestamped_at_the_import_in_millis
     assert prepared.version_log == (VersionLogEntry(timestamp_ms=version.timestamp_ms, version_id=1),)
 
 
+@pytest.mark.parametrize("now_ms, says", [(2**63, "less than or equal to 9223372036854775807"),
+                                          ("soon", "a valid integer")])
+def test_a_time_no_version_can_hold_is_refused_naming_the_field(now_ms, says):
+    with pytest.raises(ValidationError, match=f"^bad view version: timestamp_ms: Input should be {says}$"):
+        prepare_import(load("hive-native-view.reconstructed.json")["hms_table"], now_ms=now_ms)
+
+
 def test_an_imported_view_is_a_normal_view(store):
     table = load("trino-hms-view-full-table.reconstructed.json")["hms_table"]
     store.import_hms(table)
