@@ -16,6 +16,7 @@ from conftest import CONFORMANCE
 from viewstore import ViewStore, formats
 from viewstore.errors import NoSuchViewError, ValidationError, ViewAlreadyExistsError
 from viewstore.formats import ViewDefinition
+from viewstore.hms import FailedRecord
 from viewstore.model import Column
 from viewstore.spark import import_metastore_views, read_metastore_table, write_metastore_table
 from viewstore.spark.types import schema_to_columns
@@ -243,6 +244,26 @@ def test_import_a_whole_database_tells_progress_for_every_table(spark, hms, stor
     other.close()
 
 
+def test_a_view_dropped_between_the_listing_and_its_read_fails_alone(spark, store):
+    """The metastore listed it, and it was gone when its turn came: that record fails, named as the
+    listing named it, and the views before and after it are imported."""
+    db = "hmsgone" + uuid.uuid4().hex[:8]
+    spark.sql(f"CREATE DATABASE {db}")
+    try:
+        for name in ("a", "b", "c"):
+            spark.sql(f"CREATE VIEW {db}.{name} AS SELECT 1 AS x")
+
+        def drop_b(done, total):
+            if done == 1:
+                spark.sql(f"DROP VIEW {db}.b")
+
+        report = import_metastore_views(spark, store, db, progress=drop_b)
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+    assert [i.identifier for i in report.imported] == [f"{db}.a", f"{db}.c"] and report.skipped == []
+    assert report.failed == [FailedRecord(f"{db}.b", "NoSuchViewError", f"no table or view {db}.b in the metastore")]
+
+
 def test_encode_matches_the_record_spark_wrote(spark, hms, store):
     import_metastore_views(spark, store, hms)
     for name in VIEWS:
@@ -438,6 +459,20 @@ def test_write_replaces_a_view_only_when_asked_and_never_a_table(spark, store, t
     assert _rows(spark, target, "t") == [(1, 5), (2, 7.5)]
 
 
+def test_write_never_replaces_an_external_table(spark, store, target, tmp_path):
+    """Any table type but a view's is a table: an EXTERNAL_TABLE (a table with a location of its own)
+    as much as a MANAGED_TABLE."""
+    spark.sql(f"CREATE TABLE {target}.ext (id BIGINT) USING parquet LOCATION '{tmp_path / 'ext'}'")
+    table = read_metastore_table(spark, target, "ext")
+    assert table["tableType"] == "EXTERNAL_TABLE"
+    hive = {**store.export_hms(_exportable(store, target, "ext"), "hive"), "tableName": "ext"}
+    for replace in (False, True):
+        with pytest.raises(ValidationError, match=f"^{target}.ext is a EXTERNAL_TABLE in the metastore, not a view: "
+                                                  "it is never replaced$"):
+            write_metastore_table(spark, hive, replace=replace)
+    assert read_metastore_table(spark, target, "ext") == table
+
+
 def test_write_keeps_the_partition_keys_of_a_record(spark, store, target):
     """partitionKeys reach the metastore as given, as Hive's CREATE VIEW ... PARTITIONED ON writes them."""
     hive = store.export_hms(_exportable(store, target, "pk"), "hive")
@@ -490,6 +525,8 @@ def test_a_malformed_record_writes_nothing(spark, store, target):
             **spark_good, "partitionKeys": [{"name": "p"}]},
         "metadata_location: an Iceberg view in HMS must name its metadata file": {
             **good, "parameters": {"table_type": "ICEBERG-VIEW"}},
+        "^parameters.metadata_location: an Iceberg view in HMS must name its metadata file$": {
+            **good, "parameters": {"table_type": "ICEBERG-VIEW", "metadata_location": ""}},
         "must be a dict, not list": [good],
     }
     for says, record in cases.items():
