@@ -453,7 +453,7 @@ def test_write_replaces_a_view_only_when_asked_and_never_a_table(spark, store, t
 
     table = read_metastore_table(spark, target, "t")
     for replace in (False, True):
-        with pytest.raises(ValidationError, match=f"{target}.t is a MANAGED_TABLE in the metastore, not a view"):
+        with pytest.raises(ValidationError, match=f"{target}.t is of type MANAGED_TABLE in the metastore, not a view"):
             write_metastore_table(spark, {**hive, "tableName": "t"}, replace=replace)
     assert read_metastore_table(spark, target, "t") == table
     assert _rows(spark, target, "t") == [(1, 5), (2, 7.5)]
@@ -467,7 +467,7 @@ def test_write_never_replaces_an_external_table(spark, store, target, tmp_path):
     assert table["tableType"] == "EXTERNAL_TABLE"
     hive = {**store.export_hms(_exportable(store, target, "ext"), "hive"), "tableName": "ext"}
     for replace in (False, True):
-        with pytest.raises(ValidationError, match=f"^{target}.ext is a EXTERNAL_TABLE in the metastore, not a view: "
+        with pytest.raises(ValidationError, match=f"^{target}.ext is of type EXTERNAL_TABLE in the metastore, not a view: "
                                                   "it is never replaced$"):
             write_metastore_table(spark, hive, replace=replace)
     assert read_metastore_table(spark, target, "ext") == table

@@ -358,7 +358,7 @@ def write_metastore_table(spark: SparkSession, record: Mapping[str, Any], *, rep
         found = client.getRawHiveTableOption(database, name)
         existing = str(found.get().rawTable().getTableType()) if found.isDefined() else None
         if existing is not None and existing != VIRTUAL_VIEW:
-            raise ValidationError(f"{database}.{name} is a {existing} in the metastore, not a view: "
+            raise ValidationError(f"{database}.{name} is of type {existing} in the metastore, not a view: "
                                   "it is never replaced")
         if existing is not None and not replace:
             raise ViewAlreadyExistsError(taken)
