@@ -379,6 +379,20 @@ def test_register_views_orders_by_names_read_in_the_default_namespace(spark, sto
             spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
 
 
+def test_register_views_reads_a_default_namespace_in_capitals_as_its_database(spark, store, ns):
+    """The store keeps a default namespace as written, Spark names the database in lower case: a_top,
+    which reads b_base there, went first and failed (TABLE_OR_VIEW_NOT_FOUND), and the database was
+    reported created in both spellings, and in capitals again on every run."""
+    _stored(store, f"{ns}.a_top", "SELECT x FROM b_base", ns.upper(), [Column("x", "int")])
+    _stored(store, f"{ns}.b_base", "SELECT 1 AS x", ns, [Column("x", "int")])
+    report = register_views(spark, store, ns)
+    assert report.ok, report.failed
+    assert report.registered == [f"{ns}.b_base", f"{ns}.a_top"] and report.databases_created == [ns]
+    assert spark.sql(f"SELECT x FROM {ns}.a_top").first().x == 1
+    again = register_views(spark, store, ns)
+    assert again.unchanged == [f"{ns}.b_base", f"{ns}.a_top"] and again.databases_created == []
+
+
 def test_register_views_orders_by_a_name_that_a_cte_elsewhere_also_has(spark, store, ns):
     """The outer `b_base` is the stored view; the CTE of that name lives only in the subquery. It was
     taken for the CTE, so a_top went first and failed (TABLE_OR_VIEW_NOT_FOUND)."""

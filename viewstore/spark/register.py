@@ -90,12 +90,13 @@ def table_references(query: str, dialect: str = "spark") -> set[tuple[str, ...]]
 def _resolve_reference(reference: tuple[str, ...], view: View, store_catalog: str | None) -> Identifier:
     """The store identifier a table reference in ``view``'s SQL would name.
 
-    A bare name is in the view's default namespace; a leading session-catalog, default-catalog or
-    store-catalog name is dropped. Anything else is taken as written (and matches no stored view
-    if it names another catalog).
+    A bare name is in the view's default namespace, in lower case (the store's identifiers are, and
+    the session catalog's database names are in any case); a leading session-catalog,
+    default-catalog or store-catalog name is dropped. Anything else is taken as written (and matches
+    no stored view if it names another catalog).
     """
     if len(reference) == 1:
-        namespace = tuple(view.default_namespace) or view.namespace
+        namespace = tuple(part.lower() for part in view.default_namespace) or view.namespace
         return (*namespace, reference[0])
     catalogs = {SESSION_CATALOG, (view.default_catalog or "").lower(), (store_catalog or "").lower()} - {""}
     if len(reference) >= 3 and reference[0] in catalogs:
@@ -194,11 +195,14 @@ def _ensure_databases(spark: SparkSession, names: Iterable[tuple[str, ...]], kno
                       report: RegisterReport) -> dict[tuple[str, ...], BaseException]:
     """Create missing session databases; returns the ones Spark refused to create, with the error.
 
+    A name is taken in lower case, as Spark names the session catalog's databases (``known`` is in
+    lower case): a default namespace stored as ``Sales`` is the database ``sales``.
+
     Raises:
         EngineError: the engine failed (see :mod:`viewstore.spark.failures`).
     """
     errors: dict[tuple[str, ...], BaseException] = {}
-    for namespace in sorted(set(names)):
+    for namespace in sorted({tuple(part.lower() for part in name) for name in names}):
         key = ".".join(namespace)
         if key in known:
             continue
