@@ -86,6 +86,29 @@ def test_check_views_sees_a_required_field_of_a_map_key_become_nullable(spark, s
     assert (entry.status, entry.problems) == ("drifted", ("column 'm': m.key.a not null is now nullable",))
 
 
+def test_check_views_follows_nullability_into_a_struct_a_list_or_a_map_value_of_a_struct(spark, store, ns):
+    """A required field deeper down that may now be null has drifted (s.o.a, l.element.a, m.value.a);
+    a nullable field, element or value that is now required has not (b, e.element, v.value)."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    inner = "named_struct('a', {a}, 'b', {b})"
+    columns = "named_struct('o', {s}) AS s, array({s}) AS l, map('k', {s}) AS m, array({n}) AS e, map('k', {n}) AS v"
+    before = inner.format(a="1", b="CAST(NULL AS INT)")
+    spark.sql(f"CREATE VIEW {ns}.src AS SELECT " + columns.format(s=before, n="CAST(NULL AS INT)"))
+    create_view(spark, store, f"{ns}.v", f"SELECT s, l, m, e, v FROM {ns}.src")
+    after = inner.format(a="CAST(NULL AS INT)", b="2")
+    spark.sql(f"CREATE OR REPLACE VIEW {ns}.src AS SELECT " + columns.format(s=after, n="2"))
+    report = check_views(spark, store, ns)
+    (entry,) = report.views
+    assert (entry.status, entry.problems) == ("drifted", (
+        "column 's': s.o.a not null is now nullable", "column 'l': l.element.a not null is now nullable",
+        "column 'm': m.value.a not null is now nullable"))
+    assert not report.ok  # a drifted view alone, none broken
+    with pytest.raises(ValidationError) as raised:
+        report.raise_for_drift()
+    assert str(raised.value) == (f"1 view(s) drifted from their stored columns:\n{ns}.v (drifted): "
+                                 + "; ".join(entry.problems))
+
+
 def test_check_views_reports_a_broken_view_from_raise_for_drift(spark, store, ns):
     spark.sql(f"CREATE DATABASE {ns}")
     _stored(store, f"{ns}.v", "SELECT nope FROM range(1)", ns, [Column("nope", "long")])
@@ -146,6 +169,8 @@ def test_check_views_of_a_missing_default_namespace_is_broken(spark, store):
                       default_namespace="nowhere_ns")
     (entry,) = check_views(spark, store).views
     assert entry.status == "broken" and entry.condition == "SCHEMA_NOT_FOUND"
+    (problem,) = entry.problems  # Spark's explanation
+    assert problem.startswith("[SCHEMA_NOT_FOUND] The schema `spark_catalog`.`nowhere_ns` cannot be found.")
 
 
 # -- fixed defects ---------------------------------------------------------------------------------
@@ -245,6 +270,34 @@ def test_check_views_compares_every_column_when_the_recorded_query_names_are_few
             summary={"spark.query-column-names": '["a"]'})
     [drift] = check_views(spark, store, ns).views
     assert drift.problems == ("column 'b': type string is now int",)
+
+
+@pytest.mark.parametrize("properties", [
+    {"view.query.out.numCols": "2", "view.query.out.col.0": "id"},
+    {"view.query.out.numCols": "two", "view.query.out.col.0": "id", "view.query.out.col.1": "n"},
+], ids=["a name missing", "no count"])
+def test_check_views_compares_the_stored_names_when_spark_s_query_column_properties_are_incomplete(
+        spark, store, ns, properties):
+    """Spark's view.query.out properties without a name for every column, or without a count, name no
+    query columns: the stored names are compared (a missing name or a count of letters raised)."""
+    spark.sql(f"CREATE DATABASE {ns}")  # the default namespace
+    _stored(store, f"{ns}.v", "SELECT 1 AS a, 2 AS b", ns,
+            [Column("a", "int", nullable=False), Column("b", "int", nullable=False)], properties=properties)
+    report = check_views(spark, store, ns)
+    assert report.ok, report.views
+
+
+def test_check_views_reports_a_column_of_a_type_iceberg_cannot_hold_as_broken(spark, store, ns):
+    """Spark analyzes the query, but an interval column has no Iceberg type to compare: that view is
+    broken (no Spark condition), and the others are checked."""
+    spark.sql(f"CREATE DATABASE {ns}")  # the default namespace
+    _stored(store, f"{ns}.a", "SELECT INTERVAL '1' DAY AS d", ns, [Column("d", "string")])
+    _stored(store, f"{ns}.b", "SELECT 1 AS x", ns, [Column("x", "int", nullable=False)])
+    report = check_views(spark, store, ns)
+    assert [(v.identifier, v.status, v.condition) for v in report.views] == [
+        (f"{ns}.a", "broken", None), (f"{ns}.b", "ok", None)]
+    assert report.views[0].problems == ("column 'd': Spark type interval day has no Iceberg counterpart",)
+    assert report.views[0].analyzed == ()
 
 
 def test_check_views_analyzes_under_the_sql_configs_recorded_with_the_view(spark, store, ns):
