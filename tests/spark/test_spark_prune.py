@@ -118,6 +118,9 @@ def test_prune_searches_the_namespace_given_or_every_database(spark, stores, dat
     assert "v" in _objects(spark, second)  # outside the namespace given
     mine.drop_view(f"{first}.w")
     mine.drop_view(f"{second}.w")
+    # a namespace of two parts is no database of the session: not even its first part is searched
+    assert register_views(spark, mine, f"{first}.inner", prune=True).pruned == []
+    assert "w" in _objects(spark, first)
     # the store holds no view now: every database of the session catalog is searched all the same
     report = register_views(spark, mine, prune=True)
     assert report.registered == [] and report.pruned == sorted([f"{first}.w", f"{second}.v", f"{second}.w"])
