@@ -202,6 +202,16 @@ def test_check_views_sees_a_decimal_precision_or_scale_change(spark, store, ns):
     assert entry.problems == ("column 'amount': type decimal(10,2) is now decimal(12,4)",)
 
 
+def test_check_views_sees_a_column_the_query_no_longer_gives(spark, store, ns):
+    """Fewer columns analyzed than stored is drift, even where those left match."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.src AS SELECT 1 AS a, 2 AS b")
+    create_view(spark, store, f"{ns}.v", f"SELECT * FROM {ns}.src")
+    spark.sql(f"CREATE OR REPLACE VIEW {ns}.src AS SELECT 1 AS a")
+    (entry,) = check_views(spark, store, ns).views
+    assert (entry.status, entry.problems) == ("drifted", ("2 stored columns, 1 analyzed",))
+
+
 @pytest.mark.parametrize("before, after, problem", [
     # a changed type is named alone when the column may be null too
     ("1 AS id", "CAST(NULL AS BIGINT) AS id", "column 'id': type int is now long"),

@@ -191,7 +191,7 @@ def test_a_copy_spark_will_not_drop_is_reported_not_raised(spark, stores, databa
     assert not report.ok and report.pruned == [] and report.registered == [f"{db}.kept"]
     (failure,) = report.failed
     assert (failure.identifier, failure.action) == (f"{db}.gone", "prune") and failure.condition
-    with pytest.raises(ValidationError, match=r"1 stale copy\(ies\) could not be pruned:\n.*gone: \(prune\)"):
+    with pytest.raises(ValidationError, match=r"^1 stale copy\(ies\) could not be pruned:\n.*gone: \(prune\)"):
         report.raise_for_failures()
     assert "gone" in _objects(spark, db)
     assert register_views(spark, mine, db, prune=True).pruned == [f"{db}.gone"]
