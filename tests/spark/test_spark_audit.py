@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sqlite3
 
 import pytest
 from pyspark.sql import types as T
 
-from viewstore import Column, NoSuchViewError, ValidationError, ViewChange
+from viewstore import Column, CorruptLogError, NoSuchViewError, ValidationError, ViewChange
 from viewstore.spark import events_dataframe
 from viewstore.spark.audit import events_arrow
 
@@ -77,6 +78,29 @@ def test_events_dataframe_of_an_empty_store(spark, store):
 def test_events_arrow_refuses_what_is_no_store():
     with pytest.raises(ValidationError, match="^store must be a ViewStore, not str$"):
         events_arrow("views.db")
+
+
+@pytest.mark.parametrize(("column", "held", "said"), [
+    ("occurred_at", "soon", "the occurred_at of the event at position 2 is not an integer: 'soon' (str)"),
+    ("occurred_at", 1.5, "the occurred_at of the event at position 2 is not an integer: 1.5 (float)"),
+    ("stream_version", "two", "the stream_version of the event at position 2 is not an integer: 'two' (str)"),
+    ("payload", b"{}", "the payload of the event at position 2 is not text: b'{}' (bytes)"),
+    ("commit_id", b"c", "the commit_id of the event at position 2 is not text: b'c' (bytes)"),
+])
+def test_a_damaged_row_is_named_as_the_log_names_it_not_truncated_nor_left_to_arrow(spark, store, column, held, said):
+    """Arrow would cut 1.5 ms to 1 and carry bytes as text; text in an integer column was pyarrow's
+    ArrowInvalid. Each is the CorruptLogError that ViewStore.events raises for such a row."""
+    _stored(store, "bad.v", "SELECT 1 AS x", "bad", [Column("x", "int")])
+    store.alter_view("bad.v", ViewChange.set_property("k", "v"))
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("DROP TRIGGER events_append_only_update")
+        raw.execute(f"UPDATE events SET {column} = ? WHERE position = 2", (held,))
+    raw.close()
+    for call in (lambda: events_arrow(store), lambda: events_dataframe(spark, store)):
+        with pytest.raises(CorruptLogError) as raised:
+            call()
+        assert str(raised.value) == said
+    assert events_dataframe(spark, store, limit=1).count() == 1  # a read that ends before the row is whole
 
 
 def test_events_dataframe_of_a_log_longer_than_one_arrow_batch(spark, store):

@@ -10,7 +10,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from ..catalog import EventTypes, TimeLike, ViewStore
-from ..errors import ValidationError
+from ..errors import CorruptLogError, ValidationError, _held
 from ..log import EVENT_COLUMNS
 from ..model import IdentifierLike
 from .failures import engine_calls, require_live
@@ -47,6 +47,9 @@ def events_arrow(store: ViewStore, *, view: IdentifierLike | None = None, actor:
     Raises:
         NoSuchViewError: ``view`` names no view that ever had that identifier.
         ValidationError: not a ViewStore; a bad identifier, time, type or limit.
+        CorruptLogError: an event's row holds what the library never writes there (a time or stream
+            version that is no integer, a text column that is no text), named by its position, as
+            :meth:`ViewStore.events` names it.
     """
     if not isinstance(store, ViewStore):
         raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
@@ -55,7 +58,14 @@ def events_arrow(store: ViewStore, *, view: IdentifierLike | None = None, actor:
     columns = list(zip(*rows)) if rows else [() for _ in EVENT_COLUMNS]
     arrays = []
     for _, kind, column in _EVENT_FIELDS:
-        values = columns[EVENT_COLUMNS.index(column)]
+        index = EVENT_COLUMNS.index(column)
+        values = columns[index]
+        # Arrow would truncate a real to an integer and refuse text with its own error: a damaged row is named
+        held = int if pa.types.is_integer(kind) or pa.types.is_timestamp(kind) else str
+        if values and {type(value) for value in values} != {held}:
+            row = next(row for row in rows if type(row[index]) is not held)
+            raise CorruptLogError(f"the {column} of the event at position {row[0]} is not "
+                                  f"{'an integer' if held is int else 'text'}: {_held(row[index], held)}")
         if pa.types.is_timestamp(kind):  # epoch milliseconds in the log
             arrays.append(pa.array(values, type=pa.int64()).cast(kind))
         else:
@@ -85,6 +95,8 @@ def events_dataframe(spark: SparkSession, store: ViewStore, *, view: IdentifierL
         NoSuchViewError: ``view`` names no view that ever had that identifier.
         ValidationError: not a classic SparkSession or not a ViewStore; a bad identifier, time,
             type or limit.
+        CorruptLogError: an event's row holds what the library never writes there (see
+            :func:`events_arrow`).
         EngineError: the engine failed: the session is stopped (its DataFrame could never be read),
             or its JVM is gone.
     """
