@@ -118,6 +118,38 @@ def test_committed_is_sent_for_each_write_of_a_block_in_the_order_made(store, re
     assert recorded == [("before", w) for w in writes] + [("committed", w) for w in writes]
 
 
+def test_committed_is_sent_for_a_block_of_a_store_that_has_repaired_its_projections(store, recorded):
+    make(store, "a.v")
+    with sqlite3.connect(store.path) as raw:
+        for table in store.projection_dump():
+            raw.execute(f"DELETE FROM {table}")
+    raw.close()
+    assert any(store.rebuild().values())  # a repair: the store counts it
+    recorded.clear()
+    with store.transaction():
+        store.alter_view("a.v", ViewChange.update_comment("c"))
+    assert recorded == [("before", ["view.comment_updated"]), ("committed", ["view.comment_updated"])]
+
+
+def test_a_blocks_committed_events_carry_their_positions_as_the_log_holds_them(store):
+    make(store, "a.v")
+    sent = []
+
+    def after(sender, events):
+        sent.append(events)
+
+    signals.committed.connect(after)
+    try:
+        with store.transaction():
+            store.alter_view("a.v", ViewChange.update_comment("c"), ViewChange.set_property("k", "1"))
+            store.alter_view("a.v", ViewChange.update_comment("d"))
+    finally:
+        signals.committed.disconnect(after)
+    logged = store.events()[1:]
+    assert [[e.position for e in events] for events in sent] == [[2, 3], [4]]
+    assert sent == [logged[:2], logged[2:]]
+
+
 def test_a_blocks_events_carry_the_time_it_began(store):
     """Every event of a block carries one time: when the block took the write lock (after the time
     read before it, no later than its first write's return), not when each write was made."""
@@ -931,18 +963,42 @@ def test_a_plain_write_whose_commit_sqlite_refuses_is_rolled_back_typed_and_told
     make(store, "a.v")
     before = snapshot(store)
     recorded.clear()
+    positions = []
+
+    def failed(sender, events, error):
+        positions.extend(e.position for e in events)
+
+    signals.commit_failed.connect(failed)
     _sqlite_interrupts(store._conn, lambda sql: sql == "COMMIT")
     try:
         with pytest.raises(ViewStoreError, match="refused the write: interrupted") as caught:
             store.alter_view("a.v", ViewChange.update_comment("lost"))
     finally:
         _sqlite_interrupts_nothing(store._conn)
+        signals.commit_failed.disconnect(failed)
     assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
     assert recorded == [("before", ["view.comment_updated"]), ("failed", ["view.comment_updated"], "ViewStoreError")]
+    assert positions == [None]  # its row was inserted before the COMMIT failed, but it was never committed
     assert snapshot(store) == before and not store._conn.in_transaction
     assert store.load_view("a.v").comment is None
     store.alter_view("a.v", ViewChange.update_comment("after"))
     assert [e.type for e in store.history("a.v")] == ["view.created", "view.comment_updated"]
+
+
+def test_a_write_that_decided_no_event_sends_no_commit_failed_when_its_commit_fails(store, recorded):
+    """Setting a property to the value it has decides nothing: its empty COMMIT failing is no failed
+    commit of events, so commit_failed is not sent."""
+    make(store, "a.v")
+    store.alter_view("a.v", ViewChange.set_property("k", "1"))
+    before = snapshot(store)
+    recorded.clear()
+    _sqlite_interrupts(store._conn, lambda sql: sql == "COMMIT")
+    try:
+        with pytest.raises(ViewStoreError, match="refused the write: interrupted"):
+            store.alter_view("a.v", ViewChange.set_property("k", "1"))
+    finally:
+        _sqlite_interrupts_nothing(store._conn)
+    assert recorded == [] and snapshot(store) == before
 
 
 @pytest.mark.parametrize("in_block", [False, True])
@@ -971,8 +1027,9 @@ def test_a_write_that_cannot_roll_back_closes_the_store_and_writes_nothing(store
 
 
 def test_thread_holds_a_store_inside_a_block_and_a_receiver_run_under_the_store(store):
-    """thread_holds_a_store: true in the thread of a transaction() block and in a before_commit
-    receiver (code of the caller's run while the store is held), false elsewhere and afterwards."""
+    """thread_holds_a_store: true in the thread of a transaction() block and in a before_commit or
+    commit_failed receiver (code of the caller's run while the store is held), false elsewhere and
+    afterwards."""
     from viewstore import signals
     from viewstore.catalog import thread_holds_a_store
 
@@ -980,6 +1037,12 @@ def test_thread_holds_a_store_inside_a_block_and_a_receiver_run_under_the_store(
 
     def receiver(sender, **_kwargs):
         seen["receiver"] = thread_holds_a_store()
+
+    def failed(sender, events, error):
+        seen["failed"] = thread_holds_a_store()
+
+    def veto(sender, events):
+        raise PermissionError("no")
 
     assert not thread_holds_a_store()
     with store.transaction():
@@ -993,8 +1056,16 @@ def test_thread_holds_a_store_inside_a_block_and_a_receiver_run_under_the_store(
         make(store, "a.v")
     finally:
         signals.before_commit.disconnect(receiver, sender=store)
+    signals.before_commit.connect(veto, sender=store)
+    signals.commit_failed.connect(failed, sender=store)
+    try:
+        with pytest.raises(ViewStoreError, match="refused"):
+            store.alter_view("a.v", ViewChange.update_comment("x"))
+    finally:
+        signals.before_commit.disconnect(veto, sender=store)
+        signals.commit_failed.disconnect(failed, sender=store)
     with pytest.raises(ValueError):
         with store.transaction():
             raise ValueError("rolled back")
-    assert seen == {"block": True, "other thread": False, "after": False, "receiver": True}
+    assert seen == {"block": True, "other thread": False, "after": False, "receiver": True, "failed": True}
     assert not thread_holds_a_store()

@@ -10,6 +10,7 @@ import pytest
 
 import viewstore.log as log_module
 from viewstore import ConcurrencyError, ViewChange, ViewStore, ViewStoreError, signals
+from viewstore.catalog import thread_holds_a_store
 
 from spawned import spawned_results
 
@@ -107,14 +108,17 @@ def test_a_write_waiting_for_another_process_lock_sends_lock_wait_about_once_a_s
     and how long it waits in all; a receiver that raises is logged and the write goes on; a write
     that finds the lock free sends nothing."""
     store.create_view("a.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
-    seen = []
+    seen, inside = [], []
 
-    def watch(sender, waited, timeout):
+    def watch(sender, waited, timeout):  # noted here, asserted after: what a receiver raises is only logged
         seen.append((sender, waited, timeout))
-        assert sender.load_view("a.v").comment == "free"  # a receiver reads the store
-        # and cannot write it: its write is under way (this store's, not another's)
-        with pytest.raises(ViewStoreError, match="already writing to .*, through this or another ViewStore"):
+        read = sender.load_view("a.v").comment  # a receiver reads the store
+        try:  # and cannot write it: its write is under way (this store's, not another's)
             sender.alter_view("a.v", ViewChange.update_comment("from the receiver"))
+            refused = None
+        except ViewStoreError as error:
+            refused = str(error)
+        inside.append((read, refused, thread_holds_a_store()))  # it runs while the store is held
 
     def broken(sender, waited, timeout):
         raise RuntimeError("notice sink down")
@@ -139,3 +143,6 @@ def test_a_write_waiting_for_another_process_lock_sends_lock_wait_about_once_a_s
     assert all(sender is store and timeout == 3 * log_module.BUSY_TIMEOUT_MS / 1000 for sender, _, timeout in seen)
     assert caplog.text.count("a viewstore.lock-wait receiver raised") == len(waited)
     assert "notice sink down" in caplog.text
+    assert len(inside) == len(waited) and all(
+        read == "free" and "already writing to" in refused and "through this or another ViewStore" in refused
+        and held for read, refused, held in inside), inside
