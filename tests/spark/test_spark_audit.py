@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+from types import SimpleNamespace
 
+import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
@@ -38,10 +40,14 @@ def test_events_dataframe_is_the_typed_log(spark, store, data, ns):
         ("type", "string"), ("actor", "string"), ("occurred_at", "timestamp"), ("commit_id", "string"),
         ("payload", "string")]
     assert not any(f.nullable for f in df.schema.fields)  # every event has every column
+    assert events_arrow(store).schema == pa.schema([pa.field(name, kind, nullable=False) for name, kind in (
+        ("position", pa.int64()), ("view", pa.string()), ("view_id", pa.string()), ("stream_version", pa.int64()),
+        ("type", pa.string()), ("actor", pa.string()), ("occurred_at", pa.timestamp("ms", tz="UTC")),
+        ("commit_id", pa.string()), ("payload", pa.string()))])
     rows = df.orderBy("position").collect()
     events = store.events()
-    assert [(r.position, r.view, r.view_id, r.stream_version, r.type, r.actor) for r in rows] == [
-        (e.position, e.view, e.view_id, e.stream_version, e.type, e.actor) for e in events]
+    assert [(r.position, r.view, r.view_id, r.stream_version, r.type, r.actor, r.commit_id) for r in rows] == [
+        (e.position, e.view, e.view_id, e.stream_version, e.type, e.actor, e.commit_id) for e in events]
     assert [r.occurred_at.astimezone(dt.timezone.utc) for r in rows] == [e.occurred_at_datetime for e in events]
     assert json.loads(rows[1].payload) == {"updates": {"owner": "ops"}}
 
@@ -78,6 +84,8 @@ def test_events_dataframe_of_an_empty_store(spark, store):
 def test_events_arrow_refuses_what_is_no_store():
     with pytest.raises(ValidationError, match="^store must be a ViewStore, not str$"):
         events_arrow("views.db")
+    with pytest.raises(ValidationError, match="^store must be a ViewStore, not SimpleNamespace$"):
+        events_arrow(SimpleNamespace(event_rows=lambda **filters: []))  # a stand-in with its method is none
 
 
 @pytest.mark.parametrize(("column", "held", "said"), [

@@ -111,6 +111,7 @@ def test_stored_text_reaches_spark_without_variable_substitution(spark, store, n
     lambda spark, store, ns: events_dataframe(spark, store, types=5),
     lambda spark, store, ns: events_dataframe(spark, store, actor=5),
     lambda spark, store, ns: events_dataframe(spark, None),
+    lambda spark, store, ns: events_dataframe("not spark", store),
     lambda spark, store, ns: register_views(spark, store, refresh="x"),
     lambda spark, store, ns: register_views(spark, store, prune=1),  # a flag is True or False, not a number
     lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", replace=0),
