@@ -1389,7 +1389,8 @@ def test_a_change_made_by_the_class_itself_is_checked_as_it_is_made(store, field
 def test_a_rename_made_by_the_class_itself_takes_the_name_as_the_library_writes_it(store):
     make(store)
     assert store.alter_view("sales.daily", ViewChange("rename", key="Daily_V2")).identifier == ("sales", "daily_v2")
-    assert store.alter_view("sales.daily_v2", ViewChange("rename", key="Archive.Daily")).identifier == ("archive", "daily")
+    renamed = store.alter_view("sales.daily_v2", ViewChange("rename", key="Archive.Daily"))
+    assert renamed.identifier == ("archive", "daily")
 
 
 def test_store_arguments_are_checked(tmp_path):
@@ -1922,8 +1923,8 @@ def test_the_drop_dialect_rule_reads_the_properties_the_replace_leaves_and_diale
                               default_namespace="sales")
     assert view.dialects == ("SPARK", "Trino") and view.current_version_id == 2
     # and so in lower case again over the current version's capitals
-    view = store.replace_view("sales.daily", columns=COLS, representations=[("spark", "SELECT 3"), ("trino", "SELECT 3")],
-                              default_namespace="sales")
+    view = store.replace_view("sales.daily", columns=COLS, default_namespace="sales",
+                              representations=[("spark", "SELECT 3"), ("trino", "SELECT 3")])
     assert view.dialects == ("spark", "trino") and view.current_version_id == 3
     # a given value wins over the view's own: the replace leaves "TRUE", so the dialect may go
     view = store.replace_view("sales.daily", columns=COLS, representations=[SPARK], default_namespace="sales",

@@ -376,7 +376,8 @@ def test_a_time_narrower_than_its_snap_width_keeps_its_own_width():
                       TableColumn("time", 12, rank=2, snap=True))
     printed = _printed(table, [("aaa bbb ccc ddd eee fff ggg hhh", "never", "2026-11-26 16:53:49.123")], 40)
     assert printed[1] == "─" * 19 + "  " + "─" * 5 + "  " + "─" * 12, printed
-    assert printed[2:4] == ["aaa bbb ccc ddd eee  never  2026-11-26", "fff ggg hhh" + " " * 17 + "16:53:49.123"], printed
+    assert printed[2:4] == ["aaa bbb ccc ddd eee  never  2026-11-26",
+                            "fff ggg hhh" + " " * 17 + "16:53:49.123"], printed
 
 
 def test_a_time_that_snaps_keeps_its_width_when_the_table_runs_over():

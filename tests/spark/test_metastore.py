@@ -467,8 +467,8 @@ def test_write_never_replaces_an_external_table(spark, store, target, tmp_path):
     assert table["tableType"] == "EXTERNAL_TABLE"
     hive = {**store.export_hms(_exportable(store, target, "ext"), "hive"), "tableName": "ext"}
     for replace in (False, True):
-        with pytest.raises(ValidationError, match=f"^{target}.ext is of type EXTERNAL_TABLE in the metastore, not a view: "
-                                                  "it is never replaced$"):
+        with pytest.raises(ValidationError, match=f"^{target}.ext is of type EXTERNAL_TABLE in the metastore, "
+                                                  "not a view: it is never replaced$"):
             write_metastore_table(spark, hive, replace=replace)
     assert read_metastore_table(spark, target, "ext") == table
 
