@@ -1639,7 +1639,7 @@ except (KeyboardInterrupt, SystemExit) as e:
     assert result.returncode == 0, result.stderr
     assert result.stdout == ("KeyboardInterrupt () None\n" if signal_number == signal.SIGINT
                              else "SystemExit (3,) None\n")
-    assert result.ended - result.sent < 1.5
+    assert result.ended - result.sent < 5  # within a slice (0.1 s) on a quiet machine; never is 60 s, the limit
 
 
 def test_representation_changes_that_end_where_they_started_write_nothing(store):

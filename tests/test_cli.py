@@ -399,7 +399,7 @@ def test_ctrl_c_ends_a_write_waiting_for_another_process_write_lock_at_once(run,
         holder.execute("ROLLBACK")
         holder.close()
     assert result.returncode == 130 and result.stdout == ""
-    assert result.ended - result.sent < 1.5
+    assert result.ended - result.sent < 5  # within a slice (0.1 s) on a quiet machine; the wait itself is 30 s
     if as_json:
         assert json.loads(result.stderr) == {"error": {"type": "KeyboardInterrupt", "message": "interrupted",
                                                        "exit_code": 130}}
