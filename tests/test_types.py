@@ -260,9 +260,19 @@ def test_iceberg_json_is_read_as_strictly_as_the_reference(data, message):
      "an Iceberg type of 'a.element' must be a string or an object, not None"),
     ({"type": "map", "key-id": 1, "key": "int", "value-id": 2, "value": [], "value-required": False},
      "an Iceberg type of 'value' must be a string or an object, not \\[\\]"),
+    # a type of no known name or kind, or out of range, as deep as it is
+    ({"type": "struct", "fields": [_field(1, "a", {"type": "list", "element-id": 2, "element-required": False,
+                                                   "element": "strin"})]},
+     "the type of 'a.element': 'strin' is not an Iceberg primitive type name"),
+    ({"type": "struct", "fields": [_field(1, "a", "int"), _field(2, "b", {"type": "lst", "element-id": 3})]},
+     "unknown Iceberg type of 'b' {'type': 'lst', 'element-id': 3}"),
+    ({"type": "struct", "fields": [_field(1, "a", "decimal(40,2)")]},
+     "the type of 'a': bad type 'decimal\\(40,2\\)': decimal precision must be 1-38 and scale 0-precision, "
+     "got \\(40,2\\)"),
+    ({"type": "unknown-kind"}, "unknown Iceberg type {'type': 'unknown-kind'}"),  # the type itself: no path
 ])
 def test_an_iceberg_json_type_missing_or_of_another_kind_is_named_by_its_path(data, message):
-    """In a schema of many fields, 'not None' alone did not say whose type was missing."""
+    """In a schema of many fields, 'not None' or "'strin' is not ..." alone did not say whose type it was."""
     with pytest.raises(ValidationError, match=f"^{message}$"):
         from_iceberg_json(data)
 

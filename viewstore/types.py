@@ -499,10 +499,17 @@ def _claim(ids: dict[int, str], field_id: int, path: str) -> None:
 
 
 def _from_json(data: Any, depth: int, ids: dict[int, str], path: str) -> IcebergType:
+    # a nested type's refusal names the field by its path: in a schema of many, a bare "not None" or
+    # "'strin' is not ..." said not whose type it was
+    of = f" of {path!r}" if path else ""
     if isinstance(data, str):
-        return _json_primitive(data)
-    if not isinstance(data, dict):  # (a nested one named by its path: "not None" alone said not which was missing)
-        of = f" of {path!r}" if path else ""
+        try:
+            return _json_primitive(data)
+        except ValidationError as e:
+            if not path:
+                raise
+            raise ValidationError(f"the type{of}: {e}") from None
+    if not isinstance(data, dict):
         raise ValidationError(f"an Iceberg type{of} must be a string or an object, not {data!r}")
     if depth >= MAX_DEPTH:
         raise ValidationError(f"types nest deeper than {MAX_DEPTH} levels")
@@ -540,7 +547,7 @@ def _from_json(data: Any, depth: int, ids: dict[int, str], path: str) -> Iceberg
         required = _get(data, "value-required", bool, "boolean", kind)
         return MapType(_from_json(data.get("key"), depth + 1, ids, prefix + "key"),
                        _from_json(data.get("value"), depth + 1, ids, prefix + "value"), required)
-    raise ValidationError(f"unknown Iceberg type {data!r}")
+    raise ValidationError(f"unknown Iceberg type{of} {data!r}")
 
 
 def _get(data: dict[str, Any], key: str, kind: type[Any], name: str, where: str) -> Any:

@@ -81,7 +81,8 @@ def changed(path: list, value) -> dict:
     (changed(["schemas", 0, "schema-id"], 9), "metadata.schemas: no schema has id 1"),
     (changed(["versions", 1, "representations"], []), "no SQL representation"),
     (changed(["versions", 1, "representations", 0, "sql"], " "), r"representations\[0\]"),
-    (changed(["schemas", 0, "fields", 0, "type"], "bigint"), "metadata.schemas.fields: .bigint. is not an Iceberg"),
+    (changed(["schemas", 0, "fields", 0, "type"], "bigint"),
+     "metadata.schemas.fields: the type of 'n': .bigint. is not an Iceberg"),
     (changed(["schemas", 0, "fields", 0, "required"], "false"), "metadata.schemas.fields: .*must be a boolean"),
     # a list's element id that a column has too: the reference's Schema refuses the repeated id
     (changed(["schemas", 0, "fields", 1, "type", "element-id"], 1),
