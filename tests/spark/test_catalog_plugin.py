@@ -871,6 +871,15 @@ def test_a_name_of_three_parts_naming_no_catalog_is_read_in_the_view_s_catalog(s
     assert vs.event_count() == events
 
 
+def _rename(bridge, namespace, name, target_namespace, target_name, catalogs=None):
+    """The bridge's answer to Spark's renameView of namespace.name to target_namespace.target_name (with the
+    session's catalogs, when given), as JSON."""
+    request = {"ident": {"namespace": namespace, "name": name},
+               "target": {"namespace": target_namespace, "name": target_name}}
+    return json.loads(bridge.call("renameView", json.dumps(
+        request if catalogs is None else {**request, "catalogs": catalogs})))
+
+
 @pytest.mark.parametrize("namespace, b_namespace, b_sql", [
     (["sales"], [], "SELECT x FROM vs.sales.a2"),
     # b reads a2 in its outer query; the CTE of that name lives only in the subquery (a one-part name was
@@ -892,8 +901,7 @@ def test_a_rename_that_would_make_a_view_read_itself_is_refused_as_spark_names_i
                       default_namespace=b_namespace, representations=[("spark", b_sql)])
     store.create_view((*namespace, "a"), columns=[Column("x", "int")], default_namespace=[],
                       representations=[("spark", f"SELECT x FROM vs.{'.'.join(namespace)}.b")])
-    answer = json.loads(bridge.call("renameView", json.dumps({
-        "ident": {"namespace": namespace, "name": "a"}, "target": {"namespace": namespace, "name": "a2"}})))
+    answer = _rename(bridge, namespace, "a", namespace, "a2")
     prefix = "".join(f"`{part}`." for part in ("vs", *namespace))
     assert answer == {"error": {"kind": "recursive_view", "view": f"{prefix}`a2`",
                                 "path": f"{prefix}`a2` -> {prefix}`b` -> {prefix}`a2`"}}
@@ -908,8 +916,7 @@ def test_a_rename_follows_bare_names_in_the_namespace_of_views_that_record_none(
     for name, dialect, sql in (("b", "spark", "SELECT x FROM a2"), ("a", "SPARK", "SELECT x FROM b")):
         store.create_view(("sales", name), columns=[Column("x", "int")], default_catalog="vs", default_namespace=[],
                           representations=[(dialect, sql)])
-    answer = json.loads(bridge.call("renameView", json.dumps({
-        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}})))
+    answer = _rename(bridge, ["sales"], "a", ["sales"], "a2")
     assert answer == {"error": {"kind": "recursive_view", "view": "`vs`.`sales`.`a2`",
                                 "path": "`vs`.`sales`.`a2` -> `vs`.`sales`.`b` -> `vs`.`sales`.`a2`"}}
     assert store.event_count() == 2
@@ -922,9 +929,7 @@ def test_a_name_whose_first_part_is_the_catalog_s_in_another_case_is_not_followe
     for name, sql in (("b", "SELECT x FROM VS.sales.a2"), ("a", "SELECT x FROM vs.sales.b")):
         store.create_view(("sales", name), columns=[Column("x", "int")], default_catalog="vs",
                           default_namespace=["sales"], representations=[("spark", sql)])
-    assert json.loads(bridge.call("renameView", json.dumps({
-        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}}))) == {
-        "ok": None}
+    assert _rename(bridge, ["sales"], "a", ["sales"], "a2") == {"ok": None}
     assert store.list_views() == [("sales", "a2"), ("sales", "b")]
 
 
@@ -937,15 +942,10 @@ def test_a_name_whose_first_part_is_a_catalog_of_the_session_is_in_that_catalog(
         store.create_view(("other", name), columns=[Column("x", "int")], default_catalog="vs",
                           default_namespace=["other"], representations=[("spark", sql)])
 
-    def rename(catalogs):
-        return json.loads(bridge.call("renameView", json.dumps({
-            "ident": {"namespace": ["other"], "name": "a"}, "target": {"namespace": ["other"], "name": "a2"},
-            "catalogs": catalogs})))
-
-    assert rename(["spark_catalog", "vs"]) == {"error": {
+    assert _rename(bridge, ["other"], "a", ["other"], "a2", ["spark_catalog", "vs"]) == {"error": {
         "kind": "recursive_view", "view": "`vs`.`other`.`a2`",
         "path": "`vs`.`other`.`a2` -> `vs`.`other`.`b` -> `vs`.`other`.`a2`"}}
-    assert rename(["spark_catalog", "vs", "other"]) == {"ok": None}
+    assert _rename(bridge, ["other"], "a", ["other"], "a2", ["spark_catalog", "vs", "other"]) == {"ok": None}
     assert store.list_views() == [("other", "a2"), ("other", "b")]
 
 
@@ -956,8 +956,7 @@ def test_a_rename_reads_the_bare_names_of_the_renamed_view_in_its_default_namesp
                       representations=[("spark", "SELECT x FROM vs.sales.a2")])
     store.create_view("sales.a", columns=[Column("x", "int")], default_catalog="vs", default_namespace=["other"],
                       representations=[("spark", "SELECT x FROM b")])
-    answer = json.loads(bridge.call("renameView", json.dumps({
-        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}})))
+    answer = _rename(bridge, ["sales"], "a", ["sales"], "a2")
     assert answer == {"error": {"kind": "recursive_view", "view": "`vs`.`sales`.`a2`",
                                 "path": "`vs`.`sales`.`a2` -> `vs`.`other`.`b` -> `vs`.`sales`.`a2`"}}
     assert store.event_count() == 2
@@ -969,9 +968,7 @@ def test_a_new_name_beginning_with_the_catalog_s_name_in_capitals_is_a_namespace
     bridge = _Bridge(store, "vs", "4.3.0")
     store.create_view("sales.a", columns=[Column("x", "int")], default_namespace=["sales"],
                       representations=[("spark", "SELECT 1 AS x")])
-    assert json.loads(bridge.call("renameView", json.dumps({
-        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["VS", "archive"], "name": "b"}}))) == {
-        "ok": None}
+    assert _rename(bridge, ["sales"], "a", ["VS", "archive"], "b") == {"ok": None}
     assert store.list_views() == [("vs", "archive", "b")]
 
 
@@ -984,8 +981,7 @@ def test_a_cycle_is_named_along_the_first_path_in_reading_order(store):
                       ("a", "SELECT x FROM b UNION ALL SELECT x FROM e")):
         store.create_view(("sales", name), columns=[Column("x", "int")], default_catalog="vs",
                           default_namespace=["sales"], representations=[("spark", sql)])
-    answer = json.loads(bridge.call("renameView", json.dumps({
-        "ident": {"namespace": ["sales"], "name": "a"}, "target": {"namespace": ["sales"], "name": "a2"}})))
+    answer = _rename(bridge, ["sales"], "a", ["sales"], "a2")
     assert answer["error"]["path"] == "`vs`.`sales`.`a2` -> `vs`.`sales`.`b` -> `vs`.`sales`.`c` -> `vs`.`sales`.`a2`"
 
 
