@@ -101,6 +101,62 @@ def test_a_bad_conf_is_a_usage_error_said_before_the_store_or_spark(tmp_path, co
     assert not (tmp_path / "typo.db").exists()
 
 
+_OWN_SESSION_RUNS = """
+import json, sys
+from pathlib import Path
+from click.testing import CliRunner
+from pyspark import SparkContext
+from viewstore import ViewStore
+from viewstore.cli import main
+
+root = Path(sys.argv[1])
+db = str(root / "views.db")
+ViewStore(db, actor="t").create_view("sales.one", columns=[("x", "int")], default_namespace="sales",
+                                     representations=[{"sql": "SELECT 1 AS x", "dialect": "spark"}])
+hive = ["--hive", "--conf", f"spark.hadoop.javax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={root / 'ms'};create=true"]
+runs = {"in memory": ["spark", "register", "--master", "local[1]", "--conf", f"spark.sql.warehouse.dir={root / 'wh'}"],
+        "hive": ["spark", "register", *hive],
+        "check": ["spark", "check", "--json", *hive],
+        "bad master": ["spark", "register", "--master", "nonsense"]}
+out = {}
+for name, args in runs.items():
+    result = CliRunner().invoke(main, ["--db", db, *args], env={"COLUMNS": "300"})
+    out[name] = {"exit": result.exit_code, "output": result.output,
+                 "escaped": None if result.exception is None or isinstance(result.exception, SystemExit)
+                 else repr(result.exception), "running after": SparkContext._active_spark_context is not None}
+print(json.dumps(out))
+"""
+
+
+def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops_it(tmp_path):
+    """In a process with no session (as from a shell), each command starts its own from --master,
+    --conf and --hive, and stops it at the end; a session Spark cannot start is an error, not a traceback.
+
+    (Spark keeps a stopped session's settings for the next one in the same process, so the run
+    without --hive comes first.)"""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _OWN_SESSION_RUNS, str(tmp_path)], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = json.loads(done.stdout)
+    assert {name: (run["exit"], run["escaped"], run["running after"]) for name, run in runs.items()} == {
+        "in memory": (0, None, False), "hive": (0, None, False), "check": (0, None, False),
+        "bad master": (1, None, False)}, runs
+    in_memory = runs["in memory"]["output"].splitlines()
+    assert in_memory[0].startswith("registered 1 (0 unchanged), skipped 0, failed 0, pruned 0 (")
+    assert in_memory[-1] == ("note: the session catalog was in memory, so these copies ended with the command "
+                             "(use --hive, or a persistent catalog in spark-defaults.conf)")
+    hive = runs["hive"]["output"]
+    assert hive.startswith("registered 1 (0 unchanged), skipped 0, failed 0, pruned 0 (") and "note:" not in hive
+    assert (tmp_path / "ms").is_dir()  # the metastore named by --conf, with Hive support from --hive
+    check = json.loads(runs["check"]["output"])  # a later session of the same metastore has the copy
+    assert check["ok"] is True and [(v["identifier"], v["status"]) for v in check["views"]] == [("sales.one", "ok")]
+    assert runs["bad master"]["output"] == ("error: Spark could not start a session: [SparkException] "
+                                            "Could not parse Master URL: 'nonsense'\n")
+
+
 def test_a_conf_value_may_hold_an_equals_sign():
     from viewstore.spark.cli import _settings
 
