@@ -290,6 +290,30 @@ def test_a_refusal_is_the_requests_and_an_error_of_pyspark_itself_the_engines(sp
     assert environment_failure(spark, own.value) == f"Spark failed: {summary(own.value)}"
 
 
+def test_a_java_error_spark_passes_on_without_a_condition_says_its_class_and_message(spark, store, ns):
+    """PySpark gives the text of Spark's own errors only: a Java one it raises as its own class (a path
+    Hadoop refuses is an IllegalArgumentException) is told by the Java exception's class and message."""
+    from pyspark.errors import IllegalArgumentException
+
+    from viewstore import ValidationError
+    from viewstore.spark import sql as vs_sql
+    from viewstore.spark.failures import condition, explanation, summary
+
+    statement = f"CREATE TABLE {ns}.t (a INT) USING parquet LOCATION ''"
+    with pytest.raises(IllegalArgumentException) as raised:
+        spark.sql(statement)
+    assert raised.value.getCondition() is None and raised.value.getMessage() == ""  # PySpark's own say
+    assert (condition(raised.value), explanation(raised.value)) == (
+        "IllegalArgumentException", "Can not create a Path from an empty string")
+    assert summary(raised.value) == "[IllegalArgumentException] Can not create a Path from an empty string"
+    events = store.event_count()
+    with pytest.raises(ValidationError) as refused:
+        vs_sql(spark, store, statement)
+    assert str(refused.value) == ("Spark refused the statement: [IllegalArgumentException] "
+                                  "Can not create a Path from an empty string")
+    assert store.event_count() == events and not spark.catalog.tableExists(f"{ns}.t")
+
+
 def test_pyspark_logs_no_record_of_an_error_a_call_here_raises_or_reports_and_the_callers_own_as_before(
         spark, store, ns):
     """PySpark logs each error with a query context as it makes it, caught or not: inside a call here

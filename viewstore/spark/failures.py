@@ -77,10 +77,23 @@ def explanation(error: BaseException) -> str:
     if isinstance(error, ParseException):
         return str(error).strip()
     if isinstance(error, CapturedException):
-        return error.getMessage().strip()
+        # PySpark gives the message of Spark's own errors only: a Java one (a bad path's
+        # IllegalArgumentException) has its message on the Java exception
+        return error.getMessage().strip() or _java_message(getattr(error, "_origin", None))
     if isinstance(error, Py4JJavaError):
         return str(error.java_exception.getMessage() or error.java_exception.toString())
     return str(error)
+
+
+def _java_message(throwable: Any) -> str:
+    """A captured error's Java exception's message (its class and text when it has none), or "" if
+    there is none to ask."""
+    if throwable is None:
+        return ""
+    try:
+        return str(throwable.getMessage() or throwable.toString()).strip()
+    except ENGINE_ERRORS:
+        return ""
 
 
 def summary(error: BaseException) -> str:
