@@ -314,6 +314,26 @@ def test_a_java_error_spark_passes_on_without_a_condition_says_its_class_and_mes
     assert store.event_count() == events and not spark.catalog.tableExists(f"{ns}.t")
 
 
+def test_a_parse_error_keeps_its_pointer_into_the_sql_and_leaves_out_the_jvm_stack_trace(spark, store, ns):
+    """With spark.sql.pyspark.jvmStacktrace.enabled (set to debug), PySpark adds the JVM's stack trace
+    to an error's text: a refusal of a statement says what it says without it."""
+    from viewstore import ValidationError
+    from viewstore.spark import sql as vs_sql
+
+    at = len(f"CREATE VIEW {ns}.v AS ")
+    expected = ("cannot parse the statement: [PARSE_SYNTAX_ERROR] Syntax error at or near 'SELEC'. SQLSTATE: "
+                f"42601 (line 1, pos {at})\n\n== SQL ==\nCREATE VIEW {ns}.v AS SELEC 1\n{'-' * at}^^^")
+    for enabled in ("false", "true"):
+        spark.conf.set("spark.sql.pyspark.jvmStacktrace.enabled", enabled)
+        try:
+            with pytest.raises(ValidationError) as refused:
+                vs_sql(spark, store, f"CREATE VIEW {ns}.v AS SELEC 1")
+        finally:
+            spark.conf.unset("spark.sql.pyspark.jvmStacktrace.enabled")
+        assert str(refused.value) == expected, enabled
+    assert store.event_count() == 0
+
+
 def test_pyspark_logs_no_record_of_an_error_a_call_here_raises_or_reports_and_the_callers_own_as_before(
         spark, store, ns):
     """PySpark logs each error with a query context as it makes it, caught or not: inside a call here

@@ -75,7 +75,9 @@ def condition(error: BaseException) -> str:
 def explanation(error: BaseException) -> str:
     """Spark's explanation without the plan dump; a parse error keeps its pointer into the SQL."""
     if isinstance(error, ParseException):
-        return str(error).strip()
+        # the Java text has the pointer into the SQL; str() would add the JVM stack trace when
+        # spark.sql.pyspark.jvmStacktrace.enabled is set
+        return _java_message(getattr(error, "_origin", None)) or str(error).strip()
     if isinstance(error, CapturedException):
         # PySpark gives the message of Spark's own errors only: a Java one (a bad path's
         # IllegalArgumentException) has its message on the Java exception
