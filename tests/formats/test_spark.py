@@ -97,6 +97,8 @@ def test_decode_schema_json_keeps_case_comments_and_nullability():
     ('{"type": "struct", "fields": []}', "has no fields"),
     (schema({"type": "long"}), r"fields\[0\]\.name"),
     (schema({"name": "a"}), r"fields\[0\]\.type: is missing"),
+    (schema(7), r"fields\[0\]: a Spark struct field must be a JSON object$"),
+    (schema(field("a", "long") | {"nullable": "yes"}), r"fields\[0\]\.nullable: must be true or false, not 'yes'$"),
     (schema(field("a", "long", metadata_is="odd") | {"metadata": []}), r"fields\[0\]\.metadata"),
     (schema(field("a", "long", comment=3)), r"fields\[0\]\.metadata\.comment"),
     (schema(field("a", "interval year to month")), r"fields\[0\]\.type: .*interval"),
@@ -286,6 +288,28 @@ def test_the_spark_schema_a_spark_session_recorded_is_written_to_the_metastore()
     assert _written_fields(widened)[0]["metadata"] == {}  # recorded for four columns, not five
 
 
+_SUMMARY_S = '{"name":"s","type":"string","nullable":true,"metadata":{"__COLLATIONS":{"s":"icu.UNICODE"}}}'
+
+
+@pytest.mark.parametrize("damaged", [
+    '{"type":"struct","fields":[' + _SUMMARY_S + ',{"name":"t","type":"integer","nullable":true,"metadata":{}}',
+    '[' + _SUMMARY_S + ',{"name":"t","type":"integer","nullable":true,"metadata":{}}]',  # no struct
+    '{"type":"struct","fields":[' + _SUMMARY_S + ']}',  # one field for two columns
+    '{"type":"struct","fields":[' + _SUMMARY_S + ',"t"]}',
+    '{"type":"struct","fields":[' + _SUMMARY_S + ',{"name":1,"type":"integer"}]}',
+    '{"type":"struct","fields":[' + _SUMMARY_S + ',{"name":"t","type":"integer","metadata":[]}]}'])
+def test_a_spark_schema_in_the_summary_that_does_not_fit_leaves_what_an_import_kept(damaged):
+    """A version's Spark schema that is no JSON, no struct of one field object per column, is not
+    used, not even its fields that would fit: what an import kept is written, as when the summary
+    has none."""
+    imported = '[["s","string",{"__COLLATIONS":{"s":"spark.UTF8_LCASE"}}],null]'
+    definition = fresh(columns=(Column("s", "string"), Column("t", "int")), properties={spark.FIELDS_KEY: imported},
+                       summary={spark.SPARK_SCHEMA: damaged})
+    assert _written_fields(definition) == [
+        {"name": "s", "type": "string", "nullable": True, "metadata": {"__COLLATIONS": {"s": "spark.UTF8_LCASE"}}},
+        {"name": "t", "type": "integer", "nullable": True, "metadata": {}}]
+
+
 def _written_fields(definition):
     return json.loads(spark.encode(definition)["parameters"]["spark.sql.sources.schema"])["fields"]
 
@@ -378,7 +402,7 @@ def test_renamed_collations_rename_the_fields_paths_alone():
 @pytest.mark.parametrize("recorded", [
     '[["a","string",{"__CHAR_VARCHAR_TYPE_STRING":"char(x"}]]', '[["a","string",{"__CHAR_VARCHAR_TYPE_STRING":"int"}]]',
     '[["a","string",{"__COLLATIONS":["UTF8_LCASE"]}]]', '[["a",5,{}]]', '[["string",{}]]', '[["a","int",{}]]',
-    '{"a":1}'])
+    '{"a":1}', '[["a","string",{"__COLLATIONS":{"a":"spark.UTF8_LCASE"}}', '[["a","string","spark.UTF8_LCASE"]]'])
 def test_a_malformed_kept_field_is_not_written(recorded):
     """``hms.*`` properties can be set by hand like any other: what does not fit is left out."""
     definition = fresh(properties={spark.FIELDS_KEY: recorded}, columns=(Column("a", "string"),))
@@ -442,6 +466,16 @@ def test_recorded_narrow_types_are_written_back():
     assert formats.decode(out).engine_types == ("tinyint", "varchar(20)")
 
 
+@pytest.mark.parametrize("kept", ['["char(x"]', '["struct<,a:int>"]', '["uniontype<int>"]'])
+def test_a_recorded_type_that_is_no_spark_type_is_not_written(kept):
+    """``hms.spark.column-types`` can be set by hand: a type string Spark cannot read gives way to the
+    column's own type."""
+    out = formats.encode(fresh(columns=(Column("v", "string"),), properties={"hms.spark.column-types": kept}), "spark")
+    assert json.loads(out["parameters"]["spark.sql.sources.schema"])["fields"] == [
+        {"name": "v", "type": "string", "nullable": True, "metadata": {}}]
+    assert out["sd"]["cols"] == [{"name": "v", "type": "string", "comment": None}]
+
+
 def test_a_long_schema_is_split_into_parts():
     columns = tuple(Column(f"column_with_a_long_name_{i:03}", "decimal(38,10)", "x" * 20) for i in range(60))
     out = formats.encode(fresh(columns=columns), "spark")
@@ -501,6 +535,7 @@ def test_query_output_names_are_the_recorded_query_columns_not_the_renamed_ones(
     ({"view.query.out.numCols": "2", "view.query.out.col.0": "x"}, {}),  # an incomplete list set by hand
     ({}, {"spark.query-column-names": '["x",""]'}),  # a name that is empty
     ({"spark.query-column-names": "x,"}, {}),
+    ({}, {"spark.query-column-names": "x,y"}),  # names in the summary that are no JSON list
 ])
 def test_query_output_names_that_are_no_names_are_not_written(properties, summary):
     out = formats.encode(fresh(properties=properties, summary=summary), "spark")
@@ -563,6 +598,11 @@ def test_ddl_type_strings():
     assert spark.parse_type_string("struct<1:int>")["fields"][0]["name"] == "1"
     with pytest.raises(ValidationError, match="a comment must be a quoted string"):
         spark.parse_type_string("struct<a:int comment 5>")
+    with pytest.raises(ValidationError, match=r"^type: expected a field name at position 7 in type 'struct<,a:int>'$"):
+        spark.parse_type_string("struct<,a:int>")
+    with pytest.raises(ValidationError,
+                       match=r"^type: expected a type name at position 6, found '>' in type 'array<>'$"):
+        spark.parse_type_string("array<>")
     with pytest.raises(ValidationError, match="unknown Spark type 'char'"):
         spark.parse_type_string("char(3,4)")
 
