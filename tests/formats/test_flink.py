@@ -172,6 +172,9 @@ def test_encode_drops_stale_schema_keys_and_keeps_fitting_type_strings():
     nullable_now = {"hms.flink.column-types": '["BIGINT", "TIMESTAMP_LTZ(3)"]'}  # the column became NOT NULL
     assert formats.encode(definition(properties=nullable_now), "flink")["parameters"][
         "flink.schema.0.data-type"] == "BIGINT NOT NULL"
+    unreadable = {"hms.flink.column-types": '["BIGINT NOT NULL", "TIMESTAMP_LTZ(x)"]'}  # set by hand
+    assert formats.encode(definition(properties=unreadable), "flink")["parameters"][
+        "flink.schema.1.data-type"] == "TIMESTAMP(6) WITH LOCAL TIME ZONE"
 
 
 def test_engine_types_of_iceberg_types():
@@ -275,6 +278,13 @@ def test_a_view_without_an_original_query_is_read_from_the_expanded_one(original
     definition = formats.decode(flink_record(original, "SELECT `v1`.`id` FROM `hive`.`db1`.`v1`"))
     assert definition.sql == "SELECT `v1`.`id` FROM `hive`.`db1`.`v1`"
     assert flink.EXPANDED_TEXT_KEY not in definition.properties and definition.default_namespace == ()
+
+
+@pytest.mark.parametrize("original, expanded", [(None, None), ("", " "), (" \n", "")])
+def test_a_view_without_a_query_in_either_text_is_refused(original, expanded):
+    with pytest.raises(ValidationError,
+                       match=r"^viewOriginalText: a Flink view keeps its query here, but it is missing$"):
+        formats.decode({**flink_record(original, "x"), "viewExpandedText": expanded})
 
 
 @pytest.mark.parametrize("database", ["db1", "DB1"])

@@ -151,6 +151,9 @@ def test_a_kept_hive_type_is_written_while_it_fits_the_column_whatever_its_neste
     assert [c["type"] for c in formats.encode(definition, "hive")["sd"]["cols"]] == kept
     changed = definition.model_copy(update={"columns": (Column("s", "struct<p: int>"), *definition.columns[1:])})
     assert [c["type"] for c in formats.encode(changed, "hive")["sd"]["cols"]] == ["struct<p:int>", *kept[1:]]
+    unreadable = definition.model_copy(update={"properties": column_types_property("hive", [
+        "struct<p:varchar(5)", "array<struct<q:char(2)>>", "map<string,struct<r:varchar(3)>>"])})  # set by hand
+    assert [c["type"] for c in formats.encode(unreadable, "hive")["sd"]["cols"]] == ["struct<p:string>", *kept[1:]]
 
 
 def test_only_a_virtual_view_is_claimed():

@@ -251,6 +251,9 @@ def test_encode_keeps_recorded_type_strings_that_still_fit():
     stale = {"hms.trino.column-types": '["bigint"]'}  # the column is a string now
     payload = trino.read_payload(formats.encode(definition(properties=stale), "trino")["viewOriginalText"])
     assert payload["columns"][0]["type"] == "varchar"
+    unreadable = {"hms.trino.column-types": '["varchar(x)"]'}  # set by hand
+    payload = trino.read_payload(formats.encode(definition(properties=unreadable), "trino")["viewOriginalText"])
+    assert payload["columns"][0]["type"] == "varchar"
     # a nested field the store holds as required, which Trino's types do not say, still fits its signature
     nested = definition(columns=(Column("a", "struct<f: string not null>"),),
                         properties={"hms.trino.column-types": '["row(\\"f\\" varchar(20))"]'})
@@ -280,6 +283,8 @@ def test_encode_writes_the_path_when_recorded():
     ({"columns": (Column("a", "int"), Column("b", "int", "\udfff"))}, r"^viewOriginalText\.columns\[1\]\.comment: is "),
     ({"owner": "\ud83d"}, r"^viewOriginalText\.owner: is not valid Unicode"),
     ({"properties": {trino.PATH_KEY: '[{"catalogName":"\\ud800"}]'}}, r"^viewOriginalText\.path\[0\]\.catalogName: "),
+    # in a key: the object that holds it is named
+    ({"properties": {trino.PATH_KEY: '[{"\\udc80":"hive"}]'}}, r"^viewOriginalText\.path\[0\]: is not valid Unicode"),
 ])
 def test_encode_rejects(changes, reason):
     with pytest.raises(ValidationError, match=reason):
