@@ -33,6 +33,8 @@ def test_view_definition_validates_its_fields():
         ViewDefinition(dialect=" spark", sql="SELECT 1")
     with pytest.raises(ValidationError, match="default_namespace: levels must be non-empty strings"):
         ViewDefinition(dialect="spark", sql="SELECT 1", default_namespace=["a", ""])
+    with pytest.raises(ValidationError, match=r"^default_namespace: Input should be a valid tuple$"):
+        ViewDefinition(dialect="spark", sql="SELECT 1", default_namespace="sales")  # not read as its letters
     with pytest.raises(ValidationError, match="security_mode"):
         ViewDefinition(dialect="spark", sql="SELECT 1", security_mode="OWNER")
     with pytest.raises(ValidationError, match="must have a string value"):

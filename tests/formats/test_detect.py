@@ -106,6 +106,17 @@ def test_detect_accepts_a_thrift_like_object():
     assert [c.name for c in formats.definition_from_table(table)[1].columns] == ["a", "ds"]
 
 
+def test_a_thrift_like_object_without_a_storage_descriptor_is_read_from_its_parameters():
+    schema = '{"type":"struct","fields":[{"name":"a","type":"integer","nullable":true,"metadata":{}}]}'
+    table = SimpleNamespace(
+        tableType="VIRTUAL_VIEW", dbName="db", tableName="v", owner="o", viewOriginalText="SELECT 1 AS a",
+        viewExpandedText="SELECT 1 AS a", sd=None,
+        parameters={"spark.sql.create.version": "4.0.0", "spark.sql.sources.schema": schema})
+    engine, definition = formats.definition_from_table(table)
+    assert (engine, definition.database, definition.name) == ("spark", "db", "v")
+    assert [(c.name, str(c.type)) for c in definition.columns] == [("a", "int")]
+
+
 def test_registry_is_an_explicit_dict_of_modules():
     assert list(formats.ENGINES) == ["trino", "spark", "flink", "hive", "iceberg"]
     for name, module in formats.ENGINES.items():
