@@ -266,6 +266,9 @@ def test_a_metadata_folder_that_cannot_be_written_is_an_iceberg_error(store, tmp
     (tmp_path / "file" / "metadata").write_text("not a folder")
     with pytest.raises(IcebergMetadataError, match="cannot write metadata under .*file"):
         write_metadata(view, tmp_path / "file")
+    with pytest.raises(IcebergMetadataError, match=r"^cannot write metadata under .*file: .*File exists"):
+        store.export_iceberg("a.one", tmp_path / "file")  # the folder it would lock
+    assert (tmp_path / "file" / "metadata").read_text() == "not a folder"
     (tmp_path / "hint" / "metadata" / "version-hint.text").mkdir(parents=True)  # a folder of the hint's name
     with pytest.raises(IcebergMetadataError, match="cannot write metadata under .*hint"):
         store.export_iceberg("a.one", tmp_path / "hint")
@@ -333,10 +336,12 @@ def test_an_export_removes_what_killed_exports_left(store, tmp_path):
              folder / f".version-hint.text.{uuid.uuid4().hex}.tmp.orig"]
     for path in stale + other:
         path.write_text("partial")
+    stuck = folder / f".version-hint.text.{uuid.uuid4().hex}.tmp"
+    (stuck / "inside").mkdir(parents=True)  # of a leftover's name, but no file: it cannot be removed, nor stops one
     store.alter_view("a.one", ViewChange.update_comment("changed"))
     second = store.export_iceberg("a.one", tmp_path / "loc")
     assert sorted(p.name for p in folder.iterdir()) == sorted([first.name, second.name, "version-hint.text",
-                                                                *(p.name for p in other)])
+                                                                *(p.name for p in other), stuck.name])
 
 
 def test_an_export_of_an_unchanged_view_writes_nothing(store, tmp_path):
