@@ -2073,6 +2073,25 @@ def test_events_json_reaches_a_stream_naming_an_encoding_python_does_not_know(ru
     assert [e["type"] for e in json.loads(out.text)] == ["view.created"] and out.buffer.getvalue() == b""
 
 
+def test_events_json_reaches_a_stream_that_names_no_encoding(run):
+    """A stream whose encoding is None (a binary buffer beside it): the events' --json goes out as
+    click writes text there (UTF-8, to the buffer), not as a TypeError from looking None up as the
+    name of a codec."""
+    import contextlib
+
+    class Unnamed(_TextOnly):
+        encoding = None
+        buffer = io.BytesIO()
+
+    run("create", "s.v", "--sql", "SELECT 1 AS x", "--comment", "café")
+    out = Unnamed()
+    with contextlib.redirect_stdout(out):
+        main(["--db", str(run.db), "history", "s.v", "--json"], standalone_mode=False)
+    events = json.loads(out.buffer.getvalue().decode("utf-8"))
+    assert [(e["type"], e["payload"]["properties"]) for e in events] == [("view.created", {"comment": "café"})]
+    assert out.text == ""
+
+
 def test_times_before_the_year_1000_print_with_four_digits_everywhere(run, monkeypatch):
     """Tables, show, diff, --json and the messages print a year before 1000 with its zeros, the one
     way: a C library's strftime("%Y") writes the year 68 as "68"."""
@@ -2127,6 +2146,34 @@ def test_without_db_or_viewstore_db_the_store_is_viewstore_db_in_the_current_fol
     assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("viewstore.db-")] == ["viewstore.db"]
     assert ViewStore(tmp_path / "viewstore.db").load_view("s.v").audit.creator == "carol"
     assert CliRunner().invoke(main, ["list"]).output == "s.v\n"
+
+
+def test_json_option_gives_a_programs_own_command_its_flag_outside_the_main_group():
+    """json_option is public: a command of a program's own that has it, run on its own (no
+    CliContext above it), gets --json as given."""
+    from viewstore.cli import json_option
+
+    @click.command()
+    @json_option("Print JSON.")
+    def report(as_json):
+        click.echo(f"json={as_json}")
+
+    assert CliRunner().invoke(report, ["--json"]).output == "json=True\n"
+    assert CliRunner().invoke(report, []).output == "json=False\n"
+
+
+def test_a_hidden_command_a_program_adds_to_the_main_group_is_not_listed_in_its_help():
+    @main.command("secret", hidden=True)
+    def secret():
+        click.echo("done")
+
+    try:
+        result = CliRunner().invoke(main, ["--help"], terminal_width=200)
+        assert result.exit_code == 0 and "\n  list " in result.output
+        assert "secret" not in result.output
+        assert CliRunner().invoke(main, ["secret"]).output == "done\n"
+    finally:
+        del main.commands["secret"]
 
 
 def test_a_json_after_double_dash_is_an_argument_not_the_option(tmp_path):
