@@ -221,13 +221,10 @@ class _HiveTypeParser:
                 pass
             end = self.tokens[self.index - 1][0] + 1
         primitive = self.text[position:end].strip()
-        try:
-            type_ = parse_type(_WITH_LOCAL_TIME_ZONE.sub("with time zone", primitive))
+        try:  # a name and its parentheses: always a primitive (list, map, struct need '<' after the name)
+            return parse_type(_WITH_LOCAL_TIME_ZONE.sub("with time zone", primitive))
         except ValidationError as e:
             raise self.error(str(e)) from e
-        if not type_.is_primitive:
-            raise self.error(f"{primitive!r} is not a Hive primitive type")
-        return type_
 
     def _struct(self, depth: int) -> StructType:
         self.expect("<")
