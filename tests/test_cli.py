@@ -282,6 +282,22 @@ def test_export_prints_the_absolute_path_under_the_location_the_file_records(run
         assert json.loads(run(*args, "--json"))["path"] == str(printed)  # unchanged: the same file again
 
 
+def test_a_path_a_program_gives_through_default_map_is_taken_as_its_text(run, tmp_path):
+    """click's default_map (a program's defaults for the options and arguments) may give a location
+    or a file as a path object: it is read as the same text on the command line is, where checking
+    it for blanks raised AttributeError ('PosixPath' object has no attribute 'strip')."""
+    create(run)
+    result = CliRunner().invoke(main, ["--db", str(run.db), "export", "s.v"],
+                                default_map={"export": {"location": tmp_path / "loc"}})
+    assert result.exit_code == 0 and result.exception is None, result.output
+    written = Path(result.output.rstrip("\n"))
+    assert written.parent == (tmp_path / "loc" / "metadata").resolve() and written.is_file()
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "other.db"), "import", "--json"],
+                                default_map={"import": {"path": written, "identifier": "s.w"}})
+    assert result.exit_code == 0 and result.exception is None, result.output
+    assert json.loads(result.output)["identifier"] == "s.w"
+
+
 def test_export_import_rebuild(run, tmp_path, conformance):
     create(run)
     out = run("export", "s.v", "--location", str(tmp_path / "loc"), "--gzip").strip()

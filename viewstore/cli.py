@@ -364,9 +364,12 @@ def _nameable(value: Any, param: click.Parameter | None, ctx: click.Context | No
 
 
 class LocalPath(click.Path):
-    """click's Path, for a name the file system can hold (see _nameable)."""
+    """click's Path, for a name the file system can hold (see _nameable); a path object (which a
+    program's ``default_map`` may give) is taken as its text, as the command line gives it."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, os.PathLike):
+            value = os.fsdecode(value)
         _nameable(value, param, ctx, self)
         return super().convert(value, param, ctx)
 
