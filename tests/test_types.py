@@ -78,6 +78,14 @@ def test_a_blank_type_is_said_to_be_no_type(blank):
         parse_type(blank)
 
 
+@pytest.mark.parametrize("text, found", [("struct<'a': int>", "'a'"), ("struct<: int>", ":"), ("struct<, a: int>", ","),
+                                         ("struct<a: int, <: int>", "<")])
+def test_a_struct_field_that_starts_with_no_name_is_refused_naming_what_came_instead(text, found):
+    with pytest.raises(ValidationError) as raised:
+        parse_type(text)
+    assert str(raised.value) == f"unknown type {text!r}: expected a field name, found {found!r}"
+
+
 def test_type_values():
     assert parse_type("decimal(3,1)") == DecimalType(3, 1)
     assert parse_type("fixed[2]") == FixedType(2)
