@@ -361,6 +361,15 @@ def test_a_time_that_snaps_gives_the_cells_it_did_not_need_back_to_the_text_sque
     assert printed[2:4] == ["aaa bbb ccc ddd   2026-11-26", "eee fff           16:53:49.123"], printed
 
 
+def test_a_time_that_snaps_past_what_was_needed_leaves_a_text_never_squeezed_as_it_was():
+    """The text is at its own width (its floor), so no rank gives up a cell before the time snaps,
+    and the time's 11 cells are more than the 5 the table needed: none can go back to the text."""
+    table = TextTable(TableColumn("text", 10), TableColumn("time", 12, rank=2, snap=True))
+    printed = _printed(table, [("abc", "2026-11-26 16:53:49.123")], 24)
+    wanted = ["text  time", "─" * 4 + "  " + "─" * 12, "abc   2026-11-26", " " * 6 + "16:53:49.123"]
+    assert printed == wanted, printed
+
+
 def test_cells_given_back_go_to_the_narrowest_column_squeezed_before_first():
     """A column squeezed to a floor of 10 and one to 14 get back the 8 cells a time that snaps does
     not need evenly from there: 16 each, not all of them to the wider one."""
