@@ -1516,7 +1516,11 @@ def _version(i, ts):
     ({"source_location": ""}, "source_location must be non-empty text"),
     ({"view_uuid": "\t"}, "view_uuid must be non-empty text"),
     ({"current_version_id": True}, "current_version_id must be a version id"),  # a bool is no version 1
+    ({"versions": []}, "^an imported view needs at least one version$"),
     ({"versions": [_version(1, 1000), _version(1, 2000)]}, "duplicate version ids"),
+    ({"current_version_id": 2}, r"^current version 2 is not among the versions \[1\]$"),
+    ({"versions": [_version(1, 1000).model_copy(update={"representations": ()})]},
+     "^version 1 has no representation$"),
     ({"versions": [_version(1, 1000).model_copy(update={"representations": (
         SQLRepresentation("spark", "SELECT 1 AS c"), SQLRepresentation("SPARK", "SELECT 2 AS c"))})]},
      "Cannot add multiple queries for dialect spark"),
