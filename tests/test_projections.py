@@ -281,6 +281,28 @@ def test_a_version_without_representations_in_view_versions_is_damage(tmp_path, 
         assert store.export_hms("a.v", "spark")["viewOriginalText"] == "SELECT 2"
 
 
+@pytest.mark.parametrize("column, value, call, where", [
+    ("name", b"v", lambda store: store.list_views(), "a name or namespace in views (b'v' is not text)"),
+    ("name", b"v", lambda store: store.list_views("a"), "a name in views of namespace a (a name that is not text)"),
+    ("namespace", b"a", lambda store: store.list_views(),
+     "a name or namespace in views (a bytes-like object is required, not 'str')"),
+    ("namespace", b"a", lambda store: store.list_namespaces(),
+     "a namespace in views (a bytes-like object is required, not 'str')"),
+], ids=["name, all views", "name, one namespace", "namespace, all views", "namespace, namespaces"])
+def test_a_name_or_namespace_that_is_not_text_in_views_is_damage(tmp_path, column, value, call, where):
+    """The library writes names and namespaces as text: one written as bytes behind its back fails a
+    call that lists it as damage, and rebuild() repairs it."""
+    from viewstore import ViewStore
+
+    path = _two_versions_then(tmp_path, f"UPDATE views SET {column} = ?", value)
+    with ViewStore(path, actor="me") as store:
+        with pytest.raises(CorruptLogError) as raised:
+            call(store)
+        assert str(raised.value) == f"the projections are damaged at {where}; rebuild() repairs them from the log"
+        assert store.rebuild()["views"] == 1
+        assert store.list_views() == store.list_views("a") == [("a", "v")] and store.list_namespaces() == [("a",)]
+
+
 def test_fold_stored_refuses_a_version_without_representations():
     payload = {"version": {**VERSION, "version_id": 2, "representations": []}, "current_version_id": 2,
                "log_entry": {"timestamp_ms": 6, "version_id": 2}}
@@ -520,6 +542,43 @@ def test_a_snapshot_of_an_earlier_release_naming_a_version_twice_is_damaged(name
         ViewState.from_json(json.dumps(data), lambda runs: {1: VERSION}, lambda n: [])
 
 
+@pytest.mark.parametrize("change, why", [
+    ({"versions": {"1": VERSION}}, "its versions are not a list"),
+    ({"version_ids": ["1"]}, "it does not name its versions"),
+    ({"version_log": None}, "its version log is not a list"),
+    ({"version_log": ["5"]}, "the version log holds '5', not a (timestamp_ms, version_id) pair"),
+], ids=["versions not a list", "version ids of text", "log not a list", "a log entry not a pair"])
+def test_a_damaged_snapshot_of_an_earlier_release_ends_in_corrupt_log_error(tmp_path, change, why):
+    """A snapshot as an earlier release wrote it (its version ids or its versions listed, its log's
+    entries copied) that holds what no release wrote fails as_of through it; rebuild() repairs it."""
+    import sqlite3
+
+    from viewstore import ViewChange, ViewStore
+
+    path = tmp_path / "s.db"
+    with ViewStore(path, actor="me") as store:
+        store.create_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 1")],
+                          default_namespace="a")
+        for i in range(SNAPSHOT_EVERY + 9):
+            store.alter_view("a.v", ViewChange.update_comment(f"c{i}"))
+        later = store.history("a.v")[SNAPSHOT_EVERY + 4]  # folded from the snapshot at stream version 100
+        wanted = store.load_view("a.v", as_of=later)
+    with sqlite3.connect(path) as raw:
+        (data,) = raw.execute("SELECT state FROM view_snapshots WHERE stream_version = ?", (SNAPSHOT_EVERY,)).fetchone()
+        earlier = json.loads(data)
+        assert earlier.pop("version_id_runs") == [[1, 1]] and earlier.pop("version_log_length") == 1
+        earlier.update({"version_ids": [1], "version_log": [[wanted.version_log[0].timestamp_ms, 1]], **change})
+        raw.execute("UPDATE view_snapshots SET state = ? WHERE stream_version = ?",
+                    (json.dumps(earlier), SNAPSHOT_EVERY))
+    raw.close()
+    with ViewStore(path, actor="me") as store:
+        with pytest.raises(CorruptLogError) as raised:
+            store.load_view("a.v", as_of=later)
+        assert str(raised.value) == f"a snapshot in view_snapshots is damaged ({why}); rebuild() repairs it"
+        assert store.rebuild()["view_snapshots"] == 1
+        assert store.load_view("a.v", as_of=later) == wanted
+
+
 def test_as_of_folds_from_a_parsed_snapshot_as_it_was_each_time(tmp_path):
     """as_of folds the events after a snapshot into a copy of the parsed snapshot it keeps: a later
     as_of through the same snapshot must not see what the first one folded."""
@@ -553,6 +612,8 @@ def test_a_version_log_sees_its_own_entries_only():
         with pytest.raises(IndexError):
             log[beyond]
     assert later[-1] == (3, 3) and later.since(2) == [(3, 3)] and log == [(1, 1), (2, 2)] != later
+    assert (repr(log), repr(later)) == ("VersionLog([(1, 1), (2, 2)])", "VersionLog([(1, 1), (2, 2), (3, 3)])")
+    assert log.__eq__({(1, 1), (2, 2)}) is NotImplemented
     log.append((4, 4))  # on a list of its own: the later state's entry is not its
     assert list(log) == [(1, 1), (2, 2), (4, 4)] and list(later) == [(1, 1), (2, 2), (3, 3)]
 
@@ -577,6 +638,7 @@ def test_the_versions_of_a_state_are_its_own_only():
     assert later.places(sql, "SELECT 2") == [1] and later.first_place(sql, "SELECT 2") == 1
     assert (later.max_id(), later.max_schema_id(), later.model(2).representations[0].sql) == (2, 3, "SELECT 2")
     assert 2 not in versions and list(versions) == [1] and len(versions) == 1 and versions.model(2) is None
+    assert (repr(versions), repr(later)) == ("Versions([1])", "Versions([1, 2])")
     with pytest.raises(KeyError):
         versions.of([2])
     assert versions.places(sql, "SELECT 2") == [] and versions.first_place(sql, "SELECT 2") is None
