@@ -239,6 +239,16 @@ def test_a_lazy_view_builds_its_history_on_first_read_and_is_a_plain_value():
     assert type(whole).model_json_schema(mode="serialization") == type(whole).model_json_schema()
 
 
+def test_a_view_built_whole_finds_a_version_by_its_id_and_is_equal_to_no_value_of_another_kind():
+    lazy, whole, _ = _lazy_and_whole()
+    assert whole.version(1) is whole.versions[0] and whole.version(2) is whole.versions[1]
+    with pytest.raises(ValidationError, match="^view a.v has no version 7; it has 1-2$"):
+        whole.version(7)
+    for view in (whole, lazy):
+        assert view != dict(whole) and view != ("a", "v") and view != 1
+    assert whole.__eq__(dict(whole)) is NotImplemented  # as pydantic's: the other side may know better
+
+
 @pytest.mark.parametrize("change", [lambda d: d.__setitem__("k", "v"), lambda d: d.__delitem__("comment"),
                                     lambda d: d.pop("comment"), lambda d: d.popitem(), lambda d: d.setdefault("k", "v"),
                                     lambda d: d.update(k="v"), lambda d: d.clear(), lambda d: d.__ior__({"k": "v"})])
