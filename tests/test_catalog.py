@@ -1533,6 +1533,22 @@ def test_import_view_refuses_what_the_store_cannot_hold_and_writes_nothing(store
     assert store.event_count() == 0
 
 
+def test_import_view_of_a_uuid_in_the_log_whose_row_is_gone_from_views_is_refused_without_a_name(store):
+    """The log holds the view's events, so it is in the store, though its row in views was deleted
+    behind the library's back: the refusal cannot name the view, and nothing is written."""
+    uuid = make(store).uuid
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("DELETE FROM views WHERE view_id = ?", (uuid,))
+    raw.close()
+    count = store.event_count()
+    with pytest.raises(ViewAlreadyExistsError) as raised:
+        store.import_view("a.v", source="test", view_uuid=uuid, versions=[_version(1, 1000)],
+                          version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1)], current_version_id=1)
+    assert str(raised.value) == (f"a view with UUID {uuid} is already in the store (a view is recorded once; "
+                                 "its history is there)")
+    assert store.event_count() == count and not store.view_exists("a.v")
+
+
 def test_import_brings_the_versions_dated_at_its_first_entry_in_the_import_event(store):
     store.import_view("a.v", source="test", versions=[_version(1, 1000), _version(2, 1000), _version(3, 2000)],
                       version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1),
