@@ -499,11 +499,10 @@ def _columns_key(version: dict[str, Any]) -> Hashable:
     return _items_key(version["columns"])
 
 
-def _schema_id(state: ViewState | None, columns_json: list[dict[str, Any]]) -> int:
+def _schema_id(state: ViewState, columns_json: list[dict[str, Any]]) -> int:
     """Iceberg's rule: a structurally identical schema reuses its id (of the first version added with
-    it), otherwise highest + 1."""
-    if state is None or not state.versions:
-        return 0
+    it), otherwise highest + 1 (the state is a live view's: it has a version; a new view's first
+    version takes schema id 0 where it is made)."""
     same = state.versions.first_place(_columns_key, _items_key(columns_json))
     if same is not None:
         return state.versions.at(same)[1]["schema_id"]

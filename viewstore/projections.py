@@ -253,20 +253,16 @@ class Versions(Mapping[int, dict[str, Any]]):
         return shelf
 
     def max_id(self) -> int:
-        """The highest version id (ValueError if there is none)."""
+        """The highest version id (of a live view's versions: there is at least one)."""
         n, shelf = self._n, self._shelf
-        if not n:
-            raise ValueError("no versions")
         highest, ids = shelf.max_ids, shelf.ids
         for place in range(len(highest), n):
             highest.append(max(highest[-1], ids[place]) if place else ids[place])
         return highest[n - 1]
 
     def max_schema_id(self) -> int:
-        """The highest schema id of the versions (ValueError if there are none)."""
+        """The highest schema id of the versions (of a live view's: there is at least one)."""
         n, shelf = self._n, self._shelf
-        if not n:
-            raise ValueError("no versions")
         highest = shelf.max_schema_ids
         for place in range(len(highest), n):
             schema_id = self._item(place)["schema_id"]
