@@ -311,9 +311,8 @@ def _split(script: str) -> list[str]:
     statements, current = [], ""
     for line in script.splitlines(keepends=True):
         current += line
-        if sqlite3.complete_statement(current):
-            if current.strip():
-                statements.append(current.strip())
+        if sqlite3.complete_statement(current):  # it holds a ';', so it is no blank
+            statements.append(current.strip())
             current = ""
     if current.strip():
         statements.append(current.strip())
