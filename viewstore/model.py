@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Generic, Literal, No
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PrivateAttr,
                       SerializerFunctionWrapHandler, StrictStr, WithJsonSchema, computed_field, model_serializer)
+from pydantic import ValidationError as PydanticValidationError
 
 from .errors import ValidationError
 from .types import IcebergType, parse_type, type_number
@@ -305,7 +306,7 @@ class Column(BaseModel):
             raise ValidationError(f"unknown column fields {sorted(data)}")
         try:
             super().__init__(name=name, type=type, comment=comment, nullable=nullable)
-        except ValueError as e:  # pydantic's ValidationError is a ValueError
+        except PydanticValidationError as e:  # a field's check that raised a ValueError is inside it
             raise _wrap(e, "column") from e
 
 
@@ -326,7 +327,7 @@ class SQLRepresentation(BaseModel):
             raise ValidationError(f"unknown representation fields {sorted(data)}")
         try:
             super().__init__(dialect=dialect, sql=sql)
-        except ValueError as e:
+        except PydanticValidationError as e:
             raise _wrap(e, "representation") from e
 
 
@@ -341,7 +342,7 @@ class VersionLogEntry(BaseModel):
     def __init__(self, **data: Any) -> None:
         try:
             super().__init__(**data)
-        except ValueError as e:
+        except PydanticValidationError as e:
             raise _wrap(e, "version log entry") from e
 
 
@@ -362,7 +363,7 @@ class ViewVersion(BaseModel):
     def __init__(self, **data: Any) -> None:
         try:
             super().__init__(**data)
-        except ValueError as e:
+        except PydanticValidationError as e:
             raise _wrap(e, "view version") from e
 
 
@@ -461,9 +462,7 @@ class View(BaseModel):
                 fields = self.__dict__
                 private = object.__getattribute__(self, "__pydantic_private__")
                 history = private.get("_history") if private else None
-                if history is None:
-                    if item in fields:
-                        return fields[item]
+                if history is None:  # a View made with model_construct and without this field
                     raise AttributeError(f"'View' object has no attribute {item!r}")
                 # two threads may both build it: the first to store it wins, and both return that one
                 return fields.setdefault(item, getattr(history, item)())
@@ -756,23 +755,18 @@ def diff_views(before: View, after: View) -> ViewDiff:
     )
 
 
-def _wrap(error: ValueError, what: str) -> ValidationError:
+def _wrap(error: PydanticValidationError, what: str) -> ValidationError:
     """One ValidationError of a model's refusal: ``bad column: type: Input should be ...``. A field's
     check that raised a ValidationError of its own already says what it refused (``bad dialect ' spark':
     ...``): its message stands alone, not behind the model's and the field's names again."""
-    if isinstance(error, ValidationError):
-        return error
-    errors = getattr(error, "errors", None)
-    if callable(errors):
-        parts, own = [], []
-        for item in errors():
-            ctx = item.get("ctx") or {}
-            inner = ctx.get("error")
-            msg = str(inner) if inner is not None else item.get("msg", "")
-            loc = ".".join(str(x) for x in item.get("loc", ()))
-            own.append(isinstance(inner, ValidationError))
-            parts.append(msg if own[-1] or not loc else f"{loc}: {msg}")
-        if len(parts) == 1 and own[0]:
-            return ValidationError(parts[0])
-        return ValidationError(f"bad {what}: " + "; ".join(parts))
-    return ValidationError(f"bad {what}: {error}")
+    parts, own = [], []
+    for item in error.errors():
+        ctx = item.get("ctx") or {}
+        inner = ctx.get("error")
+        msg = str(inner) if inner is not None else item.get("msg", "")
+        loc = ".".join(str(x) for x in item.get("loc", ()))
+        own.append(isinstance(inner, ValidationError))
+        parts.append(msg if own[-1] or not loc else f"{loc}: {msg}")
+    if len(parts) == 1 and own[0]:
+        return ValidationError(parts[0])
+    return ValidationError(f"bad {what}: " + "; ".join(parts))
