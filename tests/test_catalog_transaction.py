@@ -695,6 +695,35 @@ def test_closing_the_store_inside_writes_nothing(store):
         assert again.list_views() == [("a", "v")]
 
 
+def test_a_receiver_that_closes_the_store_during_a_write_of_a_block_writes_nothing(store):
+    """A before_commit receiver closes the store while the block's second write is being made: that
+    write and the block fail with the store's own error, and neither write reaches the file. (An
+    assertion failing inside the block would give way to the block's own error on leaving it.)"""
+    make(store, "a.v")
+    path = store.path
+
+    def closing(sender, events):
+        if events[0].view == "a.v":
+            sender.close()
+
+    signals.before_commit.connect(closing)
+    try:
+        with pytest.raises(ViewStoreError) as ended:
+            with store.transaction():
+                make(store, "a.w")
+                with pytest.raises(ViewStoreError) as failed:  # its message is checked after the block
+                    store.alter_view("a.v", ViewChange.update_comment("closed"))
+    finally:
+        signals.before_commit.disconnect(closing)
+    assert str(failed.value) == "the store was closed during the write; nothing was written"
+    assert isinstance(failed.value.__cause__, sqlite3.ProgrammingError)
+    assert str(ended.value) == "the store was closed during the write; nothing was written"
+    assert store.closed
+    with ViewStore(path) as again:
+        assert again.list_views() == [("a", "v")] and again.load_view("a.v").comment is None
+        assert again.event_count() == 1
+
+
 def test_a_file_without_an_id_gets_one_inside_a_transaction(tmp_path):
     from test_store_id import _meta, _old_file
 
