@@ -204,6 +204,8 @@ def test_the_ddl_is_what_the_sqlmodel_declarations_compile_to():
     from viewstore import projections, schema
 
     assert projections.DDL == schema.ddl(), "paste the output of `python -m viewstore.schema` into projections.DDL"
+    printed = subprocess.run([sys.executable, "-m", "viewstore.schema"], capture_output=True, text=True, check=True)
+    assert printed.stdout == projections.DDL  # the output to paste is the text itself, not a line more
     for model in schema.TABLES:
         table = model.__table__
         assert projections._TABLE_COLUMNS[table.name] == (tuple(c.name for c in table.columns),
