@@ -86,6 +86,21 @@ def test_a_struct_field_that_starts_with_no_name_is_refused_naming_what_came_ins
     assert str(raised.value) == f"unknown type {text!r}: expected a field name, found {found!r}"
 
 
+def test_the_spellings_parse_type_remembers_are_bounded_and_one_past_the_bound_is_still_parsed():
+    from viewstore import types
+
+    before = dict(types._CACHE)
+    types._CACHE.clear()
+    try:
+        for n in range(1, 4098):
+            assert parse_type(f"fixed[{n}]") == FixedType(n)
+        assert len(types._CACHE) == 4096 and "fixed[4096]" in types._CACHE and "fixed[4097]" not in types._CACHE
+        assert parse_type("fixed[4097]") == FixedType(4097)
+    finally:  # the other tests' spellings remembered again, as a process that never filled it has them
+        types._CACHE.clear()
+        types._CACHE.update(before)
+
+
 def test_type_values():
     assert parse_type("decimal(3,1)") == DecimalType(3, 1)
     assert parse_type("fixed[2]") == FixedType(2)
