@@ -34,6 +34,18 @@ def test_a_table_is_printed_in_batches_so_a_closed_pipe_stops_the_work(monkeypat
     assert len(printed) == 3 + TextTable.BATCH  # top, header, rule, then one batch: nothing more was written
 
 
+def test_a_table_without_a_box_whose_lines_fill_the_last_batch_ends_with_no_blank_line():
+    """A table too narrow for its box has no bottom line to end its last batch: 100 rows of two
+    lines each fill one batch exactly, and nothing is printed after it (an empty batch prints a
+    blank line)."""
+    console = Console(file=io.StringIO(), width=24, markup=False, emoji=False, highlight=False)
+    table = TextTable(TableColumn("text", 10), TableColumn("time", 12, rank=2, snap=True))
+    table.print(console, [("abc", "2026-11-26 16:53:49.123")] * (TextTable.BATCH // 2))
+    lines = console.file.getvalue().split("\n")  # the text ends with a newline: "" after it
+    assert lines[:4] == ["text  time", "─" * 4 + "  " + "─" * 12, "abc   2026-11-26", " " * 6 + "16:53:49.123"]
+    assert len(lines) == 2 + TextTable.BATCH + 1 and lines[-2:] == [" " * 6 + "16:53:49.123", ""]
+
+
 def test_visible_escapes_lone_surrogates_which_a_terminal_cannot_encode():
     assert visible("a\ud800b\udfff") == "a\\ud800b\\udfff"
     assert visible("ok \U0001f600") == "ok \U0001f600"  # a whole pair is a character, printed as it is
