@@ -393,6 +393,32 @@ def test_an_export_waits_for_the_location_lock_within_a_bound(store, tmp_path, m
     assert store.export_iceberg("a.one", tmp_path / "loc").name.startswith("00000-")
 
 
+def test_an_export_whose_metadata_path_changed_while_it_waited_takes_the_lock_of_the_folder_it_names_now(
+        store, tmp_path):
+    """The export waits for the lock of the folder write.metadata.path names (unset: <location>/metadata);
+    another store sets it to another folder meanwhile: once in, the export sees that and waits for
+    the lock of that folder (held by other exports here, the lock of each folder by one) before it
+    writes there, the new path in the file, nothing in the old folder."""
+    import threading
+
+    from viewstore.iceberg import exclusive
+
+    store.create_view("a.one", columns=[], representations=[("spark", "SELECT 1")], default_namespace="a")
+    location, written = tmp_path / "loc", []
+    export = threading.Thread(target=lambda: written.append(store.export_iceberg("a.one", location)))
+    with ViewStore(store.path, actor="bob") as other, exclusive(location, location / "elsewhere"):
+        with exclusive(location):
+            export.start()
+            time.sleep(1)  # the export has read the view by now, and waits for the lock of <location>/metadata
+            other.alter_view("a.one", ViewChange.set_property("write.metadata.path", "elsewhere"))
+        time.sleep(1)  # the export got that lock, found the path changed, and waits for the other
+        assert written == [] and not list((location / "elsewhere").iterdir())
+    export.join(30)
+    assert len(written) == 1 and written[0].parent == location / "elsewhere"
+    assert load(written[0])[0]["properties"]["write.metadata.path"] == "elsewhere"
+    assert not list((location / "metadata").iterdir())
+
+
 @pytest.mark.parametrize("value", ["0", "-3", "ten", "1.5", " 4", str(2**31), "9" * 5000])
 def test_version_history_size_is_refused_when_set_not_at_export(store, value):
     """As the reference refuses the commit, a bad version.history.num-entries never gets stored."""
