@@ -793,12 +793,12 @@ class ViewStore:
             del cache[next(iter(cache))]  # insertion order: the oldest (a bound on memory, not an LRU)
 
     def _view(self, ident: Identifier, state: ViewState) -> View:
+        """The View of a live state that :meth:`_live_state` gave for ``ident``, cached with it."""
         cached = self._cache.get(ident)
         if cached is not None and cached[0] is state and cached[1] is not None:
             return cached[1]
         view = state_to_view(state)
-        if state.live:
-            self._remember(ident, (state, view, self._data_version))
+        self._remember(ident, (state, view, self._data_version))
         return view
 
     def load_view(self, identifier: IdentifierLike, *, as_of: AsOf | None = None) -> View:
