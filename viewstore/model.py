@@ -491,10 +491,9 @@ class View(BaseModel):
     @model_serializer(mode="wrap")
     def _serialize(self, handler: SerializerFunctionWrapHandler):
         self._complete()
-        data = handler(self)
-        if isinstance(data, dict):  # in the order of the fields, whichever were built last
-            data = {name: data[name] for name in _ALL_FIELDS if name in data}
-        return data
+        data = handler(self)  # a dict, in python and JSON mode alike
+        # in the order of the fields, whichever were built last
+        return {name: data[name] for name in _ALL_FIELDS if name in data}
 
     def __copy__(self) -> "View":
         self._complete()
