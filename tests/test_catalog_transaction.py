@@ -1055,6 +1055,38 @@ def test_a_write_that_cannot_roll_back_closes_the_store_and_writes_nothing(store
         again.alter_view("a.v", ViewChange.update_comment("after"))
 
 
+@pytest.mark.parametrize("failing, note", [
+    ("ROLLBACK TO", "its writes could not be rolled back alone (interrupted): the whole transaction was rolled back"),
+    ("ROLLBACK", "its writes could not be rolled back alone (interrupted), nor with the whole transaction "
+                 "(interrupted)"),
+], ids=["alone", "alone nor whole"])
+def test_a_write_of_a_block_that_cannot_be_rolled_back_alone_fails_as_itself_and_the_block_writes_nothing(
+        store, failing, note):
+    """Inside a block, a failed write's ROLLBACK TO fails, and then the ROLLBACK of the whole
+    transaction succeeds, or fails too (the block's end then rolls it back): the write raises its
+    own error with a note that says which, and the block ends in the error of a block rolled back
+    whole: nothing is written, and the store goes on. (The note said the whole transaction was
+    rolled back before its ROLLBACK was tried, and another note then that it could not be.)"""
+    make(store, "a.v")
+    _damaged_under_the_cache(store, "a.damaged")
+    before = snapshot(store)
+    with pytest.raises(ViewStoreError, match="^the transaction was rolled back whole when a write in it failed"):
+        with store.transaction():
+            make(store, "a.first")
+            _sqlite_interrupts(store._conn, lambda sql: sql.startswith(failing))
+            try:
+                with pytest.raises(CorruptLogError, match="vanished") as failed:
+                    store.alter_view("a.damaged", ViewChange.update_comment("lost"))
+            finally:
+                _sqlite_interrupts_nothing(store._conn)
+    assert failed.value.__notes__ == [
+        note, "the transaction was rolled back whole when a write in it failed (SQLite ends a transaction on an "
+              "interrupt, a full disk or an I/O error): the block's writes before this one are undone too"]
+    assert not store.closed and snapshot(store) == before
+    store.alter_view("a.v", ViewChange.update_comment("after"))
+    assert store.load_view("a.v").comment == "after"
+
+
 def test_thread_holds_a_store_inside_a_block_and_a_receiver_run_under_the_store(store):
     """thread_holds_a_store: true in the thread of a transaction() block and in a before_commit or
     commit_failed receiver (code of the caller's run while the store is held), false elsewhere and

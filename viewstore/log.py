@@ -510,14 +510,18 @@ def savepoint(conn: sqlite3.Connection, lost: Callable[[BaseException], None]) -
                 except sqlite3.ProgrammingError:
                     raise
                 except (sqlite3.Error, MemoryError) as undo:
-                    error.add_note(f"its writes could not be rolled back alone ({undo}): the whole transaction "
-                                   "was rolled back")
                     lost(error)
-                    conn.execute("ROLLBACK")
+                    alone = f"its writes could not be rolled back alone ({undo})"
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.ProgrammingError:
+                        raise
+                    except (sqlite3.Error, MemoryError) as whole:  # lost all the same: the block's end rolls back
+                        error.add_note(f"{alone}, nor with the whole transaction ({whole})")
+                    else:
+                        error.add_note(f"{alone}: the whole transaction was rolled back")
         except sqlite3.ProgrammingError:  # closed under the write (by a signal receiver or a callback)
             raise ViewStoreError("the store was closed during the write; nothing was written") from error
-        except (sqlite3.Error, MemoryError) as undo:  # the ROLLBACK failed too: lost all the same
-            error.add_note(f"and the transaction could not be rolled back ({undo})")
         _raise_typed(error)
         raise
 
