@@ -143,15 +143,12 @@ def prepare_import(table: Mapping[str, Any] | Any, identifier: IdentifierLike | 
         raise invalid("metadata_file", f"only Iceberg views have a metadata file; this is a {engine} view")
     _, definition = definition_from_table(record)
     now = now_ms if now_ms is not None else time.time_ns() // 1_000_000
-    try:
-        version = ViewVersion(
-            version_id=1, timestamp_ms=now, schema_id=0, columns=definition.columns,
-            representations=definition.representations, default_catalog=definition.default_catalog,
-            default_namespace=definition.default_namespace, summary=definition.summary)
-    except ValidationError:
-        raise
-    except ValueError as e:  # pydantic's error: the definition was validated, so this is a bug guard
-        raise ValidationError(f"cannot make a version of the {engine} view: {e}") from e
+    # a refusal here (a time the version cannot hold) is ViewVersion's own ValidationError, the one
+    # error its constructor raises
+    version = ViewVersion(
+        version_id=1, timestamp_ms=now, schema_id=0, columns=definition.columns,
+        representations=definition.representations, default_catalog=definition.default_catalog,
+        default_namespace=definition.default_namespace, summary=definition.summary)
     database, name = text_of(record, "dbName"), text_of(record, "tableName")
     return HmsImport(
         identifier=ident, engine=engine, source=f"hms:{engine}",
