@@ -1008,6 +1008,42 @@ def test_a_definition_the_bridge_is_given_that_would_read_itself_is_refused(stor
     assert store.event_count() == 3
 
 
+def test_a_rename_follows_no_view_without_spark_sql_and_no_name_the_store_cannot_hold(store):
+    """Only Spark SQL is followed: a view of Trino SQL alone is renamed, and a view read on the way
+    that has none reads nothing; a name no view can have (a dot in a part) is passed over."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    for name, dialect, sql in (("t", "trino", "SELECT x FROM t2"), ("b", "trino", "SELECT x FROM a2"),
+                               ("a", "spark", "SELECT x FROM b UNION ALL SELECT x FROM sales.`c.d`")):
+        store.create_view(("sales", name), columns=[Column("x", "int")], default_catalog="vs",
+                          default_namespace=["sales"], representations=[(dialect, sql)])
+    assert _rename(bridge, ["sales"], "t", ["sales"], "t2") == {"ok": None}
+    assert _rename(bridge, ["sales"], "a", ["sales"], "a2") == {"ok": None}
+    assert store.list_views() == [("sales", "a2"), ("sales", "b"), ("sales", "t2")]
+
+
+def test_a_rename_the_store_refuses_is_refused_naming_the_view_and_writes_nothing(store):
+    bridge = _Bridge(store, "vs", "4.3.0")
+    store.create_view("sales.a", columns=[Column("x", "int")], default_namespace=["sales"],
+                      representations=[("spark", "SELECT 1 AS x")])
+    assert _rename(bridge, ["sales"], "gone", ["sales"], "b") == {"error": {
+        "kind": "no_such_view", "namespace": ["sales"], "name": "gone"}}
+    assert _rename(bridge, ["sales"], "a", ["sales"], "b.c") == {"error": {
+        "kind": "user", "message": "viewstore catalog 'vs': cannot rename view vs.sales.a: bad identifier part "
+                                   "'b.c': dots, backquotes and control characters are not allowed"}}
+    assert store.list_views() == [("sales", "a")] and store.event_count() == 1
+
+
+def test_a_summary_s_spark_keys_holding_no_json_are_served_as_missing(store):
+    """The Python API may record any text under Spark's summary keys: text that is no JSON is served as
+    none (the columns' own names, no SQL configs), as other JSON is."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    store.create_view("sales.odd", columns=[Column("x", "int")], default_namespace=["sales"],
+                      representations=[("spark", "SELECT 1 AS x")],
+                      summary={QUERY_COLUMN_NAMES: "[x", SQL_CONFIGS: "not json"})
+    loaded = json.loads(bridge.call("loadView", json.dumps({"ident": {"namespace": ["sales"], "name": "odd"}})))
+    assert (loaded["ok"]["queryColumnNames"], loaded["ok"]["sqlConfigs"]) == ([], {})
+
+
 def test_the_catalog_keeps_sqlglots_warnings_to_itself(spark, vs, caplog):
     """Following the views a view reads parses its SQL with sqlglot, which warns of a JSON path it cannot
     read (Spark reads it: the call returns NULL); that warning reached the caller's logging."""
