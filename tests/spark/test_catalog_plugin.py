@@ -1382,6 +1382,24 @@ def test_attach_refuses_a_name_configured_as_another_catalog_class_and_leaves_it
         spark.conf.unset("spark.sql.catalog.vs_taken")
 
 
+def test_attach_refuses_a_name_spark_has_loaded_as_another_catalog_and_sets_nothing(spark, store):
+    """Spark keeps the catalog it loaded under a name after its setting is gone: attach names that
+    catalog's class, and leaves the name unset, as it found it."""
+    other = "org.apache.spark.sql.execution.datasources.v2.jdbc.JDBCTableCatalog"
+    spark.conf.set("spark.sql.catalog.vs_loaded", other)
+    spark.conf.set("spark.sql.catalog.vs_loaded.url", "jdbc:derby:memory:vs_loaded;create=true")
+    try:
+        spark.sql("SHOW NAMESPACES IN vs_loaded").collect()
+        spark.conf.unset("spark.sql.catalog.vs_loaded")
+        with pytest.raises(ValidationError) as refused:
+            attach(spark, store, name="vs_loaded")
+        assert str(refused.value) == f"catalog 'vs_loaded' is already loaded as {other}; choose another name"
+        assert spark.conf.get("spark.sql.catalog.vs_loaded", None) is None
+    finally:
+        spark.conf.unset("spark.sql.catalog.vs_loaded")
+        spark.conf.unset("spark.sql.catalog.vs_loaded.url")
+
+
 def test_only_the_supported_spark_minor_is_accepted():
     check_spark_version(f"{SUPPORTED_SPARK}.0")
     check_spark_version(f"{SUPPORTED_SPARK}.7")

@@ -197,6 +197,8 @@ def attach(spark: SparkSession, store: ViewStore, name: str = "vs") -> str:
         with active_session(spark):
             jcatalog = jsession.sessionState().catalogManager().catalog(name)
             if jcatalog.getClass().getName() != CATALOG_CLASS:
+                if configured is None:  # the setting made above: the name is left as it was found
+                    spark.conf.unset(key)
                 raise ValidationError(f"catalog {name!r} is already loaded as {jcatalog.getClass().getName()}; "
                                       f"choose another name")
             gateway = spark.sparkContext._gateway
