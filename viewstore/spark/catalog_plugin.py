@@ -350,19 +350,14 @@ def _jvm_session(spark: Any, what: str) -> Any:
     the call, for the message)."""
     message = ("viewstore's Spark catalog needs a classic PySpark session (py4j): Spark Connect clients "
                "have no driver JVM to host the catalog; run the pipeline as a classic PySpark driver")
-    try:
-        from pyspark.sql import SparkSession
-        from pyspark.sql.utils import is_remote
-    except ImportError as e:
-        raise NotInstalledError(f"viewstore.spark.{what} needs pyspark: pip install 'viewstore[spark]' ({e})") from e
+    from pyspark.sql import SparkSession  # installed: this module's own imports need it
+    from pyspark.sql.utils import is_remote
+
     if is_remote() or type(spark).__module__.startswith("pyspark.sql.connect"):
         raise ValidationError(message)
     if not isinstance(spark, SparkSession):
         raise ValidationError(f"{what} needs a SparkSession, not {type(spark).__name__}")
-    try:
-        return spark._jsparkSession
-    except Exception as e:  # a Connect session raises on JVM attributes
-        raise ValidationError(message) from e
+    return spark._jsparkSession  # a classic session's, set when it was made
 
 
 def _session_id(jsession: Any) -> int:

@@ -149,10 +149,8 @@ def local_session(workdir: Path, *, app_name: str = "viewstore-demo", hive: bool
 
 def quiet_analysis_errors() -> None:
     """Stop PySpark from logging a large JSON record for every caught analysis error."""
-    try:
-        from pyspark.logger import PySparkLogger
-    except ImportError:  # older pyspark
-        return
+    from pyspark.logger import PySparkLogger
+
     PySparkLogger.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
 
 
