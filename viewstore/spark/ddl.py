@@ -209,10 +209,9 @@ def _analyze_json(spark: SparkSession, query: str, context: str, name: str,
     """:func:`_analyze`, with the schema in Spark's own JSON form; ``name`` is the view's.
 
     With ``persistent`` (the view's identifier in the store), the query is also checked as Spark
-    checks a persistent view's (:func:`_refuse_temporary_objects`).
+    checks a persistent view's (:func:`_refuse_temporary_objects`). ``query`` is never blank: it is
+    the SQL of a stored representation, or one :func:`_prepare` checked.
     """
-    if not isinstance(query, str) or not query.strip():
-        raise ValidationError(f"{context}: the SQL is empty")
     session = _jsession(spark)
     try:
         with _verbatim(spark):  # the text as stored, ``${...}`` included
