@@ -126,6 +126,21 @@ def test_create_view_refuses_an_identifier_part_or_a_replace_flag_of_the_wrong_t
     assert store.event_count() == 0
 
 
+def test_create_view_refuses_column_comments_of_the_wrong_shape_or_for_no_column_of_the_query(spark, store, ns):
+    for comments in (["x"], {"x": 1}, {1: "one"}):
+        with pytest.raises(ValidationError) as refused:
+            create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", column_comments=comments)
+        assert str(refused.value) == "column_comments must be a dict of column name to comment"
+    spark.sql(f"CREATE DATABASE {ns}")
+    with pytest.raises(ValidationError) as refused:
+        create_view(spark, store, f"{ns}.v", "SELECT 1 AS x, 2 AS y", column_comments={"Y": "two", "z": "c", "A": "a"})
+    assert str(refused.value) == "column_comments names unknown column(s) ['A', 'z']; the view has ['x', 'y']"
+    with pytest.raises(ValidationError) as refused:
+        create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", column_comments={"z": "c"})
+    assert str(refused.value) == "column_comments names unknown column(s) ['z']; the view has ['x']"
+    assert store.event_count() == 0
+
+
 @pytest.mark.parametrize("query, condition", [
     ("SELECT * FROM no_such_table", "TABLE_OR_VIEW_NOT_FOUND"),
     ("SELECT nope FROM range(3)", "UNRESOLVED_COLUMN"),
@@ -937,6 +952,20 @@ def test_sql_set_properties_of_a_stored_view_without_a_session_copy_makes_the_co
     assert view.properties == {"team": "ops"}
     assert _view_properties(spark, ns, "v")["team"] == "ops" and spark.sql(f"SELECT x FROM {ns}.v").first().x == 1
     assert _view_properties(spark, ns, "v")["viewstore.store"] == store.store_id  # a copy prune=True may drop
+
+
+def test_sql_set_properties_of_a_stored_view_spark_cannot_analyze_stores_them_and_logs_why_no_copy_follows(
+        spark, store, ns, caplog):
+    """The store decided: the change is kept, and the copy that cannot be made is logged, not raised."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    _stored(store, f"{ns}.v", f"SELECT x FROM {ns}.gone", ns, columns=[Column("x", "int")])
+    with caplog.at_level(logging.WARNING, logger="viewstore"):
+        view = sql(spark, store, f"ALTER VIEW {ns}.v SET TBLPROPERTIES ('team' = 'ops')")
+    assert view.properties == {"team": "ops"} and store.load_view(f"{ns}.v").properties == {"team": "ops"}
+    messages = [r.getMessage() for r in caplog.records if r.name.startswith("viewstore")]
+    assert len(messages) == 1 and messages[0].startswith(f"the session copy of {ns}.v could not follow the store: ")
+    assert "TABLE_OR_VIEW_NOT_FOUND" in messages[0]
+    assert not spark.catalog.tableExists(f"{ns}.v")
 
 
 def test_sql_rename_to_a_name_of_the_session_catalog_without_a_database_is_refused_as_lacking_one(
