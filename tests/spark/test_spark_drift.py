@@ -29,7 +29,8 @@ def test_check_views_finds_drift_after_a_table_changes(spark, store, ns):
     finally:
         spark.catalog.setCurrentDatabase("default")
     store.create_view(f"{ns}.trino", columns=[], representations=[("trino", "SELECT 1 AS x")], default_namespace=ns)
-    assert check_views(spark, store).ok
+    report = check_views(spark, store)
+    assert report.ok and report.raise_for_drift() is report  # for pipelines: check_views(...).raise_for_drift()
 
     spark.sql(f"DROP TABLE {ns}.src")
     spark.sql(f"CREATE TABLE {ns}.src (id BIGINT, label STRING, extra DOUBLE) USING parquet")
