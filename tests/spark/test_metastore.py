@@ -434,6 +434,51 @@ def test_write_an_exported_record_reads_back_as_written(spark, store, target, en
         assert _rows(spark, target, f"w_{engine}") == [(1, 5), (2, 7.5)]
 
 
+def test_write_an_iceberg_record_reads_back_as_written_and_imports_from_its_metadata_file(spark, store, ns, tmp_path):
+    """An Iceberg view's record names its metadata file, which holds its definition; the fields it
+    leaves out (an owner, the view texts) stay unset."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    store.create_view(f"{ns}.ice", columns=[Column("id", "long", "the id")], default_namespace=ns,
+                      representations=[("spark", "SELECT id FROM t")], comment="from Iceberg")
+    exported = store.export_iceberg(f"{ns}.ice", tmp_path / "warehouse")
+    record = store.export_hms(f"{ns}.ice", "iceberg", metadata_location=exported)
+    assert record["owner"] is not None and record["viewOriginalText"] == "SELECT id FROM t"
+    bare = {**record, "tableName": "ice_bare", "owner": None, "viewOriginalText": None, "viewExpandedText": None}
+    for written in (record, bare):
+        write_metastore_table(spark, written)
+        back = read_metastore_table(spark, ns, written["tableName"])
+        for key in ("owner", "tableType", "viewOriginalText", "viewExpandedText", "partitionKeys"):
+            assert back[key] == written[key], key
+        assert back["sd"]["cols"] == written["sd"]["cols"]
+        assert back["sd"]["location"] is None
+        assert back["sd"]["serdeInfo"] == {"serializationLib": None, "parameters": {}}
+        assert back["parameters"] == {**written["parameters"], "transient_lastDdlTime": str(back["createTime"])}
+        assert back["parameters"]["metadata_location"] == exported.as_uri() and formats.detect(back) == "iceberg"
+
+    other = ViewStore(tmp_path / "imported.db", actor="ivan")
+    report = import_metastore_views(spark, other, ns)
+    assert [(i.identifier, i.engine) for i in report.imported] == [(f"{ns}.ice", "iceberg")]
+    view = other.load_view(f"{ns}.ice")
+    assert (view.comment, view.columns, view.sql_for("spark")) == ("from Iceberg", (Column("id", "long", "the id"),),
+                                                                   "SELECT id FROM t")
+    # the second record names the same metadata file: the same view (its UUID), recorded once
+    assert [(r.name, r.reason) for r in report.skipped] == [(f"{ns}.ice_bare", "exists")]
+    assert report.skipped[0].detail.endswith(f"is already in the store: {ns}.ice (a view is recorded once; its "
+                                             "history is there)")
+    assert other.list_views() == [(ns, "ice")] and report.failed == []
+    other.close()
+
+
+def test_a_record_the_metastore_refuses_is_a_validation_error_naming_it_and_writes_nothing(spark, store, target):
+    """Hive's metastore holds names of letters, digits and _ only: a name the store takes is refused there."""
+    record = {**store.export_hms(_exportable(store, target, "refused"), "hive"), "tableName": "caf\u00e9"}
+    with pytest.raises(ValidationError) as refused:
+        write_metastore_table(spark, record)
+    assert str(refused.value) == (f"the metastore refused {target}.caf\u00e9: [InvalidObjectException] "
+                                  "caf\u00e9 is not a valid object name")
+    assert _absent(spark, target, "caf\u00e9")
+
+
 def test_write_replaces_a_view_only_when_asked_and_never_a_table(spark, store, target):
     hive = {**store.export_hms(_exportable(store, target, "r"), "hive"), "tableName": "r"}
     write_metastore_table(spark, hive)
