@@ -1434,6 +1434,66 @@ def test_the_jar_is_built_from_the_current_sources():
     assert build_jar.JAR_PATH == jar_path()
 
 
+def test_the_jar_builds_again_from_the_sources_byte_for_byte_the_same(tmp_path):
+    """Two builds give the same bytes, with the entries and the build record of the shipped jar."""
+    import zipfile
+
+    first, second = tmp_path / "one" / "catalog.jar", tmp_path / "two" / "catalog.jar"
+    info = build_jar.build(first)
+    assert build_jar.build(second) == info == build_jar.jar_info(first) == build_jar.jar_info()
+    assert first.read_bytes() == second.read_bytes()
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["catalog.jar", "catalog.jar", "one", "two"]
+    with zipfile.ZipFile(first) as built, zipfile.ZipFile(jar_path()) as shipped:
+        assert built.namelist() == shipped.namelist()
+        assert built.read("META-INF/MANIFEST.MF") == shipped.read("META-INF/MANIFEST.MF")
+        assert {e.date_time for e in built.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+
+
+def test_the_jar_command_tells_a_missing_or_stale_jar_and_a_build_that_fails(tmp_path):
+    """The command, run from a copy of its module beside a copy of the sources: it works on the
+    java and jars folders next to its file."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    script = tmp_path / "build_jar.py"
+    shutil.copy(Path(build_jar.__file__), script)
+    jar = tmp_path / "jars" / build_jar.JAR_PATH.name
+
+    def command(*args, **env):
+        done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=300,
+                              cwd=tmp_path, env={**os.environ, **env})
+        return done.returncode, done.stdout, done.stderr
+
+    missing = (1, f"{jar.name}: missing or without a build record\n", "")
+    assert command("--check") == missing
+    jar.parent.mkdir()
+    with zipfile.ZipFile(jar, "w") as zf:
+        zf.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")
+    assert command("--check") == missing
+    shutil.copytree(build_jar.SOURCE_DIR, tmp_path / "java")
+    shutil.copy(build_jar.JAR_PATH, jar)
+    assert command("--check") == (0, f"{jar.name} is up to date\n", "")
+
+    source = tmp_path / "java" / "io" / "viewstore" / "spark" / "ViewStoreBridge.java"
+    text = source.read_text()
+    source.write_text(text + "\nclass Broken { int x = ; }\n")
+    assert command("--check") == (1, f"{jar.name} is stale: rebuild with python -m viewstore.spark.build_jar\n", "")
+    code, out, err = command()
+    assert (code, out) == (1, "") and err.startswith("javac failed:\n") and "ViewStoreBridge.java" in err
+    assert jar.read_bytes() == build_jar.JAR_PATH.read_bytes()  # the jar before stays, and nothing beside it
+    assert sorted(p.name for p in jar.parent.iterdir()) == [jar.name]
+    assert command(PATH=str(tmp_path)) == (1, "", "javac (JDK 17 or later) is needed to build the jar\n")
+    source.write_text(text)
+    jar.unlink()
+    shipped = build_jar.jar_info()
+    assert command() == (0, f"built {jar.name} against Spark {shipped['spark_version']} "
+                            f"(sources {shipped['source_sha256'][:12]})\n", "")
+    assert build_jar.jar_info(jar) == shipped and command("--check")[0] == 0
+
+
 def test_no_machine_paths_in_the_jar_or_sources():
     import zipfile
 
