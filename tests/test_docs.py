@@ -301,6 +301,35 @@ def test_without_pyspark_the_main_help_and_the_spark_commands_say_it_is_missing(
     assert "1 error: 'viewstore spark' needs an optional dependency" in out
 
 
+def test_viewstore_spark_imports_without_pyspark_and_each_name_says_what_it_needs():
+    """As viewstore/spark/__init__.py says: a missing pyspark is a NotInstalledError (an ImportError too)
+    naming the call, on first use; a missing package the library itself needs stays Python's own error."""
+    script = ("import sys\n"
+              "class Hide:\n"
+              "    def find_spec(self, name, path=None, target=None):\n"
+              "        if name.split('.')[0] in sys.argv[1:]:\n"
+              "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+              "sys.meta_path.insert(0, Hide())\n"
+              "import viewstore.spark\n"
+              "for name in ('register_views', 'attach', 'run_demo', 'no_such_name'):\n"
+              "    try:\n"
+              "        getattr(viewstore.spark, name)\n"
+              "        print(name, 'ok')\n"
+              "    except Exception as e:\n"
+              "        print(name, type(e).__name__, isinstance(e, ImportError), e)\n")
+
+    def run(*hidden):
+        return subprocess.run([sys.executable, "-c", script, *hidden], capture_output=True, text=True,
+                              check=True).stdout.splitlines()
+
+    needs = "needs pyspark and pyarrow: pip install 'viewstore[spark]' (No module named 'pyspark')"
+    unknown = "no_such_name AttributeError False module 'viewstore.spark' has no attribute 'no_such_name'"
+    assert run("pyspark") == [f"{name} NotInstalledError True viewstore.spark.{name} {needs}"
+                              for name in ("register_views", "attach", "run_demo")] + [unknown]
+    assert run("rich") == ["register_views ok", "attach ok",
+                           "run_demo ModuleNotFoundError True No module named 'rich'", unknown]
+
+
 def test_every_option_says_what_it_does():
     """`--help` of every command explains each option ('Repeatable.' alone, or nothing, does not)."""
     import click
