@@ -119,6 +119,11 @@ def test_run_demo_without_a_session_uses_the_one_running_and_leaves_it_as_it_was
         assert list(result.step_seconds) == ["tables", "define views", "register", "trino", "replace and rollback",
                                              "export", "audit"]
         assert result.seconds >= sum(result.step_seconds.values()) - 0.5 > 0
+
+        # a second run, with a store of its own: the views the session keeps from the first are not in it
+        again = run_demo(Console(file=io.StringIO(), width=250), namespace=namespace)
+        assert again.registered == [daily, totals] and again.audit_python == result.audit_python
+        assert again.totals_before == again.totals_rolled_back == every
     finally:
         quiet.removeHandler(kept)
         quiet.setLevel(level)
