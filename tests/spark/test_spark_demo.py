@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from pathlib import Path
 
@@ -180,6 +181,37 @@ def test_run_demo_with_no_session_running_refuses_the_global_temporary_database_
     assert done.stdout == ("ValidationError namespace 'GLOBAL_TEMP' is Spark's global temporary database, where no "
                            "table or view can be made; choose another None\n"), done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_run_demo_with_no_session_running_starts_a_local_one_and_stops_it_at_the_end(tmp_path):
+    """In a process without a session (as ``viewstore demo`` starts): a local session with its catalog
+    in memory, stopped when the demo ends, and its work directory gone."""
+    import subprocess
+    import sys
+
+    code = ("import io, json, tempfile, sys\n"
+            "tempfile.tempdir = sys.argv[1]\n"
+            "from pyspark import SparkContext\n"
+            "from rich.console import Console\n"
+            "from viewstore.spark import run_demo\n"
+            "out = io.StringIO()\n"
+            "result = run_demo(Console(file=out, width=250), namespace='own')\n"
+            "print(json.dumps({'out': out.getvalue(), 'registered': result.registered, 'steps': list(result.step_seconds),"
+            " 'same': result.totals_before == result.totals_rolled_back != result.totals_replaced,"
+            " 'stopped': SparkContext._active_spark_context is None}))\n")
+    work = tmp_path / "tmp"
+    work.mkdir()
+    done = subprocess.run([sys.executable, "-c", code, str(work)], capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert re.search(r"Spark 4\.3\.\d+ started in \d+\.\d s \(local, in-memory catalog\)", result["out"])
+    assert "Demo finished" in result["out"] and "(left running)" not in result["out"]
+    assert result["registered"] == ["own.daily_orders", "own.region_totals"] and result["same"] is True
+    assert result["steps"] == ["spark start", "tables", "define views", "register", "trino", "replace and rollback",
+                               "export", "audit"]
+    assert result["stopped"] is True
+    assert list(tmp_path.iterdir()) == [work] and list(work.iterdir()) == []  # the work directory and its warehouse
 
 
 def test_the_local_session_has_the_settings_it_names(spark):
