@@ -309,6 +309,42 @@ def test_errors(spark, hms, store):
         import_metastore_views(spark, str(store.path), hms)  # a path is no store: nothing is imported
 
 
+def test_a_session_without_hive_support_or_no_session_is_refused_before_anything_is_written(tmp_path):
+    """In a process whose session keeps its catalog in memory (as ``viewstore demo`` makes it), and
+    for what is no classic session at all: each call is a ValidationError saying what it needs."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from pathlib import Path\n"
+            "from viewstore import ViewStore\n"
+            "from viewstore.spark import import_metastore_views, read_metastore_table, write_metastore_table\n"
+            "from viewstore.spark.demo import local_session\n"
+            "store = ViewStore(Path(sys.argv[1]) / 'views.db')\n"
+            "record = {'dbName': 'default', 'tableName': 'v', 'tableType': 'VIRTUAL_VIEW', 'parameters': {},\n"
+            "          'viewOriginalText': 'SELECT 1 AS x', 'viewExpandedText': 'SELECT 1 AS x',\n"
+            "          'sd': {'cols': [{'name': 'x', 'type': 'int', 'comment': None}]}}\n"
+            "spark = local_session(Path(sys.argv[1]) / 'spark')\n"
+            "for session in (spark, 'a session'):\n"
+            "    for call in (lambda: read_metastore_table(session, 'default', 'v'),\n"
+            "                 lambda: import_metastore_views(session, store, 'default'),\n"
+            "                 lambda: write_metastore_table(session, record)):\n"
+            "        try:\n"
+            "            call()\n"
+            "        except Exception as e:\n"
+            "            print(type(e).__name__, e)\n"
+            "print(store.event_count(), spark.catalog.listTables('default'))\n"
+            "spark.stop()\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    no_hive = ("ValidationError the SparkSession has no Hive metastore: build it with "
+               "SparkSession.builder.enableHiveSupport()")
+    no_session = ("ValidationError reading the Hive metastore needs a classic PySpark session (py4j); "
+                  "Spark Connect clients have no JVM to ask")
+    assert done.stdout.splitlines() == [no_hive] * 3 + [no_session] * 3 + ["0 []"]
+
+
 def test_an_exported_view_with_a_column_list_reads_back_in_spark(spark, store):
     """Spark resolves a view's query by the query's own column names, not the names a column list gave."""
     import viewstore.spark as vs
