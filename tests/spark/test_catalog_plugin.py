@@ -1400,6 +1400,35 @@ def test_attach_refuses_a_name_spark_has_loaded_as_another_catalog_and_sets_noth
         spark.conf.unset("spark.sql.catalog.vs_loaded.url")
 
 
+def test_a_clone_of_the_session_leaves_alone_what_the_catalog_s_name_was_set_to_after_attach(spark, vs, caplog):
+    """create_view analyzes in a clone of the session, where Spark loads each catalog from its
+    setting: set anew after attach, the name's catalog there is another class, left unconnected, or
+    one that cannot be loaded, logged; the call goes on either way."""
+    from viewstore.spark import create_view
+    from viewstore.spark.catalog_plugin import CATALOG_CLASS
+
+    jdbc = "org.apache.spark.sql.execution.datasources.v2.jdbc.JDBCTableCatalog"
+    spark.conf.set("spark.sql.catalog.vs.url", "jdbc:derby:memory:vs_clone;create=true")
+    try:
+        for n, configured in enumerate((jdbc, "org.example.NoSuchCatalog")):
+            spark.conf.set("spark.sql.catalog.vs", configured)
+            caplog.clear()
+            with caplog.at_level(logging.WARNING, logger="viewstore"):
+                view = create_view(spark, vs, f"sales.cloned{n}", "SELECT 1 AS x")
+            assert view.identifier == ("sales", f"cloned{n}")
+            messages = [r.getMessage() for r in caplog.records if r.name.startswith("viewstore")]
+            if configured == jdbc:
+                assert messages == []
+            else:
+                assert len(messages) == 1 and messages[0].startswith(
+                    "viewstore catalog 'vs' could not be connected in a clone of its session: "), messages
+                assert "org.example.NoSuchCatalog" in messages[0]
+    finally:
+        spark.conf.set("spark.sql.catalog.vs", CATALOG_CLASS)
+        spark.conf.unset("spark.sql.catalog.vs.url")
+    assert run(spark, "SHOW VIEWS IN vs.sales") == [("sales", "cloned0", False), ("sales", "cloned1", False)]
+
+
 def test_only_the_supported_spark_minor_is_accepted():
     check_spark_version(f"{SUPPORTED_SPARK}.0")
     check_spark_version(f"{SUPPORTED_SPARK}.7")
