@@ -17,7 +17,7 @@ from viewstore import ViewChange, ViewStore, catalog, projections, signals
 from viewstore.cli import view_to_json
 from viewstore.catalog import _columns_key, _definition_key, _items_key
 from viewstore.errors import CorruptLogError, ValidationError, ViewStoreError
-from viewstore.model import View
+from viewstore.model import Column, SQLRepresentation, VersionLogEntry, View, ViewVersion
 from viewstore.projections import Versions
 
 COLUMNS = [("id", "bigint"), ("amount", "decimal(18,2)", "in EUR")]
@@ -155,6 +155,43 @@ def test_the_first_write_after_a_load_indexes_the_history_once(tmp_path, monkeyp
     assert counts.definitions == 0 and store.load_view("a.v").current_version_id == 7  # found in the index
     assert counts.parsed == 1  # the version reused, whole, before it is made current
     store.close()
+
+
+def test_an_import_walks_its_versions_as_often_whatever_their_number(tmp_path, monkeypatch):
+    """Turning an imported history into events goes through the version list a fixed number of times,
+    not once per version-log entry (an import of 10,000 versions took 50 s). Every other version
+    rides along with the next entry, and the last entry rolls back to the first version."""
+    walks = {}
+
+    class Walked(list):
+        def __iter__(self):
+            walks[len(self)] += 1
+            return super().__iter__()
+
+    steps = catalog._import_steps
+    monkeypatch.setattr(catalog, "_import_steps", lambda versions, *rest: steps(Walked(versions), *rest))
+    for count in (6, 300):
+        walks[count] = 0
+        versions = [ViewVersion(version_id=i, timestamp_ms=1_000 + i, schema_id=0, columns=[Column("id", "bigint")],
+                                representations=[SQLRepresentation("spark", sql(i))], default_namespace=("a",))
+                    for i in range(1, count + 1)]
+        log = [VersionLogEntry(timestamp_ms=1_000 + i, version_id=i) for i in range(1, count + 1, 2)]
+        log.append(VersionLogEntry(timestamp_ms=5_000, version_id=1))
+        with ViewStore(tmp_path / f"s{count}.db", actor="importer") as store:
+            view = store.import_view("a.v", source="test", versions=versions, version_log=log, current_version_id=1)
+            events = store.history("a.v")
+        assert [v.version_id for v in view.versions] == list(range(1, count + 1))
+        assert [(e.version_id, e.timestamp_ms) for e in view.version_log] == [(e.version_id, e.timestamp_ms)
+                                                                              for e in log]
+        # each entry that added a version brings the version before it, which never became current, and
+        # the rollback brings the last
+        assert [(e.type, getattr(e, "current_version_id", None)) for e in events] == [
+            ("view.imported", 1), *[(kind, current) for i in range(3, count + 1, 2)
+                                    for kind, current in (("view.replaced", i), ("view.replaced", None))],
+            ("view.rolled_back", 1), ("view.replaced", None)]
+        assert [e.version.version_id for e in events if e.type == "view.replaced"] == [
+            *[i for odd in range(3, count + 1, 2) for i in (odd, odd - 1)], count]
+    assert walks[6] == walks[300] > 0, walks
 
 
 def test_a_view_keeps_its_versions_when_later_writes_add_some(tmp_path):

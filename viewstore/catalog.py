@@ -2191,9 +2191,20 @@ def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],
         first.timestamp_ms, ViewImported,
         {"versions": tuple(dump(by_id[i]) for i in sorted(introduced)), "current_version_id": first.version_id,
          "version_log": (first.model_dump(),)})]
+    # A version an entry of its own adds comes with that entry, never along with another; the others
+    # come along with the first entry they existed at: taken by time from a sorted queue, so that each
+    # entry looks only at the versions it brings (looking at every version at every entry made an
+    # import of 10,000 versions take 50 s)
+    waiting = sorted((v.timestamp_ms, k) for k, v in enumerate(versions)
+                     if v.version_id not in introduced and v.version_id not in added_by)
+    taken = 0
     for i, entry in enumerate(entries[1:], 1):
-        added = [v for v in versions if v.version_id not in introduced and there(v, i)
-                 and v.version_id != entry.version_id]
+        ready: list[int] = []
+        while taken < len(waiting) and waiting[taken][0] <= entry.timestamp_ms:
+            ready.append(waiting[taken][1])
+            taken += 1
+        added = [versions[k] for k in sorted(ready)
+                 if versions[k].version_id not in introduced and versions[k].version_id != entry.version_id]
         at = max(steps[-1][0], entry.timestamp_ms)
         # versions that appeared without becoming current ride along with the next step
         fields: dict[str, Any] = {"current_version_id": entry.version_id, "log_entry": entry.model_dump()}
