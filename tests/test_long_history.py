@@ -6,6 +6,7 @@ The costs are counted (versions parsed, version models built, versions looked at
 
 import copy
 import pickle
+import re
 import sqlite3
 import threading
 
@@ -192,6 +193,33 @@ def test_an_import_walks_its_versions_as_often_whatever_their_number(tmp_path, m
         assert [e.version.version_id for e in events if e.type == "view.replaced"] == [
             *[i for odd in range(3, count + 1, 2) for i in (odd, odd - 1)], count]
     assert walks[6] == walks[300] > 0, walks
+
+
+def test_show_builds_only_the_versions_it_lists(tmp_path, monkeypatch):
+    """``viewstore show`` counts the versions by their ids and builds the ten it lists (the current one
+    first when the view was rolled back to an old one), not every version of a long history."""
+    from click.testing import CliRunner
+
+    from viewstore.cli import main
+
+    path = build(tmp_path / "s.db", 150)
+    for rolled_back, listed in ((False, list(range(141, 151))), (True, [1, *range(142, 151)])):
+        if rolled_back:
+            with ViewStore(path, actor="me") as store:
+                store.rollback_view("a.v", 1)
+        monkeypatch.setenv("COLUMNS", "200")
+        counts = Counts(monkeypatch)
+        result = CliRunner().invoke(main, ["--db", str(path), "show", "a.v"], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        assert counts.models == 10, counts.as_dict()
+        current = listed[-1] if not rolled_back else 1
+        assert f"current version: {current} of 150 " in result.output
+        assert [int(m) for m in re.findall(r"^│ (\d+)", result.output, re.M)] == listed
+        with ViewStore(path, actor="me") as store:
+            view = store.load_view("a.v")
+            assert view.version_ids == tuple(range(1, 151)) and counts.models == 10  # none built for the ids
+            assert view.version_ids == tuple(v.version_id for v in view.versions)
+        monkeypatch.undo()
 
 
 def test_a_view_keeps_its_versions_when_later_writes_add_some(tmp_path):

@@ -188,6 +188,10 @@ class _History:
         self.asked.append(version_id)
         return next((v for v in self._versions if v.version_id == version_id), None)
 
+    def version_ids(self):
+        self.asked.append("version_ids")
+        return tuple(v.version_id for v in self._versions)
+
 
 def _lazy_and_whole():
     from viewstore.model import AuditInfo, View
@@ -200,6 +204,15 @@ def _lazy_and_whole():
                                                         last_modified_time_ms=2), stream_version=2)
     history = _History(versions, log)
     return View.lazy(history, **fields), View(**fields, versions=versions, version_log=log), history
+
+
+def test_a_lazy_view_gives_its_version_ids_without_building_its_versions():
+    lazy, whole, history = _lazy_and_whole()
+    assert lazy.version_ids == (1, 2) and history.asked == ["version_ids"]
+    assert "versions" not in lazy.__dict__  # nothing built
+    assert whole.version_ids == (1, 2)
+    assert len(lazy.versions) == 2
+    assert lazy.version_ids == (1, 2) and history.asked == ["version_ids", "versions"]  # from the versions built
 
 
 def test_a_lazy_view_builds_its_history_on_first_read_and_is_a_plain_value():

@@ -601,7 +601,8 @@ def _print_view(cli: CliContext, view: View) -> None:
     line((identifier_str(view.identifier), "bold"), f"  uuid {view.uuid}")
     if view.comment:
         line(f"comment: {view.comment}")
-    line(f"current version: {view.current_version_id} of {len(view.versions)}   "
+    ids = view.version_ids  # the versions are built only for the few listed below
+    line(f"current version: {view.current_version_id} of {len(ids)}   "
          f"stream version: {view.stream_version}   security: {view.security_mode}")
     line(f"default catalog and namespace: {view.default_catalog or '-'}.{'.'.join(view.default_namespace) or '-'}")
     line(f"created by {view.audit.creator} at {_utc(view.audit.create_time_ms)}")
@@ -620,15 +621,15 @@ def _print_view(cli: CliContext, view: View) -> None:
         for key, value in sorted(props.items()):
             table.add_row(key, value)
         c.print(table)
-    shown = view.versions[-SHOWN_VERSIONS:]
+    shown = ids[-SHOWN_VERSIONS:]
     which = f"the latest {len(shown)}"
-    if all(v.version_id != view.current_version_id for v in shown):  # rolled back to an old one
-        shown = tuple(v for v in view.versions if v.version_id == view.current_version_id) + shown[1:]
+    if view.current_version_id not in shown:  # rolled back to an old one
+        shown = (view.current_version_id, *shown[1:])
         which = f"the current one and the latest {len(shown) - 1}"
-    earlier = len(view.versions) - len(shown)
+    earlier = len(ids) - len(shown)
     versions = data_table("version", "created (UTC)", "schema", "dialects", "columns",
                           title=f"versions{f' ({which}; --json has all)' if earlier else ''}")
-    for v in shown:
+    for v in map(view.version, shown):
         mark = " (current)" if v.version_id == view.current_version_id else ""
         versions.add_row(f"{v.version_id}{mark}", _table_time(v.timestamp_ms), str(v.schema_id),
                          ", ".join(r.dialect for r in v.representations), ", ".join(col.name for col in v.columns))

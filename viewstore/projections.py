@@ -796,6 +796,9 @@ class _History:
     def version(self, version_id: int) -> ViewVersion | None:
         return self._versions.model(version_id)
 
+    def version_ids(self) -> tuple[int, ...]:
+        return tuple(sorted(self._versions))
+
 
 def state_to_view(state: ViewState) -> View:
     """The public, immutable View of a folded state.
