@@ -115,6 +115,26 @@ def test_an_export_writes_text_as_utf8_and_a_gzip_header_without_a_time(store, t
     assert packed[:2] == b"\x1f\x8b" and packed[4:8] == b"\0\0\0\0"
 
 
+def test_an_export_writes_the_text_json_dumps_writes(store, tmp_path):
+    """The metadata file is written by orjson; its text is that of ``json.dumps(indent=2,
+    ensure_ascii=False)``, also with text that JSON escapes and wide characters; an integer orjson
+    cannot write goes through json itself."""
+    from viewstore.iceberg import _metadata_text
+
+    odd = 'tab\there "quoted" \\ \x1b[31m \x7f \x00 ünï 😀 \u2028 end'
+    store.create_view("a.v", columns=[Column("größe", "struct<x: int, y: list<string>>", odd)],
+                      representations=[("spark", f"SELECT '{odd}'")], default_namespace="a",
+                      properties={"k": odd, odd: "v"}, comment=odd, summary={"engine-name": odd})
+    for gz in (False, True):
+        meta, raw = load(store.export_iceberg("a.v", tmp_path / f"loc{gz}", gzip=gz))
+        assert raw == json.dumps(meta, indent=2, ensure_ascii=False).encode()
+        assert meta["properties"] == {"k": odd, odd: "v", "comment": odd}
+    samples = [{}, {"a": [], "b": {}, "c": [1, -(2**63), 2**64 - 1, True, False, None, "x\u0001\n\t\"\\\x7f"]},
+               {"n": 2**70}, {"t": [{"é": "😀"}]}]
+    for data in samples:
+        assert _metadata_text(data) == json.dumps(data, indent=2, ensure_ascii=False).encode()
+
+
 def test_exported_schemas_are_listed_in_id_order_as_the_reference_lists_them(store, tmp_path):
     """A replace back to an earlier schema reuses its id (0), and with the version that brought it
     expired, the kept versions name schema 1 before schema 0: the file still lists schema 0 first,
