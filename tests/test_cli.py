@@ -577,6 +577,34 @@ def test_query_json_gives_blobs_as_hex_and_infinities_as_strings(run):
     assert "00FF" in table and "\\x" not in table
 
 
+def test_query_json_is_written_a_batch_of_rows_at_a_time(run, monkeypatch):
+    """query --json goes out a batch of rows at a time, as the events' --json does: the first batch is
+    written before the later rows are turned into JSON, and the text is json_text's of one list."""
+    import contextlib
+
+    from viewstore import cli
+
+    create(run)
+    made = []
+    to_json = cli._row_to_json
+    monkeypatch.setattr(cli, "_row_to_json", lambda row: made.append(row["n"]) or to_json(row))
+    monkeypatch.setattr(cli, "JSON_BATCH", 2)
+
+    class Seen(_TextOnly):
+        def write(self, s):
+            self.made_by_then = [*getattr(self, "made_by_then", []), len(made)]
+            return super().write(s)
+
+    sql = ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) "
+           "SELECT n, n / 2.0 AS half, x'0a' AS b, 'é' AS t FROM r")
+    out = Seen()
+    with contextlib.redirect_stdout(out):
+        main(["--db", str(run.db), "query", sql, "--json"], standalone_mode=False)
+    assert list(dict.fromkeys(out.made_by_then)) == [2, 4, 5] and made == [1, 2, 3, 4, 5]
+    assert out.text == cli.json_text([{"n": n, "half": n / 2, "b": "0A", "t": "é"} for n in range(1, 6)]) + "\n"
+    assert run("query", "SELECT 1 AS n WHERE 0", "--json") == "[]\n"
+
+
 def test_query_prints_null_as_an_empty_cell_and_keeps_a_column_of_numbers_and_nulls_whole(run, monkeypatch):
     """A NULL is no text to show (--json has null); a column of numbers, floats too, with NULLs
     among them does not fold where the text beside it has to."""

@@ -653,25 +653,26 @@ def _show_events(cli: CliContext, events: Sequence[Event], as_json: bool, title:
     running a table of 100,000 events took twice as long."""
     with collector_paused():
         if as_json:
-            _echo_events_json(events)
+            _echo_json_list(events, event_to_json, _events_json)
         else:
             _print_events(cli, events, title)
 
 
-#: how many events ``--json`` turns into JSON and writes at a time
+#: how many items (events, query rows) ``--json`` turns into JSON and writes at a time
 JSON_BATCH = 1000
 
 
-def _echo_events_json(events: Sequence[Event]) -> None:
-    """The events' ``--json`` list, written a batch of :data:`JSON_BATCH` events at a time: the text of
-    one list, as :func:`_events_json` writes it of them all, but neither it nor the JSON data of every
-    event is ever held whole (200,000 events took 940 MB at their peak, and now half that), and a
-    reader that goes away (``| head``) stops the work at the next batch."""
-    if not events:
-        _echo_utf8(_events_json([]))
+def _echo_json_list(items: Sequence[Any], to_json: Callable[[Any], Any], encode: Callable[[list[Any]], bytes]) -> None:
+    """A ``--json`` list of many items (events, query rows), written a batch of :data:`JSON_BATCH` at a
+    time: the text ``encode`` (an indented writer: :func:`_events_json`, :func:`json_text`) gives the
+    list of every item's ``to_json``, but neither that text nor the JSON data of every item is ever
+    held whole (audit --json of 200,000 events took 940 MB at its peak, and now 550 MB), and a reader
+    that goes away (``| head``) stops the work at the next batch."""
+    if not items:
+        _echo_utf8(encode([]))
         return
-    for start in range(0, len(events), JSON_BATCH):
-        text = _events_json([event_to_json(e) for e in events[start:start + JSON_BATCH]])
+    for start in range(0, len(items), JSON_BATCH):
+        text = encode([to_json(item) for item in items[start:start + JSON_BATCH]])
         # a batch's list is "[\n" + its items, each indented, + "\n]": joined with ",\n" as one list's items
         _echo_utf8((b"[\n" if start == 0 else b",\n") + text[2:-2], nl=False)
     _echo_utf8(b"\n]")
@@ -1368,12 +1369,16 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
     """
     result = cli.store().query(sql)
     with collector_paused():  # every row stays alive until printed (see _show_events)
-        rows = [{k: sql_value_to_json(v) for k, v in row.items()} for row in result]
         if as_json:
-            _print_json(rows)
+            _echo_json_list(result, _row_to_json, lambda rows: json_text(rows).encode())
             return
+        rows = [_row_to_json(row) for row in result]
         table = TextTable(*(_query_column(name, [row[name] for row in rows]) for name in result.columns))
         table.print(cli.console, (["" if v is None else str(v) for v in row.values()] for row in rows))
+
+
+def _row_to_json(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: sql_value_to_json(v) for k, v in row.items()}
 
 
 def _query_column(name: str, values: list[Any]) -> TableColumn:
