@@ -1642,21 +1642,23 @@ def test_times_remembered_by_the_second_print_as_a_datetime_prints_them():
         assert (_ms(ms), _table_time(ms)) == as_datetimes(ms), ms
 
 
-def test_audit_and_history_json_is_the_text_json_dumps_writes(run, tmp_path):
-    """The events' --json goes through orjson; the text is json_text's, also with text that JSON
-    escapes, wide characters and big numbers; a lone surrogate falls back to json_text itself."""
-    from viewstore.cli import _events_json, json_text
+def test_the_json_of_events_and_views_is_the_text_json_dumps_writes(run, tmp_path):
+    """The events' --json and the commands' other JSON answers (a view, a diff, a list) go through
+    orjson; the text is json_text's, also with text that JSON escapes, wide characters and big
+    numbers; a lone surrogate falls back to json_text itself."""
+    from viewstore.cli import _json_utf8, json_text
 
     create(run)
     run("alter", "s.v", "--comment", 'tab\there "quoted" \\ \x1b[31m ünï 😀 \u2028 end')
     run("alter", "s.v", "--set", "k=\x7f\x00")
-    for args in (["audit", "--json"], ["history", "s.v", "--json"]):
+    for args in (["audit", "--json"], ["history", "s.v", "--json"], ["show", "s.v", "--json"], ["list", "--json"],
+                 ["diff", "s.v", "--from-event", "1", "--json"]):
         out = run(*args)
         assert out == json_text(json.loads(out)) + "\n"
     samples = [[], [{}], [{"a": [], "b": {}, "c": [1, -(2**63), 2**64 - 1, True, None, "x\u0001\n\t\"\\\x7f\u2029é"]}],
                [{"s": "\ud800"}], [{"n": 2**70}]]
     for data in samples:
-        assert _events_json(data) == json_text(data).encode()
+        assert _json_utf8(data) == json_text(data).encode()
 
 
 def test_audit_and_history_json_is_written_a_batch_of_events_at_a_time(run, monkeypatch):
