@@ -86,16 +86,33 @@ def test_a_command_run_on_another_thread_uses_the_running_session_and_leaves_it_
     assert spark.sql(f"SELECT count(*) AS n FROM {ns}.ids").first().n == 0  # running, and the copy is there
 
 
+def test_a_closed_pipe_keeps_the_exit_code_of_a_registration_that_failed(store, tmp_path):
+    """`viewstore spark register | head -1`: a view failed, whether or not anybody read the report.
+    In a process of its own, which starts (and stops) a session of its own."""
+    import subprocess
+    import sys
+
+    store.create_view("s.broken", columns=[], representations=[("spark", "SELECT x FROM no_such_table_here")],
+                      default_namespace="s")
+    reader = subprocess.Popen([sys.executable, "-m", "viewstore", "--db", str(store.path), "spark", "register",
+                               "--master", "local[1]", "--conf", "spark.ui.enabled=false",
+                               "--conf", f"spark.sql.warehouse.dir={tmp_path / 'warehouse'}"],
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    reader.stdout.close()
+    assert reader.wait(timeout=240) == 1
+
+
 def test_spark_check_of_a_mistyped_store_fails_before_spark_starts(tmp_path):
     result = CliRunner().invoke(main, ["--db", str(tmp_path / "typo.db"), "spark", "check", "--json"])
     assert result.exit_code == 1 and "no viewstore database at" in result.output
     assert not (tmp_path / "typo.db").exists()
 
 
-@pytest.mark.parametrize("command", ["check", "register"])
+@pytest.mark.parametrize("command", [["check"], ["register"], ["import", "sales"],
+                                     ["metastore-write", "sales.v", "--engine", "spark"]])
 def test_a_bad_conf_is_a_usage_error_said_before_the_store_or_spark(tmp_path, command):
     """As every value not of its option's form: exit code 2, whatever --db names."""
-    result = CliRunner().invoke(main, ["--db", str(tmp_path / "typo.db"), "spark", command, "--conf", "novalue"])
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "typo.db"), "spark", *command, "--conf", "novalue"])
     assert result.exit_code == 2, result.output
     assert result.output.splitlines()[-1] == "Error: bad --conf 'novalue': use KEY=VALUE"
     assert not (tmp_path / "typo.db").exists()
@@ -200,6 +217,41 @@ def test_spark_register_lists_each_pruned_copy_and_the_first_200_characters_of_a
     pruned = "a copy this store made of a view it no longer holds"
     for name in ("s.gone", "s.old"):
         assert re.search(rf"^│ {name} +│ pruned +│ {pruned} +│$", out, re.M), out
+
+
+def test_spark_register_lists_each_skipped_view_with_why():
+    import io
+    import re
+
+    from viewstore.cli import CliContext, _Console
+    from viewstore.spark.cli import _print_registered
+    from viewstore.spark.register import RegisterReport, SkippedView
+
+    cli = CliContext(db="unused.db", actor="carol", catalog=None)
+    cli.console = _Console(file=io.StringIO(), width=300, markup=False, emoji=False, highlight=False)
+    _print_registered(cli, RegisterReport(registered=["s.made"], skipped=[
+        SkippedView("s.tab", "table-exists", "a table of the session catalog has the name")]))
+    out = cli.console.file.getvalue()
+    assert re.search(r"^│ s\.tab +│ skipped +│ a table of the session catalog has the name +│$", out, re.M), out
+
+
+def test_spark_check_shows_the_first_200_characters_of_a_broken_views_reason_with_its_condition_once():
+    import io
+
+    from viewstore.cli import CliContext, _Console
+    from viewstore.spark.cli import _print_drift
+    from viewstore.spark.drift import DriftReport, ViewDrift
+
+    cli = CliContext(db="unused.db", actor="carol", catalog=None)
+    cli.console = _Console(file=io.StringIO(), width=400, markup=False, emoji=False, highlight=False)
+    explanation = "[UNRESOLVED_COLUMN.WITH_SUGGESTION] " + "x" * 300
+    _print_drift(cli, DriftReport(views=[
+        ViewDrift("s.long", "broken", (explanation, "SQLSTATE: 42703"), "UNRESOLVED_COLUMN.WITH_SUGGESTION"),
+        ViewDrift("s.bare", "broken", ("no table t",), "TABLE_OR_VIEW_NOT_FOUND")]))
+    lines = cli.console.file.getvalue().splitlines()
+    long, bare = (next(line for line in lines if name in line) for name in ("s.long", "s.bare"))
+    assert f"│ {explanation[:200]} │" in long and "42703" not in "".join(lines), lines
+    assert "│ [TABLE_OR_VIEW_NOT_FOUND] no table t " in bare, lines
 
 
 def test_spark_check_gives_each_problem_of_a_view_a_line_of_its_own():
@@ -328,6 +380,20 @@ def test_spark_import_of_a_missing_database_exits_1_and_starts_no_store(spark, t
     assert as_json.exit_code == 1 and as_json.stdout == ""
     assert json.loads(as_json.stderr)["error"]["type"] == "NoSuchViewError"
     assert not db.exists()
+
+
+def test_spark_import_into_a_file_that_is_no_store_fails_before_the_metastore_is_read(spark, tmp_path):
+    import sqlite3
+
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as raw:
+        raw.execute("CREATE TABLE t (x INT)")
+    raw.close()
+    before = other.read_bytes()
+    result = CliRunner().invoke(main, ["--db", str(other), "spark", "import", "no_such_db_here"])
+    assert result.exit_code == 1 and result.stdout == "", result.output
+    assert "is not a viewstore database" in result.stderr and "no_such_db_here" not in result.stderr, result.stderr
+    assert other.read_bytes() == before
 
 
 def test_spark_import_with_viewstore_db_set_but_empty_is_a_usage_error_before_the_metastore_is_read(spark, tmp_path,
