@@ -384,6 +384,30 @@ def test_pyspark_logs_no_record_of_an_error_a_call_here_raises_or_reports_and_th
         logger.setLevel(level)
 
 
+def test_a_query_context_logger_standing_as_a_placeholder_of_a_childs_is_made_as_pyspark_makes_it(spark, store):
+    """A logger under PySpark's name made first (``DataFrameQueryContextLogger.app``) leaves a
+    placeholder where PySpark's own goes: a call makes PySpark's logger there, with the filter."""
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    from viewstore.spark import check_views
+    from viewstore.spark.failures import _FILTER
+
+    loggers = logging.Logger.manager.loggerDict
+    name = "DataFrameQueryContextLogger"
+    saved = loggers.pop(name, None)  # none yet when no call has made it in this process
+    try:
+        logging.getLogger(f"{name}.app")
+        assert isinstance(loggers[name], logging.PlaceHolder)
+        assert check_views(spark, store).ok
+        assert isinstance(loggers[name], PySparkLogger) and _FILTER in loggers[name].filters
+    finally:
+        loggers.pop(f"{name}.app", None)
+        if saved is not None:
+            loggers[name] = saved
+
+
 def test_a_lost_connection_to_the_jvm_is_the_engines_whatever_the_session_says(spark):
     from py4j.protocol import Py4JNetworkError
 
@@ -392,6 +416,55 @@ def test_a_lost_connection_to_the_jvm_is_the_engines_whatever_the_session_says(s
     reason = environment_failure(spark, Py4JNetworkError("Answer from Java side is empty"))
     assert reason == ("the SparkSession's JVM is gone (py4j cannot reach it: Answer from Java side is empty); "
                       "start a new session")
+    for lost in (ConnectionRefusedError(111, "Connection refused"), ConnectionResetError("Connection reset by peer")):
+        assert environment_failure(spark, lost) == (f"the SparkSession's JVM is gone (py4j cannot reach it: {lost}); "
+                                                    "start a new session")
+
+
+def test_a_java_error_of_no_condition_is_named_by_its_class_and_told_by_its_message_or_its_name(spark):
+    """What py4j raises for a Java exception that is none of Spark's (a metastore client's, say)."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors.exceptions.captured import IllegalArgumentException
+
+    from viewstore.spark.failures import condition, explanation, summary
+
+    jvm = spark._jvm
+    error = Py4JJavaError("An error occurred", jvm.java.lang.IllegalStateException("the metastore is closed"))
+    assert (condition(error), explanation(error)) == ("IllegalStateException", "the metastore is closed")
+    assert summary(error) == "[IllegalStateException] the metastore is closed"
+    assert explanation(Py4JJavaError("An error occurred", jvm.java.lang.NullPointerException())) \
+        == "java.lang.NullPointerException"
+    captured = IllegalArgumentException(origin=jvm.java.lang.IllegalArgumentException("no condition"))  # as PySpark
+    assert condition(captured) == "IllegalArgumentException"  # makes it of Java's own, which has no condition
+
+
+def test_the_root_cause_of_a_failure_is_the_innermost_message_found_down_its_causes(spark):
+    """Down getCause(), a SQL exception's getNextException(), past causes without a message; a cycle of
+    causes ends."""
+    import threading
+
+    from py4j.protocol import Py4JJavaError
+
+    from viewstore.spark.failures import _root_cause
+
+    jvm = spark._jvm
+    booted = jvm.java.lang.IllegalStateException("Another instance of Derby may have already booted the database")
+    wrapped = jvm.java.lang.RuntimeException("Unable to instantiate the client",
+                                             jvm.java.lang.RuntimeException("Failed to start database", booted))
+    assert _root_cause(Py4JJavaError("o", wrapped)) == "Another instance of Derby may have already booted the database"
+    chained = jvm.java.sql.SQLException("Failed to start database")
+    chained.setNextException(jvm.java.sql.SQLException("XSDB6: Another instance of Derby"))
+    assert _root_cause(Py4JJavaError("o", chained)) == "XSDB6: Another instance of Derby"
+    silent_below = jvm.java.lang.RuntimeException("the client failed", jvm.java.lang.NullPointerException())
+    assert _root_cause(Py4JJavaError("o", silent_below)) == "the client failed"
+    first = jvm.java.lang.RuntimeException("first")
+    second = jvm.java.lang.RuntimeException("second", first)
+    first.initCause(second)
+    found = []
+    walk = threading.Thread(target=lambda: found.append(_root_cause(Py4JJavaError("o", first))), daemon=True)
+    walk.start()
+    walk.join(30)
+    assert found == ["second"]
 
 
 def test_a_metastore_in_memory_gets_no_word_on_a_derby_database_one_process_can_use(spark):
@@ -406,6 +479,12 @@ def test_a_metastore_in_memory_gets_no_word_on_a_derby_database_one_process_can_
         conf.set(key, "jdbc:derby:;databaseName=/some/where/metastore_db;create=true")
         assert _derby_hint(spark._jsparkSession).startswith(" (the metastore is an embedded Derby database, "
                                                              "/some/where/metastore_db, which one process")
+        conf.set(key, "jdbc:derby:/else/where/metastore_db;create=true")  # the database as the URL's path
+        assert _derby_hint(spark._jsparkSession).startswith(" (the metastore is an embedded Derby database, "
+                                                             "/else/where/metastore_db, which one process")
+        conf.unset(key)  # Hive's default: metastore_db in the working directory
+        assert _derby_hint(spark._jsparkSession).startswith(" (the metastore is an embedded Derby database, "
+                                                             "metastore_db, which one process")
     finally:
         if saved is None:
             conf.unset(key)
