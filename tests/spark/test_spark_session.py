@@ -29,9 +29,26 @@ def test_public_calls_refuse_arguments_of_the_wrong_type_clearly(spark, store):
         table_references("SELECT 1", None)
     with pytest.raises(ValidationError, match="^detach needs a SparkSession, not int"):
         detach(5, "vs")
+    with pytest.raises(ValidationError, match="^store must be a ViewStore, not str$"):
+        register_views(spark, str(store.path))
     for blank in ("", " \t"):  # no dialect at all: not every view skipped as lacking it
         with pytest.raises(ValidationError, match="bad dialect"):
             register_views(spark, store, dialect=blank)
+
+
+def test_a_session_object_with_no_jvm_session_behind_it_is_refused_as_no_classic_session(store):
+    """A SparkSession instance that no py4j session stands behind is refused before it is used (each
+    call raised AttributeError from the first use)."""
+    from pyspark.sql import SparkSession
+
+    shell = object.__new__(SparkSession)
+    calls = [lambda: register_views(shell, store), lambda: check_views(shell, store),
+             lambda: create_view(shell, store, "s.v", "SELECT 1 AS x"), lambda: sql(shell, store, "SELECT 1"),
+             lambda: events_dataframe(shell, store)]
+    for call in calls:
+        with pytest.raises(ValidationError, match=r"^spark must be a classic \(py4j\) SparkSession, not SparkSession$"):
+            call()
+    assert store.event_count() == 0
 
 
 def test_a_view_whose_text_spark_cannot_parse_fails_alone_and_is_no_engine_failure(spark, store, ns):
@@ -419,6 +436,31 @@ def test_work_that_changes_the_session_is_refused_inside_a_store_transaction(spa
     described = {r[0]: r[1] for r in spark.sql(f"DESCRIBE TABLE EXTENDED {ns}.base").collect()}
     assert "k" not in described.get("Table Properties", "")
     assert create_view(spark, store, f"{ns}.made", "SELECT 1 AS one").identifier == (ns, "made")  # after: fine
+
+
+def test_a_statement_spark_refuses_lets_another_registration_go_on_at_once(spark, store, ns, monkeypatch):
+    """Spark refuses the query of a CREATE VIEW after the statement took the driver's turn at view DDL:
+    another thread has the turn at once, not after DDL_TURN_WAIT_S (nor never, had the refusal kept it)."""
+    import threading
+
+    import viewstore.spark.session as session
+
+    monkeypatch.setattr(session, "DDL_TURN_WAIT_S", 2.0)
+    with pytest.raises(ValidationError, match=r"\[TABLE_OR_VIEW_NOT_FOUND\]"):
+        sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT * FROM no_such_table_here")
+    _stored(store, f"{ns}.w", "SELECT 1 AS x", ns)
+    outcome = []
+
+    def register():
+        try:
+            outcome.append(register_views(spark, store, ns).registered)
+        except ViewStoreError as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=register)
+    thread.start()
+    thread.join(120)
+    assert outcome == [[f"{ns}.w"]]
 
 
 @pytest.mark.parametrize("holding", ["transaction", "before_commit"])
