@@ -627,10 +627,14 @@ def test_sql_create_view_never_replaces_a_spark_view_the_store_does_not_hold(spa
     spark.sql(f"CREATE DATABASE {ns}")
     spark.sql(f"CREATE VIEW {ns}.legacy COMMENT 'hand made' AS SELECT 1 AS x")
     before = _show_create(spark, f"{ns}.legacy")
-    with pytest.raises(ValidationError, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
+    refusal = rf"^\[TABLE_OR_VIEW_ALREADY_EXISTS\] cannot create view {ns}\.%s: the session catalog already has a %s " \
+              r"of that name \(not a stored view\)$"
+    with pytest.raises(ValidationError, match=refusal % ("legacy", "view")):
         sql(spark, store, f"CREATE VIEW {ns}.legacy AS SELECT 2 AS y")
     assert sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.legacy AS SELECT 2 AS y") is None
     spark.sql(f"CREATE TABLE {ns}.tab (x INT) USING parquet")  # a table too, as Spark leaves it alone
+    with pytest.raises(ValidationError, match=refusal % ("tab", "table")):
+        sql(spark, store, f"CREATE VIEW {ns}.tab AS SELECT 2 AS y")
     assert sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.tab AS SELECT 2 AS y") is None
     assert spark.catalog.getTable(f"{ns}.tab").tableType == "MANAGED"
     # the store refuses this property value after Spark replaced the view: the old view comes back
