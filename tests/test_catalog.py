@@ -16,7 +16,7 @@ from interrupted import RUNAWAY, interrupted
 from viewstore import (DROP_DIALECT_ALLOWED, Column, ConcurrencyError, NoSuchViewError, SQLRepresentation,
                        ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals)
 from viewstore.catalog import to_epoch_ms
-from viewstore.errors import CorruptLogError
+from viewstore.errors import CorruptLogError, IcebergMetadataError
 from viewstore.log import row_to_event
 from viewstore.model import VersionLogEntry, ViewVersion
 from viewstore.projections import SNAPSHOT_EVERY
@@ -308,8 +308,11 @@ def test_rename_and_name_reuse(store):
     assert not store.view_exists("sales.daily")
     second = make(store)  # the old name is free again: a new view with a new UUID
     assert second.uuid != first.uuid
-    with pytest.raises(ViewAlreadyExistsError):
+    count = store.event_count()
+    with pytest.raises(ViewAlreadyExistsError,
+                       match="^cannot rename sales.daily: view already exists: archive.daily_v1$"):
         store.rename_view("sales.daily", "archive.daily_v1")
+    assert store.event_count() == count
     v = store.alter_view("sales.daily", ViewChange.rename("daily_v2"))
     assert v.identifier == ("sales", "daily_v2")
     # its own name again, in any case, is no rename: nothing is written
@@ -366,9 +369,11 @@ def test_as_of_time_travel(store):
     assert old.comment == "first" and old.current_version_id == 1 and old.identifier == ("sales", "daily")
     assert store.load_view("sales.daily", as_of=t1).uuid == old.uuid  # the name it had then
     assert store.load_view("sales.daily", as_of=dt.datetime.fromtimestamp(t1 / 1000, dt.timezone.utc)).comment == "first"
-    with pytest.raises(NoSuchViewError):
+    before = dt.datetime.fromtimestamp((t1 - 10_000) / 1000, dt.timezone.utc).isoformat(timespec="milliseconds")
+    with pytest.raises(NoSuchViewError, match=f"^no view sales.daily existed at {re.escape(before)}$"):
         store.load_view("sales.daily", as_of=t1 - 10_000)
-    with pytest.raises(NoSuchViewError):
+    with pytest.raises(NoSuchViewError, match=r"^no such view: sales.daily \(renamed to sales.renamed \(live\) at "
+                                              r"[-0-9]+ [:0-9]+ UTC by alice; its history remains\)$"):
         store.load_view("sales.daily")  # renamed away now
 
 
@@ -509,9 +514,11 @@ def test_events_filters(store):
     assert all(e.occurred_at <= mid for e in store.events(until=mid))
     assert store.events(limit=1) == everything[:1]
     assert store.events(types=[]) == [] and store.event_rows(types=(), since=mid) == []  # no type: no event
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match=r"^unknown event type\(s\) view.nope; known: view.comment_updated, "
+                                              r"view.created, view.dropped, view.imported, "):
         store.events(types=["view.nope"])
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match=r"^bad since 'yesterday-ish': use ISO 8601 \(2026-11-22T10:00:00Z\) "
+                                              r"or epoch ms$"):
         store.events(since="yesterday-ish")
     bob.close()
 
@@ -893,9 +900,14 @@ def test_event_rows_are_the_rows_of_the_events_that_events_returns(store):
         assert [row_to_event(r) for r in rows] == store.events(**f), f
     assert len(store.event_rows(view="sales.daily")) == 4  # both streams that carried the name
     assert store.event_rows(actor="nobody") == []
-    for bad in ({"types": ["view.nope"]}, {"limit": -1}, {"actor": 7}, {"actor": "\ud800"}, {"since": "yesterday-ish"},
-                {"view": "a..b"}):
-        with pytest.raises(ValidationError):
+    for bad, message in (({"types": ["view.nope"]}, r"unknown event type\(s\) view.nope; known: view.comment_"),
+                         ({"limit": -1}, "limit must be a whole number of events, not -1$"),
+                         ({"actor": 7}, "an actor must be a string, not 7$"),
+                         ({"actor": "\ud800"}, r"bad actor '\\ud800': it is not valid Unicode \(a lone surrogate\)$"),
+                         ({"since": "yesterday-ish"}, "bad since 'yesterday-ish': use ISO 8601 "),
+                         ({"view": "a..b"}, "bad identifier part '': it must be non-empty without surrounding "
+                                            "spaces$")):
+        with pytest.raises(ValidationError, match=f"^{message}"):
             store.event_rows(**bad)
 
 
@@ -1350,7 +1362,51 @@ BAD_CALLS = {
         "sales.daily", ViewChange.remove_property(""))),
     "non-string dialect removed": (ValidationError, lambda s: s.alter_view(
         "sales.daily", ViewChange.remove_representation(5))),
-    "broken metadata file": (ViewStoreError, lambda s: s.import_iceberg(s.path.parent / "nope.json", "a.b")),
+    "broken metadata file": (IcebergMetadataError, lambda s: s.import_iceberg(s.path.parent / "nope.json", "a.b")),
+}
+
+# what each refusal says, as the user reads it ({nope}: the metadata file that is not there)
+BAD_CALL_MESSAGES = {
+    "bad batch rolls back earlier changes": "view sales.daily has no 'trino' representation; it has ['spark']",
+    "bad identifier": "bad identifier 'noname': it needs a namespace and a name, as 'ns.view'",
+    "bad identifier part": "bad identifier part '': it must be non-empty without surrounding spaces",
+    "bad security mode": "security_mode must be DEFINER or INVOKER, not 'ROOT'",
+    "blank default catalog": "bad default catalog ' '",
+    "blank default namespace level": "bad default namespace ['sales', ' ']",
+    "broken metadata file": "cannot read {nope}: [Errno 2] No such file or directory: '{nope}'",
+    "columns left out": "columns are required (an empty list is allowed)",
+    "duplicate column": "duplicate column name 'A'",
+    "duplicate dialect": "Invalid view version: Cannot add multiple queries for dialect spark",
+    "duplicate dialect in batch": "Invalid view version: Cannot add multiple queries for dialect trino "
+                                  "(view sales.daily; to change its SQL: ViewChange.update_representation, "
+                                  "--update-representation)",
+    "empty property key": "bad property key '': it must be a non-empty string",
+    "empty property key removed": "bad property key '': it must be a non-empty string",
+    "empty sql": "the SQL of a representation must not be empty",
+    "empty summary key": "a summary must be a dict of non-empty string keys to strings, not {{'': 'v'}}",
+    "existing dialect added": "Invalid view version: Cannot add multiple queries for dialect spark "
+                              "(view sales.daily; to change its SQL: ViewChange.update_representation, "
+                              "--update-representation)",
+    "existing name": "view already exists: sales.daily",
+    "identifier with a dot": "bad identifier part 'sal.es': dots, backquotes and control characters are not allowed",
+    "missing view": "no such view: sales.nope",
+    "missing view rename": "no such view: sales.nope",
+    "missing view rollback": "no such view: sales.nope",
+    "no representation": "a view needs at least one SQL representation",
+    "non-string comment": "a comment must be a string, not 5",
+    "non-string comment in batch": "a comment must be a string or None, not 5",
+    "non-string dialect removed": "bad dialect 5",
+    "non-string property": "property 'k' must have a string value, not 1",
+    "non-string property in batch": "property 'k' must have a string value, not 5",
+    "not a change": "alter_view takes ViewChange values, not 'comment'",
+    "representation of three parts": "a representation must be SQLRepresentation(dialect, sql) or (dialect, sql), "
+                                     "not ('spark', 'SELECT 1', 'extra')",
+    "stale expected_version": "view sales.daily is at stream version 1, not the expected 7",
+    "summary key not valid Unicode": "bad summary key '\\ud800': it is not valid Unicode (a lone surrogate)",
+    "unknown dialect on remove": "view sales.daily has no 'trino' representation; it has ['spark']",
+    "unknown dialect on update": "view sales.daily has no 'trino' representation; it has ['spark']",
+    "unknown type": "unknown type 'blob2': 'blob2' is not an Iceberg or SQL type",
+    "unknown version": "view sales.daily has no version 99; it has 1",
 }
 
 
@@ -1359,8 +1415,10 @@ def test_bad_input_raises_typed_error_and_writes_nothing(store, case):
     make(store)
     error, call = BAD_CALLS[case]
     before_count, before = store.event_count(), store.projection_dump()
-    with pytest.raises(error):
+    with pytest.raises(error) as raised:
         call(store)
+    assert type(raised.value) is error
+    assert str(raised.value) == BAD_CALL_MESSAGES[case].format(nope=store.path.parent / "nope.json")
     assert store.event_count() == before_count
     assert store.projection_dump() == before
     assert store.load_view("sales.daily").comment is None
@@ -1394,13 +1452,16 @@ def test_a_rename_made_by_the_class_itself_takes_the_name_as_the_library_writes_
 
 
 def test_store_arguments_are_checked(tmp_path):
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match="^bad catalog name ''$"):
         ViewStore(tmp_path / "a.db", catalog="")
-    with pytest.raises(ViewStoreError):
+    with pytest.raises(ViewStoreError, match="^durability must be 'normal' or 'full', not 'maybe'$"):
         ViewStore(tmp_path / "b.db", durability="maybe")
     (tmp_path / "junk.db").write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(ViewStoreError):
+    with pytest.raises(ViewStoreError) as junk:
         ViewStore(tmp_path / "junk.db")
+    assert str(junk.value) == f"cannot open {tmp_path / 'junk.db'} as a viewstore database: file is not a database"
+    assert (tmp_path / "junk.db").read_bytes() == b"this is not sqlite" * 100
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["junk.db"]  # neither a.db nor b.db was made
     with ViewStore(tmp_path / "c.db", durability="full") as s:
         make(s)
     with pytest.raises(ViewStoreError, match="closed"):
@@ -1423,7 +1484,8 @@ def test_a_datetime_is_read_to_the_exact_millisecond(store):
     for typo in ("20041315", "20040230"):  # as ms, 1970: every event would be "since" then
         with pytest.raises(ValidationError, match="eight digits are a date"):
             to_epoch_ms(typo)
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError,
+                       match=r"^bad time '2004031²': use ISO 8601 \(2026-11-22T10:00:00Z\) or epoch ms$"):
         to_epoch_ms("2004031²")  # a digit to str.isdigit, not to int()
     make(store)
     event = store.history("sales.daily")[0]
@@ -1493,10 +1555,17 @@ def test_bad_arguments_are_validation_errors(store, call, message):
 def test_import_view_checks_its_arguments(store):
     view = make(store)
     good = dict(source="x", versions=view.versions, version_log=view.version_log, current_version_id=1)
-    for bad in ({"view_uuid": 5}, {"source": 5}, {"source_location": 3}, {"versions": None},
-                {"versions": [view.versions[0].model_dump()]}, {"version_log": [(1, 1)]},
-                {"current_version_id": "1"}):
-        with pytest.raises(ValidationError):
+    for bad, message in (({"view_uuid": 5}, "view_uuid must be non-empty text, not 5$"),
+                         ({"source": 5}, "source must be non-empty text, not 5$"),
+                         ({"source_location": 3}, "source_location must be non-empty text, not 3$"),
+                         ({"versions": None}, "versions must be a list of ViewVersion, not None$"),
+                         ({"versions": [view.versions[0].model_dump()]},
+                          r"versions must be a list of ViewVersion, not \[\{"),
+                         ({"version_log": [(1, 1)]},
+                          r"version_log must be a list of VersionLogEntry, not \[\(1, 1\)\]$"),
+                         ({"current_version_id": "1"},
+                          r"current_version_id must be a version id \(an int\), not '1'$")):
+        with pytest.raises(ValidationError, match=f"^{message}"):
             store.import_view("sales.imported", **{**good, **bad})
     assert store.event_count() == 1
     before = store.projection_dump()
@@ -1868,12 +1937,18 @@ def test_a_store_path_that_is_a_folder_or_in_no_folder_says_so(tmp_path):
 def test_a_path_that_is_not_utf8_is_a_validation_error(store, tmp_path, lone):
     bad = str(tmp_path / f"lone{lone}")
     make(store)
-    for call in (lambda: ViewStore(bad + ".db"), lambda: store.export_iceberg("sales.daily", bad),
-                 lambda: store.import_iceberg(bad + ".json", "sales.other")):
-        with pytest.raises(ValidationError):
+    count = store.event_count()
+    for call, what, path in ((lambda: ViewStore(bad + ".db"), "a store path", bad + ".db"),
+                             (lambda: store.export_iceberg("sales.daily", bad), "a location", bad),
+                             (lambda: store.import_iceberg(bad + ".json", "sales.other"), "a metadata path",
+                              bad + ".json")):
+        with pytest.raises(ValidationError) as raised:
             call()
+        assert str(raised.value).startswith(f"{what} must be a path in UTF-8, not {path!r} ('utf-8' codec can't ")
+    assert store.event_count() == count and sorted(p.name for p in tmp_path.iterdir()) == ["views.db", "views.db-shm",
+                                                                                           "views.db-wal"]
     if lone == "\ud800":
-        with pytest.raises(ValidationError):
+        with pytest.raises(ValidationError, match=f"^metadata_location: {re.escape(repr(bad))} cannot be a URI "):
             store.export_hms("sales.daily", "iceberg", metadata_location=bad)
     else:  # the byte 0xff of a file name, which a file: URI spells %FF
         uri = store.export_hms("sales.daily", "iceberg", metadata_location=bad)["parameters"]["metadata_location"]
@@ -1890,9 +1965,13 @@ def test_a_pathlike_is_checked_by_the_path_it_gives(tmp_path):
 
     with ViewStore(Like(str(tmp_path / "ok.db"))) as store:
         assert store.path == tmp_path / "ok.db"
-    for bad in (str(tmp_path / "a\udcff.db"), str(tmp_path / "a.db").encode(), 42):
-        with pytest.raises(ValidationError):
+    for bad, message in ((str(tmp_path / "a\udcff.db"), "a store path must be a path in UTF-8, not "),
+                         (str(tmp_path / "a.db").encode(),
+                          r"a store path must be a path \(text or os.PathLike\), not <"),
+                         (42, r"a store path must be a path \(text or os.PathLike\), not <")):
+        with pytest.raises(ValidationError, match=f"^{message}"):
             ViewStore(Like(bad))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.db"]
 
 
 @pytest.mark.parametrize("version_id, schema_id", [(2**31 - 1, 0), (1, 2**31 - 1)])
