@@ -48,9 +48,11 @@ def test_decode_round_trip_and_corruption():
     event = CommentUpdated(**ENVELOPE, comment="hi")
     envelope = {k: getattr(event, k) for k in event.ENVELOPE}
     assert decode_event(envelope, event.payload()) == event
-    with pytest.raises(CorruptLogError):
+    with pytest.raises(CorruptLogError, match="^cannot decode event at position 7: the payload: Input tag "
+                                              "'view.exploded' found using 'type' does not match any of the expected "):
         decode_event({**envelope, "type": "view.exploded"}, {})
-    with pytest.raises(CorruptLogError):
+    with pytest.raises(CorruptLogError, match="^cannot decode event at position 7: view.comment_updated.comment: "
+                                              "Input should be a valid string$"):
         decode_event(envelope, {"comment": 3})
 
 
