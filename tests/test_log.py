@@ -43,7 +43,8 @@ def test_duplicate_stream_version_is_a_concurrency_error_and_rolls_back(tmp_path
     log = EventLog(connect(tmp_path / "x.db"))
     with transaction(log.conn):
         log.append([event(1)])
-    with pytest.raises(ConcurrencyError):
+    with pytest.raises(ConcurrencyError, match="^another writer appended to the view first: UNIQUE constraint "
+                                               "failed: events.view_id, events.stream_version$"):
         with transaction(log.conn):
             log.append([event(2), event(1)])
     assert log.count() == 1  # the whole batch rolled back
@@ -273,8 +274,9 @@ def test_newer_schema_is_refused(tmp_path):
     conn.close()
     with pytest.raises(CorruptLogError, match="newer viewstore"):
         connect(tmp_path / "x.db")
-    with pytest.raises(ViewStoreError):
+    with pytest.raises(ViewStoreError, match="^durability must be 'normal' or 'full', not 'sometimes'$"):
         connect(tmp_path / "y.db", durability="sometimes")
+    assert not (tmp_path / "y.db").exists()
 
 
 def test_a_schema_version_that_is_not_a_number_is_a_corrupt_log_error(tmp_path):
@@ -643,7 +645,7 @@ def test_corrupt_payload_is_reported(tmp_path):
     log = EventLog(connect(tmp_path / "x.db"))
     log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
                      "payload) VALUES ('k', 'v', 1, 'view.comment_updated', 'a.v', 'me', 1, 'not json')")
-    with pytest.raises(CorruptLogError):
+    with pytest.raises(CorruptLogError, match="^event at position 1 has a payload that is not JSON$"):
         log.stream("v")
 
 
