@@ -50,5 +50,6 @@ def test_an_integer_beyond_64_bits_is_a_validation_error(value):
 
 
 def test_a_lone_surrogate_is_a_validation_error():
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match="^cannot store this value as JSON: str is not valid UTF-8: "
+                                              "surrogates not allowed$"):
         dumps({"comment": "a\ud800"})
