@@ -328,9 +328,11 @@ def test_trino_prefix_is_case_sensitive():
     payload = base64.b64encode(json.dumps(
         {"originalSql": "SELECT 1 x", "columns": [{"name": "x", "type": "integer"}]}).encode()).decode()
     text = "/* presto view: " + payload + trino.SUFFIX
-    with pytest.raises(ValidationError):
+    refused = ("^viewOriginalText: a Trino view definition must look like '/\\* Presto View: <Base64> \\*/', "
+               "found '/\\* presto view: eyJvcmlnaW5hbFNxbCI6ICJT'$")
+    with pytest.raises(ValidationError, match=refused):
         trino.read_payload(text)
     record = {"tableType": "VIRTUAL_VIEW", "parameters": {"presto_view": "true", "comment": "Presto View"},
               "viewOriginalText": text, "viewExpandedText": trino.EXPANDED_MARKER}
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match=refused):
         formats.decode(record)
