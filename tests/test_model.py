@@ -10,10 +10,29 @@ from viewstore.model import VersionLogEntry, ViewVersion, to_identifier, to_name
 def test_identifiers():
     assert to_identifier("Sales.Daily") == ("sales", "daily")
     assert to_identifier(("a", "b", "C")) == ("a", "b", "c") and to_identifier(["a", "B"]) == ("a", "b")
-    for bad in ("v", "", ".v", "a..b", ("a",), ("a", " b"), ("a", "b "), "a.b\t", ("a", "b\x00"), ("a", "b\x7f"),
-                ("a", "b`"), ("a.b", "c"), 7, ("a", 3), ("a", "b\ud800"), ("a", "\ud800"), {"a": 1, "b": 2}):
-        with pytest.raises(ValidationError):
+    needs = "it needs a namespace and a name, as 'ns.view'"
+    spaces = "it must be non-empty without surrounding spaces"
+    allowed = "dots, backquotes and control characters are not allowed"
+    lone = "it is not valid Unicode (a lone surrogate)"
+    for bad, message in (("v", f"bad identifier 'v': {needs}"), ("", f"bad identifier '': {needs}"),
+                         (".v", f"bad identifier part '': {spaces}"), ("a..b", f"bad identifier part '': {spaces}"),
+                         (("a",), f"bad identifier ('a',): {needs}"),
+                         (("a", " b"), f"bad identifier part ' b': {spaces}"),
+                         (("a", "b "), f"bad identifier part 'b ': {spaces}"),
+                         ("a.b\t", f"bad identifier part 'b\\t': {spaces}"),
+                         (("a", "b\x00"), f"bad identifier part 'b\\x00': {allowed}"),
+                         (("a", "b\x7f"), f"bad identifier part 'b\\x7f': {allowed}"),
+                         (("a", "b`"), f"bad identifier part 'b`': {allowed}"),
+                         (("a.b", "c"), f"bad identifier part 'a.b': {allowed}"),
+                         (7, "an identifier must be a 'namespace.name' string or a tuple, not 7"),
+                         (("a", 3), "an identifier part must be a string, not int"),
+                         (("a", "b\ud800"), f"bad identifier part 'b\\ud800': {lone}"),
+                         (("a", "\ud800"), f"bad identifier part '\\ud800': {lone}"),
+                         ({"a": 1, "b": 2},
+                          "an identifier must be a 'namespace.name' string or a tuple, not {'a': 1, 'b': 2}")):
+        with pytest.raises(ValidationError) as raised:
             to_identifier(bad)
+        assert str(raised.value) == message
     assert to_identifier(("a", "N" * 255)) == ("a", "n" * 255)  # a name may have 255 characters, not more
     with pytest.raises(ValidationError, match="longer than 255"):
         to_identifier(("a", "n" * 256))
@@ -26,7 +45,7 @@ def test_identifiers():
     with pytest.raises(ValidationError, match="longer than 255"):
         to_identifier(("a", "\u0130" * 128))
     assert to_namespace("a.b") == ("a", "b") and to_namespace(["A", "b"]) == ("a", "b")
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match="^a namespace needs at least one level$"):
         to_namespace(())
 
 
@@ -37,7 +56,7 @@ def test_columns_and_representations_take_positional_arguments():
     assert (r.dialect, r.sql) == ("Trino", "SELECT 1")
     assert c.model_dump(mode="json") == {"name": "amount", "type": "decimal(18,2)", "comment": "in EUR",
                                          "nullable": False}
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match=r"^unknown column fields \['extra'\]$"):
         Column("x", "int", extra=1)
     with pytest.raises(ValidationError, match="unknown representation fields"):
         SQLRepresentation("spark", "SELECT 1", type="sql")
@@ -46,7 +65,7 @@ def test_columns_and_representations_take_positional_arguments():
                                                   "whitespace$"):
             SQLRepresentation(spaced, "SELECT 1")
     assert SQLRepresentation("my engine", "SELECT 1").dialect == "my engine"  # free text: blanks inside are kept
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match="^bad representation: sql: Input should be a valid string$"):
         SQLRepresentation("spark", 5)
     for not_text in (b"in EUR", 5):  # strict: bytes are not decoded behind the caller's back
         with pytest.raises(ValidationError, match="comment"):
