@@ -202,7 +202,8 @@ def test_bad_moments_are_validation_errors_and_write_nothing(store, kwargs, mess
         kwargs["before"] = store.history("sales.daily")[0]
     with pytest.raises(ValidationError, match=message):
         store.diff_view("sales.daily", **kwargs)
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError,
+                       match="^bad identifier 'daily': it needs a namespace and a name, as 'ns.view'$"):
         store.diff_view("daily", before=0)  # no namespace
     assert store.event_count() == count
 
