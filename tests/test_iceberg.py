@@ -498,9 +498,11 @@ def test_import_gzip_and_uuid_clash(store, conformance, tmp_path):
     imported = store.history("a.first")[0]
     assert (imported.type, imported.source, imported.source_location) == ("view.imported", "iceberg", str(gz))
     count = store.event_count()
-    with pytest.raises(Exception) as info:
+    with pytest.raises(ViewAlreadyExistsError) as info:
         store.import_iceberg(gz, "a.second")
-    assert "UUID" in str(info.value) and store.event_count() == count
+    assert str(info.value) == (f"a view with UUID {store.load_view('a.first').uuid} is already in the store: a.first "
+                               "(a view is recorded once; its history is there)")
+    assert store.event_count() == count and not store.view_exists("a.second")
     # the bytes say gzip, whatever the name says: a gzipped file named as plain JSON is read
     plain_name = tmp_path / "00001-y.metadata.json"
     plain_name.write_bytes(gz.read_bytes())
