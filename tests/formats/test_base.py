@@ -53,8 +53,9 @@ def test_view_definition_is_frozen_and_normalises_lists():
     definition = ViewDefinition(dialect="spark", sql="SELECT 1", default_namespace=["a", "b"],
                                 columns=[Column("a", "int")])
     assert definition.default_namespace == ("a", "b") and isinstance(definition.columns, tuple)
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match="Instance is frozen"):  # pydantic's own error
         definition.sql = "SELECT 2"  # type: ignore[misc]
+    assert definition.sql == "SELECT 1"
 
 
 def test_engine_types_need_one_string_per_column():
