@@ -206,6 +206,13 @@ def test_accessors_for_the_kept_parameters():
 # Records captured from Spark 4.3
 
 
+def test_the_captured_records_are_all_there():
+    """The tests below run once for each record: a data file that lost some would run fewer."""
+    assert sorted(RECORDS) == ["v_all", "v_customers", "v_evo", "v_hivecompat", "v_nn"]
+    assert sorted(TYPED) == ["v_binding", "v_collate", "v_evo", "v_interval", "v_null", "v_rename", "v_struct",
+                             "v_time", "v_typeevo", "v_types"]
+
+
 @pytest.mark.parametrize("name", sorted(RECORDS))
 def test_captured_spark_records_are_written_back_exactly(name):
     table = RECORDS[name]
