@@ -803,6 +803,10 @@ def _sqlite_interrupts_nothing(conn):
     conn.set_progress_handler(None, 1)
 
 
+WHOLE_ROLLBACK = ("the transaction was rolled back whole when a write in it failed (SQLite ends a transaction on an "
+                  "interrupt, a full disk or an I/O error) (%s): nothing of this block was written")
+
+
 def test_a_transaction_sqlite_rolled_back_whole_commits_nothing_after(store, recorded):
     """A write whose statement SQLite ends by rolling the whole transaction back (an interrupt, a full
     disk, an I/O error): the block's earlier writes are gone, so no later write of it may be made
@@ -824,7 +828,7 @@ def test_a_transaction_sqlite_rolled_back_whole_commits_nothing_after(store, rec
             assert store.load_view("a.v").comment is None  # undone, so no longer read either
             with pytest.raises(ViewStoreError, match="rolled back"):
                 store.alter_view("a.x", ViewChange.update_comment("third"))
-    assert "rolled back" in str(ended.value)
+    assert str(ended.value) == (WHOLE_ROLLBACK % "interrupted")
     assert snapshot(store) == before
     assert store.load_view("a.v").comment is None and store.load_view("a.x").comment is None
     assert [s for s, *_ in recorded if s != "before"] == ["failed", "failed"]  # the interrupted write, the first
@@ -867,7 +871,7 @@ def test_a_transaction_sqlite_ended_with_no_write_after_says_so(store, recorded)
         with store.transaction():
             store.alter_view("a.v", ViewChange.update_comment("first"))
             store._conn.execute("ROLLBACK")  # what SQLite does on its own after some errors
-    assert "nothing of this block was written" in str(ended.value)
+    assert str(ended.value) == (WHOLE_ROLLBACK % "SQLite ended the transaction (after an I/O error?)")
     assert snapshot(store) == before
     assert [s for s, *_ in recorded] == ["before", "failed"]
     store.alter_view("a.v", ViewChange.update_comment("later"))  # and the store goes on
