@@ -1072,9 +1072,10 @@ def test_signals(store):
         make(store)
         assert [e.type for e in seen] == ["view.created"] and seen[0].position is not None
         count = store.event_count()
-        with pytest.raises(ViewStoreError, match="refused"):
+        with pytest.raises(ViewStoreError, match="^a before_commit receiver refused the change: no$") as refused:
             store.alter_view("sales.daily", ViewChange.update_comment("forbidden"))
-        assert store.event_count() == count and len(failed) == 1
+        assert store.event_count() == count and failed == [refused.value]  # commit_failed got the error raised
+        assert isinstance(refused.value.__cause__, PermissionError)
         assert store.load_view("sales.daily").comment is None
     finally:
         signals.committed.disconnect(after)
