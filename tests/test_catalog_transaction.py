@@ -349,7 +349,7 @@ def test_expected_versions_count_the_blocks_own_writes(store):
             store.alter_view("a.v", ViewChange.update_comment("two"), expected_version=2)
             assert store.drop_view("a.v", expected_version=3)
             make(store, "a.v")  # a new stream under the name
-        with pytest.raises(ConcurrencyError):
+        with pytest.raises(ConcurrencyError, match="^view a.v is at stream version 1, not the expected 3$"):
             other.alter_view("a.v", ViewChange.update_comment("bob"), expected_version=3)
         assert other.alter_view("a.v", ViewChange.update_comment("bob"), expected_version=1).comment == "bob"
     assert [e.type for e in store.events(view="a.v")] == [
@@ -376,9 +376,9 @@ def test_a_write_that_fails_inside_writes_nothing_and_the_rest_commits(store, re
         # refused after its event was written: the write's rows go, the transaction's stay
         with pytest.raises(CorruptLogError, match="vanished"):
             store.alter_view("a.damaged", ViewChange.update_comment("lost"))
-        with pytest.raises(ViewAlreadyExistsError):  # refused while deciding: nothing was written
+        with pytest.raises(ViewAlreadyExistsError, match="^view already exists: a.v$"):  # refused while deciding
             make(store, "a.v")
-        with pytest.raises(ConcurrencyError):
+        with pytest.raises(ConcurrencyError, match="^view a.v is at stream version 1, not the expected 7$"):
             store.alter_view("a.v", ViewChange.update_comment("stale"), expected_version=7)
         store.alter_view("a.v", ViewChange.update_comment("kept"))
     types = [(e.identifier, e.type) for e in store.events()]
@@ -743,7 +743,7 @@ def test_a_file_without_an_id_gets_one_inside_a_transaction(tmp_path):
 
 
 def test_a_lookup_error_inside_rolls_back_what_came_before(store):
-    with pytest.raises(NoSuchViewError):
+    with pytest.raises(NoSuchViewError, match="^no such view: a.missing$"):
         with store.transaction():
             make(store, "a.new")
             store.alter_view("a.missing", ViewChange.update_comment("x"))  # the block does not catch it: the whole transaction goes
