@@ -81,7 +81,7 @@ def get_format(name: str) -> ModuleType:
     if module is not None:
         return module
     close = difflib.get_close_matches(name.strip().lower(), list(ENGINES), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = f"; did you mean {close[0]!r}?" if close else "."
     raise invalid("engine", f"unknown engine format {name!r}{hint} Known: {', '.join(ENGINES)}")
 
 
