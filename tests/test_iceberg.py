@@ -547,13 +547,14 @@ def test_the_security_mode_is_not_in_the_file_and_an_import_takes_it_as_an_argum
     ("ViewMetadataMissingCurrentVersion.json", "Cannot parse missing int: current-version-id"),
     ("ViewMetadataInvalidCurrentVersion.json", "Cannot find current version 1234 in view versions: [1, 2]"),
     ("ViewMetadataInvalidCurrentSchema.json", "Cannot find current schema with id 1234 in schemas: [1]"),
-    ("ViewMetadataMultipleSQLsForDialect.json", "Cannot add multiple queries for dialect spark-sql"),
+    ("ViewMetadataMultipleSQLsForDialect.json",
+     "Invalid view version 1: Cannot add multiple queries for dialect spark-sql"),
 ])
 def test_import_refuses_what_the_reference_refuses(store, conformance, name, message):
     count = store.event_count()
     with pytest.raises(IcebergMetadataError) as info:
         store.import_iceberg(conformance / "iceberg-view" / name, "bad.v")
-    assert message in str(info.value)
+    assert str(info.value) == f"{conformance / 'iceberg-view' / name}: {message}"  # the file, then the reason
     assert store.event_count() == count and not store.view_exists("bad.v")
 
 
@@ -857,8 +858,11 @@ def test_import_from_a_view_location_takes_the_latest_file(store, tmp_path):
     other = type(store)(tmp_path / "other.db")
     view = other.import_iceberg(tmp_path / "loc", "b.v")
     assert view.sql_for("spark") == "SELECT 2" and len(view.versions) == 2
-    with pytest.raises(IcebergMetadataError, match="holds no metadata"):
+    count = other.event_count()
+    with pytest.raises(IcebergMetadataError) as info:
         other.import_iceberg(tmp_path, "b.w")
+    assert str(info.value) == f"{tmp_path} holds no metadata file (NNNNN-<uuid>.metadata.json), in metadata/ or itself"
+    assert other.event_count() == count and other.list_views() == [("b", "v")]
     other.close()
 
 
