@@ -455,7 +455,8 @@ def test_diff_views_says_when_the_columns_come_in_another_order():
     assert diff.column_order.before == ("a", "b", "c") and diff.column_order.after == ("b", "A", "d")
     assert [c.after.name for c in diff.columns_changed] == ["A"] and diff.changed
     moved = diff_views(_view(columns=[("a", "int"), ("b", "int")]), _view(columns=[("b", "int"), ("a", "int")]))
-    assert moved.changed and not moved.columns_changed and moved.column_order is not None
+    assert moved.changed and not moved.columns_changed
+    assert (moved.column_order.before, moved.column_order.after) == (("a", "b"), ("b", "a"))
     added = diff_views(_view(columns=[("a", "int"), ("b", "int")]),
                        _view(columns=[("z", "int"), ("a", "int"), ("b", "int")]))
     assert added.column_order is None and [c.name for c in added.columns_added] == ["z"]
