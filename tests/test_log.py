@@ -6,7 +6,8 @@ import pytest
 
 from viewstore.errors import ConcurrencyError, CorruptLogError, ValidationError, ViewStoreError
 from viewstore.events import CommentUpdated
-from viewstore.log import _ACTORS, EventLog, _signal_watch, connect, holds_nothing, read_only_query, snapshot, transaction
+from viewstore.log import (_ACTORS, SCHEMA_VERSION, EventLog, _signal_watch, connect, holds_nothing, read_only_query,
+                           snapshot, transaction)
 
 
 def event(version, comment="c"):
@@ -272,8 +273,10 @@ def test_newer_schema_is_refused(tmp_path):
     conn = connect(tmp_path / "x.db")
     conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     conn.close()
-    with pytest.raises(CorruptLogError, match="newer viewstore"):
+    with pytest.raises(CorruptLogError) as newer:
         connect(tmp_path / "x.db")
+    assert str(newer.value) == (f"{tmp_path / 'x.db'} was written by a newer viewstore (schema 99); "
+                                f"this one reads schema {SCHEMA_VERSION}")
     with pytest.raises(ViewStoreError, match="^durability must be 'normal' or 'full', not 'sometimes'$"):
         connect(tmp_path / "y.db", durability="sometimes")
     assert not (tmp_path / "y.db").exists()
@@ -338,7 +341,8 @@ def test_a_newer_schema_written_while_an_open_waits_for_the_write_lock_is_refuse
     holder.close()
     opener.join()
     assert len(raised) == 1 and type(raised[0]) is CorruptLogError, raised
-    assert "was written by a newer viewstore (schema 3)" in str(raised[0])
+    assert str(raised[0]) == (f"{path} was written by a newer viewstore (schema 3); "
+                              f"this one reads schema {SCHEMA_VERSION}")
 
 
 def test_an_events_table_of_other_columns_is_refused_even_beside_a_schema_version(tmp_path):
