@@ -59,8 +59,10 @@ def test_create_view_bare_name_goes_to_the_current_database_and_replace_makes_a_
     spark.catalog.setCurrentDatabase(data)
     try:
         create_view(spark, store, "by_region", "SELECT region, count(*) AS n FROM orders GROUP BY region")
-        with pytest.raises(ViewAlreadyExistsError):
+        events = store.event_count()
+        with pytest.raises(ViewAlreadyExistsError, match=f"^view already exists: {data}.by_region$"):
             create_view(spark, store, "by_region", "SELECT region FROM orders")
+        assert store.event_count() == events
         view = create_view(spark, store, "by_region", "SELECT region FROM orders", replace=True)
     finally:
         spark.catalog.setCurrentDatabase("default")
@@ -322,8 +324,9 @@ def test_sql_create_view_if_not_exists_of_a_stored_view_without_spark_sql_drops_
 def test_sql_replace_alter_properties_rename_drop(spark, store, data, ns):
     q = f"SELECT region, count(*) AS n FROM {data}.orders GROUP BY region"
     sql(spark, store, f"CREATE VIEW {ns}.v COMMENT 'first' TBLPROPERTIES ('a' = '1') AS {q}")
-    with pytest.raises(ViewAlreadyExistsError):
+    with pytest.raises(ViewAlreadyExistsError, match=f"^view already exists: {ns}.v$"):
         sql(spark, store, f"CREATE VIEW {ns}.v AS {q}")
+    assert store.event_count() == 1
     assert sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.v AS SELECT 1 AS x").current_version_id == 1
 
     view = sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.v TBLPROPERTIES ('b' = '2') AS {q} HAVING n > 1")
@@ -400,8 +403,9 @@ def test_sql_alter_never_undoes_a_change_made_meanwhile(spark, store, ns, statem
         return real(spark, identifier)
 
     monkeypatch.setattr(ddl, "_Before", other_process_changes_it)
-    with pytest.raises(ConcurrencyError):
+    with pytest.raises(ConcurrencyError) as refused:
         sql(spark, store, statement.format(v=f"{ns}.v"))
+    assert str(refused.value) == f"view {ns}.v is at stream version 2, not the expected 1"
     monkeypatch.undo()
     view = store.load_view(f"{ns}.v")
     if change == "security":
@@ -466,8 +470,13 @@ def test_a_drop_of_a_view_another_thread_dropped_meanwhile_is_spark_s(spark, sto
 
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
     register_views(spark, store, ns)
-    with pytest.raises(Exception) as missing:
+    not_found = "Spark refused the statement: [TABLE_OR_VIEW_NOT_FOUND] The table or view `spark_catalog`.`{}`.`{}` " \
+                "cannot be found. Verify the spelling and correctness of the schema and catalog.\n"
+    with pytest.raises(ValidationError) as missing:
         sql(spark, store, f"DROP VIEW {ns}.never_was")
+    assert str(missing.value).startswith(not_found.format(ns, "never_was"))
+    assert str(missing.value).endswith("To tolerate the error on drop use DROP VIEW IF EXISTS or DROP TABLE IF EXISTS. "
+                                       "SQLSTATE: 42P01")
     real, found, outcome = ddl._stored_target, threading.Event(), {}
 
     def noting(*args):
@@ -494,8 +503,8 @@ def test_a_drop_of_a_view_another_thread_dropped_meanwhile_is_spark_s(spark, sto
     if if_exists:
         assert outcome["second"] is None
     else:
-        assert type(outcome["second"]) is type(missing.value), outcome
-        assert "TABLE_OR_VIEW_NOT_FOUND" in str(outcome["second"]) and "TABLE_OR_VIEW_NOT_FOUND" in str(missing.value)
+        assert type(outcome["second"]) is ValidationError, outcome
+        assert str(outcome["second"]).startswith(not_found.format(ns, "v"))
 
 
 def test_sql_bad_create_stores_nothing_and_leaves_the_session_alone(spark, store, data, ns):
@@ -638,14 +647,16 @@ def test_sql_create_view_never_replaces_a_spark_view_the_store_does_not_hold(spa
     assert sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.tab AS SELECT 2 AS y") is None
     assert spark.catalog.getTable(f"{ns}.tab").tableType == "MANAGED"
     # the store refuses this property value after Spark replaced the view: the old view comes back
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError) as refused:
         sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.legacy TBLPROPERTIES ('version.history.num-entries'='x') "
                           "AS SELECT 2 AS y")
+    assert str(refused.value) == "version.history.num-entries must be a positive integer, not 'x'"
     assert _show_create(spark, f"{ns}.legacy") == before
     assert spark.sql(f"SELECT * FROM {ns}.legacy").collect()[0].x == 1
     other = _name()
-    with pytest.raises(ValidationError):  # a database the statement created goes away again
+    with pytest.raises(ValidationError) as refused:  # a database the statement created goes away again
         sql(spark, store, f"CREATE VIEW {other}.v TBLPROPERTIES ('version.history.num-entries'='x') AS SELECT 1 AS x")
+    assert str(refused.value) == "version.history.num-entries must be a positive integer, not 'x'"
     assert not spark.catalog.databaseExists(other)
     assert store.event_count() == 0
 
@@ -1100,7 +1111,10 @@ def test_a_catalog_configured_in_mixed_case_is_matched_exactly_as_spark_does(spa
                 create_view(spark, store, name, query)
             with pytest.raises(ViewStoreError) as refused:  # Spark's own word: catalog 'Lake' does not load
                 sql(spark, store, f"CREATE VIEW {name} AS {query}")
-            assert "NoSuchCatalogClass" in str(refused.value)
+            assert type(refused.value) is ValidationError
+            assert str(refused.value) == "Spark refused the statement: [SparkException] " \
+                "[CANNOT_LOAD_CATALOG.PLUGIN_CLASS_NOT_FOUND] Cannot load catalog 'Lake' with the plugin class " \
+                "'viewstore.NoSuchCatalogClass': cannot find the plugin class. SQLSTATE: 46103"
         assert store.list_views() == []
         assert not spark.catalog.databaseExists("lake")
         # 'LAKE' is no catalog in Spark: LAKE.c is view c of database lake, the store's
