@@ -115,30 +115,44 @@ def test_stored_text_reaches_spark_without_variable_substitution(spark, store, n
     assert view.sql_for("spark") == text and view.columns[0].name == "s"
 
 
-@pytest.mark.parametrize("call", [
-    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", None),
-    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", properties="ab"),
-    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", properties=[1, 2]),
-    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", properties={"a": 1}),
-    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", replace="yes"),
-    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", comment=5),
-    lambda spark, store, ns: create_view(spark, store, 5, "SELECT 1 AS x"),
-    lambda spark, store, ns: create_view(spark, "not a store", f"{ns}.v", "SELECT 1 AS x"),
-    lambda spark, store, ns: create_view("not spark", store, f"{ns}.v", "SELECT 1 AS x"),
-    lambda spark, store, ns: events_dataframe(spark, store, types=5),
-    lambda spark, store, ns: events_dataframe(spark, store, actor=5),
-    lambda spark, store, ns: events_dataframe(spark, None),
-    lambda spark, store, ns: events_dataframe("not spark", store),
-    lambda spark, store, ns: register_views(spark, store, refresh="x"),
-    lambda spark, store, ns: register_views(spark, store, prune=1),  # a flag is True or False, not a number
-    lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", replace=0),
-    lambda spark, store, ns: register_views(spark, object()),
-    lambda spark, store, ns: check_views(spark, {}),
-    lambda spark, store, ns: sql(spark, None, "SELECT 1"),
+@pytest.mark.parametrize("call, message", [
+    (lambda spark, store, ns: create_view(spark, store, f"{ns}.v", None),
+     "invalid SQL for view {ns}.v: the SQL must be a non-empty string, not None"),
+    (lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", properties="ab"),
+     "properties must be a dict of strings, not str"),
+    (lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", properties=[1, 2]),
+     "properties must be a dict of strings, not list"),
+    (lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", properties={"a": 1}),
+     "property 'a' must have a string value, not 1"),
+    (lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", replace="yes"),
+     "replace must be True or False, not 'yes'"),
+    (lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", comment=5),
+     "a comment must be a string, not 5"),
+    (lambda spark, store, ns: create_view(spark, store, 5, "SELECT 1 AS x"),
+     "an identifier must be a 'namespace.name' string or a tuple, not 5"),
+    (lambda spark, store, ns: create_view(spark, "not a store", f"{ns}.v", "SELECT 1 AS x"),
+     "store must be a ViewStore, not str"),
+    (lambda spark, store, ns: create_view("not spark", store, f"{ns}.v", "SELECT 1 AS x"),
+     "spark must be a classic (py4j) SparkSession, not str"),
+    (lambda spark, store, ns: events_dataframe(spark, store, types=5),
+     "types must be an event type or a list of them, not 5"),
+    (lambda spark, store, ns: events_dataframe(spark, store, actor=5), "an actor must be a string, not 5"),
+    (lambda spark, store, ns: events_dataframe(spark, None), "store must be a ViewStore, not NoneType"),
+    (lambda spark, store, ns: events_dataframe("not spark", store),
+     "spark must be a classic (py4j) SparkSession, not str"),
+    (lambda spark, store, ns: register_views(spark, store, refresh="x"), "refresh must be True or False, not 'x'"),
+    (lambda spark, store, ns: register_views(spark, store, prune=1),  # a flag is True or False, not a number
+     "prune must be True or False, not 1"),
+    (lambda spark, store, ns: create_view(spark, store, f"{ns}.v", "SELECT 1 AS x", replace=0),
+     "replace must be True or False, not 0"),
+    (lambda spark, store, ns: register_views(spark, object()), "store must be a ViewStore, not object"),
+    (lambda spark, store, ns: check_views(spark, {}), "store must be a ViewStore, not dict"),
+    (lambda spark, store, ns: sql(spark, None, "SELECT 1"), "store must be a ViewStore, not NoneType"),
 ])
-def test_bad_arguments_raise_validation_errors_and_write_nothing(spark, store, ns, call):
-    with pytest.raises(ValidationError):
+def test_bad_arguments_raise_validation_errors_and_write_nothing(spark, store, ns, call, message):
+    with pytest.raises(ValidationError) as refused:
         call(spark, store, ns)
+    assert str(refused.value) == message.format(ns=ns)
     assert store.event_count() == 0
 
 
