@@ -134,17 +134,21 @@ def test_run_demo_without_a_session_uses_the_one_running_and_leaves_it_as_it_was
         spark.sql(f"DROP DATABASE IF EXISTS {namespace} CASCADE")
 
 
+_NOT_A_NAME = "namespace must be a database name of letters, digits and _ (not starting with a digit), not "
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"console": 5}, "console must be a rich Console (rich.console.Console) or None, not int"),
     ({"db": 5}, "a db must be a path (text or os.PathLike), not 5"),
     ({"db": " "}, "a db must be a path (text or os.PathLike), not ' '"),
     ({"spark": 5}, "spark must be a classic (py4j) SparkSession, not int"),
-    ({"namespace": 5}, "namespace must be a database name"),
-    ({"namespace": ""}, "namespace must be a database name"),
-    ({"namespace": "a.b"}, "namespace must be a database name"),
-    ({"namespace": "1a"}, "namespace must be a database name of letters, digits and _ (not starting with a digit)"),
-    ({"namespace": "x; DROP DATABASE y"}, "namespace must be a database name"),
-    ({"namespace": "Global_Temp"}, "namespace 'Global_Temp' is Spark's global temporary database"),
+    ({"namespace": 5}, f"{_NOT_A_NAME}int"),
+    ({"namespace": ""}, f"{_NOT_A_NAME}''"),
+    ({"namespace": "a.b"}, f"{_NOT_A_NAME}'a.b'"),
+    ({"namespace": "1a"}, f"{_NOT_A_NAME}'1a'"),
+    ({"namespace": "x; DROP DATABASE y"}, f"{_NOT_A_NAME}'x; DROP DATABASE y'"),
+    ({"namespace": "Global_Temp"}, "namespace 'Global_Temp' is Spark's global temporary database, where no table or "
+                                  "view can be made; choose another"),
 ])
 def test_run_demo_refuses_arguments_of_the_wrong_type_before_it_starts(spark, tmp_path, kwargs, message):
     """Bad arguments are a ValidationError saying which, raised before anything is made (no store
@@ -161,7 +165,7 @@ def test_run_demo_refuses_arguments_of_the_wrong_type_before_it_starts(spark, tm
     databases = {d.name for d in spark.catalog.listDatabases()}
     with pytest.raises(ValidationError) as raised:
         run_demo(args.pop("console"), **args)
-    assert message in str(raised.value)
+    assert str(raised.value) == message
     assert not (tmp_path / "demo.db").exists() and out.getvalue() == ""
     assert {d.name for d in spark.catalog.listDatabases()} == databases
 
