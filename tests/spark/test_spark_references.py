@@ -408,8 +408,13 @@ def test_a_qualified_text_reads_each_unqualified_relation_in_the_namespace(oracl
     parses it as the original but for those names (no literal changed)."""
     reads = oracle.reads(sql)
     if name in UNQUALIFIABLE[engine]:
-        with pytest.raises(ValidationError):
+        with pytest.raises(ValidationError) as refused:
             qualify_tables(sql, engine, (NS,), "viewExpandedText")
+        assert str(refused.value).startswith(f"viewExpandedText: the view's unqualified table names resolve in '{NS}', "
+                                             "not in the record's database, so they must be written qualified, but ")
+        assert str(refused.value).endswith("; write each table name in the view's SQL with its database "
+                                           "(database.table) and give the view its own database as default "
+                                           "namespace, so that the SQL is written as it is")
         return
     qualified = qualify_tables(sql, engine, (NS,), "viewExpandedText")
     kept = HIVE_CTES.get(name, set()) if engine == "hive" else set()
