@@ -331,10 +331,13 @@ def test_register_views_leaves_a_record_spark_cannot_read_to_itself(spark, store
 
 def test_register_unknown_namespace_is_empty(spark, store):
     assert register_views(spark, store, "nothing_here").registered == []
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError) as refused:
         register_views(spark, store, "bad..namespace")
-    with pytest.raises(NoSuchViewError):
+    assert str(refused.value) == "bad namespace level '': it must be non-empty without surrounding spaces"
+    with pytest.raises(NoSuchViewError) as missing:
         store.load_view("nothing_here.v")
+    assert str(missing.value) == "no such view: nothing_here.v"
+    assert store.event_count() == 0
 
 
 # -- fixed defects ---------------------------------------------------------------------------------
