@@ -38,14 +38,23 @@ def test_check_views_finds_drift_after_a_table_changes(spark, store, ns):
 
     status = {v.identifier: v for v in report.views}
     assert status[f"{ns}.everything"].status == "drifted"
-    assert "2 stored columns, 3 analyzed" in status[f"{ns}.everything"].problems
-    assert "column 'id': type int is now long" in status[f"{ns}.ids"].problems
+    assert list(status) == [f"{ns}.everything", f"{ns}.ids", f"{ns}.names"]
+    assert status[f"{ns}.everything"].problems == (
+        "2 stored columns, 3 analyzed", "column 'id': type int is now long", "column 2: name 'name' is now 'label'")
+    assert status[f"{ns}.ids"].problems == ("column 'id': type int is now long",)
+    (unresolved,) = status[f"{ns}.names"].problems  # Spark's explanation
+    assert "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `name` cannot be " \
+           "resolved. Did you mean one of the following? [`id`, `label`, `extra`]. SQLSTATE: 42703" in unresolved
     assert status[f"{ns}.names"].status == "broken"
     assert status[f"{ns}.names"].condition.startswith("UNRESOLVED_COLUMN")
     assert report.skipped == [f"{ns}.trino"]
     assert not report.ok
-    with pytest.raises(ValidationError, match="drifted"):
+    with pytest.raises(ValidationError) as raised:
         report.raise_for_drift()
+    assert str(raised.value) == (
+        f"3 view(s) drifted from their stored columns:\n{ns}.everything (drifted): 2 stored columns, 3 analyzed; "
+        f"column 'id': type int is now long; column 2: name 'name' is now 'label'\n{ns}.ids (drifted): column 'id': "
+        f"type int is now long\n{ns}.names (broken): {unresolved}")
 
     spark.sql(f"DROP TABLE {ns}.src")
     report = check_views(spark, store)
@@ -150,7 +159,7 @@ def test_check_views_tells_progress_for_every_view_listed(spark, store, data, ns
 
     with pytest.raises(ZeroDivisionError, match="enough"):
         check_views(spark, store, ns, progress=stop)
-    with pytest.raises(ValidationError, match="progress must be callable"):
+    with pytest.raises(ValidationError, match=r"^progress must be callable as progress\(done, total\), not True$"):
         check_views(spark, store, ns, progress=True)
     assert check_views(spark, store, "nothing_here", progress=lambda *a: seen.append(a)).views == []
     assert len(seen) == 4  # no view, no call
