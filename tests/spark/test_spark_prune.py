@@ -190,9 +190,14 @@ def test_a_copy_spark_will_not_drop_is_reported_not_raised(spark, stores, databa
     monkeypatch.undo()
     assert not report.ok and report.pruned == [] and report.registered == [f"{db}.kept"]
     (failure,) = report.failed
-    assert (failure.identifier, failure.action) == (f"{db}.gone", "prune") and failure.condition
-    with pytest.raises(ValidationError, match=r"^1 stale copy\(ies\) could not be pruned:\n.*gone: \(prune\)"):
+    assert (failure.identifier, failure.action, failure.condition) == (f"{db}.gone", "prune", "TABLE_OR_VIEW_NOT_FOUND")
+    not_found = (f"[TABLE_OR_VIEW_NOT_FOUND] The table or view `spark_catalog`.`{db}_missing`.`v` cannot be found. "
+                 "Verify the spelling and correctness of the schema and catalog.")
+    assert failure.message.startswith(not_found + "\n")
+    with pytest.raises(ValidationError) as raised:
         report.raise_for_failures()
+    # Spark's condition once: its message starts with it
+    assert str(raised.value) == f"1 stale copy(ies) could not be pruned:\n{db}.gone: (prune) {not_found}"
     assert "gone" in _objects(spark, db)
     assert register_views(spark, mine, db, prune=True).pruned == [f"{db}.gone"]
 

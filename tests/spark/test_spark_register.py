@@ -113,16 +113,38 @@ def test_register_views_creates_databases_and_reports_every_outcome(spark, store
         assert "no_such_table" in report.failed[0].message
         assert report.databases_created == [ns]
         assert not report.ok
-        with pytest.raises(ValidationError, match="TABLE_OR_VIEW_NOT_FOUND") as raised:
+        with pytest.raises(ValidationError) as raised:
             report.raise_for_failures()
         first, *more = report.failed[0].message.splitlines()
         assert more  # Spark's explanation goes on: only its first line is told
-        assert str(raised.value) == f"1 view(s) failed to register:\n{ns}.missing: [TABLE_OR_VIEW_NOT_FOUND] {first}"
+        assert first == ("[TABLE_OR_VIEW_NOT_FOUND] The table or view `no_such_table` cannot be found. Verify the "
+                         "spelling and correctness of the schema and catalog.")
+        assert str(raised.value) == f"1 view(s) failed to register:\n{ns}.missing: {first}"  # the condition once
         assert not spark.catalog.databaseExists(other)  # only the namespace asked for
         assert spark.sql(f"SELECT count(*) AS n FROM {ns}.good").first().n == 3
         assert register_views(spark, store, ns).databases_created == []  # it is there now
     finally:
         spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
+def test_raise_for_failures_names_each_condition_once_and_tags_a_message_without_it():
+    """A Java error's message does not start with its condition, Spark's own does: each line names
+    the condition once, and only the message's first line."""
+    from viewstore.spark.register import FailedView, RegisterReport
+
+    report = RegisterReport(failed=[
+        FailedView("s.json", "JsonParseException", "Unexpected character ('x')\n at [Source: x]"),
+        FailedView("s.gone", "TABLE_OR_VIEW_NOT_FOUND", "[TABLE_OR_VIEW_NOT_FOUND] no table t\nSQLSTATE: 42P01",
+                   "prune"),
+        FailedView("s.bare", "SparkException", ""),
+        FailedView("s.named", "X", "says [X] later")])
+    with pytest.raises(ValidationError) as raised:
+        report.raise_for_failures()
+    assert str(raised.value) == ("3 view(s) failed to register, 1 stale copy(ies) could not be pruned:\n"
+                                 "s.json: [JsonParseException] Unexpected character ('x')\n"
+                                 "s.gone: (prune) [TABLE_OR_VIEW_NOT_FOUND] no table t\n"
+                                 "s.bare: [SparkException] \n"
+                                 "s.named: [X] says [X] later")
 
 
 def test_the_databases_a_registration_creates_are_reported_in_name_order(spark, store):

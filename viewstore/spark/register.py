@@ -131,6 +131,14 @@ class FailedView:
     dropped, or a database could not be searched for them: then ``identifier`` is the database)."""
 
 
+def _tagged(failed: FailedView) -> str:
+    """``[CONDITION] first line of the message``, the condition named once: Spark's own message
+    already starts with it."""
+    first = failed.message.splitlines()[0] if failed.message else ""
+    tag = f"[{failed.condition}]"
+    return first if first.startswith(tag) else f"{tag} {first}"
+
+
 @dataclass
 class RegisterReport:
     """What :func:`register_views` did: registered views in order, skipped ones, failed ones, and
@@ -164,8 +172,7 @@ class RegisterReport:
             what = [f"{registering} view(s) failed to register"] if registering else []
             if len(self.failed) > registering:
                 what.append(f"{len(self.failed) - registering} stale copy(ies) could not be pruned")
-            lines = [f"{f.identifier}: {'(prune) ' if f.action == 'prune' else ''}[{f.condition}] "
-                     f"{f.message.splitlines()[0] if f.message else ''}" for f in self.failed]
+            lines = [f"{f.identifier}: {'(prune) ' if f.action == 'prune' else ''}{_tagged(f)}" for f in self.failed]
             raise ValidationError(", ".join(what) + ":\n" + "\n".join(lines))
         return self
 
