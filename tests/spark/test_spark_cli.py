@@ -104,7 +104,11 @@ def test_a_closed_pipe_keeps_the_exit_code_of_a_registration_that_failed(store, 
 
 def test_spark_check_of_a_mistyped_store_fails_before_spark_starts(tmp_path):
     result = CliRunner().invoke(main, ["--db", str(tmp_path / "typo.db"), "spark", "check", "--json"])
-    assert result.exit_code == 1 and "no viewstore database at" in result.output
+    assert result.exit_code == 1
+    assert json.loads(result.output) == {"error": {
+        "type": "ViewStoreError", "exit_code": 1,
+        "message": f"no viewstore database at {tmp_path / 'typo.db'} (create or import a view to start one there; "
+                   "--db or VIEWSTORE_DB names another)"}}
     assert not (tmp_path / "typo.db").exists()
 
 
