@@ -526,8 +526,12 @@ def test_sql_store_refusal_puts_the_session_copy_back(spark, store, data, ns):
     sql(spark, store, f"CREATE VIEW {ns}.v AS {q}")
     store.alter_view(f"{ns}.v", ViewChange.add_representation(("trino", "SELECT region FROM hive.x.orders")))
     # replacing only the spark SQL would drop the trino representation: the store refuses
-    with pytest.raises(ValidationError, match="loss of view dialects"):
+    with pytest.raises(ValidationError) as raised:
         sql(spark, store, f"ALTER VIEW {ns}.v AS {q} WHERE region = 'south'")
+    assert str(raised.value) == (
+        f"Cannot replace view {ns}.v due to loss of view dialects ['trino'] (set the view property "
+        "replace.drop-dialect.allowed=true to allow it, or remove it with alter_view: "
+        "ViewChange.remove_representation, --remove-representation)")
     assert spark.sql(f"SELECT count(*) AS n FROM {ns}.v").first().n == 3  # the stored definition again
     assert store.load_view(f"{ns}.v").current_version_id == 2
 
@@ -781,13 +785,19 @@ def test_sql_alter_view_with_schema_keeps_store_and_session_in_step(spark, store
     assert spark.sql(f"SELECT x FROM {ns}.w").first().x == 1
 
     # the store refuses (a before_commit receiver vetoes the commit): the session copy is put back
+    vetoes = []
+
     def veto(sender, events):
-        raise RuntimeError("frozen")
+        vetoes.append(RuntimeError("frozen"))
+        raise vetoes[-1]
 
     signals.before_commit.connect(veto)
     try:
-        with pytest.raises(ViewStoreError, match="refused the change: frozen"):
+        with pytest.raises(ViewStoreError) as raised:
             sql(spark, store, f"ALTER VIEW {ns}.w WITH SCHEMA BINDING")
+        assert type(raised.value) is ViewStoreError and str(raised.value) == \
+            "a before_commit receiver refused the change: frozen"
+        assert len(vetoes) == 1 and raised.value.__cause__ is vetoes[0]
     finally:
         signals.before_commit.disconnect(veto)
     rows = spark.sql(f"DESCRIBE EXTENDED {ns}.w").collect()
@@ -881,17 +891,22 @@ def test_sql_create_view_spark_refuses_drops_the_database_it_made_for_it(spark, 
 def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, store, ns):
     spark.sql(f"CREATE DATABASE {ns}")
     sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS one")
-    for statement in (f"EXECUTE IMMEDIATE 'CREATE VIEW {ns}.e AS SELECT 1 AS one'",
-                      f"BEGIN CREATE VIEW {ns}.s AS SELECT 1 AS one; END",
-                      f"BEGIN DECLARE x INT; IF 1 = 1 THEN ALTER VIEW {ns}.v RENAME TO w; END IF; END",
-                      f"BEGIN EXECUTE IMMEDIATE 'DROP VIEW {ns}.v'; END",
-                      f"BEGIN DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN CREATE VIEW {ns}.h AS SELECT 1 AS one; "
-                      f"END; SELECT 1 / 0; END",  # in an exception handler
-                      f"BEGIN USE {ns}; DROP VIEW v; END",  # a bare name that a USE in the script resolves
-                      f"BEGIN USE {ns}; DROP VIEW V; END",  # in another case
-                      f"EXECUTE IMMEDIATE 'ALTER VIEW {ns}.v SET TBLPROPERTIES (\\'k\\' = \\'v\\')'"):
-        with pytest.raises(ValidationError, match="view DDL"):
+    hidden = ("view DDL ({}) inside a SQL script or EXECUTE IMMEDIATE would reach Spark only, not the store: run "
+              "each view statement with sql() itself")
+    for statement, plan in ((f"EXECUTE IMMEDIATE 'CREATE VIEW {ns}.e AS SELECT 1 AS one'", "CreateView"),
+                            (f"BEGIN CREATE VIEW {ns}.s AS SELECT 1 AS one; END", "CreateView"),
+                            (f"BEGIN DECLARE x INT; IF 1 = 1 THEN ALTER VIEW {ns}.v RENAME TO w; END IF; END",
+                             "RenameTable"),
+                            (f"BEGIN EXECUTE IMMEDIATE 'DROP VIEW {ns}.v'; END", "DropView"),
+                            (f"BEGIN DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN CREATE VIEW {ns}.h AS SELECT 1 AS "
+                             f"one; END; SELECT 1 / 0; END", "CreateView"),  # in an exception handler
+                            (f"BEGIN USE {ns}; DROP VIEW v; END", "DropView"),  # a bare name a USE in it resolves
+                            (f"BEGIN USE {ns}; DROP VIEW V; END", "DropView"),  # in another case
+                            (f"EXECUTE IMMEDIATE 'ALTER VIEW {ns}.v SET TBLPROPERTIES (\\'k\\' = \\'v\\')'",
+                             "SetViewProperties")):
+        with pytest.raises(ValidationError) as raised:
             sql(spark, store, statement)
+        assert str(raised.value) == hidden.format(plan), statement
     assert store.list_views() == [(ns, "v")] and store.event_count() == 1
     assert sorted(r.tableName for r in spark.sql(f"SHOW TABLES IN {ns}").collect()) == ["v"]
     # scripts and EXECUTE IMMEDIATE without view DDL still run
@@ -917,8 +932,9 @@ def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, sto
     spark.sql("CREATE GLOBAL TEMPORARY VIEW v AS SELECT 1 AS x")
     sql(spark, store, "EXECUTE IMMEDIATE 'DROP VIEW IF EXISTS global_temp.v'")
     assert not spark.catalog.tableExists("global_temp.v")
-    with pytest.raises(ValidationError, match="view DDL"):  # a stored view's name, in a script: refused
+    with pytest.raises(ValidationError) as raised:  # a stored view's name, in a script: refused
         sql(spark, store, "BEGIN CREATE TEMPORARY VIEW v AS SELECT 2 AS y; DROP VIEW v; END")
+    assert str(raised.value) == hidden.format("DropView")
     spark.catalog.dropTempView("v")
     # a name given as IDENTIFIER(variable) is known only when Spark runs the statement
     spark.sql(f"DECLARE OR REPLACE VARIABLE vs_test_name STRING DEFAULT '{ns}.v'")
@@ -926,8 +942,10 @@ def test_sql_refuses_view_ddl_hidden_in_scripts_and_execute_immediate(spark, sto
         for statement in ("DROP VIEW IDENTIFIER(vs_test_name)",
                           "ALTER VIEW IDENTIFIER(vs_test_name) AS SELECT 2 AS one",
                           "BEGIN DROP VIEW IDENTIFIER(vs_test_name); END"):
-            with pytest.raises(ValidationError, match="name written out"):
+            with pytest.raises(ValidationError) as raised:
                 sql(spark, store, statement)
+            assert str(raised.value) == ("view DDL through sql() needs the view's name written out: IDENTIFIER() of "
+                                         "a variable or an expression names a view only when Spark runs it")
     finally:
         spark.sql("DROP TEMPORARY VARIABLE IF EXISTS vs_test_name")
     assert store.list_views() == [(ns, "v")] and spark.catalog.tableExists(f"{ns}.v")
