@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -552,6 +553,46 @@ def test_write_never_replaces_an_external_table(spark, store, target, tmp_path):
                                                   "not a view: it is never replaced$"):
             write_metastore_table(spark, hive, replace=replace)
     assert read_metastore_table(spark, target, "ext") == table
+
+
+def test_write_refuses_a_record_naming_a_folder_which_a_drop_would_delete(spark, store, target, tmp_path):
+    """The metastore deletes the folder at a dropped view's location, as at a managed table's: a view
+    record with a location is refused, new or replacing, and the folder outlives the views dropped."""
+    def folder(name: str) -> Path:
+        path = tmp_path / name
+        path.mkdir()
+        (path / "part-0.parquet").write_text("rows")
+        return path
+
+    hive = {**store.export_hms(_exportable(store, target, "loc"), "hive"), "tableName": "loc"}
+    doomed = folder("doomed")  # a record written as it is, with no check, by the metastore client itself
+    write_record(spark, {**hive, "sd": {**hive["sd"], "location": str(doomed)}})
+    assert read_metastore_table(spark, target, "loc")["sd"]["location"] == str(doomed)
+    spark.sql(f"DROP VIEW {target}.loc")
+    assert not doomed.exists()
+
+    kept = folder("kept")
+    write_metastore_table(spark, hive)
+    before = read_metastore_table(spark, target, "loc")
+    records = {engine: {**store.export_hms(f"{target}.loc", engine), "tableName": "loc"}
+               for engine in ("hive", "spark", "trino", "flink")}
+    # an Iceberg view's record, as Iceberg's own catalog writes it with the view's folder as its location
+    records["iceberg"] = {**hive, "parameters": {"table_type": "ICEBERG-VIEW", "metadata_location": "file:/w/m.json"}}
+    for engine, record in records.items():
+        for location in (str(kept), kept.as_uri()):
+            for name, replace in (("loc", True), ("loc", False), ("loc_new", False), ("loc_new", True)):
+                with pytest.raises(ValidationError) as refused:
+                    write_metastore_table(spark, {**record, "tableName": name,
+                                                  "sd": {**record["sd"], "location": location}}, replace=replace)
+                assert str(refused.value) == (
+                    f"sd.location: a view's record must name no folder, not {location!r}: the metastore deletes "
+                    "the folder at a view's location when the view is dropped (Spark, Hive and Flink write no "
+                    "location, Trino an empty one)"), (engine, location, name, replace)
+    assert _absent(spark, target, "loc_new")
+    assert read_metastore_table(spark, target, "loc") == before
+    spark.sql(f"DROP VIEW {target}.loc")
+    assert _absent(spark, target, "loc")
+    assert (kept / "part-0.parquet").read_text() == "rows"
 
 
 def test_write_keeps_the_partition_keys_of_a_record(spark, store, target):

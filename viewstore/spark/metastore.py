@@ -259,6 +259,10 @@ def _checked_record(record: Any) -> dict[str, Any]:
         checked[key] = text_of(record, key)
     for key in ("location", "inputFormat", "outputFormat"):
         checked[key] = text_of(sd, key, f"sd.{key}")
+    if checked["location"]:  # Trino's "" names no folder
+        raise ValidationError(f"sd.location: a view's record must name no folder, not {checked['location']!r}: "
+                              "the metastore deletes the folder at a view's location when the view is dropped "
+                              "(Spark, Hive and Flink write no location, Trino an empty one)")
     engine = formats.detect(record)  # a view record, of an engine that would accept it
     if engine == "iceberg":  # its definition is in the metadata file, which the codec cannot read
         if not checked["parameters"].get("metadata_location"):
@@ -292,9 +296,8 @@ def _thrift_table(spark: SparkSession, checked: dict[str, Any]) -> Any:
     sd = api.StorageDescriptor()
     sd.setCols(jcolumns(checked["cols"]))
     sd.setSerdeInfo(serde)
-    # an empty location stays unset: Hive 2.3's metastore cannot drop a table whose location is ""
-    if checked["location"]:
-        sd.setLocation(checked["location"])
+    # no location: a record's is none or "" (Trino's), which stays unset, as Hive 2.3's metastore cannot
+    # drop a table whose location is ""
     for key, setter in (("inputFormat", sd.setInputFormat), ("outputFormat", sd.setOutputFormat)):
         if checked[key] is not None:
             setter(checked[key])
@@ -320,12 +323,15 @@ def write_metastore_table(spark: SparkSession, record: Mapping[str, Any], *, rep
     ``record`` is the dict :func:`read_metastore_table` returns and :func:`viewstore.formats.encode`
     (or :meth:`~viewstore.catalog.ViewStore.export_hms`) makes: its ``tableType``, ``parameters``,
     ``owner``, ``viewOriginalText``, ``viewExpandedText``, ``sd`` (``cols`` as name/type/comment,
-    ``location``, ``inputFormat``, ``outputFormat``, ``serdeInfo``) and ``partitionKeys`` reach the
-    metastore as they are, through the session's own Hive client (not Spark's catalog, which would
-    add its own parameters), so each engine finds the view as it writes it. The metastore sets
-    ``createTime``, ``lastAccessTime`` and the parameter ``transient_lastDdlTime`` itself
-    (:data:`METASTORE_SET`); an empty ``sd.location`` (Trino's) is left unset, as Hive 2.3's
-    metastore cannot drop a table whose location is empty.
+    ``inputFormat``, ``outputFormat``, ``serdeInfo``) and ``partitionKeys`` reach the metastore as
+    they are, through the session's own Hive client (not Spark's catalog, which would add its own
+    parameters), so each engine finds the view as it writes it. The metastore sets ``createTime``,
+    ``lastAccessTime`` and the parameter ``transient_lastDdlTime`` itself (:data:`METASTORE_SET`).
+    A view's record names no folder: when a view is dropped with its data, as Spark's ``DROP VIEW``
+    and ``DROP DATABASE ... CASCADE`` drop it, the metastore deletes the folder at its
+    ``sd.location``, so a record whose location is not empty is refused. An empty one (Trino's) is
+    left unset, as Hive 2.3's metastore cannot drop a table whose location is empty; Spark, Hive
+    and Flink write none.
 
     Args:
         spark: a classic PySpark session with Hive support.
@@ -334,9 +340,10 @@ def write_metastore_table(spark: SparkSession, record: Mapping[str, Any], *, rep
             never neither). A table is never replaced.
 
     Raises:
-        ValidationError: not a classic session with Hive support; a record that is malformed or
-            that :func:`viewstore.formats.detect` and :func:`~viewstore.formats.decode` reject (an
-            Iceberg view's must name its metadata file); a table of that name (even with
+        ValidationError: not a classic session with Hive support; a record that is malformed,
+            names a folder as its ``sd.location``, or that :func:`viewstore.formats.detect` and
+            :func:`~viewstore.formats.decode` reject (an Iceberg view's must name its metadata
+            file); a table of that name (even with
             ``replace``); or the metastore refuses the record.
         NoSuchViewError: the metastore has no such database.
         ViewAlreadyExistsError: a view of that name exists and ``replace`` is false.
