@@ -41,8 +41,11 @@ __all__ = ["read_metastore_table", "write_metastore_table", "import_metastore_vi
 _HIVE_CATALOG = "org.apache.spark.sql.hive.HiveExternalCatalog"
 
 
-def _hive_client(spark: SparkSession) -> Any:
+def _hive_client(spark: SparkSession, *, writes: bool = False) -> Any:
     """The Hive client of the session's metastore (Spark's ``HiveClientImpl``, through py4j).
+
+    Args:
+        writes: the caller writes to the metastore (its errors say so), rather than reads it.
 
     Raises:
         ValidationError: not a classic PySpark session, or Hive support is not enabled.
@@ -50,14 +53,14 @@ def _hive_client(spark: SparkSession) -> Any:
     """
     jsession = getattr(spark, "_jsparkSession", None)
     if jsession is None:
-        raise ValidationError("reading the Hive metastore needs a classic PySpark session (py4j); "
-                              "Spark Connect clients have no JVM to ask")
+        raise ValidationError(f"{'writing to' if writes else 'reading'} the Hive metastore needs a classic "
+                              "PySpark session (py4j); Spark Connect clients have no JVM to ask")
     try:
         catalog = jsession.sharedState().externalCatalog().unwrapped()
         hive = catalog.getClass().getName() == _HIVE_CATALOG
         client = catalog.client() if hive else None
     except ENGINE_ERRORS as error:
-        raise engine_error(spark, error, "read the metastore") from error
+        raise engine_error(spark, error, "write to the metastore" if writes else "read the metastore") from error
     if client is None:
         raise ValidationError("the SparkSession has no Hive metastore: build it with "
                               "SparkSession.builder.enableHiveSupport()")
@@ -358,7 +361,7 @@ def write_metastore_table(spark: SparkSession, record: Mapping[str, Any], *, rep
     what = f"write {database}.{name} to the metastore"
     taken = f"a view {database}.{name} exists in the metastore (replace=True replaces it)"
     require_live(spark, what)  # a stopped session's Hive client still answers: write nothing through it
-    client = _hive_client(spark)
+    client = _hive_client(spark, writes=True)
     try:
         if not client.databaseExists(database):
             raise NoSuchViewError(f"no database {database} in the metastore")
