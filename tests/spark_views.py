@@ -34,7 +34,7 @@ def _stored(store, ident, sql_text, namespace, columns=(), **kwargs):
                              default_namespace=namespace, **kwargs)
 
 
-def _alter_record(spark, db, name, *, schema=None, text=None):
+def _alter_record(spark, db, name, *, schema=None, text=None, location=None):
     """Change a view's metastore record behind Spark's back, as another engine (or damage) would."""
     client = spark._jsparkSession.sharedState().externalCatalog().unwrapped().client()
     record = client.getRawHiveTable(db, name).rawTable().getTTable()
@@ -43,6 +43,8 @@ def _alter_record(spark, db, name, *, schema=None, text=None):
     if text is not None:
         record.setViewOriginalText(text)
         record.setViewExpandedText(text)
+    if location is not None:
+        record.getSd().setLocation(location)
     spark._jvm.org.apache.hadoop.hive.ql.metadata.Hive.get(client.conf()).getMSC().alter_table(db, name, record)
 
 

@@ -187,6 +187,27 @@ def test_register_views_takes_a_view_named_like_the_table_it_reads_for_no_cycle(
     assert spark.catalog.getTable(f"{ns}.daily").tableType == "MANAGED"
 
 
+def test_register_views_never_replaces_a_view_whose_record_names_a_folder(spark, store, ns, tmp_path):
+    """The metastore deletes the folder a replaced view's record names, as Iceberg's Hive catalog
+    writes its views: such a view is skipped, refresh or not, and its record and folder stay."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.v AS SELECT 1 AS x")
+    folder = tmp_path / "v"
+    (folder / "metadata").mkdir(parents=True)
+    (folder / "metadata" / "00001-v.metadata.json").write_text("{}")
+    _alter_record(spark, ns, "v", location=str(folder))
+    _stored(store, f"{ns}.v", "SELECT 2 AS x", ns, [Column("x", "int")])
+    _stored(store, f"{ns}.w", "SELECT 3 AS x", ns, [Column("x", "int")])
+    for refresh, unchanged in ((True, []), (False, [f"{ns}.w"])):
+        report = register_views(spark, store, ns, refresh=refresh)
+        assert [(s.identifier, s.reason, s.detail) for s in report.skipped] == [(
+            f"{ns}.v", "view-with-location", f"a view of the session catalog has this name and names the folder "
+                                             f"file:{folder}, which the metastore would delete in replacing it")]
+        assert (report.registered, report.unchanged, report.failed) == ([f"{ns}.w"], unchanged, []), refresh
+    assert [tuple(r) for r in spark.sql(f"SELECT x FROM {ns}.v").collect()] == [(1,)]
+    assert (folder / "metadata" / "00001-v.metadata.json").read_text() == "{}"
+
+
 def test_register_views_with_nested_columns_and_the_stores_catalog_as_default(spark, store, data, ns):
     view = _stored(store, f"{ns}.v", f"SELECT region, items, attrs FROM {data}.orders", ns,
                    [Column("region", "string"), Column("items", "list<struct<sku: string, qty: int>>", "order lines"),

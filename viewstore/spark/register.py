@@ -113,7 +113,9 @@ class SkippedView:
 
     identifier: str
     reason: str
-    """``no-representation`` (nothing in the dialect) or ``table-exists`` (a table has the name)."""
+    """``no-representation`` (nothing in the dialect), ``table-exists`` (a table has the name) or
+    ``view-with-location`` (a view whose record names a folder has the name: replacing it would
+    delete the folder)."""
     detail: str
 
 
@@ -301,6 +303,8 @@ class _Copy(NamedTuple):
     """The view text Spark keeps (the query of the statement that made the view)."""
     store: str | None
     """The id of the store that made it (None: not made by a store, or by a release before store ids)."""
+    location: str | None
+    """The folder its record names (None for a view Spark made): the metastore deletes it with the view."""
 
 
 def _session_views(spark: SparkSession, database: str, names: Sequence[str] | None = None) -> dict[str, _Copy]:
@@ -328,9 +332,11 @@ def _session_views(spark: SparkSession, database: str, names: Sequence[str] | No
             properties = converters.asJava(table.properties())
             fingerprint, store = properties.get(FINGERPRINT), properties.get(STORE)
             text = _option(table.viewOriginalText()) if fingerprint is not None else None
+            location = _option(table.storage().locationUri())
             found[str(table.identifier().table())] = _Copy(None if fingerprint is None else str(fingerprint),
                                                            None if text is None else str(text),
-                                                           None if store is None else str(store))
+                                                           None if store is None else str(store),
+                                                           None if location is None else str(location))
         return found
 
     try:
@@ -449,16 +455,15 @@ def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View
     wanted = {v.namespace for v, _ in candidates}
     wanted |= {namespace for catalog, namespace in targets.values() if catalog == SESSION_CATALOG}
     bad_databases = _ensure_databases(spark, wanted, known, report)
-    copies: dict[Identifier, _Copy] = {}
-    if not refresh:
-        by_database: dict[tuple[str, ...], list[str]] = {}
-        for view, _ in candidates:
-            if ".".join(view.namespace) in existing and len(view.namespace) == 1:
-                by_database.setdefault(view.namespace, []).append(view.name)
-        for database, names in by_database.items():
-            found = read.get(database[0])
-            for name, held in (found if found is not None else _session_views(spark, database[0], names)).items():
-                copies[(*database, name)] = held
+    copies: dict[Identifier, _Copy] = {}  # read with refresh too: a view with a location is never replaced
+    by_database: dict[tuple[str, ...], list[str]] = {}
+    for view, _ in candidates:
+        if ".".join(view.namespace) in existing and len(view.namespace) == 1:
+            by_database.setdefault(view.namespace, []).append(view.name)
+    for database, names in by_database.items():
+        found = read.get(database[0])
+        for name, held in (found if found is not None else _session_views(spark, database[0], names)).items():
+            copies[(*database, name)] = held
 
     ready: list[tuple[View, str]] = []
     for view, query in candidates:
@@ -481,10 +486,16 @@ def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View
             statement, fingerprint = _create_statement(view.identifier, query, view.columns, view.comment,
                                                        view.properties, target, _schema_mode(view), configs, store_id)
             copy = copies.get(view.identifier)
+            if copy is not None and copy.location is not None:
+                report.skipped.append(SkippedView(name, "view-with-location", (
+                    f"a view of the session catalog has this name and names the folder {copy.location}, which "
+                    "the metastore would delete in replacing it")))
+                progress.advance()
+                continue
             try:
                 # the copy's text is the query as Spark's parser cut it out of the statement: most often
                 # the query itself (no parse needed), else what a parse of the statement records
-                if copy is not None and copy.fingerprint == fingerprint and (
+                if not refresh and copy is not None and copy.fingerprint == fingerprint and (
                         copy.text == query or copy.text == _recorded_text(spark, statement)) and (
                         copy.store == store_id or pruning_id is None or _stamped(spark, view.identifier, pruning_id)):
                     report.unchanged.append(name)
@@ -549,10 +560,12 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: NamespaceLi
     its default namespace (see the module notes). Views that read other stored views are
     registered after them; the references are found with sqlglot's parser. An existing view of
     the same name is replaced; a table never is: Spark's own guard refuses, and the view is
-    reported as skipped. A copy made earlier from the very same definition (the property
-    ``viewstore.fingerprint`` tells, and the copy's view text is still the stored SQL, so an
-    ``ALTER VIEW ... AS`` run directly in Spark is noticed) is left as it is, which makes
-    registering again cheap in a persistent metastore. The catalog lookups are one listing of the
+    reported as skipped. Nor is a view whose record names a folder (``sd.location``, as Iceberg's
+    Hive catalog writes its views), which the metastore would delete in replacing it: the view is
+    skipped as ``view-with-location``, with or without ``refresh``. A copy made earlier from the
+    very same definition (the property ``viewstore.fingerprint`` tells, and the copy's view text
+    is still the stored SQL, so an ``ALTER VIEW ... AS`` run directly in Spark is noticed) is left
+    as it is, which makes registering again cheap in a persistent metastore. The catalog lookups are one listing of the
     session's databases and one batch read of the existing copies per database. A view another
     process drops (or renames away) while the views are listed is passed over.
 
