@@ -14,7 +14,7 @@ from pyspark.errors import AnalysisException
 from viewstore import Column, ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals
 from viewstore.spark import attach, check_views, create_view, detach, register_views, sql
 
-from spark_views import _name, _stored, _view_properties
+from spark_views import _alter_record, _name, _stored, _view_properties
 
 pytestmark = pytest.mark.spark
 
@@ -999,6 +999,47 @@ def test_sql_set_properties_of_a_stored_view_spark_cannot_analyze_stores_them_an
     assert len(messages) == 1 and messages[0].startswith(f"the session copy of {ns}.v could not follow the store: ")
     assert "TABLE_OR_VIEW_NOT_FOUND" in messages[0]
     assert not spark.catalog.tableExists(f"{ns}.v")
+
+
+def test_sql_never_replaces_nor_drops_a_session_view_whose_record_names_a_folder(spark, store, ns, tmp_path, caplog):
+    """The metastore deletes the folder a dropped or replaced view's record names, as Iceberg's Hive
+    catalog writes its views: a statement that would replace such a view of the session catalog is
+    refused and changes nothing; one the store decides alone (a DROP, CREATE VIEW IF NOT EXISTS of
+    a stored view) leaves it, and logs why."""
+    spark.sql(f"CREATE DATABASE {ns}")
+    folders = {}
+    for name in ("a", "b", "c", "d"):
+        spark.sql(f"CREATE VIEW {ns}.{name} AS SELECT 1 AS x")
+        folders[name] = tmp_path / name
+        folders[name].mkdir()
+        (folders[name] / "00001-v.metadata.json").write_text("{}")
+        _alter_record(spark, ns, name, location=str(folders[name]))
+    for name in ("b", "c", "d"):
+        _stored(store, f"{ns}.{name}", "SELECT 2 AS x", ns, [Column("x", "int")])
+    versions = {name: store.load_view(f"{ns}.{name}").stream_version for name in ("b", "c", "d")}
+
+    def kept(name):
+        return f"the session catalog's view {ns}.{name} names the folder file:{folders[name]}, which the metastore " \
+               "would delete with it: it is left as it is"
+
+    for name, statement in (("a", f"CREATE OR REPLACE VIEW {ns}.a AS SELECT 3 AS x"),
+                            ("b", f"CREATE OR REPLACE VIEW {ns}.b AS SELECT 3 AS x"),
+                            ("b", f"ALTER VIEW {ns}.b AS SELECT 3 AS x"),
+                            ("b", f"ALTER VIEW {ns}.b WITH SCHEMA EVOLUTION")):
+        with pytest.raises(ValidationError) as refused:
+            sql(spark, store, statement)
+        assert str(refused.value) == kept(name) + "; nothing was changed", statement
+    assert not store.view_exists(f"{ns}.a") and store.load_view(f"{ns}.b").stream_version == versions["b"]
+
+    with caplog.at_level(logging.WARNING, logger="viewstore"):
+        assert sql(spark, store, f"CREATE VIEW IF NOT EXISTS {ns}.c AS SELECT 3 AS x").stream_version == versions["c"]
+        assert sql(spark, store, f"DROP VIEW {ns}.d") is None
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("viewstore")] == [
+        f"the session copy of {ns}.{name} does not follow the store: {kept(name)}" for name in ("c", "d")]
+    assert not store.view_exists(f"{ns}.d")
+    for name, folder in folders.items():
+        assert spark.sql(f"SELECT x FROM {ns}.{name}").first().x == 1, name  # the views Spark had, as they were
+        assert (folder / "00001-v.metadata.json").read_text() == "{}", name
 
 
 def test_sql_rename_to_a_name_of_the_session_catalog_without_a_database_is_refused_as_lacking_one(

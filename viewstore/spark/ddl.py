@@ -106,6 +106,10 @@ class _Before:
 
     :meth:`restore` puts exactly that back after the session copy was created or replaced: the
     earlier view's metadata as it was (its text, schema, comment and properties), or no view.
+
+    Raises:
+        ValidationError: the view there names a folder (:func:`_folder`), which replacing it would
+            delete: nothing is changed.
     """
 
     def __init__(self, spark: SparkSession, identifier: Identifier) -> None:
@@ -117,6 +121,9 @@ class _Before:
         if self.database_existed and _session_object(spark, identifier) == "view":
             external = _jsession(spark).sharedState().externalCatalog()
             self._saved = external.getTable(identifier[0], identifier[-1])
+            folder = _option(self._saved.storage().locationUri())
+            if folder is not None:
+                raise ValidationError(_folder_kept(identifier, str(folder)) + "; nothing was changed")
 
     def restore(self) -> None:
         """Put the earlier state back (best effort: a problem is logged, the caller's error matters)."""
@@ -479,6 +486,24 @@ def _session_object(spark: SparkSession, identifier: Identifier) -> str | None:
     return "view" if kind and kind.upper() == "VIEW" else "table"
 
 
+def _folder(spark: SparkSession, identifier: Identifier) -> str | None:
+    """The folder the record of the session catalog's view ``identifier`` names (its ``sd.location``),
+    or None (a view Spark made names none). The metastore deletes that folder when the view is
+    dropped or replaced (by ``CREATE OR REPLACE VIEW``), so viewstore does neither to such a view.
+
+    Raises:
+        What Spark and py4j raise (no such view, see :mod:`viewstore.spark.failures`).
+    """
+    table = _jsession(spark).sharedState().externalCatalog().getTable(identifier[0], identifier[-1])
+    folder = _option(table.storage().locationUri())
+    return None if folder is None else str(folder)
+
+
+def _folder_kept(identifier: Identifier, folder: str) -> str:
+    return (f"the session catalog's view {identifier_str(identifier)} names the folder {folder}, which the "
+            "metastore would delete with it: it is left as it is")
+
+
 def _sync(spark: SparkSession, store: ViewStore, identifier: Identifier) -> None:
     """Make the session copy match the store (best effort: problems are logged, not raised)."""
     try:
@@ -486,8 +511,14 @@ def _sync(spark: SparkSession, store: ViewStore, identifier: Identifier) -> None
     except NoSuchViewError:
         view = None
     try:
+        held = _session_object(spark, identifier) == "view"
+        folder = _folder(spark, identifier) if held else None
+        if folder is not None:
+            _log.warning("the session copy of %s does not follow the store: %s", identifier_str(identifier),
+                         _folder_kept(identifier, folder))
+            return
         if view is None or view.sql_for("spark") is None:
-            if _session_object(spark, identifier) == "view":
+            if held:
                 _jsession(spark).sql(f"DROP VIEW IF EXISTS {_session_name(identifier)}")
             return
         # the copy carries the store's id: a file made before ids makes it now (after the store's change)
@@ -738,8 +769,7 @@ def _ddl_drop(spark: SparkSession, store: ViewStore, plan: Any, statement: str,
     if not store.drop_view(ident) and not plan.ifExists():
         # another thread dropped it while this one waited for the turn: Spark says it is not found
         return _passthrough(spark, statement)
-    if _session_object(spark, ident) == "view":
-        _run_session(spark, f"DROP VIEW IF EXISTS {_session_name(ident)}", ident)
+    _sync(spark, store, ident)  # the copy goes, unless the view there names a folder (see _folder)
     return None
 
 
@@ -848,6 +878,13 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     and goes to Spark as it is. ``SET``/``UNSET TBLPROPERTIES`` reach the session copy only for
     the keys :func:`register_views` copies (not ``view.*``, ``spark.sql.*``, ``hms.*``).
 
+    A view of the session catalog whose record names a folder (``sd.location``, as Iceberg's Hive
+    catalog writes its views) is never dropped nor replaced, as the metastore would delete the
+    folder with it (:func:`_folder`): a statement that would replace it (CREATE OR REPLACE,
+    ALTER VIEW ... AS or WITH SCHEMA) is a ValidationError and changes nothing; after a change the
+    store decides alone (DROP VIEW, CREATE VIEW IF NOT EXISTS of a stored view), it is left as it
+    is, and that is logged.
+
     ``${...}`` in the statement is substituted as ``spark.sql`` would, from the session's settings
     whichever thread calls; the text stored is the result, and it reaches Spark unchanged from
     then on.
@@ -867,8 +904,9 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
     Raises:
         ValidationError: ``spark`` is not a classic SparkSession or ``store`` not a ViewStore; the
             statement is empty or does not parse, Spark rejects it (the message holds Spark's
-            error condition and explanation), the store refuses the change, or a script or
-            ``EXECUTE IMMEDIATE`` holds view DDL.
+            error condition and explanation), the store refuses the change, a script or
+            ``EXECUTE IMMEDIATE`` holds view DDL, or the statement would replace a session view
+            whose record names a folder.
         ViewAlreadyExistsError: CREATE VIEW (without OR REPLACE / IF NOT EXISTS) of a stored view,
             or RENAME onto a stored view.
         ConcurrencyError: the view changed since the statement read it (another process), or
