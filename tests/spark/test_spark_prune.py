@@ -18,6 +18,8 @@ from viewstore import Column, SQLRepresentation, ValidationError, ViewChange, Vi
 from viewstore.spark import register_views
 from viewstore.spark.session import STORE
 
+from spark_views import _alter_record
+
 pytestmark = pytest.mark.spark
 
 
@@ -104,6 +106,27 @@ def test_prune_drops_only_this_stores_copies_of_views_it_no_longer_holds(spark, 
     # nothing left to prune: a second run drops nothing
     again = register_views(spark, mine, db, prune=True)
     assert again.pruned == [] and again.unchanged == [f"{db}.keep", f"{db}.new"]
+
+
+def test_prune_never_drops_a_copy_whose_record_names_a_folder(spark, stores, databases, tmp_path):
+    """A copy another engine's catalog took over keeping its properties (as Iceberg's Hive catalog
+    takes over a view record without its metadata file, giving it the view's folder) is left alone:
+    the metastore would delete the folder with it."""
+    db = databases()
+    mine = stores("mine")
+    for name in ("taken", "gone"):
+        _view(mine, f"{db}.{name}")
+    assert register_views(spark, mine, db).registered == [f"{db}.gone", f"{db}.taken"]
+    folder = tmp_path / "taken"
+    folder.mkdir()
+    (folder / "00001-v.metadata.json").write_text("{}")
+    _alter_record(spark, db, "taken", location=str(folder))
+    for name in ("taken", "gone"):
+        mine.drop_view(f"{db}.{name}")
+    report = register_views(spark, mine, db, prune=True)
+    assert report.ok and report.pruned == [f"{db}.gone"]
+    assert _objects(spark, db) == {"taken": ("view", mine.store_id)}
+    assert (folder / "00001-v.metadata.json").read_text() == "{}"
 
 
 def test_prune_searches_the_namespace_given_or_every_database(spark, stores, databases):

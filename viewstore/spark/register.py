@@ -382,7 +382,8 @@ def _prune(spark: SparkSession, store_id: str, databases: Iterable[str], keep: s
     """Drop the views of ``databases`` that carry this store's id and whose names are not in ``keep``.
 
     Each is read again just before its DROP, so a copy another store (or a person) made under that
-    name since the listing is left alone, and so is one whose record Spark cannot read. A refusal is
+    name since the listing is left alone, and so is one whose record Spark cannot read. A view
+    whose record names a folder is never dropped (the metastore would delete the folder with it). A refusal is
     reported, not raised; a database dropped since the listing has nothing to prune.
 
     Raises:
@@ -402,7 +403,7 @@ def _prune(spark: SparkSession, store_id: str, databases: Iterable[str], keep: s
             identifier = (database, name)
             try:
                 again = _session_views(spark, database, [name]).get(name)
-                if again is None or again.store != store_id:
+                if again is None or again.store != store_id or again.location is not None:
                     continue
                 _jsession(spark).sql(f"DROP VIEW IF EXISTS {_session_name(identifier)}")
             except _SPARK_ERRORS as e:
@@ -588,9 +589,10 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: NamespaceLi
     the view or renamed it away, or its SQL in the dialect was removed) are dropped first, before
     any copy is made, so the session reads only what the store holds: every database of the
     session catalog is searched, or only ``namespace``'s. Nothing else is ever dropped: tables,
-    views without the id (made by hand, or by a release before store ids) and views carrying
-    another store's id are left alone, and so is the copy of a stored view that then fails to
-    register. Databases stay, even when pruning empties them.
+    views without the id (made by hand, or by a release before store ids), views carrying
+    another store's id and views whose record names a folder (which the metastore would delete
+    with them: a copy another engine's catalog took over and gave a location) are left alone,
+    and so is the copy of a stored view that then fails to register. Databases stay, even when pruning empties them.
 
     The store is only read, but for one write: with ``prune``, a file made by a release before store
     ids gets its id, once the session's catalog has answered.
