@@ -239,8 +239,8 @@ def test_a_copy_another_store_takes_over_after_the_listing_survives(spark, store
     _view(other, f"{db}.v", "SELECT 2 AS x")
     real = register._session_views
 
-    def listing_then_other_driver(spark, database, names=None):
-        found = real(spark, database, names)
+    def listing_then_other_driver(spark, database, names=None, **options):
+        found = real(spark, database, names, **options)
         if names is None and database == db:
             assert register_views(spark, other, db).registered == [f"{db}.v"]  # between listing and DROP
         return found

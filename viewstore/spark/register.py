@@ -307,8 +307,11 @@ class _Copy(NamedTuple):
     """The folder its record names (None for a view Spark made): the metastore deletes it with the view."""
 
 
-def _session_views(spark: SparkSession, database: str, names: Sequence[str] | None = None) -> dict[str, _Copy]:
-    """The views among ``names`` (None: every view) of one database of the session catalog.
+def _session_views(spark: SparkSession, database: str, names: Sequence[str] | None = None, *,
+                   located_only: bool = False) -> dict[str, _Copy]:
+    """The views among ``names`` (None: every view) of one database of the session catalog; with
+    ``located_only``, only those whose record names a folder, and only that is read of them (a
+    refresh replaces every other copy, so it reads nothing else: a third of the round trips).
 
     One catalog call reads them (plus one that lists the database's views, for None); tables and
     missing names are left out. So is a view whose record Spark cannot read (a damaged metastore
@@ -328,6 +331,11 @@ def _session_views(spark: SparkSession, database: str, names: Sequence[str] | No
         # a key), and a view's text only when it carries a fingerprint to compare it with
         for table in converters.asJava(external.getTablesByName(database, converters.asScala(list(some)).toSeq())):
             if str(table.tableType().name()) != "VIEW":
+                continue
+            if located_only:
+                location = _option(table.storage().locationUri())
+                if location is not None:
+                    found[str(table.identifier().table())] = _Copy(None, None, None, str(location))
                 continue
             properties = converters.asJava(table.properties())
             fingerprint, store = properties.get(FINGERPRINT), properties.get(STORE)
@@ -456,14 +464,16 @@ def _register(spark: SparkSession, store: ViewStore, candidates: list[tuple[View
     wanted = {v.namespace for v, _ in candidates}
     wanted |= {namespace for catalog, namespace in targets.values() if catalog == SESSION_CATALOG}
     bad_databases = _ensure_databases(spark, wanted, known, report)
-    copies: dict[Identifier, _Copy] = {}  # read with refresh too: a view with a location is never replaced
+    copies: dict[Identifier, _Copy] = {}  # with refresh too: a view with a location is never replaced
     by_database: dict[tuple[str, ...], list[str]] = {}
     for view, _ in candidates:
         if ".".join(view.namespace) in existing and len(view.namespace) == 1:
             by_database.setdefault(view.namespace, []).append(view.name)
     for database, names in by_database.items():
         found = read.get(database[0])
-        for name, held in (found if found is not None else _session_views(spark, database[0], names)).items():
+        if found is None:
+            found = _session_views(spark, database[0], names, located_only=refresh)
+        for name, held in found.items():
             copies[(*database, name)] = held
 
     ready: list[tuple[View, str]] = []
