@@ -803,6 +803,20 @@ def _sqlite_interrupts_nothing(conn):
     conn.set_progress_handler(None, 1)
 
 
+def _a_write_failing_in_a_block(store, failing):
+    """Inside a block, after one write: a write that fails (its view's rows vanished under the cache)
+    while SQLite interrupts each statement that starts with ``failing`` (its undoing). Returns the
+    write's own error, typed."""
+    make(store, "a.first")
+    _sqlite_interrupts(store._conn, lambda sql: sql.startswith(failing))
+    try:
+        with pytest.raises(CorruptLogError, match="vanished") as failed:
+            store.alter_view("a.damaged", ViewChange.update_comment("lost"))
+    finally:
+        _sqlite_interrupts_nothing(store._conn)
+    return failed.value
+
+
 WHOLE_ROLLBACK = ("the transaction was rolled back whole when a write in it failed (SQLite ends a transaction on an "
                   "interrupt, a full disk or an I/O error) (%s): nothing of this block was written")
 
@@ -952,14 +966,8 @@ def test_a_savepoint_that_cannot_roll_back_rolls_the_whole_transaction_back(stor
     before = snapshot(store)
     with pytest.raises(ViewStoreError, match="rolled back"):
         with store.transaction():
-            make(store, "a.first")
-            _sqlite_interrupts(store._conn, lambda sql: sql.startswith("ROLLBACK TO"))
-            try:
-                with pytest.raises(ViewStoreError, match="vanished") as failed:  # the write's own error, typed
-                    store.alter_view("a.damaged", ViewChange.update_comment("lost"))
-            finally:
-                _sqlite_interrupts_nothing(store._conn)
-            assert failed.value.__notes__[-1].endswith("the block's writes before this one are undone too")
+            failed = _a_write_failing_in_a_block(store, "ROLLBACK TO")
+            assert failed.__notes__[-1].endswith("the block's writes before this one are undone too")
             # rolled back at once: the block reads what was committed, and the file's write lock is free
             assert store.list_views() == [("a", "v")]
             other = sqlite3.connect(store.path, isolation_level=None, timeout=0)
@@ -1076,14 +1084,8 @@ def test_a_write_of_a_block_that_cannot_be_rolled_back_alone_fails_as_itself_and
     before = snapshot(store)
     with pytest.raises(ViewStoreError, match="^the transaction was rolled back whole when a write in it failed"):
         with store.transaction():
-            make(store, "a.first")
-            _sqlite_interrupts(store._conn, lambda sql: sql.startswith(failing))
-            try:
-                with pytest.raises(CorruptLogError, match="vanished") as failed:
-                    store.alter_view("a.damaged", ViewChange.update_comment("lost"))
-            finally:
-                _sqlite_interrupts_nothing(store._conn)
-    assert failed.value.__notes__ == [
+            failed = _a_write_failing_in_a_block(store, failing)
+    assert failed.__notes__ == [
         note, "the transaction was rolled back whole when a write in it failed (SQLite ends a transaction on an "
               "interrupt, a full disk or an I/O error): the block's writes before this one are undone too"]
     assert not store.closed and snapshot(store) == before
