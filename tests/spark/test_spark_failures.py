@@ -419,6 +419,8 @@ def test_a_lost_connection_to_the_jvm_is_the_engines_whatever_the_session_says(s
     for lost in (ConnectionRefusedError(111, "Connection refused"), ConnectionResetError("Connection reset by peer")):
         assert environment_failure(spark, lost) == (f"the SparkSession's JVM is gone (py4j cannot reach it: {lost}); "
                                                     "start a new session")
+    assert environment_failure(spark, BrokenPipeError()) == (  # one that says nothing is named by its class
+        "the SparkSession's JVM is gone (py4j cannot reach it: BrokenPipeError); start a new session")
 
 
 def test_a_java_error_of_no_condition_is_named_by_its_class_and_told_by_its_message_or_its_name(spark):

@@ -149,7 +149,8 @@ def _root_cause(error: BaseException) -> str | None:
 
 
 def _gone(error: BaseException) -> str:
-    return f"the SparkSession's JVM is gone (py4j cannot reach it: {_first_line(str(error), 120)}); start a new session"
+    said = _first_line(str(error), 120) or type(error).__name__  # a ConnectionError may say nothing
+    return f"the SparkSession's JVM is gone (py4j cannot reach it: {said}); start a new session"
 
 
 def _jvm_session(spark: Any) -> Any:
