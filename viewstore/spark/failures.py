@@ -49,7 +49,7 @@ from ..errors import EngineError
 
 __all__ = ["ENGINE_ERRORS", "SPARK_ERRORS", "condition", "explanation", "engine_error", "environment_failure",
            "engine_calls", "metastore_silent", "Progress", "raise_engine_failure", "require_live",
-           "session_down", "summary"]
+           "session_down", "summary", "tagged"]
 
 #: what Spark answers from the JVM: a refusal of the request, or a failure of the engine
 SPARK_ERRORS = (CapturedException, Py4JJavaError)
@@ -100,8 +100,12 @@ def _java_message(throwable: Any) -> str:
 
 def summary(error: BaseException) -> str:
     """``[CONDITION] first line of the explanation``, for one-line messages."""
-    text = _first_line(explanation(error))
-    tag = f"[{condition(error)}]"
+    return tagged(condition(error), _first_line(explanation(error)))
+
+
+def tagged(condition: str, text: str) -> str:
+    """``text`` led by ``[condition]``, once: Spark's own messages already start with it."""
+    tag = f"[{condition}]"
     return text if text.startswith(tag) else f"{tag} {text}"
 
 

@@ -29,7 +29,7 @@ from ..model import Identifier, NamespaceLike, View, identifier_str, to_namespac
 from .failures import ENGINE_ERRORS as _ENGINE_ERRORS
 from .failures import SPARK_ERRORS as _SPARK_ERRORS
 from .failures import condition as _condition
-from .failures import Progress, engine_calls, engine_error, raise_engine_failure
+from .failures import Progress, engine_calls, engine_error, raise_engine_failure, tagged
 from .failures import explanation as _explanation
 from .session import (FINGERPRINT, SESSION_CATALOG, STORE, _check_args, _check_flag, _Configs, _create_statement,
                       _CurrentNamespace, _default_target, _jsession, _jvm, _log, _one_ddl_at_a_time, _option,
@@ -133,14 +133,6 @@ class FailedView:
     dropped, or a database could not be searched for them: then ``identifier`` is the database)."""
 
 
-def _tagged(failed: FailedView) -> str:
-    """``[CONDITION] first line of the message``, the condition named once: Spark's own message
-    already starts with it."""
-    first = failed.message.splitlines()[0] if failed.message else ""
-    tag = f"[{failed.condition}]"
-    return first if first.startswith(tag) else f"{tag} {first}"
-
-
 @dataclass
 class RegisterReport:
     """What :func:`register_views` did: registered views in order, skipped ones, failed ones, and
@@ -174,7 +166,8 @@ class RegisterReport:
             what = [f"{registering} view(s) failed to register"] if registering else []
             if len(self.failed) > registering:
                 what.append(f"{len(self.failed) - registering} stale copy(ies) could not be pruned")
-            lines = [f"{f.identifier}: {'(prune) ' if f.action == 'prune' else ''}{_tagged(f)}" for f in self.failed]
+            lines = [f"{f.identifier}: {'(prune) ' if f.action == 'prune' else ''}"
+                     f"{tagged(f.condition, f.message.splitlines()[0] if f.message else '')}" for f in self.failed]
             raise ValidationError(", ".join(what) + ":\n" + "\n".join(lines))
         return self
 

@@ -105,7 +105,7 @@ from .catalog_plugin import SQL_CONFIGS  # the summary key: the SQL configs capt
 from .failures import ENGINE_ERRORS as _ENGINE_ERRORS
 from .failures import SPARK_ERRORS as _SPARK_ERRORS
 from .failures import condition as _condition
-from .failures import environment_failure
+from .failures import environment_failure, tagged
 from .failures import explanation as _explanation
 
 _log = logging.getLogger("viewstore.spark")
@@ -160,11 +160,7 @@ def _spark_error(spark: SparkSession, error: BaseException, context: str, what: 
     reason = environment_failure(spark, error)
     if reason is not None:
         return EngineError(f"cannot {what}: {reason}")
-    text = _explanation(error)
-    condition = _condition(error)
-    if not text.startswith(f"[{condition}]"):
-        text = f"[{condition}] {text}"
-    return ValidationError(f"{context}: {text}")
+    return ValidationError(f"{context}: {tagged(_condition(error), _explanation(error))}")
 
 
 @contextmanager
