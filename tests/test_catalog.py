@@ -1455,8 +1455,9 @@ def test_a_rename_made_by_the_class_itself_takes_the_name_as_the_library_writes_
 def test_store_arguments_are_checked(tmp_path):
     with pytest.raises(ValidationError, match="^bad catalog name ''$"):
         ViewStore(tmp_path / "a.db", catalog="")
-    with pytest.raises(ViewStoreError, match="^durability must be 'normal' or 'full', not 'maybe'$"):
+    with pytest.raises(ValidationError, match="^durability must be 'normal' or 'full', not 'maybe'$"):
         ViewStore(tmp_path / "b.db", durability="maybe")
+    assert not (tmp_path / "b.db").exists()
     (tmp_path / "junk.db").write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(ViewStoreError) as junk:
         ViewStore(tmp_path / "junk.db")

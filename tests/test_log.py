@@ -23,7 +23,7 @@ def test_connect_sets_wal_and_durability(tmp_path):
     conn = connect(tmp_path / "x.db")
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     conn.close()
-    with pytest.raises(ViewStoreError, match=r"^durability must be 'normal' or 'full', not 'NORMAL'$"):
+    with pytest.raises(ValidationError, match=r"^durability must be 'normal' or 'full', not 'NORMAL'$"):
         connect(tmp_path / "y.db", durability="NORMAL")
     assert not (tmp_path / "y.db").exists()
 
@@ -277,7 +277,7 @@ def test_newer_schema_is_refused(tmp_path):
         connect(tmp_path / "x.db")
     assert str(newer.value) == (f"{tmp_path / 'x.db'} was written by a newer viewstore (schema 99); "
                                 f"this one reads schema {SCHEMA_VERSION}")
-    with pytest.raises(ViewStoreError, match="^durability must be 'normal' or 'full', not 'sometimes'$"):
+    with pytest.raises(ValidationError, match="^durability must be 'normal' or 'full', not 'sometimes'$"):
         connect(tmp_path / "y.db", durability="sometimes")
     assert not (tmp_path / "y.db").exists()
 

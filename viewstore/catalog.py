@@ -616,8 +616,8 @@ class ViewStore:
     :class:`~viewstore.errors.ViewStoreError` and writes nothing.
 
     Raises:
-        ValidationError: a bad path, catalog name or actor.
-        ViewStoreError: a bad ``durability``; a file that cannot be opened, or that holds another
+        ValidationError: a bad path, catalog name, actor or ``durability``.
+        ViewStoreError: a file that cannot be opened, or that holds another
             program's tables.
 
     Besides the errors each method lists, any call may raise :class:`~viewstore.errors.ViewStoreError`

@@ -111,7 +111,7 @@ def connect(path: str | Path, *, durability: str = "normal", extra_ddl: str = ""
         extra_ddl: the projection schema, created in the same step.
     """
     if durability not in ("normal", "full"):
-        raise ViewStoreError(f"durability must be 'normal' or 'full', not {durability!r}")
+        raise ValidationError(f"durability must be 'normal' or 'full', not {durability!r}")
     try:
         conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
                                timeout=_lock_slice_ms() / 1000)
