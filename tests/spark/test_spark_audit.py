@@ -116,6 +116,22 @@ def test_a_damaged_row_is_named_as_the_log_names_it_not_truncated_nor_left_to_ar
     assert events_dataframe(spark, store, limit=1).count() == 1  # a read that ends before the row is whole
 
 
+def test_a_damaged_row_past_the_first_batch_is_named(spark, store):
+    """The log moves to Arrow 8,192 rows at a time: the damaged row of a later batch is found too,
+    also when every other row of its column is whole."""
+    _stored(store, "big.v", "SELECT 1 AS x", "big", [Column("x", "int")])
+    for start in range(0, 9000, 1000):
+        store.alter_view("big.v", *[ViewChange.set_property(f"k{i}", "v") for i in range(start, start + 1000)])
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("DROP TRIGGER events_append_only_update")
+        raw.execute("UPDATE events SET stream_version = 2.5 WHERE position = 8500")
+    raw.close()
+    with pytest.raises(CorruptLogError, match=r"^the stream_version of the event at position 8500 is not an integer: "
+                                              r"2\.5 \(float\)$"):
+        events_arrow(store)
+    assert events_arrow(store, limit=8499).num_rows == 8499
+
+
 def test_events_dataframe_of_a_log_longer_than_one_arrow_batch(spark, store):
     _stored(store, "big.v", "SELECT 1 AS x", "big", [Column("x", "int")])
     for start in range(0, 2500, 500):

@@ -55,22 +55,38 @@ def events_arrow(store: ViewStore, *, view: IdentifierLike | None = None, actor:
         raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
     rows = store.event_rows(view=view, actor=actor, since=since, until=until, types=types, limit=limit,
                             newest_first=newest_first)
-    columns = list(zip(*rows)) if rows else [() for _ in EVENT_COLUMNS]
-    arrays = []
-    for _, kind, column in _EVENT_FIELDS:
-        index = EVENT_COLUMNS.index(column)
-        values = columns[index]
-        # Arrow would truncate a real to an integer and refuse text with its own error: a damaged row is named
-        held = int if pa.types.is_integer(kind) or pa.types.is_timestamp(kind) else str
-        if values and {type(value) for value in values} != {held}:
-            row = next(row for row in rows if type(row[index]) is not held)
-            raise CorruptLogError(f"the {column} of the event at position {row[0]} is not "
-                                  f"{'an integer' if held is int else 'text'}: {_held(row[index], held)}")
-        if pa.types.is_timestamp(kind):  # epoch milliseconds in the log
-            arrays.append(pa.array(values, type=pa.int64()).cast(kind))
-        else:
-            arrays.append(pa.array(values, type=kind))
-    return pa.Table.from_arrays(arrays, schema=EVENTS_SCHEMA)
+    batches = []
+    for start in range(0, len(rows), _BATCH_ROWS):  # a batch at a time: a short transpose is a fast one
+        batch = rows[start:start + _BATCH_ROWS]
+        columns = list(zip(*batch))
+        batches.append(pa.RecordBatch.from_arrays(
+            [_array(columns, batch, kind, column) for _, kind, column in _EVENT_FIELDS], schema=EVENTS_SCHEMA))
+    return pa.Table.from_batches(batches, schema=EVENTS_SCHEMA)
+
+
+#: rows moved to Arrow at a time
+_BATCH_ROWS = 8192
+
+
+def _array(columns: list[tuple[object, ...]], rows: list[tuple[object, ...]], kind: pa.DataType,
+           column: str) -> pa.Array:
+    """One column of a batch as an Arrow array of ``kind``; a value of another type is a CorruptLogError.
+
+    Arrow infers the array's type from the values: one of another type than the library writes
+    there (a real, bytes, NULL, text in an integer column) gives another type, nulls or a refusal,
+    where a typed conversion would truncate a real to an integer and carry bytes as text.
+    """
+    index = EVENT_COLUMNS.index(column)
+    held = int if pa.types.is_integer(kind) or pa.types.is_timestamp(kind) else str
+    try:
+        array = pa.array(columns[index])
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        array = None
+    if array is None or array.type != (pa.int64() if held is int else pa.string()) or array.null_count:
+        row = next(row for row in rows if type(row[index]) is not held)
+        raise CorruptLogError(f"the {column} of the event at position {row[0]} is not "
+                              f"{'an integer' if held is int else 'text'}: {_held(row[index], held)}")
+    return array.cast(kind) if pa.types.is_timestamp(kind) else array  # epoch milliseconds in the log
 
 
 @engine_calls("move the event log into Spark")
