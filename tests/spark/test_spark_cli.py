@@ -64,6 +64,7 @@ def test_spark_check_exits_1_on_a_broken_view(spark, store, ns):
     (view,), table = _failed_check(store)
     assert view["status"] == "broken" and view["condition"] == "TABLE_OR_VIEW_NOT_FOUND"
     assert table.count("[TABLE_OR_VIEW_NOT_FOUND]") == 1, table
+    assert table.count(f"{ns}.ids") == 1 and view["problems"][0].startswith("[TABLE_OR_VIEW_NOT_FOUND]"), table
 
 
 def test_a_command_run_on_another_thread_uses_the_running_session_and_leaves_it_running(spark, store, ns):

@@ -26,7 +26,7 @@ from ..types import IcebergType, ListType, MapType, StructType
 from .ddl import _analyze
 from .failures import SPARK_ERRORS as _SPARK_ERRORS
 from .failures import condition as _condition
-from .failures import Progress, engine_calls, raise_engine_failure
+from .failures import Progress, engine_calls, raise_engine_failure, tagged
 from .failures import explanation as _explanation
 from .session import _check_args, _Configs, _CurrentNamespace, _default_target, _sql_configs, _work_session
 from .types import parse_schema, recorded_schema, schema_to_columns
@@ -219,12 +219,13 @@ def _check(work: SparkSession, view: View, query: str, current: _CurrentNamespac
         current.use(*_default_target(work, view))
         settings.use(_sql_configs(view))
         schema = _analyze(work, query, name, name)
-    except ValidationError as e:
+    except ValidationError as e:  # Spark refuses the query: its reason, without the view's name the report gives
         cause = e.__cause__
-        return ViewDrift(name, "broken", (str(e),), _condition(cause) if cause else None, stored)
+        reason = tagged(_condition(cause), _explanation(cause)) if isinstance(cause, _SPARK_ERRORS) else str(e)
+        return ViewDrift(name, "broken", (reason,), _condition(cause) if cause else None, stored)
     except _SPARK_ERRORS as e:  # the default namespace does not exist
         raise_engine_failure(work, e, f"check view {name}")
-        return ViewDrift(name, "broken", (_explanation(e),), _condition(e), stored)
+        return ViewDrift(name, "broken", (tagged(_condition(e), _explanation(e)),), _condition(e), stored)
     try:
         analyzed = schema_to_columns(schema)
     except ValidationError as e:
