@@ -203,6 +203,37 @@ def test_spark_register_tells_a_copy_it_could_not_drop_from_one_it_could_not_mak
     assert "could not drop the stale copy: [INSUFFICIENT_PERMISSIONS] not yours" in stale
 
 
+def test_spark_register_and_check_tables_lead_a_failure_with_its_condition_as_raise_for_failures_does():
+    """One rule (failures.tagged): a message that starts with its condition keeps it, any other (one
+    that names it further on included) is led by it, in the tables as in raise_for_failures."""
+    import io
+    import re
+
+    from viewstore import ValidationError
+    from viewstore.cli import CliContext, _Console
+    from viewstore.spark.cli import _print_drift, _print_registered
+    from viewstore.spark.drift import DriftReport, ViewDrift
+    from viewstore.spark.register import FailedView, RegisterReport
+
+    cli = CliContext(db="unused.db", actor="carol", catalog=None)
+    cli.console = _Console(file=io.StringIO(), width=300, markup=False, emoji=False, highlight=False)
+    report = RegisterReport(failed=[FailedView("s.named", "X", "says [X] later"),
+                                    FailedView("s.own", "Y", "[Y] says it first\nSQLSTATE: 42000"),
+                                    FailedView("s.java", "JsonParseException", "Unexpected character")])
+    _print_registered(cli, report)
+    _print_drift(cli, DriftReport(views=[ViewDrift("s.broken", "broken", ("says [X] later",), "X")]))
+    out = cli.console.file.getvalue()
+    with pytest.raises(ValidationError) as raised:
+        report.raise_for_failures()
+    lines = str(raised.value).splitlines()[1:]
+    assert lines == ["s.named: [X] says [X] later", "s.own: [Y] says it first",
+                     "s.java: [JsonParseException] Unexpected character"]
+    for line in lines:
+        name, details = line.split(": ", 1)
+        assert re.search(rf"^│ {re.escape(name)} +│ failed +│ {re.escape(details)} +│$", out, re.M), out
+    assert re.search(r"^│ s\.broken +│ broken +│ \[X\] says \[X\] later +│$", out, re.M), out
+
+
 def test_spark_register_lists_each_pruned_copy_and_the_first_200_characters_of_a_failure():
     import io
     import re

@@ -22,7 +22,7 @@ from ..log import holds_nothing
 from ..tables import data_table, visible
 from .demo import quiet_analysis_errors, run_demo, running_session
 from .drift import check_views
-from .failures import ENGINE_ERRORS, engine_error, summary
+from .failures import ENGINE_ERRORS, engine_error, summary, tagged
 from .metastore import import_metastore_views, write_metastore_table
 from .register import register_views
 
@@ -289,8 +289,7 @@ def _print_registered(cli: CliContext, report: Any) -> None:
     for skipped in report.skipped:
         table.add_row(skipped.identifier, Text("skipped", style=colours["skipped"]), skipped.detail)
     for failed in report.failed:
-        first = (failed.message.splitlines() or [""])[0][:200]
-        details = first if f"[{failed.condition}]" in first else f"[{failed.condition}] {first}"
+        details = tagged(failed.condition, (failed.message.splitlines() or [""])[0][:200])
         if failed.action == "prune":
             details = f"could not drop the stale copy: {details}"
         table.add_row(failed.identifier, Text("failed", style=colours["failed"]), details)
@@ -305,8 +304,7 @@ def _print_drift(cli: CliContext, report: Any) -> None:
     for view in report.views:
         details = "\n".join(view.problems)
         if view.condition:
-            first = details.split("\n")[0][:200]
-            details = first if f"[{view.condition}]" in first else f"[{view.condition}] {first}"
+            details = tagged(view.condition, details.split("\n")[0][:200])
         table.add_row(view.identifier, Text(view.status, style=colours[view.status]), details)
     cli.console.print(table)
     if report.skipped:
