@@ -504,29 +504,34 @@ def _folder_kept(identifier: Identifier, folder: str) -> str:
             "metastore would delete with it: it is left as it is")
 
 
-def _sync(spark: SparkSession, store: ViewStore, identifier: Identifier) -> None:
-    """Make the session copy match the store (best effort: problems are logged, not raised)."""
+def _sync(spark: SparkSession, store: ViewStore, identifier: Identifier) -> View | None:
+    """Make the session copy match the store (best effort: problems are logged, not raised).
+
+    Returns the view as the store holds it, which the copy follows (None: the store has no such view).
+    """
     try:
         view = store.load_view(identifier)
     except NoSuchViewError:
         view = None
+    query = view.sql_for("spark") if view is not None else None
     try:
         held = _session_object(spark, identifier) == "view"
         folder = _folder(spark, identifier) if held else None
         if folder is not None:
             _log.warning("the session copy of %s does not follow the store: %s", identifier_str(identifier),
                          _folder_kept(identifier, folder))
-            return
-        if view is None or view.sql_for("spark") is None:
+            return view
+        if view is None or query is None:
             if held:
                 _jsession(spark).sql(f"DROP VIEW IF EXISTS {_session_name(identifier)}")
-            return
+            return view
         # the copy carries the store's id: a file made before ids makes it now (after the store's change)
         with _work_session(spark) as work, _CurrentNamespace(work) as current:
-            _register_one(work, view, view.sql_for("spark") or "", current, store.store_id)
+            _register_one(work, view, query, current, store.store_id)
     except (*_ENGINE_ERRORS, ViewStoreError) as e:
         _log.warning("the session copy of %s could not follow the store: %s", identifier_str(identifier),
                      _explanation(e))
+    return view
 
 
 def _run_session(spark: SparkSession, statement: str, identifier: Identifier) -> None:
@@ -547,8 +552,8 @@ def _ddl_create(spark: SparkSession, store: ViewStore, plan: Any, statement: str
         mode = " ".join(str(plan.viewSchemaMode().toString()).upper().split())
         if store.view_exists(ident):
             if if_not_exists:
-                _sync(spark, store, ident)
-                return store.load_view(ident)
+                kept = _sync(spark, store, ident)
+                return kept if kept is not None else store.load_view(ident)  # dropped meanwhile: NoSuchViewError
             if not or_replace:
                 raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
         elif not or_replace:
