@@ -136,9 +136,9 @@ db = str(root / "views.db")
 ViewStore(db, actor="t").create_view("sales.one", columns=[("x", "int")], default_namespace="sales",
                                      representations=[{"sql": "SELECT 1 AS x", "dialect": "spark"}])
 hive = ["--hive", "--conf", f"spark.hadoop.javax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={root / 'ms'};create=true"]
-runs = {"in memory": ["spark", "register", "--master", "local[1]", "--conf", f"spark.sql.warehouse.dir={root / 'wh'}"],
-        "hive": ["spark", "register", *hive],
+runs = {"hive": ["spark", "register", "--master", "local[1]", *hive],
         "check": ["spark", "check", "--json", *hive],
+        "in memory": ["spark", "register", "--conf", f"spark.sql.warehouse.dir={root / 'wh'}"],
         "bad master": ["spark", "register", "--master", "nonsense"]}
 out = {}
 for name, args in runs.items():
@@ -154,8 +154,10 @@ def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops
     """In a process with no session (as from a shell), each command starts its own from --master,
     --conf and --hive, and stops it at the end; a session Spark cannot start is an error, not a traceback.
 
-    (Spark keeps a stopped session's settings for the next one in the same process, so the run
-    without --hive comes first.)"""
+    The process's JVM, started by the first command, keeps the settings it was started with (its
+    --master and --conf) as defaults of every later session, but --hive is a setting of a command's
+    own session alone: a command without it, after those with it, has a catalog in memory (it had
+    the Hive metastore, and the copy there, unchanged)."""
     import subprocess
     import sys
 
@@ -164,7 +166,7 @@ def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops
     assert done.returncode == 0, done.stderr[-3000:]
     runs = json.loads(done.stdout)
     assert {name: (run["exit"], run["escaped"], run["running after"]) for name, run in runs.items()} == {
-        "in memory": (0, None, False), "hive": (0, None, False), "check": (0, None, False),
+        "hive": (0, None, False), "check": (0, None, False), "in memory": (0, None, False),
         "bad master": (1, None, False)}, runs
     in_memory = runs["in memory"]["output"].splitlines()
     assert in_memory[0].startswith("registered 1 (0 unchanged), skipped 0, failed 0, pruned 0 (")

@@ -8,9 +8,11 @@ test) and leaves it running; otherwise it starts one and stops it at the end.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import click
+from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.text import Text
@@ -55,39 +57,52 @@ def _settings(confs: tuple[str, ...]) -> list[tuple[str, str]]:
     return settings
 
 
-def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> tuple[SparkSession, bool]:
-    """The active session, or a new one from the options (and spark-defaults.conf); True if new.
+@contextmanager
+def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> Iterator[tuple[SparkSession, bool]]:
+    """The active session, or a new one from the options (and spark-defaults.conf), stopped at the
+    end of the block; True if new.
+
+    PySpark starts the process's JVM with the settings of its first session, and the JVM keeps
+    them as the defaults of every later session of the process. The JVM that a command starts is
+    given the user's --master and --conf only (they may be settings a JVM takes only when it
+    starts: the driver's memory, Java options, class path); the command's own settings (the Hive
+    catalog of --hive, the application name) go to its session alone, so a later session of the
+    process (a second command run by ``main()``, the program's own) does not inherit them.
 
     Raises:
         EngineError: the active session's JVM is gone, or Spark could not start a session.
     """
     active = _active()
     if active is not None:
-        return active, False
+        yield active, False
+        return
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = SparkSession.builder.appName("viewstore").config("spark.ui.showConsoleProgress", "false")
-    if master:
-        builder = builder.master(master)
-    for key, value in _settings(confs):
-        builder = builder.config(key, value)
-    if hive:
-        builder = builder.enableHiveSupport()
+    given = ([("spark.master", master)] if master else []) + _settings(confs)  # --conf after --master, as before
     try:
+        _start_jvm(given)
+        builder = SparkSession.builder.appName("viewstore").config("spark.ui.showConsoleProgress", "false")
+        for key, value in given:
+            builder = builder.config(key, value)
+        if hive:
+            builder = builder.enableHiveSupport()
         session = builder.getOrCreate()
     except ENGINE_ERRORS as e:
         raise EngineError(f"Spark could not start a session: {summary(e)}") from e
-    session.sparkContext.setLogLevel("ERROR")
-    quiet_analysis_errors()
-    return session, True
-
-
-def _stop_if_own(session: SparkSession, own: bool) -> None:
-    """Stop the session if the command started it (a session already active is left running)."""
-    if own:
+    try:
+        session.sparkContext.setLogLevel("ERROR")
+        quiet_analysis_errors()
+        yield session, True
+    finally:
         try:
             session.stop()
         except ENGINE_ERRORS:  # its JVM is gone: the error that says so is on its way
             pass
+
+
+def _start_jvm(given: list[tuple[str, str]]) -> None:
+    """Start the process's JVM with the user's settings ``given``, unless one runs already."""
+    if SparkContext._gateway is None:
+        SparkContext._ensure_initialized(conf=SparkConf(loadDefaults=False).setAll(given))
 
 
 def _session_options(hive_use: str | None, printed: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -235,11 +250,8 @@ def metastore_write(cli: CliContext, identifier: str, engine: str, replace: bool
     """
     _settings(confs)  # a command line that cannot be right is said before the store is opened
     record = cli.store().export_hms(identifier, engine.lower())  # a view the engine cannot keep: before Spark
-    session, own = _session(master, confs, hive)
-    try:
+    with _session(master, confs, hive) as (session, own):
         write_metastore_table(session, record, replace=replace)
-    finally:
-        _stop_if_own(session, own)
     written = f"{record['dbName']}.{record['tableName']}"
     if as_json:
         click.echo(json_text({"written": written, "engine": engine.lower(), "replace": replace}))
@@ -261,15 +273,13 @@ def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tupl
         store = lambda: cli.store(create=True)  # noqa: E731 - a store file only for a view to import
     else:
         store = cli.store()  # a mistyped --db (or a file that is no store) fails before Spark starts
-    session, own = _session(master, confs, hive)
-    try:
-        with cli.progress(label) as progress:
-            report = call(session, store, progress)
-        in_memory = session.conf.get("spark.sql.catalogImplementation", "in-memory") == "in-memory"
-    except ENGINE_ERRORS as e:
-        raise engine_error(session, e, "read the session's settings") from e
-    finally:
-        _stop_if_own(session, own)
+    with _session(master, confs, hive) as (session, own):
+        try:
+            with cli.progress(label) as progress:
+                report = call(session, store, progress)
+            in_memory = session.conf.get("spark.sql.catalogImplementation", "in-memory") == "in-memory"
+        except ENGINE_ERRORS as e:
+            raise engine_error(session, e, "read the session's settings") from e
     cli.failing = not report.ok
     if as_json:
         click.echo(json_text(report.to_dict()))
