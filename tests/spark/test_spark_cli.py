@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import uuid
 
 import pytest
@@ -512,3 +513,51 @@ def test_spark_metastore_write_writes_the_engines_record(spark, store, ns):
 
     iceberg = runner.invoke(main, [*args, "--engine", "iceberg"])
     assert iceberg.exit_code == 2 and "'iceberg' is not one of" in iceberg.output
+
+
+def test_a_command_that_starts_spark_says_nothing_on_stderr_but_the_jvms_own_warning_and_leaves_no_warehouse(
+        tmp_path):
+    """A command that starts the process's JVM gives it log4j at errors only (no notice of Spark's
+    default profile, of its log level, of Hadoop's native library) and, without --hive, its session
+    a warehouse of its own that goes with it, not a spark-warehouse folder in the working directory.
+    The JVM's warning of the incubator module Spark loads comes before any setting: it stays. A
+    user's own log4j file and warehouse (here in Spark's conf folder) are left to work as they do."""
+    import subprocess
+    import sys
+
+    from viewstore import ViewStore
+
+    db = tmp_path / "views.db"
+    with ViewStore(db, actor="t") as store:
+        store.create_view("sales.one", columns=[("x", "int")], default_namespace="sales",
+                          representations=[{"sql": "SELECT 1 AS x", "dialect": "spark"}])
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "log4j2.properties").write_text(
+        "rootLogger.level = info\nrootLogger.appenderRef.stderr.ref = console\nappender.console.type = Console\n"
+        "appender.console.name = console\nappender.console.target = SYSTEM_ERR\n"
+        "appender.console.layout.type = PatternLayout\nappender.console.layout.pattern = USER %p %c{1}: %m%n\n")
+    (conf / "spark-defaults.conf").write_text(f"spark.sql.warehouse.dir {tmp_path / 'user-warehouse'}\n")
+    started = {}
+    for name, extra in (("quiet", {}), ("user's", {"SPARK_CONF_DIR": str(conf)})):
+        work, temporary = tmp_path / name / "work", tmp_path / name / "tmp"
+        work.mkdir(parents=True)
+        temporary.mkdir()
+        env = {**{k: v for k, v in os.environ.items() if k != "SPARK_CONF_DIR"}, "TMPDIR": str(temporary), **extra}
+        started[name] = (work, temporary, subprocess.Popen(
+            [sys.executable, "-m", "viewstore", "--db", str(db), "spark", "register", "--master", "local[1]",
+             "--conf", "spark.ui.enabled=false"], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True))
+    done = {name: (work, temporary, *process.communicate(timeout=300), process.returncode)
+            for name, (work, temporary, process) in started.items()}
+
+    work, temporary, out, err, code = done["quiet"]
+    assert code == 0, err
+    assert out.splitlines()[-1].startswith("note: the session catalog was in memory"), out
+    assert err == "WARNING: Using incubator modules: jdk.incubator.vector\n"
+    assert list(work.iterdir()) == [] and list(temporary.iterdir()) == []  # its warehouse went with it
+
+    work, temporary, out, err, code = done["user's"]
+    assert code == 0, err
+    assert "USER WARN NativeCodeLoader: " in err and "default log4j profile" not in err, err  # their pattern
+    assert (tmp_path / "user-warehouse" / "sales.db").is_dir() and list(work.iterdir()) == []

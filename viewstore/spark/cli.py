@@ -8,11 +8,15 @@ test) and leaves it running; otherwise it starts one and stops it at the end.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import click
 from pyspark import SparkConf, SparkContext
+from pyspark.find_spark_home import _find_spark_home
 from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.text import Text
@@ -78,31 +82,92 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> Iterator
         return
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     given = ([("spark.master", master)] if master else []) + _settings(confs)  # --conf after --master, as before
+    workdir = Path(tempfile.mkdtemp(prefix="viewstore-spark-"))
     try:
-        _start_jvm(given)
-        builder = SparkSession.builder.appName("viewstore").config("spark.ui.showConsoleProgress", "false")
-        for key, value in given:
-            builder = builder.config(key, value)
-        if hive:
-            builder = builder.enableHiveSupport()
-        session = builder.getOrCreate()
-    except ENGINE_ERRORS as e:
-        raise EngineError(f"Spark could not start a session: {summary(e)}") from e
-    try:
-        session.sparkContext.setLogLevel("ERROR")
-        quiet_analysis_errors()
-        yield session, True
-    finally:
         try:
-            session.stop()
-        except ENGINE_ERRORS:  # its JVM is gone: the error that says so is on its way
-            pass
+            _start_jvm(given, workdir)
+            builder = SparkSession.builder.appName("viewstore").config("spark.ui.showConsoleProgress", "false")
+            for key, value in given:
+                builder = builder.config(key, value)
+            if hive:
+                builder = builder.enableHiveSupport()
+            elif _in_memory_without_warehouse(dict(given)):
+                builder = builder.config("spark.sql.warehouse.dir", str(workdir / "warehouse"))
+            session = builder.getOrCreate()
+        except ENGINE_ERRORS as e:
+            raise EngineError(f"Spark could not start a session: {summary(e)}") from e
+        try:
+            session.sparkContext.setLogLevel("ERROR")
+            quiet_analysis_errors()
+            yield session, True
+        finally:
+            try:
+                session.stop()
+            except ENGINE_ERRORS:  # its JVM is gone: the error that says so is on its way
+                pass
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _start_jvm(given: list[tuple[str, str]]) -> None:
-    """Start the process's JVM with the user's settings ``given``, unless one runs already."""
-    if SparkContext._gateway is None:
+#: log4j's settings of a JVM a command starts, unless the user has their own: errors only, on stderr
+_QUIET_LOG4J = ("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
+                "appender.console.type = Console\nappender.console.name = console\n"
+                "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
+                "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n"
+                # PySpark's JVM starts logging as a shell, at its main class's level (else WARN, said on stderr)
+                "logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer\n"
+                "logger.gateway.level = error\n")
+#: where a user's Java options may set log4j's configuration, which a JVM's own command line would override
+_JAVA_OPTION_VARIABLES = ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")
+
+
+def _start_jvm(given: list[tuple[str, str]], workdir: Path) -> None:
+    """Start the process's JVM with the user's settings ``given``, unless one runs already.
+
+    Its start-up says nothing on stderr but errors (log4j's notice of Spark's default profile, its
+    level, Hadoop's warning of no native library) unless the user set up log4j: a log4j2 file in
+    Spark's conf folder, or log4j in the Java options of the environment. The Java options of
+    ``spark.driver.extraJavaOptions`` (--conf, spark-defaults.conf) come after these, so a log4j
+    setting there wins by itself. The JVM's own warning of the incubator module Spark loads is the
+    JVM's, before any setting applies: it stays.
+    """
+    if SparkContext._gateway is not None:
+        return
+    quiet = not _user_log4j()
+    if quiet:
+        log4j = workdir / "log4j2.properties"
+        log4j.write_text(_QUIET_LOG4J)
+        before = os.environ.get("SPARK_SUBMIT_OPTS")
+        os.environ["SPARK_SUBMIT_OPTS"] = f"-Dlog4j.configurationFile={log4j.as_uri()} {before or ''}".strip()
+    try:
         SparkContext._ensure_initialized(conf=SparkConf(loadDefaults=False).setAll(given))
+    finally:
+        if quiet:
+            if before is None:
+                del os.environ["SPARK_SUBMIT_OPTS"]
+            else:
+                os.environ["SPARK_SUBMIT_OPTS"] = before
+
+
+def _user_log4j() -> bool:
+    """Whether the user set up log4j for a JVM Spark starts: log4j in the Java options of the
+    environment, or a configuration file where log4j looks for one, Spark's conf folder (a
+    ``.template`` is none)."""
+    if any("log4j" in os.environ.get(variable, "") for variable in _JAVA_OPTION_VARIABLES):
+        return True
+    folder = Path(os.environ.get("SPARK_CONF_DIR") or Path(_find_spark_home()) / "conf")
+    return any((folder / f"{name}.{ext}").is_file() for name in ("log4j2-test", "log4j2")
+               for ext in ("properties", "yaml", "yml", "json", "jsn", "xml"))
+
+
+def _in_memory_without_warehouse(given: dict[str, str]) -> bool:
+    """Whether a session without --hive would keep an in-memory catalog with its warehouse in the
+    working directory (Spark's default, a ``spark-warehouse`` folder): no catalog implementation
+    and no warehouse set, by the user's settings or the JVM's (spark-defaults.conf)."""
+    defaults = SparkConf()  # the JVM's: spark-defaults.conf and the settings it was started with
+    implementation = given.get("spark.sql.catalogImplementation", defaults.get("spark.sql.catalogImplementation"))
+    return implementation in (None, "in-memory") and "spark.sql.warehouse.dir" not in given \
+        and not defaults.contains("spark.sql.warehouse.dir")
 
 
 def _session_options(hive_use: str | None, printed: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
