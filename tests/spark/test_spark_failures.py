@@ -29,13 +29,19 @@ _FAIL_FAST = ("--conf spark.hadoop.hive.hmshandler.retry.attempts=0 "
 
 
 def _outcome(call: Callable[[], Any]) -> dict[str, Any]:
-    """What a call did: the error's class and message, or the class of what it returned."""
+    """What a call did: the error's class, message and chain of causes (their classes, from the
+    error's ``__cause__`` down), or the class of what it returned."""
     from viewstore import ViewStoreError
 
     try:
         value = call()
     except Exception as error:  # noqa: BLE001 - reporting any error is the point
-        return {"raised": type(error).__name__, "typed": isinstance(error, ViewStoreError), "message": str(error)}
+        causes, cause = [], error.__cause__
+        while cause is not None:
+            causes.append(type(cause).__name__)
+            cause = cause.__cause__
+        return {"raised": type(error).__name__, "typed": isinstance(error, ViewStoreError), "message": str(error),
+                "causes": causes}
     return {"returned": type(value).__name__}
 
 
@@ -207,6 +213,17 @@ def test_a_metastore_held_by_another_process_is_an_engine_error_that_names_the_c
            f"another Spark session using it?" in held["outcomes"]["check_views"]["message"]
     assert held["events written"] == 0
     assert held["outcomes"]["sql drop of a temporary view"] == {"returned": "DataFrame"}  # only stored views are asked
+
+
+def test_an_engine_failure_told_after_sparks_error_has_that_error_as_its_cause(broken):
+    """raise_engine_failure raises its EngineError from Spark's error: a traceback (a log's, a
+    debugger's) goes on down to what Spark raised, and what the JVM said."""
+    check = broken["held"]["outcomes"]["check_views"]
+    assert check["message"].startswith("cannot check view broken_ns.a: the session's metastore does not answer")
+    assert check["causes"] == ["AnalysisException"]
+    stopped = broken["stopped"]["outcomes"]["register_views, stopped partway"]  # "(before that: ...)" wraps it
+    assert stopped["message"].startswith("cannot register view broken_ns.b: the SparkSession is stopped")
+    assert stopped["causes"] == ["EngineError", "Py4JJavaError"]
 
 
 def test_prune_on_a_failing_metastore_writes_no_store_id(broken):
