@@ -70,8 +70,9 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> Iterator
     them as the defaults of every later session of the process. The JVM that a command starts is
     given the user's --master and --conf only (they may be settings a JVM takes only when it
     starts: the driver's memory, Java options, class path); the command's own settings (the Hive
-    catalog of --hive, the application name) go to its session alone, so a later session of the
-    process (a second command run by ``main()``, the program's own) does not inherit them.
+    catalog of --hive, the application name, a temporary warehouse) go to its session alone, so a
+    later session of the process (a second command run by ``main()``, the program's own) does not
+    inherit them. See :func:`_start_jvm` for the JVM's logging.
 
     Raises:
         EngineError: the active session's JVM is gone, or Spark could not start a session.
