@@ -523,6 +523,51 @@ def test_events_filters(store):
     bob.close()
 
 
+def test_events_between_positions_are_those_of_every_plan_in_that_range(store):
+    """since_position and until_position (inclusive) keep exactly the events in that range, whatever
+    else is asked (by view, actor, time, types of either plan, a limit from either end)."""
+    make(store)
+    bob = ViewStore(store.path, actor="bob")
+    for i in range(3):
+        bob.alter_view("sales.daily", ViewChange.update_comment(f"by bob {i}"))
+        make(store, f"sales.other{i}")
+    store.rename_view("sales.other0", "sales.daily0")
+    store.drop_view("sales.daily")
+    make(store)  # a new view of the name
+    everything = store.events()
+    last = everything[-1].position
+    assert [e.position for e in everything] == list(range(1, last + 1)) and last == 10
+    mid = everything[5]
+    filters = [{}, {"view": "sales.daily"}, {"actor": "bob"}, {"since": mid.occurred_at}, {"until": mid.occurred_at},
+               {"types": "view.created"}, {"types": ["view.comment_updated", "view.dropped"]},
+               {"view": "sales.daily", "types": "view.comment_updated"}, {"actor": "bob", "types": "view.comment_updated"}]
+    bounds = [None, -5, 0, 1, 2, mid.position, last - 1, last, last + 1, 2**63 - 1]
+    for asked in filters:
+        whole = store.events(**asked)
+        for low in bounds:
+            for high in bounds:
+                kept = [e for e in whole if (low is None or e.position >= low) and (high is None or e.position <= high)]
+                assert store.events(**asked, since_position=low, until_position=high) == kept, (asked, low, high)
+                for limit, newest in ((1, False), (2, True)):
+                    expected = (kept[::-1] if newest else kept)[:limit]
+                    assert store.events(**asked, since_position=low, until_position=high, limit=limit,
+                                        newest_first=newest) == expected, (asked, low, high, limit)
+                rows = store.event_rows(**asked, since_position=low, until_position=high)
+                assert [r[0] for r in rows] == [e.position for e in kept]
+    (one,) = store.events(view="sales.daily", since_position=mid.position, until_position=mid.position)
+    assert one == mid
+    for bad in (True, 1.0, "3", 2**63, -(2**63) - 1):
+        for option in ("since_position", "until_position"):
+            with pytest.raises(ValidationError, match=rf"^{option} must be a log position \(a 64-bit int\), "
+                                                      rf"not {re.escape(repr(bad))}$"):
+                store.events(**{option: bad})
+            with pytest.raises(ValidationError, match=rf"^{option} must be a log position"):
+                store.event_rows(**{option: bad})
+    with pytest.raises(NoSuchViewError, match="^no view was ever named sales.nope$"):
+        store.events(view="sales.nope", since_position=1, until_position=1)
+    bob.close()
+
+
 def test_events_of_a_name_no_view_ever_had_is_no_such_view_as_history_says(store):
     """A typo in view= is not a view without events: events() and event_rows() raise as history() does."""
     make(store)

@@ -868,6 +868,47 @@ def test_show_at_event_refuses_an_event_of_no_view_of_that_name_as_the_api_does(
     assert (error["type"], error["message"]) == ("ValidationError", message)
 
 
+def test_show_at_event_and_diff_from_event_answer_as_the_whole_history_does_at_every_kind_of_position(run):
+    """show --at-event and diff --from-event/--to-event read only the event at each position, and
+    answer as load_view and diff_view do with that event found in the whole history of the name:
+    at its first, a middle and its last event, past the end of the log, before the view existed,
+    and at an event of another view between two of its own."""
+    create(run, "s.before")  # 1: before s.v existed
+    create(run, "s.v")  # 2
+    with ViewStore(run.db, actor="dave") as store:
+        for i in range(3, 40):  # s.v's events, with s.w's between them
+            if i % 5 == 0:
+                store.create_view(f"s.w{i}", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                                  default_namespace="s")
+            elif i % 2:
+                store.alter_view("s.v", ViewChange.update_comment(f"c{i}"))
+            else:
+                store.replace_view("s.v", columns=[Column("x", "int")],
+                                   representations=[("spark", f"SELECT {i} AS x")], default_namespace="s")
+        history = {e.position: e for e in store.events(view="s.v")}
+        last = max(history)
+        assert min(history) == 2 and last == 39 and 15 not in history and len(history) == 31
+        middle = sorted(history)[15]
+        for position in (2, middle, last):
+            event = history[position]
+            assert json.loads(_at_event(run, "s.v", position)) == view_to_json(store.load_view("s.v", as_of=event))
+            for other in (2, middle, last):
+                diff = store.diff_view("s.v", before=event, after=history[other]).model_dump(mode="json")
+                for side in ("before", "after"):
+                    diff[side]["identifier"] = "s.v"
+                out = run("diff", "s.v", "--from-event", str(position), "--to-event", str(other), "--json")
+                assert json.loads(out) == diff
+            now = store.diff_view("s.v", before=event).model_dump(mode="json")
+            for side in ("before", "after"):
+                now[side]["identifier"] = "s.v"
+            assert json.loads(run("diff", "s.v", "--from-event", str(position), "--json")) == now
+    for position in (0, 1, 15, last + 1, 2**63 - 1):  # none of s.v's: before it, another view's, past the end
+        message = f"error: no event at position {position} in the history of s.v\n"
+        assert run("show", "s.v", "--at-event", str(position), code=1) == message
+        assert run("diff", "s.v", "--from-event", str(position), code=1) == message
+        assert run("diff", "s.v", "--from-event", "2", "--to-event", str(position), code=1) == message
+
+
 def _changed_view(run):
     """s.v at positions 1 (created), 2 and 3 (one alter: a property, a trino representation) and 4 (a
     replace: a new spark SQL, a wider column); s.other at 5."""

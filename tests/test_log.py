@@ -437,6 +437,30 @@ def _plan(log, **filters):
     return [r[3] for r in log.conn.execute("EXPLAIN QUERY PLAN " + statements[-1])]  # (the rows' own, last)
 
 
+def test_one_position_is_a_seek_of_its_rowid_and_a_range_reads_no_row_outside_it(tmp_path):
+    """The event at one position (show --at-event) is read by its rowid alone, whatever the other
+    filters, not found among every event of the view; a range bounds the naming index's read too."""
+    log = EventLog(connect(tmp_path / "x.db"))
+    with transaction(log.conn):
+        for version in range(1, 6):
+            log.append([event(version)])
+    seek = "SEARCH events USING INTEGER PRIMARY KEY (rowid=?)"
+    for filters in ({"view_ids": ["view-1"]}, {"view_ids": ["view-1", "w"], "types": ["view.comment_updated"]},
+                    {"actor": "me"}, {"since": 1}, {"types": ["view.created"]}, {}):
+        assert _plan(log, since_position=3, until_position=3, **filters)[0] == seek, filters
+    assert [e.stream_version for e in log.query(view_ids=["view-1"], since_position=3, until_position=3)] == [3]
+    assert _plan(log, since_position=2, until_position=4) == ["SEARCH events USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"]
+    # the naming index's positions are bounded inside its subquery: its list holds none outside the range
+    statements = []
+    log.conn.set_trace_callback(statements.append)
+    try:
+        log.rows(types=["view.created"], since_position=2, until_position=4)
+    finally:
+        log.conn.set_trace_callback(None)
+    assert ("FROM events INDEXED BY events_naming WHERE type IN ('view.created', 'view.imported', 'view.renamed') "
+            "AND position >= 2 AND position <= 4)") in statements[-1]
+
+
 def test_what_a_name_s_holder_let_go_by_is_one_statement_of_index_seeks(tmp_path):
     from viewstore import ViewChange, ViewStore
 

@@ -992,7 +992,8 @@ class ViewStore:
 
     def events(self, *, view: IdentifierLike | None = None, actor: str | None = None,
                since: TimeLike | None = None, until: TimeLike | None = None, types: EventTypes | None = None,
-               limit: int | None = None, newest_first: bool = False) -> list[Event]:
+               limit: int | None = None, newest_first: bool = False, since_position: int | None = None,
+               until_position: int | None = None) -> list[Event]:
         """Events matching every filter given, in log order (oldest first).
 
         Args:
@@ -1005,17 +1006,22 @@ class ViewStore:
             types: one event type or several (``view.created``, ``view.replaced``, ...).
             limit: at most this many events: the oldest ones, or the latest with ``newest_first``.
             newest_first: the reverse of log order; ``limit=20, newest_first=True`` gives the last 20.
+            since_position, until_position: an inclusive range of log positions (:attr:`Event.position`);
+                only the events in it are read, so ``since_position=p, until_position=p`` reads the
+                one event at ``p`` (if it matches the other filters), however long the view's history.
 
         Raises:
             NoSuchViewError: ``view`` names no view, live or dropped, that ever had that identifier
                 (the other filters answer an empty list when nothing matches).
-            ValidationError: a bad identifier, time, type or limit.
+            ValidationError: a bad identifier, time, type, limit or position.
         """
-        return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.query)
+        return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.query,
+                                 since_position, until_position)
 
     def event_rows(self, *, view: IdentifierLike | None = None, actor: str | None = None,
                    since: TimeLike | None = None, until: TimeLike | None = None, types: EventTypes | None = None,
-                   limit: int | None = None, newest_first: bool = False) -> list[tuple[Any, ...]]:
+                   limit: int | None = None, newest_first: bool = False, since_position: int | None = None,
+                   until_position: int | None = None) -> list[tuple[Any, ...]]:
         """The rows of the ``events`` table that :meth:`events` would return, as plain tuples.
 
         For bulk transfer (Arrow, Spark): no model is built per event. The columns are those of
@@ -1025,12 +1031,14 @@ class ViewStore:
 
         Raises:
             NoSuchViewError: ``view`` names no view that ever had that identifier.
-            ValidationError: a bad identifier, time, type or limit.
+            ValidationError: a bad identifier, time, type, limit or position.
         """
-        return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.rows)
+        return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.rows,
+                                 since_position, until_position)
 
     def _event_query(self, view: Any, actor: Any, since: Any, until: Any, types: Any, limit: Any,
-                     newest_first: Any, read: Callable[..., list[Any]]) -> list[Any]:
+                     newest_first: Any, read: Callable[..., list[Any]], since_position: Any = None,
+                     until_position: Any = None) -> list[Any]:
         from .events import EVENT_TYPES
 
         kinds = None
@@ -1050,6 +1058,10 @@ class ViewStore:
             raise ValidationError(f"limit must be a whole number of events, not {limit!r}")
         if type(newest_first) is not bool:
             raise ValidationError(f"newest_first must be True or False, not {newest_first!r}")
+        for position, what in ((since_position, "since_position"), (until_position, "until_position")):
+            # (SQLite holds no integer beyond 64 bits: it would raise OverflowError)
+            if position is not None and (type(position) is not int or not -(2**63) <= position < 2**63):
+                raise ValidationError(f"{what} must be a log position (a 64-bit int), not {position!r}")
         since_ms = to_epoch_ms(since, "since") if since is not None else None
         until_ms = _until_ms(until) if until is not None else None
         with self._reading():
@@ -1060,7 +1072,7 @@ class ViewStore:
                 if not view_ids:  # a typo is not a view without events, as history() says
                     raise NoSuchViewError(f"no view was ever named {name}")
             return read(view_ids=view_ids, actor=actor, since=since_ms, until=until_ms, types=kinds, limit=limit,
-                        newest_first=newest_first)
+                        newest_first=newest_first, since_position=since_position, until_position=until_position)
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> QueryRows:
         """Answer an ad-hoc audit question in SQL over the log and the projections (read-only).

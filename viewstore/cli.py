@@ -912,10 +912,12 @@ def replace(cli: CliContext, /, identifier: str, as_json: bool, replace_properti
 def _moments(store: ViewStore, identifier: str, *options: tuple[int | None, int | None]) -> list[int | Event | None]:
     """What ``as_of`` takes for each pair of a time option (epoch ms, or None) and an event option (a
     log position, or None): the time, or the event at that position among those
-    ``load_view(as_of=event)`` takes, those of every view that carried the name (read once for all
-    the pairs); a position not there is a ValidationError."""
+    ``load_view(as_of=event)`` takes, those of every view that carried the name (only the event at
+    each position is read, not the views' whole histories); a position not there is a
+    ValidationError."""
     positions = {position for _, position in options if position is not None}
-    found = {e.position: e for e in store.events(view=identifier) if e.position in positions} if positions else {}
+    found = {e.position: e for position in sorted(positions)
+             for e in store.events(view=identifier, since_position=position, until_position=position)}
     moments: list[int | Event | None] = []
     for ms, position in options:
         if position is not None and position not in found:

@@ -907,27 +907,37 @@ class EventLog:
 
     def query(self, *, view_ids: Iterable[str] | None = None, actor: str | None = None,
               since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,
-              limit: int | None = None, newest_first: bool = False) -> list[Event]:
+              limit: int | None = None, newest_first: bool = False, since_position: int | None = None,
+              until_position: int | None = None) -> list[Event]:
         """Events matching every filter given, in log order (or the reverse)."""
         with collector_paused():
             cursor = self._select(view_ids=view_ids, actor=actor, since=since, until=until, types=types, limit=limit,
-                                  newest_first=newest_first)
+                                  newest_first=newest_first, since_position=since_position,
+                                  until_position=until_position)
             return [] if cursor is None else _events(cursor)
 
     def rows(self, *, view_ids: Iterable[str] | None = None, actor: str | None = None,
              since: int | None = None, until: int | None = None, types: Iterable[str] | None = None,
-             limit: int | None = None, newest_first: bool = False) -> list[tuple[Any, ...]]:
+             limit: int | None = None, newest_first: bool = False, since_position: int | None = None,
+             until_position: int | None = None) -> list[tuple[Any, ...]]:
         """Raw rows (columns as in :data:`EVENT_COLUMNS`) matching every filter given, in log order
         or, with ``newest_first``, the reverse (so a ``limit`` keeps the latest events); see
         :meth:`_select` for the plans."""
         cursor = self._select(view_ids=view_ids, actor=actor, since=since, until=until, types=types, limit=limit,
-                              newest_first=newest_first)
+                              newest_first=newest_first, since_position=since_position,
+                              until_position=until_position)
         return [] if cursor is None else cursor.fetchall()
 
     def _select(self, *, view_ids: Iterable[str] | None, actor: str | None, since: int | None, until: int | None,
-                types: Iterable[str] | None, limit: int | None, newest_first: bool) -> sqlite3.Cursor | None:
+                types: Iterable[str] | None, limit: int | None, newest_first: bool,
+                since_position: int | None = None, until_position: int | None = None) -> sqlite3.Cursor | None:
         """The cursor of the rows (columns as in :data:`EVENT_COLUMNS`) matching every filter given, in log order
         or, with ``newest_first``, the reverse (so a ``limit`` keeps the latest events).
+
+        ``since_position`` and ``until_position`` bound the positions (inclusive), in every plan
+        below: the position is the rowid, which every index holds, so a row outside the bound is
+        not read (a plan by the rowid reads only the range); one position (both bounds the same)
+        is a seek of its rowid alone, whatever the other filters.
 
         Which index answers depends on the filters; every plan reads exactly the rows the filters
         match, whatever the times (clocks may go backwards, and several processes write):
@@ -949,6 +959,14 @@ class EventLog:
         select = f"SELECT {', '.join(EVENT_COLUMNS)} FROM events"
         where: list[str] = []
         params: list[Any] = []
+        if since_position is not None and since_position == until_position:
+            bounds = [("position = ?", since_position)]  # the rowid's seek (with a view's, SQLite would read its stream's index)
+        else:
+            bounds = [(f"position {op} ?", bound) for bound, op in ((since_position, ">="), (until_position, "<="))
+                      if bound is not None]
+        for clause, bound in bounds:
+            where.append(clause)
+            params.append(bound)
         if view_ids is not None:
             ids = list(view_ids)
             if not ids:
@@ -976,7 +994,11 @@ class EventLog:
             where = [f"position IN ({inner})"]
         elif view_ids is None and not keyed and kinds and set(kinds) <= _NAMING and self._few_named():
             # only events that name a stream: events_naming holds exactly those
-            where.append(f"position IN (SELECT position FROM events INDEXED BY events_naming WHERE type IN {NAMING_TYPES})")
+            # (bounded there too, or every entry of the index would be read)
+            inner = "".join(f" AND {clause}" for clause, _ in bounds)
+            where.append(f"position IN (SELECT position FROM events INDEXED BY events_naming WHERE type IN {NAMING_TYPES}"
+                         f"{inner})")
+            params.extend(bound for _, bound in bounds)
         if kinds is not None:
             where.append(f"type IN ({', '.join('?' * len(kinds))})")
             params.extend(kinds)
