@@ -1536,6 +1536,43 @@ def test_rebuild_draws_its_progress_on_a_terminal_and_prints_the_same(run):
     assert "\x1b[" in terminal  # drawn, then taken away (transient): cursor moves and erasures
 
 
+def test_export_and_import_draw_their_progress_on_a_terminal_and_print_the_same(run, tmp_path):
+    """export and import draw a bar (the share done: versions read then put in the file; events
+    made then written) on a terminal's stderr only; stdout is what a pipe gets, --json too."""
+    from terminal import run_with_terminal_stderr
+
+    create(run, "s.v")
+    for i in range(2, 6):
+        run("replace", "s.v", "--sql", f"SELECT {i} AS x", "--column", "x:int")
+    location = str(tmp_path / "loc")
+    for extra in ([], ["--json"]):  # written, then unchanged: the same path
+        piped = run("export", "s.v", "--location", location, *extra)
+        code, stdout, terminal = run_with_terminal_stderr(main, ["--db", str(run.db), "export", "s.v", "--location",
+                                                                 location, *extra])
+        assert (code, stdout) == (0, piped), terminal
+        assert "exporting versions" in terminal and "100%" in terminal and "\x1b[" in terminal, terminal
+    (path,) = (tmp_path / "loc" / "metadata").glob("*.metadata.json")
+    for extra in ([], ["--json"]):
+        piped = run("--db", str(tmp_path / f"piped{len(extra)}.db"), "import", str(path), "s.copy", *extra)
+        code, stdout, terminal = run_with_terminal_stderr(main, ["--db", str(tmp_path / f"drawn{len(extra)}.db"),
+                                                                 "--actor", "carol", "import", str(path), "s.copy",
+                                                                 *extra])
+        assert (code, stdout) == (0, piped), terminal
+        assert "importing history" in terminal and "100%" in terminal and "\x1b[" in terminal, terminal
+        assert piped == "imported s.copy (5 versions, 5 events)\n" if not extra else json.loads(piped)["stream_version"] == 5
+
+
+def test_export_and_import_draw_nothing_on_a_pipe(run, tmp_path):
+    create(run, "s.v")
+    command = [sys.executable, "-m", "viewstore", "--db", str(run.db)]
+    exported = subprocess.run([*command, "export", "s.v", "--location", str(tmp_path / "loc")],
+                              capture_output=True, text=True, timeout=60)
+    assert exported.returncode == 0 and exported.stderr == "" and exported.stdout.endswith(".metadata.json\n")
+    imported = subprocess.run([sys.executable, "-m", "viewstore", "--db", str(tmp_path / "b.db"), "import",
+                               exported.stdout.strip(), "s.w", "--json"], capture_output=True, text=True, timeout=60)
+    assert imported.returncode == 0 and imported.stderr == "" and json.loads(imported.stdout)["identifier"] == "s.w"
+
+
 def test_errors_speak_of_the_command_line(run):
     create(run, "s.v", "--comment", "")
     assert json.loads(run("show", "s.v", "--json"))["comment"] is None  # as alter --comment '' removes it

@@ -1344,3 +1344,101 @@ def test_files_of_another_writer_import_and_export_as_the_docs_say(data):
         finally:
             store.close()
             other.close()
+
+
+def _long_history(store, ident, versions, keep=None):
+    props = {"version.history.num-entries": str(keep)} if keep is not None else None
+    store.create_view(ident, columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                      default_namespace="a", properties=props)
+    for i in range(2, versions + 1):
+        store.replace_view(ident, columns=[Column("x", "int")], representations=[("spark", f"SELECT {i} AS x")],
+                           default_namespace="a")
+
+
+def _check_calls(calls, total, at_most):
+    """A progress's calls: one total throughout, done rising (never past it) to end at it, and not one a version."""
+    assert calls and {t for _, t in calls} == {total}, calls
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and done[0] > 0 and done[-1] == total and len(set(done)) == len(done), calls
+    assert len(calls) <= at_most, len(calls)
+
+
+@pytest.mark.parametrize("versions, keep, total", [(1, None, 2), (30, None, 40), (250, 250, 500), (250, 20, 270)])
+def test_an_export_reports_its_versions_read_then_put_in_its_file(store, tmp_path, versions, keep, total):
+    """export_iceberg's progress counts each version once read and once put in the file (only
+    those the file keeps), written or not (an unchanged view), and ends at its total."""
+    _long_history(store, "a.long", versions, keep)
+    for round in range(2):  # written, then unchanged: nothing written, the same calls
+        calls = []
+        path = store.export_iceberg("a.long", tmp_path / "loc", progress=lambda d, t: calls.append((d, t)))
+        assert path.name.startswith("00000-")
+        _check_calls(calls, total, at_most=202)
+        assert len(load(path)[0]["versions"]) == total - versions
+
+
+def test_an_export_whose_progress_raises_writes_nothing_and_raises_it_as_it_was(store, tmp_path):
+    class Stop(Exception):
+        pass
+
+    _long_history(store, "a.long", 30, 30)
+    for stop_at in (1, 45):  # as the versions are read, as they are put in the file
+        def progress(done, total):
+            if done >= stop_at:
+                raise Stop(done)
+
+        with pytest.raises(Stop) as raised:
+            store.export_iceberg("a.long", tmp_path / "loc", progress=progress)
+        assert raised.value.args[0] >= stop_at and raised.value.__context__ is None
+        assert not list((tmp_path / "loc").rglob("*.metadata.json"))
+    with pytest.raises(ValidationError, match=r"^progress must be callable as progress\(done, total\), not 'no'$"):
+        store.export_iceberg("a.long", tmp_path / "other", progress="no")
+    assert not (tmp_path / "other").exists()
+
+
+@pytest.mark.parametrize("versions", [1, 3, 180])
+def test_an_import_reports_its_events_made_then_written(store, tmp_path, versions):
+    """import_iceberg's progress counts each event of the history once made and once written: its
+    total is twice the events the view gets, the last call has done == total, and the calls are
+    about a hundred however long the history."""
+    _long_history(store, "a.long", versions, versions)
+    path = store.export_iceberg("a.long", tmp_path / "loc")
+    calls = []
+    with ViewStore(tmp_path / "other.db", actor="bob") as other:
+        view = other.import_iceberg(path, "b.copy", progress=lambda d, t: calls.append((d, t)))
+        assert view.stream_version == versions and len(view.versions) == versions
+        _check_calls(calls, 2 * versions, at_most=102)
+        assert (versions, 2 * versions) in calls  # every event made, none written yet
+
+
+def test_an_import_whose_progress_raises_records_nothing_and_raises_it_as_it_was(store, tmp_path):
+    from viewstore import signals
+
+    class Stop(BaseException):  # not even an Exception: Ctrl-C's KeyboardInterrupt is none
+        pass
+
+    _long_history(store, "a.long", 60, 60)
+    path = store.export_iceberg("a.long", tmp_path / "loc")
+    failed = []
+
+    with ViewStore(tmp_path / "other.db", actor="bob") as other:
+        def told(sender, events, error):
+            failed.append((len(events), error))
+
+        signals.commit_failed.connect(told, sender=other)
+        for stop_at in (1, 60, 61, 120):  # the first made, the last made, the first written, the last written
+            def progress(done, total):
+                if done >= stop_at:
+                    raise Stop(done)
+
+            with pytest.raises(Stop) as raised:
+                other.import_iceberg(path, "b.copy", progress=progress)
+            assert raised.value.args[0] >= stop_at and raised.value.__context__ is None
+            assert other.event_count() == 0 and other.list_views() == []
+        # a write told as failed (its events made) is told the callback's own exception
+        assert [(n, type(e)) for n, e in failed] == [(60, Stop), (60, Stop)]
+        signals.commit_failed.disconnect(told, sender=other)
+        with pytest.raises(ValidationError, match=r"^progress must be callable as progress\(done, total\), not 3$"):
+            other.import_iceberg(tmp_path / "no such file", "b.copy", progress=3)
+        with pytest.raises(ValidationError, match=r"^progress must be callable as progress\(done, total\), not 3$"):
+            other.import_view("b.copy", source="x", versions=[], version_log=[], current_version_id=1, progress=3)
+        assert other.import_iceberg(path, "b.copy").stream_version == 60  # the store goes on

@@ -591,6 +591,10 @@ class _Plan:
         self.next_version = stream_version + 1
         self.commit_id = os.urandom(16).hex()  # 128 random bits, as uuid4().hex has, at a fifth of the cost
         self.events: list[Event] = []
+        #: for a long write (an import's history): called with how many events are stored so far, every
+        #: ``stored_every`` of them and after the last (see ViewStore._write_once)
+        self.on_stored: Callable[[int], None] | None = None
+        self.stored_every = 0
 
     def add(self, cls: type[Event], **fields: Any) -> None:
         self.events.append(cls(position=None, commit_id=self.commit_id, view_id=self.view_id,
@@ -1197,7 +1201,12 @@ class ViewStore:
                             raise
                         except Exception as veto:
                             raise ViewStoreError(f"a before_commit receiver refused the change: {veto}") from veto
-                    stored = self._log.insert(plan.events)
+                    if plan.on_stored is None:
+                        stored = self._log.insert(plan.events)
+                    else:
+                        for start in range(0, len(plan.events), plan.stored_every):
+                            stored += self._log.insert(plan.events[start:start + plan.stored_every])
+                            plan.on_stored(len(stored))
                     state = plan.state.copy() if plan.state is not None else None
                     for event, (position, payload) in zip(plan.events, stored):
                         row = (position, event.commit_id, event.view_id, event.stream_version, event.type,
@@ -1207,8 +1216,8 @@ class ViewStore:
                     self._projections.save([state])
             except BaseException as error:
                 self._cache.clear()
-                if plan is not None and plan.events:
-                    self._tell_failed(plan.events, error)
+                if plan is not None and plan.events:  # (a callback's own exception, not its wrapper)
+                    self._tell_failed(plan.events, error.error if isinstance(error, CallerRaised) else error)
                 raise
             # committed: cache the new state with its View (which shares its versions and their models)
             if plan.state is not None:
@@ -1256,6 +1265,15 @@ class ViewStore:
                 yield
         finally:
             self._calling_out -= 1
+
+    def _report(self, progress: Callable[[int, int], None], done: int, total: int) -> None:
+        """Call a caller's ``progress(done, total)`` while the store is held; what it raises leaves
+        as :class:`CallerRaised` (the public call raises it as it was)."""
+        with self._calling():
+            try:
+                progress(done, total)
+            except BaseException as error:
+                raise CallerRaised(error) from None
 
     @property
     def in_transaction(self) -> bool:
@@ -1823,7 +1841,8 @@ class ViewStore:
     def import_view(self, identifier: IdentifierLike, *, source: str, versions: Sequence[ViewVersion],
                     version_log: Sequence[VersionLogEntry], current_version_id: int,
                     properties: dict[str, str] | None = None, security_mode: str = "DEFINER",
-                    view_uuid: str | None = None, source_location: str | None = None) -> View:
+                    view_uuid: str | None = None, source_location: str | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> View:
         """Record a view brought in from elsewhere, keeping its versions, log and original times.
 
         The history becomes events with the original timestamps: ``view.imported`` with the
@@ -1832,10 +1851,31 @@ class ViewStore:
         dated while another view held the identifier (since dropped or renamed) are dated just after
         it let go instead; the versions and the version log keep their own times.
 
+        Args:
+            progress: called as ``progress(done, total)`` while the events are made and then
+                written, each event counted once made and once written: ``total`` is twice the
+                number of events the import records, and the last call has ``done == total``
+                (about a hundred calls, however long the history). An exception it raises stops
+                the import (nothing is written) and reaches the caller unchanged.
+
         Raises:
             ViewAlreadyExistsError: a live view has that identifier, or the UUID is already in the store.
-            ValidationError: a bad argument, or versions and log that do not fit together.
+            ValidationError: a bad argument (``progress`` not callable), or versions and log that do
+                not fit together.
         """
+        check_progress(progress)
+        try:
+            return self._import_view(identifier, source, versions, version_log, current_version_id, properties,
+                                     security_mode, view_uuid, source_location, progress)
+        except CallerRaised as raised:
+            callers = raised.error
+        raise callers  # outside the handler: the callback's exception, its context untouched
+
+    def _import_view(self, identifier: IdentifierLike, source: str, versions: Sequence[ViewVersion],
+                     version_log: Sequence[VersionLogEntry], current_version_id: int,
+                     properties: dict[str, str] | None, security_mode: str, view_uuid: str | None,
+                     source_location: str | None, progress: Callable[[int, int], None] | None) -> View:
+        """:meth:`import_view`'s work; what ``progress`` raises leaves as :class:`CallerRaised`."""
         ident = to_identifier(identifier)
         for value, what, optional in ((source, "source", False), (source_location, "source_location", True),
                                       (view_uuid, "view_uuid", True)):
@@ -1848,6 +1888,8 @@ class ViewStore:
         props = validate_properties(properties)
         mode = _security_mode(security_mode)
         plan_events = _import_steps(list(versions), list(version_log), current_version_id)
+        count = len(plan_events)
+        every = max(1, -(-count // 50))  # at most 50 calls as events are made, 50 as they are written
 
         def decide() -> _Plan:
             if self._live_state(ident) is not None:
@@ -1866,7 +1908,7 @@ class ViewStore:
             taken = self._log.last_time_named(identifier_str(ident))
             not_before = taken + 1 if taken is not None else None
             first = True
-            for occurred_at, kind, fields in plan_events:
+            for made, (occurred_at, kind, fields) in enumerate(plan_events, 1):
                 plan.now = occurred_at if not_before is None else max(occurred_at, not_before)
                 if first:
                     plan.add(ViewImported, source=source, source_location=source_location,
@@ -1874,6 +1916,12 @@ class ViewStore:
                     first = False
                 else:
                     plan.add(kind, **fields)
+                if progress is not None and (made % every == 0 or made == count):
+                    self._report(progress, made, 2 * count)
+            if progress is not None:
+                reported = progress  # (narrowed for the closure)
+                plan.on_stored = lambda stored: self._report(reported, count + stored, 2 * count)
+                plan.stored_every = every
             return plan
 
         return self._result(ident, self._write(decide))
@@ -1925,11 +1973,7 @@ class ViewStore:
                         fold_stored(states, rows)
                         done += len(rows)
                         if progress is not None:
-                            with self._calling():
-                                try:
-                                    progress(done, total)
-                                except BaseException as error:
-                                    raise CallerRaised(error) from None
+                            self._report(progress, done, total)
                     repaired = self._projections.replace(states.values())
                 finally:
                     # free the fold's objects while the collector is still off: back on, its first
@@ -1950,7 +1994,7 @@ class ViewStore:
     # -- Iceberg ----------------------------------------------------------------------------------
 
     def export_iceberg(self, identifier: IdentifierLike, location: str | Path | None = None, *,
-                       gzip: bool | None = None) -> Path:
+                       gzip: bool | None = None, progress: Callable[[int, int], None] | None = None) -> Path:
         """Write the view's Iceberg metadata file; returns its path. See :mod:`viewstore.iceberg`.
         A view unchanged since the latest file there (same codec) has nothing to commit: no file is
         written, and that file's path is returned.
@@ -1960,23 +2004,33 @@ class ViewStore:
         The spec's metadata has no field for the security mode, so the file does not carry it
         (:meth:`import_iceberg` takes it as an argument).
 
+        Args:
+            progress: called as ``progress(done, total)`` while the view's versions are read from
+                the store and then put in the metadata, each counted once read and once put in
+                (only those the file keeps: ``version.history.num-entries``); the last call has
+                ``done == total`` (about two hundred calls, however many versions). An exception
+                it raises stops the export (no file is written) and reaches the caller unchanged.
+
         Raises:
             NoSuchViewError: no live view has that identifier.
             IcebergMetadataError: the location holds another view's metadata, or cannot be written
                 (or a stored property it reads is not one it can follow).
-            ValidationError: a bad identifier, location or ``gzip`` (not True, False or None).
+            ValidationError: a bad identifier, location, ``gzip`` (not True, False or None) or
+                ``progress`` (not callable).
             ViewStoreError: called inside this thread's open :meth:`transaction`.
         """
         from .iceberg import exclusive, metadata_folder, write_metadata
 
         if gzip is not None and not isinstance(gzip, bool):  # "false" is truthy: it would write gzip
             raise ValidationError(f"gzip must be True, False or None, not {gzip!r}")
+        check_progress(progress)
         if self.in_transaction:
             raise ViewStoreError("export_iceberg writes files, which a rollback cannot take back: export "
                                  "after the transaction has committed")
         base = _path(location, "location") if location is not None else None
         view = self.load_view(identifier)  # a view that does not exist makes no folder
-        view.versions  # nor one whose versions are damaged (CorruptLogError): the file lists them all
+        # nor one whose versions are damaged (CorruptLogError): the file lists them all
+        read, total = self._read_versions(view, progress)
         if base is None:
             base = self.warehouse.joinpath(*view.identifier)
         # one export to a metadata folder at a time (threads, processes), each with the view as it is
@@ -1987,10 +2041,43 @@ class ViewStore:
             with exclusive(base, folder):
                 view = self.load_view(view.identifier)
                 if metadata_folder(base, view.properties) == folder:
-                    return write_metadata(view, base, gzip=gzip)
+                    if progress is None:
+                        return write_metadata(view, base, gzip=gzip)
+                    done = [read]
+
+                    def built(count: int) -> None:
+                        # (the view may have changed since its versions were read: never past total)
+                        done[0] = min(read + count, total)
+                        reported(done[0], total)
+
+                    reported = progress  # (narrowed for the closure)
+                    path = write_metadata(view, base, gzip=gzip, progress=built)
+                    if done[0] != total:  # it changed, and the file keeps fewer: the call that ends it
+                        progress(total, total)
+                    return path
+
+    @staticmethod
+    def _read_versions(view: View, progress: Callable[[int, int], None] | None) -> tuple[int, int]:
+        """Build every version of ``view`` (an export lists them), calling ``progress(done, total)``
+        as they are read; returns their number and ``total``: that number and how many of them the
+        export's file keeps (the other half of its work)."""
+        from .iceberg import retained_count
+
+        ids = view.version_ids
+        total = len(ids) + retained_count(view.properties, len(ids))
+        if progress is None:
+            view.versions
+            return len(ids), total
+        every = max(1, -(-len(ids) // 100))  # at most a hundred calls
+        for done, version_id in enumerate(ids, 1):
+            view.version(version_id)  # built once: view.versions is made of the same models
+            if done % every == 0 or done == len(ids):
+                progress(done, total)
+        view.versions
+        return len(ids), total
 
     def import_iceberg(self, metadata_path: str | Path, identifier: IdentifierLike, *,
-                       security_mode: str = "DEFINER") -> View:
+                       security_mode: str = "DEFINER", progress: Callable[[int, int], None] | None = None) -> View:
         """Record a view from an Iceberg metadata file (plain or gzip), with its whole history.
 
         The file has no field for the security mode (Iceberg does not run views as their definer
@@ -1998,21 +2085,28 @@ class ViewStore:
         ``security_mode``: DEFINER unless told otherwise. The events keep the file's version times,
         so ``as_of`` a time before this import shows the view as the file's history says it was then.
 
+        Args:
+            progress: called as ``progress(done, total)`` once the file is read, while its history's
+                events are made and written, as :meth:`import_view` calls it (``total`` is twice the
+                number of events; the last call has ``done == total``). An exception it raises stops
+                the import (nothing is written) and reaches the caller unchanged.
+
         Raises:
             IcebergMetadataError: the file is unreadable or invalid as the reference implementation judges.
             ViewAlreadyExistsError: the identifier or the view UUID is taken.
-            ValidationError: a bad identifier or security mode, or what the store's own rules
-                refuse in a valid file (properties such as ``version.history.num-entries: "0"``, an
-                empty key).
+            ValidationError: a bad identifier, security mode or ``progress`` (not callable), or what
+                the store's own rules refuse in a valid file (properties such as
+                ``version.history.num-entries: "0"``, an empty key).
         """
         from .iceberg import read_metadata
 
+        check_progress(progress)
         ident = to_identifier(identifier)
         meta = read_metadata(_path(metadata_path, "metadata path"))
         return self.import_view(ident, source="iceberg", source_location=str(metadata_path),
                                 versions=meta.versions, version_log=meta.version_log,
                                 current_version_id=meta.current_version_id, properties=meta.properties,
-                                view_uuid=meta.view_uuid, security_mode=security_mode)
+                                view_uuid=meta.view_uuid, security_mode=security_mode, progress=progress)
 
     # -- Hive metastore records -------------------------------------------------------------------
 

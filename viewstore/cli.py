@@ -154,14 +154,16 @@ class CliContext:
         self.err.print(line)
 
     @contextmanager
-    def progress(self, label: str) -> Iterator[Callable[..., None]]:
+    def progress(self, label: str, *, percent: bool = False) -> Iterator[Callable[..., None]]:
         """A progress bar on stderr while the block runs (``label``, the bar, done/total, the time
         so far), gone when it ends; only when stderr is a terminal, so never in a pipe, a file or a
         test's output (and never on stdout, where --json goes). Yields ``update(done, total,
         what="")``: the ``progress`` callback the long calls take, which also shows ``what`` (the
         item at work) beside the bar. A wait for another process's lock shows above the bar until
-        the next update."""
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        the next update. With ``percent`` the share done shows instead of done/total (for a call
+        whose steps are not things a user counts: an import's events made, then written)."""
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
+                                   TimeElapsedColumn)
 
         class Bar(Progress):
             notice: Text | None = None
@@ -171,8 +173,8 @@ class CliContext:
                     yield self.notice
                 yield from super().get_renderables()
 
-        columns = (TextColumn(label, markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("{task.description}", markup=False))
+        columns = (TextColumn(label, markup=False), BarColumn(), TaskProgressColumn() if percent else MofNCompleteColumn(),
+                   TimeElapsedColumn(), TextColumn("{task.description}", markup=False))
         with Bar(*columns, console=self.err, transient=True, disable=not self.err.is_terminal) as bar:
             task = bar.add_task("", total=None)
 
@@ -1411,7 +1413,9 @@ def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool |
         viewstore export sales.daily --location /data/warehouse/sales/daily
     """
     # the location in the file is resolved (iceberg._location_uri): the path printed starts with it
-    path = cli.store().export_iceberg(identifier, location, gzip=gzip).resolve()
+    store = cli.store()
+    with cli.progress("exporting versions", percent=True) as progress:
+        path = store.export_iceberg(identifier, location, gzip=gzip, progress=progress).resolve()
     if as_json:
         _print_json({"identifier": identifier_str(to_identifier(identifier)), "path": str(path)})
     else:
@@ -1438,7 +1442,9 @@ def import_(cli: CliContext, path: str, identifier: str, security_mode: str, as_
 
     to_identifier(identifier)
     read_metadata(path)  # a file that is not view metadata starts no store
-    view = cli.store(create=True).import_iceberg(path, identifier, security_mode=security_mode)
+    store = cli.store(create=True)
+    with cli.progress("importing history", percent=True) as progress:
+        view = store.import_iceberg(path, identifier, security_mode=security_mode, progress=progress)
     if as_json:
         _print_json(view_to_json(view))
     else:

@@ -25,7 +25,7 @@ import uuid as uuidlib
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Literal, Mapping
+from typing import Any, Callable, Iterator, Literal, Mapping
 
 try:
     import fcntl
@@ -159,6 +159,13 @@ def _history_size(properties: dict[str, str]) -> int:
     return size
 
 
+def retained_count(properties: Mapping[str, str], count: int) -> int:
+    """How many of ``count`` versions an export keeps (:func:`retained_versions`): all of them when
+    ``version.history.num-entries`` is not one it can follow (:func:`build_metadata` refuses it)."""
+    size = history_size(properties.get(VERSION_HISTORY_SIZE, str(_DEFAULT_HISTORY)))
+    return count if size is None else min(count, size)
+
+
 def retained_versions(view: View) -> list[ViewVersion]:
     """Which versions an export keeps: the current one plus the highest ids, up to the limit."""
     size = _history_size(view.properties)
@@ -189,8 +196,11 @@ def _schema_json(schema_id: int, columns: tuple[Column, ...]) -> dict[str, Any]:
     return {"type": "struct", "schema-id": schema_id, "fields": body["fields"]}
 
 
-def build_metadata(view: View, location: str) -> dict[str, Any]:
+def build_metadata(view: View, location: str, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """The metadata JSON object for ``view``, in the reference implementation's key order.
+
+    ``progress``, if given, is called with how many of the versions the file keeps are in it so
+    far: about every hundredth of them, and after the last.
 
     Raises:
         IcebergMetadataError: ``version.history.num-entries`` is not a positive integer.
@@ -206,7 +216,15 @@ def build_metadata(view: View, location: str) -> dict[str, Any]:
         data["properties"] = properties
     data["schemas"] = [schemas[k] for k in sorted(schemas)]
     data["current-version-id"] = view.current_version_id
-    data["versions"] = [_version_json(v) for v in versions]
+    if progress is None:
+        data["versions"] = [_version_json(v) for v in versions]
+    else:
+        every = max(1, -(-len(versions) // 100))  # at most a hundred calls
+        data["versions"] = []
+        for done, v in enumerate(versions, 1):
+            data["versions"].append(_version_json(v))
+            if done % every == 0 or done == len(versions):
+                progress(done)
     data["version-log"] = [{"timestamp-ms": e.timestamp_ms, "version-id": e.version_id}
                            for e in retained_log(list(view.version_log), kept)]
     return data
@@ -326,11 +344,12 @@ def _remove_leftovers(folder: Path) -> None:
                 pass  # gone already, or not ours to remove: it was only clutter
 
 
-def write_metadata(view: View, location: str | Path, *, gzip: bool | None = None) -> Path:
+def write_metadata(view: View, location: str | Path, *, gzip: bool | None = None,
+                   progress: Callable[[int], None] | None = None) -> Path:
     """Write the next metadata file for ``view`` under ``location`` (in its :func:`metadata_folder`)
     and return its path: gzipped as :func:`metadata_gzip` decides. When the latest file there already
     holds exactly this metadata, in that codec, nothing is committed: its path is returned (and the
-    version hint pointed at it).
+    version hint pointed at it). ``progress`` is :func:`build_metadata`'s.
 
     Writers that may run at once hold :func:`exclusive` around this (``ViewStore.export_iceberg``
     does, around loading the view too).
@@ -344,7 +363,7 @@ def write_metadata(view: View, location: str | Path, *, gzip: bool | None = None
     folder = metadata_folder(base, view.properties)
     latest = latest_metadata(base, folder)
     gzip = metadata_gzip(view.properties, gzip)
-    data = build_metadata(view, _location_uri(base))
+    data = build_metadata(view, _location_uri(base), progress)
     number = 0
     if latest is not None:
         try:
