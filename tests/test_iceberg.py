@@ -1366,14 +1366,20 @@ def _check_calls(calls, total, at_most):
 @pytest.mark.parametrize("versions, keep, total", [(1, None, 2), (30, None, 40), (250, 250, 500), (250, 20, 270)])
 def test_an_export_reports_its_versions_read_then_put_in_its_file(store, tmp_path, versions, keep, total):
     """export_iceberg's progress counts each version once read and once put in the file (only
-    those the file keeps), written or not (an unchanged view), and ends at its total."""
+    those the file keeps), and ends at its total; an export of the view unchanged since it wrote
+    the latest file does all of it at once."""
     _long_history(store, "a.long", versions, keep)
-    for round in range(2):  # written, then unchanged: nothing written, the same calls
-        calls = []
-        path = store.export_iceberg("a.long", tmp_path / "loc", progress=lambda d, t: calls.append((d, t)))
-        assert path.name.startswith("00000-")
-        _check_calls(calls, total, at_most=202)
-        assert len(load(path)[0]["versions"]) == total - versions
+    calls = []
+    path = store.export_iceberg("a.long", tmp_path / "loc", progress=lambda d, t: calls.append((d, t)))
+    assert path.name.startswith("00000-")
+    _check_calls(calls, total, at_most=202)
+    assert len(load(path)[0]["versions"]) == total - versions
+    calls.clear()
+    assert store.export_iceberg("a.long", tmp_path / "loc", progress=lambda d, t: calls.append((d, t))) == path
+    assert calls == [(total, total)]
+    store.rename_view("a.long", "a.renamed")  # a new state of the same metadata: built, compared, not written
+    assert store.export_iceberg("a.renamed", tmp_path / "loc", progress=lambda d, t: calls.append((d, t))) == path
+    _check_calls(calls[1:], total, at_most=202)
 
 
 def test_an_export_whose_progress_raises_writes_nothing_and_raises_it_as_it_was(store, tmp_path):
@@ -1442,3 +1448,49 @@ def test_an_import_whose_progress_raises_records_nothing_and_raises_it_as_it_was
         with pytest.raises(ValidationError, match=r"^progress must be callable as progress\(done, total\), not 3$"):
             other.import_view("b.copy", source="x", versions=[], version_log=[], current_version_id=1, progress=3)
         assert other.import_iceberg(path, "b.copy").stream_version == 60  # the store goes on
+
+
+def test_an_export_of_a_view_unchanged_since_it_wrote_the_latest_file_knows_it_by_the_file_s_name(store, tmp_path):
+    """The <uuid> of an exported file names the state it holds (export_uuid: the view, its stream
+    version and the commit that made it, the location, the codec), so an export of that state again
+    finds the file by its name and neither builds the metadata nor reads the file (metadata files
+    are never changed once written: one changed by hand is not looked at)."""
+    from viewstore.iceberg import export_uuid
+
+    _long_history(store, "a.v", 3)
+    loc = tmp_path / "loc"
+    first = store.export_iceberg("a.v", loc)
+    view = store.load_view("a.v")
+    (last,) = store.events(view="a.v", since_position=3, until_position=3)
+    assert first.name == f"00000-{export_uuid(view.uuid, 3, last.commit_id, loc, False)}.metadata.json"
+    text = first.read_bytes()
+    first.write_bytes(text.replace(b'"SELECT 3 AS x"', b'"SELECT 33 AS x"'))  # not read again: returned as it is
+    (loc / "metadata" / "version-hint.text").write_text("7\n")
+    assert store.export_iceberg("a.v", loc) == first and (loc / "metadata" / "version-hint.text").read_text() == "0\n"
+    first.write_bytes(text)
+    zipped = store.export_iceberg("a.v", loc, gzip=True)  # another codec: another name, another file
+    assert zipped.name == f"00001-{export_uuid(view.uuid, 3, last.commit_id, loc, True)}.gz.metadata.json"
+    assert store.export_iceberg("a.v", loc, gzip=True) == zipped
+    other = store.export_iceberg("a.v", tmp_path / "elsewhere")  # another location: another name
+    assert other.name == f"00000-{export_uuid(view.uuid, 3, last.commit_id, tmp_path / 'elsewhere', False)}.metadata.json"
+    assert other.name != first.name and load(other)[0]["versions"] == load(first)[0]["versions"]
+    assert sorted(p.name for p in (loc / "metadata").iterdir()) == sorted([first.name, zipped.name, "version-hint.text"])
+
+
+def test_a_copy_of_the_store_that_went_on_apart_exports_its_own_state_at_the_same_stream_version(store, tmp_path):
+    """Two copies of one store file that each changed the view once have it at the same stream
+    version in different states: the commit's random id tells them apart, so the second export to
+    the location writes its own file rather than taking the first's for its own."""
+    _long_history(store, "a.v", 2)
+    store.close()
+    shutil.copyfile(tmp_path / "views.db", tmp_path / "copy.db")
+    loc = tmp_path / "loc"
+    with ViewStore(tmp_path / "views.db") as one, ViewStore(tmp_path / "copy.db") as two:
+        one.alter_view("a.v", ViewChange.set_property("k", "one"))
+        two.alter_view("a.v", ViewChange.set_property("k", "two"))
+        assert one.load_view("a.v").stream_version == two.load_view("a.v").stream_version == 3
+        first = one.export_iceberg("a.v", loc)
+        second = two.export_iceberg("a.v", loc)
+        assert (first.name[:6], second.name[:6]) == ("00000-", "00001-")
+        assert (load(first)[0]["properties"]["k"], load(second)[0]["properties"]["k"]) == ("one", "two")
+        assert one.export_iceberg("a.v", loc).name.startswith("00002-")  # the latest is two's: compared, differs

@@ -2019,7 +2019,7 @@ class ViewStore:
                 ``progress`` (not callable).
             ViewStoreError: called inside this thread's open :meth:`transaction`.
         """
-        from .iceberg import exclusive, metadata_folder, write_metadata
+        from .iceberg import exclusive, metadata_folder, metadata_gzip, write_metadata, written_already
 
         if gzip is not None and not isinstance(gzip, bool):  # "false" is truthy: it would write gzip
             raise ValidationError(f"gzip must be True, False or None, not {gzip!r}")
@@ -2029,10 +2029,12 @@ class ViewStore:
                                  "after the transaction has committed")
         base = _path(location, "location") if location is not None else None
         view = self.load_view(identifier)  # a view that does not exist makes no folder
-        # nor one whose versions are damaged (CorruptLogError): the file lists them all
-        read, total = self._read_versions(view, progress)
         if base is None:
             base = self.warehouse.joinpath(*view.identifier)
+        counted: tuple[int, int] | None = None
+        if not metadata_folder(base, view.properties).is_dir():
+            # nor one whose versions are damaged (CorruptLogError): the file lists them all
+            counted = self._read_versions(view, progress)
         # one export to a metadata folder at a time (threads, processes), each with the view as it is
         # once it has the lock: numbers are never taken twice, and a higher number never holds older
         # state; if write.metadata.path changed meanwhile, the lock of the folder it names is taken
@@ -2041,8 +2043,19 @@ class ViewStore:
             with exclusive(base, folder):
                 view = self.load_view(view.identifier)
                 if metadata_folder(base, view.properties) == folder:
+                    # the latest file named after this very state holds its metadata: nothing to build
+                    file_uuid = self._export_uuid(view, base, gzip)
+                    found = written_already(base, folder, file_uuid, metadata_gzip(view.properties, gzip))
+                    if found is not None:
+                        if progress is not None:  # all of it done at once
+                            total = self._export_total(view)
+                            progress(total, total)
+                        return found
+                    if counted is None:
+                        counted = self._read_versions(view, progress)
                     if progress is None:
-                        return write_metadata(view, base, gzip=gzip)
+                        return write_metadata(view, base, gzip=gzip, file_uuid=file_uuid)
+                    read, total = counted
                     done = [read]
 
                     def built(count: int) -> None:
@@ -2051,20 +2064,38 @@ class ViewStore:
                         reported(done[0], total)
 
                     reported = progress  # (narrowed for the closure)
-                    path = write_metadata(view, base, gzip=gzip, progress=built)
+                    path = write_metadata(view, base, gzip=gzip, progress=built, file_uuid=file_uuid)
                     if done[0] != total:  # it changed, and the file keeps fewer: the call that ends it
                         progress(total, total)
                     return path
+
+    def _export_uuid(self, view: View, base: Path, gzip: bool | None) -> str:
+        """The UUID the export of ``view`` to ``base`` names its file with (see
+        :func:`viewstore.iceberg.export_uuid`): of its state, by the commit of its last event."""
+        from .iceberg import export_uuid, metadata_gzip
+
+        codec = metadata_gzip(view.properties, gzip)
+        with self._reading():
+            rows = self._log.stream_rows(view.uuid, after_version=view.stream_version - 1, limit=1)
+        if not rows or rows[0][3] != view.stream_version:  # the projection and the log disagree: no name of a state
+            return str(uuidlib.uuid4())
+        return export_uuid(view.uuid, view.stream_version, rows[0][1], base, codec)
+
+    @staticmethod
+    def _export_total(view: View) -> int:
+        """The ``total`` of an export's progress: the view's versions, and those its file keeps."""
+        from .iceberg import retained_count
+
+        count = len(view.version_ids)
+        return count + retained_count(view.properties, count)
 
     @staticmethod
     def _read_versions(view: View, progress: Callable[[int, int], None] | None) -> tuple[int, int]:
         """Build every version of ``view`` (an export lists them), calling ``progress(done, total)``
         as they are read; returns their number and ``total``: that number and how many of them the
         export's file keeps (the other half of its work)."""
-        from .iceberg import retained_count
-
         ids = view.version_ids
-        total = len(ids) + retained_count(view.properties, len(ids))
+        total = ViewStore._export_total(view)
         if progress is None:
             view.versions
             return len(ids), total

@@ -6,7 +6,10 @@ Iceberg reference implementation writes — same key order, version retention by
 ``<location>/metadata/NNNNN-<uuid>.metadata.json`` (``.gz.metadata.json`` when gzipped), numbered
 from 00000 and +1 per export that has something to commit (an export whose metadata equals the
 latest file's writes nothing and returns that file), or in the folder the view's
-``write.metadata.path`` names; ``version-hint.text`` beside them records the latest number.
+``write.metadata.path`` names; ``version-hint.text`` beside them records the latest number. The
+``<uuid>`` of a file the store exports names the state it holds (:func:`export_uuid`), so an
+export of a view unchanged since it wrote the latest file knows so from the file's name, without
+building the metadata (:func:`written_already`).
 
 Import (:func:`read_metadata`) reads a plain or gzip file, checks it as the reference does, and
 returns the versions, version log and properties for the store to turn into events.
@@ -49,6 +52,8 @@ __all__ = [
     "ImportedView",
     "build_metadata",
     "write_metadata",
+    "export_uuid",
+    "written_already",
     "read_metadata",
     "latest_metadata",
     "metadata_gzip",
@@ -344,12 +349,47 @@ def _remove_leftovers(folder: Path) -> None:
                 pass  # gone already, or not ours to remove: it was only clutter
 
 
+#: what an export writes for a view's state: a change to the exporter that changes the metadata of
+#: one state changes this too, so that the names of the files it wrote before (:func:`export_uuid`)
+#: are not taken for its own (those files are compared with the metadata instead)
+EXPORT_FORMAT = 1
+
+_EXPORT_NAMESPACE = uuidlib.UUID("5f0e6b8a-3c1d-5e57-9a8e-7a1b0c2d4e6f")
+
+
+def export_uuid(view_uuid: str, stream_version: int, commit_id: str, location: str | Path, gzip: bool) -> str:
+    """The UUID an export names its file with (``NNNNN-<uuid>.metadata.json``): a name-based UUID
+    (version 5) of what the file's bytes follow from, namely the view's state, by its stream version
+    and the commit that made it (the store's random id of that write, so a copy of the store that
+    went on apart gives other names), the location the file records, the codec and
+    :data:`EXPORT_FORMAT`. The latest file of a folder named with the UUID of the state an export is
+    asked for holds that state's metadata already: :func:`written_already`."""
+    key = f"{EXPORT_FORMAT}\n{view_uuid}\n{stream_version}\n{commit_id}\n{_location_uri(Path(location))}\n{int(gzip)}"
+    return str(uuidlib.uuid5(_EXPORT_NAMESPACE, key))
+
+
+def written_already(location: str | Path, folder: Path, file_uuid: str, gzip: bool) -> Path | None:
+    """The latest metadata file in ``folder`` if an export named it ``file_uuid`` (see
+    :func:`export_uuid`) in that codec, pointing the version hint at it; else None. Only a listing
+    of the folder: the file is not read (metadata files are never changed once written)."""
+    latest = latest_metadata(Path(location), folder)
+    if latest is None:
+        return None
+    found = _FILE.match(latest[1].name)
+    assert found is not None  # latest_metadata keeps only the names it matches
+    if found.group(2).lower() != file_uuid or bool(found.group(3)) != gzip:
+        return None
+    _write_hint(folder, Path(location), latest[0])  # nothing to commit; a hint left behind is set right
+    return latest[1]
+
+
 def write_metadata(view: View, location: str | Path, *, gzip: bool | None = None,
-                   progress: Callable[[int], None] | None = None) -> Path:
+                   progress: Callable[[int], None] | None = None, file_uuid: str | None = None) -> Path:
     """Write the next metadata file for ``view`` under ``location`` (in its :func:`metadata_folder`)
-    and return its path: gzipped as :func:`metadata_gzip` decides. When the latest file there already
-    holds exactly this metadata, in that codec, nothing is committed: its path is returned (and the
-    version hint pointed at it). ``progress`` is :func:`build_metadata`'s.
+    and return its path: gzipped as :func:`metadata_gzip` decides, named with ``file_uuid`` (see
+    :func:`export_uuid`; a random UUID without it). When the latest file there already holds exactly
+    this metadata, in that codec, nothing is committed: its path is returned (and the version hint
+    pointed at it). ``progress`` is :func:`build_metadata`'s.
 
     Writers that may run at once hold :func:`exclusive` around this (``ViewStore.export_iceberg``
     does, around loading the view too).
@@ -379,7 +419,7 @@ def write_metadata(view: View, location: str | Path, *, gzip: bool | None = None
             return latest[1]
         number = latest[0] + 1
     text = _metadata_text(data)
-    name = f"{number:05d}-{uuidlib.uuid4()}{'.gz' if gzip else ''}.metadata.json"
+    name = f"{number:05d}-{file_uuid or uuidlib.uuid4()}{'.gz' if gzip else ''}.metadata.json"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / name
