@@ -1441,7 +1441,8 @@ def import_(cli: CliContext, path: str, identifier: str, security_mode: str, as_
     from .iceberg import read_metadata
 
     to_identifier(identifier)
-    read_metadata(path)  # a file that is not view metadata starts no store
+    if cli._blank or holds_nothing(cli.db) is not None:
+        read_metadata(path)  # a file that is not view metadata starts no store (else the import reads it, once)
     store = cli.store(create=True)
     with cli.progress("importing history", percent=True) as progress:
         view = store.import_iceberg(path, identifier, security_mode=security_mode, progress=progress)
