@@ -1401,7 +1401,7 @@ def test_an_export_whose_progress_raises_writes_nothing_and_raises_it_as_it_was(
     assert not (tmp_path / "other").exists()
 
 
-@pytest.mark.parametrize("versions", [1, 3, 180])
+@pytest.mark.parametrize("versions", [1, 3, 181])
 def test_an_import_reports_its_events_made_then_written(store, tmp_path, versions):
     """import_iceberg's progress counts each event of the history once made and once written: its
     total is twice the events the view gets, the last call has done == total, and the calls are
