@@ -197,6 +197,9 @@ def usage_error(out, message):
     (["diff", "s.v", "--from-event", "-1"], "--from-event must be a whole number of 0 or more, not '-1'"),
     (["audit", "--since", "2026-11-26", "--until", "2026-11-20"],
      "--since 2026-11-26 is after --until 2026-11-20: no event can match (swapped?)"),
+    (["audit", "--since-position", "5", "--until-position", "4"],
+     "--since-position 5 is after --until-position 4: no event can match (swapped?)"),
+    (["audit", "--since-position", "-1"], "--since-position must be a whole number of 0 or more, not '-1'"),
     (["show"], "Missing argument 'IDENTIFIER'"), (["nosuchcommand"], "No such command 'nosuchcommand'"),
 ])
 def test_a_command_line_that_cannot_be_right_is_a_usage_error_with_exit_code_2(run, args, message):
@@ -849,6 +852,29 @@ def test_audit_since_and_until_include_their_millisecond(run):
     for option in ("--until", "--since"):
         out = json.loads(run("audit", option, str(event["occurred_at_ms"]), "--json"))
         assert [e["position"] for e in out] == [event["position"]]
+
+
+def test_audit_reads_a_range_of_log_positions(run):
+    """--since-position and --until-position keep the events in that range, both ends included, with
+    the other filters: a script that read up to an event asks for what came after it."""
+    create(run, "s.a")  # 1
+    create(run, "s.b")  # 2
+    run("alter", "s.a", "--comment", "one")  # 3
+    run("alter", "s.b", "--comment", "two")  # 4
+    run("alter", "s.a", "--comment", "three")  # 5
+
+    def positions(*args):
+        return [e["position"] for e in json.loads(run("audit", *args, "--json"))]
+
+    assert positions("--since-position", "3") == [3, 4, 5]
+    assert positions("--until-position", "2") == [1, 2]
+    assert positions("--since-position", "2", "--until-position", "4") == [2, 3, 4]
+    assert positions("--since-position", "4", "--until-position", "4") == [4]
+    assert positions("--since-position", "2", "--view", "s.a") == [3, 5]
+    assert positions("--since-position", "2", "--newest-first", "--limit", "2") == [5, 4]
+    assert positions("--since-position", "6") == []
+    table = run("audit", "--since-position", "5", "--until-position", "5")
+    assert "three" in table and "one" not in table and "two" not in table
 
 
 def test_show_at_event_takes_a_log_position(run):

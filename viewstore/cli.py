@@ -1331,12 +1331,16 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
                    "9999; inclusive).")
 @click.option("--until", metavar="TIME",
               help="Up to this time (as --since, inclusive; a date alone: to its end; now, as without it).")
+@click.option("--since-position", type=INT64, metavar="POSITION",
+              help="From this log position (inclusive; the pos column, an event's position in --json).")
+@click.option("--until-position", type=INT64, metavar="POSITION", help="Up to this log position (inclusive).")
 @click.option("--limit", type=INT64, help="At most this many events (the oldest; the latest with --newest-first).")
 @click.option("--newest-first", is_flag=True, help="Latest events first.")
 @json_option("Print JSON.")
 @pass_cli
 def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, ...], since: str | None,
-          until: str | None, limit: int | None, newest_first: bool, as_json: bool) -> None:
+          until: str | None, since_position: int | None, until_position: int | None, limit: int | None,
+          newest_first: bool, as_json: bool) -> None:
     """Query the event log: who changed what, when (oldest first).
 
     Examples:
@@ -1346,6 +1350,9 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
 
     \b
         viewstore audit --newest-first --limit 20
+
+    \b
+        viewstore audit --since-position 1042 --json
     """
     if _is_now(until):
         until = None  # as without --until
@@ -1353,8 +1360,12 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
     since_ms = _time(since, "--since")
     if since_ms is not None and until is not None and since_ms > _until_ms(until):
         raise usage_error(f"--since {since} is after --until {until}: no event can match (swapped?)")
+    if since_position is not None and until_position is not None and since_position > until_position:
+        raise usage_error(f"--since-position {since_position} is after --until-position {until_position}: no "
+                          "event can match (swapped?)")
     events = cli.store().events(view=view, actor=who, since=since_ms, until=until, types=types or None, limit=limit,
-                                newest_first=newest_first)
+                                newest_first=newest_first, since_position=since_position,
+                                until_position=until_position)
     _show_events(cli, events, as_json, count(len(events), "event"))
 
 

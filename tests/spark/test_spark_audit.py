@@ -116,6 +116,22 @@ def test_a_damaged_row_is_named_as_the_log_names_it_not_truncated_nor_left_to_ar
     assert events_dataframe(spark, store, limit=1).count() == 1  # a read that ends before the row is whole
 
 
+def test_events_dataframe_takes_a_range_of_log_positions(spark, store):
+    """A job that loaded the log up to a position loads what came after it, with the other filters."""
+    _stored(store, "pos.a", "SELECT 1 AS x", "pos", [Column("x", "int")])
+    _stored(store, "pos.b", "SELECT 1 AS x", "pos", [Column("x", "int")])
+    for i in range(3):
+        store.alter_view("pos.a", ViewChange.set_property("k", str(i)))
+    first = store.events()[0].position
+    df = events_dataframe(spark, store, since_position=first + 2)
+    assert [r.position for r in df.orderBy("position").collect()] == [first + 2, first + 3, first + 4]
+    df = events_dataframe(spark, store, since_position=first + 1, until_position=first + 3, view="pos.a")
+    assert [r.position for r in df.orderBy("position").collect()] == [first + 2, first + 3]
+    assert events_arrow(store, until_position=first).column("position").to_pylist() == [first]
+    with pytest.raises(ValidationError, match=r"^since_position must be a log position \(a 64-bit int\), not '3'$"):
+        events_dataframe(spark, store, since_position="3")
+
+
 def test_a_damaged_row_past_the_first_batch_is_named(spark, store):
     """The log moves to Arrow 8,192 rows at a time: the damaged row of a later batch is found too,
     also when every other row of its column is whole."""

@@ -41,12 +41,13 @@ EVENTS_SCHEMA = pa.schema([pa.field(name, kind, nullable=False) for name, kind, 
 
 def events_arrow(store: ViewStore, *, view: IdentifierLike | None = None, actor: str | None = None,
                  since: TimeLike | None = None, until: TimeLike | None = None, types: EventTypes | None = None,
-                 limit: int | None = None, newest_first: bool = False) -> pa.Table:
+                 limit: int | None = None, newest_first: bool = False, since_position: int | None = None,
+                 until_position: int | None = None) -> pa.Table:
     """The event log (filtered and ordered as :meth:`ViewStore.events` does) as a ``pyarrow.Table``.
 
     Raises:
         NoSuchViewError: ``view`` names no view that ever had that identifier.
-        ValidationError: not a ViewStore; a bad identifier, time, type or limit.
+        ValidationError: not a ViewStore; a bad identifier, time, type, limit or position.
         CorruptLogError: an event's row holds what the library never writes there (a time or stream
             version that is no integer, a text column that is no text), named by its position, as
             :meth:`ViewStore.events` names it.
@@ -54,7 +55,7 @@ def events_arrow(store: ViewStore, *, view: IdentifierLike | None = None, actor:
     if not isinstance(store, ViewStore):
         raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
     rows = store.event_rows(view=view, actor=actor, since=since, until=until, types=types, limit=limit,
-                            newest_first=newest_first)
+                            newest_first=newest_first, since_position=since_position, until_position=until_position)
     batches = []
     for start in range(0, len(rows), _BATCH_ROWS):  # a batch at a time: a short transpose is a fast one
         batch = rows[start:start + _BATCH_ROWS]
@@ -92,15 +93,16 @@ def _array(columns: list[tuple[object, ...]], rows: list[tuple[object, ...]], ki
 @engine_calls("move the event log into Spark")
 def events_dataframe(spark: SparkSession, store: ViewStore, *, view: IdentifierLike | None = None,
                      actor: str | None = None, since: TimeLike | None = None, until: TimeLike | None = None,
-                     types: EventTypes | None = None, limit: int | None = None,
-                     newest_first: bool = False) -> DataFrame:
+                     types: EventTypes | None = None, limit: int | None = None, newest_first: bool = False,
+                     since_position: int | None = None, until_position: int | None = None) -> DataFrame:
     """The event log as a typed DataFrame, moved from SQLite to Spark through Arrow.
 
     Columns: ``position`` (long), ``view`` (the identifier after the event), ``view_id``,
     ``stream_version`` (long), ``type``, ``actor``, ``occurred_at`` (timestamp, UTC),
     ``commit_id`` and ``payload`` (the event's fields as a JSON string; use ``from_json`` or
-    ``get_json_object``). The filters, ``limit`` and ``newest_first`` are those of
-    :meth:`ViewStore.events`.
+    ``get_json_object``). The filters (``since_position`` and ``until_position`` too: a job that
+    loaded the log up to a position loads what came after it), ``limit`` and ``newest_first`` are
+    those of :meth:`ViewStore.events`.
 
     Example::
 
@@ -110,7 +112,7 @@ def events_dataframe(spark: SparkSession, store: ViewStore, *, view: IdentifierL
     Raises:
         NoSuchViewError: ``view`` names no view that ever had that identifier.
         ValidationError: not a classic SparkSession or not a ViewStore; a bad identifier, time,
-            type or limit.
+            type, limit or position.
         CorruptLogError: an event's row holds what the library never writes there (see
             :func:`events_arrow`).
         EngineError: the engine failed: the session is stopped (its DataFrame could never be read),
@@ -119,5 +121,5 @@ def events_dataframe(spark: SparkSession, store: ViewStore, *, view: IdentifierL
     _check_args(spark, store)
     require_live(spark, "move the event log into Spark")
     table = events_arrow(store, view=view, actor=actor, since=since, until=until, types=types, limit=limit,
-                         newest_first=newest_first)
+                         newest_first=newest_first, since_position=since_position, until_position=until_position)
     return spark.createDataFrame(table)
