@@ -382,31 +382,52 @@ def test_sql_and_create_view_replacing_keep_the_security_mode(spark, store, ns):
 
 @pytest.mark.parametrize("statement", ["ALTER VIEW {v} AS SELECT 2 AS x", "ALTER VIEW {v} WITH SCHEMA BINDING"])
 @pytest.mark.parametrize("change", ["security", "sql"])
-def test_sql_alter_never_undoes_a_change_made_meanwhile(spark, store, ns, statement, change, monkeypatch):
+def test_sql_alter_never_undoes_a_change_made_meanwhile(spark, store, ns, statement, change):
     """ALTER VIEW writes what it read before Spark analyzed the statement; when another process
     changed the view in between (its security mode, its SQL), the ALTER is refused with
-    ConcurrencyError and that change stays, in the store and in the session copy."""
-    import viewstore.spark.ddl as ddl
-    from viewstore import ConcurrencyError, ViewStore
+    ConcurrencyError and that change stays, in the store and in the session copy. Here the other
+    writer (a second ViewStore on the file, in a thread of its own) holds the write lock, its change
+    made but not committed, while the ALTER reads the view, and commits once the ALTER's write
+    waits for the lock (the store's lock_wait signal)."""
+    import threading
+
+    from viewstore import ConcurrencyError, ViewStore, signals
 
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
     register_views(spark, store, ns)
-    real = ddl._Before
+    changed, commit, waits, outcome = threading.Event(), threading.Event(), [], {}
 
-    def other_process_changes_it(spark, identifier):
-        with ViewStore(store.path, actor="bob") as other:
-            view = other.load_view(identifier)
-            sql_text = "SELECT 7 AS x" if change == "sql" else view.sql_for("spark")
-            other.replace_view(identifier, columns=view.columns, representations=[("spark", sql_text)],
-                               default_namespace=view.default_namespace,
-                               security_mode="INVOKER" if change == "security" else None)
-        return real(spark, identifier)
+    def other_process_changes_it():
+        try:
+            with ViewStore(store.path, actor="bob") as other, other.transaction():
+                view = other.load_view(f"{ns}.v")
+                sql_text = "SELECT 7 AS x" if change == "sql" else view.sql_for("spark")
+                other.replace_view(f"{ns}.v", columns=view.columns, representations=[("spark", sql_text)],
+                                   default_namespace=view.default_namespace,
+                                   security_mode="INVOKER" if change == "security" else None)
+                changed.set()
+                commit.wait(60)
+        except Exception as error:  # noqa: BLE001 - asserted below
+            outcome["error"] = error
+            changed.set()
 
-    monkeypatch.setattr(ddl, "_Before", other_process_changes_it)
-    with pytest.raises(ConcurrencyError) as refused:
-        sql(spark, store, statement.format(v=f"{ns}.v"))
+    def alter_waits(sender, **kwargs):
+        waits.append(kwargs["waited"])
+        commit.set()
+
+    other = threading.Thread(target=other_process_changes_it)
+    other.start()
+    assert changed.wait(60) and outcome == {}, outcome
+    signals.lock_wait.connect(alter_waits, sender=store)
+    try:
+        with pytest.raises(ConcurrencyError) as refused:
+            sql(spark, store, statement.format(v=f"{ns}.v"))
+    finally:
+        signals.lock_wait.disconnect(alter_waits, sender=store)
+        commit.set()
+        other.join(60)
+    assert outcome == {} and len(waits) >= 1
     assert str(refused.value) == f"view {ns}.v is at stream version 2, not the expected 1"
-    monkeypatch.undo()
     view = store.load_view(f"{ns}.v")
     if change == "security":
         assert view.security_mode == "INVOKER" and view.sql_for("spark") == "SELECT 1 AS x"
@@ -415,42 +436,60 @@ def test_sql_alter_never_undoes_a_change_made_meanwhile(spark, store, ns, statem
     assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1  # the session copy as it was before the ALTER
 
 
-@pytest.mark.parametrize("statement", ["ALTER VIEW {v} AS SELECT {n} AS x", "CREATE VIEW {v} AS SELECT {n} AS x"])
-def test_sql_from_two_threads_on_one_view_keeps_the_session_copy_the_stores(spark, store, ns, statement, monkeypatch):
+@pytest.mark.parametrize("statement, second_statement", [
+    ("ALTER VIEW {v} AS SELECT {n} AS x", "ALTER VIEW {v} AS SELECT {n} AS x"),
+    # a CREATE VIEW would see the first's copy in the session and refuse to replace it: OR REPLACE does not
+    ("CREATE VIEW {v} AS SELECT {n} AS x", "CREATE OR REPLACE VIEW {v} AS SELECT {n} AS x")], ids=["alter", "create"])
+def test_sql_from_two_threads_on_one_view_keeps_the_session_copy_the_stores(spark, store, ns, statement,
+                                                                             second_statement):
     """Two threads of the driver change one view through sql() at once: the one that loses in the
     store (ConcurrencyError, ViewAlreadyExistsError) must not put back what the session held
-    before the winner's copy. Here the second starts just after the first has read what the
-    session held, and is given 3 s."""
+    before the winner's copy. Here the first has made its session copy and its write waits for the
+    lock that a third connection holds (the store's lock_wait signal); then the lock is let go and
+    the second starts, through a ViewStore of its own on the file, and is given 3 s: without the
+    driver's turn at view DDL it would win in the store, and the first put back what it found."""
     import threading
 
-    import viewstore.spark.ddl as ddl
+    from viewstore import ViewStore, signals
 
     if statement.startswith("ALTER"):
         _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
         register_views(spark, store, ns)
-    real, outcome = ddl._Before, {}
+    held, release, outcome = threading.Event(), threading.Event(), {}
+
+    def holder():  # another process's write, under way while the first's write begins
+        with ViewStore(store.path, actor="holder") as third, third.transaction():
+            held.set()
+            release.wait(60)
 
     def second():
         try:
-            outcome["second"] = sql(spark, store, statement.format(v=f"{ns}.v", n=3))
+            with ViewStore(store.path, actor="second") as own:
+                outcome["second"] = sql(spark, own, second_statement.format(v=f"{ns}.v", n=3))
         except Exception as error:  # noqa: BLE001 - either may lose
             outcome["second"] = error
 
-    def first_reads_then_second_runs(spark, identifier):
-        before = real(spark, identifier)
+    def first_waits_then_second_runs(sender, **kwargs):
         if "started" not in outcome:
+            release.set()
+            holding.join(60)
             outcome["started"] = thread = threading.Thread(target=second)
             thread.start()
             thread.join(timeout=3)
-        return before
 
-    monkeypatch.setattr(ddl, "_Before", first_reads_then_second_runs)
+    holding = threading.Thread(target=holder)
+    holding.start()
+    assert held.wait(60)
+    signals.lock_wait.connect(first_waits_then_second_runs, sender=store)
     try:
         outcome["first"] = sql(spark, store, statement.format(v=f"{ns}.v", n=2))
     except Exception as error:  # noqa: BLE001 - either may lose
         outcome["first"] = error
+    finally:
+        signals.lock_wait.disconnect(first_waits_then_second_runs, sender=store)
+        release.set()
+        holding.join(60)
     outcome["started"].join(timeout=60)
-    monkeypatch.undo()
     assert sum(isinstance(outcome[who], Exception) for who in ("first", "second")) <= 1, outcome
     stored = store.load_view(f"{ns}.v").sql_for("spark")
     assert stored in ("SELECT 2 AS x", "SELECT 3 AS x")
@@ -458,14 +497,15 @@ def test_sql_from_two_threads_on_one_view_keeps_the_session_copy_the_stores(spar
 
 
 @pytest.mark.parametrize("if_exists", [False, True])
-def test_a_drop_of_a_view_another_thread_dropped_meanwhile_is_spark_s(spark, store, ns, if_exists, monkeypatch):
+def test_a_drop_of_a_view_another_thread_dropped_meanwhile_is_spark_s(spark, store, ns, if_exists):
     """A DROP VIEW that found the stored view, then waited for the turn while another thread dropped
     it: without IF EXISTS Spark's TABLE_OR_VIEW_NOT_FOUND, as for any view that is not there (it
-    returned quietly); with IF EXISTS, nothing."""
+    returned quietly); with IF EXISTS, nothing. The second thread waits for the turn, which this
+    one holds, once its stack is in the turn's wait (it found the stored view before it)."""
+    import sys
     import threading
     import time
 
-    import viewstore.spark.ddl as ddl
     import viewstore.spark.session as session
 
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
@@ -477,13 +517,7 @@ def test_a_drop_of_a_view_another_thread_dropped_meanwhile_is_spark_s(spark, sto
     assert str(missing.value).startswith(not_found.format(ns, "never_was"))
     assert str(missing.value).endswith("To tolerate the error on drop use DROP VIEW IF EXISTS or DROP TABLE IF EXISTS. "
                                        "SQLSTATE: 42P01")
-    real, found, outcome = ddl._stored_target, threading.Event(), {}
-
-    def noting(*args):
-        ident = real(*args)
-        if threading.current_thread().name == "second":
-            found.set()
-        return ident
+    outcome = {}
 
     def second():
         try:
@@ -491,12 +525,21 @@ def test_a_drop_of_a_view_another_thread_dropped_meanwhile_is_spark_s(spark, sto
         except Exception as error:  # noqa: BLE001 - what it raises is the point
             outcome["second"] = error
 
-    monkeypatch.setattr(ddl, "_stored_target", noting)
+    def waits_for_the_turn(thread):
+        frame = sys._current_frames().get(thread.ident)
+        while frame is not None:
+            if frame.f_code is session._one_ddl_at_a_time.__wrapped__.__code__:
+                return True
+            frame = frame.f_back
+        return False
+
     thread = threading.Thread(target=second, name="second")
     with session._one_ddl_at_a_time():
         thread.start()
-        assert found.wait(60)
-        time.sleep(0.3)  # it has found the stored view and waits for the turn
+        deadline = time.monotonic() + 60
+        while not waits_for_the_turn(thread):
+            assert thread.is_alive() and time.monotonic() < deadline, outcome
+            time.sleep(0.01)
         sql(spark, store, f"DROP VIEW {ns}.v")  # this thread holds the turn (it is re-entrant)
     thread.join(60)
     assert not store.view_exists(f"{ns}.v")
