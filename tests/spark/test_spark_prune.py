@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from contextlib import contextmanager
 
 import pytest
 from click.testing import CliRunner
@@ -185,7 +186,11 @@ def test_a_view_that_fails_to_register_keeps_its_copy(spark, stores, databases):
 
 def _refusing(monkeypatch, kind, instead):
     """register_views runs on the real session, but a statement beginning with ``kind`` runs
-    ``instead``, which fails as Spark fails on a database it cannot find."""
+    ``instead``, which fails as Spark fails on a database it cannot find.
+
+    Kept for the DROP of a stale copy alone: Spark drops a view its session catalog holds unless
+    the database goes meanwhile (the copy goes with it, so it could not be shown kept), and the
+    embedded metastore refuses nothing (no storage checks; a catalog listener cannot veto)."""
     import viewstore.spark.register as register
 
     real = register._jsession
@@ -201,6 +206,42 @@ def _refusing(monkeypatch, kind, instead):
             return getattr(self._jsession, name)
 
     monkeypatch.setattr(register, "_jsession", lambda spark: Refusing(real(spark)))
+
+
+@contextmanager
+def _meanwhile(spark, event, db, name, then):
+    """Inside the block, as the session catalog is about to change ``db.name`` (``event``: Spark's
+    ExternalCatalogEvent class, e.g. ``DropTablePreEvent``), another client of the metastore does
+    ``then()`` (a SQL statement, when it is text), once: the catalog calls its listeners in the
+    thread making the change, before the change. Yields the events of ``db.name`` seen."""
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    seen, failed = [], []
+
+    class Listener:
+        def onEvent(self, happened):  # noqa: N802 - the Java interface's name
+            kind = str(happened.getClass().getSimpleName())
+            if "Table" not in kind or str(happened.database()) != db or str(happened.name()) != name:
+                return
+            seen.append(kind)
+            if kind == event and seen.count(kind) == 1:
+                try:
+                    spark.sql(then) if isinstance(then, str) else then()
+                except Exception as error:  # noqa: BLE001 - the catalog would only log it: asserted below
+                    failed.append(error)
+
+        class Java:
+            implements = ["org.apache.spark.sql.catalyst.catalog.ExternalCatalogEventListener"]
+
+    ensure_callback_server_started(spark.sparkContext._gateway)
+    external = spark._jsparkSession.sharedState().externalCatalog()
+    listener = Listener()
+    external.addListener(listener)
+    try:
+        yield seen
+    finally:
+        external.removeListener(listener)
+    assert failed == []
 
 
 def test_a_copy_spark_will_not_drop_is_reported_not_raised(spark, stores, databases, monkeypatch):
@@ -227,28 +268,23 @@ def test_a_copy_spark_will_not_drop_is_reported_not_raised(spark, stores, databa
     assert register_views(spark, mine, db, prune=True).pruned == [f"{db}.gone"]
 
 
-def test_a_copy_another_store_takes_over_after_the_listing_survives(spark, stores, databases, monkeypatch):
-    """Each copy is read again right before its DROP: another driver may have registered its own since."""
-    import viewstore.spark.register as register
-
+def test_a_copy_another_store_takes_over_after_the_listing_survives(spark, stores, databases):
+    """Each copy is read again right before its DROP: another driver may have registered its own
+    since. Here it does so while the first stale copy of the listing is being dropped."""
     db = databases()
     mine, other = stores("mine"), stores("other")
+    _view(mine, f"{db}.a")
     _view(mine, f"{db}.v")
     assert register_views(spark, mine, db).ok
+    mine.drop_view(f"{db}.a")
     mine.drop_view(f"{db}.v")
     _view(other, f"{db}.v", "SELECT 2 AS x")
-    real = register._session_views
-
-    def listing_then_other_driver(spark, database, names=None, **options):
-        found = real(spark, database, names, **options)
-        if names is None and database == db:
-            assert register_views(spark, other, db).registered == [f"{db}.v"]  # between listing and DROP
-        return found
-
-    monkeypatch.setattr(register, "_session_views", listing_then_other_driver)
-    report = register_views(spark, mine, db, prune=True)
-    monkeypatch.undo()
-    assert report.ok and report.pruned == []
+    takes_over = (f"CREATE OR REPLACE VIEW spark_catalog.{db}.v TBLPROPERTIES ('{STORE}' = '{other.store_id}') "
+                  "AS SELECT 2 AS x")  # as the other driver's register_views makes it, between listing and DROP
+    with _meanwhile(spark, "DropTablePreEvent", db, "a", takes_over) as seen:
+        report = register_views(spark, mine, db, prune=True)
+    assert seen == ["DropTablePreEvent", "DropTableEvent"]
+    assert report.ok and report.pruned == [f"{db}.a"]
     assert _objects(spark, db) == {"v": ("view", other.store_id)}
     assert spark.sql(f"SELECT x FROM {db}.v").first().x == 2
 
@@ -281,16 +317,19 @@ def test_a_current_copy_of_an_earlier_release_is_left_alone_and_claimed_by_pruni
     assert register_views(spark, mine, db, prune=True).pruned == []  # no longer this store's copy
 
 
-def test_a_copy_spark_will_not_give_the_store_id_is_made_again(spark, stores, databases, monkeypatch):
-    """It is not counted unchanged while it lacks the id: it is made again, with it."""
+def test_a_copy_spark_will_not_give_the_store_id_is_made_again(spark, stores, databases):
+    """It is not counted unchanged while it lacks the id: it is made again, with it. Here Spark
+    refuses the ALTER that gives the id, as another client drops the copy meanwhile."""
     db = databases()
     mine = stores("mine")
     _view(mine, f"{db}.v")
     assert register_views(spark, mine, db).ok
     spark.sql(f"ALTER VIEW {db}.v UNSET TBLPROPERTIES ('{STORE}')")  # as a release before store ids left it
-    _refusing(monkeypatch, "ALTER VIEW", f"ALTER VIEW spark_catalog.{db}_missing.v SET TBLPROPERTIES ('k' = 'v')")
-    report = register_views(spark, mine, db, prune=True)
-    monkeypatch.undo()
+    with _meanwhile(spark, "AlterTablePreEvent", db, "v", f"DROP VIEW spark_catalog.{db}.v") as seen:
+        report = register_views(spark, mine, db, prune=True)
+    # the ALTER never happened (no AlterTableEvent); the copy was made again
+    assert seen == ["AlterTablePreEvent", "DropTablePreEvent", "DropTableEvent", "CreateTablePreEvent",
+                    "CreateTableEvent"]
     assert report.ok and report.registered == [f"{db}.v"] and report.unchanged == [], report.failed
     assert _objects(spark, db) == {"v": ("view", mine.store_id)}
 
