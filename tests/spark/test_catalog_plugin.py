@@ -664,24 +664,70 @@ def test_spark_statements_record_what_the_python_api_records(spark, vs, tmp_path
 
 
 def test_concurrent_statements_from_two_threads(spark, vs):
+    """Two threads alter one view at once: a lost race is refused, never silently overwritten. The
+    first round always races: each thread goes through a catalog of its own (a store each on the
+    file), both load the view while a third connection holds the write lock, which is let go once
+    both writes wait for it (the stores' lock_wait signals): one goes through, the other is refused.
+    The rounds after it race as the threads happen to meet."""
     from pyspark.errors import AnalysisException
+
+    from viewstore import signals
 
     run(spark, README_CREATE)
     applied: list[str] = []
     refused: list[str] = []
     failures: list[BaseException] = []
 
+    def alter(catalog, key):
+        try:
+            run(spark, f"ALTER VIEW {catalog}.sales.big_orders SET TBLPROPERTIES ('{key}'='v')")
+            applied.append(key)
+        except AnalysisException as e:  # a lost race is refused, never silently overwritten
+            if e.getCondition() != "USER_RAISED_EXCEPTION" or "another writer changed it" not in str(e):
+                failures.append(e)
+            refused.append(key)
+
+    held, release, waiting = threading.Event(), threading.Event(), set()
+
+    def holder():
+        with ViewStore(vs.path, actor="holder") as third, third.transaction():
+            held.set()
+            release.wait(60)
+
+    def waits(sender, **kwargs):
+        waiting.add(id(sender))
+        if len(waiting) == 2:
+            release.set()
+
+    other = ViewStore(vs.path, actor="bob")
+    attach(spark, other, name="vs_b")
+    holding = threading.Thread(target=holder)
+    holding.start()
+    assert held.wait(60)
+    for store in (vs, other):
+        signals.lock_wait.connect(waits, sender=store)
+    try:
+        racing = [threading.Thread(target=alter, args=(catalog, f"w_race{k}"))
+                  for k, catalog in enumerate(("vs", "vs_b"))]
+        for t in racing:
+            t.start()
+        for t in racing:
+            t.join(120)
+    finally:
+        for store in (vs, other):
+            signals.lock_wait.disconnect(waits, sender=store)
+        release.set()
+        holding.join(60)
+        detach(spark, "vs_b")
+        other.close()
+    assert not failures, failures
+    assert len(waiting) == 2 and len(applied) == 1 and len(refused) == 1, (applied, refused)
+
     def worker(k):
         try:
             run(spark, f"CREATE VIEW vs.t{k}.own AS SELECT id FROM vs.sales.big_orders")
             for i in range(8):
-                key = f"w{k}_{i}"
-                try:
-                    run(spark, f"ALTER VIEW vs.sales.big_orders SET TBLPROPERTIES ('{key}'='v')")
-                    applied.append(key)
-                except AnalysisException as e:  # a lost race is refused, never silently overwritten
-                    assert e.getCondition() == "USER_RAISED_EXCEPTION" and "another writer changed it" in str(e)
-                    refused.append(key)
+                alter("vs", f"w{k}_{i}")
                 assert len(run(spark, f"SELECT * FROM vs.t{k}.own")) == 2
         except BaseException as e:  # pragma: no cover - reported below
             failures.append(e)
@@ -692,7 +738,7 @@ def test_concurrent_statements_from_two_threads(spark, vs):
     for t in threads:
         t.join(120)
     assert not failures, failures
-    assert len(applied) + len(refused) == 16
+    assert len(applied) + len(refused) == 18
     props = vs.load_view("sales.big_orders").properties
     assert sorted(k for k in props if k.startswith("w")) == sorted(applied)
     assert vs.list_views() == [("sales", "big_orders"), ("t0", "own"), ("t1", "own")]
