@@ -1699,6 +1699,34 @@ def test_every_table_command_ends_quietly_when_its_reader_goes(tmp_path):
         reader.stderr.close()
 
 
+def test_a_table_command_stops_at_the_write_its_reader_refused(tmp_path, monkeypatch):
+    """The console's closed pipe ends the command there (it does not go on formatting and writing
+    to nobody): in this process, stdout a real pipe whose reader has gone; the first write fails,
+    and no other reaches the pipe."""
+    db = tmp_path / "many.db"
+    with ViewStore(db) as store:
+        store.create_view("s.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="s")
+        for i in range(1500):
+            store.alter_view("s.v", ViewChange.update_comment(f"c{i}"))
+    reader, writer = os.pipe()
+    os.close(reader)
+
+    class Counted(io.FileIO):
+        writes = 0
+
+        def write(self, data):
+            Counted.writes += 1
+            return super().write(data)
+
+    stdout = io.TextIOWrapper(io.BufferedWriter(Counted(writer, "w"), buffer_size=1 << 20), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdout", stdout)
+    code = main(["--db", str(db), "audit"], standalone_mode=False)
+    monkeypatch.undo()
+    tried = Counted.writes
+    stdout.close()  # its descriptor is devnull's now: what the buffer kept goes nowhere
+    assert code == 0 and tried == 1
+
+
 def test_alter_refuses_property_options_that_contradict_one_another(run):
     create(run)
     before = json.loads(run("history", "s.v", "--json"))

@@ -20,12 +20,10 @@ def test_a_table_is_printed_in_batches_so_a_closed_pipe_stops_the_work(monkeypat
                 raise BrokenPipeError
             return super().write(text)
 
-    class Raising(Console):  # as the CLI's console: the broken pipe reaches the caller
-        def on_broken_pipe(self):
-            raise BrokenPipeError
+    from viewstore.cli import _Console  # the CLI's console: the broken pipe reaches the caller
 
     file = Closing()
-    console = Raising(file=file, width=200, markup=False, emoji=False, highlight=False)
+    console = _Console(file=file, width=200, markup=False, emoji=False, highlight=False)
     rows = [(str(i), "x" * (i % 7), "y") for i in range(5 * TextTable.BATCH)]
     with pytest.raises(BrokenPipeError):
         TextTable("n", "text", "more").print(console, rows)
