@@ -284,16 +284,15 @@ def test_a_version_without_representations_in_view_versions_is_damage(tmp_path, 
 
 
 @pytest.mark.parametrize("column, value, call, where", [
-    ("name", b"v", lambda store: store.list_views(), "a name or namespace in views (b'v' is not text)"),
-    ("name", b"v", lambda store: store.list_views("a"), "a name in views of namespace a (a name that is not text)"),
-    ("namespace", b"a", lambda store: store.list_views(),
-     "a name or namespace in views (a bytes-like object is required, not 'str')"),
-    ("namespace", b"a", lambda store: store.list_namespaces(),
-     "a namespace in views (a bytes-like object is required, not 'str')"),
+    ("name", b"v", lambda store: store.list_views(), "a name or namespace in views (b'v' (bytes) is not text)"),
+    ("name", b"v", lambda store: store.list_views("a"), "a name in views of namespace a (b'v' (bytes) is not text)"),
+    ("namespace", b"a", lambda store: store.list_views(), "a name or namespace in views (b'a' (bytes) is not text)"),
+    ("namespace", b"a", lambda store: store.list_namespaces(), "a namespace in views (b'a' (bytes) is not text)"),
 ], ids=["name, all views", "name, one namespace", "namespace, all views", "namespace, namespaces"])
 def test_a_name_or_namespace_that_is_not_text_in_views_is_damage(tmp_path, column, value, call, where):
     """The library writes names and namespaces as text: one written as bytes behind its back fails a
-    call that lists it as damage, and rebuild() repairs it."""
+    call that lists it as damage, which names what the row held as other damage does (errors._held:
+    its repr and its type, so b'a' is not taken for the namespace a), and rebuild() repairs it."""
     from viewstore import ViewStore
 
     path = _two_versions_then(tmp_path, f"UPDATE views SET {column} = ?", value)

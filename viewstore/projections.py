@@ -818,7 +818,7 @@ def state_to_view(state: ViewState) -> View:
 
 def _text(value: Any) -> str:
     if type(value) is not str:
-        raise TypeError(f"{value!r} is not text")
+        raise TypeError(f"{_held(value)} is not text")
     return value
 
 
@@ -1060,7 +1060,7 @@ class Projections:
         if namespace is None:
             rows = self.conn.execute("SELECT namespace, name FROM views WHERE live = 1 ORDER BY namespace, name")
             try:
-                return [(*ns.split("."), _text(name)) for ns, name in rows]
+                return [(*_text(ns).split("."), _text(name)) for ns, name in rows]
             except (AttributeError, TypeError) as e:
                 raise _damaged("a name or namespace in views", e) from e
         # one namespace: split it once, not once per view (10,000 views: half the time of the call)
@@ -1068,14 +1068,18 @@ class Projections:
         names = self.conn.execute("SELECT name FROM views WHERE live = 1 AND namespace = ? ORDER BY name",
                                   (namespace,)).fetchall()
         if any(type(row[0]) is not str for row in names):
-            raise _damaged(f"a name in views of namespace {namespace}", TypeError("a name that is not text"))
+            try:
+                for (name,) in names:
+                    _text(name)  # raises at the first one that is not text
+            except TypeError as e:
+                raise _damaged(f"a name in views of namespace {namespace}", e) from e
         return [levels + row for row in names]
 
     def namespaces(self) -> list[tuple[str, ...]]:
         """The namespaces of live views, sorted: one index seek per namespace (a loose index scan of
         ``views_by_namespace``), so the time grows with the namespaces, not with the views."""
         try:
-            return [tuple(r[0].split(".")) for r in self.conn.execute(_LIVE_NAMESPACES)]
+            return [tuple(_text(r[0]).split(".")) for r in self.conn.execute(_LIVE_NAMESPACES)]
         except (AttributeError, TypeError) as e:
             raise _damaged("a namespace in views", e) from e
 
