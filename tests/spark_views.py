@@ -1,7 +1,7 @@
 """Helpers of the tests of viewstore.spark's calls (tests/spark/test_spark_session.py, register,
 ddl, audit, drift): the orders table, fresh database names, views stored with Spark SQL, a
-session view's metastore record read and changed behind Spark's back, and the DDL turn held by
-another thread."""
+session view's metastore record read and changed behind Spark's back, the DDL turn held by
+another thread, and a store's write kept waiting for another connection's lock."""
 
 from __future__ import annotations
 
@@ -74,3 +74,37 @@ def _ddl_turn_held_elsewhere() -> Iterator[None]:
     finally:
         release.set()
         thread.join(30)
+
+
+@contextmanager
+def _while_its_write_waits(store, then) -> Iterator[list[bool]]:
+    """Inside the block, the first write of ``store`` waits for the write lock another connection
+    holds (a ViewStore of its own on the file, in a thread of its own); once the write has waited
+    (the store's lock_wait signal, about a second), the lock is let go and ``then()`` runs in the
+    waiting thread, before the write goes on. Yields a list that holds True once ``then`` ran."""
+    from viewstore import ViewStore, signals
+
+    held, release, ran = threading.Event(), threading.Event(), []
+
+    def hold():
+        with ViewStore(store.path, actor="holder") as other, other.transaction():
+            held.set()
+            release.wait(60)
+
+    def waited(sender, **kwargs):
+        if not ran:
+            ran.append(True)
+            release.set()
+            holding.join(60)
+            then()
+
+    holding = threading.Thread(target=hold)
+    holding.start()
+    assert held.wait(60)
+    signals.lock_wait.connect(waited, sender=store)
+    try:
+        yield ran
+    finally:
+        signals.lock_wait.disconnect(waited, sender=store)
+        release.set()
+        holding.join(60)

@@ -14,7 +14,7 @@ from pyspark.errors import AnalysisException
 from viewstore import Column, ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals
 from viewstore.spark import attach, check_views, create_view, detach, register_views, sql
 
-from spark_views import _alter_record, _name, _stored, _view_properties
+from spark_views import _alter_record, _name, _stored, _view_properties, _while_its_write_waits
 
 pytestmark = pytest.mark.spark
 
@@ -450,17 +450,12 @@ def test_sql_from_two_threads_on_one_view_keeps_the_session_copy_the_stores(spar
     driver's turn at view DDL it would win in the store, and the first put back what it found."""
     import threading
 
-    from viewstore import ViewStore, signals
+    from viewstore import ViewStore
 
     if statement.startswith("ALTER"):
         _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
         register_views(spark, store, ns)
-    held, release, outcome = threading.Event(), threading.Event(), {}
-
-    def holder():  # another process's write, under way while the first's write begins
-        with ViewStore(store.path, actor="holder") as third, third.transaction():
-            held.set()
-            release.wait(60)
+    outcome = {}
 
     def second():
         try:
@@ -469,27 +464,18 @@ def test_sql_from_two_threads_on_one_view_keeps_the_session_copy_the_stores(spar
         except Exception as error:  # noqa: BLE001 - either may lose
             outcome["second"] = error
 
-    def first_waits_then_second_runs(sender, **kwargs):
-        if "started" not in outcome:
-            release.set()
-            holding.join(60)
-            outcome["started"] = thread = threading.Thread(target=second)
-            thread.start()
-            thread.join(timeout=3)
+    def second_runs():
+        outcome["started"] = thread = threading.Thread(target=second)
+        thread.start()
+        thread.join(timeout=3)
 
-    holding = threading.Thread(target=holder)
-    holding.start()
-    assert held.wait(60)
-    signals.lock_wait.connect(first_waits_then_second_runs, sender=store)
-    try:
-        outcome["first"] = sql(spark, store, statement.format(v=f"{ns}.v", n=2))
-    except Exception as error:  # noqa: BLE001 - either may lose
-        outcome["first"] = error
-    finally:
-        signals.lock_wait.disconnect(first_waits_then_second_runs, sender=store)
-        release.set()
-        holding.join(60)
+    with _while_its_write_waits(store, second_runs) as ran:
+        try:
+            outcome["first"] = sql(spark, store, statement.format(v=f"{ns}.v", n=2))
+        except Exception as error:  # noqa: BLE001 - either may lose
+            outcome["first"] = error
     outcome["started"].join(timeout=60)
+    assert ran == [True]
     assert sum(isinstance(outcome[who], Exception) for who in ("first", "second")) <= 1, outcome
     stored = store.load_view(f"{ns}.v").sql_for("spark")
     assert stored in ("SELECT 2 AS x", "SELECT 3 AS x")

@@ -11,7 +11,7 @@ from viewstore import Column, EngineError, NoSuchViewError, ValidationError, Vie
 from viewstore.spark import attach, detach, import_metastore_views, register_views, sql
 from viewstore.spark.register import table_references
 
-from spark_views import _alter_record, _ddl_turn_held_elsewhere, _name, _stored
+from spark_views import _alter_record, _ddl_turn_held_elsewhere, _name, _stored, _while_its_write_waits
 
 pytestmark = pytest.mark.spark
 
@@ -633,36 +633,34 @@ def test_register_views_from_two_threads_at_once_both_succeed(spark, store, ns):
     assert [spark.sql(f"SELECT x FROM {ns}.v{i}").first().x for i in range(12)] == list(range(12))
 
 
-def test_register_views_waits_for_view_ddl_through_sql(spark, store, ns, monkeypatch):
+def test_register_views_waits_for_view_ddl_through_sql(spark, store, ns):
     """register_views in one thread while sql() in another has made the session copy of a CREATE
     OR REPLACE VIEW but not yet written the store: register_views waits for its turn, so the copy it
     makes is the store's new definition; it made the store's old one, which the session then kept
-    while the store held the new."""
+    while the store held the new. Here sql()'s write waits for another connection's lock, and then
+    register_views starts, through a ViewStore of its own on the file, and is given 3 s."""
     import threading
-
-    import viewstore.spark.ddl as ddl
 
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
     register_views(spark, store, ns)
-    real, outcome = ddl._Definition.write, {}
+    outcome = {}
 
     def registering():
         try:
-            outcome["register"] = register_views(spark, store, ns, refresh=True)
+            with ViewStore(store.path, actor="registrar") as own:
+                outcome["register"] = register_views(spark, own, ns, refresh=True)
         except Exception as error:  # noqa: BLE001 - reported below
             outcome["register"] = error
 
-    def register_then_write(self, *args, **kwargs):
-        if "thread" not in outcome:
-            outcome["thread"] = thread = threading.Thread(target=registering)
-            thread.start()
-            thread.join(timeout=3)
-        return real(self, *args, **kwargs)
+    def register_meanwhile():
+        outcome["thread"] = thread = threading.Thread(target=registering)
+        thread.start()
+        thread.join(timeout=3)
 
-    monkeypatch.setattr(ddl._Definition, "write", register_then_write)
-    sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.v AS SELECT 2 AS x")
+    with _while_its_write_waits(store, register_meanwhile) as ran:
+        sql(spark, store, f"CREATE OR REPLACE VIEW {ns}.v AS SELECT 2 AS x")
     outcome["thread"].join(timeout=60)
-    monkeypatch.undo()
+    assert ran == [True]
     assert outcome["register"].ok and outcome["register"].registered == [f"{ns}.v"], outcome
     assert store.load_view(f"{ns}.v").sql_for("spark") == "SELECT 2 AS x"
     assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 2
