@@ -1,7 +1,8 @@
 """Helpers of the tests of viewstore.spark's calls (tests/spark/test_spark_session.py, register,
 ddl, audit, drift): the orders table, fresh database names, views stored with Spark SQL, a
 session view's metastore record read and changed behind Spark's back, the DDL turn held by
-another thread, and a store's write kept waiting for another connection's lock."""
+another thread, a store's write kept waiting for another connection's lock, and another client of
+the metastore acting as the session's catalog is about to change."""
 
 from __future__ import annotations
 
@@ -108,3 +109,42 @@ def _while_its_write_waits(store, then) -> Iterator[list[bool]]:
         signals.lock_wait.disconnect(waited, sender=store)
         release.set()
         holding.join(60)
+
+
+@contextmanager
+def _meanwhile(spark, event, db, name, then) -> Iterator[list[str]]:
+    """Inside the block, as the session catalog is about to change the table ``db.name`` (or, with
+    ``name`` None, the database ``db``), another client of the metastore does ``then()`` (a SQL
+    statement, when it is text), once, at the first ``event`` (Spark's ExternalCatalogEvent class:
+    ``DropTablePreEvent``, ``CreateDatabasePreEvent``...): the catalog calls its listeners in the
+    thread making the change, before the change. Yields the kinds of the events on it seen."""
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    seen: list[str] = []
+    failed: list[Exception] = []
+
+    class Listener:
+        def onEvent(self, happened):  # noqa: N802 - the Java interface's name
+            kind = str(happened.getClass().getSimpleName())
+            if str(happened.database()) != db or (
+                    "Database" not in kind if name is None else "Table" not in kind or str(happened.name()) != name):
+                return
+            seen.append(kind)
+            if kind == event and seen.count(kind) == 1:
+                try:
+                    spark.sql(then) if isinstance(then, str) else then()
+                except Exception as error:  # noqa: BLE001 - the catalog would only log it: asserted below
+                    failed.append(error)
+
+        class Java:
+            implements = ["org.apache.spark.sql.catalyst.catalog.ExternalCatalogEventListener"]
+
+    ensure_callback_server_started(spark.sparkContext._gateway)
+    external = spark._jsparkSession.sharedState().externalCatalog()
+    listener = Listener()
+    external.addListener(listener)
+    try:
+        yield seen
+    finally:
+        external.removeListener(listener)
+    assert failed == []

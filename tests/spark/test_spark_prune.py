@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from contextlib import contextmanager
 
 import pytest
 from click.testing import CliRunner
@@ -19,7 +18,7 @@ from viewstore import Column, SQLRepresentation, ValidationError, ViewChange, Vi
 from viewstore.spark import register_views
 from viewstore.spark.session import STORE
 
-from spark_views import _alter_record
+from spark_views import _alter_record, _meanwhile
 
 pytestmark = pytest.mark.spark
 
@@ -206,42 +205,6 @@ def _refusing(monkeypatch, kind, instead):
             return getattr(self._jsession, name)
 
     monkeypatch.setattr(register, "_jsession", lambda spark: Refusing(real(spark)))
-
-
-@contextmanager
-def _meanwhile(spark, event, db, name, then):
-    """Inside the block, as the session catalog is about to change ``db.name`` (``event``: Spark's
-    ExternalCatalogEvent class, e.g. ``DropTablePreEvent``), another client of the metastore does
-    ``then()`` (a SQL statement, when it is text), once: the catalog calls its listeners in the
-    thread making the change, before the change. Yields the events of ``db.name`` seen."""
-    from pyspark.java_gateway import ensure_callback_server_started
-
-    seen, failed = [], []
-
-    class Listener:
-        def onEvent(self, happened):  # noqa: N802 - the Java interface's name
-            kind = str(happened.getClass().getSimpleName())
-            if "Table" not in kind or str(happened.database()) != db or str(happened.name()) != name:
-                return
-            seen.append(kind)
-            if kind == event and seen.count(kind) == 1:
-                try:
-                    spark.sql(then) if isinstance(then, str) else then()
-                except Exception as error:  # noqa: BLE001 - the catalog would only log it: asserted below
-                    failed.append(error)
-
-        class Java:
-            implements = ["org.apache.spark.sql.catalyst.catalog.ExternalCatalogEventListener"]
-
-    ensure_callback_server_started(spark.sparkContext._gateway)
-    external = spark._jsparkSession.sharedState().externalCatalog()
-    listener = Listener()
-    external.addListener(listener)
-    try:
-        yield seen
-    finally:
-        external.removeListener(listener)
-    assert failed == []
 
 
 def test_a_copy_spark_will_not_drop_is_reported_not_raised(spark, stores, databases, monkeypatch):

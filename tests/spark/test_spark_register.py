@@ -11,7 +11,7 @@ from viewstore import Column, EngineError, NoSuchViewError, ValidationError, Vie
 from viewstore.spark import attach, detach, import_metastore_views, register_views, sql
 from viewstore.spark.register import table_references
 
-from spark_views import _alter_record, _ddl_turn_held_elsewhere, _name, _stored, _while_its_write_waits
+from spark_views import _alter_record, _ddl_turn_held_elsewhere, _meanwhile, _name, _stored, _while_its_write_waits
 
 pytestmark = pytest.mark.spark
 
@@ -325,30 +325,30 @@ def test_register_views_stops_where_its_progress_raises_with_that_very_error(spa
 
 
 @pytest.mark.parametrize("prune", [False, True])
-def test_register_views_passes_over_a_database_dropped_after_the_listing(spark, store, ns, prune, monkeypatch):
+def test_register_views_passes_over_a_database_dropped_after_the_listing(spark, store, ns, prune):
     """Another driver drops a database between the listing of the session's databases and the reading of
-    the copies in it: its views fail to register (their database is gone), the others are unaffected."""
-    import viewstore.spark.register as register
-
-    other = _name()
+    the copies in it: its views fail to register (their database is gone), the others are unaffected.
+    It drops it as register_views changes the catalog in between: pruning drops a stale copy in a
+    database it reads first, or, without pruning, a database registering needs is created."""
+    other, fresh = f"{ns}z", _name()  # other: read after ns
     _stored(store, f"{ns}.a", "SELECT 1 AS x", ns, columns=[Column("x", "int", nullable=False)])
+    _stored(store, f"{ns}.stale", "SELECT 1 AS x", ns, columns=[Column("x", "int", nullable=False)])
     _stored(store, f"{other}.b", "SELECT 2 AS x", other, columns=[Column("x", "int", nullable=False)])
     try:
         assert register_views(spark, store).ok
-        real = register._database_names
-
-        def listed_then_dropped(spark):
-            names = real(spark)
-            spark.sql(f"DROP DATABASE {other} CASCADE")
-            return names
-
-        monkeypatch.setattr(register, "_database_names", listed_then_dropped)
-        report = register_views(spark, store, prune=prune)
-        assert report.registered == report.unchanged == [f"{ns}.a"] and report.pruned == []
+        store.drop_view(f"{ns}.stale")
+        _stored(store, f"{fresh}.c", "SELECT 3 AS x", fresh, columns=[Column("x", "int", nullable=False)])
+        event, db, name = ("DropTablePreEvent", ns, "stale") if prune else ("CreateDatabasePreEvent", fresh, None)
+        with _meanwhile(spark, event, db, name, f"DROP DATABASE {other} CASCADE") as seen:
+            report = register_views(spark, store, prune=prune)
+        assert seen[0] == event
+        assert report.unchanged == [f"{ns}.a"] and sorted(report.registered) == sorted([f"{fresh}.c", f"{ns}.a"])
+        assert report.pruned == ([f"{ns}.stale"] if prune else []) and report.databases_created == [fresh]
         assert [(f.identifier, f.condition, f.action) for f in report.failed] == [
             (f"{other}.b", "SCHEMA_NOT_FOUND", "register")]
     finally:
-        spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+        for db in (other, fresh):
+            spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
 
 
 @pytest.mark.parametrize("prune", [False, True])
