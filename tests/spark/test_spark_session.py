@@ -68,27 +68,37 @@ def test_a_view_whose_text_spark_cannot_parse_fails_alone_and_is_no_engine_failu
 
 
 @pytest.mark.parametrize("call", ["register", "check"])
-def test_a_view_dropped_by_another_process_after_the_listing_is_passed_over(spark, store, ns, call, monkeypatch):
+def test_a_view_dropped_by_another_process_after_the_listing_is_passed_over(spark, store, ns, call):
+    """Another process drops a view just after the call listed the store's views (the moment the
+    listing returns, which a profile hook watches: the call reads the store and nothing else in
+    between, so no signal or catalog event comes there)."""
+    import sys
+
     from viewstore import ViewStore
 
     _stored(store, f"{ns}.a", "SELECT 1 AS x", ns, columns=[Column("x", "int", nullable=False)])
     _stored(store, f"{ns}.b", "SELECT 2 AS x", ns, columns=[Column("x", "int", nullable=False)])
-    real = store.list_views
+    dropped = []
 
-    def listed_then_dropped(*args):
-        names = real(*args)
-        with ViewStore(store.path, actor="bob") as other:
-            other.drop_view(f"{ns}.a")
-        return names
+    def listed_then_dropped(frame, event, arg):
+        if event == "return" and frame.f_code is ViewStore.list_views.__code__ and not dropped:
+            with ViewStore(store.path, actor="bob") as other:
+                dropped.append(other.drop_view(f"{ns}.a"))
 
-    monkeypatch.setattr(store, "list_views", listed_then_dropped)
+    sys.setprofile(listed_then_dropped)
+    try:
+        if call == "register":
+            seen = []
+            report = register_views(spark, store, ns, progress=lambda done, total: seen.append((done, total)))
+        else:
+            report = check_views(spark, store, ns)
+    finally:
+        sys.setprofile(None)
+    assert dropped == [True]
     if call == "register":
-        seen = []
-        report = register_views(spark, store, ns, progress=lambda done, total: seen.append((done, total)))
         assert report.registered == [f"{ns}.b"] and report.ok
         assert seen == [(1, 2), (2, 2)]  # the view passed over counts as settled
     else:
-        report = check_views(spark, store, ns)
         assert [v.identifier for v in report.views] == [f"{ns}.b"]
 
 
