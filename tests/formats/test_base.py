@@ -69,6 +69,23 @@ def test_engine_types_need_one_string_per_column():
     assert good.model_copy(update={"dialect": "spark"}).engine_types == ()  # another engine's spellings
 
 
+def test_engine_types_are_found_whatever_the_case_of_the_dialect():
+    """A view whose SQL is in dialect ``Trino`` keeps its Trino type spellings under ``hms.trino.``."""
+    definition = ViewDefinition(dialect="Trino", sql="SELECT 1", columns=(Column("a", "string"),),
+                                properties={"hms.trino.column-types": '["varchar(3)"]'})
+    assert definition.engine_types == ("varchar(3)",)
+
+
+def test_a_record_may_be_any_mapping():
+    """A record given as a read-only mapping is read as the dict it holds, not refused as no record."""
+    from types import MappingProxyType
+
+    record = formats.encode(ViewDefinition(dialect="hive", sql="SELECT 1 a", columns=(Column("a", "int"),),
+                                           database="sales", name="v"), "hive")
+    assert formats.detect(MappingProxyType(record)) == "hive"
+    assert formats.decode(MappingProxyType(record)) == formats.decode(record)
+
+
 def test_the_second_text_is_tied_to_the_very_sql_even_with_lone_surrogates():
     """Two SQL texts that differ in a lone surrogate only (a JSON record may hold one) have different digests."""
     kept = second_text_properties("hms.hive.original-text", "SELECT a FROM t", "SELECT '\ud800'")

@@ -36,6 +36,8 @@ def record(**parameters: str) -> dict:
     ("ROW<`a` INT NOT NULL 'the a', `b c` STRING>", "struct<a: int not null comment 'the a', `b c`: string>", True),
     ("ROW(a INT, b ARRAY<ROW<c DOUBLE>>) NOT NULL", "struct<a: int, b: list<struct<c: double>>>", False),
     ("ROW<`it``s` INT 'it''s'>", "struct<`it``s`: int comment 'it\\'s'>", True),
+    # a description that reads as a keyword is no NULL or ARRAY suffix
+    ("ROW<`a` INT 'null', `b` INT 'array'>", "struct<a: int comment 'null', b: int comment 'array'>", True),
     ("NULL", "unknown", True), ("varchar(3)", "string", True),
 ])
 def test_data_types(data_type, iceberg, nullable):
