@@ -78,6 +78,8 @@ def changed(path: list, value) -> dict:
     (changed(["format-version"], 2), "metadata.format-version"),
     (changed(["current-version-id"], 7), "metadata.current-version-id: no version has id 7"),
     (changed(["versions"], KeyError), "metadata.versions: must be a list"),
+    (changed(["versions"], 5), r"^metadata\.versions: must be a list$"),  # not a TypeError from iterating it
+    (changed(["versions"], {"version-id": 2}), r"^metadata\.versions: must be a list$"),  # not "no version has id 2"
     (changed(["schemas", 0, "schema-id"], 9), "metadata.schemas: no schema has id 1"),
     (changed(["schemas"], KeyError), r"^metadata\.schemas: must be a list$"),
     (changed(["schemas"], {"schema-id": 1}), r"^metadata\.schemas: must be a list$"),
@@ -134,6 +136,14 @@ def test_decode_an_hms_record():
     assert definition.sql == "SELECT 1"  # the metadata, not the HMS text
 
 
+@pytest.mark.parametrize("field", ["dbName", "tableName", "owner"])
+def test_a_record_whose_names_are_not_text_is_refused(field):
+    """The database and name an Iceberg view's record gives are checked as every other codec checks
+    them: a number there would become the definition's database or name unchecked."""
+    with pytest.raises(ValidationError, match=rf"^{field}: must be a string, not int$"):
+        formats.decode({**RECORD, field: 5}, metadata=METADATA)
+
+
 def test_a_definer_views_run_as_owner_wins_over_the_records_owner():
     """Trino runs a definer Iceberg view as the user its trino.run-as-owner names, whoever owns the
     metastore record."""
@@ -169,6 +179,17 @@ def test_encode_without_a_hive_representation_copies_the_first():
     assert out["parameters"] == {"table_type": "ICEBERG-VIEW", "metadata_location": "file:/m.json"}
     with_hive = definition.model_copy(update={"other_representations": (SQLRepresentation("HIVE", "SELECT 4"),)})
     assert formats.encode(with_hive, "iceberg", metadata_location="file:/m.json")["viewOriginalText"] == "SELECT 4"
+
+
+def test_encode_writes_no_stale_parameter_of_iceberg_s_own():
+    """``uuid`` and ``previous_metadata_location`` are the Hive catalog's to write: a property of that
+    name (a Hive view's TBLPROPERTIES, say) would point the record at another view or an old file."""
+    definition = ViewDefinition(dialect="spark", sql="SELECT 1 a", columns=(Column("a", "int"),), properties={
+        "uuid": "00000000-0000-0000-0000-000000000000", "previous_metadata_location": "file:/old.json",
+        "table_type": "VIEW", "metadata_location": "file:/old.json", "k": "v"})
+    out = formats.encode(definition, "iceberg", metadata_location="file:/m.json")
+    assert out["parameters"] == {"table_type": "ICEBERG-VIEW", "metadata_location": "file:/m.json", "k": "v"}
+    assert formats.encode(definition.model_copy(update={"dialect": "hive"}), "hive")["parameters"] == {"k": "v"}
 
 
 def test_encode_needs_a_metadata_location():
