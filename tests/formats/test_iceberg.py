@@ -105,6 +105,17 @@ def test_malformed_metadata(metadata, reason):
         iceberg.definition_from_metadata(metadata)
 
 
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"a": ' * 100_000 + "1" + "}" * 100_000])
+def test_metadata_nested_deeper_than_json_reads_is_an_iceberg_metadata_error(text):
+    """JSON nested thousands of levels deep raised the parser's RecursionError through decode()."""
+    with pytest.raises(IcebergMetadataError, match=r"^metadata: not a JSON document: maximum recursion depth "
+                                                   r"exceeded while decoding a JSON (array|object) from a unicode "
+                                                   r"string$"):
+        iceberg.definition_from_metadata(text)
+    with pytest.raises(IcebergMetadataError, match=r"^metadata: not a JSON document: "):
+        formats.decode(RECORD, metadata=text.encode())
+
+
 def test_trino_security_rules():
     version = METADATA["versions"][1] | {"summary": {"engine-name": "trino", "engine-version": "476"}}
     definer = iceberg.definition_from_version(version, {"trino.run-as-owner": "alice"})

@@ -60,13 +60,13 @@ def load_metadata(metadata: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     """The metadata as a dict, parsing JSON text when given text.
 
     Raises:
-        IcebergMetadataError: the text is not a JSON object.
+        IcebergMetadataError: the text is not a JSON object (or nests deeper than the parser goes).
     """
     if isinstance(metadata, Mapping):
         return dict(metadata)
     try:
         document = json.loads(metadata)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, RecursionError) as e:  # RecursionError: nested deeper than the parser goes
         raise IcebergMetadataError(f"metadata: not a JSON document: {e}") from e
     if not isinstance(document, dict):
         raise IcebergMetadataError(f"metadata: must be a JSON object, not {type(document).__name__}")
