@@ -54,8 +54,9 @@ def test_detect(parameters, engine):
     ({"tableType": "MANAGED_TABLE", "parameters": {}}, "'MANAGED_TABLE' is not a view"),
     ({"tableType": "virtual_view", "parameters": {}}, "'virtual_view' is not a view"),  # Hive's types are upper case
     ({"parameters": {}}, "tableType: is missing"),
-    ({"tableType": "VIRTUAL_VIEW", "parameters": {"a": 1}}, r"parameters\.a"),
-    ({"tableType": "VIRTUAL_VIEW", "parameters": {1: "a"}}, r"parameters\.1: keys and values must be strings"),
+    ({"tableType": "VIRTUAL_VIEW", "parameters": {"a": 1}}, r"^parameters\.a: values must be strings, not 1$"),
+    # the key is what is wrong: the message says so, where it read "..., not 'a'" of a string value
+    ({"tableType": "VIRTUAL_VIEW", "parameters": {1: "a"}}, r"^parameters: keys must be strings, not 1$"),
     ({"tableType": "VIRTUAL_VIEW", "parameters": ["a"]}, "parameters: must be a map"),
     ("not a record", "table: an HMS table record must be a dict"),
     (SimpleNamespace(tableType="VIRTUAL_VIEW"), "table: an HMS table record must be a dict, not SimpleNamespace"),

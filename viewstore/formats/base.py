@@ -336,8 +336,10 @@ def string_map(value: Any, field: str) -> dict[str, str]:
     if not isinstance(value, Mapping):
         raise invalid(field, f"must be a map of strings, not {type(value).__name__}")
     for key, item in value.items():
-        if not isinstance(key, str) or not isinstance(item, str):
-            raise invalid(f"{field}.{key}", f"keys and values must be strings, not {item!r}")
+        if not isinstance(key, str):
+            raise invalid(field, f"keys must be strings, not {key!r}")
+        if not isinstance(item, str):
+            raise invalid(f"{field}.{key}", f"values must be strings, not {item!r}")
     return dict(value)
 
 
