@@ -56,6 +56,19 @@ def test_create_and_load(store):
     assert make(store, "sales.other", comment="given", properties={"comment": "a property"}).comment == "given"
 
 
+def test_a_version_is_read_back_from_the_file_whole(store):
+    """Another store (no cached state) reads every field of a version as it was written."""
+    view = make(store, summary={"engine-name": "spark", "engine-version": "4.0"}, default_catalog="cat")
+    store.replace_view("sales.daily", columns=[("id", "bigint")], representations=[("spark", "SELECT 2 AS id")],
+                       default_namespace="other", summary={"engine-name": "trino"})
+    again = ViewStore(store.path, catalog="prod", actor="alice").load_view("sales.daily")
+    assert again.versions == store.load_view("sales.daily").versions
+    first = again.version(1)
+    assert (first.summary, first.default_catalog, first.default_namespace) == (
+        {"engine-name": "spark", "engine-version": "4.0"}, "cat", ("sales",))
+    assert first == view.versions[0] and again.summary == {"engine-name": "trino"}
+
+
 CHANGES_IN_PLACE = [("set", lambda d: d.__setitem__("k", "v")), ("del", lambda d: d.__delitem__("team")),
                     ("pop", lambda d: d.pop("team")), ("pop a missing key", lambda d: d.pop("nope", None)),
                     ("popitem", lambda d: d.popitem()), ("setdefault", lambda d: d.setdefault("k", "v")),
@@ -1005,6 +1018,21 @@ def test_rebuild_equals_live_projections(store):
     assert store.load_view("sales.daily").properties["n"] == "119"
 
 
+def test_the_last_modifier_is_who_made_the_last_change_live_and_after_a_rebuild(store):
+    make(store)
+    bob = ViewStore(store.path, catalog="prod", actor="bob")
+    changed = bob.alter_view("sales.daily", ViewChange.update_comment("by bob"))
+    assert (changed.audit.creator, changed.audit.last_modifier) == ("alice", "bob")
+    live = store.load_view("sales.daily").audit
+    assert (live.creator, live.last_modifier, live.last_modified_time_ms) == ("alice", "bob", changed.audit.last_modified_time_ms)
+    conn = sqlite3.connect(store.path)
+    with conn:
+        conn.execute("DELETE FROM views")
+    conn.close()
+    assert store.rebuild()["views"] == 1
+    assert store.load_view("sales.daily").audit == live
+
+
 def test_rebuild_with_a_progress_that_cannot_be_called_is_a_validation_error(store):
     """It was a TypeError ('int' object is not callable) from inside the replay."""
     make(store)
@@ -1057,6 +1085,37 @@ def test_rebuild_repairs_exactly_the_rows_that_differ(store):
     assert store.projection_dump() == live
     assert store.load_view("sales.moved").uuid != daily and store.list_views("sales") == [("sales", "daily"),
                                                                                           ("sales", "moved")]
+
+
+def test_a_view_read_from_damaged_projections_is_read_again_after_the_rebuild_that_repairs_them(store):
+    """The store that rebuilds had cached the damaged row's view: it answers the repaired one."""
+    make(store, properties={"team": "finance"})
+    conn = sqlite3.connect(store.path)
+    with conn:
+        conn.execute("UPDATE views SET properties = '{\"team\": \"damaged\"}'")
+    conn.close()
+    reader = ViewStore(store.path, catalog="prod", actor="alice")
+    assert reader.load_view("sales.daily").properties["team"] == "damaged"  # what the damaged row says
+    assert reader.rebuild()["views"] == 1
+    assert reader.load_view("sales.daily").properties["team"] == "finance"
+
+
+def test_as_of_after_a_rebuild_reads_the_repaired_snapshot_not_the_damaged_one_it_parsed(store):
+    make(store, properties={"team": "finance"})
+    for i in range(SNAPSHOT_EVERY):
+        store.alter_view("sales.daily", ViewChange.set_property("n", str(i)))
+    last = store.events(view="sales.daily", newest_first=True, limit=1)[0]
+    assert last.stream_version == SNAPSHOT_EVERY + 1  # as_of it folds from the snapshot taken before it
+    conn = sqlite3.connect(store.path)
+    with conn:  # a snapshot still well-formed, with a wrong property
+        (state,) = conn.execute("SELECT state FROM view_snapshots").fetchone()
+        damaged = orjson.loads(state)
+        damaged["properties"]["team"] = "damaged"
+        conn.execute("UPDATE view_snapshots SET state = ?", (orjson.dumps(damaged).decode(),))
+    conn.close()
+    assert store.load_view("sales.daily", as_of=last).properties["team"] == "damaged"  # what the damaged row says
+    assert store.rebuild()["view_snapshots"] == 1
+    assert store.load_view("sales.daily", as_of=last).properties == {"team": "finance", "n": str(SNAPSHOT_EVERY - 1)}
 
 
 def test_rebuild_gives_the_garbage_collector_back(store):

@@ -102,6 +102,7 @@ def test_fold_stored_takes_what_the_library_writes():
         stored(2, 2, "view.comment_updated", {"comment": "hi"}),
         stored(3, 3, "view.rolled_back", {"current_version_id": 1, "log_entry": {"timestamp_ms": 6, "version_id": 1}})])
     assert states["u"].properties == {"comment": "hi"} and states["u"].version_log == [(5, 1), (6, 1)]
+    assert states["u"].security_mode == "DEFINER"  # a creation that names no mode made a definer view, as the model says
 
 
 @pytest.mark.parametrize("kind, payload, why", [
