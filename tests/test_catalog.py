@@ -1686,6 +1686,9 @@ def _version(i, ts):
                        representations=(SQLRepresentation("spark", f"SELECT {i} AS c"),), default_namespace=("n",))
 
 
+_UNCHECKED = Column.model_construct(name=" ", type="int", comment=None, nullable=True)
+
+
 @pytest.mark.parametrize("bad, message", [
     ({"source": " "}, "source must be non-empty text"),
     ({"source_location": ""}, "source_location must be non-empty text"),
@@ -1699,6 +1702,12 @@ def _version(i, ts):
     ({"versions": [_version(1, 1000).model_copy(update={"representations": (
         SQLRepresentation("spark", "SELECT 1 AS c"), SQLRepresentation("SPARK", "SELECT 2 AS c"))})]},
      "Cannot add multiple queries for dialect spark"),
+    # columns made without validation are validated as they enter the log, each distinct list once,
+    # that of a later version too (they reached the caller as pydantic's own error, not a ViewStoreError)
+    ({"versions": [_version(1, 1000).model_copy(update={"columns": (_UNCHECKED,)})]},
+     "^a column name must be non-empty$"),
+    ({"versions": [_version(1, 1000), _version(2, 2000).model_copy(update={"columns": (Column("c", "int"), _UNCHECKED)})],
+      "current_version_id": 2}, "^a column name must be non-empty$"),
 ])
 def test_import_view_refuses_what_the_store_cannot_hold_and_writes_nothing(store, bad, message):
     good = dict(source="test", versions=[_version(1, 1000)],
