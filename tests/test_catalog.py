@@ -1142,6 +1142,38 @@ def test_rebuild_gives_the_garbage_collector_back(store):
     assert gc.isenabled() and store.projection_dump() == before  # and nothing was written
 
 
+def test_imports_pause_the_garbage_collector_and_give_it_back(store, tmp_path):
+    """import_view and import_iceberg work with the cyclic collector off (a history's objects all stay
+    alive until written); it is on again afterwards, also after a refusal, and stays off for a caller
+    who had turned it off."""
+    view = make(store)
+    path = store.export_iceberg("sales.daily", tmp_path / "loc")
+    seen = []
+
+    def progress(done, total):
+        seen.append(gc.isenabled())
+
+    into = ViewStore(tmp_path / "other.db")
+    into.import_iceberg(path, "a.v", progress=progress)
+    into.import_view("a.w", source="test", versions=view.versions, version_log=view.version_log,
+                     current_version_id=1, progress=progress)
+    assert seen and not any(seen) and gc.isenabled()
+    with pytest.raises(ViewAlreadyExistsError):
+        into.import_view("a.w", source="test", versions=view.versions, version_log=view.version_log,
+                         current_version_id=1)
+    with pytest.raises(IcebergMetadataError):
+        into.import_iceberg(tmp_path / "missing.metadata.json", "a.x")
+    assert gc.isenabled()
+    into.close()
+    gc.disable()
+    try:
+        with ViewStore(tmp_path / "third.db") as third:
+            third.import_iceberg(path, "a.y")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_rebuild_into_empty_projections(store):
     make(store)
     store.alter_view("sales.daily", ViewChange.update_comment("x"))

@@ -33,8 +33,8 @@ from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, Validat
 from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, RepresentationAdded,
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)
-from .log import (EventLog, QueryRows, connect, make_store_id, read_only_query, read_store_id, savepoint, snapshot,
-                  transaction)
+from .log import (EventLog, QueryRows, collector_paused, connect, make_store_id, read_only_query, read_store_id,
+                  savepoint, snapshot, transaction)
 from .model import (Column, Identifier, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry, View,
                     ViewDiff, ViewVersion, check_unicode, diff_views, id_ranges, identifier_str, normalize_name,
                     to_identifier, to_namespace, validate_properties, validate_property_key, validate_property_value)
@@ -1865,8 +1865,11 @@ class ViewStore:
         """
         check_progress(progress)
         try:
-            return self._import_view(identifier, source, versions, version_log, current_version_id, properties,
-                                     security_mode, view_uuid, source_location, progress)
+            # the history's versions, events and states all stay alive until written, and hold no
+            # cycles: a running collector walked them again and again, a third of a long import
+            with collector_paused():
+                return self._import_view(identifier, source, versions, version_log, current_version_id, properties,
+                                         security_mode, view_uuid, source_location, progress)
         except CallerRaised as raised:
             callers = raised.error
         raise callers  # outside the handler: the callback's exception, its context untouched
@@ -2133,11 +2136,12 @@ class ViewStore:
 
         check_progress(progress)
         ident = to_identifier(identifier)
-        meta = read_metadata(_path(metadata_path, "metadata path"))
-        return self.import_view(ident, source="iceberg", source_location=str(metadata_path),
-                                versions=meta.versions, version_log=meta.version_log,
-                                current_version_id=meta.current_version_id, properties=meta.properties,
-                                view_uuid=meta.view_uuid, security_mode=security_mode, progress=progress)
+        with collector_paused():  # the file's versions too (see import_view)
+            meta = read_metadata(_path(metadata_path, "metadata path"))
+            return self.import_view(ident, source="iceberg", source_location=str(metadata_path),
+                                    versions=meta.versions, version_log=meta.version_log,
+                                    current_version_id=meta.current_version_id, properties=meta.properties,
+                                    view_uuid=meta.view_uuid, security_mode=security_mode, progress=progress)
 
     # -- Hive metastore records -------------------------------------------------------------------
 

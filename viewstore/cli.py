@@ -1455,19 +1455,22 @@ def import_(cli: CliContext, path: str, identifier: str, security_mode: str, as_
     # The file is read once, and where no store is there yet before one is started, so that a file
     # that is not view metadata starts none; what it holds is recorded as import_iceberg records it.
     store = None if cli._blank or holds_nothing(cli.db) is not None else cli.store(create=True)
-    meta = read_metadata(path)
-    if store is None:
-        store = cli.store(create=True)
-    with cli.progress("importing history", percent=True) as progress:
-        view = store.import_view(identifier, source="iceberg", source_location=path, versions=meta.versions,
-                                 version_log=meta.version_log, current_version_id=meta.current_version_id,
-                                 properties=meta.properties, view_uuid=meta.view_uuid, security_mode=security_mode,
-                                 progress=progress)
-    if as_json:
-        _print_json(view_to_json(view))
-    else:  # the count without building the versions (a second of a 10,000-version history)
-        click.echo(visible(f"imported {identifier_str(view.identifier)} ({count(len(view.version_ids), 'version')}, "
-                           f"{count(view.stream_version, 'event')})"))
+    # the file's versions, and the View's with --json, stay alive until imported or printed (see _show_events)
+    with collector_paused():
+        meta = read_metadata(path)
+        if store is None:
+            store = cli.store(create=True)
+        with cli.progress("importing history", percent=True) as progress:
+            view = store.import_view(identifier, source="iceberg", source_location=path, versions=meta.versions,
+                                     version_log=meta.version_log, current_version_id=meta.current_version_id,
+                                     properties=meta.properties, view_uuid=meta.view_uuid,
+                                     security_mode=security_mode, progress=progress)
+        if as_json:
+            _print_json(view_to_json(view))
+            return
+    # the count without building the versions (a second of a 10,000-version history)
+    click.echo(visible(f"imported {identifier_str(view.identifier)} ({count(len(view.version_ids), 'version')}, "
+                       f"{count(view.stream_version, 'event')})"))
 
 
 @main.command(short_help="Replay the event log and repair the projections.")
