@@ -355,6 +355,22 @@ def test_import_reads_the_file_once_into_a_store_there_and_first_where_it_would_
         f"error: {bad}: Cannot parse missing string: view-uuid\n"
 
 
+def test_import_of_a_file_named_not_in_utf8_is_refused_as_the_api_refuses_it_and_starts_no_store(run, tmp_path,
+                                                                                                     conformance):
+    """A name the store cannot record (a lone surrogate, from bytes that are not UTF-8) is refused before
+    the file is read or a store started, as import_iceberg refuses it; into a new store the file was read
+    and a store started first (or 'cannot read' said where no such file was)."""
+    name = str(tmp_path / os.fsdecode(b"v\xff.metadata.json"))
+    Path(name).write_bytes((conformance / "iceberg-view" / "ValidViewMetadata.json").read_bytes())
+    where = name.index("\udcff")
+    message = (f"error: a metadata path must be a path in UTF-8, not {name!r} ('utf-8' codec can't encode character "
+               f"'\\udcff' in position {where}: surrogates not allowed)\n")
+    assert run("import", name, "s.v", code=1) == message
+    assert not run.db.exists()
+    create(run)
+    assert run("import", name, "s.w", code=1) == message
+
+
 def test_import_takes_the_security_mode_the_file_cannot_say(run, tmp_path):
     create(run, "s.v", "--security-mode", "invoker")
     path = run("export", "s.v", "--location", str(tmp_path / "loc")).strip()

@@ -41,7 +41,8 @@ from rich.segment import ControlType
 from rich.text import Text
 
 from . import signals
-from .catalog import _EPOCH, ViewChange, ViewStore, _os_user, _time_text, _until_ms, check_definition, to_epoch_ms
+from .catalog import (_EPOCH, ViewChange, ViewStore, _os_user, _path, _time_text, _until_ms, check_definition,
+                      to_epoch_ms)
 from .errors import NoSuchViewError, ValidationError, ViewStoreError
 from .events import EVENT_TYPES, Event
 from .log import collector_paused, holds_nothing
@@ -1452,6 +1453,7 @@ def import_(cli: CliContext, path: str, identifier: str, security_mode: str, as_
     from .iceberg import read_metadata
 
     to_identifier(identifier)
+    _path(path, "metadata path")  # as import_iceberg checks it (a name not in UTF-8), before any store is started
     # The file is read once, and where no store is there yet before one is started, so that a file
     # that is not view metadata starts none; what it holds is recorded as import_iceberg records it.
     store = None if cli._blank or holds_nothing(cli.db) is not None else cli.store(create=True)
