@@ -230,6 +230,24 @@ def test_wrongly_typed_metadata_is_an_iceberg_metadata_error(path, value):
         iceberg.definition_from_metadata(changed(path, value))
 
 
+@pytest.mark.parametrize("path, value, message", [
+    (["format-version"], True, r"^metadata\.format-version: viewstore reads view format 1, not True$"),
+    (["format-version"], 1.0, r"^metadata\.format-version: viewstore reads view format 1, not 1\.0$"),
+    (["current-version-id"], True, r"^metadata\.current-version-id: must be an integer, not True$"),
+    (["current-version-id"], 2.0, r"^metadata\.current-version-id: must be an integer, not 2\.0$"),
+    # a version whose id is a real is no version 2, as True is no version 1
+    (["versions", 1, "version-id"], 2.0, r"^metadata\.current-version-id: no version has id 2$"),
+])
+def test_a_format_version_or_version_id_that_is_a_boolean_or_a_real_is_refused(path, value, message):
+    """Python's True == 1 and 1.0 == 1 let such metadata through as format 1 and version 1, where
+    the whole-file importer refuses them as no int; the codec refuses them too, by its decode as well."""
+    metadata = changed(path, value)
+    with pytest.raises(IcebergMetadataError, match=message):
+        iceberg.definition_from_metadata(metadata)
+    with pytest.raises(IcebergMetadataError, match=message):
+        formats.decode(RECORD, metadata=json.dumps(metadata))
+
+
 def test_representation_type_is_read_case_insensitively_as_java_does():
     metadata = copy.deepcopy(METADATA)
     spark_sql, hive_sql = metadata["versions"][1]["representations"]

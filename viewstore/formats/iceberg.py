@@ -77,16 +77,20 @@ def current_version(metadata: Mapping[str, Any]) -> dict[str, Any]:
     """The entry of ``versions`` whose ``version-id`` is ``current-version-id``.
 
     Raises:
-        IcebergMetadataError: the format version is not 1, or the current version is missing.
+        IcebergMetadataError: the format version is not 1 (an int: not ``true`` or ``1.0``), the
+            current version id is no int, or no version has it.
     """
-    if metadata.get("format-version") != 1:
+    # (type() is int: in Python True == 1 and 1.0 == 1, which the reference's parser takes for no int)
+    if type(metadata.get("format-version")) is not int or metadata["format-version"] != 1:
         raise IcebergMetadataError(f"metadata.format-version: viewstore reads view format 1, "
                                    f"not {metadata.get('format-version')!r}")
     current, versions = metadata.get("current-version-id"), metadata.get("versions")
+    if type(current) is not int:
+        raise IcebergMetadataError(f"metadata.current-version-id: must be an integer, not {current!r}")
     if not isinstance(versions, list):
         raise IcebergMetadataError("metadata.versions: must be a list")
     for version in versions:
-        if isinstance(version, dict) and version.get("version-id") == current:
+        if isinstance(version, dict) and type(version.get("version-id")) is int and version["version-id"] == current:
             return version
     raise IcebergMetadataError(f"metadata.current-version-id: no version has id {current!r}")
 
