@@ -69,7 +69,7 @@ def test_fold_refuses_gaps_and_orphans():
         apply(created(), row(2, 3, "view.dropped"), {})
     with pytest.raises(CorruptLogError, match="^view.dropped at position 1 for view u, which was never created$"):
         apply(None, row(1, 1, "view.dropped"), {})
-    with pytest.raises(CorruptLogError, match="^view.created at position 2 for a view that already exists$"):
+    with pytest.raises(CorruptLogError, match="^view.created at position 2 for view u, which already exists$"):
         apply(created(), row(2, 2, "view.created"), {})
 
 

@@ -716,7 +716,7 @@ def apply(state: ViewState | None, row: Sequence[Any], payload: dict[str, Any]) 
     elif state is None:
         raise CorruptLogError(f"{kind} at position {position} for view {_held(view_id)}, which was never created")
     else:
-        raise CorruptLogError(f"{kind} at position {position} for a view that already exists")
+        raise CorruptLogError(f"{kind} at position {position} for view {_held(view_id)}, which already exists")
     if stream_version != state.stream_version + 1:
         raise CorruptLogError(f"view {_held(view_id)}: stream version {_held(stream_version, int)} follows {state.stream_version}")
     state.stream_version = stream_version
