@@ -211,8 +211,10 @@ def test_a_stored_property_the_exporter_cannot_follow_is_an_iceberg_error(store,
     raw.commit()
     raw.close()
     fresh = type(store)(store.path)
+    calls = []
     with pytest.raises(IcebergMetadataError, match=message):
-        fresh.export_iceberg("a.v", tmp_path / "loc")
+        fresh.export_iceberg("a.v", tmp_path / "loc", progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(1, 4), (2, 4)]  # both versions read, of a total that counts all of them kept
     assert not (tmp_path / "loc").exists() or not any((tmp_path / "loc").rglob("*.metadata.json"))
     fresh.close()
 
@@ -1373,6 +1375,7 @@ def test_an_export_reports_its_versions_read_then_put_in_its_file(store, tmp_pat
     path = store.export_iceberg("a.long", tmp_path / "loc", progress=lambda d, t: calls.append((d, t)))
     assert path.name.startswith("00000-")
     _check_calls(calls, total, at_most=202)
+    assert (versions, total) in calls  # every version read, none put in the file yet
     assert len(load(path)[0]["versions"]) == total - versions
     calls.clear()
     assert store.export_iceberg("a.long", tmp_path / "loc", progress=lambda d, t: calls.append((d, t))) == path
@@ -1380,6 +1383,45 @@ def test_an_export_reports_its_versions_read_then_put_in_its_file(store, tmp_pat
     store.rename_view("a.long", "a.renamed")  # a new state of the same metadata: built, compared, not written
     assert store.export_iceberg("a.renamed", tmp_path / "loc", progress=lambda d, t: calls.append((d, t))) == path
     _check_calls(calls[1:], total, at_most=202)
+
+
+@pytest.mark.parametrize("change, calls_after_read", [
+    # two versions more: the file keeps 5 where 3 were counted, and the count stops at the total
+    ("replace", [(4, 6), (5, 6), (6, 6), (6, 6), (6, 6)]),
+    # the file keeps 1 of the 3: the count jumps to the total at the end
+    ("keep one", [(4, 6), (6, 6)]),
+])
+def test_an_export_of_a_view_another_process_changes_while_its_versions_are_read_ends_at_its_total(
+        store, tmp_path, change, calls_after_read):
+    """The versions are counted before the folder's lock is taken; another process that changes the
+    view meanwhile changes how many the file keeps, yet done never passes total and the last call
+    has done == total."""
+    _long_history(store, "a.long", 3)
+    calls = []
+
+    def progress(done, total):
+        calls.append((done, total))
+        if done == 3:  # every version read: another process changes the view before the lock is taken
+            with ViewStore(store.path, actor="bob") as other:
+                if change == "replace":
+                    for i in (4, 5):
+                        other.replace_view("a.long", columns=[Column("x", "int")],
+                                           representations=[("spark", f"SELECT {i} AS x")], default_namespace="a")
+                else:
+                    other.alter_view("a.long", ViewChange.set_property("version.history.num-entries", "1"))
+
+    path = store.export_iceberg("a.long", tmp_path / "loc", progress=progress)
+    assert calls == [(1, 6), (2, 6), (3, 6)] + calls_after_read
+    assert len(load(path)[0]["versions"]) == (5 if change == "replace" else 1)
+
+
+def test_build_metadata_reports_the_versions_it_puts_in_about_a_hundred_times_and_after_the_last(store):
+    from viewstore.iceberg import build_metadata
+
+    _long_history(store, "a.long", 250, 250)
+    calls = []
+    data = build_metadata(store.load_view("a.long"), "file:/loc", calls.append)
+    assert calls == [*range(3, 250, 3), 250] and len(data["versions"]) == 250
 
 
 def test_an_export_whose_progress_raises_writes_nothing_and_raises_it_as_it_was(store, tmp_path):
