@@ -116,6 +116,28 @@ def test_a_damaged_row_is_named_as_the_log_names_it_not_truncated_nor_left_to_ar
     assert events_dataframe(spark, store, limit=1).count() == 1  # a read that ends before the row is whole
 
 
+@pytest.mark.parametrize("column", ["commit_id", "occurred_at"])
+def test_a_null_in_a_column_whose_not_null_a_hand_edited_schema_dropped_is_named(store, column):
+    """Arrow takes None as a null of the column's type, which the non-nullable field would carry to
+    Spark; it is the CorruptLogError that ViewStore.events raises for such a row."""
+    _stored(store, "bad.v", "SELECT 1 AS x", "bad", [Column("x", "int")])
+    store.alter_view("bad.v", ViewChange.set_property("k", "v"))
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("PRAGMA writable_schema = ON")
+        (sql,) = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'events'").fetchone()
+        declared = f"{column} {'TEXT' if column == 'commit_id' else 'INTEGER'} NOT NULL"
+        assert declared in sql
+        raw.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'events'", (sql.replace(declared, declared[:-9]),))
+    raw.close()
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("DROP TRIGGER events_append_only_update")
+        raw.execute(f"UPDATE events SET {column} = NULL WHERE position = 2")
+    raw.close()
+    with pytest.raises(CorruptLogError, match=rf"^the {column} of the event at position 2 is not "
+                                              rf"{'text' if column == 'commit_id' else 'an integer'}: None \(NoneType\)$"):
+        events_arrow(store)
+
+
 def test_events_dataframe_takes_a_range_of_log_positions(spark, store):
     """A job that loaded the log up to a position loads what came after it, with the other filters."""
     _stored(store, "pos.a", "SELECT 1 AS x", "pos", [Column("x", "int")])
