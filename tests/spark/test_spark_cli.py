@@ -125,7 +125,7 @@ def test_a_bad_conf_is_a_usage_error_said_before_the_store_or_spark(tmp_path, co
 
 
 _OWN_SESSION_RUNS = """
-import json, sys
+import json, os, sys
 from pathlib import Path
 from click.testing import CliRunner
 from pyspark import SparkContext
@@ -142,11 +142,13 @@ runs = {"hive": ["spark", "register", "--master", "local[1]", *hive],
         "in memory": ["spark", "register", "--conf", f"spark.sql.warehouse.dir={root / 'wh'}"],
         "bad master": ["spark", "register", "--master", "nonsense"]}
 out = {}
+before = os.environ.get("SPARK_SUBMIT_OPTS")
 for name, args in runs.items():
     result = CliRunner().invoke(main, ["--db", db, *args], env={"COLUMNS": "300"})
     out[name] = {"exit": result.exit_code, "output": result.output,
                  "escaped": None if result.exception is None or isinstance(result.exception, SystemExit)
-                 else repr(result.exception), "running after": SparkContext._active_spark_context is not None}
+                 else repr(result.exception), "running after": SparkContext._active_spark_context is not None,
+                 "java options as before": os.environ.get("SPARK_SUBMIT_OPTS") == before}
 print(json.dumps(out))
 """
 
@@ -169,6 +171,9 @@ def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops
     assert {name: (run["exit"], run["escaped"], run["running after"]) for name, run in runs.items()} == {
         "hive": (0, None, False), "check": (0, None, False), "in memory": (0, None, False),
         "bad master": (1, None, False)}, runs
+    # the log4j file given to the JVM the first command started is the JVM's alone: the process's
+    # environment (a program's own later spark-submit) is as it was
+    assert [run["java options as before"] for run in runs.values()] == [True] * 4
     in_memory = runs["in memory"]["output"].splitlines()
     assert in_memory[0].startswith("registered 1 (0 unchanged), skipped 0, failed 0, pruned 0 (")
     assert in_memory[-1] == ("note: the session catalog was in memory, so these copies ended with the command "
@@ -176,6 +181,9 @@ def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops
     hive = runs["hive"]["output"]
     assert hive.startswith("registered 1 (0 unchanged), skipped 0, failed 0, pruned 0 (") and "note:" not in hive
     assert (tmp_path / "ms").is_dir()  # the metastore named by --conf, with Hive support from --hive
+    # the database it made is in the metastore's warehouse (Spark's default, in the working
+    # directory), not in a temporary one that went with the command
+    assert (tmp_path / "spark-warehouse" / "sales.db").is_dir()
     check = json.loads(runs["check"]["output"])  # a later session of the same metastore has the copy
     assert check["ok"] is True and [(v["identifier"], v["status"]) for v in check["views"]] == [("sales.one", "ok")]
     assert runs["bad master"]["output"] == ("error: Spark could not start a session: [SparkException] "
@@ -521,7 +529,8 @@ def test_a_command_that_starts_spark_says_nothing_on_stderr_but_the_jvms_own_war
     default profile, of its log level, of Hadoop's native library) and, without --hive, its session
     a warehouse of its own that goes with it, not a spark-warehouse folder in the working directory.
     The JVM's warning of the incubator module Spark loads comes before any setting: it stays. A
-    user's own log4j file and warehouse (here in Spark's conf folder) are left to work as they do."""
+    user's own log4j file and warehouse (here in Spark's conf folder), and log4j set in the
+    environment's Java options, are left to work as they do."""
     import subprocess
     import sys
 
@@ -538,8 +547,13 @@ def test_a_command_that_starts_spark_says_nothing_on_stderr_but_the_jvms_own_war
         "appender.console.name = console\nappender.console.target = SYSTEM_ERR\n"
         "appender.console.layout.type = PatternLayout\nappender.console.layout.pattern = USER %p %c{1}: %m%n\n")
     (conf / "spark-defaults.conf").write_text(f"spark.sql.warehouse.dir {tmp_path / 'user-warehouse'}\n")
+    (conf / "java-options.properties").write_text(
+        (conf / "log4j2.properties").read_text().replace("USER %p", "JAVA OPTIONS %p"))
     started = {}
-    for name, extra in (("quiet", {}), ("user's", {"SPARK_CONF_DIR": str(conf)})):
+    for name, extra in (
+            ("quiet", {}), ("user's", {"SPARK_CONF_DIR": str(conf)}),
+            # log4j in the environment's Java options, which the JVM reads before its command line
+            ("java options", {"JAVA_TOOL_OPTIONS": f"-Dlog4j.configurationFile={conf / 'java-options.properties'}"})):
         work, temporary = tmp_path / name / "work", tmp_path / name / "tmp"
         work.mkdir(parents=True)
         temporary.mkdir()
@@ -561,3 +575,7 @@ def test_a_command_that_starts_spark_says_nothing_on_stderr_but_the_jvms_own_war
     assert code == 0, err
     assert "USER WARN NativeCodeLoader: " in err and "default log4j profile" not in err, err  # their pattern
     assert (tmp_path / "user-warehouse" / "sales.db").is_dir() and list(work.iterdir()) == []
+
+    work, temporary, out, err, code = done["java options"]
+    assert code == 0, err
+    assert "JAVA OPTIONS WARN NativeCodeLoader: " in err and "default log4j profile" not in err, err
