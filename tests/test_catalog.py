@@ -2280,3 +2280,69 @@ def test_columns_in_each_form_the_api_takes(store):
         ("amount", "decimal(18,2)", None, False), ("x", "string", None, True)]
     with pytest.raises(ValidationError, match="a column must be"):
         make(store, "sales.other", columns=[("id", "bigint", "the key", False, "extra")])
+
+
+def _events_of(store, count):
+    store.create_view("s.v", columns=[], representations=[("spark", "SELECT 1 AS x")], default_namespace="s")
+    store.alter_view("s.v", *[ViewChange.set_property(f"k{i % 50}", str(i)) for i in range(count - 1)])
+
+
+def test_a_stream_of_events_reads_one_state_of_the_log_while_another_store_commits(tmp_path):
+    """stream_events and stream_history read the log a batch at a time inside one read: another
+    store commits meanwhile (not blocked), and every pass and count() of the stream give the events
+    of the state it began in."""
+    db = tmp_path / "s.db"
+    with ViewStore(db, actor="a") as store, ViewStore(db, actor="b") as other:
+        _events_of(store, 2500)
+        for opened in (lambda: store.stream_events(batch=1000), lambda: store.stream_history("s.v", batch=1000)):
+            before = store.event_count()  # 2500, then 2501 (a commit of the first pass)
+            with opened() as events:
+                assert events.count() == before
+                read = iter(events)
+                first = next(read)
+                other.alter_view("s.v", ViewChange.update_comment(f"meanwhile {before}"))
+                positions = [first.position, *(e.position for e in read)]
+                assert positions == list(range(1, before + 1)) and events.count() == before
+                assert [e.position for e in events] == positions
+                assert [len(batch) for batch in events.batches()] == [1000, 1000, before - 2000]
+            assert store.event_count() == before + 1
+        with store.stream_events(actor="b", limit=1, newest_first=True) as events:
+            assert [e.position for e in events] == [2502] and events.count() == 1
+        with store.stream_events(types="view.dropped") as events:
+            assert list(events) == [] and events.count() == 0
+
+
+@pytest.mark.parametrize("batch", [0, -1, 1.5, True])
+def test_a_stream_takes_a_positive_batch_of_events(tmp_path, batch):
+    with ViewStore(tmp_path / "s.db") as store:
+        for opened in (lambda: store.stream_events(batch=batch), lambda: store.stream_history("s.v", batch=batch)):
+            with pytest.raises(ValidationError, match=rf"^batch must be a positive number of events, not {batch!r}$"):
+                with opened():
+                    pass
+
+
+def test_a_stream_of_a_view_no_view_ever_had_is_the_error_events_and_history_give(tmp_path):
+    with ViewStore(tmp_path / "s.db") as store:
+        for opened in (lambda: store.stream_events(view="s.nope"), lambda: store.stream_history("s.nope")):
+            with pytest.raises(NoSuchViewError, match=r"^no view was ever named s\.nope$"):
+                with opened():
+                    pass
+
+
+def test_a_streamed_query_gives_its_rows_and_columns_as_it_reads_them(tmp_path):
+    with ViewStore(tmp_path / "s.db") as store:
+        _events_of(store, 1500)
+        with store.stream_query("SELECT position, type FROM events WHERE position > ? ORDER BY position", (10,)) as rows:
+            assert rows.columns == ("position", "type")
+            assert [r["position"] for r in rows] == list(range(11, 1501))
+        with store.stream_query("SELECT position AS p, 1 AS p FROM events WHERE 0") as rows:
+            assert list(rows) == [] and rows.columns == store.query("SELECT position AS p, 1 AS p FROM events WHERE 0").columns
+        sql = "SELECT json_extract(CASE WHEN position > 1200 THEN 'nope' ELSE '{}' END, '$.a') FROM events"
+        with store.stream_query(sql) as rows:
+            read = iter(rows)
+            assert next(read) == {"json_extract(CASE WHEN position > 1200 THEN 'nope' ELSE '{}' END, '$.a')": None}
+            with pytest.raises(ValidationError, match=r"^query failed: malformed JSON$"):
+                list(read)
+        with pytest.raises(ValidationError, match=r"^a query must be SQL text, not 1$"):
+            with store.stream_query(1):
+                pass

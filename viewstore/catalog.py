@@ -33,8 +33,8 @@ from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, Validat
 from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, RepresentationAdded,
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)
-from .log import (EventLog, QueryRows, collector_paused, connect, make_store_id, read_only_query, read_store_id,
-                  savepoint, snapshot, transaction)
+from .log import (EventLog, EventStream, QueryRows, QueryStream, collector_paused, connect, make_store_id, query_rows,
+                  read_only_query, read_store_id, savepoint, snapshot, transaction)
 from .model import (Column, Identifier, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry, View,
                     ViewDiff, ViewVersion, check_unicode, diff_views, id_ranges, identifier_str, normalize_name,
                     to_identifier, to_namespace, validate_properties, validate_property_key, validate_property_value)
@@ -986,13 +986,17 @@ class ViewStore:
         """
         ident = to_identifier(identifier)
         with self._reading():
-            view_id = self._projections.latest_view_id(identifier_str(ident[:-1]), ident[-1])
-            if view_id is None:
-                renamed = self._log.streams_that_took(identifier_str(ident))
-                if not renamed:
-                    raise NoSuchViewError(f"no view was ever named {identifier_str(ident)}")
-                view_id = renamed[0]
-            return self._log.stream(view_id)
+            return self._log.stream(self._history_stream(ident))
+
+    def _history_stream(self, ident: Identifier) -> str:
+        """The stream :meth:`history` reads for an identifier (inside a read)."""
+        view_id = self._projections.latest_view_id(identifier_str(ident[:-1]), ident[-1])
+        if view_id is None:
+            renamed = self._log.streams_that_took(identifier_str(ident))
+            if not renamed:
+                raise NoSuchViewError(f"no view was ever named {identifier_str(ident)}")
+            view_id = renamed[0]
+        return view_id
 
     def events(self, *, view: IdentifierLike | None = None, actor: str | None = None,
                since: TimeLike | None = None, until: TimeLike | None = None, types: EventTypes | None = None,
@@ -1043,6 +1047,14 @@ class ViewStore:
     def _event_query(self, view: Any, actor: Any, since: Any, until: Any, types: Any, limit: Any,
                      newest_first: Any, read: Callable[..., list[Any]], since_position: Any = None,
                      until_position: Any = None) -> list[Any]:
+        filters = self._event_filters(view, actor, since, until, types, limit, newest_first, since_position,
+                                      until_position)
+        with self._reading():
+            return read(**self._matching(view, filters))
+
+    def _event_filters(self, view: Any, actor: Any, since: Any, until: Any, types: Any, limit: Any,
+                       newest_first: Any, since_position: Any, until_position: Any) -> dict[str, Any]:
+        """The filters of :meth:`events`, checked, as :meth:`EventLog.query` takes them (but the view's)."""
         from .events import EVENT_TYPES
 
         kinds = None
@@ -1068,15 +1080,67 @@ class ViewStore:
                 raise ValidationError(f"{what} must be a log position (a 64-bit int), not {position!r}")
         since_ms = to_epoch_ms(since, "since") if since is not None else None
         until_ms = _until_ms(until) if until is not None else None
+        return dict(actor=actor, since=since_ms, until=until_ms, types=kinds, limit=limit, newest_first=newest_first,
+                    since_position=since_position, until_position=until_position)
+
+    def _matching(self, view: Any, filters: dict[str, Any]) -> dict[str, Any]:
+        """The filters with the streams that ever had ``view``'s identifier (inside a read)."""
+        view_ids = None
+        if view is not None:
+            name = identifier_str(to_identifier(view))
+            view_ids = self._log.streams_that_took(name)
+            if not view_ids:  # a typo is not a view without events, as history() says
+                raise NoSuchViewError(f"no view was ever named {name}")
+        return {"view_ids": view_ids, **filters}
+
+    @contextmanager
+    def stream_events(self, *, view: IdentifierLike | None = None, actor: str | None = None,
+                      since: TimeLike | None = None, until: TimeLike | None = None, types: EventTypes | None = None,
+                      limit: int | None = None, newest_first: bool = False, since_position: int | None = None,
+                      until_position: int | None = None, batch: int = 1000) -> Iterator[EventStream]:
+        """The events :meth:`events` returns, read from the log as the block iterates them, ``batch`` at
+        a time, so that a log of any length is read in bounded memory (``viewstore audit``)::
+
+            with store.stream_events(actor="alice") as events:
+                for event in events:
+                    ...
+
+        The block reads one state of the log (one read transaction): iterating the stream again, or
+        its ``count()``, gives the same events, whatever other connections commit meanwhile. In WAL
+        mode they go on committing, but no checkpoint can pass a read transaction, so the WAL file
+        grows for as long as the block runs; and the store's own calls from other threads wait for
+        the block to end.
+
+        Raises:
+            As :meth:`events`; a damaged row raises CorruptLogError naming it where it is read.
+        """
+        if type(batch) is not int or batch < 1:
+            raise ValidationError(f"batch must be a positive number of events, not {batch!r}")
+        filters = self._event_filters(view, actor, since, until, types, limit, newest_first, since_position,
+                                      until_position)
         with self._reading():
-            view_ids = None
-            if view is not None:
-                name = identifier_str(to_identifier(view))
-                view_ids = self._log.streams_that_took(name)
-                if not view_ids:  # a typo is not a view without events, as history() says
-                    raise NoSuchViewError(f"no view was ever named {name}")
-            return read(view_ids=view_ids, actor=actor, since=since_ms, until=until_ms, types=kinds, limit=limit,
-                        newest_first=newest_first, since_position=since_position, until_position=until_position)
+            stream = self._log.matching(batch, **self._matching(view, filters))
+            try:
+                yield stream
+            finally:
+                stream.close()
+
+    @contextmanager
+    def stream_history(self, identifier: IdentifierLike, *, batch: int = 1000) -> Iterator[EventStream]:
+        """The events :meth:`history` returns, read as the block iterates them (as :meth:`stream_events`).
+
+        Raises:
+            As :meth:`history`; a damaged row raises CorruptLogError naming it where it is read.
+        """
+        if type(batch) is not int or batch < 1:
+            raise ValidationError(f"batch must be a positive number of events, not {batch!r}")
+        ident = to_identifier(identifier)
+        with self._reading():
+            stream = self._log.stream_events(self._history_stream(ident), batch)
+            try:
+                yield stream
+            finally:
+                stream.close()
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> QueryRows:
         """Answer an ad-hoc audit question in SQL over the log and the projections (read-only).
@@ -1103,6 +1167,23 @@ class ViewStore:
         if self._closed:
             raise ViewStoreError("the store is closed")
         return read_only_query(self.path, sql, params)
+
+    @contextmanager
+    def stream_query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Iterator[QueryStream]:
+        """The rows :meth:`query` returns, read as the block iterates them (a dict per row, once), so
+        that an answer of any length is read in bounded memory (``viewstore query``); ``columns``
+        names the result's columns. The statement reads one state of the file while the block runs
+        (writers go on in WAL mode, but the WAL grows until it ends).
+
+        Raises:
+            As :meth:`query`; also while the rows are iterated.
+        """
+        if not isinstance(sql, str):
+            raise ValidationError(f"a query must be SQL text, not {sql!r}")
+        if self._closed:
+            raise ViewStoreError("the store is closed")
+        with query_rows(self.path, sql, params) as rows:
+            yield rows
 
     def event_count(self) -> int:
         """How many events the log holds."""

@@ -19,14 +19,14 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar, cast
+from typing import Any, Callable, Generator, Iterable, Iterator, Sequence, TypeVar, cast
 
 import orjson
 
 from .errors import ConcurrencyError, CorruptLogError, ValidationError, ViewStoreError
 from .events import Event, StoredEvents, decode_event
 
-__all__ = ["connect", "holds_nothing", "transaction", "savepoint", "snapshot", "EventLog", "QueryRows", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps",
+__all__ = ["connect", "holds_nothing", "transaction", "savepoint", "snapshot", "EventLog", "EventStream", "QueryRows", "QueryStream", "query_rows", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps",
            "loads", "collector_paused", "read_store_id", "make_store_id"]
 
 SCHEMA_VERSION = 2
@@ -623,7 +623,52 @@ def _signal_watch(raised: list[BaseException]) -> Iterator[int]:
 
 
 def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> QueryRows:
-    """Run an ad-hoc SELECT on a read-only connection (sqlite-utils), for audit questions.
+    """Run an ad-hoc SELECT on a read-only connection (sqlite-utils), for audit questions: every
+    row of :func:`query_rows`, as one list.
+
+    Returns:
+        The rows as dicts, with the column names in ``columns`` (see :class:`QueryRows`).
+
+    Raises:
+        As :func:`query_rows`.
+    """
+    with query_rows(path, sql, params) as rows, collector_paused():  # a dict a row, all kept
+        return QueryRows(rows, rows.columns)
+
+
+class QueryStream:
+    """The rows of an ad-hoc query as they are read (see :func:`query_rows`): iterating it yields a
+    dict per row (column name -> value), once; ``columns``
+    names the result's columns in order, even when no row matched (as :class:`QueryRows` does)."""
+
+    def __init__(self, first: dict[str, Any] | None, rest: Iterator[dict[str, Any]], columns: Sequence[str],
+                 failed: Callable[[BaseException], BaseException], raised: list[BaseException]) -> None:
+        self.columns: tuple[str, ...] = tuple(columns)
+        self._first = first
+        self._rest = rest
+        self._failed = failed
+        self._raised = raised
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        first, self._first = self._first, None
+        if first is None:
+            return
+        yield first
+        try:
+            yield from self._rest
+            return
+        except (sqlite3.Error, ValueError) as error:  # a later row: typed as the first one's would be
+            if not self._raised:
+                raise self._failed(error) from error
+        raise self._raised[0]  # outside the handler: as the signal's handler raised it, its context untouched
+
+
+@contextmanager
+def query_rows(path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Iterator[QueryStream]:
+    """Run an ad-hoc SELECT on a read-only connection (sqlite-utils), for audit questions, and give
+    its rows as they are read (:class:`QueryStream`) while the block runs; the connection's one
+    read transaction holds them to one state of the file (in WAL mode writers go on meanwhile,
+    but no checkpoint can pass it: the WAL grows for as long as the block reads).
 
     A query can run for ever (a recursive CTE without an end, a join of the log with itself):
     SQLite runs it without Python, so Ctrl-C (SIGINT) would wait for it. Every
@@ -631,55 +676,65 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
     so that the process's signal handlers run; what one raises ends the query and is raised here,
     as itself. A query that another connection's lock keeps out (one in exclusive locking mode) is
     tried again in slices (:func:`_when_free`), so that a signal acts between two of them, up to
-    :data:`BUSY_TIMEOUT_MS` in all.
-
-    Returns:
-        The rows as dicts, with the column names in ``columns`` (see :class:`QueryRows`).
+    :data:`BUSY_TIMEOUT_MS` in all, until its first row is read.
 
     Raises:
-        ValidationError: the statement fails or tries to write.
+        ValidationError: the statement fails or tries to write (also while its later rows are read).
         ConcurrencyError: ``busy``: another connection kept readers out that long.
         BaseException: what a signal's handler raised while the query ran (Ctrl-C's KeyboardInterrupt).
     """
     import sqlite_utils
     import sqlite_utils.db
 
-    from .errors import ValidationError
-
     raised: list[BaseException] = []
     watch = _signal_watch(raised)
     next(watch)  # started here, so that each call of the handler resumes it inside its try
+
+    def failed(error: BaseException) -> BaseException:
+        """The typed error a failure of the query (not one a signal's handler ended) stands for."""
+        if isinstance(error, UnicodeError):  # a lone surrogate, which SQLite cannot take as text
+            return ValidationError(f"query failed: the SQL is not valid Unicode text ({error})")
+        if isinstance(error, ValueError):  # sqlite-utils: no statement that returns rows (empty, ATTACH, ...)
+            return ValidationError("a query must be a statement that returns rows, such as a SELECT; "
+                                   f"this one returns none: {sql.strip()[:60]!r}")
+        if isinstance(error, sqlite3.OperationalError) and _is_busy(error):
+            return ConcurrencyError(f"another connection kept readers out of the database for "
+                                    f"{BUSY_TIMEOUT_MS / 1000:g} s: {error}", busy=True)
+        # the connection's read-only mode, not the file's (Python's own errors carry no SQLite code)
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:
+            return ValidationError(f"query failed: a query only reads, it cannot change the store ({error})")
+        return ValidationError(f"query failed: {error}")
+
     # as_uri percent-encodes the path: a '#', '?' or '%' in it would otherwise end or change the URI
     conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, factory=_ResultColumns)
     try:
         conn.execute(f"PRAGMA busy_timeout = {_lock_slice_ms()}")
         conn.described = None
         conn.set_progress_handler(functools.partial(next, watch), _SIGNAL_CHECK_STEPS)
-        with collector_paused():  # a dict a row, all kept
-            rows = _when_free(lambda: list(sqlite_utils.Database(conn).query(sql, params)), BUSY_TIMEOUT_MS)
-        if rows:
-            return QueryRows(rows, rows[0])
-        # the names as the rows' keys would have them (sqlite-utils 4 renames a repeated name; older
-        # releases kept its first place and one value)
-        unique = getattr(sqlite_utils.db, "dedupe_keys", lambda keys: list(dict.fromkeys(keys)))
-        return QueryRows(rows, unique(conn.described or ()))
-    except sqlite3.Error as e:
-        if not raised:  # else the progress handler interrupted it: what a signal's handler raised goes on
-            if isinstance(e, sqlite3.OperationalError) and _is_busy(e):
-                raise ConcurrencyError(f"another connection kept readers out of the database for "
-                                       f"{BUSY_TIMEOUT_MS / 1000:g} s: {e}", busy=True) from e
-            # the connection's read-only mode, not the file's (Python's own errors carry no SQLite code)
-            if getattr(e, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:
-                raise ValidationError(f"query failed: a query only reads, it cannot change the store ({e})") from e
-            raise ValidationError(f"query failed: {e}") from e
-    except UnicodeError as e:  # a lone surrogate, which SQLite cannot take as text
-        raise ValidationError(f"query failed: the SQL is not valid Unicode text ({e})") from e
-    except ValueError as e:  # sqlite-utils: no statement that returns rows (empty, ATTACH, VACUUM INTO, ...)
-        raise ValidationError("a query must be a statement that returns rows, such as a SELECT; "
-                              f"this one returns none: {sql.strip()[:60]!r}") from e
+        database = sqlite_utils.Database(conn)
+
+        def start() -> tuple[Iterator[dict[str, Any]], dict[str, Any] | None]:
+            rows = database.query(sql, params)
+            return rows, next(rows, None)
+
+        try:
+            rows, first = _when_free(start, BUSY_TIMEOUT_MS)
+        except (sqlite3.Error, ValueError) as error:  # (UnicodeError is a ValueError)
+            if not raised:
+                raise failed(error) from error
+        else:
+            if first is not None:
+                columns: Sequence[str] = tuple(first)
+            else:
+                # the names as the rows' keys would have them (sqlite-utils 4 renames a repeated name;
+                # older releases kept its first place and one value)
+                unique = getattr(sqlite_utils.db, "dedupe_keys", lambda keys: list(dict.fromkeys(keys)))
+                columns = unique(conn.described or ())
+            yield QueryStream(first, rows, columns, failed, raised)
+            return
+        raise raised[0]  # outside the handler: as the signal's handler raised it, its context untouched
     finally:
         conn.close()
-    raise raised[0]  # outside the handler: as the signal's handler raised it, its context untouched
 
 
 def dumps(value: Any) -> str:
@@ -735,6 +790,58 @@ def _events(cursor: sqlite3.Cursor) -> list[Event]:
         return [_row_to_event(r, stored) for r in cursor]
     finally:
         cursor.close()  # a damaged row ends the read there
+
+
+class EventStream:
+    """Events read from the log as they are iterated, ``batch`` rows at a time, each decoded as
+    :meth:`EventLog.query` decodes it (a damaged row raises CorruptLogError naming it when it is
+    reached), so that no more than a batch of them is held; and :meth:`count`, how many there are.
+    Iterate it (once or more) and count it inside the one read transaction (:func:`snapshot`) it
+    was made in, so that every pass reads the same events."""
+
+    def __init__(self, cursor: Callable[[], sqlite3.Cursor | None], count: Callable[[], int], batch: int) -> None:
+        self._cursor = cursor
+        self._count = count
+        self._batch = batch
+        self._counted: int | None = None
+        self._reading: list[Generator[list[Event], None, None]] = []
+
+    def batches(self) -> Iterator[list[Event]]:
+        """The events a batch at a time, in order."""
+        reading = self._read()
+        self._reading.append(reading)
+        return reading
+
+    def _read(self) -> Generator[list[Event], None, None]:
+        cursor = self._cursor()
+        if cursor is None:
+            self._counted = 0
+            return
+        stored = StoredEvents()
+        read = 0
+        try:
+            while rows := cursor.fetchmany(self._batch):
+                read += len(rows)
+                yield [_row_to_event(r, stored) for r in rows]
+        finally:
+            cursor.close()  # a damaged row, or a caller that stopped, ends the read there
+        self._counted = read
+
+    def close(self) -> None:
+        """End the passes still reading (their cursors closed), before the read transaction ends."""
+        for reading in self._reading:
+            reading.close()
+        self._reading.clear()
+
+    def __iter__(self) -> Iterator[Event]:
+        for batch in self.batches():
+            yield from batch
+
+    def count(self) -> int:
+        """How many events the stream holds (known without a query once it has been read to its end)."""
+        if self._counted is None:
+            self._counted = self._count()
+        return self._counted
 
 
 class collector_paused:
@@ -931,7 +1038,17 @@ class EventLog:
     def _select(self, *, view_ids: Iterable[str] | None, actor: str | None, since: int | None, until: int | None,
                 types: Iterable[str] | None, limit: int | None, newest_first: bool,
                 since_position: int | None = None, until_position: int | None = None) -> sqlite3.Cursor | None:
-        """The cursor of the rows (columns as in :data:`EVENT_COLUMNS`) matching every filter given, in log order
+        """The cursor of :meth:`_statement`'s rows (None: no row can match)."""
+        statement = self._statement(view_ids=view_ids, actor=actor, since=since, until=until, types=types,
+                                    limit=limit, newest_first=newest_first, since_position=since_position,
+                                    until_position=until_position)
+        return None if statement is None else self.conn.execute(*statement)
+
+    def _statement(self, *, view_ids: Iterable[str] | None, actor: str | None, since: int | None,
+                   until: int | None, types: Iterable[str] | None, limit: int | None, newest_first: bool,
+                   since_position: int | None = None,
+                   until_position: int | None = None) -> tuple[str, list[Any]] | None:
+        """The SELECT (and its parameters) of the rows (columns as in :data:`EVENT_COLUMNS`) matching every filter given, in log order
         or, with ``newest_first``, the reverse (so a ``limit`` keeps the latest events).
 
         ``since_position`` and ``until_position`` bound the positions (inclusive), in every plan
@@ -1002,8 +1119,29 @@ class EventLog:
         if kinds is not None:
             where.append(f"type IN ({', '.join('?' * len(kinds))})")
             params.extend(kinds)
-        sql = select + (" WHERE " + " AND ".join(where) if where else "") + order + cap
-        return self.conn.execute(sql, params)
+        return select + (" WHERE " + " AND ".join(where) if where else "") + order + cap, params
+
+    def matching(self, batch: int, **filters: Any) -> EventStream:
+        """The events :meth:`query` returns for these filters, read as they are iterated, and how many
+        they are (:class:`EventStream`); use it inside one read transaction (:func:`snapshot`)."""
+
+        def count() -> int:
+            statement = self._statement(**filters)
+            if statement is None:
+                return 0
+            found: int = self.conn.execute(f"SELECT count(*) FROM ({statement[0]})", statement[1]).fetchone()[0]
+            return found
+
+        return EventStream(lambda: self._select(**filters), count, batch)
+
+    def stream_events(self, view_id: str, batch: int) -> EventStream:
+        """The events :meth:`stream` returns, read as they are iterated (:class:`EventStream`)."""
+
+        def count() -> int:
+            found: int = self.conn.execute("SELECT count(*) FROM events WHERE view_id = ?", (view_id,)).fetchone()[0]
+            return found
+
+        return EventStream(lambda: self.stream_cursor(view_id), count, batch)
 
     def _few_named(self) -> bool:
         """Whether the events that name a stream are at most one in :data:`NAMED_SHARE` of the log.
