@@ -454,3 +454,28 @@ def test_a_name_of_wide_characters_is_measured_in_cells_and_folds_where_it_canno
     lines = console.file.getvalue().splitlines()
     assert all(cell_len(line) <= 70 for line in lines), lines
     assert "".join(line.split("│")[1].strip() for line in lines[3:-1]) == name, lines
+
+
+def _long_table(width):
+    rows = [[str(i), "x"] for i in range(TextTable.WINDOW)] + [[str(TextTable.WINDOW), "wider text"], ["last", "y"]]
+    console = Console(width=width, file=io.StringIO(), markup=False, emoji=False, highlight=False)
+    TextTable("n", "text").print(console, rows)
+    return console.file.getvalue().splitlines()
+
+
+def test_a_long_table_is_laid_out_on_its_first_rows_and_a_later_wider_cell_widens_its_column_where_it_fits():
+    """A table longer than its layout's rows (TextTable.WINDOW) prints its first line before the
+    rest is read: its columns are as wide as those rows need, and a later cell wider than its
+    column widens the column from that row on while the table still fits the console (a pipe, as
+    wide as need be: a row a line, every cell whole)."""
+    lines = _long_table(1_000_000)
+    assert len(lines) == 3 + TextTable.WINDOW + 3
+    assert lines[:4] == ["┏━━━━━━┳━━━━━━┓", "┃ n    ┃ text ┃", "┡━━━━━━╇━━━━━━┩", "│ 0    │ x    │"]
+    assert lines[-4:] == ["│ 9999 │ x    │", "│ 10000 │ wider text │", "│ last  │ y          │", "└───────┴────────────┘"]
+
+
+def test_a_later_cell_wider_than_its_column_wraps_in_it_where_a_wider_table_would_not_fit():
+    lines = _long_table(20)
+    assert lines[:4] == ["┏━━━━━━┳━━━━━━┓", "┃ n    ┃ text ┃", "┡━━━━━━╇━━━━━━┩", "│ 0    │ x    │"]
+    assert lines[-6:] == ["│ 9999 │ x    │", "│ 1000 │ wide │", "│ 0    │ r    │", "│      │ text │", "│ last │ y    │",
+                          "└──────┴──────┘"]

@@ -24,6 +24,7 @@ import difflib
 import functools
 import importlib
 import importlib.util
+import itertools
 import json
 import math
 import os
@@ -650,10 +651,10 @@ _EVENT_COLUMNS = (TableColumn("pos", None), TableColumn("time (UTC)", 12, rank=2
                   TableColumn("type", 0, rank=3, breaks="._"), TableColumn("details", 16, rank=0))
 
 
-def _show_events(cli: CliContext, events: Sequence[Event], as_json: bool, title: str) -> None:
-    """Events as JSON or as a table, with the garbage collector paused (``log.collector_paused``):
-    every event and every cell made for it stays alive until it is printed, and with the collector
-    running a table of 100,000 events took twice as long."""
+def _show_events(cli: CliContext, events: Iterable[Event], as_json: bool, title: str | Callable[[], str]) -> None:
+    """Events as JSON or as a table, as they are read (a stream: see ``ViewStore.stream_events``),
+    with the garbage collector paused (``log.collector_paused``): the events make no reference
+    cycles, and with the collector running a table of 100,000 events took twice as long."""
     with collector_paused():
         if as_json:
             _echo_json_list(events, event_to_json, _json_utf8)
@@ -665,20 +666,20 @@ def _show_events(cli: CliContext, events: Sequence[Event], as_json: bool, title:
 JSON_BATCH = 1000
 
 
-def _echo_json_list(items: Sequence[Any], to_json: Callable[[Any], Any], encode: Callable[[list[Any]], bytes]) -> None:
-    """A ``--json`` list of many items (events, query rows), written a batch of :data:`JSON_BATCH` at a
-    time: the text ``encode`` (an indented writer: :func:`_json_utf8`, :func:`json_text`) gives the
-    list of every item's ``to_json``, but neither that text nor the JSON data of every item is ever
-    held whole (audit --json of 200,000 events took 940 MB at its peak, and now 550 MB), and a reader
+def _echo_json_list(items: Iterable[Any], to_json: Callable[[Any], Any], encode: Callable[[list[Any]], bytes]) -> None:
+    """A ``--json`` list of many items (events, query rows), read and written a batch of
+    :data:`JSON_BATCH` at a time: the text ``encode`` (an indented writer: :func:`_json_utf8`,
+    :func:`json_text`) gives the list of every item's ``to_json``, but neither that text, nor the
+    JSON data of every item, nor the items themselves (a stream) are ever held whole, and a reader
     that goes away (``| head``) stops the work at the next batch."""
-    if not items:
-        _echo_utf8(encode([]))
-        return
-    for start in range(0, len(items), JSON_BATCH):
-        text = encode([to_json(item) for item in items[start:start + JSON_BATCH]])
+    items = iter(items)
+    first = True
+    while batch := list(itertools.islice(items, JSON_BATCH)):
+        text = encode([to_json(item) for item in batch])
         # a batch's list is "[\n" + its items, each indented, + "\n]": joined with ",\n" as one list's items
-        _echo_utf8((b"[\n" if start == 0 else b",\n") + text[2:-2], nl=False)
-    _echo_utf8(b"\n]")
+        _echo_utf8((b"[\n" if first else b",\n") + text[2:-2], nl=False)
+        first = False
+    _echo_utf8(encode([]) if first else b"\n]")
 
 
 def _json_utf8(data: Any) -> bytes:
@@ -715,7 +716,7 @@ def _utf8(encoding: object) -> bool:
         return False
 
 
-def _print_events(cli: CliContext, events: Iterable[Event], title: str) -> None:
+def _print_events(cli: CliContext, events: Iterable[Event], title: str | Callable[[], str]) -> None:
     rows = ((str(e.position), _table_time(e.occurred_at), e.actor, e.view, str(e.stream_version), e.type, _details(e))
             for e in events)
     TextTable(*_EVENT_COLUMNS, title=title).print(cli.console, rows)
@@ -1317,8 +1318,8 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
     \b
         viewstore history sales.daily --json
     """
-    events = cli.store().history(identifier)
-    _show_events(cli, events, as_json, f"history of {identifier_str(to_identifier(identifier))}")
+    with cli.store().stream_history(identifier, batch=JSON_BATCH) as events:
+        _show_events(cli, events, as_json, f"history of {identifier_str(to_identifier(identifier))}")
 
 
 @main.command()
@@ -1364,10 +1365,11 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
     if since_position is not None and until_position is not None and since_position > until_position:
         raise usage_error(f"--since-position {since_position} is after --until-position {until_position}: no "
                           "event can match (swapped?)")
-    events = cli.store().events(view=view, actor=who, since=since_ms, until=until, types=types or None, limit=limit,
-                                newest_first=newest_first, since_position=since_position,
-                                until_position=until_position)
-    _show_events(cli, events, as_json, count(len(events), "event"))
+    with cli.store().stream_events(view=view, actor=who, since=since_ms, until=until, types=types or None,
+                                   limit=limit, newest_first=newest_first, since_position=since_position,
+                                   until_position=until_position, batch=JSON_BATCH) as events:
+        # the count heads the table: known once its first rows are read (a query of its own past them)
+        _show_events(cli, events, as_json, lambda: count(events.count(), "event"))
 
 
 @main.command("query", short_help="Ask an audit question in read-only SQL.")
@@ -1385,14 +1387,16 @@ def query_(cli: CliContext, sql: str, as_json: bool) -> None:
     \b
         viewstore query "SELECT actor, count(*) AS n FROM events GROUP BY 1"
     """
-    result = cli.store().query(sql)
-    with collector_paused():  # every row stays alive until printed (see _show_events)
+    with cli.store().stream_query(sql) as result, collector_paused():  # (see _show_events)
         if as_json:
             _echo_json_list(result, _row_to_json, lambda rows: json_text(rows).encode())
             return
-        rows = [_row_to_json(row) for row in result]
-        table = TextTable(*(_query_column(name, [row[name] for row in rows]) for name in result.columns))
-        table.print(cli.console, (["" if v is None else str(v) for v in row.values()] for row in rows))
+        rows = map(_row_to_json, result)
+        # the kind of each column (numbers or text) from the rows the table is laid out on
+        first = list(itertools.islice(rows, TextTable.WINDOW))
+        table = TextTable(*(_query_column(name, [row[name] for row in first]) for name in result.columns))
+        table.print(cli.console, (["" if v is None else str(v) for v in row.values()]
+                                  for row in itertools.chain(first, rows)))
 
 
 def _row_to_json(row: dict[str, Any]) -> dict[str, Any]:

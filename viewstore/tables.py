@@ -8,9 +8,10 @@ escaped (:func:`visible`; a tab in a cell expanded to blanks): everything printe
 
 from __future__ import annotations
 
+import itertools
 import re
 import textwrap
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from rich import box as rich_box
 from rich.cells import cell_len
@@ -131,13 +132,22 @@ class TextTable:
     (never below their longest piece: such a table runs over the console instead). Rows go to the
     console in batches as they are formatted, so a reader that goes away (``| head``) stops the
     work at the next batch.
+
+    A table of any length is printed in bounded memory: the layout is made on its first
+    :data:`WINDOW` rows, and the rows after them are formatted as they come, none kept. A later
+    cell wider than its column widens the column from that row on where the table, so widened,
+    still fits the console as it is laid out (always in a pipe, whose console has no width: a row
+    stays a line, its cells whole), else it wraps in its column as a cell of a table too wide does.
     Control characters print escaped, as everywhere (:func:`visible`).
     """
 
     #: lines formatted and printed at a time
     BATCH = 200
+    #: the rows the columns' widths are measured on, before the first line is printed; the rows
+    #: after them are formatted and printed as they come, none of them held
+    WINDOW = 10_000
 
-    def __init__(self, *columns: TableColumn | str, title: str | None = None) -> None:
+    def __init__(self, *columns: TableColumn | str, title: str | Callable[[], str] | None = None) -> None:
         self.columns = [c if isinstance(c, TableColumn) else TableColumn(c) for c in columns]
         # a header is data too (a query's column names): escaped as the cells are
         self.columns = [c._replace(header=_cell_text(c.header)) for c in self.columns]
@@ -145,13 +155,15 @@ class TextTable:
 
     def print(self, console: Console, rows: Iterable[Sequence[str]]) -> None:
         columns = self.columns
+        rows = iter(rows)
         cells: list[tuple[list[str], list[int]]] = []  # each row's texts and their widths (the widest line)
         natural = [_text_width(c.header) for c in columns]
         breaking = [(i, _Pieces(c.breaks)) for i, c in enumerate(columns) if c.breaks]
         unbroken = [0] * len(columns)  # a breaking column's longest piece (a floor)
         for i, pieces in breaking:
             unbroken[i] = pieces.longest(columns[i].header)
-        for row in rows:
+
+        def measured(row: Sequence[str]) -> tuple[list[str], list[int]]:
             texts, sizes = [], []
             for value in row:
                 if value.isascii() and value.isprintable():  # nothing to escape, its length its width
@@ -161,14 +173,18 @@ class TextTable:
                     text = _cell_text(value)
                     texts.append(text)
                     sizes.append(_text_width(text))
-            cells.append((texts, sizes))
-            for i, size in enumerate(sizes):
-                if size > natural[i]:
-                    natural[i] = size
             for i, pieces in breaking:
                 longest = pieces.longest(texts[i])
                 if longest > unbroken[i]:
                     unbroken[i] = longest
+            return texts, sizes
+
+        for row in itertools.islice(rows, self.WINDOW):  # the layout's rows
+            texts, sizes = measured(row)
+            cells.append((texts, sizes))
+            for i, size in enumerate(sizes):
+                if size > natural[i]:
+                    natural[i] = size
         widths, boxed = self._layout(natural, console.width, unbroken)
         box = (rich_box.HEAVY_HEAD if boxed else rich_box.SIMPLE_HEAD).substitute(console.options)
         if boxed:
@@ -192,8 +208,23 @@ class TextTable:
 
         fits = widths == natural  # no cell is wider than its column
 
+        def later() -> Iterator[tuple[list[str], list[int]]]:
+            """The rows after the layout's, each measured as it comes; a cell wider than its column
+            widens the column from that row on while the table then still fits the console as it
+            is laid out, else it wraps (see the class's notes)."""
+            nonlocal widths, natural, fits
+            for row in rows:
+                texts, sizes = measured(row)
+                if any(s > w for s, w in zip(sizes, widths)):
+                    wider = [max(s, w) for s, w in zip(sizes, widths)]
+                    if widths == natural and self._layout(wider, console.width, unbroken) == (wider, boxed):
+                        widths = natural = wider
+                    else:
+                        fits = False
+                yield texts, sizes
+
         def formatted() -> Iterator[str]:
-            for texts, sizes in cells:
+            for texts, sizes in itertools.chain(cells, later()):
                 if fits or all(s <= w for s, w in zip(sizes, widths)):
                     # the common case: one line, each cell padded to its column (unless a cell has two)
                     text = start + between.join(t + " " * (w - s) for t, s, w in zip(texts, sizes, widths)) + end
@@ -205,8 +236,8 @@ class TextTable:
                     yield line([p[k] if k < len(p) else "" for p in parts])
 
         head = Text()
-        if self.title is not None:
-            head.append(visible(self.title) + "\n", "table.title")
+        if self.title is not None:  # (a function: asked once the layout's rows are read, e.g. a count)
+            head.append(visible(self.title if isinstance(self.title, str) else self.title()) + "\n", "table.title")
         if boxed:
             head.append(box.get_top([w + 2 for w in widths]) + "\n")
         header = [lines_of(c.header, w, c.breaks) for c, w in zip(columns, widths)]
