@@ -1737,9 +1737,29 @@ _UNCHECKED = Column.model_construct(name=" ", type="int", comment=None, nullable
     # columns made without validation are validated as they enter the log, each distinct list once,
     # that of a later version too (they reached the caller as pydantic's own error, not a ViewStoreError)
     ({"versions": [_version(1, 1000).model_copy(update={"columns": (_UNCHECKED,)})]},
-     "^a column name must be non-empty$"),
+     r"^versions\[0\]: a column name must be non-empty$"),
     ({"versions": [_version(1, 1000), _version(2, 2000).model_copy(update={"columns": (Column("c", "int"), _UNCHECKED)})],
-      "current_version_id": 2}, "^a column name must be non-empty$"),
+      "current_version_id": 2}, r"^versions\[1\]: a column name must be non-empty$"),
+    # so are the version's other fields, its representations and the log's entries: each reached the
+    # caller as pydantic's own error, a TypeError (times compared) or an AttributeError (a field left out)
+    ({"versions": [_version(1, 1000).model_copy(update={"representations": (
+        SQLRepresentation.model_construct(dialect="spark", sql=" "),)})]},
+     r"^versions\[0\]: the SQL of a representation must not be empty$"),
+    ({"versions": [_version(1, 1000).model_copy(update={"representations": (SQLRepresentation.model_construct(),)})]},
+     r"^versions\[0\]: bad representation: dialect: Input should be a valid string; sql: Input should be a valid string$"),
+    ({"versions": [ViewVersion.model_construct(**{**dict(_version(1, 1000)), "timestamp_ms": "1000"})]},
+     r"^versions\[0\]: bad view version: timestamp_ms: Input should be a valid integer$"),
+    ({"versions": [ViewVersion.model_construct(**{**dict(_version(1, 1000)), "columns": None})]},
+     r"^versions\[0\]: bad view version: columns: Input should be a valid tuple$"),
+    ({"versions": [ViewVersion.model_construct(**{**dict(_version(1, 1000)), "summary": [1]})]},
+     r"^versions\[0\]: bad view version: summary: Input should be a valid dictionary$"),
+    ({"versions": [ViewVersion.model_construct(version_id=1, timestamp_ms=1000)]},
+     r"^versions\[0\]: bad view version: schema_id: Field required; columns: Field required; "
+     r"representations: Field required$"),
+    ({"version_log": [VersionLogEntry.model_construct(timestamp_ms="1000", version_id=1)]},
+     r"^version_log\[0\]: bad version log entry: timestamp_ms: Input should be a valid integer$"),
+    ({"version_log": [VersionLogEntry(timestamp_ms=1000, version_id=1), VersionLogEntry.model_construct(version_id=1)]},
+     r"^version_log\[1\]: bad version log entry: timestamp_ms: Field required$"),
 ])
 def test_import_view_refuses_what_the_store_cannot_hold_and_writes_nothing(store, bad, message):
     good = dict(source="test", versions=[_version(1, 1000)],
@@ -1747,6 +1767,64 @@ def test_import_view_refuses_what_the_store_cannot_hold_and_writes_nothing(store
     with pytest.raises(ValidationError, match=message):
         store.import_view("a.v", **{**good, **bad})
     assert store.event_count() == 0
+
+
+@pytest.mark.parametrize("bad, message", [
+    (SQLRepresentation.model_construct(dialect="spark", sql=" "), "^the SQL of a representation must not be empty$"),
+    (SQLRepresentation.model_construct(dialect=" spark", sql="SELECT 1"),
+     "^bad dialect ' spark': it must not be empty, begin or end with whitespace$"),
+    (SQLRepresentation.model_construct(dialect="spark", sql=None), "^bad representation: sql: Input should be a valid string$"),
+    (SQLRepresentation.model_construct(sql="SELECT 1"), "^bad representation: dialect: Input should be a valid string$"),
+])
+def test_a_representation_made_without_validation_is_refused_by_every_write_and_writes_nothing(store, bad, message):
+    """create, replace and alter (add and update) took such a representation as it was: pydantic's own
+    error from the event, or an AttributeError for a field left out, reached the caller."""
+    make(store)
+    count = store.event_count()
+    calls = [lambda: store.create_view("sales.other", columns=COLS, representations=[bad], default_namespace=["sales"]),
+             lambda: store.replace_view("sales.daily", columns=COLS, representations=[bad], default_namespace=["sales"]),
+             lambda: store.alter_view("sales.daily", ViewChange("add_representation", representation=bad)),
+             lambda: store.alter_view("sales.daily", ViewChange("update_representation", representation=bad))]
+    for call in calls:
+        with pytest.raises(ValidationError, match=message):
+            call()
+    assert store.event_count() == count and not store.view_exists("sales.other")
+
+
+@pytest.mark.parametrize("bad, message", [
+    (Column.model_construct(name="c", type="nosuch", comment=None, nullable=True),
+     "^unknown type 'nosuch': 'nosuch' is not an Iceberg or SQL type$"),
+    (Column.model_construct(name="c", type=Column("c", "int").type, comment=None, nullable="maybe"),
+     "^bad column: nullable: Input should be a valid boolean, unable to interpret input$"),
+    (Column.model_construct(name="c", type=Column("c", "int").type, comment=7, nullable=True),
+     "^bad column: comment: Input should be a valid string$"),
+    (Column.model_construct(name="c"), "^a column type must be a non-empty string, not None$"),  # the field left out
+])
+def test_a_column_made_without_validation_is_refused_by_create_and_replace_and_writes_nothing(store, bad, message):
+    make(store)
+    count = store.event_count()
+    for call in (store.create_view, store.replace_view):
+        with pytest.raises(ValidationError, match=message):
+            call("sales.daily" if call == store.replace_view else "sales.other", columns=[bad], representations=[SPARK],
+                 default_namespace=["sales"])
+    assert store.event_count() == count and not store.view_exists("sales.other")
+
+
+def test_models_made_without_validation_but_valid_are_taken_as_built_ones(store):
+    """A model_construct of valid fields is what its constructor makes: every write takes it."""
+    col = Column.model_construct(name="Day", type=Column("d", "date").type, comment=None, nullable=True)
+    rep = SQLRepresentation.model_construct(dialect="trino", sql="SELECT current_date AS day")
+    made = store.create_view("a.v", columns=[col], representations=[rep], default_namespace=["a"])
+    assert (made.columns, made.representations) == ((Column("Day", "date"),), (SQLRepresentation("trino", rep.sql),))
+    other = SQLRepresentation.model_construct(dialect="spark", sql="SELECT current_date() AS day")
+    assert store.alter_view("a.v", ViewChange("add_representation", representation=other)).dialects == ("trino", "spark")
+    version = ViewVersion.model_construct(version_id=1, timestamp_ms=1000, schema_id=0, columns=(col,),
+                                          representations=(rep,), default_catalog=None, default_namespace=("a",),
+                                          summary={})
+    imported = store.import_view("a.imported", source="test", versions=[version], current_version_id=1,
+                                 version_log=[VersionLogEntry.model_construct(timestamp_ms=1000, version_id=1)])
+    assert imported.version(1) == ViewVersion(version_id=1, timestamp_ms=1000, schema_id=0, columns=(Column("Day", "date"),),
+                                              representations=(rep,), default_namespace=("a",))
 
 
 def test_import_view_of_a_uuid_in_the_log_whose_row_is_gone_from_views_is_refused_without_a_name(store):

@@ -36,6 +36,7 @@ from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, Re
 from .log import (EventLog, EventStream, QueryRows, QueryStream, collector_paused, connect, make_store_id, query_rows,
                   read_only_query, read_store_id, savepoint, snapshot, transaction)
 from .model import (Column, Identifier, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry, View,
+                    checked_column, checked_log_entry, checked_representation, checked_version,
                     ViewDiff, ViewVersion, check_unicode, diff_views, id_ranges, identifier_str, normalize_name,
                     to_identifier, to_namespace, validate_properties, validate_property_key, validate_property_value)
 from .projections import DDL, Projections, ViewState, apply, fold_stored, state_to_view
@@ -121,6 +122,8 @@ class ViewChange:
             if not isinstance(self.representation, SQLRepresentation):
                 raise ValidationError(f"{kind} needs a representation, SQLRepresentation(dialect, sql), "
                                       f"not {self.representation!r}")
+            # one made without validation is validated now (the same object when it was)
+            object.__setattr__(self, "representation", checked_representation(self.representation))
         elif kind == "remove_representation":
             if not isinstance(self.key, str) or not self.key.strip():
                 raise ValidationError(f"bad dialect {self.key!r}")
@@ -176,7 +179,7 @@ class ViewChange:
 
 def _representation(value: Any) -> SQLRepresentation:
     if isinstance(value, SQLRepresentation):
-        return value
+        return checked_representation(value)  # one made without validation is validated now
     if isinstance(value, dict):
         return SQLRepresentation(**value)
     if isinstance(value, (tuple, list)) and len(value) == 2:
@@ -206,7 +209,7 @@ def _check_dialects(reps: Iterable[SQLRepresentation]) -> None:
 
 def _column(value: Any) -> Column:
     if isinstance(value, Column):
-        return value
+        return checked_column(value)  # one made without validation is validated now
     if isinstance(value, dict):
         return Column(**value)
     if isinstance(value, (tuple, list)) and 2 <= len(value) <= 4:
@@ -413,6 +416,14 @@ def _all_of(values: Any, kind: type, what: str) -> list[Any]:
     if not isinstance(values, (list, tuple)) or not all(isinstance(v, kind) for v in values):
         raise ValidationError(f"{what} must be a list of {kind.__name__}, not {values!r}"[:300])
     return list(values)
+
+
+def _named(check: Callable[..., Any], value: Any, where: str, *args: Any) -> Any:
+    """``check(value, *args)``, its ValidationError told with ``where`` the value is (``versions[2]: ...``)."""
+    try:
+        return check(value, *args)
+    except ValidationError as e:
+        raise ValidationError(f"{where}: {e}") from e
 
 
 def _check_expected(value: Any) -> None:
@@ -1967,6 +1978,19 @@ class ViewStore:
                 raise ValidationError(f"{what} must be non-empty text, not {value!r}")
         versions = _all_of(versions, ViewVersion, "versions")
         version_log = _all_of(version_log, VersionLogEntry, "version_log")
+        # models made without validation are validated now; a column list that versions share, once
+        checked_lists: dict[int, tuple[Any, tuple[Column, ...]]] = {}
+
+        def columns(cols: tuple[Any, ...]) -> tuple[Column, ...]:
+            hit = checked_lists.get(id(cols))
+            if hit is None:  # (the list is kept with its result, so that its id names it throughout)
+                checked = tuple(checked_column(c) if isinstance(c, Column) else c for c in cols)
+                same = all(type(c) is Column and a is c for a, c in zip(checked, cols))
+                hit = checked_lists[id(cols)] = (cols, cols if same else checked)
+            return hit[1]
+
+        versions = [_named(checked_version, v, f"versions[{i}]", columns) for i, v in enumerate(versions)]
+        version_log = [_named(checked_log_entry, e, f"version_log[{i}]") for i, e in enumerate(version_log)]
         if type(current_version_id) is not int:
             raise ValidationError(f"current_version_id must be a version id (an int), not {current_version_id!r}")
         props = validate_properties(properties)

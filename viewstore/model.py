@@ -367,6 +367,107 @@ class ViewVersion(BaseModel):
             raise _wrap(e, "view version") from e
 
 
+# A model made without validation (``Model.model_construct(...)``) holds whatever it was given, or
+# lacks a field: the write API checks every model it is given with these, as its constructor would
+# have, so that such a model is refused as the ValidationError its constructor raises. A model its
+# constructor made passes the quick checks (no pydantic call); any other is validated again whole.
+
+def _validated_again(value: Any, what: str) -> Any:
+    try:
+        return type(value).model_validate(dict(value.__dict__))
+    except PydanticValidationError as e:
+        raise _wrap(e, what) from e
+
+
+def checked_column(column: Column) -> Column:
+    """``column`` as :class:`Column` would make it (see above).
+
+    Raises:
+        ValidationError: a field its constructor refuses, named.
+    """
+    fields = column.__dict__
+    name, comment = fields.get("name"), fields.get("comment")
+    if (len(fields) == 4 and type(name) is str and isinstance(fields.get("type"), IcebergType)
+            and (comment is None or type(comment) is str) and type(fields.get("nullable")) is bool):
+        check_column_name(name)
+        return column
+    return _validated_again(column, "column")
+
+
+def checked_representation(representation: SQLRepresentation) -> SQLRepresentation:
+    """``representation`` as :class:`SQLRepresentation` would make it (see above).
+
+    Raises:
+        ValidationError: a field its constructor refuses, named.
+    """
+    fields = representation.__dict__
+    dialect, sql = fields.get("dialect"), fields.get("sql")
+    if len(fields) == 2 and type(dialect) is str and type(sql) is str:
+        check_dialect(dialect)
+        check_sql(sql)
+        return representation
+    return _validated_again(representation, "representation")
+
+
+def checked_log_entry(entry: VersionLogEntry) -> VersionLogEntry:
+    """``entry`` as :class:`VersionLogEntry` would make it (see above).
+
+    Raises:
+        ValidationError: a field its constructor refuses, named.
+    """
+    fields = entry.__dict__
+    time, version = fields.get("timestamp_ms"), fields.get("version_id")
+    if (len(fields) == 2 and type(time) is int and -(2**63) <= time < 2**63
+            and type(version) is int and -(2**31) <= version < 2**31):
+        return entry
+    return _validated_again(entry, "version log entry")
+
+
+_I32, _I64 = 2**31, 2**63
+
+
+def _plain_version(fields: dict[str, Any]) -> bool:
+    """Whether a version's fields are of the types its constructor leaves (the columns and
+    representations aside: tuples, whose models the caller checks)."""
+    vid, time, schema = fields.get("version_id"), fields.get("timestamp_ms"), fields.get("schema_id")
+    catalog, namespace, summary = fields.get("default_catalog"), fields.get("default_namespace"), fields.get("summary")
+    return (len(fields) == 8 and type(vid) is int and -_I32 <= vid < _I32 and type(time) is int and -_I64 <= time < _I64
+            and type(schema) is int and -_I32 <= schema < _I32
+            and type(fields.get("columns")) is tuple and type(fields.get("representations")) is tuple
+            and (catalog is None or type(catalog) is str)
+            and type(namespace) is tuple and all(type(part) is str for part in namespace)
+            and type(summary) is ReadOnlyDict and all(type(k) is str and type(v) is str for k, v in summary.items()))
+
+
+def checked_version(version: ViewVersion, columns: Callable[[Any], tuple[Column, ...]] | None = None) -> ViewVersion:
+    """``version`` as :class:`ViewVersion` would make it, its columns and representations too (see
+    above). ``columns``, given, checks the version's columns in place of :func:`checked_column`
+    of each (an import checks each distinct list once).
+
+    Raises:
+        ValidationError: a field its constructor refuses, named.
+    """
+    data = dict(version.__dict__)
+    cols, reps = data.get("columns"), data.get("representations")
+    if _plain_version(data):  # what the constructor made? (cols and reps are tuples then)
+        assert cols is not None and reps is not None
+        # the columns as they are (``columns`` gives the very tuple back for Columns its constructor made)
+        plain = (columns(cols) is cols if columns is not None
+                 else all(type(c) is Column and checked_column(c) is c for c in cols))
+        if plain and all(type(r) is SQLRepresentation and checked_representation(r) is r for r in reps):
+            return version
+    if isinstance(cols, tuple):
+        data["columns"] = (columns(cols) if columns is not None
+                           else tuple(checked_column(c) if isinstance(c, Column) else c for c in cols))
+    if isinstance(reps, tuple):
+        data["representations"] = tuple(checked_representation(r) if isinstance(r, SQLRepresentation) else r
+                                        for r in reps)
+    try:
+        return ViewVersion.model_validate(data)
+    except PydanticValidationError as e:
+        raise _wrap(e, "view version") from e
+
+
 class AuditInfo(BaseModel):
     """Who created the view and when, and who changed it last and when (UTC epoch ms)."""
 
