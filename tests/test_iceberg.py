@@ -6,6 +6,7 @@ import gzip
 import itertools
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -24,6 +25,7 @@ from pyiceberg.view.metadata import (SQLViewRepresentation, ViewHistoryEntry, Vi
 from viewstore import (Column, IcebergMetadataError, NoSuchViewError, SQLRepresentation, ValidationError,
                        ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError)
 from viewstore.iceberg import read_metadata
+from viewstore.model import VersionLogEntry
 
 APPENDIX_SQL_1 = "SELECT\n    COUNT(1), CAST(event_ts AS DATE)\nFROM events\nGROUP BY 2"
 APPENDIX_SQL_2 = "SELECT\n    COUNT(1), CAST(event_ts AS DATE)\nFROM prod.default.events\nGROUP BY 2"
@@ -523,6 +525,62 @@ def test_a_view_uuid_is_kept_as_the_file_writes_it(store, conformance, tmp_path)
     store.alter_view("a.v", ViewChange.update_comment("changed"))
     path = store.export_iceberg("a.v", tmp_path / "loc")
     assert path.name.startswith("00001-") and load(path)[0]["view-uuid"] == meta["view-uuid"]
+
+
+@pytest.mark.parametrize("spelling", [
+    "{fa6506c3-7681-40c8-86dc-e36561f83385}",  # braces
+    "urn:uuid:fa6506c3-7681-40c8-86dc-e36561f83385",
+    "fa6506c3768140c886dce36561f83385",  # no hyphens
+    "fa6506c3-7681-40c8-86dc-e36561f83385\n",  # what a regular expression's $ would let by
+    " fa6506c3-7681-40c8-86dc-e36561f83385",
+    "fa6506c3-7681-40c8-86dc-e36561f8338",  # one digit short
+])
+def test_a_view_uuid_in_a_spelling_other_than_the_specs_is_refused(store, conformance, tmp_path, spelling):
+    """Python's uuid.UUID takes each of these but the first three are refused by UUID.fromString, which
+    Java readers parse a view's UUID with. The import kept the file's spelling and the next export wrote it
+    again. Now the import refuses it, naming the field, and writes nothing."""
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    meta["view-uuid"] = spelling
+    path = tmp_path / "00000-x.metadata.json"
+    path.write_text(json.dumps(meta))
+    count = store.event_count()
+    with pytest.raises(IcebergMetadataError) as info:
+        store.import_iceberg(path, "a.v")
+    assert str(info.value) == (f"{path}: view-uuid {spelling!r} is not a UUID written as the spec writes one "
+                               "(8-4-4-4-12 hex digits)")
+    assert store.event_count() == count and not store.view_exists("a.v")
+
+
+@pytest.mark.parametrize("spelling", ["FA6506C3-7681-40C8-86DC-E36561F83385", "fa6506c3-7681-40C8-86dc-E36561F83385"])
+def test_a_view_uuid_in_the_specs_spelling_is_kept_and_exported_for_every_reader(store, conformance, tmp_path, spelling):
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    meta["view-uuid"] = spelling
+    path = tmp_path / "00000-x.metadata.json"
+    path.write_text(json.dumps(meta))
+    view = store.import_iceberg(path, "a.v")
+    assert view.uuid == spelling
+    exported = store.export_iceberg("a.v", tmp_path / "out")
+    data, raw = load(exported)
+    assert data["view-uuid"] == spelling
+    assert ViewMetadata.model_validate_json(raw).view_uuid == spelling  # pyiceberg reads it
+    assert str(uuid.UUID(spelling)) == spelling.lower()
+
+
+def test_import_view_refuses_a_view_uuid_an_export_could_not_write(store, tmp_path):
+    """import_view took any text as the view's UUID, and export_iceberg wrote it as the view-uuid."""
+    version = store.create_view("a.v", columns=[Column(name="x", type="int")], default_namespace=["a"],
+                                representations=[SQLRepresentation(sql="SELECT 1 AS x", dialect="spark")]).version(1)
+    log = [VersionLogEntry(timestamp_ms=version.timestamp_ms, version_id=1)]
+    count = store.event_count()
+    for bad in ("not-a-uuid", "{fa6506c3-7681-40c8-86dc-e36561f83385}", "fa6506c3768140c886dce36561f83385"):
+        with pytest.raises(ValidationError, match=rf"^view_uuid must be a UUID written as 8-4-4-4-12 hex digits, "
+                                                  rf"not {re.escape(repr(bad))}$"):
+            store.import_view("a.other", source="test", versions=[version], version_log=log, current_version_id=1,
+                              view_uuid=bad)
+    assert store.event_count() == count and not store.view_exists("a.other")
+    given = "FA6506C3-7681-40C8-86DC-E36561F83385"
+    assert store.import_view("a.other", source="test", versions=[version], version_log=log, current_version_id=1,
+                             view_uuid=given).uuid == given
 
 
 def test_the_security_mode_is_not_in_the_file_and_an_import_takes_it_as_an_argument(store, tmp_path):

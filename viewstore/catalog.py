@@ -36,7 +36,7 @@ from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, Re
 from .log import (EventLog, EventStream, QueryRows, QueryStream, collector_paused, connect, make_store_id, query_rows,
                   read_only_query, read_store_id, savepoint, snapshot, transaction)
 from .model import (Column, Identifier, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry, View,
-                    checked_column, checked_log_entry, checked_representation, checked_version,
+                    checked_column, checked_log_entry, checked_representation, checked_version, is_uuid_text,
                     ViewDiff, ViewVersion, check_unicode, diff_views, id_ranges, identifier_str, normalize_name,
                     to_identifier, to_namespace, validate_properties, validate_property_key, validate_property_value)
 from .projections import DDL, Projections, ViewState, apply, fold_stored, state_to_view
@@ -1976,6 +1976,8 @@ class ViewStore:
                                       (view_uuid, "view_uuid", True)):
             if not (value is None and optional) and (not isinstance(value, str) or not value.strip()):
                 raise ValidationError(f"{what} must be non-empty text, not {value!r}")
+        if view_uuid is not None and not is_uuid_text(view_uuid):  # an export writes it as the view-uuid
+            raise ValidationError(f"view_uuid must be a UUID written as 8-4-4-4-12 hex digits, not {view_uuid!r}")
         versions = _all_of(versions, ViewVersion, "versions")
         version_log = _all_of(version_log, VersionLogEntry, "version_log")
         # models made without validation are validated now; a column list that versions share, once

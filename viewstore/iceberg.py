@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticVa
 
 from .errors import IcebergMetadataError, ValidationError
 from .model import (METADATA_COMPRESSION, RESERVED_PREFIX, VERSION_HISTORY_SIZE, Column, Int32, Int64, SQLRepresentation, VersionLogEntry,
-                    View, ViewVersion, history_size)
+                    View, ViewVersion, history_size, is_uuid_text)
 from .types import StructField, StructType, from_iceberg_json, to_iceberg_json
 
 __all__ = [
@@ -540,10 +540,9 @@ def parse_metadata(data: dict[str, Any], source: str = "metadata") -> ImportedVi
     except PydanticValidationError as e:
         problems = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors())
         raise IcebergMetadataError(f"{source}: invalid view metadata: {problems}") from e
-    try:
-        uuidlib.UUID(meta.view_uuid)
-    except ValueError as e:
-        raise IcebergMetadataError(f"{source}: view-uuid {meta.view_uuid!r} is not a UUID") from e
+    if not is_uuid_text(meta.view_uuid):  # kept as written, so written back as every reader reads it
+        raise IcebergMetadataError(f"{source}: view-uuid {meta.view_uuid!r} is not a UUID written as the spec "
+                                   "writes one (8-4-4-4-12 hex digits)")
     schemas: dict[int, tuple[Column, ...]] = {}
     for schema in meta.schemas:
         if schema.schema_id in schemas:

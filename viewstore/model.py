@@ -92,6 +92,17 @@ Dialect = Annotated[StrictStr, AfterValidator(check_dialect)]
 #: a representation's SQL: not blank
 SQLText = Annotated[StrictStr, AfterValidator(check_sql)]
 
+#: a UUID as the Iceberg spec writes one (``view-uuid``): 36 characters, hex digits in groups of
+#: 8-4-4-4-12, either case. Python's ``uuid.UUID`` takes other spellings too (braces, ``urn:uuid:``, no
+#: hyphens), which Java's ``UUID.fromString`` refuses: a view carrying one would be exported with it.
+_UUID_TEXT = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
+
+
+def is_uuid_text(value: str) -> bool:
+    """Whether ``value`` is a UUID in its standard spelling (see ``_UUID_TEXT``)."""
+    return _UUID_TEXT.fullmatch(value) is not None
+
+
 _NAME_MAX = 255
 _BAD_NAME = re.compile(r"[.\x00-\x1f\x7f`]")
 
