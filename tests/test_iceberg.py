@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import stat
 import tempfile
 import time
@@ -1594,3 +1595,37 @@ def test_a_copy_of_the_store_that_went_on_apart_exports_its_own_state_at_the_sam
         assert (first.name[:6], second.name[:6]) == ("00000-", "00001-")
         assert (load(first)[0]["properties"]["k"], load(second)[0]["properties"]["k"]) == ("one", "two")
         assert one.export_iceberg("a.v", loc).name.startswith("00002-")  # the latest is two's: compared, differs
+
+
+def _file_uuid(path):
+    """The <uuid> of a metadata file's name ``NNNNN-<uuid>.metadata.json``."""
+    return uuid.UUID(path.name[6:42])
+
+
+@pytest.mark.parametrize("damage", ["the projection claims an event the log lacks", "the log lacks the projection's event"])
+def test_an_export_of_a_view_whose_projection_and_log_disagree_names_no_state(store, tmp_path, damage):
+    """The name of an exported file is the state it holds, by the commit of the view's last event in
+    the log (export_uuid). Where the log holds no event at the projection's stream version (the row
+    changed behind the library's back, or an event deleted from the log), there is no such commit:
+    the file gets a random name (version 4), not a state's (version 5). Without that check, the
+    first damage raised an IndexError, and the second named the file by the commit of a later event."""
+    _long_history(store, "a.v", 3)
+    loc = tmp_path / "loc"
+    assert _file_uuid(store.export_iceberg("a.v", loc)).version == 5  # a state's name
+    if damage.startswith("the log lacks"):
+        store.alter_view("a.v", ViewChange.set_property("k", "v"))  # stream version 4
+    with sqlite3.connect(store.path) as raw:
+        if damage.startswith("the projection"):
+            raw.execute("UPDATE views SET stream_version = stream_version + 1, properties = '{\"k\": \"w\"}'")
+        else:  # the projection is at 3 and event 3 is gone; the log holds 4
+            raw.execute("UPDATE views SET stream_version = 3")
+            raw.execute("DROP TRIGGER events_append_only_delete")
+            raw.execute("DELETE FROM events WHERE stream_version = 3")
+    raw.close()
+    with ViewStore(store.path) as reader:  # (the store itself keeps the view it last read)
+        view = reader.load_view("a.v")
+        assert view.stream_version in (3, 4) and [e.stream_version for e in reader.events(view="a.v")] == (
+            [1, 2, 3] if damage.startswith("the projection") else [1, 2, 4])
+        path = reader.export_iceberg("a.v", loc)
+        assert path.name.startswith("00001-") and _file_uuid(path).version == 4
+        assert load(path)[0]["properties"] == {"k": view.properties["k"]}
