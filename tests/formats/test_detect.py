@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -184,3 +185,125 @@ def test_any_record_decodes_or_fails_with_a_viewstore_error(parameters, original
     except ViewStoreError:
         return
     assert engine in formats.ENGINES and isinstance(definition, formats.ViewDefinition)
+
+
+# Shaped like the classes hive_metastore's Thrift module generates (hive_metastore.ttypes): plain classes
+# whose every field is an attribute, None when unset. The fields are the ones a view's record can hold.
+class FieldSchema:
+    def __init__(self, name=None, type=None, comment=None):
+        self.name, self.type, self.comment = name, type, comment
+
+
+class SerDeInfo:
+    def __init__(self, name=None, serializationLib=None, parameters=None):
+        self.name, self.serializationLib, self.parameters = name, serializationLib, parameters
+
+
+class StorageDescriptor:
+    def __init__(self, cols=None, location=None, inputFormat=None, outputFormat=None, compressed=None,
+                 numBuckets=None, serdeInfo=None, bucketCols=None, sortCols=None, parameters=None):
+        self.cols, self.location, self.inputFormat, self.outputFormat = cols, location, inputFormat, outputFormat
+        self.compressed, self.numBuckets, self.serdeInfo = compressed, numBuckets, serdeInfo
+        self.bucketCols, self.sortCols, self.parameters = bucketCols, sortCols, parameters
+
+
+class Table:
+    def __init__(self, tableName=None, dbName=None, owner=None, createTime=None, lastAccessTime=None, retention=None,
+                 sd=None, partitionKeys=None, parameters=None, viewOriginalText=None, viewExpandedText=None,
+                 tableType=None, temporary=False, catName=None):
+        self.tableName, self.dbName, self.owner, self.createTime = tableName, dbName, owner, createTime
+        self.lastAccessTime, self.retention, self.sd, self.partitionKeys = lastAccessTime, retention, sd, partitionKeys
+        self.parameters, self.viewOriginalText, self.viewExpandedText = parameters, viewOriginalText, viewExpandedText
+        self.tableType, self.temporary, self.catName = tableType, temporary, catName
+
+
+def thrift_table(record: dict) -> Table:
+    """The Thrift object of an HMS record dict (its notes, keys the Thrift Table has not, left out)."""
+    def columns(cols):
+        return None if cols is None else [FieldSchema(c.get("name"), c.get("type"), c.get("comment")) for c in cols]
+
+    sd = record.get("sd")
+    if sd is not None:
+        serde = sd.get("serdeInfo")
+        sd = StorageDescriptor(cols=columns(sd.get("cols")), location=sd.get("location"),
+                               inputFormat=sd.get("inputFormat"), outputFormat=sd.get("outputFormat"),
+                               serdeInfo=None if serde is None else SerDeInfo(
+                                   serializationLib=serde.get("serializationLib"), parameters=serde.get("parameters")))
+    fields = ("tableName", "dbName", "owner", "createTime", "lastAccessTime", "parameters", "viewOriginalText",
+              "viewExpandedText", "tableType")
+    return Table(sd=sd, partitionKeys=columns(record.get("partitionKeys")), **{k: record.get(k) for k in fields})
+
+
+def _records(conformance, store):
+    """Every HMS view record the codecs meet: each engine's own (encoded) and the conformance files'."""
+    from viewstore import Column, SQLRepresentation
+
+    view = store.create_view("db.v", columns=[Column("id", "bigint", "the id"), Column("name", "string")],
+                             representations=[SQLRepresentation(d, "SELECT id, name FROM t")
+                                              for d in ("spark", "trino", "hive", "flink")],
+                             default_namespace=["db"], comment="c")
+    records = {engine: formats.encode(view, engine) for engine in ("trino", "spark", "hive", "flink")}
+    records["iceberg"] = formats.encode(view, "iceberg", metadata_location="file:/wh/db/v/metadata/00000-x.metadata.json")
+    for path in sorted((conformance / "engine-views").glob("*.json")):
+        table = json.loads(path.read_text(encoding="utf-8")).get("hms_table")
+        if table is not None:
+            records[path.name] = table
+    return records
+
+
+def test_a_thrift_object_is_the_record_its_dict_is_for_every_codec(conformance, store):
+    """The record of a Thrift Table object held the storage descriptor's columns alone: its folder,
+    formats and SerDe, which a record read from the metastore holds, were left out."""
+    for name, record in _records(conformance, store).items():
+        table = thrift_table(record)
+        got = formats.base.as_record(table)
+        for key, value in record.items():
+            if key == "sd":
+                for part, held in value.items():
+                    if part == "cols":
+                        assert got["sd"]["cols"] == [{"comment": None, **c} for c in held], name
+                    elif part == "serdeInfo":
+                        assert got["sd"]["serdeInfo"] == {"serializationLib": None, "parameters": None, **held}, name
+                    elif not part.endswith("_note"):
+                        assert got["sd"][part] == held, (name, part)
+            elif key == "partitionKeys":
+                assert got.get(key, []) == [{"comment": None, **c} for c in value], name
+            elif hasattr(table, key):
+                assert got[key] == value, (name, key)
+        assert _outcome(formats.detect, table) == _outcome(formats.detect, record), name
+        if _outcome(formats.detect, record) != "iceberg":  # (an Iceberg view's definition is in its file)
+            assert _outcome(formats.decode, table) == _outcome(formats.decode, record), name
+
+
+def _outcome(read, table):
+    """What ``read(table)`` gives, or the ViewStoreError it raises (type and message)."""
+    try:
+        return read(table)
+    except ViewStoreError as e:
+        return type(e), str(e)
+
+
+def test_a_thrift_object_with_a_folder_and_a_serde_carries_them_as_its_dict_does():
+    record = {"tableType": "VIRTUAL_VIEW", "dbName": "db", "tableName": "v", "owner": "o", "createTime": 1700000000,
+              "lastAccessTime": 0, "parameters": {"comment": "c"}, "viewOriginalText": "SELECT 1 AS a",
+              "viewExpandedText": "SELECT 1 AS `a`", "partitionKeys": [],
+              "sd": {"cols": [{"name": "a", "type": "int", "comment": None}], "location": "file:/wh/db/v",
+                     "inputFormat": "org.apache.hadoop.mapred.TextInputFormat",
+                     "outputFormat": "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+                     "serdeInfo": {"serializationLib": "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+                                   "parameters": {"serialization.format": "1"}}}}
+    assert formats.base.as_record(thrift_table(record)) == record
+
+
+@pytest.mark.parametrize("sd, message", [
+    (StorageDescriptor(cols=[object()]), "sd.cols[0].name: must be a non-empty string, not None"),  # no attributes
+    (StorageDescriptor(cols=[FieldSchema("a", 5)]), "sd.cols[0].type: must be a non-empty string, not 5"),
+    (StorageDescriptor(cols=7), "sd.cols: must be a list, not int"),
+])
+def test_a_thrift_object_of_the_wrong_shape_is_refused_as_its_dict_is(sd, message):
+    """A column without the attributes raised an AttributeError, and columns that are no list a TypeError."""
+    table = Table(tableType="VIRTUAL_VIEW", dbName="db", tableName="v", viewOriginalText="SELECT 1 AS a",
+                  viewExpandedText="SELECT 1 AS a", parameters={}, sd=sd)
+    with pytest.raises(ValidationError) as info:
+        formats.decode(table)
+    assert message in str(info.value)

@@ -301,17 +301,29 @@ def as_record(table: Any) -> Mapping[str, Any]:
 
 
 def _object_to_record(table: Any) -> dict[str, Any]:
+    """The record of a Thrift ``Table`` object: the fields a record read from the metastore holds
+    (:func:`viewstore.spark.metastore.record_from_thrift_json`), with the object's values as they are
+    (checked as a record's are), so that every codec reads the object as it reads that record: the
+    storage descriptor's folder, formats and SerDe too, not its columns alone."""
     record: dict[str, Any] = {key: getattr(table, key, None) for key in (
-        "dbName", "tableName", "owner", "tableType", "parameters", "viewOriginalText", "viewExpandedText")}
-    def columns(cols: Any) -> list[dict[str, Any]]:
-        return [{"name": c.name, "type": c.type, "comment": c.comment} for c in cols or []]
+        "dbName", "tableName", "owner", "createTime", "lastAccessTime", "tableType", "parameters",
+        "viewOriginalText", "viewExpandedText")}
+
+    def columns(cols: Any) -> Any:  # (what is no list is left for the record's check to refuse)
+        if not isinstance(cols, (list, tuple)):
+            return cols
+        return [{"name": getattr(c, "name", None), "type": getattr(c, "type", None),
+                 "comment": getattr(c, "comment", None)} for c in cols]
 
     sd = getattr(table, "sd", None)
     if sd is not None:
-        record["sd"] = {"cols": columns(getattr(sd, "cols", None))}
+        record["sd"] = {"cols": columns(getattr(sd, "cols", None)),
+                        **{key: getattr(sd, key, None) for key in ("location", "inputFormat", "outputFormat")}}
+        serde = getattr(sd, "serdeInfo", None)
+        if serde is not None:
+            record["sd"]["serdeInfo"] = {key: getattr(serde, key, None) for key in ("serializationLib", "parameters")}
     keys = getattr(table, "partitionKeys", None)
-    if keys:
-        record["partitionKeys"] = columns(keys)
+    record["partitionKeys"] = [] if keys is None else columns(keys)
     return record
 
 
