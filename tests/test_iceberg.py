@@ -528,6 +528,15 @@ def test_a_view_uuid_is_kept_as_the_file_writes_it(store, conformance, tmp_path)
     assert path.name.startswith("00001-") and load(path)[0]["view-uuid"] == meta["view-uuid"]
 
 
+def _with_view_uuid(conformance, tmp_path, spelling):
+    """A metadata file: the reference's ValidViewMetadata.json with ``spelling`` as its view-uuid."""
+    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
+    meta["view-uuid"] = spelling
+    path = tmp_path / "00000-x.metadata.json"
+    path.write_text(json.dumps(meta))
+    return path
+
+
 @pytest.mark.parametrize("spelling", [
     "{fa6506c3-7681-40c8-86dc-e36561f83385}",  # braces
     "urn:uuid:fa6506c3-7681-40c8-86dc-e36561f83385",
@@ -537,13 +546,11 @@ def test_a_view_uuid_is_kept_as_the_file_writes_it(store, conformance, tmp_path)
     "fa6506c3-7681-40c8-86dc-e36561f8338",  # one digit short
 ])
 def test_a_view_uuid_in_a_spelling_other_than_the_specs_is_refused(store, conformance, tmp_path, spelling):
-    """Python's uuid.UUID takes each of these but the first three are refused by UUID.fromString, which
-    Java readers parse a view's UUID with. The import kept the file's spelling and the next export wrote it
-    again. Now the import refuses it, naming the field, and writes nothing."""
-    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
-    meta["view-uuid"] = spelling
-    path = tmp_path / "00000-x.metadata.json"
-    path.write_text(json.dumps(meta))
+    """Python's uuid.UUID takes all but the last; Java's UUID.fromString refuses the first five (a
+    reader that parses the view's UUID in Java would fail). The import kept such a spelling as the
+    file wrote it, and the next export wrote it again. Now the import refuses it, naming the field,
+    and writes nothing."""
+    path = _with_view_uuid(conformance, tmp_path, spelling)
     count = store.event_count()
     with pytest.raises(IcebergMetadataError) as info:
         store.import_iceberg(path, "a.v")
@@ -554,11 +561,7 @@ def test_a_view_uuid_in_a_spelling_other_than_the_specs_is_refused(store, confor
 
 @pytest.mark.parametrize("spelling", ["FA6506C3-7681-40C8-86DC-E36561F83385", "fa6506c3-7681-40C8-86dc-E36561F83385"])
 def test_a_view_uuid_in_the_specs_spelling_is_kept_and_exported_for_every_reader(store, conformance, tmp_path, spelling):
-    meta = json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text())
-    meta["view-uuid"] = spelling
-    path = tmp_path / "00000-x.metadata.json"
-    path.write_text(json.dumps(meta))
-    view = store.import_iceberg(path, "a.v")
+    view = store.import_iceberg(_with_view_uuid(conformance, tmp_path, spelling), "a.v")
     assert view.uuid == spelling
     exported = store.export_iceberg("a.v", tmp_path / "out")
     data, raw = load(exported)

@@ -36,7 +36,7 @@ from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, Re
 from .log import (EventLog, EventStream, QueryRows, QueryStream, collector_paused, connect, make_store_id, query_rows,
                   read_only_query, read_store_id, savepoint, snapshot, transaction)
 from .model import (Column, Identifier, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry, View,
-                    checked_column, checked_log_entry, checked_representation, checked_version, is_uuid_text,
+                    checked, checked_version, is_uuid_text,
                     ViewDiff, ViewVersion, check_unicode, diff_views, id_ranges, identifier_str, normalize_name,
                     to_identifier, to_namespace, validate_properties, validate_property_key, validate_property_value)
 from .projections import DDL, Projections, ViewState, apply, fold_stored, state_to_view
@@ -123,7 +123,7 @@ class ViewChange:
                 raise ValidationError(f"{kind} needs a representation, SQLRepresentation(dialect, sql), "
                                       f"not {self.representation!r}")
             # one made without validation is validated now (the same object when it was)
-            object.__setattr__(self, "representation", checked_representation(self.representation))
+            object.__setattr__(self, "representation", checked(self.representation))
         elif kind == "remove_representation":
             if not isinstance(self.key, str) or not self.key.strip():
                 raise ValidationError(f"bad dialect {self.key!r}")
@@ -179,7 +179,7 @@ class ViewChange:
 
 def _representation(value: Any) -> SQLRepresentation:
     if isinstance(value, SQLRepresentation):
-        return checked_representation(value)  # one made without validation is validated now
+        return checked(value)  # one made without validation is validated now
     if isinstance(value, dict):
         return SQLRepresentation(**value)
     if isinstance(value, (tuple, list)) and len(value) == 2:
@@ -209,7 +209,7 @@ def _check_dialects(reps: Iterable[SQLRepresentation]) -> None:
 
 def _column(value: Any) -> Column:
     if isinstance(value, Column):
-        return checked_column(value)  # one made without validation is validated now
+        return checked(value)  # one made without validation is validated now
     if isinstance(value, dict):
         return Column(**value)
     if isinstance(value, (tuple, list)) and 2 <= len(value) <= 4:
@@ -1986,13 +1986,13 @@ class ViewStore:
         def columns(cols: tuple[Any, ...]) -> tuple[Column, ...]:
             hit = checked_lists.get(id(cols))
             if hit is None:  # (the list is kept with its result, so that its id names it throughout)
-                checked = tuple(checked_column(c) if isinstance(c, Column) else c for c in cols)
-                same = all(type(c) is Column and a is c for a, c in zip(checked, cols))
-                hit = checked_lists[id(cols)] = (cols, cols if same else checked)
+                made = tuple(checked(c) if isinstance(c, Column) else c for c in cols)
+                same = all(type(c) is Column and a is c for a, c in zip(made, cols))
+                hit = checked_lists[id(cols)] = (cols, cols if same else made)
             return hit[1]
 
         versions = [_named(checked_version, v, f"versions[{i}]", columns) for i, v in enumerate(versions)]
-        version_log = [_named(checked_log_entry, e, f"version_log[{i}]") for i, e in enumerate(version_log)]
+        version_log = [_named(checked, e, f"version_log[{i}]") for i, e in enumerate(version_log)]
         if type(current_version_id) is not int:
             raise ValidationError(f"current_version_id must be a version id (an int), not {current_version_id!r}")
         props = validate_properties(properties)

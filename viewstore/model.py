@@ -390,88 +390,100 @@ def _validated_again(value: Any, what: str) -> Any:
         raise _wrap(e, what) from e
 
 
-def checked_column(column: Column) -> Column:
-    """``column`` as :class:`Column` would make it (see above).
-
-    Raises:
-        ValidationError: a field its constructor refuses, named.
-    """
-    fields = column.__dict__
+def _plain_column(fields: dict[str, Any]) -> bool:
     name, comment = fields.get("name"), fields.get("comment")
     if (len(fields) == 4 and type(name) is str and isinstance(fields.get("type"), IcebergType)
             and (comment is None or type(comment) is str) and type(fields.get("nullable")) is bool):
         check_column_name(name)
-        return column
-    return _validated_again(column, "column")
+        return True
+    return False
 
 
-def checked_representation(representation: SQLRepresentation) -> SQLRepresentation:
-    """``representation`` as :class:`SQLRepresentation` would make it (see above).
-
-    Raises:
-        ValidationError: a field its constructor refuses, named.
-    """
-    fields = representation.__dict__
+def _plain_representation(fields: dict[str, Any]) -> bool:
     dialect, sql = fields.get("dialect"), fields.get("sql")
     if len(fields) == 2 and type(dialect) is str and type(sql) is str:
         check_dialect(dialect)
         check_sql(sql)
-        return representation
-    return _validated_again(representation, "representation")
+        return True
+    return False
 
 
-def checked_log_entry(entry: VersionLogEntry) -> VersionLogEntry:
-    """``entry`` as :class:`VersionLogEntry` would make it (see above).
+def _plain_log_entry(fields: dict[str, Any]) -> bool:
+    time, version = fields.get("timestamp_ms"), fields.get("version_id")
+    return (len(fields) == 2 and type(time) is int and -_I64 <= time < _I64
+            and type(version) is int and -_I32 <= version < _I32)
+
+
+_I32, _I64 = 2**31, 2**63
+#: per model: whether its fields are of the types its constructor leaves (raising what a field's own
+#: check raises), and the name a refusal gives it
+_PLAIN: dict[type, tuple[Callable[[dict[str, Any]], bool], str]] = {
+    Column: (_plain_column, "column"), SQLRepresentation: (_plain_representation, "representation"),
+    VersionLogEntry: (_plain_log_entry, "version log entry")}
+
+_Checked = TypeVar("_Checked", Column, SQLRepresentation, VersionLogEntry)
+
+
+def checked(value: _Checked) -> _Checked:
+    """A :class:`Column`, :class:`SQLRepresentation` or :class:`VersionLogEntry` as its constructor
+    would make it (see above): ``value`` itself when its constructor made it.
 
     Raises:
         ValidationError: a field its constructor refuses, named.
     """
-    fields = entry.__dict__
-    time, version = fields.get("timestamp_ms"), fields.get("version_id")
-    if (len(fields) == 2 and type(time) is int and -(2**63) <= time < 2**63
-            and type(version) is int and -(2**31) <= version < 2**31):
-        return entry
-    return _validated_again(entry, "version log entry")
+    plain, what = _PLAIN[type(value)] if type(value) in _PLAIN else _PLAIN[_base(value)]
+    if plain(value.__dict__):
+        return value
+    return _validated_again(value, what)
 
 
-_I32, _I64 = 2**31, 2**63
+def _base(value: Any) -> type:
+    return next(cls for cls in _PLAIN if isinstance(value, cls))
 
 
 def _plain_version(fields: dict[str, Any]) -> bool:
     """Whether a version's fields are of the types its constructor leaves (the columns and
     representations aside: tuples, whose models the caller checks)."""
-    vid, time, schema = fields.get("version_id"), fields.get("timestamp_ms"), fields.get("schema_id")
-    catalog, namespace, summary = fields.get("default_catalog"), fields.get("default_namespace"), fields.get("summary")
-    return (len(fields) == 8 and type(vid) is int and -_I32 <= vid < _I32 and type(time) is int and -_I64 <= time < _I64
-            and type(schema) is int and -_I32 <= schema < _I32
-            and type(fields.get("columns")) is tuple and type(fields.get("representations")) is tuple
-            and (catalog is None or type(catalog) is str)
-            and type(namespace) is tuple and all(type(part) is str for part in namespace)
-            and type(summary) is ReadOnlyDict and all(type(k) is str and type(v) is str for k, v in summary.items()))
+    get = fields.get
+    vid, time, schema, catalog = get("version_id"), get("timestamp_ms"), get("schema_id"), get("default_catalog")
+    namespace, summary = get("default_namespace"), get("summary")
+    if not (len(fields) == 8 and type(vid) is int and type(time) is int and type(schema) is int
+            and -_I32 <= vid < _I32 and -_I64 <= time < _I64 and -_I32 <= schema < _I32
+            and type(get("columns")) is tuple and type(get("representations")) is tuple
+            and (catalog is None or type(catalog) is str) and type(namespace) is tuple and type(summary) is ReadOnlyDict):
+        return False
+    for part in namespace:
+        if type(part) is not str:
+            return False
+    for key, value in summary.items():
+        if type(key) is not str or type(value) is not str:
+            return False
+    return True
 
 
 def checked_version(version: ViewVersion, columns: Callable[[Any], tuple[Column, ...]] | None = None) -> ViewVersion:
     """``version`` as :class:`ViewVersion` would make it, its columns and representations too (see
-    above). ``columns``, given, checks the version's columns in place of :func:`checked_column`
+    above). ``columns``, given, checks the version's columns in place of :func:`checked`
     of each (an import checks each distinct list once).
 
     Raises:
         ValidationError: a field its constructor refuses, named.
     """
-    data = dict(version.__dict__)
-    cols, reps = data.get("columns"), data.get("representations")
-    if _plain_version(data):  # what the constructor made? (cols and reps are tuples then)
+    fields = version.__dict__
+    cols, reps = fields.get("columns"), fields.get("representations")
+    if _plain_version(fields):  # what the constructor made? (cols and reps are tuples then)
         assert cols is not None and reps is not None
         # the columns as they are (``columns`` gives the very tuple back for Columns its constructor made)
         plain = (columns(cols) is cols if columns is not None
-                 else all(type(c) is Column and checked_column(c) is c for c in cols))
-        if plain and all(type(r) is SQLRepresentation and checked_representation(r) is r for r in reps):
+                 else all(type(c) is Column and checked(c) is c for c in cols))
+        if plain and all(type(r) is SQLRepresentation and checked(r) is r for r in reps):
             return version
+    data = dict(fields)
     if isinstance(cols, tuple):
         data["columns"] = (columns(cols) if columns is not None
-                           else tuple(checked_column(c) if isinstance(c, Column) else c for c in cols))
+                           else tuple(checked(c) if isinstance(c, Column) else c for c in cols))
     if isinstance(reps, tuple):
-        data["representations"] = tuple(checked_representation(r) if isinstance(r, SQLRepresentation) else r
+        data["representations"] = tuple(checked(r) if isinstance(r, SQLRepresentation) else r
                                         for r in reps)
     try:
         return ViewVersion.model_validate(data)
