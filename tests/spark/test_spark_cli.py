@@ -530,7 +530,16 @@ def test_a_command_that_starts_spark_says_nothing_on_stderr_but_the_jvms_own_war
     a warehouse of its own that goes with it, not a spark-warehouse folder in the working directory.
     The JVM's warning of the incubator module Spark loads comes before any setting: it stays. A
     user's own log4j file and warehouse (here in Spark's conf folder), and log4j set in the
-    environment's Java options, are left to work as they do."""
+    environment's Java options, are left to work as they do. A catalog in memory said with
+    --conf spark.sql.catalogImplementation=in-memory is Spark's default said aloud: it gets a
+    temporary warehouse too.
+
+    Spark puts its default warehouse in the working directory of the JVM, which is the process's
+    when the JVM starts (a later chdir does not move it): each command here runs in a process of
+    its own whose working directory is the folder checked. Where that path has a space, Spark
+    escapes it twice and makes its folder beside it (``in%20memory/work/spark-warehouse`` for
+    ``in memory/work``), so the folders' names here have none, and nothing but the test's own
+    files may appear anywhere under ``tmp_path``."""
     import subprocess
     import sys
 
@@ -550,18 +559,20 @@ def test_a_command_that_starts_spark_says_nothing_on_stderr_but_the_jvms_own_war
     (conf / "java-options.properties").write_text(
         (conf / "log4j2.properties").read_text().replace("USER %p", "JAVA OPTIONS %p"))
     started = {}
-    for name, extra in (
-            ("quiet", {}), ("user's", {"SPARK_CONF_DIR": str(conf)}),
+    for name, extra, options in (
+            ("quiet", {}, []), ("in-memory", {}, ["--conf", "spark.sql.catalogImplementation=in-memory"]),
+            ("user's", {"SPARK_CONF_DIR": str(conf)}, []),
             # log4j in the environment's Java options, which the JVM reads before its command line
-            ("java options", {"JAVA_TOOL_OPTIONS": f"-Dlog4j.configurationFile={conf / 'java-options.properties'}"})):
+            ("java options", {"JAVA_TOOL_OPTIONS": f"-Dlog4j.configurationFile={conf / 'java-options.properties'}"},
+             [])):
         work, temporary = tmp_path / name / "work", tmp_path / name / "tmp"
         work.mkdir(parents=True)
         temporary.mkdir()
         env = {**{k: v for k, v in os.environ.items() if k != "SPARK_CONF_DIR"}, "TMPDIR": str(temporary), **extra}
         started[name] = (work, temporary, subprocess.Popen(
             [sys.executable, "-m", "viewstore", "--db", str(db), "spark", "register", "--master", "local[1]",
-             "--conf", "spark.ui.enabled=false"], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True))
+             "--conf", "spark.ui.enabled=false", *options], cwd=work, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True))
     done = {name: (work, temporary, *process.communicate(timeout=300), process.returncode)
             for name, (work, temporary, process) in started.items()}
 
@@ -570,6 +581,14 @@ def test_a_command_that_starts_spark_says_nothing_on_stderr_but_the_jvms_own_war
     assert out.splitlines()[-1].startswith("note: the session catalog was in memory"), out
     assert err == "WARNING: Using incubator modules: jdk.incubator.vector\n"
     assert list(work.iterdir()) == [] and list(temporary.iterdir()) == []  # its warehouse went with it
+
+    work, temporary, out, err, code = done["in-memory"]
+    assert code == 0, err
+    assert out.splitlines()[-1].startswith("note: the session catalog was in memory"), out
+    assert err == "WARNING: Using incubator modules: jdk.incubator.vector\n"
+    assert list(work.iterdir()) == [] and list(temporary.iterdir()) == []
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "conf", "in-memory", "java options", "quiet", "user's", "user-warehouse", "views.db"]
 
     work, temporary, out, err, code = done["user's"]
     assert code == 0, err
