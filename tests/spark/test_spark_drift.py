@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 from pyspark.sql import types as T
@@ -175,6 +176,24 @@ def test_check_views_of_a_missing_default_namespace_is_broken(spark, store):
     assert entry.status == "broken" and entry.condition == "SCHEMA_NOT_FOUND"
     (problem,) = entry.problems  # Spark's explanation
     assert problem.startswith("[SCHEMA_NOT_FOUND] The schema `spark_catalog`.`nowhere_ns` cannot be found.")
+
+
+def test_check_views_leads_a_failure_without_a_condition_in_its_message_with_its_java_class(spark, store):
+    """A view's default catalog that Spark cannot load fails before the query is analyzed, with an
+    error whose message does not start with its condition, as Spark's own do: here a JDBC catalog
+    without its url, a plain Java IllegalArgumentException. Its class leads the reason, as the
+    condition leads Spark's."""
+    catalog = "no_url_" + uuid.uuid4().hex[:8]
+    spark.conf.set(f"spark.sql.catalog.{catalog}",
+                   "org.apache.spark.sql.execution.datasources.v2.jdbc.JDBCTableCatalog")
+    try:
+        store.create_view("default.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="default", default_catalog=catalog)
+        (entry,) = check_views(spark, store).views
+    finally:
+        spark.conf.unset(f"spark.sql.catalog.{catalog}")
+    assert (entry.status, entry.condition) == ("broken", "IllegalArgumentException")
+    assert entry.problems == ("[IllegalArgumentException] requirement failed: Option 'url' is required.",)
 
 
 # -- fixed defects ---------------------------------------------------------------------------------

@@ -223,7 +223,7 @@ def _check(work: SparkSession, view: View, query: str, current: _CurrentNamespac
         cause = e.__cause__
         reason = tagged(_condition(cause), _explanation(cause)) if isinstance(cause, _SPARK_ERRORS) else str(e)
         return ViewDrift(name, "broken", (reason,), _condition(cause) if cause else None, stored)
-    except _SPARK_ERRORS as e:  # the default namespace does not exist
+    except _SPARK_ERRORS as e:  # no default catalog or namespace to use, or a recorded config Spark refuses
         raise_engine_failure(work, e, f"check view {name}")
         return ViewDrift(name, "broken", (tagged(_condition(e), _explanation(e)),), _condition(e), stored)
     try:
