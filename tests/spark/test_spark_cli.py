@@ -148,7 +148,9 @@ for name, args in runs.items():
     out[name] = {"exit": result.exit_code, "output": result.output,
                  "escaped": None if result.exception is None or isinstance(result.exception, SystemExit)
                  else repr(result.exception), "running after": SparkContext._active_spark_context is not None,
-                 "java options as before": os.environ.get("SPARK_SUBMIT_OPTS") == before}
+                 "java options as before": os.environ.get("SPARK_SUBMIT_OPTS") == before,
+                 "local ip": os.environ.get("SPARK_LOCAL_IP"),
+                 "the jvm's local ip": SparkContext._jvm.java.lang.System.getenv("SPARK_LOCAL_IP")}
 print(json.dumps(out))
 """
 
@@ -156,6 +158,7 @@ print(json.dumps(out))
 def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops_it(tmp_path):
     """In a process with no session (as from a shell), each command starts its own from --master,
     --conf and --hive, and stops it at the end; a session Spark cannot start is an error, not a traceback.
+    The environment variables the JVM is started with are its own, not left set in the process.
 
     The process's JVM, started by the first command, keeps the settings it was started with (its
     --master and --conf) as defaults of every later session, but --hive is a setting of a command's
@@ -164,8 +167,9 @@ def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops
     import subprocess
     import sys
 
+    env = {name: value for name, value in os.environ.items() if name != "SPARK_LOCAL_IP"}
     done = subprocess.run([sys.executable, "-c", _OWN_SESSION_RUNS, str(tmp_path)], capture_output=True, text=True,
-                          timeout=600, cwd=tmp_path)
+                          timeout=600, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     runs = json.loads(done.stdout)
     assert {name: (run["exit"], run["escaped"], run["running after"]) for name, run in runs.items()} == {
@@ -174,6 +178,9 @@ def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops
     # the log4j file given to the JVM the first command started is the JVM's alone: the process's
     # environment (a program's own later spark-submit) is as it was
     assert [run["java options as before"] for run in runs.values()] == [True] * 4
+    # the JVM listens on 127.0.0.1 (it was started with SPARK_LOCAL_IP), and the process's
+    # environment is left without it, as it was
+    assert [(run["local ip"], run["the jvm's local ip"]) for run in runs.values()] == [(None, "127.0.0.1")] * 4
     in_memory = runs["in memory"]["output"].splitlines()
     assert in_memory[0].startswith("registered 1 (0 unchanged), skipped 0, failed 0, pruned 0 (")
     assert in_memory[-1] == ("note: the session catalog was in memory, so these copies ended with the command "

@@ -81,7 +81,6 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> Iterator
     if active is not None:
         yield active, False
         return
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     given = ([("spark.master", master)] if master else []) + _settings(confs)  # --conf after --master, as before
     workdir = Path(tempfile.mkdtemp(prefix="viewstore-spark-"))
     try:
@@ -125,6 +124,9 @@ _JAVA_OPTION_VARIABLES = ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OP
 def _start_jvm(given: list[tuple[str, str]], workdir: Path) -> None:
     """Start the process's JVM with the user's settings ``given``, unless one runs already.
 
+    The JVM listens on 127.0.0.1 unless ``SPARK_LOCAL_IP`` names an address. The variables it is
+    started with are its own: the process's environment is left as it was.
+
     Its start-up says nothing on stderr but errors (log4j's notice of Spark's default profile, its
     level, Hadoop's warning of no native library) unless the user set up log4j: a log4j2 file in
     Spark's conf folder, or log4j in the Java options of the environment. The Java options of
@@ -134,20 +136,22 @@ def _start_jvm(given: list[tuple[str, str]], workdir: Path) -> None:
     """
     if SparkContext._gateway is not None:
         return
-    quiet = not _user_log4j()
-    if quiet:
+    environment = {"SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")}  # unless the user names one
+    if not _user_log4j():
         log4j = workdir / "log4j2.properties"
         log4j.write_text(_QUIET_LOG4J)
         before = os.environ.get("SPARK_SUBMIT_OPTS")
-        os.environ["SPARK_SUBMIT_OPTS"] = f"-Dlog4j.configurationFile={log4j.as_uri()} {before or ''}".strip()
+        environment["SPARK_SUBMIT_OPTS"] = f"-Dlog4j.configurationFile={log4j.as_uri()} {before or ''}".strip()
+    saved = {name: os.environ.get(name) for name in environment}
+    os.environ.update(environment)
     try:
         SparkContext._ensure_initialized(conf=SparkConf(loadDefaults=False).setAll(given))
     finally:
-        if quiet:
-            if before is None:
-                del os.environ["SPARK_SUBMIT_OPTS"]
+        for name, value in saved.items():  # the JVM has its own copy: a later spark-submit of the program gets none
+            if value is None:
+                del os.environ[name]
             else:
-                os.environ["SPARK_SUBMIT_OPTS"] = before
+                os.environ[name] = value
 
 
 def _user_log4j() -> bool:
