@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
+from py4j.java_gateway import JavaClass
 from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
@@ -121,9 +122,9 @@ class _Before:
         if self.database_existed and _session_object(spark, identifier) == "view":
             external = _jsession(spark).sharedState().externalCatalog()
             self._saved = external.getTable(identifier[0], identifier[-1])
-            folder = _option(self._saved.storage().locationUri())
+            folder = _folder(self._saved)
             if folder is not None:
-                raise ValidationError(_folder_kept(identifier, str(folder)) + "; nothing was changed")
+                raise ValidationError(_folder_kept(identifier, folder) + "; nothing was changed")
 
     def restore(self) -> None:
         """Put the earlier state back (best effort: a problem is logged, the caller's error matters)."""
@@ -474,28 +475,46 @@ def _is_temporary(spark: SparkSession, parts: Sequence[str]) -> bool:
     return False
 
 
-def _session_object(spark: SparkSession, identifier: Identifier) -> str | None:
-    """``"view"``, ``"table"`` or None: what the session catalog holds under the name."""
-    name = _session_name(identifier)
+def _session_record(spark: SparkSession, identifier: Identifier) -> Any | None:
+    """The session catalog's record (a Java ``CatalogTable``) under the name, read in one call, as
+    Spark reads it (a name without a database of one part is none); None if there is none, or if
+    Spark cannot read it."""
+    if len(identifier) != 2:
+        return None
+    client = _jvm(spark)._gateway_client
     try:
-        if not spark.catalog.tableExists(name):
-            return None
-        kind = spark.catalog.getTable(name).tableType
+        # the classes named outright: looking them up through the JVM view costs a round trip a dot
+        database = JavaClass("scala.Option", client).apply(identifier[0])
+        name = JavaClass("org.apache.spark.sql.catalyst.TableIdentifier", client)(identifier[1], database)
+        return _jsession(spark).sessionState().catalog().getTableRawMetadata(name)
     except _ENGINE_ERRORS:
         return None
-    return "view" if kind and kind.upper() == "VIEW" else "table"
 
 
-def _folder(spark: SparkSession, identifier: Identifier) -> str | None:
-    """The folder the record of the session catalog's view ``identifier`` names (its ``sd.location``),
-    or None (a view Spark made names none). The metastore deletes that folder when the view is
-    dropped or replaced (by ``CREATE OR REPLACE VIEW``), so viewstore does neither to such a view.
+def _record_kind(record: Any | None) -> str | None:
+    """``"view"``, ``"table"`` or None (no record): what a session catalog record holds."""
+    if record is None:
+        return None
+    return "view" if str(record.tableType().name()).upper() == "VIEW" else "table"
+
+
+def _session_object(spark: SparkSession, identifier: Identifier) -> str | None:
+    """``"view"``, ``"table"`` or None: what the session catalog holds under the name."""
+    try:
+        return _record_kind(_session_record(spark, identifier))
+    except _ENGINE_ERRORS:
+        return None
+
+
+def _folder(record: Any) -> str | None:
+    """The folder a session catalog view's record names (its ``sd.location``), or None (a view
+    Spark made names none). The metastore deletes that folder when the view is dropped or replaced
+    (by ``CREATE OR REPLACE VIEW``), so viewstore does neither to such a view.
 
     Raises:
-        What Spark and py4j raise (no such view, see :mod:`viewstore.spark.failures`).
+        What Spark and py4j raise (see :mod:`viewstore.spark.failures`).
     """
-    table = _jsession(spark).sharedState().externalCatalog().getTable(identifier[0], identifier[-1])
-    folder = _option(table.storage().locationUri())
+    folder = _option(record.storage().locationUri())
     return None if folder is None else str(folder)
 
 
@@ -515,8 +534,9 @@ def _sync(spark: SparkSession, store: ViewStore, identifier: Identifier) -> View
         view = None
     query = view.sql_for("spark") if view is not None else None
     try:
-        held = _session_object(spark, identifier) == "view"
-        folder = _folder(spark, identifier) if held else None
+        record = _session_record(spark, identifier)  # read once: what the name holds, and its folder
+        held = _record_kind(record) == "view"
+        folder = _folder(record) if held else None
         if folder is not None:
             _log.warning("the session copy of %s does not follow the store: %s", identifier_str(identifier),
                          _folder_kept(identifier, folder))
