@@ -1783,40 +1783,43 @@ def test_drop_view_answers_whether_it_dropped_a_view_as_spark_s_view_catalog_say
     assert kinds(vs) == ["view.created", "view.dropped"]
 
 
-def _race(code, writes):
-    """A profile hook that runs ``writes`` (another writer's change) once, as ``code`` returns on
-    this thread: between the bridge's read of the view and its write, where only a race can act."""
+def _call_racing(bridge, operation, request, code, writes, caller=None):
+    """``bridge.call(operation, request)`` while another writer makes its change (``writes``, given
+    the other writer's store) once, as ``code`` returns on this thread (called from ``caller``'s
+    code, if given): between the bridge's read of the view and its write, where only a race can
+    act. The bridge's answer, as a dict."""
+    import sys
+
+    other = ViewStore(bridge.store.path, actor="bob")
     done = []
 
     def hook(frame, event, arg):
-        if event == "return" and frame.f_code is code and not done:
+        if event == "return" and frame.f_code is code and not done and (
+                caller is None or (frame.f_back is not None and frame.f_back.f_code is caller)):
             done.append(True)
-            writes()
-    return hook, done
-
-
-def test_a_create_or_replace_of_a_view_another_writer_creates_meanwhile_is_refused(store, tmp_path):
-    """CREATE OR REPLACE of a view the store did not hold when the bridge read it expects it still
-    missing (version 0): a view another writer creates between that read and the write is not
-    replaced unseen (its definition decided nothing): the statement is refused, to be run again."""
-    import sys
-
-    bridge = _Bridge(store, "vs", "4.3.0")
-    other = ViewStore(tmp_path / "views.db", actor="bob")
-    hook, done = _race(_Bridge._current.__code__, lambda: other.create_view(
-        "sales.v", columns=[Column("y", "int")], default_namespace=["sales"],
-        representations=[("spark", "SELECT 2 AS y")]))
-    store.create_view("sales.t", columns=[Column("x", "int")], default_namespace=["sales"],
-                      representations=[("spark", "SELECT 1 AS x")])
-    view = json.loads(bridge.call("loadView", json.dumps({"ident": {"namespace": ["sales"], "name": "t"}})))["ok"]
+            writes(other)
     sys.setprofile(hook)
     try:
-        answer = json.loads(bridge.call("createOrReplaceView", json.dumps(
-            {"ident": {"namespace": ["sales"], "name": "v"}, "view": view})))
+        answer = json.loads(bridge.call(operation, json.dumps(request)))
     finally:
         sys.setprofile(None)
         other.close()
     assert done == [True]
+    return answer
+
+
+def test_a_create_or_replace_of_a_view_another_writer_creates_meanwhile_is_refused(store):
+    """CREATE OR REPLACE of a view the store did not hold when the bridge read it expects it still
+    missing (version 0): a view another writer creates between that read and the write is not
+    replaced unseen (its definition decided nothing): the statement is refused, to be run again."""
+    bridge = _Bridge(store, "vs", "4.3.0")
+    store.create_view("sales.t", columns=[Column("x", "int")], default_namespace=["sales"],
+                      representations=[("spark", "SELECT 1 AS x")])
+    view = json.loads(bridge.call("loadView", json.dumps({"ident": {"namespace": ["sales"], "name": "t"}})))["ok"]
+    answer = _call_racing(bridge, "createOrReplaceView", {"ident": {"namespace": ["sales"], "name": "v"}, "view": view},
+                          _Bridge._current.__code__, lambda other: other.create_view(
+                              "sales.v", columns=[Column("y", "int")], default_namespace=["sales"],
+                              representations=[("spark", "SELECT 2 AS y")]))
     assert answer == {"error": {"kind": "user", "message": (
         "viewstore catalog 'vs': cannot create or replace view vs.sales.v: another writer changed it while Spark "
         "was working on it; nothing was written, run the statement again")}}
@@ -1824,32 +1827,19 @@ def test_a_create_or_replace_of_a_view_another_writer_creates_meanwhile_is_refus
     assert (kept.stream_version, kept.sql_for("spark"), [c.name for c in kept.columns]) == (1, "SELECT 2 AS y", ["y"])
 
 
-def test_a_replace_with_no_load_on_its_thread_expects_the_version_it_read(store, tmp_path):
+def test_a_replace_with_no_load_on_its_thread_expects_the_version_it_read(store):
     """A replace (ALTER VIEW) on a thread that loaded no view reads the view and expects that
     version: another writer's change between that read and the write is refused, not overwritten."""
-    import sys
-
     bridge = _Bridge(store, "vs", "4.3.0")
     store.create_view("sales.v", columns=[Column("x", "int")], default_namespace=["sales"],
                       representations=[("spark", "SELECT 1 AS x")])
     loaded = json.loads(bridge.call("loadView", json.dumps({"ident": {"namespace": ["sales"], "name": "v"},
                                                             "thread": 1})))["ok"]
-    other = ViewStore(tmp_path / "views.db", actor="bob")
-    hook, done = _race(ViewStore.load_view.__code__,
-                       lambda: other.alter_view("sales.v", ViewChange.set_property("meanwhile", "yes")))
-
-    def only_in_replace(frame, event, arg):  # the store's read inside the bridge's replace, not another
-        if frame.f_back is not None and frame.f_back.f_code is _Bridge._replace_view.__code__:
-            hook(frame, event, arg)
-    sys.setprofile(only_in_replace)
-    try:
-        answer = json.loads(bridge.call("replaceView", json.dumps({"ident": {"namespace": ["sales"], "name": "v"},
-                                                                  "thread": 2,
-                                                                  "view": {**loaded, "properties": {"k": "v"}}})))
-    finally:
-        sys.setprofile(None)
-        other.close()
-    assert done == [True]
+    answer = _call_racing(bridge, "replaceView", {"ident": {"namespace": ["sales"], "name": "v"}, "thread": 2,
+                                                  "view": {**loaded, "properties": {"k": "v"}}},
+                          ViewStore.load_view.__code__,
+                          lambda other: other.alter_view("sales.v", ViewChange.set_property("meanwhile", "yes")),
+                          caller=_Bridge._replace_view.__code__)  # the store's read inside the replace
     assert answer == {"error": {"kind": "user", "message": (
         "viewstore catalog 'vs': cannot alter view vs.sales.v: another writer changed it while Spark was working "
         "on it; nothing was written, run the statement again")}}
