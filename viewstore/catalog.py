@@ -25,7 +25,7 @@ import uuid as uuidlib
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterable, Iterator, Required, Sequence, TypeAlias, TypedDict
+from typing import Any, Callable, Hashable, Iterable, Iterator, Required, Sequence, TypeAlias, TypedDict, TypeVar
 
 from . import signals
 from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
@@ -95,6 +95,8 @@ RepresentationsLike: TypeAlias = (SQLRepresentation | tuple[str, str] | Represen
 
 #: the view property that lets a replace drop a dialect the current version has
 DROP_DIALECT_ALLOWED = "replace.drop-dialect.allowed"
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -1053,6 +1055,24 @@ class ViewStore:
             ValidationError: a bad identifier, time, type, limit or position.
         """
         return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.rows,
+                                 since_position, until_position)
+
+    def _converted_event_rows(self, convert: Callable[[list[tuple[Any, ...]]], _T], batch: int, *,
+                              view: IdentifierLike | None = None, actor: str | None = None,
+                              since: TimeLike | None = None, until: TimeLike | None = None,
+                              types: EventTypes | None = None, limit: int | None = None, newest_first: bool = False,
+                              since_position: int | None = None, until_position: int | None = None) -> list[_T]:
+        """What ``convert`` makes of the rows :meth:`event_rows` returns, given to it ``batch`` rows
+        at a time as they are read, all from one read snapshot of the log (other connections may
+        commit meanwhile): only one batch of rows is held at a time. For the library's bulk readers
+        (:func:`viewstore.spark.audit.events_arrow`): ``convert`` runs inside the read, under the
+        store's lock, so it must only convert.
+
+        Raises:
+            NoSuchViewError, ValidationError: as :meth:`event_rows` raises them; and what ``convert`` raises.
+        """
+        return self._event_query(view, actor, since, until, types, limit, newest_first,
+                                 functools.partial(self._log.converted_rows, convert, batch),
                                  since_position, until_position)
 
     def _event_query(self, view: Any, actor: Any, since: Any, until: Any, types: Any, limit: Any,

@@ -1035,6 +1035,24 @@ class EventLog:
                               until_position=until_position)
         return [] if cursor is None else cursor.fetchall()
 
+    def converted_rows(self, convert: Callable[[list[tuple[Any, ...]]], _T], batch: int, *,
+                       view_ids: Iterable[str] | None = None, actor: str | None = None, since: int | None = None,
+                       until: int | None = None, types: Iterable[str] | None = None, limit: int | None = None,
+                       newest_first: bool = False, since_position: int | None = None,
+                       until_position: int | None = None) -> list[_T]:
+        """What ``convert`` makes of the rows :meth:`rows` returns, given to it ``batch`` rows at a
+        time as they are read: only one batch of rows is held at once (all of them, as tuples, cost
+        more than the columns most callers make of them)."""
+        cursor = self._select(view_ids=view_ids, actor=actor, since=since, until=until, types=types, limit=limit,
+                              newest_first=newest_first, since_position=since_position,
+                              until_position=until_position)
+        if cursor is None:
+            return []
+        try:
+            return [convert(rows) for rows in iter(lambda: cursor.fetchmany(batch), [])]
+        finally:
+            cursor.close()  # a batch convert refused ends the read there
+
     def _select(self, *, view_ids: Iterable[str] | None, actor: str | None, since: int | None, until: int | None,
                 types: Iterable[str] | None, limit: int | None, newest_first: bool,
                 since_position: int | None = None, until_position: int | None = None) -> sqlite3.Cursor | None:

@@ -1,7 +1,8 @@
 """The event log in Spark: :func:`events_dataframe`, a typed DataFrame moved from SQLite to Spark
 through Arrow, and :func:`events_arrow`, the ``pyarrow.Table`` it is made from (of the schema
-:data:`EVENTS_SCHEMA`). The log is read through :meth:`ViewStore.event_rows`, with the filters of
-:meth:`ViewStore.events`.
+:data:`EVENTS_SCHEMA`). The log is read as :meth:`ViewStore.event_rows` reads it, with the filters
+of :meth:`ViewStore.events`, a batch of rows at a time (all from one read snapshot): only Arrow's
+columns and one batch of rows are held, not every row as a tuple.
 """
 
 from __future__ import annotations
@@ -54,15 +55,17 @@ def events_arrow(store: ViewStore, *, view: IdentifierLike | None = None, actor:
     """
     if not isinstance(store, ViewStore):
         raise ValidationError(f"store must be a ViewStore, not {type(store).__name__}")
-    rows = store.event_rows(view=view, actor=actor, since=since, until=until, types=types, limit=limit,
-                            newest_first=newest_first, since_position=since_position, until_position=until_position)
-    batches = []
-    for start in range(0, len(rows), _BATCH_ROWS):  # a batch at a time: a short transpose is a fast one
-        batch = rows[start:start + _BATCH_ROWS]
-        columns = list(zip(*batch))
-        batches.append(pa.RecordBatch.from_arrays(
-            [_array(columns, batch, kind, column) for _, kind, column in _EVENT_FIELDS], schema=EVENTS_SCHEMA))
+    batches = store._converted_event_rows(
+        _batch, _BATCH_ROWS, view=view, actor=actor, since=since, until=until, types=types, limit=limit,
+        newest_first=newest_first, since_position=since_position, until_position=until_position)
     return pa.Table.from_batches(batches, schema=EVENTS_SCHEMA)
+
+
+def _batch(rows: list[tuple[object, ...]]) -> pa.RecordBatch:
+    """A batch of the log's rows as Arrow columns (a short transpose is a fast one)."""
+    columns = list(zip(*rows))
+    return pa.RecordBatch.from_arrays([_array(columns, rows, kind, column) for _, kind, column in _EVENT_FIELDS],
+                                      schema=EVENTS_SCHEMA)
 
 
 #: rows moved to Arrow at a time
