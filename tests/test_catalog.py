@@ -581,6 +581,34 @@ def test_events_between_positions_are_those_of_every_plan_in_that_range(store):
     bob.close()
 
 
+def test_history_takes_a_range_of_log_positions_as_events_does(store):
+    """history()'s since_position and until_position (inclusive) keep exactly the view's events in
+    that range, as events(view=...) does for the view's current stream; a bound that is no 64-bit
+    int is the same ValidationError, a range given backwards holds no event."""
+    make(store)
+    make(store, "sales.other")
+    for i in range(3):
+        store.alter_view("sales.daily", ViewChange.update_comment(f"c{i}"))
+        store.alter_view("sales.other", ViewChange.update_comment(f"c{i}"))
+    store.drop_view("sales.daily")
+    whole = store.history("sales.daily")
+    assert [e.position for e in whole] == [1, 3, 5, 7, 9] and whole[-1].type == "view.dropped"
+    bounds = [None, -5, 0, 1, 2, 3, 8, 9, 10, 2**63 - 1]
+    for low in bounds:
+        for high in bounds:
+            kept = [e for e in whole if (low is None or e.position >= low) and (high is None or e.position <= high)]
+            assert store.history("sales.daily", since_position=low, until_position=high) == kept, (low, high)
+            assert kept == store.events(view="sales.daily", since_position=low, until_position=high)
+    assert store.history("sales.daily", since_position=5, until_position=3) == []
+    for bad in (True, 1.0, "3", 2**63, -(2**63) - 1):
+        for option in ("since_position", "until_position"):
+            with pytest.raises(ValidationError, match=rf"^{option} must be a log position \(a 64-bit int\), "
+                                                      rf"not {re.escape(repr(bad))}$"):
+                store.history("sales.daily", **{option: bad})
+    with pytest.raises(NoSuchViewError, match="^no view was ever named sales.nope$"):
+        store.history("sales.nope", since_position=1, until_position=1)
+
+
 def test_events_of_a_name_no_view_ever_had_is_no_such_view_as_history_says(store):
     """A typo in view= is not a view without events: events() and event_rows() raise as history() does."""
     make(store)

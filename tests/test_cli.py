@@ -200,6 +200,9 @@ def usage_error(out, message):
     (["audit", "--since-position", "5", "--until-position", "4"],
      "--since-position 5 is after --until-position 4: no event can match (swapped?)"),
     (["audit", "--since-position", "-1"], "--since-position must be a whole number of 0 or more, not '-1'"),
+    (["history", "s.v", "--since-position", "5", "--until-position", "4"],
+     "--since-position 5 is after --until-position 4: no event can match (swapped?)"),
+    (["history", "s.v", "--until-position", "-1"], "--until-position must be a whole number of 0 or more, not '-1'"),
     (["show"], "Missing argument 'IDENTIFIER'"), (["nosuchcommand"], "No such command 'nosuchcommand'"),
 ])
 def test_a_command_line_that_cannot_be_right_is_a_usage_error_with_exit_code_2(run, args, message):
@@ -868,6 +871,29 @@ def test_audit_since_and_until_include_their_millisecond(run):
     for option in ("--until", "--since"):
         out = json.loads(run("audit", option, str(event["occurred_at_ms"]), "--json"))
         assert [e["position"] for e in out] == [event["position"]]
+
+
+def test_history_reads_a_range_of_log_positions(run):
+    """history --since-position and --until-position keep the view's events in that range, both
+    ends included, as audit's do."""
+    create(run, "s.a")  # 1
+    create(run, "s.b")  # 2
+    run("alter", "s.a", "--comment", "one")  # 3
+    run("alter", "s.b", "--comment", "two")  # 4
+    run("alter", "s.a", "--comment", "three")  # 5
+
+    def positions(*args):
+        return [e["position"] for e in json.loads(run("history", "s.a", *args, "--json"))]
+
+    assert positions() == [1, 3, 5]
+    assert positions("--since-position", "2") == [3, 5]
+    assert positions("--until-position", "3") == [1, 3]
+    assert positions("--since-position", "3", "--until-position", "3") == [3]
+    assert positions("--since-position", "4", "--until-position", "4") == []
+    assert positions("--since-position", "6") == []
+    table = run("history", "s.a", "--since-position", "4")
+    assert "three" in table and "one" not in table
+    assert run("history", "s.nope", "--since-position", "1", code=1) == "error: no view was ever named s.nope\n"
 
 
 def test_audit_reads_a_range_of_log_positions(run):

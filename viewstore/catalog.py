@@ -99,6 +99,14 @@ DROP_DIALECT_ALLOWED = "replace.drop-dialect.allowed"
 _T = TypeVar("_T")
 
 
+def _check_positions(since_position: Any, until_position: Any) -> None:
+    """Refuse a bound of a range of log positions that is no 64-bit int (SQLite holds no integer
+    beyond 64 bits: it would raise OverflowError)."""
+    for position, what in ((since_position, "since_position"), (until_position, "until_position")):
+        if position is not None and (type(position) is not int or not -(2**63) <= position < 2**63):
+            raise ValidationError(f"{what} must be a log position (a 64-bit int), not {position!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class ViewChange:
     """One change of an :meth:`ViewStore.alter_view` batch. Build them with the static methods. A
@@ -987,19 +995,27 @@ class ViewStore:
         with self._reading():
             return self._projections.namespaces()
 
-    def history(self, identifier: IdentifierLike) -> list[Event]:
+    def history(self, identifier: IdentifierLike, *, since_position: int | None = None,
+                until_position: int | None = None) -> list[Event]:
         """Every event of the view, oldest first: the live view of that name, else the one dropped
         last under it, else the one that took the name last and has since been renamed. (A view
         renamed away lives on under its new name, so a view dropped under the name comes first even
         when another took the name after it; the NoSuchViewError for the name tells of this view.)
 
+        Args:
+            since_position, until_position: an inclusive range of log positions
+                (:attr:`Event.position`), as :meth:`events` takes it: only the view's events in it
+                are read (a range given backwards holds none).
+
         Raises:
             NoSuchViewError: no view, live or dropped, ever had that name.
-            ValidationError: a bad identifier.
+            ValidationError: a bad identifier or position.
         """
         ident = to_identifier(identifier)
+        _check_positions(since_position, until_position)
         with self._reading():
-            return self._log.stream(self._history_stream(ident))
+            return self._log.stream(self._history_stream(ident), since_position=since_position,
+                                    until_position=until_position)
 
     def _history_stream(self, ident: Identifier) -> str:
         """The stream :meth:`history` reads for an identifier (inside a read)."""
@@ -1105,10 +1121,7 @@ class ViewStore:
             raise ValidationError(f"limit must be a whole number of events, not {limit!r}")
         if type(newest_first) is not bool:
             raise ValidationError(f"newest_first must be True or False, not {newest_first!r}")
-        for position, what in ((since_position, "since_position"), (until_position, "until_position")):
-            # (SQLite holds no integer beyond 64 bits: it would raise OverflowError)
-            if position is not None and (type(position) is not int or not -(2**63) <= position < 2**63):
-                raise ValidationError(f"{what} must be a log position (a 64-bit int), not {position!r}")
+        _check_positions(since_position, until_position)
         since_ms = to_epoch_ms(since, "since") if since is not None else None
         until_ms = _until_ms(until) if until is not None else None
         return dict(actor=actor, since=since_ms, until=until_ms, types=kinds, limit=limit, newest_first=newest_first,
@@ -1157,7 +1170,8 @@ class ViewStore:
                 stream.close()
 
     @contextmanager
-    def stream_history(self, identifier: IdentifierLike, *, batch: int = 1000) -> Iterator[EventStream]:
+    def stream_history(self, identifier: IdentifierLike, *, since_position: int | None = None,
+                       until_position: int | None = None, batch: int = 1000) -> Iterator[EventStream]:
         """The events :meth:`history` returns, read as the block iterates them (as :meth:`stream_events`).
 
         Raises:
@@ -1166,8 +1180,10 @@ class ViewStore:
         if type(batch) is not int or batch < 1:
             raise ValidationError(f"batch must be a positive number of events, not {batch!r}")
         ident = to_identifier(identifier)
+        _check_positions(since_position, until_position)
         with self._reading():
-            stream = self._log.stream_events(self._history_stream(ident), batch)
+            stream = self._log.stream_events(self._history_stream(ident), batch, since_position=since_position,
+                                             until_position=until_position)
             try:
                 yield stream
             finally:

@@ -1306,19 +1306,42 @@ def rollback(cli: CliContext, identifier: str, version_id: int, as_json: bool, e
         click.echo(visible(f"{identifier_str(view.identifier)} is at version {view.current_version_id}"))
 
 
-@main.command()
+def _since_position_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The --since-position and --until-position options of history and audit."""
+    command = click.option("--until-position", type=INT64, metavar="POSITION",
+                           help="Up to this log position (inclusive).")(command)
+    return click.option("--since-position", type=INT64, metavar="POSITION",
+                        help="From this log position (inclusive; the pos column, an event's position in "
+                             "--json).")(command)
+
+
+def _check_position_range(since_position: int | None, until_position: int | None) -> None:
+    if since_position is not None and until_position is not None and since_position > until_position:
+        raise usage_error(f"--since-position {since_position} is after --until-position {until_position}: no "
+                          "event can match (swapped?)")
+
+
+@main.command(short_help="Every event of a view, oldest first (also for a dropped view).")
 @click.argument("identifier")
+@_since_position_option
 @json_option("Print JSON.")
 @pass_cli
-def history(cli: CliContext, identifier: str, as_json: bool) -> None:
-    """Every event of a view, oldest first (also for a dropped view).
+def history(cli: CliContext, identifier: str, since_position: int | None, until_position: int | None,
+            as_json: bool) -> None:
+    """Every event of a view, oldest first (also for a dropped view); --since-position and
+    --until-position keep those in a range of log positions.
 
-    Example:
+    Examples:
 
     \b
         viewstore history sales.daily --json
+
+    \b
+        viewstore history sales.daily --since-position 1042
     """
-    with cli.store().stream_history(identifier, batch=JSON_BATCH) as events:
+    _check_position_range(since_position, until_position)
+    with cli.store().stream_history(identifier, since_position=since_position, until_position=until_position,
+                                    batch=JSON_BATCH) as events:
         _show_events(cli, events, as_json, f"history of {identifier_str(to_identifier(identifier))}")
 
 
@@ -1333,9 +1356,7 @@ def history(cli: CliContext, identifier: str, as_json: bool) -> None:
                    "9999; inclusive).")
 @click.option("--until", metavar="TIME",
               help="Up to this time (as --since, inclusive; a date alone: to its end; now, as without it).")
-@click.option("--since-position", type=INT64, metavar="POSITION",
-              help="From this log position (inclusive; the pos column, an event's position in --json).")
-@click.option("--until-position", type=INT64, metavar="POSITION", help="Up to this log position (inclusive).")
+@_since_position_option
 @click.option("--limit", type=INT64, help="At most this many events (the oldest; the latest with --newest-first).")
 @click.option("--newest-first", is_flag=True, help="Latest events first.")
 @json_option("Print JSON.")
@@ -1362,9 +1383,7 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
     since_ms = _time(since, "--since")
     if since_ms is not None and until is not None and since_ms > _until_ms(until):
         raise usage_error(f"--since {since} is after --until {until}: no event can match (swapped?)")
-    if since_position is not None and until_position is not None and since_position > until_position:
-        raise usage_error(f"--since-position {since_position} is after --until-position {until_position}: no "
-                          "event can match (swapped?)")
+    _check_position_range(since_position, until_position)
     with cli.store().stream_events(view=view, actor=who, since=since_ms, until=until, types=types or None,
                                    limit=limit, newest_first=newest_first, since_position=since_position,
                                    until_position=until_position, batch=JSON_BATCH) as events:

@@ -885,6 +885,12 @@ class collector_paused:
 MANY_YOUNG = 10_000
 
 
+def _position_bounds(since_position: int | None, until_position: int | None) -> tuple[int, int]:
+    """An inclusive range of log positions, an open end given as the 64-bit bound."""
+    return (-(2**63) if since_position is None else since_position,
+            2**63 - 1 if until_position is None else until_position)
+
+
 class EventLog:
     """Reads and appends the ``events`` table of one connection."""
 
@@ -935,9 +941,21 @@ class EventLog:
         return self.conn.execute(f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE view_id = ? "
                                  f"AND stream_version > ? ORDER BY stream_version", (view_id, after_version))
 
-    def stream(self, view_id: str) -> list[Event]:
+    def stream(self, view_id: str, *, since_position: int | None = None,
+               until_position: int | None = None) -> list[Event]:
+        """The events of one stream in stream order, those in an inclusive range of positions if given."""
+        cursor = self._stream_select(view_id, since_position, until_position)
         with collector_paused():
-            return _events(self.stream_cursor(view_id))
+            return _events(cursor)
+
+    def _stream_select(self, view_id: str, since_position: int | None, until_position: int | None) -> sqlite3.Cursor:
+        """The cursor of :meth:`stream`'s rows."""
+        if since_position is None and until_position is None:
+            return self.stream_cursor(view_id)
+        # (a stream's positions grow with its versions: its key's range, bounded by the rowid)
+        return self.conn.execute(
+            f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE view_id = ? AND position >= ? AND position <= ? "
+            "ORDER BY stream_version", (view_id, *_position_bounds(since_position, until_position)))
 
     def streams_that_took(self, identifier: str, *, until_ms: int | None = None) -> list[str]:
         """Streams that took this identifier (created, imported or renamed to it; up to a time), newest first.
@@ -1152,14 +1170,17 @@ class EventLog:
 
         return EventStream(lambda: self._select(**filters), count, batch)
 
-    def stream_events(self, view_id: str, batch: int) -> EventStream:
+    def stream_events(self, view_id: str, batch: int, *, since_position: int | None = None,
+                      until_position: int | None = None) -> EventStream:
         """The events :meth:`stream` returns, read as they are iterated (:class:`EventStream`)."""
 
         def count() -> int:
-            found: int = self.conn.execute("SELECT count(*) FROM events WHERE view_id = ?", (view_id,)).fetchone()[0]
+            found: int = self.conn.execute(
+                "SELECT count(*) FROM events WHERE view_id = ? AND position >= ? AND position <= ?",
+                (view_id, *_position_bounds(since_position, until_position))).fetchone()[0]
             return found
 
-        return EventStream(lambda: self.stream_cursor(view_id), count, batch)
+        return EventStream(lambda: self._stream_select(view_id, since_position, until_position), count, batch)
 
     def _few_named(self) -> bool:
         """Whether the events that name a stream are at most one in :data:`NAMED_SHARE` of the log.
