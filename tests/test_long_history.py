@@ -282,6 +282,51 @@ def test_a_lazily_built_view_is_a_plain_value(tmp_path):
     assert len(view.versions) == 4
 
 
+def test_the_versions_of_a_view_share_their_equal_columns_and_representations(tmp_path):
+    """A view whose versions repeat their columns (or SQL) holds each of them once: equal ones of its
+    versions are one object, where each version held its own (60,000 columns for 10,000 versions of
+    six); one that differs in anything (its comment, its nullability, a comment of None) is its own."""
+    columns = [Column("x", "int", "the x"), Column("y", "string")]
+    spark = SQLRepresentation("spark", "SELECT 1 AS x, 'a' AS y")
+    with ViewStore(tmp_path / "s.db", actor="me") as store:
+        store.create_view("a.v", columns=columns, representations=[spark], default_namespace="a",
+                          properties={"replace.drop-dialect.allowed": "true"})
+        store.replace_view("a.v", columns=columns, representations=[spark, ("trino", "SELECT 1 AS x, 'a' AS y")],
+                           default_namespace="a")
+        store.replace_view("a.v", columns=[Column("x", "int", "the x", nullable=False), Column("y", "string", "")],
+                           representations=[spark], default_namespace="a")
+        store.replace_view("a.v", columns=[Column("x", "int"), Column("y", "string")], representations=[spark],
+                           default_namespace="a")
+    with ViewStore(tmp_path / "s.db", actor="me") as store:
+        first, second, third, fourth = store.load_view("a.v").versions
+    assert first.columns == second.columns and all(a is b for a, b in zip(first.columns, second.columns))
+    assert first.representations[0] is second.representations[0] is third.representations[0]
+    assert third.columns != first.columns and {id(c) for c in third.columns}.isdisjoint(map(id, first.columns))
+    assert fourth.columns[1] is first.columns[1] and fourth.columns[0] not in (first.columns[0], third.columns[0])
+    assert third.columns[1].comment == "" and fourth.columns[1].comment is None
+
+
+def test_show_json_is_pydantic_json_dump_of_the_view(tmp_path):
+    """view_to_json (show --json) dumps each shared column and representation once: the document is
+    still the View's own JSON dump, its current version's columns and representations in place."""
+    build(tmp_path / "s.db", 30)
+    with ViewStore(tmp_path / "s.db", actor="me") as store:
+        store.replace_view("a.v", columns=[Column("x", "int", "the x", nullable=False)],
+                           representations=[("spark", "SELECT 1 AS x"), ("trino", "SELECT 1 AS x")],
+                           default_catalog="cat", summary={"engine-name": "spark"}, default_namespace=["a", "b"])
+        store.alter_view("a.v", ViewChange.set_property("k", "v"), ViewChange.update_comment("a comment"))
+        store.rollback_view("a.v", 3)
+        view = store.load_view("a.v")
+        expected = view.model_dump(mode="json")
+        expected.update(identifier="a.v", comment="a comment",
+                        columns=[c.model_dump(mode="json") for c in view.columns],
+                        representations=[r.model_dump(mode="json") for r in view.representations],
+                        default_catalog=view.default_catalog, default_namespace=list(view.default_namespace))
+        assert view_to_json(view) == expected and list(view_to_json(view)) == list(expected)
+        assert [list(v) for v in view_to_json(view)["versions"]] == [list(v) for v in expected["versions"]]
+        assert len(expected["versions"]) == 31 and expected["versions"][-1]["default_catalog"] == "cat"
+
+
 def test_threads_building_the_versions_at_once_get_the_same_tuple(tmp_path):
     build(tmp_path / "s.db", 200)
     view = ViewStore(tmp_path / "s.db", actor="me").load_view("a.v")

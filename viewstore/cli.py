@@ -47,7 +47,7 @@ from .catalog import (_EPOCH, ViewChange, ViewStore, _os_user, _path, _time_text
 from .errors import NoSuchViewError, ValidationError, ViewStoreError
 from .events import EVENT_TYPES, Event
 from .log import collector_paused, holds_nothing
-from .model import Column, SQLRepresentation, View, ViewDiff, identifier_str, to_identifier
+from .model import Column, SQLRepresentation, View, ViewDiff, ViewVersion, identifier_str, to_identifier
 from .tables import TableColumn, TextTable, data_table, visible
 
 __all__ = ["main", "CliContext", "json_text", "json_option", "error_to_json"]
@@ -540,8 +540,25 @@ def _ms(ms: int | None) -> str:
 
 
 def view_to_json(view: View) -> dict[str, Any]:
-    """The JSON form of a view printed by ``show --json``."""
-    data = view.model_dump(mode="json")
+    """The JSON form of a view printed by ``show --json``: pydantic's JSON dump of the View, its
+    versions' columns and representations each dumped once (the versions of a View the store built
+    share equal ones: 10,000 versions of the same columns hold a few columns, not 60,000)."""
+    dumped: dict[int, dict[str, Any]] = {}
+
+    def once(model: Column | SQLRepresentation) -> dict[str, Any]:
+        found = dumped.get(id(model))  # (the view holds every model alive: an id is not reused)
+        if found is None:
+            found = dumped[id(model)] = model.model_dump(mode="json")
+        return found
+
+    versions = []
+    for version in view.versions:
+        item = version.model_dump(mode="json", exclude=_VERSION_MODELS)
+        item["columns"] = [once(c) for c in version.columns]
+        item["representations"] = [once(r) for r in version.representations]
+        versions.append({name: item[name] for name in _VERSION_FIELDS})
+    rest = view.model_dump(mode="json", exclude={"versions"})
+    data = {name: versions if name == "versions" else rest[name] for name in View.model_fields}
     data["identifier"] = identifier_str(view.identifier)
     data["comment"] = view.comment
     data["columns"] = [c.model_dump(mode="json") for c in view.columns]
@@ -549,6 +566,11 @@ def view_to_json(view: View) -> dict[str, Any]:
     data["default_catalog"] = view.default_catalog
     data["default_namespace"] = list(view.default_namespace)
     return data
+
+
+#: the fields of a version's JSON, in order, and those of them :func:`view_to_json` dumps once for all versions
+_VERSION_FIELDS = tuple(ViewVersion.model_fields)
+_VERSION_MODELS = {"columns", "representations"}
 
 
 def event_to_json(event: Event) -> dict[str, Any]:

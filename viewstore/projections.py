@@ -319,20 +319,23 @@ class Versions(Mapping[int, dict[str, Any]]):
         """The id and version at a place (as :meth:`places` gives them)."""
         return self._shelf.ids[place], self._item(place)
 
-    def model(self, version_id: int) -> ViewVersion | None:
-        """The model of a version, built once for every state that shares it; None if there is none."""
+    def model(self, version_id: int, shared: dict[tuple[Any, ...], Any] | None = None) -> ViewVersion | None:
+        """The model of a version, built once for every state that shares it; None if there is none.
+        Columns and representations equal to one in ``shared`` are that one (see :func:`_version_model`)."""
         shelf = self._shelf
         place = shelf.slots.get(version_id)
         if place is None or place >= self._n:
             return None
         model = shelf.models.get(place)
         if model is None:
-            model = shelf.models[place] = _version_model(self._item(place))
+            model = shelf.models[place] = _version_model(self._item(place), shared)
         return model
 
     def models(self) -> tuple[ViewVersion, ...]:
-        """Every version's model, by id."""
-        return tuple(self.model(vid) for vid in sorted(self))  # type: ignore[misc]
+        """Every version's model, by id; equal columns (and representations) of the versions built
+        here are one object, as those of the events of one read are."""
+        shared: dict[tuple[Any, ...], Any] = {}
+        return tuple(self.model(vid, shared) for vid in sorted(self))  # type: ignore[misc]
 
 
 class VersionLog(Sequence[tuple[int, int]]):
@@ -762,18 +765,40 @@ def fold_stored(states: dict[str, ViewState], rows: Iterable[Sequence[Any]]) -> 
                               f"{_why(e) if row[4] in readers else 'no event type has that name'}") from e
 
 
-def _columns(data: list[dict[str, Any]]) -> tuple[Column, ...]:
-    return tuple(Column.model_construct(name=c["name"], type=parse_type(c["type"]), comment=c.get("comment"),
-                                        nullable=c.get("nullable", True)) for c in data)
+def _columns(data: list[dict[str, Any]], shared: dict[tuple[Any, ...], Any]) -> tuple[Column, ...]:
+    columns = []
+    for c in data:
+        comment, nullable = c.get("comment"), c.get("nullable", True)
+        key = ("column", c["name"], c["type"], comment, type(comment), nullable, type(nullable))
+        column = shared.get(key)
+        if column is None:
+            column = shared[key] = Column.model_construct(name=c["name"], type=parse_type(c["type"]),
+                                                          comment=comment, nullable=nullable)
+        columns.append(column)
+    return tuple(columns)
 
 
-def _version_model(v: dict[str, Any]) -> ViewVersion:
-    """The model of a stored version (checked when it was read or folded, so built without validation)."""
+def _representations(data: list[dict[str, Any]], shared: dict[tuple[Any, ...], Any]) -> tuple[SQLRepresentation, ...]:
+    representations = []
+    for r in data:
+        key = ("representation", r["dialect"], r["sql"])
+        representation = shared.get(key)
+        if representation is None:
+            representation = shared[key] = SQLRepresentation.model_construct(dialect=r["dialect"], sql=r["sql"])
+        representations.append(representation)
+    return tuple(representations)
+
+
+def _version_model(v: dict[str, Any], shared: dict[tuple[Any, ...], Any] | None = None) -> ViewVersion:
+    """The model of a stored version (checked when it was read or folded, so built without validation).
+    Its columns and representations equal to one in ``shared`` are that one (the models are
+    immutable), and the new ones go into it: a view's versions mostly repeat their columns."""
+    if shared is None:
+        shared = {}
     return ViewVersion.model_construct(
         version_id=v["version_id"], timestamp_ms=v["timestamp_ms"], schema_id=v["schema_id"],
-        columns=_columns(v["columns"]),
-        representations=tuple(SQLRepresentation.model_construct(dialect=r["dialect"], sql=r["sql"])
-                              for r in v["representations"]),
+        columns=_columns(v["columns"], shared),
+        representations=_representations(v["representations"], shared),
         default_catalog=v.get("default_catalog"), default_namespace=tuple(v.get("default_namespace") or ()),
         summary=ReadOnlyDict(v.get("summary") or {}))
 
