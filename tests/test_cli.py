@@ -873,14 +873,19 @@ def test_audit_since_and_until_include_their_millisecond(run):
         assert [e["position"] for e in out] == [event["position"]]
 
 
-def test_history_reads_a_range_of_log_positions(run):
-    """history --since-position and --until-position keep the view's events in that range, both
-    ends included, as audit's do."""
+def _five_events(run):
+    """Events 1 to 5: s.a and s.b created, then comments on s.a (3, 5) and s.b (4)."""
     create(run, "s.a")  # 1
     create(run, "s.b")  # 2
     run("alter", "s.a", "--comment", "one")  # 3
     run("alter", "s.b", "--comment", "two")  # 4
     run("alter", "s.a", "--comment", "three")  # 5
+
+
+def test_history_reads_a_range_of_log_positions(run):
+    """history --since-position and --until-position keep the view's events in that range, both
+    ends included, as audit's do."""
+    _five_events(run)
 
     def positions(*args):
         return [e["position"] for e in json.loads(run("history", "s.a", *args, "--json"))]
@@ -899,11 +904,7 @@ def test_history_reads_a_range_of_log_positions(run):
 def test_audit_reads_a_range_of_log_positions(run):
     """--since-position and --until-position keep the events in that range, both ends included, with
     the other filters: a script that read up to an event asks for what came after it."""
-    create(run, "s.a")  # 1
-    create(run, "s.b")  # 2
-    run("alter", "s.a", "--comment", "one")  # 3
-    run("alter", "s.b", "--comment", "two")  # 4
-    run("alter", "s.a", "--comment", "three")  # 5
+    _five_events(run)
 
     def positions(*args):
         return [e["position"] for e in json.loads(run("audit", *args, "--json"))]
