@@ -25,7 +25,7 @@ from pyiceberg.view.metadata import (SQLViewRepresentation, ViewHistoryEntry, Vi
 
 from viewstore import (Column, IcebergMetadataError, NoSuchViewError, SQLRepresentation, ValidationError,
                        ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError)
-from viewstore.iceberg import read_metadata
+from viewstore.iceberg import parse_metadata, read_metadata
 from viewstore.model import VersionLogEntry
 
 APPENDIX_SQL_1 = "SELECT\n    COUNT(1), CAST(event_ts AS DATE)\nFROM events\nGROUP BY 2"
@@ -496,6 +496,31 @@ def test_import_accepts_what_the_reference_accepts(store, conformance, tmp_path,
     assert store.projection_dump() == before
 
 
+def test_import_iceberg_takes_what_read_metadata_returned_and_reads_nothing_again(store, conformance, tmp_path):
+    """What read_metadata returned is imported as the path would be, the file not read again (here it
+    is gone by then): the path as given, a view location's folder too, is the source location. What
+    parse_metadata made of a dict has no path: none is recorded. A refusal writes nothing, as from a path."""
+    (tmp_path / "loc" / "metadata").mkdir(parents=True)
+    file = tmp_path / "loc" / "metadata" / f"00000-{uuid.uuid4()}.metadata.json"
+    shutil.copy(conformance / "iceberg-view" / "ValidViewMetadata.json", file)
+    given = f"{tmp_path}/loc"
+    meta = read_metadata(given)
+    assert meta.path == given
+    file.unlink()
+    view = store.import_iceberg(meta, "a.v", security_mode="INVOKER")
+    assert (view.uuid, view.current_version_id, view.security_mode) == (meta.view_uuid, 2, "INVOKER")
+    imported = store.history("a.v")[0]
+    assert (imported.type, imported.source, imported.source_location) == ("view.imported", "iceberg", given)
+    count = store.event_count()
+    with pytest.raises(ViewAlreadyExistsError, match=rf"^a view with UUID {meta.view_uuid} is already in the store"):
+        store.import_iceberg(meta, "a.w")
+    parsed = parse_metadata(json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text()))
+    assert parsed.path is None and store.event_count() == count
+    other = ViewStore(tmp_path / "other.db")
+    other.import_iceberg(parsed, "a.v")
+    assert other.history("a.v")[0].source_location is None
+
+
 def test_import_gzip_and_uuid_clash(store, conformance, tmp_path):
     gz = tmp_path / "00000-x.gz.metadata.json"
     gz.write_bytes(gzip.compress((conformance / "iceberg-view" / "ValidViewMetadata.json").read_bytes()))
@@ -882,17 +907,21 @@ def test_read_metadata_errors(tmp_path):
         read_metadata(tmp_path / "missing.json")
 
 
-def test_a_damaged_gzip_file_or_a_path_no_file_can_have_is_an_iceberg_error(tmp_path):
-    """A gzip stream cut short or corrupt inside, and a name the file system cannot encode (a lone
-    surrogate), fail as metadata that cannot be read, not with gzip's, zlib's or the codec's error."""
+def test_a_damaged_gzip_file_is_an_iceberg_error_and_a_path_no_file_can_have_a_validation_error(tmp_path):
+    """A gzip stream cut short or corrupt inside fails as metadata that cannot be read, not with
+    gzip's or zlib's error; a name the file system cannot encode (a lone surrogate) is refused before
+    anything is read, as import_iceberg refuses it: the result would carry it, and no store can record it."""
     whole = gzip.compress(json.dumps({"view-uuid": str(uuid.uuid4())}).encode() * 20, mtime=0)
     (tmp_path / "cut.metadata.json").write_bytes(whole[:len(whole) // 2])
     (tmp_path / "corrupt.metadata.json").write_bytes(whole[:10] + b"\xff" * 8 + whole[18:])
     for name in ("cut", "corrupt"):
         with pytest.raises(IcebergMetadataError, match=f"{name}.metadata.json is not view metadata JSON"):
             read_metadata(tmp_path / f"{name}.metadata.json")
-    with pytest.raises(IcebergMetadataError, match="cannot read .*surrogates not allowed"):
-        read_metadata(tmp_path / "\ud800.metadata.json")
+    name = str(tmp_path / "\ud800.metadata.json")
+    with pytest.raises(ValidationError, match="^" + re.escape(
+            f"a metadata path must be a path in UTF-8, not {name!r} ('utf-8' codec can't encode character "
+            f"'\\ud800' in position {name.index(chr(0xd800))}: surrogates not allowed)") + "$"):
+        read_metadata(name)
 
 
 def test_export_survives_a_copied_warehouse(store, tmp_path):

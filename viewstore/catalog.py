@@ -25,7 +25,8 @@ import uuid as uuidlib
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterable, Iterator, Required, Sequence, TypeAlias, TypedDict, TypeVar
+from typing import (TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Required, Sequence, TypeAlias,
+                    TypedDict, TypeVar)
 
 from . import signals
 from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
@@ -38,9 +39,13 @@ from .log import (EventLog, EventStream, QueryRows, QueryStream, collector_pause
 from .model import (Column, Identifier, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry, View,
                     checked, checked_version, is_uuid_text,
                     ViewDiff, ViewVersion, check_unicode, diff_views, id_ranges, identifier_str, normalize_name,
-                    to_identifier, to_namespace, validate_properties, validate_property_key, validate_property_value)
+                    to_identifier, to_namespace, to_path, validate_properties, validate_property_key,
+                    validate_property_value)
 from .projections import DDL, Projections, ViewState, apply, fold_stored, state_to_view
 from .types import IcebergType
+
+if TYPE_CHECKING:
+    from .iceberg import ImportedView
 
 __all__ = ["ViewStore", "ViewChange", "DROP_DIALECT_ALLOWED", "TimeLike", "AsOf", "EventTypes", "ColumnLike",
            "ColumnDict", "RepresentationLike", "RepresentationDict", "RepresentationsLike"]
@@ -408,20 +413,6 @@ def _basic_date(text: str) -> bool:
     return True
 
 
-def _path(value: Any, what: str) -> Path:
-    try:
-        text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
-    except TypeError:  # an __fspath__ that returns neither text nor bytes
-        text = None
-    if not isinstance(text, str) or not text.strip():
-        raise ValidationError(f"a {what} must be a path (text or os.PathLike), not {value!r}")
-    try:
-        text.encode("utf-8")  # SQLite's file names, JSON and URIs are UTF-8
-    except UnicodeError as e:  # a lone surrogate (one from bytes that are not UTF-8, too)
-        raise ValidationError(f"a {what} must be a path in UTF-8, not {text!r} ({e})") from e
-    return Path(text)
-
-
 def _all_of(values: Any, kind: type, what: str) -> list[Any]:
     if not isinstance(values, (list, tuple)) or not all(isinstance(v, kind) for v in values):
         raise ValidationError(f"{what} must be a list of {kind.__name__}, not {values!r}"[:300])
@@ -659,7 +650,7 @@ class ViewStore:
     def __init__(self, path: str | Path, *, catalog: str | None = None, actor: str | None = None,
                  durability: str = "normal", warehouse: str | Path | None = None) -> None:
         # resolved once: a later chdir must not make query() (which opens the file again) read another
-        self.path = _path(path, "store path").resolve()
+        self.path = to_path(path, "store path").resolve()
         if catalog is not None and (not isinstance(catalog, str) or not catalog.strip()):
             raise ValidationError(f"bad catalog name {catalog!r}")
         self.catalog = catalog
@@ -668,7 +659,7 @@ class ViewStore:
             raise ValidationError(f"bad actor {actor!r}: an actor is a name "
                                   "(leave it out for the operating-system user)")
         self.durability = durability
-        self.warehouse = _path(warehouse, "warehouse") if warehouse is not None else self.path.parent / "warehouse"
+        self.warehouse = to_path(warehouse, "warehouse") if warehouse is not None else self.path.parent / "warehouse"
         self._conn = connect(self.path, durability=durability, extra_ddl=DDL)
         self._log = EventLog(self._conn)
         self._projections = Projections(self._conn)
@@ -2173,7 +2164,7 @@ class ViewStore:
         if self.in_transaction:
             raise ViewStoreError("export_iceberg writes files, which a rollback cannot take back: export "
                                  "after the transaction has committed")
-        base = _path(location, "location") if location is not None else None
+        base = to_path(location, "location") if location is not None else None
         view = self.load_view(identifier)  # a view that does not exist makes no folder
         if base is None:
             base = self.warehouse.joinpath(*view.identifier)
@@ -2253,7 +2244,7 @@ class ViewStore:
         view.versions
         return len(ids), total
 
-    def import_iceberg(self, metadata_path: str | Path, identifier: IdentifierLike, *,
+    def import_iceberg(self, metadata: str | Path | ImportedView, identifier: IdentifierLike, *,
                        security_mode: str = "DEFINER", progress: Callable[[int, int], None] | None = None) -> View:
         """Record a view from an Iceberg metadata file (plain or gzip), with its whole history.
 
@@ -2263,6 +2254,10 @@ class ViewStore:
         so ``as_of`` a time before this import shows the view as the file's history says it was then.
 
         Args:
+            metadata: the file's path (or a view location's, or a folder of metadata files: see
+                :func:`~viewstore.iceberg.read_metadata`), which is read; or what ``read_metadata``
+                returned for it, which is taken as it is (the file is not read again). Either way the
+                path as given is the view's ``source_location``.
             progress: called as ``progress(done, total)`` once the file is read, while its history's
                 events are made and written, as :meth:`import_view` calls it (``total`` is twice the
                 number of events; the last call has ``done == total``). An exception it raises stops
@@ -2271,20 +2266,20 @@ class ViewStore:
         Raises:
             IcebergMetadataError: the file is unreadable or invalid as the reference implementation judges.
             ViewAlreadyExistsError: the identifier or the view UUID is taken.
-            ValidationError: a bad identifier, security mode or ``progress`` (not callable), or what
+            ValidationError: a bad identifier, path, security mode or ``progress`` (not callable), or what
                 the store's own rules refuse in a valid file (properties such as
                 ``version.history.num-entries: "0"``, an empty key).
         """
-        from .iceberg import read_metadata
+        from .iceberg import ImportedView, read_metadata
 
         check_progress(progress)
         ident = to_identifier(identifier)
         with collector_paused():  # the file's versions too (see import_view)
-            meta = read_metadata(_path(metadata_path, "metadata path"))
-            return self.import_view(ident, source="iceberg", source_location=str(metadata_path),
-                                    versions=meta.versions, version_log=meta.version_log,
-                                    current_version_id=meta.current_version_id, properties=meta.properties,
-                                    view_uuid=meta.view_uuid, security_mode=security_mode, progress=progress)
+            meta = metadata if isinstance(metadata, ImportedView) else read_metadata(metadata)
+            return self.import_view(ident, source="iceberg", source_location=meta.path, versions=meta.versions,
+                                    version_log=meta.version_log, current_version_id=meta.current_version_id,
+                                    properties=meta.properties, view_uuid=meta.view_uuid,
+                                    security_mode=security_mode, progress=progress)
 
     # -- Hive metastore records -------------------------------------------------------------------
 

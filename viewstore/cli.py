@@ -42,7 +42,7 @@ from rich.segment import ControlType
 from rich.text import Text
 
 from . import signals
-from .catalog import (_EPOCH, ViewChange, ViewStore, _os_user, _path, _time_text, _until_ms, check_definition,
+from .catalog import (_EPOCH, ViewChange, ViewStore, _os_user, _time_text, _until_ms, check_definition,
                       to_epoch_ms)
 from .errors import NoSuchViewError, ValidationError, ViewStoreError
 from .events import EVENT_TYPES, Event
@@ -1495,23 +1495,20 @@ def import_(cli: CliContext, path: str, identifier: str, security_mode: str, as_
     \b
         viewstore import wh/sales/daily/metadata/00003-x.metadata.json sales.daily
     """
-    from .iceberg import read_metadata
+    from .iceberg import ImportedView, read_metadata
 
     to_identifier(identifier)
-    _path(path, "metadata path")  # as import_iceberg checks it (a name not in UTF-8), before any store is started
-    # The file is read once, and where no store is there yet before one is started, so that a file
-    # that is not view metadata starts none; what it holds is recorded as import_iceberg records it.
+    # Into a store there, import_iceberg reads the file; where none is yet, it is read first, so
+    # that a file that is not view metadata starts none, and import_iceberg takes what was read.
     store = None if cli._blank or holds_nothing(cli.db) is not None else cli.store(create=True)
     # the file's versions, and the View's with --json, stay alive until imported or printed (see _show_events)
     with collector_paused():
-        meta = read_metadata(path)
+        metadata: str | ImportedView = path
         if store is None:
+            metadata = read_metadata(path)
             store = cli.store(create=True)
         with cli.progress("importing history", percent=True) as progress:
-            view = store.import_view(identifier, source="iceberg", source_location=path, versions=meta.versions,
-                                     version_log=meta.version_log, current_version_id=meta.current_version_id,
-                                     properties=meta.properties, view_uuid=meta.view_uuid,
-                                     security_mode=security_mode, progress=progress)
+            view = store.import_iceberg(metadata, identifier, security_mode=security_mode, progress=progress)
         if as_json:
             _print_json(view_to_json(view))
             return

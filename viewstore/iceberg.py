@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticVa
 
 from .errors import IcebergMetadataError, ValidationError
 from .model import (METADATA_COMPRESSION, RESERVED_PREFIX, VERSION_HISTORY_SIZE, Column, Int32, Int64, SQLRepresentation, VersionLogEntry,
-                    View, ViewVersion, history_size, is_uuid_text)
+                    View, ViewVersion, history_size, is_uuid_text, to_path)
 from .types import StructField, StructType, from_iceberg_json, to_iceberg_json
 
 __all__ = [
@@ -489,9 +489,13 @@ def _atomic_write(target: Path, data: bytes) -> None:
 
 
 class ImportedView(BaseModel):
-    """What an imported metadata file contributes to the store."""
+    """What an imported metadata file contributes to the store: what :func:`read_metadata` returns,
+    which :meth:`~viewstore.catalog.ViewStore.import_iceberg` takes as it takes a path (reading
+    nothing), recording ``path`` as the view's source location."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    #: the path :func:`read_metadata` was given, as given (a file or a folder); None from :func:`parse_metadata`
+    path: str | None = None
     view_uuid: str
     location: str
     properties: dict[str, str]
@@ -522,8 +526,9 @@ _REQUIRED = (("view-uuid", str, "string"), ("format-version", int, "int"), ("loc
              ("version-log", list, "array"))
 
 
-def parse_metadata(data: dict[str, Any], source: str = "metadata") -> ImportedView:
-    """Validate metadata JSON as the reference implementation does and convert it.
+def parse_metadata(data: dict[str, Any], source: str = "metadata", *, path: str | None = None) -> ImportedView:
+    """Validate metadata JSON as the reference implementation does and convert it (``path``: the
+    result's, see :class:`ImportedView`).
 
     Raises:
         IcebergMetadataError: naming the first problem found.
@@ -566,7 +571,7 @@ def parse_metadata(data: dict[str, Any], source: str = "metadata") -> ImportedVi
         raise IcebergMetadataError(f"{source}: Cannot find current version {meta.current_version_id} "
                                    f"in view versions: {sorted(versions)}")
     log = tuple(VersionLogEntry(timestamp_ms=e.timestamp_ms, version_id=e.version_id) for e in meta.version_log)
-    return ImportedView(view_uuid=meta.view_uuid, location=meta.location, properties=dict(meta.properties),
+    return ImportedView(path=path, view_uuid=meta.view_uuid, location=meta.location, properties=dict(meta.properties),
                         versions=tuple(versions[k] for k in sorted(versions)), version_log=log,
                         current_version_id=meta.current_version_id)
 
@@ -649,12 +654,16 @@ def read_metadata(path: str | Path) -> ImportedView:
     Args:
         path: a ``*.metadata.json`` file, a view's location folder (holding ``metadata/``), or a
             folder of metadata files (as ``write.metadata.path`` names one), whose
-            highest-numbered metadata file is read.
+            highest-numbered metadata file is read. The result keeps it (``path``), as
+            :meth:`~viewstore.catalog.ViewStore.import_iceberg` records it.
 
     Raises:
+        ValidationError: ``path`` is no path the store can record (not text or os.PathLike, or not
+            UTF-8), checked before anything is read.
         IcebergMetadataError: the file is unreadable, not JSON, or invalid (naming the problem).
     """
-    path = Path(path)
+    to_path(path, "metadata path")
+    given, path = str(path), Path(path)
     if path.is_dir():
         nested, own = latest_metadata(path), latest_metadata(path, path)
         if nested and own:
@@ -665,4 +674,4 @@ def read_metadata(path: str | Path) -> ImportedView:
             raise IcebergMetadataError(f"{path} holds no metadata file (NNNNN-<uuid>.metadata.json), in metadata/ "
                                        "or itself")
         path = latest[1]
-    return parse_metadata(_load_json(path), str(path))
+    return parse_metadata(_load_json(path), str(path), path=given)

@@ -8,7 +8,9 @@ these values.
 from __future__ import annotations
 
 import copy
+import os
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Generic, Literal, NoReturn, Protocol, TypeAlias, TypeVar
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PrivateAttr,
@@ -136,6 +138,21 @@ def check_unicode(text: str, what: str) -> str:
         except UnicodeEncodeError as e:
             raise ValidationError(f"bad {what} {text!r}: it is not valid Unicode (a lone surrogate)") from e
     return text
+
+
+def to_path(value: Any, what: str) -> Path:
+    """``value`` as a Path the store can record (text in UTF-8), or a ValidationError naming ``what``."""
+    try:
+        text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    except TypeError:  # an __fspath__ that returns neither text nor bytes
+        text = None
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError(f"a {what} must be a path (text or os.PathLike), not {value!r}")
+    try:
+        text.encode("utf-8")  # SQLite's file names, JSON and URIs are UTF-8
+    except UnicodeError as e:  # a lone surrogate (one from bytes that are not UTF-8, too)
+        raise ValidationError(f"a {what} must be a path in UTF-8, not {text!r} ({e})") from e
+    return Path(text)
 
 
 def to_identifier(identifier: IdentifierLike) -> Identifier:

@@ -38,9 +38,9 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from ..catalog import ViewChange, ViewStore, _path, _time_text
+from ..catalog import ViewChange, ViewStore, _time_text
 from ..errors import ValidationError, ViewStoreError
-from ..model import SQLRepresentation, View
+from ..model import SQLRepresentation, View, to_path
 from .audit import events_dataframe
 from .ddl import sql
 from .drift import check_views
@@ -324,7 +324,7 @@ def _check_demo_args(console: Any, db: Any, spark: Any, namespace: Any) -> None:
         raise ValidationError(f"console must be a rich Console (rich.console.Console) or None, not "
                               f"{type(console).__name__}")
     if db is not None:
-        _path(db, "db")  # the store's own check of a path
+        to_path(db, "db")  # the store's own check of a path
     if spark is not None:
         _check_session(spark)
     if not isinstance(namespace, str) or not _PLAIN_NAME.fullmatch(namespace):
