@@ -1984,20 +1984,23 @@ class ViewStore:
         """
         check_progress(progress)
         try:
-            # the history's versions, events and states all stay alive until written, and hold no
-            # cycles: a running collector walked them again and again, a third of a long import
+            # the history's events and states all stay alive until written, and hold no cycles: a
+            # running collector walked them again and again, a third of a long import
             with collector_paused():
-                return self._import_view(identifier, source, versions, version_log, current_version_id, properties,
-                                         security_mode, view_uuid, source_location, progress)
+                return self._import_write(self._import_plan(identifier, source, versions, version_log,
+                                                            current_version_id, properties, security_mode,
+                                                            view_uuid, source_location, progress))
         except CallerRaised as raised:
             callers = raised.error
         raise callers  # outside the handler: the callback's exception, its context untouched
 
-    def _import_view(self, identifier: IdentifierLike, source: str, versions: Sequence[ViewVersion],
+    def _import_plan(self, identifier: IdentifierLike, source: str, versions: Sequence[ViewVersion],
                      version_log: Sequence[VersionLogEntry], current_version_id: int,
                      properties: dict[str, str] | None, security_mode: str, view_uuid: str | None,
-                     source_location: str | None, progress: Callable[[int, int], None] | None) -> View:
-        """:meth:`import_view`'s work; what ``progress`` raises leaves as :class:`CallerRaised`."""
+                     source_location: str | None, progress: Callable[[int, int], None] | None) -> _Plan:
+        """:meth:`import_view`'s events, made before the write and dated as the history dates them
+        (:meth:`_import_write` writes them); what ``progress`` raises leaves as :class:`CallerRaised`.
+        The versions given are needed no longer: the events hold versions of their own."""
         ident = to_identifier(identifier)
         for value, what, optional in ((source, "source", False), (source_location, "source_location", True),
                                       (view_uuid, "view_uuid", True)):
@@ -2024,44 +2027,57 @@ class ViewStore:
             raise ValidationError(f"current_version_id must be a version id (an int), not {current_version_id!r}")
         props = validate_properties(properties)
         mode = _security_mode(security_mode)
-        plan_events = _import_steps(list(versions), list(version_log), current_version_id)
-        count = len(plan_events)
+        steps = _import_steps(list(versions), list(version_log), current_version_id)
+        count = len(steps)
         every = max(1, -(-count // 50))  # at most 50 calls as events are made, 50 as they are written
+        plan = _Plan(None, view_uuid or str(uuidlib.uuid4()), ident, self.actor, 0, 0)
+        # each step's version, as JSON, is let go once its event is made of it
+        steps.reverse()
+        made = 0
+        while steps:
+            plan.now, kind, fields = steps.pop()
+            if made:
+                plan.add(kind, **fields)
+            else:
+                plan.add(ViewImported, source=source, source_location=source_location, properties=props,
+                         security_mode=mode, **fields)
+            made += 1
+            if progress is not None and (made % every == 0 or made == count):
+                self._report(progress, made, 2 * count)
+        if progress is not None:
+            reported = progress  # (narrowed for the closure)
+            plan.on_stored = lambda stored: self._report(reported, count + stored, 2 * count)
+            plan.stored_every = every
+        return plan
+
+    def _import_write(self, plan: _Plan) -> View:
+        """Write the events :meth:`_import_plan` made, once the view's name and UUID are known free."""
+        events = plan.events
+        ident = plan.identifier
 
         def decide() -> _Plan:
             if self._live_state(ident) is not None:
                 raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
-            view_id = view_uuid or str(uuidlib.uuid4())
-            if self._log.stream_rows(view_id, limit=1):
-                held = self._projections.load(view_id)
+            if self._log.stream_rows(plan.view_id, limit=1):
+                held = self._projections.load(plan.view_id)
                 which = (f": {identifier_str(held.identifier)}{'' if held.live else ', dropped'}"
                          if held is not None else "")
-                raise ViewAlreadyExistsError(f"a view with UUID {view_id} is already in the store{which} "
+                raise ViewAlreadyExistsError(f"a view with UUID {plan.view_id} is already in the store{which} "
                                              "(a view is recorded once; its history is there)")
-            plan = _Plan(None, view_id, ident, self.actor, 0, 0)
             # The events keep the history's own times, except where another view held this name
             # (dropped, or renamed away): those move to just after it let go, so that a time names
             # one view, and as_of a time agrees with as_of that view's events.
             taken = self._log.last_time_named(identifier_str(ident))
-            not_before = taken + 1 if taken is not None else None
-            first = True
-            for made, (occurred_at, kind, fields) in enumerate(plan_events, 1):
-                plan.now = occurred_at if not_before is None else max(occurred_at, not_before)
-                if first:
-                    plan.add(ViewImported, source=source, source_location=source_location,
-                             properties=props, security_mode=mode, **fields)
-                    first = False
-                else:
-                    plan.add(kind, **fields)
-                if progress is not None and (made % every == 0 or made == count):
-                    self._report(progress, made, 2 * count)
-            if progress is not None:
-                reported = progress  # (narrowed for the closure)
-                plan.on_stored = lambda stored: self._report(reported, count + stored, 2 * count)
-                plan.stored_every = every
+            plan.events = events if taken is None or events[0].occurred_at > taken else [
+                e if e.occurred_at > taken else e.model_copy(update={"occurred_at": taken + 1}) for e in events]
             return plan
 
-        return self._result(ident, self._write(decide))
+        state = self._write(decide)[1]
+        # the View is built without the events: let go of them (unless transaction() keeps them for its signals)
+        plan.events = []
+        del decide, events
+        assert state is not None
+        return self._result(ident, (None, state))
 
     # -- maintenance ------------------------------------------------------------------------------
 
@@ -2274,12 +2290,18 @@ class ViewStore:
 
         check_progress(progress)
         ident = to_identifier(identifier)
-        with collector_paused():  # the file's versions too (see import_view)
-            meta = metadata if isinstance(metadata, ImportedView) else read_metadata(metadata)
-            return self.import_view(ident, source="iceberg", source_location=meta.path, versions=meta.versions,
-                                    version_log=meta.version_log, current_version_id=meta.current_version_id,
-                                    properties=meta.properties, view_uuid=meta.view_uuid,
-                                    security_mode=security_mode, progress=progress)
+        try:
+            with collector_paused():  # the file's versions too (see import_view)
+                meta = metadata if isinstance(metadata, ImportedView) else read_metadata(metadata)
+                del metadata
+                plan = self._import_plan(ident, "iceberg", meta.versions, meta.version_log, meta.current_version_id,
+                                         meta.properties, security_mode, meta.view_uuid, meta.path, progress)
+                # the file's versions are let go before the write (unless the caller holds what it read)
+                del meta
+                return self._import_write(plan)
+        except CallerRaised as raised:
+            callers = raised.error
+        raise callers  # outside the handler: the callback's exception, its context untouched
 
     # -- Hive metastore records -------------------------------------------------------------------
 
