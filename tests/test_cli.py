@@ -358,6 +358,37 @@ def test_import_reads_the_file_once_into_a_store_there_and_first_where_it_would_
         f"error: {bad}: Cannot parse missing string: view-uuid\n"
 
 
+_VERSIONS_AS_IT_WRITES = """
+import gc, sys
+from viewstore import ViewVersion, signals
+from viewstore.cli import main
+held = []
+
+
+
+def writing(sender, events):
+    held.append(sum(isinstance(o, ViewVersion) for o in gc.get_objects()))
+
+
+signals.before_commit.connect(writing)
+code = main(sys.argv[1:], standalone_mode=False)
+print(held, file=sys.stderr)
+sys.exit(code or 0)
+"""
+
+
+def test_import_into_a_new_store_lets_go_of_the_files_versions_before_it_writes(run, tmp_path, conformance):
+    """The file read before a store is started is handed to import_iceberg, not kept: as the import
+    writes, only its events' versions are alive (the file's 10,000 versions stayed, 28 MB more), as
+    into a store there, where import_iceberg reads the file itself."""
+    good = str(conformance / "iceberg-view" / "ValidViewMetadata.json")  # two versions
+    create(run)
+    for db, name in ((tmp_path / "fresh.db", "s.a"), (run.db, "s.b")):
+        result = subprocess.run([sys.executable, "-c", _VERSIONS_AS_IT_WRITES, "--db", str(db), "import", good, name],
+                                capture_output=True, text=True, timeout=60)
+        assert (result.returncode, result.stderr) == (0, "[2]\n")
+
+
 def test_import_of_a_file_named_not_in_utf8_is_refused_as_the_api_refuses_it_and_starts_no_store(run, tmp_path,
                                                                                                      conformance):
     """A name the store cannot record (a lone surrogate, from bytes that are not UTF-8) is refused before

@@ -1499,16 +1499,16 @@ def import_(cli: CliContext, path: str, identifier: str, security_mode: str, as_
 
     to_identifier(identifier)
     # Into a store there, import_iceberg reads the file; where none is yet, it is read first, so
-    # that a file that is not view metadata starts none, and import_iceberg takes what was read.
+    # that a file that is not view metadata starts none, and import_iceberg takes what was read,
+    # handed over (popped, not kept here), so that it lets go of the file's versions before it writes.
     store = None if cli._blank or holds_nothing(cli.db) is not None else cli.store(create=True)
     # the file's versions, and the View's with --json, stay alive until imported or printed (see _show_events)
     with collector_paused():
-        metadata: str | ImportedView = path
+        metadata: list[str | ImportedView] = [path if store is not None else read_metadata(path)]
         if store is None:
-            metadata = read_metadata(path)
             store = cli.store(create=True)
         with cli.progress("importing history", percent=True) as progress:
-            view = store.import_iceberg(metadata, identifier, security_mode=security_mode, progress=progress)
+            view = store.import_iceberg(metadata.pop(), identifier, security_mode=security_mode, progress=progress)
         if as_json:
             _print_json(view_to_json(view))
             return
