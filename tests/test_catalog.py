@@ -1234,6 +1234,20 @@ def test_an_import_of_a_file_lets_go_of_the_files_versions_before_it_writes(stor
     assert versions_alive() == before
 
 
+def test_an_import_whose_name_or_uuid_is_taken_is_refused_before_its_events_are_made(store):
+    """A taken name or UUID is refused before any event is made of the history: progress is never
+    called, and nothing is written."""
+    view = make(store)
+    calls = []
+    count = store.event_count()
+    for name, uuid, message in (("sales.daily", None, "^view already exists: sales.daily$"),
+                                ("a.v", view.uuid, f"^a view with UUID {view.uuid} is already in the store: sales.daily ")):
+        with pytest.raises(ViewAlreadyExistsError, match=message):
+            store.import_view(name, source="test", versions=view.versions, version_log=view.version_log,
+                              current_version_id=1, view_uuid=uuid, progress=lambda done, total: calls.append(done))
+    assert calls == [] and store.event_count() == count
+
+
 def test_rebuild_into_empty_projections(store):
     make(store)
     store.alter_view("sales.daily", ViewChange.update_comment("x"))

@@ -2031,6 +2031,9 @@ class ViewStore:
         count = len(steps)
         every = max(1, -(-count // 50))  # at most 50 calls as events are made, 50 as they are written
         plan = _Plan(None, view_uuid or str(uuidlib.uuid4()), ident, self.actor, 0, 0)
+        # a taken name or UUID is refused before the events are made (and again as they are written)
+        with self._reading():
+            self._import_free(ident, plan.view_id)
         # each step's version, as JSON, is let go once its event is made of it
         steps.reverse()
         made = 0
@@ -2050,20 +2053,24 @@ class ViewStore:
             plan.stored_every = every
         return plan
 
+    def _import_free(self, ident: Identifier, view_id: str) -> None:
+        """Refuse an import whose name a live view has, or whose UUID is in the store."""
+        if self._live_state(ident) is not None:
+            raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
+        if self._log.stream_rows(view_id, limit=1):
+            held = self._projections.load(view_id)
+            which = (f": {identifier_str(held.identifier)}{'' if held.live else ', dropped'}"
+                     if held is not None else "")
+            raise ViewAlreadyExistsError(f"a view with UUID {view_id} is already in the store{which} "
+                                         "(a view is recorded once; its history is there)")
+
     def _import_write(self, plan: _Plan) -> View:
         """Write the events :meth:`_import_plan` made, once the view's name and UUID are known free."""
         events = plan.events
         ident = plan.identifier
 
         def decide() -> _Plan:
-            if self._live_state(ident) is not None:
-                raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
-            if self._log.stream_rows(plan.view_id, limit=1):
-                held = self._projections.load(plan.view_id)
-                which = (f": {identifier_str(held.identifier)}{'' if held.live else ', dropped'}"
-                         if held is not None else "")
-                raise ViewAlreadyExistsError(f"a view with UUID {plan.view_id} is already in the store{which} "
-                                             "(a view is recorded once; its history is there)")
+            self._import_free(ident, plan.view_id)
             # The events keep the history's own times, except where another view held this name
             # (dropped, or renamed away): those move to just after it let go, so that a time names
             # one view, and as_of a time agrees with as_of that view's events.
