@@ -110,8 +110,14 @@ def test_for_dialect_picks_the_representation():
                                 other_representations=(SQLRepresentation("Trino", "SELECT 2"),))
     chosen = for_dialect(definition, "trino")
     assert (chosen.dialect, chosen.sql, chosen.other_representations) == ("Trino", "SELECT 2", ())
-    with pytest.raises(ValidationError, match="writing a hive view needs hive SQL, but the view only has: spark, "):
+    with pytest.raises(ValidationError, match=r"^dialect: writing a hive view needs hive SQL, but the view only has: "
+                       r"spark, Trino \(SQL is not translated between dialects: add the view's hive SQL first, with "
+                       r"ViewChange.add_representation or 'viewstore alter IDENTIFIER --add-representation hive "
+                       r"SQL'\)$"):
         for_dialect(definition, "hive")
+    named = definition.model_copy(update={"database": "sales", "name": "v"})
+    with pytest.raises(ValidationError, match=r"'viewstore alter sales.v --add-representation hive SQL'\)$"):
+        for_dialect(named, "hive")
 
 
 def test_definition_from_view():

@@ -328,7 +328,10 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
     run("hms", "import", str(SPARK_FILE))
     result = CliRunner().invoke(main, ["--db", str(run.db), "hms", "export", "sales.v_customers", "--engine",
                                        "trino"])
-    assert result.output.strip() == "error: dialect: writing a trino view needs trino SQL, but the view only has: spark"
+    assert result.output.strip() == (
+        "error: dialect: writing a trino view needs trino SQL, but the view only has: spark (SQL is not translated "
+        "between dialects: add the view's trino SQL first, with ViewChange.add_representation or "
+        "'viewstore alter sales.v_customers --add-representation trino SQL')")
     result = CliRunner().invoke(main, ["--db", str(run.db), "hms", "export", "sales.v_customers", "--engine", "x"])
     assert result.exit_code == 2 and "trino" in result.output  # click names the choices
     result = CliRunner().invoke(main, ["--db", str(run.db), "hms", "import", str(SPARK_FILE), "--metadata", "m\ud800"])

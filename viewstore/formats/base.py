@@ -466,7 +466,11 @@ def for_dialect(definition: ViewDefinition, dialect: str) -> ViewDefinition:
         if rep.dialect.lower() == dialect.lower():
             return definition.model_copy(update={"dialect": rep.dialect, "sql": rep.sql, "other_representations": ()})
     have = ", ".join(r.dialect for r in definition.representations)
-    raise invalid("dialect", f"writing a {dialect} view needs {dialect} SQL, but the view only has: {have}")
+    name = f"{definition.database}.{definition.name}" if definition.database and definition.name else "IDENTIFIER"
+    raise invalid("dialect", f"writing a {dialect} view needs {dialect} SQL, but the view only has: {have} "
+                             f"(SQL is not translated between dialects: add the view's {dialect} SQL first, "
+                             f"with ViewChange.add_representation or 'viewstore alter {name} "
+                             f"--add-representation {dialect} SQL')")
 
 
 def hms_record(definition: ViewDefinition, *, parameters: dict[str, str], cols: list[dict[str, Any]],
