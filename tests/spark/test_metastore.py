@@ -619,7 +619,8 @@ def test_write_keeps_the_partition_keys_of_a_record(spark, store, target):
 def test_write_into_a_missing_database_writes_nothing(spark, store, target):
     record = {**store.export_hms(_exportable(store, target, "m"), "hive"), "dbName": "no_such_db_here"}
     for replace in (False, True):
-        with pytest.raises(NoSuchViewError, match="no database no_such_db_here in the metastore"):
+        with pytest.raises(NoSuchViewError, match=r"^no database no_such_db_here in the metastore: create it first "
+                           r"\(CREATE DATABASE no_such_db_here in a Hive-enabled Spark session\)$"):
             write_metastore_table(spark, record, replace=replace)
     assert not spark.catalog.databaseExists("no_such_db_here")
 

@@ -510,7 +510,9 @@ def test_spark_metastore_write_writes_the_engines_record(spark, store, ns):
 
     again = runner.invoke(main, [*args, "--engine", "spark", "--json"])
     assert again.exit_code == 1 and again.stdout == ""
-    assert json.loads(again.stderr)["error"]["type"] == "ViewAlreadyExistsError"
+    assert json.loads(again.stderr)["error"] == {
+        "type": "ViewAlreadyExistsError", "exit_code": 1,
+        "message": f"a view {ns}.ids exists in the metastore (replace=True, or the command's --replace, replaces it)"}
     assert "presto_view" in read_metastore_table(spark, ns, "ids")["parameters"]  # unchanged
 
     replaced = runner.invoke(main, [*args, "--engine", "SPARK", "--replace", "--json"])
@@ -525,6 +527,15 @@ def test_spark_metastore_write_writes_the_engines_record(spark, store, ns):
                                 "--json"])
     assert more.exit_code == 0, more.output
     assert json.loads(more.stdout) == {"written": f"{ns}.more", "engine": "spark", "replace": False}
+
+    store.create_view("no_such_db_here.v", columns=[Column("id", "int")], default_namespace=(),
+                      representations=[("spark", "SELECT 1 AS id")])
+    missing = runner.invoke(main, ["--db", str(store.path), "spark", "metastore-write", "no_such_db_here.v",
+                                   "--engine", "spark"])
+    assert (missing.exit_code, missing.stdout) == (1, "")
+    assert missing.stderr == ("error: no database no_such_db_here in the metastore: create it first "
+                              "(CREATE DATABASE no_such_db_here in a Hive-enabled Spark session)\n")
+    assert not spark.catalog.databaseExists("no_such_db_here")
 
     iceberg = runner.invoke(main, [*args, "--engine", "iceberg"])
     assert iceberg.exit_code == 2 and "'iceberg' is not one of" in iceberg.output
