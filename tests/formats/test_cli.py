@@ -255,6 +255,20 @@ def test_records_that_all_fail_start_no_store(run, tmp_path):
     assert ViewStore(run.db).list_views() == [("sales", "good")]
 
 
+def test_the_dump_of_a_metastore_without_tables_is_an_empty_report_and_starts_no_store(run, tmp_path):
+    """As 'viewstore spark import' of an empty database, an empty list of records is an empty
+    report (exit code 0), where it was an error (exit code 1) that a script dumping an empty
+    metastore had to tell from a real one."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    assert re.fullmatch(r"imported 0, skipped 0, failed 0 \(\d+\.\d\d s\)\n", run("hms", "import", str(empty)))
+    report = json.loads(run("hms", "import", str(empty), "--json"))
+    assert {k: v for k, v in report.items() if k != "seconds"} == {"imported": [], "skipped": [], "failed": []}
+    assert not run.db.exists()
+    assert run("hms", "import", str(empty), "s.v", code=1) == (
+        f"error: {empty} holds 0 records; IDENTIFIER and --metadata apply to one record only\n")
+
+
 def test_a_store_that_cannot_be_opened_ends_a_many_record_import_with_its_error(tmp_path):
     many = tmp_path / "many.json"
     many.write_text(json.dumps([record("a"), record("b")]))
@@ -289,8 +303,6 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
     scalar.write_text("[1]")
     number = tmp_path / "number.json"
     number.write_text("7")
-    empty = tmp_path / "empty.json"
-    empty.write_text("[]")
     table = tmp_path / "table.json"
     table.write_text(json.dumps({**record("t"), "tableType": "MANAGED_TABLE"}))
     latin1 = tmp_path / "latin1.json"
@@ -306,7 +318,6 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
         (["hms", "import", str(deep)], "is not JSON: maximum recursion depth exceeded"),
         (["hms", "import", str(scalar)], "[0]: an HMS record must be a JSON object"),
         (["hms", "import", str(number)], f"error: {number}: an HMS record must be a JSON object, not int"),
-        (["hms", "import", str(empty)], "holds no HMS record"),
         (["hms", "import", str(table)], "tableType: 'MANAGED_TABLE' is not a view"),
         (["hms", "import", str(TRINO_FILE)], "identifier: the record has no dbName and tableName"),
         (["hms", "import", str(many), "s.v"], "holds 2 records; IDENTIFIER and --metadata apply to one record only"),

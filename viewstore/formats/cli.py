@@ -67,10 +67,7 @@ def _load(path: str) -> list[dict[str, Any]]:
         data = json.loads(text)
     except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than the reader goes
         raise ValidationError(f"{path} is not JSON: {e}") from e
-    records = records_of(data, path)
-    if not records:
-        raise ValidationError(f"{path} holds no HMS record")
-    return records
+    return records_of(data, path)
 
 
 def _record_name(record: dict[str, Any], index: int) -> str:
@@ -97,9 +94,10 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
     A view is recorded as IDENTIFIER, or by default as the record's dbName.tableName. Each record is
     its own transaction: with several records, the failed ones are reported (exit code 1) and
     the others are imported; tables, materialized views and views already in the store are
-    skipped and reported as such (exit code 0 when nothing failed). A file of one record asks
-    for that record: a table, or a view already in the store, is an error (exit code 1). A
-    store file is started only when a record can be imported.
+    skipped and reported as such (exit code 0 when nothing failed); an empty list, the dump of a
+    metastore without tables, is an empty report, as 'viewstore spark import' of an empty database
+    is. A file of one record asks for that record: a table, or a view already in the store, is an
+    error (exit code 1). A store file is started only when a record can be imported.
 
     Example:
 
