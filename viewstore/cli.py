@@ -294,9 +294,10 @@ class _Group(click.Group):
             click.echo(visible(f"error: {e}"), err=True)
             ctx.exit(1)
         except KeyboardInterrupt as e:  # Ctrl-C: the shell's code for SIGINT, not click's "Aborted!" and 1
+            said = " ".join(("interrupted", *(str(a) for a in e.args[:1])))  # a command may say what stays
             if _json_asked(ctx):
-                raise _JsonError(KeyboardInterrupt("interrupted"), INTERRUPTED) from e
-            click.echo("interrupted", err=True)
+                raise _JsonError(KeyboardInterrupt(said), INTERRUPTED) from e
+            click.echo(visible(said), err=True)
             ctx.exit(INTERRUPTED)
 
 

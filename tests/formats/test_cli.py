@@ -13,6 +13,7 @@ import click
 import pytest
 from click.testing import CliRunner
 from conftest import CONFORMANCE
+from interrupted import interrupted
 
 from viewstore import ViewStore, formats
 from viewstore.cli import main
@@ -267,6 +268,33 @@ def test_the_dump_of_a_metastore_without_tables_is_an_empty_report_and_starts_no
     assert not run.db.exists()
     assert run("hms", "import", str(empty), "s.v", code=1) == (
         f"error: {empty} holds 0 records; IDENTIFIER and --metadata apply to one record only\n")
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_in_an_import_of_many_records_says_how_far_it_got_and_that_those_stay(run, tmp_path, as_json):
+    """Ctrl-C during an import of several records said only 'interrupted': whether the views done
+    before stayed, and what a run again would do, were left to guess. It now says how many records
+    were done, that the views imported stay, and that a run again skips them."""
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps([record(f"v{i}") for i in range(5000)]))
+    args = ["--db", str(run.db), "hms", "import", str(many), *(["--json"] if as_json else [])]
+    code = ("from viewstore import signals\nfrom viewstore.cli import main\n"
+            "def first(store, events):  # the signal comes a second after the first record is in\n"
+            "    signals.committed.disconnect(first)\n    print('start', flush=True)\n"
+            f"signals.committed.connect(first)\nmain({args!r})")
+    result = interrupted(code)
+    assert result.returncode == 130 and result.stdout == "", result.stderr
+    said = json.loads(result.stderr)["error"]["message"] + "\n" if as_json else result.stderr
+    found = re.fullmatch(r"interrupted after (\d+) of 5000 records: each record is its own transaction, so the "
+                         r"views imported stay, and a run again skips them\n", said)
+    assert found is not None, said
+    done, imported = int(found[1]), len(ViewStore(run.db).list_views())
+    assert done < 5000 and imported in (done, done + 1)  # the record under way was committed whole, or not at all
+    if as_json:
+        assert json.loads(result.stderr)["error"]["type"] == "KeyboardInterrupt"
+        return
+    report = json.loads(run("hms", "import", str(many), "--json"))
+    assert (len(report["imported"]), len(report["skipped"])) == (5000 - imported, imported)
 
 
 def test_a_store_that_cannot_be_opened_ends_a_many_record_import_with_its_error(tmp_path):

@@ -140,11 +140,17 @@ def _import_many(cli: CliContext, records: list[dict[str, Any]]) -> HmsImportRep
     report = HmsImportReport()
     started = time.perf_counter()
     with cli.progress("importing") as progress:
-        for i, record in enumerate(records):
-            name = _record_name(record, i)
-            progress(i, len(records), name)
-            report.import_one(lambda: cli.store(create=True), name, record)
-            progress(i + 1, len(records))
+        try:
+            for i, record in enumerate(records):
+                name = _record_name(record, i)
+                progress(i, len(records), name)
+                report.import_one(lambda: cli.store(create=True), name, record)
+                progress(i + 1, len(records))
+        except KeyboardInterrupt as e:  # Ctrl-C: say what stays, which a run again needs to know
+            settled = len(report.imported) + len(report.skipped) + len(report.failed)
+            raise KeyboardInterrupt(  # the record under way may be in: the count is of those reported done
+                f"after {settled} of {count(len(records), 'record')}: each record is its own transaction, so the "
+                "views imported stay, and a run again skips them") from e
     report.seconds = time.perf_counter() - started
     return report
 
