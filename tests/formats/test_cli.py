@@ -143,6 +143,20 @@ def test_import_json_of_one_record(run, tmp_path):
     assert report["skipped"] == report["failed"] == []
 
 
+def test_a_record_imported_again_says_how_to_import_it_under_another_name(run, tmp_path):
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(record("again")))
+    run("hms", "import", str(one))
+    assert run("hms", "import", str(one), code=1) == (
+        "error: view already exists: sales.again (nothing was written; give IDENTIFIER to import the record under "
+        "another name)\n")
+    failure = CliRunner().invoke(main, ["--db", str(run.db), "hms", "import", str(one), "--json"])
+    assert (failure.exit_code, failure.stdout) == (1, "")
+    assert json.loads(failure.stderr)["error"]["type"] == "ViewAlreadyExistsError"
+    run("hms", "import", str(one), "sales.again_2")
+    assert ViewStore(run.db).list_views() == [("sales", "again"), ("sales", "again_2")]
+
+
 def test_an_object_whose_hms_table_is_no_object_is_itself_the_record(run, tmp_path):
     """Only an object under hms_table is a record held there, as in the conformance files."""
     single = tmp_path / "one.json"

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ..cli import CliContext, LocalPath, count, json_option, json_text, pass_cli, usage_error
-from ..errors import ValidationError
+from ..errors import ValidationError, ViewAlreadyExistsError
 from ..hms import HmsImportReport, ImportedRecord, prepare_import
 from ..model import View, identifier_str
 from ..tables import data_table, visible
@@ -110,7 +110,11 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
         started = time.perf_counter()
         engine = detect(records[0])
         prepared = prepare_import(records[0], identifier, metadata_file=metadata_file)  # a bad one starts no store
-        view = prepared.import_into(cli.store(create=True))
+        try:
+            view = prepared.import_into(cli.store(create=True))
+        except ViewAlreadyExistsError as e:  # a run again, or a name taken: say how to import it all the same
+            raise ViewAlreadyExistsError(f"{e} (nothing was written; give IDENTIFIER to import the record "
+                                         "under another name)") from e
         report = HmsImportReport(seconds=time.perf_counter() - started)
         report.imported.append(_imported(view, engine))
         if as_json:
