@@ -2498,3 +2498,32 @@ def test_a_streamed_query_gives_its_rows_and_columns_as_it_reads_them(tmp_path):
         with pytest.raises(ValidationError, match=r"^a query must be SQL text, not 1$"):
             with store.stream_query(1):
                 pass
+
+
+def test_a_stream_read_after_its_block_has_ended_is_refused(tmp_path):
+    """A stream reads one state of the file inside its block; read after it (the read over, and
+    with it the store's hold of its connection, or the query's connection closed) it would read
+    another state unguarded, or fail as SQLite's own error: it is refused, whatever was read."""
+    ended = r"^a stream is read inside its with block, which has ended \(read it there, or list\(\) it there to keep it\)$"
+    with ViewStore(tmp_path / "s.db") as store:
+        _events_of(store, 30)
+        for opened in (lambda: store.stream_events(batch=10), lambda: store.stream_history("s.v", batch=10),
+                       lambda: store.stream_events(actor="nobody")):
+            with opened() as events:
+                pass
+            with pytest.raises(ViewStoreError, match=ended):
+                next(iter(events))
+            with pytest.raises(ViewStoreError, match=ended):
+                events.batches()
+            with pytest.raises(ViewStoreError, match=ended):
+                events.count()
+        with store.stream_events(batch=10) as events:  # read whole inside: its count is known after
+            assert len(list(events)) == 30
+        assert events.count() == 30
+        with pytest.raises(ViewStoreError, match=ended):
+            list(events)
+        with store.stream_query("SELECT position FROM events") as rows:
+            pass
+        with pytest.raises(ViewStoreError, match=ended):
+            list(rows)
+        assert rows.columns == ("position",)

@@ -636,6 +636,10 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
         return QueryRows(rows, rows.columns)
 
 
+#: what reading a stream after its ``with`` block ended raises
+_ENDED = "a stream is read inside its with block, which has ended (read it there, or list() it there to keep it)"
+
+
 class QueryStream:
     """The rows of an ad-hoc query as they are read (see :func:`query_rows`): iterating it yields a
     dict per row (column name -> value), once; ``columns``
@@ -648,8 +652,15 @@ class QueryStream:
         self._rest = rest
         self._failed = failed
         self._raised = raised
+        self._closed = False
+
+    def close(self) -> None:
+        """End the stream: its block has ended, and its connection with it."""
+        self._closed = True
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        if self._closed:
+            raise ViewStoreError(_ENDED)
         first, self._first = self._first, None
         if first is None:
             return
@@ -730,7 +741,11 @@ def query_rows(path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any
                 # older releases kept its first place and one value)
                 unique = getattr(sqlite_utils.db, "dedupe_keys", lambda keys: list(dict.fromkeys(keys)))
                 columns = unique(conn.described or ())
-            yield QueryStream(first, rows, columns, failed, raised)
+            stream = QueryStream(first, rows, columns, failed, raised)
+            try:
+                yield stream
+            finally:
+                stream.close()
             return
         raise raised[0]  # outside the handler: as the signal's handler raised it, its context untouched
     finally:
@@ -805,9 +820,12 @@ class EventStream:
         self._batch = batch
         self._counted: int | None = None
         self._reading: list[Generator[list[Event], None, None]] = []
+        self._closed = False
 
     def batches(self) -> Iterator[list[Event]]:
         """The events a batch at a time, in order."""
+        if self._closed:  # its read has ended: a pass now would read another state, unguarded
+            raise ViewStoreError(_ENDED)
         reading = self._read()
         self._reading.append(reading)
         return reading
@@ -832,6 +850,7 @@ class EventStream:
         for reading in self._reading:
             reading.close()
         self._reading.clear()
+        self._closed = True
 
     def __iter__(self) -> Iterator[Event]:
         for batch in self.batches():
@@ -840,6 +859,8 @@ class EventStream:
     def count(self) -> int:
         """How many events the stream holds (known without a query once it has been read to its end)."""
         if self._counted is None:
+            if self._closed:
+                raise ViewStoreError(_ENDED)
             self._counted = self._count()
         return self._counted
 
