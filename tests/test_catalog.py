@@ -2527,3 +2527,44 @@ def test_a_stream_read_after_its_block_has_ended_is_refused(tmp_path):
         with pytest.raises(ViewStoreError, match=ended):
             list(rows)
         assert rows.columns == ("position",)
+
+
+def _interrupt_in_a_column_type_str():
+    """A profile hook that sends this process SIGINT (a real Ctrl-C) the first time pydantic-core
+    calls a column type's ``__str__`` to dump an event's payload; the hook is removed then."""
+    import os
+    import signal
+    import sys
+
+    import viewstore.types
+
+    def hook(frame, event, arg):
+        if (event == "call" and frame.f_code.co_name == "__str__" and frame.f_code.co_filename == viewstore.types.__file__
+                and frame.f_back is not None and frame.f_back.f_code.co_name == "payload"):  # called by pydantic-core
+            sys.setprofile(None)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    return hook
+
+
+def test_ctrl_c_while_a_write_dumps_its_event_is_a_keyboard_interrupt_and_writes_nothing(tmp_path):
+    """pydantic-core reports what a Python function it calls raised as its own
+    PydanticSerializationError, Ctrl-C's KeyboardInterrupt too: a Ctrl-C that came while a write
+    dumped a column's type reached the caller as that error (an import of many records ended in a
+    traceback and exit code 1). It goes on as itself now, and the write wrote nothing."""
+    import signal
+    import sys
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with ViewStore(tmp_path / "s.db") as store:
+        sys.setprofile(_interrupt_in_a_column_type_str())
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                store.create_view("s.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                                  default_namespace="s")
+        finally:
+            sys.setprofile(None)
+        assert store.event_count() == 0 and not store.view_exists("s.v")
+        store.create_view("s.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="s")
+        assert store.event_count() == 1

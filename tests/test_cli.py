@@ -2724,3 +2724,29 @@ def test_a_reader_that_stops_early_ends_a_long_answer_quietly(tmp_path, args):
     assert reader.wait(timeout=60) == 0
     assert reader.stderr.read() == b""
     reader.stderr.close()
+
+
+def test_ctrl_c_while_show_json_dumps_a_column_type_is_exit_code_130(run):
+    """pydantic-core reports what a Python function it calls raised as its own error, Ctrl-C's
+    KeyboardInterrupt too: a Ctrl-C that came while `show --json` dumped a column's type ended in
+    that error's traceback (exit code 1). It is an interruption now, as anywhere else (130)."""
+    import os
+    import signal
+    import sys
+
+    import viewstore.types
+
+    create(run)
+
+    def hook(frame, event, arg):  # a real SIGINT when pydantic-core asks a column type's text
+        if (event == "call" and frame.f_code.co_name == "__str__" and frame.f_code.co_filename == viewstore.types.__file__
+                and frame.f_back is not None and frame.f_back.f_code.co_name == "model_dump"):
+            sys.setprofile(None)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    sys.setprofile(hook)
+    try:
+        out = run("show", "s.v", "--json", code=130)
+    finally:
+        sys.setprofile(None)
+    assert json.loads(out) == {"error": {"type": "KeyboardInterrupt", "message": "interrupted", "exit_code": 130}}

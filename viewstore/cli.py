@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import click
 import orjson
+from pydantic_core import PydanticSerializationError
 from rich.console import Console, RenderableType
 from rich.control import Control
 from rich.segment import ControlType
@@ -44,7 +45,7 @@ from rich.text import Text
 from . import signals
 from .catalog import (_EPOCH, ViewChange, ViewStore, _os_user, _time_text, _until_ms, check_definition,
                       to_epoch_ms)
-from .errors import NoSuchViewError, ValidationError, ViewStoreError
+from .errors import NoSuchViewError, ValidationError, ViewStoreError, _signal_within
 from .events import EVENT_TYPES, Event
 from .log import collector_paused, holds_nothing
 from .model import Column, SQLRepresentation, View, ViewDiff, ViewVersion, identifier_str, to_identifier
@@ -279,7 +280,13 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except PydanticSerializationError as e:  # Ctrl-C in a serializer (of --json): as itself
+                signal = _signal_within(e)
+                if signal is None:
+                    raise
+            raise signal
         except BrokenPipeError:  # the reader went away (`viewstore list | head -1`): it has what it wanted
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again

@@ -101,6 +101,15 @@ def _why(error: Exception) -> str:
                      for p in problems(include_url=False)[:3])
 
 
+def _signal_within(error: BaseException) -> BaseException | None:
+    """The exception that is no error (Ctrl-C's ``KeyboardInterrupt``, a signal handler's
+    ``SystemExit``) a Python function called by pydantic-core raised, which pydantic-core reports as
+    its own ``PydanticSerializationError`` (its cause): a signal's handler runs inside whatever
+    Python code runs when it comes, a serializer's (``str`` of a column type) too. None otherwise."""
+    cause = error.__cause__
+    return cause if isinstance(cause, BaseException) and not isinstance(cause, Exception) else None
+
+
 class EngineError(ViewStoreError):
     """The engine failed, not the caller's input: the SparkSession is stopped, the JVM behind it is
     gone, or the session's metastore does not answer (unreachable, its Derby database held by
