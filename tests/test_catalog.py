@@ -2555,8 +2555,9 @@ def test_ctrl_c_while_a_write_dumps_its_event_is_a_keyboard_interrupt_and_writes
     import signal
     import sys
 
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     with ViewStore(tmp_path / "s.db") as store:
+        # Python's own Ctrl-C (a SparkContext started earlier in this process puts in one of its own)
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         sys.setprofile(_interrupt_in_a_column_type_str())
         try:
             with pytest.raises(KeyboardInterrupt):
@@ -2564,6 +2565,7 @@ def test_ctrl_c_while_a_write_dumps_its_event_is_a_keyboard_interrupt_and_writes
                                   default_namespace="s")
         finally:
             sys.setprofile(None)
+            signal.signal(signal.SIGINT, previous)
         assert store.event_count() == 0 and not store.view_exists("s.v")
         store.create_view("s.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
                           default_namespace="s")

@@ -2744,9 +2744,12 @@ def test_ctrl_c_while_show_json_dumps_a_column_type_is_exit_code_130(run):
             sys.setprofile(None)
             os.kill(os.getpid(), signal.SIGINT)
 
+    # Python's own Ctrl-C (a SparkContext started earlier in this process puts in one of its own)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.setprofile(hook)
     try:
         out = run("show", "s.v", "--json", code=130)
     finally:
         sys.setprofile(None)
+        signal.signal(signal.SIGINT, previous)
     assert json.loads(out) == {"error": {"type": "KeyboardInterrupt", "message": "interrupted", "exit_code": 130}}
