@@ -22,7 +22,7 @@ import contextvars
 import threading
 import time
 import uuid as uuidlib
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, closing as _closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import (TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Required, Sequence, TypeAlias,
@@ -425,6 +425,11 @@ def _named(check: Callable[..., Any], value: Any, where: str, *args: Any) -> Any
         return check(value, *args)
     except ValidationError as e:
         raise ValidationError(f"{where}: {e}") from e
+
+
+def _check_batch(batch: Any) -> None:
+    if type(batch) is not int or batch < 1:
+        raise ValidationError(f"batch must be a positive number of events, not {batch!r}")
 
 
 def _check_expected(value: Any) -> None:
@@ -1149,16 +1154,11 @@ class ViewStore:
         Raises:
             As :meth:`events`; a damaged row raises CorruptLogError naming it where it is read.
         """
-        if type(batch) is not int or batch < 1:
-            raise ValidationError(f"batch must be a positive number of events, not {batch!r}")
+        _check_batch(batch)
         filters = self._event_filters(view, actor, since, until, types, limit, newest_first, since_position,
                                       until_position)
-        with self._reading():
-            stream = self._log.matching(batch, **self._matching(view, filters))
-            try:
-                yield stream
-            finally:
-                stream.close()
+        with self._reading(), _closing(self._log.matching(batch, **self._matching(view, filters))) as stream:
+            yield stream
 
     @contextmanager
     def stream_history(self, identifier: IdentifierLike, *, since_position: int | None = None,
@@ -1168,17 +1168,13 @@ class ViewStore:
         Raises:
             As :meth:`history`; a damaged row raises CorruptLogError naming it where it is read.
         """
-        if type(batch) is not int or batch < 1:
-            raise ValidationError(f"batch must be a positive number of events, not {batch!r}")
+        _check_batch(batch)
         ident = to_identifier(identifier)
         _check_positions(since_position, until_position)
-        with self._reading():
-            stream = self._log.stream_events(self._history_stream(ident), batch, since_position=since_position,
-                                             until_position=until_position)
-            try:
-                yield stream
-            finally:
-                stream.close()
+        with self._reading(), _closing(self._log.stream_events(
+                self._history_stream(ident), batch, since_position=since_position,
+                until_position=until_position)) as stream:
+            yield stream
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> QueryRows:
         """Answer an ad-hoc audit question in SQL over the log and the projections (read-only).
