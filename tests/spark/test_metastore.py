@@ -292,8 +292,11 @@ def test_encode_matches_the_record_spark_wrote(spark, hms, store):
 
 
 def test_errors(spark, hms, store):
-    with pytest.raises(NoSuchViewError, match=f"no table or view {hms}.nope in the metastore"):
+    with pytest.raises(NoSuchViewError, match=f"^no table or view {hms}.nope in the metastore$"):
         read_metastore_table(spark, hms, "nope")
+    # a missing database is said as import_metastore_views and write_metastore_table say it
+    with pytest.raises(NoSuchViewError, match="^no database no_such_db_here in the metastore$"):
+        read_metastore_table(spark, "no_such_db_here", "nope")
     with pytest.raises(NoSuchViewError, match="no database no_such_db_here in the metastore"):
         import_metastore_views(spark, store, "no_such_db_here")
     opened = []

@@ -128,7 +128,8 @@ def read_metastore_table(spark: SparkSession, database: str, name: str) -> dict[
 
     Raises:
         ValidationError: not a classic session with Hive support, or a bad database or name.
-        NoSuchViewError: the metastore has no such table or view.
+        NoSuchViewError: the metastore has no such database (``no database ...``), or no such
+            table or view in it (``no table or view ...``).
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
             answer or cannot serve the record); the message has the explanation.
     """
@@ -137,6 +138,8 @@ def read_metastore_table(spark: SparkSession, database: str, name: str) -> dict[
     require_live(spark, f"read {database}.{name} from the metastore")  # a stopped session's client still answers
     client = _hive_client(spark)
     try:
+        if not client.databaseExists(database):  # said as import_metastore_views and write_metastore_table say it
+            raise NoSuchViewError(f"no database {database} in the metastore")
         return _read(spark, client, database, name)
     except ENGINE_ERRORS as error:
         raise engine_error(spark, error, f"read {database}.{name} from the metastore") from error
