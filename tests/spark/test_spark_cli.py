@@ -512,7 +512,7 @@ def test_spark_metastore_write_writes_the_engines_record(spark, store, ns):
     assert again.exit_code == 1 and again.stdout == ""
     assert json.loads(again.stderr)["error"] == {
         "type": "ViewAlreadyExistsError", "exit_code": 1,
-        "message": f"a view {ns}.ids exists in the metastore (replace=True, or the command's --replace, replaces it)"}
+        "message": f"a view {ns}.ids exists in the metastore (--replace replaces it)"}
     assert "presto_view" in read_metastore_table(spark, ns, "ids")["parameters"]  # unchanged
 
     replaced = runner.invoke(main, [*args, "--engine", "SPARK", "--replace", "--json"])

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..cli import CliContext, json_option, json_text, pass_cli, usage_error
-from ..errors import EngineError
+from ..errors import EngineError, ViewAlreadyExistsError
 from ..formats.cli import print_import_report
 from ..log import holds_nothing
 from ..tables import data_table, visible
@@ -320,9 +320,12 @@ def metastore_write(cli: CliContext, identifier: str, engine: str, replace: bool
     """
     _settings(confs)  # a command line that cannot be right is said before the store is opened
     record = cli.store().export_hms(identifier, engine.lower())  # a view the engine cannot keep: before Spark
-    with _session(master, confs, hive) as (session, own):
-        write_metastore_table(session, record, replace=replace)
     written = f"{record['dbName']}.{record['tableName']}"
+    with _session(master, confs, hive) as (session, own):
+        try:
+            write_metastore_table(session, record, replace=replace)
+        except ViewAlreadyExistsError as e:  # the API's message names replace=True: say the option here
+            raise ViewAlreadyExistsError(f"a view {written} exists in the metastore (--replace replaces it)") from e
     if as_json:
         click.echo(json_text({"written": written, "engine": engine.lower(), "replace": replace}))
     else:

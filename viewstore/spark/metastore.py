@@ -362,7 +362,7 @@ def write_metastore_table(spark: SparkSession, record: Mapping[str, Any], *, rep
         raise ValidationError(f"replace must be True or False, not {type(replace).__name__}")
     database, name = checked["dbName"], checked["tableName"]
     what = f"write {database}.{name} to the metastore"
-    taken = f"a view {database}.{name} exists in the metastore (replace=True, or the command's --replace, replaces it)"
+    taken = f"a view {database}.{name} exists in the metastore (replace=True replaces it)"
     require_live(spark, what)  # a stopped session's Hive client still answers: write nothing through it
     client = _hive_client(spark, writes=True)
     try:
