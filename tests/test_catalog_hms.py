@@ -371,13 +371,13 @@ def test_a_report_skips_tables_and_materialized_views_without_failing(store):
     report.import_one(store, "db.v", view)
     report.import_one(store, "db.v", view)
     report.import_one(store, "db.bad", {"dbName": "db", "tableName": "bad", "parameters": {}})
-    assert report.skipped == [SkippedRecord("db.t", "not-a-view", "a MANAGED_TABLE"),
-                              SkippedRecord("db.mv", "not-a-view", "a MATERIALIZED_VIEW"),
-                              SkippedRecord("db.tmv", "not-a-view", "a Trino materialized view"),
-                              SkippedRecord("db.v", "exists", "view already exists: db.v")]
-    assert report.imported == [ImportedRecord("db.v", "hive", 1)]
+    assert report.skipped == [SkippedRecord("db.t", "not-a-view", "a MANAGED_TABLE", "db.t"),
+                              SkippedRecord("db.mv", "not-a-view", "a MATERIALIZED_VIEW", "db.mv"),
+                              SkippedRecord("db.tmv", "not-a-view", "a Trino materialized view", "db.tmv"),
+                              SkippedRecord("db.v", "exists", "view already exists: db.v", "db.v")]
+    assert report.imported == [ImportedRecord("db.v", "hive", 1, "db.v")]
     assert report.failed == [FailedRecord("db.bad", "ValidationError",
-                                          "tableType: is missing; a view record has table type VIRTUAL_VIEW")]
+                                          "tableType: is missing; a view record has table type VIRTUAL_VIEW", "db.bad")]
     assert store.list_views() == [("db", "v")] and store.event_count() == 1
     report.failed.append(FailedRecord("db.lost", "EngineError", "cannot read db.lost\nthe metastore's own lines"))
     with pytest.raises(ValidationError) as raised:
@@ -395,7 +395,7 @@ def test_a_report_names_a_view_by_the_identifier_it_is_imported_under(store):
     report = HmsImportReport()
     report.import_one(store, "sales.v_customers", load("spark-hms-view-3.5.reconstructed.json")["hms_table"],
                       "copies.customers")
-    assert report.imported == [ImportedRecord("copies.customers", "spark", 1)]
+    assert report.imported == [ImportedRecord("copies.customers", "spark", 1, "sales.v_customers")]
     assert store.list_views() == [("copies", "customers")]
 
 
@@ -442,7 +442,8 @@ def test_a_records_own_concurrency_error_is_noted_and_a_damaged_log_ends_the_imp
     report = HmsImportReport()
     report.import_one(store, "default.v_src", record)
     assert report.failed == [FailedRecord("default.v_src", "ConcurrencyError", "another writer appended to the view "
-                                          "first: UNIQUE constraint failed: events.view_id, events.stream_version")]
+                                          "first: UNIQUE constraint failed: events.view_id, events.stream_version",
+                                          "default.v_src")]
     with sqlite3.connect(store.path) as raw:
         raw.execute("DROP TRIGGER taken")
         raw.execute("DROP TRIGGER events_append_only_update")
@@ -648,7 +649,7 @@ def test_a_report_counts_the_versions_an_iceberg_view_brings(store, tmp_path):
     path.write_text(json.dumps(metadata))
     report = HmsImportReport()
     report.import_one(store, "db.iv", iceberg_record(str(path)))
-    assert report.imported == [ImportedRecord("db.iv", "iceberg", len(metadata["versions"]))]
+    assert report.imported == [ImportedRecord("db.iv", "iceberg", len(metadata["versions"]), "db.iv")]
     assert len(metadata["versions"]) > 1
 
 

@@ -253,13 +253,21 @@ def _properties(definition: ViewDefinition, *, from_parameters: bool) -> dict[st
 # Importing many records
 
 
+# Each of the three kinds of row has both ``name`` (the record as the import names it: its dbName.tableName
+# as written, or ``record 3`` in a file) and ``identifier`` (the view in the store), so that a script
+# reads every row by the same keys.
+
+
 @dataclass(frozen=True)
 class ImportedRecord:
     """A record recorded in the store."""
 
     identifier: str
+    """The view in the store, ``db.view``."""
     engine: str
     versions: int
+    name: str
+    """The record as the import names it (see :class:`SkippedRecord`)."""
 
 
 @dataclass(frozen=True)
@@ -267,10 +275,14 @@ class SkippedRecord:
     """A record left alone, and why."""
 
     name: str
+    """The record as the import names it: its ``dbName.tableName`` as written, or ``record 3``
+    (the fourth of a file) when it has none."""
     reason: str
     """``exists`` (a view with that identifier or UUID is in the store already) or ``not-a-view``
     (a table, a Hive or a Trino materialized view; ``detail`` says which, as ``a MANAGED_TABLE``)."""
     detail: str
+    identifier: str | None = None
+    """The view in the store the record names, ``db.view``; None when it names none that could be one."""
 
 
 @dataclass(frozen=True)
@@ -278,9 +290,20 @@ class FailedRecord:
     """A record that could not be imported: the error's class and message."""
 
     name: str
+    """As :attr:`SkippedRecord.name`."""
     error: str
     """The error class, e.g. ``ValidationError`` or ``IcebergMetadataError``."""
     message: str
+    identifier: str | None = None
+    """As :attr:`SkippedRecord.identifier`."""
+
+
+def _identifier_of(table: Mapping[str, Any] | Any, identifier: IdentifierLike | None) -> str | None:
+    """The identifier the record would be recorded under, or None where it has none."""
+    try:
+        return identifier_str(to_identifier(identifier) if identifier is not None else record_identifier(table))
+    except ViewStoreError:
+        return None
 
 
 def _of_the_store(store: Any, error: ViewStoreError) -> bool:
@@ -325,25 +348,25 @@ class HmsImportReport:
         try:
             kind = not_a_view(table)
             if kind is not None:
-                self.skipped.append(SkippedRecord(name, "not-a-view", kind))
+                self.skipped.append(SkippedRecord(name, "not-a-view", kind, _identifier_of(table, identifier)))
                 return
             engine = detect(table)
             prepared = prepare_import(table, identifier)
         except ViewStoreError as error:
-            self.failed.append(FailedRecord(name, type(error).__name__, str(error)))
+            self.failed.append(FailedRecord(name, type(error).__name__, str(error), _identifier_of(table, identifier)))
             return
         if callable(store):
             store = store()
         try:
             view = prepared.import_into(store)
         except ViewAlreadyExistsError as error:
-            self.skipped.append(SkippedRecord(name, "exists", str(error)))
+            self.skipped.append(SkippedRecord(name, "exists", str(error), identifier_str(prepared.identifier)))
         except ViewStoreError as error:
             if _of_the_store(store, error):
                 raise
-            self.failed.append(FailedRecord(name, type(error).__name__, str(error)))
+            self.failed.append(FailedRecord(name, type(error).__name__, str(error), identifier_str(prepared.identifier)))
         else:
-            self.imported.append(ImportedRecord(".".join(view.identifier), engine, len(view.versions)))
+            self.imported.append(ImportedRecord(identifier_str(view.identifier), engine, len(view.versions), name))
 
     def raise_for_failures(self) -> "HmsImportReport":
         """Return self, or raise ValidationError listing the failed records.

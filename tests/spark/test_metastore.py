@@ -262,7 +262,8 @@ def test_a_view_dropped_between_the_listing_and_its_read_fails_alone(spark, stor
     finally:
         spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
     assert [i.identifier for i in report.imported] == [f"{db}.a", f"{db}.c"] and report.skipped == []
-    assert report.failed == [FailedRecord(f"{db}.b", "NoSuchViewError", f"no table or view {db}.b in the metastore")]
+    assert report.failed == [FailedRecord(f"{db}.b", "NoSuchViewError", f"no table or view {db}.b in the metastore",
+                                          f"{db}.b")]
 
 
 def test_encode_matches_the_record_spark_wrote(spark, hms, store):

@@ -416,10 +416,13 @@ def test_spark_import_imports_the_views_skips_the_table_and_then_the_stored_view
     assert again.exit_code == 1 and again.stderr == "", again.output  # a view failed: the report, exit code 1
     report = json.loads(again.stdout)
     assert report["imported"] == []
-    assert [(s["name"], s["reason"]) for s in report["skipped"]] == [
-        (f"{ns}.orders", "not-a-view"), (f"{ns}.v_hive", "exists"), (f"{ns}.v_spark", "exists")]
+    # every row, each by both keys: the record's name and the view's identifier
+    assert [(s["name"], s["identifier"], s["reason"]) for s in report["skipped"]] == [
+        (f"{ns}.orders", f"{ns}.orders", "not-a-view"), (f"{ns}.v_hive", f"{ns}.v_hive", "exists"),
+        (f"{ns}.v_spark", f"{ns}.v_spark", "exists")]
     (failed,) = report["failed"]
-    assert (failed["name"], failed["error"]) == (f"{ns}.v_broken", "ValidationError")
+    assert (failed["name"], failed["identifier"], failed["error"]) == (f"{ns}.v_broken", f"{ns}.v_broken",
+                                                                        "ValidationError")
     assert failed["message"].startswith("viewOriginalText: malformed Base64")
     with ViewStore(db, actor="someone") as store:
         assert store.event_count() == 2

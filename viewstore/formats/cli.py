@@ -116,7 +116,7 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
             raise ViewAlreadyExistsError(f"{e} (nothing was written; give IDENTIFIER to import the record "
                                          "under another name)") from e
         report = HmsImportReport(seconds=time.perf_counter() - started)
-        report.imported.append(_imported(view, engine))
+        report.imported.append(_imported(view, engine, _record_name(records[0], 0)))
         if as_json:
             click.echo(json_text(report.to_dict()))
         else:
@@ -136,8 +136,8 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
         ctx.exit(1)
 
 
-def _imported(view: View, engine: str) -> ImportedRecord:
-    return ImportedRecord(identifier_str(view.identifier), engine, len(view.versions))
+def _imported(view: View, engine: str, name: str) -> ImportedRecord:
+    return ImportedRecord(identifier_str(view.identifier), engine, len(view.versions), name)
 
 
 def _import_many(cli: CliContext, records: list[dict[str, Any]]) -> HmsImportReport:

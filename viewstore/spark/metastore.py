@@ -156,7 +156,7 @@ def _import_table(spark: SparkSession, client: Any, store: ViewStore | Callable[
     try:
         record = _read(spark, client, database, name)
     except NoSuchViewError as error:  # dropped meanwhile
-        report.failed.append(FailedRecord(qualified, type(error).__name__, str(error)))
+        report.failed.append(FailedRecord(qualified, type(error).__name__, str(error), qualified))
         return
     except ENGINE_ERRORS as error:
         what = f"read {qualified} from the metastore"
@@ -164,7 +164,8 @@ def _import_table(spark: SparkSession, client: Any, store: ViewStore | Callable[
         if reason is not None:  # not this record's: the others would fail the same way
             done = f" (before that: {len(report.imported)} view(s) imported; importing again picks up the rest)"
             raise EngineError(f"cannot {what}: {reason}{done if report.imported else ''}") from error
-        report.failed.append(FailedRecord(qualified, EngineError.__name__, str(engine_error(spark, error, what))))
+        report.failed.append(FailedRecord(qualified, EngineError.__name__, str(engine_error(spark, error, what)),
+                                          qualified))
         return
     report.import_one(store, qualified, record)  # skips tables and materialized views
 
