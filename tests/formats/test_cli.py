@@ -120,7 +120,8 @@ def test_a_metastore_dump_with_tables_imports_its_views_and_skips_the_rest(run, 
         ("sales.orders", "not-a-view", "a MANAGED_TABLE"), ("sales.mv", "not-a-view", "a MATERIALIZED_VIEW")]
     assert report["failed"] == []
     text = run("hms", "import", str(dump))
-    assert "imported 0, skipped 3, failed 0" in text and "not-a-view" in text and "exists" in text
+    assert "imported 0, skipped 3, failed 0" in text and "not-a-view" in text and "sales.one" not in text
+    assert "skipped as in the store already: 1 view (--json lists them)\n" in text, text
     assert "│ sales.orders │ not-a-view │ a MANAGED_TABLE" in text, text  # each record's detail
     assert "│ sales.mv     │ not-a-view │ a MATERIALIZED_VIEW" in text, text
     assert ViewStore(run.db).list_views("sales") == [("sales", "one")]
@@ -457,3 +458,40 @@ def test_the_skipped_table_keeps_a_records_long_name_whole_while_its_reason_fold
     out = run("hms", "import", str(dump))
     assert any(line.startswith(f"│ sales.{name} │") for line in out.splitlines()), out
     assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_a_run_again_counts_the_views_in_the_store_already_and_lists_what_says_something(run, tmp_path):
+    """A second import of a dump listed one `exists` row for each view it had imported before
+    (5,000 rows for 5,000 views), which hid the rows that mattered. The table lists the records
+    that say something (imported, a table skipped, a failure) and counts those already in the
+    store in one line; --json still lists every record, each by both name and identifier."""
+    dump = tmp_path / "dump.json"
+    table = {"dbName": "Sales", "tableName": "Orders", "tableType": "MANAGED_TABLE", "parameters": {}}
+    dump.write_text(json.dumps([table, *(record(f"v{i}") for i in range(50))]))
+    run("hms", "import", str(dump))
+    broken = {**record("broken"), "parameters": {"spark.sql.create.version": "4.3.0",
+                                                 "spark.sql.sources.schema": "{not json"}}
+    dump.write_text(json.dumps([table, *(record(f"v{i}") for i in range(50)), record("new"), broken]))
+    text = run("hms", "import", str(dump), code=1)
+    lines = text.splitlines()
+    assert [line for line in lines if "sales.v" in line] == [], text  # no row for a view in the store already
+    assert any(line.startswith("│ sales.new │ spark  │") for line in lines), text
+    assert any(line.startswith("│ Sales.Orders │ not-a-view │ a MANAGED_TABLE") for line in lines), text
+    assert any(line.startswith("│ sales.broken │ ValidationError │") for line in lines), text
+    assert lines[-2:] == ["skipped as in the store already: 50 views (--json lists them)", lines[-1]]
+    assert re.fullmatch(r"imported 1, skipped 51, failed 1 \(\d+\.\d\d s\)", lines[-1]), text
+
+    report = json.loads(run("hms", "import", str(dump), "--json", code=1))
+    assert report["imported"] == []
+    assert report["skipped"][0] == {"name": "Sales.Orders", "reason": "not-a-view", "detail": "a MANAGED_TABLE",
+                                    "identifier": "sales.orders"}
+    assert report["skipped"][1:] == [{"name": f"sales.{n}", "reason": "exists", "detail": f"view already exists: sales.{n}",
+                                      "identifier": f"sales.{n}"} for n in [*(f"v{i}" for i in range(50)), "new"]]
+    (failed,) = report["failed"]
+    assert (failed["name"], failed["identifier"], failed["error"]) == ("sales.broken", "sales.broken", "ValidationError")
+
+    dump.write_text(json.dumps([record("newer"), {**record("nameless"), "tableName": ""}]))
+    report = json.loads(run("hms", "import", str(dump), "--json", code=1))
+    assert report["imported"] == [{"identifier": "sales.newer", "engine": "spark", "versions": 1, "name": "sales.newer"}]
+    (failed,) = report["failed"]
+    assert (failed["name"], failed["identifier"]) == ("record 1", None)  # a record that names no view

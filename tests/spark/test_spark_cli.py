@@ -405,6 +405,7 @@ def test_spark_import_imports_the_views_skips_the_table_and_then_the_stored_view
     first = runner.invoke(main, ["--db", str(db), "spark", "import", ns], env={"COLUMNS": "300"})
     assert first.exit_code == 0, first.output
     assert "imported 2, skipped 1, failed 0" in first.stdout and first.stderr == ""
+    assert "in the store already" not in first.stdout
     assert f"{ns}.orders" in first.stdout and "not-a-view" in first.stdout and "a MANAGED_TABLE" in first.stdout
     with ViewStore(db, actor="someone") as store:
         assert store.list_views(ns) == [(ns, "v_hive"), (ns, "v_spark")]
@@ -426,6 +427,13 @@ def test_spark_import_imports_the_views_skips_the_table_and_then_the_stored_view
     assert failed["message"].startswith("viewOriginalText: malformed Base64")
     with ViewStore(db, actor="someone") as store:
         assert store.event_count() == 2
+    # the table lists the table skipped and the failure, and counts the views in the store already
+    table = runner.invoke(main, ["--db", str(db), "spark", "import", ns], env={"COLUMNS": "300"})
+    assert table.exit_code == 1 and table.stderr == "", table.output
+    assert f"{ns}.v_hive" not in table.stdout and f"{ns}.v_spark" not in table.stdout, table.stdout
+    assert f"│ {ns}.orders │ not-a-view │ a MANAGED_TABLE │" in table.stdout, table.stdout
+    assert f"│ {ns}.v_broken │ ValidationError │" in table.stdout, table.stdout
+    assert table.stdout.splitlines()[-2:-1] == ["skipped as in the store already: 2 views (--json lists them)"]
 
 
 def test_spark_import_of_a_missing_database_exits_1_and_starts_no_store(spark, tmp_path):

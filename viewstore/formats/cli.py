@@ -161,22 +161,28 @@ def _import_many(cli: CliContext, records: list[dict[str, Any]]) -> HmsImportRep
 
 def print_import_report(cli: CliContext, report: HmsImportReport) -> None:
     """The report of an import of several records as tables (imported, skipped with the reason,
-    failed with the error) and its summary line; ``viewstore spark import`` prints it too."""
+    failed with the error) and its summary line; ``viewstore spark import`` prints it too. The
+    records whose view was in the store already are counted in a line of their own, not listed
+    (a run again would list every view it imported before): ``--json`` lists them."""
     if report.imported:
         table = data_table("view", "engine", "versions", title="imported", names=["view"])
         for item in report.imported:
             table.add_row(item.identifier, item.engine, str(item.versions))
         cli.console.print(table)
-    if report.skipped:
+    stored = sum(skipped.reason == "exists" for skipped in report.skipped)
+    if len(report.skipped) > stored:
         table = data_table("record", "reason", "detail", title="skipped", names=["record"])
         for skipped in report.skipped:
-            table.add_row(skipped.name, skipped.reason, skipped.detail)
+            if skipped.reason != "exists":
+                table.add_row(skipped.name, skipped.reason, skipped.detail)
         cli.console.print(table)
     if report.failed:
         table = data_table("record", "error", "message", title="failed", names=["record"])
         for failed in report.failed:
             table.add_row(failed.name, failed.error, failed.message)
         cli.console.print(table)
+    if stored:
+        cli.console.print(f"skipped as in the store already: {count(stored, 'view')} (--json lists them)")
     cli.console.print(str(report))
 
 
