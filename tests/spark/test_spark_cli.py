@@ -182,11 +182,11 @@ def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops
     # environment is left without it, as it was
     assert [(run["local ip"], run["the jvm's local ip"]) for run in runs.values()] == [(None, "127.0.0.1")] * 4
     in_memory = runs["in memory"]["output"].splitlines()
-    assert in_memory[0].startswith("registered 1 (0 unchanged), skipped 0, failed 0, pruned 0 (")
+    assert in_memory[0].startswith("registered 1, already registered 0, skipped 0, failed 0, pruned 0 (")
     assert in_memory[-1] == ("note: the session catalog was in memory, so these copies ended with the command "
                              "(use --hive, or a persistent catalog in spark-defaults.conf)")
     hive = runs["hive"]["output"]
-    assert hive.startswith("registered 1 (0 unchanged), skipped 0, failed 0, pruned 0 (") and "note:" not in hive
+    assert hive.startswith("registered 1, already registered 0, skipped 0, failed 0, pruned 0 (") and "note:" not in hive
     assert (tmp_path / "ms").is_dir()  # the metastore named by --conf, with Hive support from --hive
     # the database it made is in the metastore's warehouse (Spark's default, in the working
     # directory), not in a temporary one that went with the command
@@ -343,6 +343,8 @@ def _without_seconds(text):
 
 @pytest.mark.parametrize("command, label", [("register", "registering"), ("check", "checking")])
 def test_spark_commands_draw_progress_on_a_terminal_and_print_the_same(spark, store, ns, command, label):
+    import re
+
     from terminal import run_with_terminal_stderr
 
     for i in range(4):
@@ -362,10 +364,15 @@ def test_spark_commands_draw_progress_on_a_terminal_and_print_the_same(spark, st
         assert json.loads(stdout)["skipped"] == [f"{ns}.trino"]
 
     table = CliRunner().invoke(main, args[:-1], env={"COLUMNS": "200"})
-    assert table.exit_code == 0 and table.stderr == "" and f"{ns}.v3" in table.stdout and label not in table.stdout
+    assert table.exit_code == 0 and table.stderr == "" and label not in table.stdout
     rows = [line for line in table.stdout.splitlines() if f"{ns}.v" in line]
-    if command == "register":
-        assert len(rows) == 4 and all("unchanged" in row and "registered" not in row for row in rows), table.stdout
+    if command == "register":  # nothing made: said so, and the copies left as they were counted, not listed
+        assert rows == [], table.stdout
+        lines = table.stdout.splitlines()
+        assert re.fullmatch(r"registered 0, already registered 4, skipped 1, failed 0, pruned 0 \(\d+\.\d\d s\)",
+                            lines[0]), table.stdout
+        assert f"│ {ns}.trino │ skipped │ no 'spark' representation (it has trino) │" in table.stdout
+        assert lines[-1] == "already registered, left unchanged: 4 views (--json lists them)"
     else:
         assert len(rows) == 4 and all(" ok " in row for row in rows), table.stdout
         assert f"not checked (no spark representation): {ns}.trino" in table.stdout

@@ -21,7 +21,7 @@ from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.text import Text
 
-from ..cli import CliContext, json_option, json_text, pass_cli, usage_error
+from ..cli import CliContext, count, json_option, json_text, pass_cli, usage_error
 from ..errors import EngineError, ViewAlreadyExistsError
 from ..formats.cli import print_import_report
 from ..log import holds_nothing
@@ -365,10 +365,10 @@ def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tupl
 def _print_registered(cli: CliContext, report: Any) -> None:
     colours = {"registered": "green", "unchanged": "green", "skipped": "yellow", "failed": "red", "pruned": "cyan"}
     table = data_table("view", "outcome", "details", title=str(report), names=["view"])
-    unchanged = set(report.unchanged)
+    unchanged = set(report.unchanged)  # counted below the table, not listed (--json lists them)
     for name in report.registered:
-        status = "unchanged" if name in unchanged else "registered"
-        table.add_row(name, Text(status, style=colours[status]), "")
+        if name not in unchanged:
+            table.add_row(name, Text("registered", style=colours["registered"]), "")
     for skipped in report.skipped:
         table.add_row(skipped.identifier, Text("skipped", style=colours["skipped"]), skipped.detail)
     for failed in report.failed:
@@ -378,7 +378,12 @@ def _print_registered(cli: CliContext, report: Any) -> None:
         table.add_row(failed.identifier, Text("failed", style=colours["failed"]), details)
     for name in report.pruned:
         table.add_row(name, Text("pruned", style=colours["pruned"]), "a copy this store made of a view it no longer holds")
-    cli.console.print(table)
+    if table.row_count or not unchanged:
+        cli.console.print(table)
+    else:
+        cli.console.print(str(report))
+    if unchanged:
+        cli.console.print(f"already registered, left unchanged: {count(len(unchanged), 'view')} (--json lists them)")
 
 
 def _print_drift(cli: CliContext, report: Any) -> None:

@@ -176,8 +176,11 @@ class RegisterReport:
         return {"ok": self.ok, **asdict(self)}
 
     def __str__(self) -> str:
-        return (f"registered {len(self.registered)} ({len(self.unchanged)} unchanged), skipped {len(self.skipped)}, "
-                f"failed {len(self.failed)}, pruned {len(self.pruned)} ({self.seconds:.2f} s)")
+        """``registered 2, already registered 3, skipped 0, ...``: the copies made, then those left
+        as they were (both are in ``registered``)."""
+        return (f"registered {len(self.registered) - len(self.unchanged)}, already registered {len(self.unchanged)}, "
+                f"skipped {len(self.skipped)}, failed {len(self.failed)}, pruned {len(self.pruned)} "
+                f"({self.seconds:.2f} s)")
 
 
 def _database_names(spark: SparkSession) -> set[str]:
