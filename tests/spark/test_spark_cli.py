@@ -634,3 +634,26 @@ def test_a_command_that_starts_spark_says_nothing_on_stderr_but_the_jvms_own_war
     work, temporary, out, err, code = done["java options"]
     assert code == 0, err
     assert "JAVA OPTIONS WARN NativeCodeLoader: " in err and "default log4j profile" not in err, err
+
+
+def test_spark_register_in_a_dialect_no_view_has_names_those_the_views_have(spark, store, ns):
+    """A dialect is any name, so `--dialect klingon` is no error; but it skipped every view as
+    `no-representation` and said no more. When not one view has SQL in the dialect, the report
+    names the dialects they have, and the command says so in a line of its own."""
+    create_view(spark, store, f"{ns}.one", "SELECT 1 AS n")
+    store.create_view(f"{ns}.trino", columns=[], representations=[("trino", "SELECT 1 AS x"), ("hive", "SELECT 1 x")],
+                      default_namespace=ns)
+    report = register_views(spark, store, ns, dialect="klingon")
+    assert report.registered == [] and [s.reason for s in report.skipped] == ["no-representation"] * 2
+    assert report.other_dialects == ["hive", "spark", "trino"]
+    assert register_views(spark, store, ns).other_dialects == []  # one view has spark SQL: nothing to say
+
+    args = ["--db", str(store.path), "spark", "register", ns, "--dialect", "klingon"]
+    table = CliRunner().invoke(main, args, env={"COLUMNS": "300"})
+    assert (table.exit_code, table.stderr) == (0, ""), table.output
+    lines = table.stdout.splitlines()
+    assert f"│ {ns}.one   │ skipped │ no 'klingon' representation (it has spark)       │" in lines, table.stdout
+    assert lines[-1] == (f"no stored view of {ns} has SQL in the dialect 'klingon'; theirs: hive, spark, trino "
+                         "(--dialect names the one to register)"), table.stdout
+    as_json = CliRunner().invoke(main, [*args, "--json"])
+    assert as_json.exit_code == 0 and json.loads(as_json.stdout)["other_dialects"] == ["hive", "spark", "trino"]

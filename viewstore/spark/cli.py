@@ -259,6 +259,10 @@ def register(ctx: click.Context, cli: CliContext, namespace: str | None, dialect
     """
     def show(report: Any, own: bool, in_memory: bool) -> None:
         _print_registered(cli, report)
+        if report.other_dialects:
+            of = f" of {namespace}" if namespace is not None else ""
+            cli.console.print(visible(f"no stored view{of} has SQL in the dialect {dialect!r}; theirs: "
+                                      f"{', '.join(report.other_dialects)} (--dialect names the one to register)"))
         if own and in_memory:
             cli.console.print("note: the session catalog was in memory, so these copies ended with the command "
                               "(use --hive, or a persistent catalog in spark-defaults.conf)")

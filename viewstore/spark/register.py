@@ -149,6 +149,9 @@ class RegisterReport:
     no longer holds those views, or they have no representation in the dialect."""
     databases_created: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    other_dialects: list[str] = field(default_factory=list)
+    """When no view read had SQL in the dialect asked for (each one skipped as
+    ``no-representation``, a mistyped dialect say): the dialects they do have, sorted; else empty."""
 
     @property
     def ok(self) -> bool:
@@ -530,6 +533,7 @@ def _register_from(spark: SparkSession, store: ViewStore, scope: tuple[str, ...]
     identifiers = store.list_views(scope)
     progress = Progress(callback, len(identifiers))
     candidates: list[tuple[View, str]] = []
+    held: set[str] = set()  # the dialects of the views without SQL in this one
     for ident in identifiers:
         try:
             view = store.load_view(ident)
@@ -539,8 +543,11 @@ def _register_from(spark: SparkSession, store: ViewStore, scope: tuple[str, ...]
         if query is None:
             report.skipped.append(SkippedView(identifier_str(ident), "no-representation",
                                               f"no {dialect!r} representation (it has {', '.join(view.dialects)})"))
+            held.update(view.dialects)
         else:
             candidates.append((view, query))
+    if report.skipped and not candidates:  # not one view has SQL in it: say which dialects they have
+        report.other_dialects = sorted(held)
     progress.advance(len(identifiers) - len(candidates))  # those passed over, and those without SQL in the dialect
     if candidates or prune:
         try:
@@ -621,7 +628,9 @@ def register_views(spark: SparkSession, store: ViewStore, namespace: NamespaceLi
     Returns:
         A :class:`RegisterReport`: registered (in order), skipped (no representation in the
         dialect; the name belongs to a table), failed views (with Spark's error condition; a
-        stale copy that could not be dropped has ``action="prune"``) and pruned copies.
+        stale copy that could not be dropped has ``action="prune"``) and pruned copies. A dialect
+        is any name, so one no view has SQL in is no error: every view is skipped, and the
+        report's ``other_dialects`` names the dialects the views read do have.
 
     Raises:
         ValidationError: a bad session, store, namespace, dialect, ``refresh``, ``prune`` or
