@@ -636,6 +636,52 @@ def test_a_command_that_starts_spark_says_nothing_on_stderr_but_the_jvms_own_war
     assert "JAVA OPTIONS WARN NativeCodeLoader: " in err and "default log4j profile" not in err, err
 
 
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_in_a_spark_import_of_many_views_says_how_far_it_got_and_that_those_stay(spark, ns, tmp_path, as_json):
+    """Ctrl-C during `spark import` said only 'interrupted': whether the views done before stayed,
+    and what a run again would do, were left to guess. It says it now as `hms import` does: how
+    many of the database's tables and views were done, that the views imported stay, and that a
+    run again skips them. The SIGINT is real, sent as the fourth view's record is to be read."""
+    import signal
+    import sys
+
+    from viewstore import ViewStore
+    from viewstore.spark import metastore
+
+    for i in range(8):
+        spark.sql(f"CREATE VIEW {ns}.v{i} AS SELECT {i} AS n")
+    db = tmp_path / "imported.db"
+    reads = []
+
+    def hook(frame, event, arg):  # a real SIGINT as the fourth record is to be read
+        if event == "call" and frame.f_code.co_name == "_read" and frame.f_code.co_filename == metastore.__file__:
+            reads.append(1)
+            if len(reads) == 4:
+                sys.setprofile(None)
+                os.kill(os.getpid(), signal.SIGINT)
+
+    # Python's own Ctrl-C (the SparkContext of this process puts in one of its own)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    sys.setprofile(hook)
+    try:
+        result = CliRunner().invoke(main, ["--db", str(db), "spark", "import", ns, *(["--json"] if as_json else [])])
+    finally:
+        sys.setprofile(None)
+        signal.signal(signal.SIGINT, previous)
+    assert (result.exit_code, result.stdout) == (130, ""), result.output
+    said = (f"interrupted after 3 of 8 tables and views of {ns}: each view is its own transaction, so the views "
+            "imported stay, and a run again skips them")
+    if as_json:
+        assert json.loads(result.stderr) == {"error": {"type": "KeyboardInterrupt", "message": said, "exit_code": 130}}
+    else:
+        assert result.stderr == said + "\n"
+    with ViewStore(db) as store:
+        assert store.list_views(ns) == [(ns, f"v{i}") for i in range(3)]
+    again = json.loads(CliRunner().invoke(main, ["--db", str(db), "spark", "import", ns, "--json"]).stdout)
+    assert [i["identifier"] for i in again["imported"]] == [f"{ns}.v{i}" for i in range(3, 8)]
+    assert [(s["identifier"], s["reason"]) for s in again["skipped"]] == [(f"{ns}.v{i}", "exists") for i in range(3)]
+
+
 def test_spark_register_in_a_dialect_no_view_has_names_those_the_views_have(spark, store, ns):
     """A dialect is any name, so `--dialect klingon` is no error; but it skipped every view as
     `no-representation` and said no more. When not one view has SQL in the dialect, the report

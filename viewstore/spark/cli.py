@@ -295,8 +295,22 @@ def import_(ctx: click.Context, cli: CliContext, database: str, master: str | No
         viewstore --db views.db spark import sales
         viewstore --db views.db spark import sales --json
     """
-    _report(ctx, cli, master, confs, True, as_json, "importing",
-            lambda session, store, progress: import_metastore_views(session, store, database, progress=progress),
+    def call(session: SparkSession, store: Any, progress: Callable[[int, int], None]) -> Any:
+        seen = [0, 0]  # the views settled, of how many tables and views (once the first is settled)
+
+        def counted(done: int, total: int) -> None:
+            seen[:] = [done, total]
+            progress(done, total)
+
+        try:
+            return import_metastore_views(session, store, database, progress=counted)
+        except KeyboardInterrupt as e:  # Ctrl-C: say what stays, which a run again needs to know, as hms import does
+            of = f" of {seen[1]}" if seen[1] else ""
+            raise KeyboardInterrupt(  # the view under way may be in: the count is of those reported done
+                f"after {seen[0]}{of} tables and views of {database}: each view is its own transaction, so the views "
+                "imported stay, and a run again skips them") from e
+
+    _report(ctx, cli, master, confs, True, as_json, "importing", call,
             lambda report, own, in_memory: print_import_report(cli, report), create=True)
 
 
