@@ -1,5 +1,6 @@
 """The ViewStore API: semantics of every call, and every bad input leaving the log unchanged."""
 
+import contextlib
 import datetime as dt
 import gc
 import os
@@ -2529,22 +2530,34 @@ def test_a_stream_read_after_its_block_has_ended_is_refused(tmp_path):
         assert rows.columns == ("position",)
 
 
-def _interrupt_in_a_column_type_str():
-    """A profile hook that sends this process SIGINT (a real Ctrl-C) the first time pydantic-core
-    calls a column type's ``__str__`` to dump an event's payload; the hook is removed then."""
-    import os
-    import signal
+@contextlib.contextmanager
+def _interrupt_in_a_column_type_str(*callers):
+    """A block in which this process gets SIGINT (a real Ctrl-C) the first time pydantic-core calls
+    a column type's ``__str__`` for a dump called from ``callers`` (the names of the functions up the
+    stack, nearest first), through a profile hook removed then and at the block's end. Python's own
+    SIGINT handler is in for the block (a SparkContext started earlier in this process puts in one
+    of its own)."""
     import sys
 
     import viewstore.types
 
     def hook(frame, event, arg):
-        if (event == "call" and frame.f_code.co_name == "__str__" and frame.f_code.co_filename == viewstore.types.__file__
-                and frame.f_back is not None and frame.f_back.f_code.co_name == "payload"):  # called by pydantic-core
+        if event == "call" and frame.f_code.co_name == "__str__" and frame.f_code.co_filename == viewstore.types.__file__:
+            caller = frame.f_back  # the Python function that called pydantic-core
+            for name in callers:
+                if caller is None or caller.f_code.co_name != name:
+                    return
+                caller = caller.f_back
             sys.setprofile(None)
             os.kill(os.getpid(), signal.SIGINT)
 
-    return hook
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    sys.setprofile(hook)
+    try:
+        yield
+    finally:
+        sys.setprofile(None)
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_ctrl_c_while_a_write_dumps_its_event_is_a_keyboard_interrupt_and_writes_nothing(tmp_path):
@@ -2552,21 +2565,40 @@ def test_ctrl_c_while_a_write_dumps_its_event_is_a_keyboard_interrupt_and_writes
     PydanticSerializationError, Ctrl-C's KeyboardInterrupt too: a Ctrl-C that came while a write
     dumped a column's type reached the caller as that error (an import of many records ended in a
     traceback and exit code 1). It goes on as itself now, and the write wrote nothing."""
-    import signal
-    import sys
-
     with ViewStore(tmp_path / "s.db") as store:
-        # Python's own Ctrl-C (a SparkContext started earlier in this process puts in one of its own)
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-        sys.setprofile(_interrupt_in_a_column_type_str())
-        try:
-            with pytest.raises(KeyboardInterrupt):
-                store.create_view("s.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
-                                  default_namespace="s")
-        finally:
-            sys.setprofile(None)
-            signal.signal(signal.SIGINT, previous)
+        with _interrupt_in_a_column_type_str("payload"), pytest.raises(KeyboardInterrupt):
+            store.create_view("s.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                              default_namespace="s")
         assert store.event_count() == 0 and not store.view_exists("s.v")
         store.create_view("s.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
                           default_namespace="s")
         assert store.event_count() == 1
+
+
+@pytest.mark.parametrize("dump", ["model_dump", "model_dump_json"])
+def test_ctrl_c_while_a_view_dumps_itself_is_a_keyboard_interrupt(tmp_path, dump):
+    """A Ctrl-C that came while a View dumped a column's type reached the caller as pydantic's
+    PydanticSerializationError, KeyboardInterrupt only its cause. It goes on as itself now."""
+    with ViewStore(tmp_path / "s.db") as store:
+        store.create_view("s.v", columns=[("x", "decimal(9,2)")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="s")
+        view = store.load_view("s.v")
+        with _interrupt_in_a_column_type_str("_serialize"), pytest.raises(KeyboardInterrupt):
+            getattr(view, dump)()
+        assert view.model_dump(mode="json")["versions"][0]["columns"] == [
+            {"name": "x", "type": "decimal(9,2)", "comment": None, "nullable": True}]
+
+
+def test_ctrl_c_while_an_import_dumps_a_version_is_a_keyboard_interrupt_and_writes_nothing(tmp_path):
+    """An import dumps each version of the file's history to make its events: a Ctrl-C that came
+    while it dumped a column's type reached the caller as pydantic's PydanticSerializationError.
+    It goes on as itself now, and the import wrote nothing."""
+    with ViewStore(tmp_path / "a.db") as source:
+        source.create_view("s.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                           default_namespace="s")
+        path = source.export_iceberg("s.v", tmp_path / "v")
+    with ViewStore(tmp_path / "b.db") as store:
+        with _interrupt_in_a_column_type_str("model_dump", "<genexpr>", "dump"), pytest.raises(KeyboardInterrupt):
+            store.import_iceberg(path, "s.w")
+        assert store.event_count() == 0 and not store.view_exists("s.w")
+        assert store.import_iceberg(path, "s.w").columns == (Column(name="x", type="int"),)

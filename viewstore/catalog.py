@@ -30,7 +30,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, 
 
 from . import signals
 from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
-                     ViewStoreError, _held)
+                     ViewStoreError, _held, _signal_as_itself)
 from .events import (CommentUpdated, Event, PropertiesRemoved, PropertiesSet, RepresentationAdded,
                      RepresentationRemoved, RepresentationUpdated, ViewCreated, ViewDropped, ViewImported,
                      ViewRenamed, ViewReplaced, ViewRolledBack)
@@ -2483,6 +2483,7 @@ def _import_steps(versions: list[ViewVersion], log: list[VersionLogEntry],
     # (Equal Columns dump to the same JSON, so a list of them is validated the same way.)
     columns_of: dict[tuple[Column, ...], tuple[Column, ...]] = {}
 
+    @_signal_as_itself  # (a column's type dumps through its str)
     def dump(v: ViewVersion) -> dict[str, Any]:
         data = v.model_dump(mode="json", exclude=_COLUMNS)
         columns = columns_of.get(v.columns)

@@ -36,7 +36,6 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import click
 import orjson
-from pydantic_core import PydanticSerializationError
 from rich.console import Console, RenderableType
 from rich.control import Control
 from rich.segment import ControlType
@@ -45,7 +44,7 @@ from rich.text import Text
 from . import signals
 from .catalog import (_EPOCH, ViewChange, ViewStore, _os_user, _time_text, _until_ms, check_definition,
                       to_epoch_ms)
-from .errors import NoSuchViewError, ValidationError, ViewStoreError, _signal_within
+from .errors import NoSuchViewError, ValidationError, ViewStoreError, _signal_as_itself
 from .events import EVENT_TYPES, Event
 from .log import collector_paused, holds_nothing
 from .model import Column, SQLRepresentation, View, ViewDiff, ViewVersion, identifier_str, to_identifier
@@ -280,13 +279,7 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            try:
-                return super().invoke(ctx)
-            except PydanticSerializationError as e:  # Ctrl-C in a serializer (of --json): as itself
-                signal = _signal_within(e)
-                if signal is None:
-                    raise
-            raise signal
+            return _signal_as_itself(super().invoke)(ctx)  # Ctrl-C in a serializer (of --json): as itself
         except BrokenPipeError:  # the reader went away (`viewstore list | head -1`): it has what it wanted
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
@@ -547,6 +540,7 @@ def _ms(ms: int | None) -> str:
     return "" if ms is None else _time_text(ms, "iso")
 
 
+@_signal_as_itself
 def view_to_json(view: View) -> dict[str, Any]:
     """The JSON form of a view printed by ``show --json``: pydantic's JSON dump of the View, its
     versions' columns and representations each dumped once (the versions of a View the store built
@@ -1036,7 +1030,7 @@ def diff(cli: CliContext, identifier: str, from_: str | None, from_event: int | 
     assert before is not None  # one of --from and --from-event was given
     result = store.diff_view(identifier, before=before, after=after)
     if as_json:
-        data = result.model_dump(mode="json")
+        data = _signal_as_itself(result.model_dump)(mode="json")
         for side in ("before", "after"):
             data[side]["identifier"] = identifier_str(getattr(result, side).identifier)
         _print_json(data)

@@ -20,6 +20,12 @@ Every public call either succeeds completely or raises one of these and writes n
 
 from __future__ import annotations
 
+import functools
+import threading
+from typing import Callable, ParamSpec, TypeVar
+
+from pydantic_core import PydanticSerializationError
+
 __all__ = [
     "ViewStoreError",
     "NoSuchViewError",
@@ -108,6 +114,42 @@ def _signal_within(error: BaseException) -> BaseException | None:
     Python code runs when it comes, a serializer's (``str`` of a column type) too. None otherwise."""
     cause = error.__cause__
     return cause if isinstance(cause, BaseException) and not isinstance(cause, Exception) else None
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+#: the signal the innermost dump of this thread raised as itself (see :func:`_signal_as_itself`)
+_raised = threading.local()
+
+
+def _signal_as_itself(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``function``, but for the signal (see :func:`_signal_within`) that came while it had
+    pydantic-core dump a model whose serializer is Python code (a column type's ``str``, a View's
+    own): that goes on as itself, not as pydantic's ``PydanticSerializationError``. The one wrapper
+    of the library's dumps that may run such a serializer.
+
+    pydantic-core keeps the signal as its error's cause in Python mode, but not once that error has
+    come through a Python serializer around it (a View's own), nor in JSON mode: there it reports it
+    by its text alone. So a wrapped function that raises the signal keeps it for this thread (till
+    the thread's next wrapped call), and the wrapped function around it (the View's own serializer
+    is one) takes it from there when pydantic-core's error comes without it."""
+
+    @functools.wraps(function)
+    def dumping(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        _raised.signal = None
+        try:
+            return function(*args, **kwargs)
+        except PydanticSerializationError as e:
+            signal = _signal_within(e)
+            if signal is None:
+                signal = _raised.signal  # a wrapped serializer's, which pydantic-core reported without it
+            if signal is None:
+                raise
+        _raised.signal = signal
+        raise signal  # outside the handler: as the signal's handler raised it
+
+    return dumping
 
 
 class EngineError(ViewStoreError):

@@ -17,10 +17,9 @@ import datetime as dt
 from typing import Annotated, Any, Callable, ClassVar, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
-from pydantic_core import PydanticSerializationError
 from typing_extensions import NotRequired, TypedDict
 
-from .errors import CorruptLogError, _signal_within, _why
+from .errors import CorruptLogError, _signal_as_itself, _why
 from .model import (Column, Int32, Int64, ReadOnlyDict, SecurityMode, SQLRepresentation, VersionLogEntry,
                     ViewVersion, check_column_name, check_dialect, check_sql, identifier_str)
 from .types import parse_type
@@ -83,17 +82,12 @@ class Event(BaseModel):
         """The identifier as a dotted string."""
         return identifier_str(self.identifier)
 
+    @_signal_as_itself
     def payload(self) -> dict[str, Any]:
         """The type-specific fields, as stored in the log's JSON payload."""
         # model_dump(mode="json", exclude=_ENVELOPE) itself, less its Python wrapper (half the cost;
         # every write asks this of each of its events)
-        try:
-            return self.__pydantic_serializer__.to_python(self, mode="json", exclude=_ENVELOPE)
-        except PydanticSerializationError as e:  # Ctrl-C in a serializer goes on as itself, not as this
-            signal = _signal_within(e)
-            if signal is None:
-                raise
-        raise signal  # outside the handler: as the signal's handler raised it
+        return self.__pydantic_serializer__.to_python(self, mode="json", exclude=_ENVELOPE)
 
 
 _ENVELOPE: set[str] = set(Event.ENVELOPE)  # a set: pydantic's exclude= is typed for set, not frozenset

@@ -17,7 +17,7 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
                       SerializerFunctionWrapHandler, StrictStr, WithJsonSchema, computed_field, model_serializer)
 from pydantic import ValidationError as PydanticValidationError
 
-from .errors import ValidationError
+from .errors import ValidationError, _signal_as_itself
 from .types import IcebergType, parse_type, type_number
 
 __all__ = [
@@ -633,7 +633,10 @@ class View(BaseModel):
         return hash(tuple(self.__dict__[name] for name in type(self).model_fields))
 
     # no return annotation: pydantic would take it for the shape of a dump (Any: no JSON schema)
+    # (a Ctrl-C in the handler's dump is raised as itself, which pydantic-core then reports with it as
+    # the cause: what the handler raised has lost it once this returns to pydantic-core)
     @model_serializer(mode="wrap")
+    @_signal_as_itself
     def _serialize(self, handler: SerializerFunctionWrapHandler):
         self._complete()
         data = handler(self)  # a dict, in python and JSON mode alike
@@ -669,11 +672,14 @@ class View(BaseModel):
         return [(name, getattr(self, name)) for name in _ALL_FIELDS]
 
     # The history is built before pydantic serializes: an error raised inside the serializer (a
-    # damaged version: CorruptLogError) would reach the caller as pydantic's own serialization error.
+    # damaged version: CorruptLogError) would reach the caller as pydantic's own serialization error;
+    # a Ctrl-C that comes inside it (a column type's str) goes on as itself.
+    @_signal_as_itself
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         self._complete()
         return super().model_dump(**kwargs)
 
+    @_signal_as_itself
     def model_dump_json(self, **kwargs: Any) -> str:
         self._complete()
         return super().model_dump_json(**kwargs)
