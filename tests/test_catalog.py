@@ -3,6 +3,7 @@
 import contextlib
 import datetime as dt
 import gc
+import json
 import os
 import re
 import signal
@@ -2602,3 +2603,50 @@ def test_ctrl_c_while_an_import_dumps_a_version_is_a_keyboard_interrupt_and_writ
             store.import_iceberg(path, "s.w")
         assert store.event_count() == 0 and not store.view_exists("s.w")
         assert store.import_iceberg(path, "s.w").columns == (Column(name="x", type="int"),)
+
+
+def _import_as(store, ident, uuid):
+    return store.import_view(ident, source="test", view_uuid=uuid, versions=[_version(1, 1000)],
+                             version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1)], current_version_id=1)
+
+
+def test_a_uuid_written_in_another_case_is_the_same_uuid_and_its_import_is_refused(store):
+    """A UUID's hex digits may be written in either case (Java's UUID.fromString reads both alike;
+    Iceberg's assert-view-uuid compares them so): an import whose view_uuid differed from a stored
+    view's only in case was kept as a second view. It is refused now as the same UUID is, and the
+    view keeps its UUID as it was written."""
+    held = "0aBcDeF1-2345-4abc-8DEF-00000000000a"
+    others = ["0abcdef1-2345-4abc-8def-00000000000b", "1ABCDEF1-2345-4ABC-8DEF-00000000000A",
+              "0abcdef1-2345-4abc-8def-0000000000a0"]  # a digit apart, a letter moved: other UUIDs
+    assert _import_as(store, "a.held", held).uuid == held
+    for i, uuid in enumerate(others):
+        assert _import_as(store, f"a.other{i}", uuid).uuid == uuid
+    count = store.event_count()
+    for spelling in (held.lower(), held.upper(), "0AbCdEf1-2345-4ABC-8dEf-00000000000A"):
+        with pytest.raises(ViewAlreadyExistsError) as raised:
+            _import_as(store, "a.again", spelling)
+        assert str(raised.value) == (f"a view with UUID {spelling} is already in the store (written {held}): a.held "
+                                     "(a view is recorded once; its history is there)")
+    assert store.event_count() == count and not store.view_exists("a.again")
+    assert store.load_view("a.held").uuid == held
+
+
+def test_an_export_writes_over_metadata_of_its_uuid_written_in_another_case(store, tmp_path):
+    """The latest metadata file at the location is the view's when its view-uuid is the view's UUID
+    in either case (Iceberg's writers write lower case; this view was imported from a file that
+    wrote it in upper case): it was refused as another view's. The next file is written now, the
+    view's UUID in it as the view keeps it."""
+    held = "0ABCDEF1-2345-4ABC-8DEF-00000000000A"
+    _import_as(store, "a.v", held)
+    first = store.export_iceberg("a.v", tmp_path / "v")
+    data = json.loads(first.read_text())
+    first.write_text(json.dumps({**data, "view-uuid": held.lower()}, indent=2))
+    store.alter_view("a.v", ViewChange.update_comment("again"))
+    second = store.export_iceberg("a.v", tmp_path / "v")
+    assert second.name.startswith("00001-") and json.loads(second.read_text())["view-uuid"] == held
+    other = "0abcdef1-2345-4abc-8def-00000000000b"
+    second.write_text(json.dumps({**json.loads(second.read_text()), "view-uuid": other}, indent=2))
+    store.alter_view("a.v", ViewChange.update_comment("once more"))
+    with pytest.raises(IcebergMetadataError, match=rf"^{re.escape(str(tmp_path / 'v'))} holds metadata of view {other}, "
+                                                   rf"not of a\.v \({held}\); refusing to write over another view$"):
+        store.export_iceberg("a.v", tmp_path / "v")

@@ -544,6 +544,24 @@ def iceberg_record(location: str, uuid: str | None = None) -> dict[str, Any]:
             "parameters": parameters, "viewOriginalText": "SELECT 1", "viewExpandedText": "SELECT 1"}
 
 
+def test_an_iceberg_record_and_its_metadata_file_may_write_its_uuid_in_either_case(store, tmp_path):
+    """The record's uuid and the file's view-uuid are one UUID when they differ only in case (Java's
+    UUID.fromString reads both alike): the file was refused as another view's. It is imported now,
+    the view's UUID as its file writes it; a UUID that differs in a digit is still refused."""
+    metadata = load("iceberg-core-ValidViewMetadata.json")["metadata"]
+    written = metadata["view-uuid"].upper()
+    assert written != metadata["view-uuid"]
+    path = tmp_path / "00002-x.metadata.json"
+    path.write_text(json.dumps({**metadata, "view-uuid": written}))
+    other = ("0" if written[0] != "0" else "1") + metadata["view-uuid"][1:]
+    with pytest.raises(IcebergMetadataError, match=rf"^metadata\.view-uuid: {written} is another view than the "
+                                                   rf"HMS record's {other}$"):
+        store.import_hms(iceberg_record(path.as_uri(), other))
+    assert store.event_count() == 0
+    view = store.import_hms(iceberg_record(path.as_uri(), metadata["view-uuid"]))
+    assert view.uuid == written and view.identifier == ("db", "iv")
+
+
 def test_an_iceberg_view_in_hms_imports_its_whole_history(store, tmp_path):
     metadata = load("iceberg-core-ValidViewMetadata.json")["metadata"]
     path = tmp_path / "meta data" / "00002-x.metadata.json"

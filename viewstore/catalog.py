@@ -2050,14 +2050,17 @@ class ViewStore:
         return plan
 
     def _import_free(self, ident: Identifier, view_id: str) -> None:
-        """Refuse an import whose name a live view has, or whose UUID is in the store."""
+        """Refuse an import whose name a live view has, or whose UUID is in the store (written in
+        either case: the same UUID, see :func:`~viewstore.model.same_uuid`)."""
         if self._live_state(ident) is not None:
             raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
-        if self._log.stream_rows(view_id, limit=1):
-            held = self._projections.load(view_id)
+        key = self._log.stream_spelled(view_id)
+        if key is not None:
+            held = self._projections.load(key)
             which = (f": {identifier_str(held.identifier)}{'' if held.live else ', dropped'}"
                      if held is not None else "")
-            raise ViewAlreadyExistsError(f"a view with UUID {view_id} is already in the store{which} "
+            spelled = "" if key == view_id else f" (written {key})"
+            raise ViewAlreadyExistsError(f"a view with UUID {view_id} is already in the store{spelled}{which} "
                                          "(a view is recorded once; its history is there)")
 
     def _import_write(self, plan: _Plan) -> View:

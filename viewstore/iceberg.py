@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticVa
 
 from .errors import IcebergMetadataError, ValidationError
 from .model import (METADATA_COMPRESSION, RESERVED_PREFIX, VERSION_HISTORY_SIZE, Column, Int32, Int64, SQLRepresentation, VersionLogEntry,
-                    View, ViewVersion, history_size, is_uuid_text, to_path)
+                    View, ViewVersion, history_size, is_uuid_text, same_uuid, to_path)
 from .types import StructField, StructType, from_iceberg_json, to_iceberg_json
 
 __all__ = [
@@ -410,7 +410,7 @@ def write_metadata(view: View, location: str | Path, *, gzip: bool | None = None
             existing = _load_json(latest[1])
         except IcebergMetadataError as e:
             raise IcebergMetadataError(f"cannot check the view UUID at {base}: {e}") from e
-        if existing.get("view-uuid") != view.uuid:
+        if not same_uuid(existing.get("view-uuid"), view.uuid):
             raise IcebergMetadataError(
                 f"{base} holds metadata of view {existing.get('view-uuid')}, not of "
                 f"{'.'.join(view.identifier)} ({view.uuid}); refusing to write over another view")

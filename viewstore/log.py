@@ -954,6 +954,30 @@ class EventLog:
             params.append(limit)
         return self.conn.execute(sql, params).fetchall()
 
+    def stream_spelled(self, view_id: str) -> str | None:
+        """The key of the stream that is ``view_id`` but for the case of its letters (a UUID's hex
+        digits: the same UUID, written otherwise), ``view_id`` itself if it is one; None if none is.
+        Found through the stream index, a prefix at a time: a seek for each letter and case that
+        some stream's key begins with, never a scan."""
+        exists = "SELECT 1 FROM events WHERE view_id = ? LIMIT 1"
+        begins = "SELECT 1 FROM events WHERE view_id >= ? AND view_id < ? LIMIT 1"
+        if self.conn.execute(exists, (view_id,)).fetchone() is not None:
+            return view_id
+
+        def spelled(prefix: str, rest: str) -> str | None:
+            for i, char in enumerate(rest):
+                if char.isascii() and char.isalpha():  # a letter: either case may be the stream's
+                    for case in dict.fromkeys((char.lower(), char.upper())):
+                        start = prefix + rest[:i] + case
+                        if (self.conn.execute(begins, (start, start[:-1] + chr(ord(case) + 1))).fetchone() is not None
+                                and (found := spelled(start, rest[i + 1:])) is not None):
+                            return found
+                    return None
+            whole = prefix + rest
+            return whole if self.conn.execute(exists, (whole,)).fetchone() is not None else None
+
+        return spelled("", view_id)
+
     def stream_cursor(self, view_id: str, *, after_version: int = 0) -> sqlite3.Cursor:
         """Raw rows of one stream in stream order after a version, read as the caller iterates.
 

@@ -105,6 +105,17 @@ def is_uuid_text(value: str) -> bool:
     return _UUID_TEXT.fullmatch(value) is not None
 
 
+def same_uuid(a: object, b: object) -> bool:
+    """Whether ``a`` and ``b`` are one UUID: the same text, or two spellings of it (see
+    ``_UUID_TEXT``) that differ only in the case of their hex digits, as Java's ``UUID.fromString``
+    reads them alike and Iceberg's ``assert-view-uuid`` compares them (``equalsIgnoreCase``). A
+    view keeps its UUID as written (an export writes it back so); its identity is the UUID."""
+    if a == b:
+        return isinstance(a, str)
+    return (isinstance(a, str) and isinstance(b, str) and is_uuid_text(a) and is_uuid_text(b)
+            and a.lower() == b.lower())
+
+
 _NAME_MAX = 255
 _BAD_NAME = re.compile(r"[.\x00-\x1f\x7f`]")
 

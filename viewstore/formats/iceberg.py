@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import IcebergMetadataError, ValidationError
-from ..model import Column, SQLRepresentation
+from ..model import Column, SQLRepresentation, same_uuid
 from ..types import StructType, from_iceberg_json
 from .base import (ViewDefinition, hms_record, invalid, parameters_of, passthrough, reserved_key,
                    text_of)
@@ -225,7 +225,7 @@ def decode(record: Mapping[str, Any], metadata: str | bytes | Mapping[str, Any] 
                                   "read that file and pass its JSON")
     definition = definition_from_metadata(metadata)
     expected_uuid, uuid = params.get("uuid"), definition.properties.get(VIEW_UUID_KEY)
-    if expected_uuid and uuid and expected_uuid != uuid:
+    if expected_uuid and uuid and not same_uuid(expected_uuid, uuid):
         raise IcebergMetadataError(f"metadata.view-uuid: {uuid} is another view than the HMS record's {expected_uuid}")
     return definition.model_copy(update={
         "properties": {**definition.properties, METADATA_LOCATION_KEY: location},
