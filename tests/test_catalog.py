@@ -2650,3 +2650,44 @@ def test_an_export_writes_over_metadata_of_its_uuid_written_in_another_case(stor
     with pytest.raises(IcebergMetadataError, match=rf"^{re.escape(str(tmp_path / 'v'))} holds metadata of view {other}, "
                                                    rf"not of a\.v \({held}\); refusing to write over another view$"):
         store.export_iceberg("a.v", tmp_path / "v")
+
+
+def test_an_export_of_a_view_whose_projection_is_behind_its_log_is_refused_and_writes_nothing(store, tmp_path):
+    """A views row behind its log (damaged behind the library's back: the stream version of an
+    earlier state) was exported as it was, its file named after that earlier state: a healthy copy
+    of the store at that state would take the file for its own. It is refused now, no file
+    written; after rebuild() the export writes the log's state."""
+    view = make(store)
+    store.alter_view("sales.daily", ViewChange.update_comment("two"))
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("UPDATE views SET stream_version = 1, properties = '{}' WHERE view_id = ?", (view.uuid,))
+    raw.close()
+    reopened = ViewStore(store.path)
+    assert reopened.load_view("sales.daily").stream_version == 1  # a read does not look at the log
+    with pytest.raises(CorruptLogError, match=rf"^the projections are behind the log for view sales\.daily "
+                                              rf"\({view.uuid}\): they hold it at stream version 1, its log goes "
+                                              r"on to stream version 2 at least; rebuild\(\) repairs them from the log$"):
+        reopened.export_iceberg("sales.daily", tmp_path / "v")
+    assert not (tmp_path / "v" / "metadata").exists() or not any((tmp_path / "v" / "metadata").iterdir())
+    reopened.rebuild()
+    path = reopened.export_iceberg("sales.daily", tmp_path / "v")
+    assert json.loads(path.read_text())["properties"] == {"comment": "two"}
+    reopened.close()
+
+
+def test_an_export_of_a_view_that_changed_since_it_was_read_names_its_file_by_the_state_it_read(store, tmp_path):
+    """Another store commits between the export's read of the view and its read of the log: the log
+    is ahead of the view read, not of the projection, so the file is named after the view's state,
+    as an export of that state names it."""
+    make(store)
+    other = ViewStore(store.path)
+    real = other._export_uuid
+
+    def commit_then_name(view, base, gzip):  # the other store's commit, between the two reads
+        store.alter_view("sales.daily", ViewChange.update_comment("later"))
+        return real(view, base, gzip)
+
+    other._export_uuid = commit_then_name
+    raced = other.export_iceberg("sales.daily", tmp_path / "raced")
+    other.close()
+    assert json.loads(raced.read_text()).get("properties") is None and raced.name.startswith("00000-")

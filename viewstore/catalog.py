@@ -2176,6 +2176,8 @@ class ViewStore:
                 (or a stored property it reads is not one it can follow).
             ValidationError: a bad identifier, location, ``gzip`` (not True, False or None) or
                 ``progress`` (not callable).
+            CorruptLogError: the view's stored rows are damaged, or behind its log (``rebuild()``
+                repairs them).
             ViewStoreError: called inside this thread's open :meth:`transaction`.
         """
         from .iceberg import exclusive, metadata_folder, metadata_gzip, write_metadata, written_already
@@ -2230,12 +2232,26 @@ class ViewStore:
 
     def _export_uuid(self, view: View, base: Path, gzip: bool | None) -> str:
         """The UUID the export of ``view`` to ``base`` names its file with (see
-        :func:`viewstore.iceberg.export_uuid`): of its state, by the commit of its last event."""
+        :func:`viewstore.iceberg.export_uuid`): of its state, by the commit of its last event.
+
+        Raises:
+            CorruptLogError: the view's projection is behind its log (its rows would be exported,
+                and the file named after the state of an event whose rows they need not be).
+        """
         from .iceberg import export_uuid, metadata_gzip
 
         codec = metadata_gzip(view.properties, gzip)
         with self._reading():
-            rows = self._log.stream_rows(view.uuid, after_version=view.stream_version - 1, limit=1)
+            rows = self._log.stream_rows(view.uuid, after_version=view.stream_version - 1, limit=2)
+            # a later event: a commit since the view was read, or (the projection in this same read
+            # not past it) a projection behind its log
+            later = rows[1][3] if len(rows) > 1 else None
+            held = self._projections.load(view.uuid) if later is not None else None
+        if later is not None and (held is None or held.stream_version < later):
+            holds = "no row of it" if held is None else f"it at stream version {held.stream_version}"
+            raise CorruptLogError(f"the projections are behind the log for view {identifier_str(view.identifier)} "
+                                  f"({view.uuid}): they hold {holds}, its log goes on to stream version {later} at "
+                                  "least; rebuild() repairs them from the log")
         if not rows or rows[0][3] != view.stream_version:  # the projection and the log disagree: no name of a state
             return str(uuidlib.uuid4())
         return export_uuid(view.uuid, view.stream_version, rows[0][1], base, codec)
