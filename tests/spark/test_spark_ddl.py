@@ -1200,7 +1200,7 @@ def test_a_catalog_configured_in_mixed_case_is_matched_exactly_as_spark_does(spa
             with pytest.raises(ViewStoreError) as refused:  # Spark's own word: catalog 'Lake' does not load
                 sql(spark, store, f"CREATE VIEW {name} AS {query}")
             assert type(refused.value) is ValidationError
-            assert str(refused.value) == "Spark refused the statement: [SparkException] " \
+            assert str(refused.value) == "Spark refused the statement: " \
                 "[CANNOT_LOAD_CATALOG.PLUGIN_CLASS_NOT_FOUND] Cannot load catalog 'Lake' with the plugin class " \
                 "'viewstore.NoSuchCatalogClass': cannot find the plugin class. SQLSTATE: 46103"
         assert store.list_views() == []

@@ -67,9 +67,22 @@ def condition(error: BaseException) -> str:
             return found
         return type(error).__name__
     if isinstance(error, Py4JJavaError):
+        # a Spark error PySpark does not convert (SparkException) still has Spark's own condition
+        found = _java_condition(error.java_exception)
+        if found:
+            return found
         name: str = error.java_exception.getClass().getSimpleName()
         return name
     return type(error).__name__
+
+
+def _java_condition(throwable: Any) -> str | None:
+    """The condition of a Java exception that is one of Spark's (a ``SparkThrowable``), or None."""
+    try:
+        found = throwable.getCondition()
+    except Py4JError:  # no such method: not one of Spark's
+        return None
+    return str(found) if found else None
 
 
 def explanation(error: BaseException) -> str:
