@@ -1456,6 +1456,46 @@ def test_attach_refuses_a_name_spark_has_loaded_as_another_catalog_and_sets_noth
         spark.conf.unset("spark.sql.catalog.vs_loaded.url")
 
 
+def _attach_a_catalog_spark_cannot_load(root: str, store_path: str, queue) -> None:
+    """A session that has a jar of the catalog jar's name without the catalog class in it (a broken
+    or foreign file): attach's refusal, and what it left in the session's settings."""
+    import zipfile
+
+    from spark_settings import build_session
+    from viewstore.errors import EngineError
+
+    spark = build_session(Path(root) / "spark", hive=False)
+    try:
+        jar = Path(root) / jar_path().name
+        with zipfile.ZipFile(jar, "w") as archive:
+            archive.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+        spark.sql(f"ADD JAR '{jar}'")
+        try:
+            attach(spark, ViewStore(store_path, actor="child"), name="vs")
+            refused = None
+        except EngineError as error:
+            refused = str(error)
+        queue.put((refused, spark.conf.get("spark.sql.catalog.vs", None)))
+    finally:
+        spark.stop()
+
+
+def test_attach_refused_as_spark_cannot_load_the_catalog_leaves_the_name_unset(tmp_path):
+    """The load fails in Spark (its own condition, said once); the setting attach made for it is
+    taken back, as for every refused attach, and the store is untouched."""
+    from spawned import spawned_results
+
+    ViewStore(tmp_path / "views.db", actor="a").close()
+    [(refused, setting)] = spawned_results(_attach_a_catalog_spark_cannot_load,
+                                           [(str(tmp_path), str(tmp_path / "views.db"))], timeout=300)
+    assert refused == ("cannot attach the store as a Spark catalog: Spark failed: "
+                       "[CANNOT_LOAD_CATALOG.PLUGIN_CLASS_NOT_FOUND] Cannot load catalog 'vs' with the plugin class "
+                       "'io.viewstore.spark.ViewStoreCatalog': cannot find the plugin class. SQLSTATE: 46103")
+    assert setting is None
+    with ViewStore(tmp_path / "views.db", actor="a") as store:
+        assert store.list_views() == [] and store.event_count() == 0
+
+
 def test_a_clone_of_the_session_leaves_alone_what_the_catalog_s_name_was_set_to_after_attach(spark, vs, caplog):
     """create_view analyzes in a clone of the session, where Spark loads each catalog from its
     setting: set anew after attach, the name's catalog there is another class, left unconnected, or

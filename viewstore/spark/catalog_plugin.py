@@ -192,19 +192,22 @@ def attach(spark: SparkSession, store: ViewStore, name: str = "vs") -> str:
             spark.sql(f"ADD JAR '{_sql_string(str(_JAR))}'")
         if configured is None:
             spark.conf.set(key, CATALOG_CLASS)
-        # the catalog's class is named in the session's settings, and it and the bridge's interface
-        # come from the jar added to the session: both as the session sees them, from any thread
-        with active_session(spark):
-            jcatalog = jsession.sessionState().catalogManager().catalog(name)
-            if jcatalog.getClass().getName() != CATALOG_CLASS:
-                if configured is None:  # the setting made above: the name is left as it was found
-                    spark.conf.unset(key)
-                raise ValidationError(f"catalog {name!r} is already loaded as {jcatalog.getClass().getName()}; "
-                                      f"choose another name")
-            gateway = spark.sparkContext._gateway
-            ensure_callback_server_started(gateway)
-            bridge = _Bridge(store, name, version)
-            jcatalog.attach(bridge)
+        try:
+            # the catalog's class is named in the session's settings, and it and the bridge's interface
+            # come from the jar added to the session: both as the session sees them, from any thread
+            with active_session(spark):
+                jcatalog = jsession.sessionState().catalogManager().catalog(name)
+                if jcatalog.getClass().getName() != CATALOG_CLASS:
+                    raise ValidationError(f"catalog {name!r} is already loaded as {jcatalog.getClass().getName()}; "
+                                          f"choose another name")
+                gateway = spark.sparkContext._gateway
+                ensure_callback_server_started(gateway)
+                bridge = _Bridge(store, name, version)
+                jcatalog.attach(bridge)
+        except BaseException:
+            if configured is None:  # the setting made above: a refused attach leaves the name as it was found
+                spark.conf.unset(key)
+            raise
         _release_gone()
         # pyspark types _jvm Optional (a Spark Connect session has none): this session is classic
         weak = cast(Any, spark._jvm).java.lang.ref.WeakReference  # noqa: SLF001
