@@ -1071,26 +1071,37 @@ def test_sql_never_replaces_nor_drops_a_session_view_whose_record_names_a_folder
         assert (folder / "00001-v.metadata.json").read_text() == "{}", name
 
 
-def test_sql_rename_to_a_name_of_the_session_catalog_without_a_database_is_refused_as_lacking_one(
-        spark, store, ns):
-    """spark_catalog.x is of the session catalog, not another one: the name lacks a database."""
+def test_sql_rename_reads_the_new_name_as_spark_reads_it_for_its_own_views(spark, store, ns):
+    """A session catalog view's new name is a database and a name at most, whatever the first of
+    three parts is (a configured catalog in its own case, spark_catalog, the store's catalog name);
+    of two parts, the first is a database (spark_catalog.x, lake.x): Spark's own view is refused
+    with the same condition, and the store's changes in neither the store nor the session."""
     sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS x")
-    with pytest.raises(ValidationError, match=r"^bad identifier \['x'\]: it needs a namespace and a name"):
-        sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO spark_catalog.x")
-    assert store.list_views() == [(ns, "v")] and store.event_count() == 1
-
-
-def test_sql_rename_into_another_spark_catalog_or_to_a_name_of_three_parts_is_refused(spark, store, ns):
-    sql(spark, store, f"CREATE VIEW {ns}.v AS SELECT 1 AS x")
-    spark.conf.set("spark.sql.catalog.lake", "viewstore.NoSuchCatalogClass")
+    spark.sql(f"CREATE VIEW {ns}.own AS SELECT 1 AS x")
+    spark.conf.set("spark.sql.catalog.Lake", "viewstore.NoSuchCatalogClass")
     try:
-        with pytest.raises(ValidationError, match=rf"^cannot rename {ns}\.v into another catalog \(lake\.{ns}\.w\)"):
-            sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO lake.{ns}.w")
+        for target, refusal in (
+                (f"Lake.{ns}.w", f"[IDENTIFIER_TOO_MANY_NAME_PARTS] `Lake`.`{ns}`.`w` is not a valid identifier as "
+                                 f"it has more than 2 name parts"),
+                (f"spark_catalog.{ns}.w", f"[IDENTIFIER_TOO_MANY_NAME_PARTS] `spark_catalog`.`{ns}`.`w` is not a "
+                                          f"valid identifier as it has more than 2 name parts"),
+                (f"prod.{ns}.w", f"[IDENTIFIER_TOO_MANY_NAME_PARTS] `prod`.`{ns}`.`w` is not a valid identifier as "
+                                 f"it has more than 2 name parts"),
+                (f"{ns}.x.`y`", f"[IDENTIFIER_TOO_MANY_NAME_PARTS] `{ns}`.`x`.`y` is not a valid identifier as it has "
+                                f"more than 2 name parts"),
+                ("spark_catalog.x", f"[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH] cannot rename {ns}.v to "
+                                    f"spark_catalog.x: the databases differ"),
+                ("Lake.x", f"[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH] cannot rename {ns}.v to lake.x: "
+                           f"the databases differ")):
+            with pytest.raises(ValidationError) as refused:
+                sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO {target}")
+            assert str(refused.value) == refusal, target
+            condition = refusal[1:refusal.index("]")]
+            with pytest.raises(AnalysisException) as spark_s:
+                spark.sql(f"ALTER VIEW {ns}.own RENAME TO {target}")
+            assert spark_s.value.getCondition() == condition, target
     finally:
-        spark.conf.unset("spark.sql.catalog.lake")
-    with pytest.raises(ValidationError, match=rf"^\[REQUIRES_SINGLE_PART_NAMESPACE\] a Spark view lives in a "
-                                              rf"database: {ns}\.x\.y$"):
-        sql(spark, store, f"ALTER VIEW {ns}.v RENAME TO {ns}.x.y")
+        spark.conf.unset("spark.sql.catalog.Lake")
     assert store.list_views() == [(ns, "v")] and store.event_count() == 1
     assert spark.sql(f"SELECT x FROM {ns}.v").first().x == 1
 

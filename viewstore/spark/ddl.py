@@ -428,38 +428,31 @@ def _passthrough(spark: SparkSession, statement: str) -> DataFrame:
         raise _spark_error(spark, e, "Spark refused the statement", "run the statement") from e
 
 
-def _store_target(spark: SparkSession, store: ViewStore, parts: Sequence[str], *,
-                  renamed: bool = False) -> Identifier | None:
-    """The store identifier a view name in DDL means, or None when it belongs to another Spark catalog
-    (``renamed``: the new name of ``ALTER VIEW ... RENAME TO``, see :func:`_named_in_store`).
+def _store_target(spark: SparkSession, store: ViewStore, parts: Sequence[str]) -> Identifier | None:
+    """The store identifier a view name in DDL means, or None when it belongs to another Spark catalog.
 
     Raises:
         ViewStoreError: it is the store's, and this thread is inside a transaction of the store
             (the DDL would change the session too, which a rollback cannot take back).
     """
-    ident = _named_in_store(spark, store, parts, renamed=renamed)
+    ident = _named_in_store(spark, store, parts)
     if ident is not None:
         _outside_transaction(store, "view DDL on the store through sql()")
     return ident
 
 
-def _named_in_store(spark: SparkSession, store: ViewStore, parts: Sequence[str], *,
-                    renamed: bool = False) -> Identifier | None:
+def _named_in_store(spark: SparkSession, store: ViewStore, parts: Sequence[str]) -> Identifier | None:
     """See :func:`_store_target`. A leading ``spark_catalog`` (or the store's catalog name, when
     that is not a Spark catalog) is dropped. A name without a catalog is, as Spark reads it, in the
     session's current catalog (a bare one in its current namespace): the store's only while that
-    is the session catalog. The new name of a rename (``renamed``) is in the renamed view's
-    catalog instead, as in Spark.
+    is the session catalog.
     """
     catalog, rest = _split_catalog(spark, store, parts)
     if catalog == SESSION_CATALOG:
-        # spark_catalog.v names no database: Spark refuses it (REQUIRES_SINGLE_PART_NAMESPACE), the
-        # new name of a rename too (below, as a name without a database)
-        return to_identifier(rest) if len(rest) > 1 or renamed else None
+        # spark_catalog.v names no database: Spark refuses it (REQUIRES_SINGLE_PART_NAMESPACE)
+        return to_identifier(rest) if len(rest) > 1 else None
     if catalog is not None:
         return None
-    if renamed:
-        return to_identifier(rest)
     catalog, namespace = _current(spark)
     if catalog.lower() != SESSION_CATALOG:
         return None
@@ -742,18 +735,14 @@ def _follow_properties(spark: SparkSession, store: ViewStore, view: View, clause
 @_on_stored_view
 def _ddl_rename(spark: SparkSession, store: ViewStore, plan: Any, statement: str,
                 ident: Identifier) -> View:
-    new_parts = [str(p).lower() for p in _jlist(spark, plan.newName())]
-    target: tuple[str, ...] | None
-    if len(new_parts) == 1:
-        target = (*ident[:-1], new_parts[0])
-    else:
-        target = _store_target(spark, store, new_parts, renamed=True)
-    if target is None:
-        raise ValidationError(f"cannot rename {identifier_str(ident)} into another catalog "
-                              f"({'.'.join(new_parts)}); the store keeps its views")
-    if len(target) != 2:
-        raise ValidationError(f"[REQUIRES_SINGLE_PART_NAMESPACE] a Spark view lives in a database: "
-                              f"{identifier_str(target)}")
+    written = [str(p) for p in _jlist(spark, plan.newName())]
+    if len(written) > 2:
+        # as Spark reads the new name of a session catalog view: a database and a name at most, a
+        # catalog never (spark_catalog.db.w neither)
+        raise ValidationError(f"[IDENTIFIER_TOO_MANY_NAME_PARTS] {'.'.join(_quote_name(p) for p in written)} is "
+                              f"not a valid identifier as it has more than 2 name parts")
+    new_parts = [p.lower() for p in written]
+    target = (*ident[:-1], new_parts[0]) if len(new_parts) == 1 else to_identifier(new_parts)
     if target[:-1] != ident[:-1]:  # as in Spark: a view is renamed within its database, never moved
         raise ValidationError(f"[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH] cannot rename "
                               f"{identifier_str(ident)} to {identifier_str(target)}: the databases differ")
@@ -883,8 +872,11 @@ def sql(spark: SparkSession, store: ViewStore, statement: str) -> View | DataFra
       (the key ``comment`` is the view comment; unsetting a key the view lacks changes nothing,
       with or without ``IF EXISTS``, as in Spark 4.3), ``ALTER VIEW name RENAME TO other``,
       ``DROP VIEW [IF EXISTS] name``: the store decides, then the session copy follows. As in
-      Spark, RENAME keeps the view in its database (``[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH]``)
-      and never replaces a view or table of the session catalog (``[TABLE_OR_VIEW_ALREADY_EXISTS]``).
+      Spark, RENAME's new name is ``name`` or ``database.name``, never one of three parts, not even
+      one led by a catalog (``[IDENTIFIER_TOO_MANY_NAME_PARTS]``), it keeps the view in its
+      database (``[RENAME_TABLE_SOURCE_DESTINATION_DATABASE_MISMATCH]``; in ``spark_catalog.x``,
+      ``spark_catalog`` is a database) and it never replaces a view or table of the session
+      catalog (``[TABLE_OR_VIEW_ALREADY_EXISTS]``).
 
     A view name is read as Spark reads it: a bare name is in the session's current database, and a
     name without a catalog (``sales.v``) is in the current catalog, so while another catalog is
