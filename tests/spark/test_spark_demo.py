@@ -189,11 +189,13 @@ def test_run_demo_with_no_session_running_refuses_the_global_temporary_database_
 
 def test_run_demo_with_no_session_running_starts_a_local_one_and_stops_it_at_the_end(tmp_path):
     """In a process without a session (as ``viewstore demo`` starts): a local session with its catalog
-    in memory, stopped when the demo ends, and its work directory gone."""
+    in memory, stopped when the demo ends, and its work directory gone. Its JVM listens on 127.0.0.1
+    (started with SPARK_LOCAL_IP), and the process's environment is left without it, as it was."""
+    import os
     import subprocess
     import sys
 
-    code = ("import io, json, tempfile, sys\n"
+    code = ("import io, json, os, tempfile, sys\n"
             "tempfile.tempdir = sys.argv[1]\n"
             "from pyspark import SparkContext\n"
             "from rich.console import Console\n"
@@ -202,13 +204,16 @@ def test_run_demo_with_no_session_running_starts_a_local_one_and_stops_it_at_the
             "result = run_demo(Console(file=out, width=250), namespace='own')\n"
             "print(json.dumps({'out': out.getvalue(), 'registered': result.registered, 'steps': list(result.step_seconds),"
             " 'same': result.totals_before == result.totals_rolled_back != result.totals_replaced,"
-            " 'stopped': SparkContext._active_spark_context is None}))\n")
+            " 'stopped': SparkContext._active_spark_context is None, 'local ip': os.environ.get('SPARK_LOCAL_IP'),"
+            " 'the jvm s local ip': SparkContext._jvm.java.lang.System.getenv('SPARK_LOCAL_IP')}))\n")
     work = tmp_path / "tmp"
     work.mkdir()
+    env = {name: value for name, value in os.environ.items() if name != "SPARK_LOCAL_IP"}
     done = subprocess.run([sys.executable, "-c", code, str(work)], capture_output=True, text=True, timeout=600,
-                          cwd=tmp_path)
+                          cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
+    assert (result["local ip"], result["the jvm s local ip"]) == (None, "127.0.0.1")
     assert re.search(r"Spark 4\.3\.\d+ started in \d+\.\d s \(local, in-memory catalog\)", result["out"])
     assert "Demo finished" in result["out"] and "(left running)" not in result["out"]
     assert result["registered"] == ["own.daily_orders", "own.region_totals"] and result["same"] is True

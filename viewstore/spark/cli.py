@@ -26,7 +26,7 @@ from ..errors import EngineError, ViewAlreadyExistsError
 from ..formats.cli import print_import_report
 from ..log import holds_nothing
 from ..tables import data_table, visible
-from .demo import quiet_analysis_errors, run_demo, running_session
+from .demo import jvm_environment, quiet_analysis_errors, run_demo, running_session
 from .drift import check_views
 from .failures import ENGINE_ERRORS, engine_error, summary, tagged
 from .metastore import import_metastore_views, write_metastore_table
@@ -142,16 +142,8 @@ def _start_jvm(given: list[tuple[str, str]], workdir: Path) -> None:
         log4j.write_text(_QUIET_LOG4J)
         before = os.environ.get("SPARK_SUBMIT_OPTS")
         environment["SPARK_SUBMIT_OPTS"] = f"-Dlog4j.configurationFile={log4j.as_uri()} {before or ''}".strip()
-    saved = {name: os.environ.get(name) for name in environment}
-    os.environ.update(environment)
-    try:
+    with jvm_environment(environment):  # the JVM has its own copy: a later spark-submit of the program gets none
         SparkContext._ensure_initialized(conf=SparkConf(loadDefaults=False).setAll(given))
-    finally:
-        for name, value in saved.items():  # the JVM has its own copy: a later spark-submit of the program gets none
-            if value is None:
-                del os.environ[name]
-            else:
-                os.environ[name] = value
 
 
 def _user_log4j() -> bool:

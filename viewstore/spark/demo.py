@@ -113,7 +113,6 @@ def local_session(workdir: Path, *, app_name: str = "viewstore-demo", hive: bool
     The settings are the fast ones measured for small local work: two cores, one shuffle
     partition, no UI, a serial GC and a JIT that stops at C1, errors-only logging.
     """
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     workdir.mkdir(parents=True, exist_ok=True)
     log4j = workdir / "log4j2.properties"
     log4j.write_text("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
@@ -141,10 +140,29 @@ def local_session(workdir: Path, *, app_name: str = "viewstore-demo", hive: bool
             f"jdbc:derby:;databaseName={workdir / 'metastore_db'};create=true")
     else:
         builder = builder.config("spark.sql.catalogImplementation", "in-memory")
-    session = builder.getOrCreate()
+    # the JVM, if this starts it, listens on 127.0.0.1 unless SPARK_LOCAL_IP names an address
+    with jvm_environment({"SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")}):
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     quiet_analysis_errors()
     return session
+
+
+@contextmanager
+def jvm_environment(environment: dict[str, str]) -> Iterator[None]:
+    """Inside the block, the process's environment has ``environment`` added, for a JVM started
+    there (it keeps a copy of its own); afterwards it is as it was, so a later ``spark-submit`` of
+    the program, or a child process, does not get them."""
+    saved = {name: os.environ.get(name) for name in environment}
+    os.environ.update(environment)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def quiet_analysis_errors() -> None:
