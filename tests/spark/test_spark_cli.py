@@ -9,6 +9,7 @@ import uuid
 import pytest
 from click.testing import CliRunner
 
+from viewstore import ViewStore
 from viewstore.cli import main
 from viewstore.spark import create_view, register_views
 
@@ -153,6 +154,24 @@ for name, args in runs.items():
                  "the jvm's local ip": SparkContext._jvm.java.lang.System.getenv("SPARK_LOCAL_IP")}
 print(json.dumps(out))
 """
+
+
+def test_hive_with_spark_s_default_warehouse_makes_it_in_a_working_directory_whose_name_has_a_blank(tmp_path):
+    """--hive without a warehouse set: Spark's own default, the working directory's spark-warehouse,
+    which Spark's Hive catalog made under a folder named with the blank escaped ("a%20b")."""
+    import subprocess
+    import sys
+
+    work = tmp_path / "a b"
+    work.mkdir()
+    ViewStore(work / "views.db", actor="t").create_view(
+        "sales.one", columns=[("x", "int")], default_namespace="sales", representations=[("spark", "SELECT 1 AS x")])
+    done = subprocess.run([sys.executable, "-m", "viewstore", "--db", "views.db", "spark", "register", "--hive",
+                           "--master", "local[1]", "--conf", "spark.ui.enabled=false"],
+                          cwd=work, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (work / "spark-warehouse" / "sales.db").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a b"]
 
 
 def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops_it(tmp_path):

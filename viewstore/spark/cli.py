@@ -91,6 +91,10 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> Iterator
                 builder = builder.config(key, value)
             if hive:
                 builder = builder.enableHiveSupport()
+                if _hive_without_warehouse(dict(given)):
+                    # Spark's default is the folder as a URI, which its Hive catalog escapes again:
+                    # "a b/spark-warehouse" would be made as "a%20b/spark-warehouse"; a path is not
+                    builder = builder.config("spark.sql.warehouse.dir", str(Path.cwd() / "spark-warehouse"))
             elif _in_memory_without_warehouse(dict(given)):
                 builder = builder.config("spark.sql.warehouse.dir", str(workdir / "warehouse"))
             session = builder.getOrCreate()
@@ -155,6 +159,20 @@ def _user_log4j() -> bool:
     folder = Path(os.environ.get("SPARK_CONF_DIR") or Path(_find_spark_home()) / "conf")
     return any((folder / f"{name}.{ext}").is_file() for name in ("log4j2-test", "log4j2")
                for ext in ("properties", "yaml", "yml", "json", "jsn", "xml"))
+
+
+def _hive_without_warehouse(given: dict[str, str]) -> bool:
+    """Whether a session with --hive would have its warehouse where Spark puts it by default, in the
+    working directory (a ``spark-warehouse`` folder): no warehouse set by the user's settings or the
+    JVM's (spark-defaults.conf), neither Spark's nor Hive's, nor by a ``hive-site.xml`` the JVM
+    finds (in Spark's conf folder, say). Asks the JVM, which runs by then."""
+    defaults = SparkConf()  # the JVM's: spark-defaults.conf and the settings it was started with
+    keys = ("spark.sql.warehouse.dir", "spark.hadoop.hive.metastore.warehouse.dir")
+    if any(key in given or defaults.contains(key) for key in keys):
+        return False
+    jvm = SparkContext._jvm
+    return jvm is None or jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader().getResource(
+        "hive-site.xml") is None
 
 
 def _in_memory_without_warehouse(given: dict[str, str]) -> bool:
