@@ -156,6 +156,57 @@ print(json.dumps(out))
 """
 
 
+_LOGGING_AROUND_A_COMMAND = """
+import json, sys
+from pathlib import Path
+from click.testing import CliRunner
+from pyspark.logger import PySparkLogger
+from pyspark.sql import SparkSession
+from viewstore.cli import main
+
+root = Path(sys.argv[1])
+program = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+program.stop()  # the program's JVM runs on, with no session: a command starts its own
+jvm = program._jvm
+spark_logging = jvm.java.lang.Class.forName("org.apache.spark.internal.Logging$").getField("MODULE$").get(None)
+
+
+def levels():
+    return [str(jvm.org.apache.logging.log4j.LogManager.getRootLogger().getLevel()),
+            str(spark_logging.sparkShellThresholdLevel()), PySparkLogger.getLogger("SQLQueryContextLogger").level]
+
+
+before = levels()
+result = CliRunner().invoke(main, ["--db", str(root / "views.db"), "spark", "register", "--json",
+                                   "--conf", f"spark.sql.warehouse.dir={root / 'wh'}"])
+print(json.dumps({"exit": result.exit_code, "before": before, "after": levels(), "out": result.output}))
+probe = jvm.org.apache.logging.log4j.LogManager.getLogger("org.apache.spark.ProbeOfTheProgram")
+probe.info("probe at info")  # what a program's Spark logs now: its console shows WARN and up, as before
+probe.warn("probe at warn")
+"""
+
+
+def test_a_command_in_a_program_whose_jvm_runs_leaves_the_program_s_logging_as_it_was(tmp_path):
+    """A command quiets the session it starts (errors only); the JVM's root level, the level a
+    PySpark console shows the JVM's records from (which Spark's setLogLevel clears: INFO records
+    would flood the console with the root level alone put back) and PySpark's logger of analysis
+    errors are the program's again afterwards."""
+    import subprocess
+    import sys
+
+    ViewStore(tmp_path / "views.db", actor="t").create_view(
+        "sales.one", columns=[("x", "int")], default_namespace="sales", representations=[("spark", "SELECT 1 AS x")])
+    env = {name: value for name, value in os.environ.items() if name not in ("SPARK_SUBMIT_OPTS", "SPARK_CONF_DIR")}
+    done = subprocess.run([sys.executable, "-c", _LOGGING_AROUND_A_COMMAND, str(tmp_path)], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = json.loads(done.stdout)
+    assert run["exit"] == 0, run["out"]
+    assert run["before"] == ["INFO", "WARN", 30]  # PySpark's defaults (30: WARNING)
+    assert run["after"] == run["before"]
+    assert "probe at warn" in done.stderr and "probe at info" not in done.stderr
+
+
 def test_hive_with_spark_s_default_warehouse_makes_it_in_a_working_directory_whose_name_has_a_blank(tmp_path):
     """--hive without a warehouse set: Spark's own default, the working directory's spark-warehouse,
     which Spark's Hive catalog made under a folder named with the blank escaped ("a%20b")."""

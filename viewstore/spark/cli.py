@@ -84,33 +84,70 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> Iterator
     given = ([("spark.master", master)] if master else []) + _settings(confs)  # --conf after --master, as before
     workdir = Path(tempfile.mkdtemp(prefix="viewstore-spark-"))
     try:
-        try:
-            _start_jvm(given, workdir)
-            builder = SparkSession.builder.appName("viewstore").config("spark.ui.showConsoleProgress", "false")
-            for key, value in given:
-                builder = builder.config(key, value)
-            if hive:
-                builder = builder.enableHiveSupport()
-                if _hive_without_warehouse(dict(given)):
-                    # Spark's default is the folder as a URI, which its Hive catalog escapes again:
-                    # "a b/spark-warehouse" would be made as "a%20b/spark-warehouse"; a path is not
-                    builder = builder.config("spark.sql.warehouse.dir", str(Path.cwd() / "spark-warehouse"))
-            elif _in_memory_without_warehouse(dict(given)):
-                builder = builder.config("spark.sql.warehouse.dir", str(workdir / "warehouse"))
-            session = builder.getOrCreate()
-        except ENGINE_ERRORS as e:
-            raise EngineError(f"Spark could not start a session: {summary(e)}") from e
-        try:
-            session.sparkContext.setLogLevel("ERROR")
-            quiet_analysis_errors()
-            yield session, True
-        finally:
+        with _logging_kept():
             try:
-                session.stop()
-            except ENGINE_ERRORS:  # its JVM is gone: the error that says so is on its way
-                pass
+                _start_jvm(given, workdir)
+                builder = SparkSession.builder.appName("viewstore").config("spark.ui.showConsoleProgress", "false")
+                for key, value in given:
+                    builder = builder.config(key, value)
+                if hive:
+                    builder = builder.enableHiveSupport()
+                    if _hive_without_warehouse(dict(given)):
+                        # Spark's default is the folder as a URI, which its Hive catalog escapes again:
+                        # "a b/spark-warehouse" would be made as "a%20b/spark-warehouse"; a path is not
+                        builder = builder.config("spark.sql.warehouse.dir", str(Path.cwd() / "spark-warehouse"))
+                elif _in_memory_without_warehouse(dict(given)):
+                    builder = builder.config("spark.sql.warehouse.dir", str(workdir / "warehouse"))
+                session = builder.getOrCreate()
+            except ENGINE_ERRORS as e:
+                raise EngineError(f"Spark could not start a session: {summary(e)}") from e
+            try:
+                session.sparkContext.setLogLevel("ERROR")
+                quiet_analysis_errors()
+                yield session, True
+            finally:
+                try:
+                    session.stop()
+                except ENGINE_ERRORS:  # its JVM is gone: the error that says so is on its way
+                    pass
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+@contextmanager
+def _logging_kept() -> Iterator[None]:
+    """The program's logging as it was before the block, again after it: a command quiets the
+    session it starts (``setLogLevel("ERROR")``, PySpark's records of analysis errors), and both
+    outlive the session, in the Python process and in a JVM that ran before the command (a JVM
+    the block starts is the command's own, and stays quiet). Spark's ``setLogLevel`` also clears
+    the level from which a PySpark console shows the JVM's records (WARN, while the root logger's
+    is INFO), which no public call sets: it is put back where Spark keeps it."""
+    from pyspark.logger import PySparkLogger
+
+    analysis = PySparkLogger.getLogger("SQLQueryContextLogger")
+    level = analysis.level
+    jvm = SparkContext._jvm
+    saved: tuple[Any, Any, Any, Any] | None = None
+    if jvm is not None:
+        try:
+            logging_object = jvm.java.lang.Class.forName("org.apache.spark.internal.Logging$").getField(
+                "MODULE$").get(None)
+            log4j = jvm.org.apache.logging.log4j
+            saved = (log4j.core.config.Configurator, log4j.LogManager.getRootLogger().getLevel(), logging_object,
+                     logging_object.sparkShellThresholdLevel())
+        except ENGINE_ERRORS:  # the JVM is gone: the session's start says so
+            saved = None
+    try:
+        yield
+    finally:
+        analysis.setLevel(level)
+        if saved is not None:
+            configurator, root, logging_object, threshold = saved
+            try:
+                configurator.setRootLevel(root)
+                getattr(logging_object, "sparkShellThresholdLevel_$eq")(threshold)
+            except ENGINE_ERRORS:  # the JVM is gone
+                pass
 
 
 #: log4j's settings of a JVM a command starts, unless the user has their own: errors only, on stderr
