@@ -223,6 +223,15 @@ def test_hive_with_spark_s_default_warehouse_makes_it_in_a_working_directory_who
     assert done.returncode == 0, done.stderr[-3000:]
     assert (work / "spark-warehouse" / "sales.db").is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a b"]
+    # a warehouse the user sets is Spark's, as given (a metastore of its own, whose databases are new)
+    done = subprocess.run([sys.executable, "-m", "viewstore", "--db", "views.db", "spark", "register", "--hive",
+                           "--master", "local[1]", "--conf", "spark.ui.enabled=false", "--conf",
+                           f"spark.sql.warehouse.dir={tmp_path / 'given'}", "--conf",
+                           f"spark.hadoop.javax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={tmp_path / 'ms'};"
+                           f"create=true"], cwd=work, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "given" / "sales.db").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a b", "given", "ms"]
 
 
 def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops_it(tmp_path):
