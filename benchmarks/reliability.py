@@ -24,8 +24,14 @@ def run_reliability(extra_env: dict[str, str] | None = None) -> dict[str, Any]:
                               cwd=ROOT, env=env, capture_output=True, text=True)
         figures = json.loads(report.read_text()) if report.exists() else {}
     return {"passed": done.returncode == 0, "exit_code": done.returncode,
-            "summary": (done.stdout.strip().splitlines() or [""])[-1],
+            "summary": _summary(done.stdout),
             "seconds": round(time.perf_counter() - start, 1), **figures}
+
+
+def _summary(output: str) -> str:
+    """pytest's last line, after the tests that failed (``FAILED tests/...: why``), if any."""
+    lines = output.strip().splitlines() or [""]
+    return "; ".join([line for line in lines if line.startswith("FAILED ")] + [lines[-1]])
 
 
 def reliability_markdown(r: dict[str, Any]) -> str:

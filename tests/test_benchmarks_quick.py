@@ -82,6 +82,20 @@ def test_the_reliability_run_reports_every_figure_at_tiny_sizes():
     assert "failed" not in table
 
 
+def test_a_failed_reliability_run_names_the_tests_that_failed():
+    """A failure in the child run reaches the report (and the quick test's message) by its test's name,
+    not as a count alone."""
+    from benchmarks.reliability import _summary, reliability_markdown
+
+    output = ("....F\n=== short test summary info ===\n"
+              "FAILED tests/reliability/test_crash.py::test_kills - assert 1 > 3\n1 failed, 29 passed in 18.68s\n")
+    summary = _summary(output)
+    assert summary == "FAILED tests/reliability/test_crash.py::test_kills - assert 1 > 3; 1 failed, 29 passed in 18.68s"
+    assert _summary("30 passed in 29.12s\n") == "30 passed in 29.12s"
+    row = reliability_markdown({"passed": False, "summary": summary, "fuzz": {"cases": 3, "seconds": 1.0}})
+    assert f"**failed** ({summary})" in row
+
+
 @pytest.mark.spark
 def test_the_spark_benchmarks_run_at_tiny_sizes(spark, tmp_path):
     results = run(list(SPARK), quick=True, spark=spark, workdir=tmp_path, say=lambda message: None)
