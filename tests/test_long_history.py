@@ -352,6 +352,8 @@ def _damage(path, version_id, column="columns", value="x"):
 
 
 @pytest.mark.parametrize("column, value", [("columns", "x"), ("representations", "x"),
+                                           ("columns", '[{"name": "n", "type": "no_such_type"}]'),
+                                           ("columns", '[{"name": "", "type": "int"}]'),
                                            ("representations", '[{"dialect": "spark", "sql": " "}]')])
 def test_a_damaged_old_version_fails_what_reads_it_and_writes_nothing(tmp_path, column, value):
     """(Blank SQL is JSON of the stored shape that the models' rules refuse: the definition index,
@@ -484,6 +486,17 @@ def test_the_definition_fields_are_read_as_the_whole_version_reads_them():
     assert set(_VersionData.__annotations__) - set(fields) == {"version_id", "timestamp_ms", "columns"}
     assert _DefinitionData.__optional_keys__ <= _VersionData.__optional_keys__
     assert _DefinitionData.__required_keys__ <= _VersionData.__required_keys__
+
+
+def test_the_fields_but_the_columns_are_read_as_the_whole_version_reads_them():
+    """_stored_version checks a version's columns (once per text) apart from its other fields: their
+    declaration must be that of the whole stored version less its columns."""
+    from viewstore.events import _VersionData, _VersionFieldsData
+
+    assert _VersionFieldsData.__annotations__ == {k: v for k, v in _VersionData.__annotations__.items()
+                                                   if k != "columns"}
+    assert _VersionFieldsData.__optional_keys__ == _VersionData.__optional_keys__
+    assert _VersionFieldsData.__required_keys__ == _VersionData.__required_keys__ - {"columns"}
 
 
 def _through_each_snapshot(store):

@@ -44,6 +44,8 @@ __all__ = [
     "payload_readers",
     "check_stored_version",
     "check_stored_definition",
+    "check_stored_columns",
+    "check_stored_fields",
     "StoredEvents",
 ]
 
@@ -246,6 +248,19 @@ class _VersionData(TypedDict):
     summary: NotRequired[dict[str, str]]
 
 
+class _VersionFieldsData(TypedDict):
+    """The fields of a stored version but its columns, declared as in _VersionData (a test holds them
+    so): a view's versions mostly repeat their columns, whose text is checked once for all of them."""
+    __pydantic_config__ = _STORED  # type: ignore[misc]
+    version_id: Int32
+    timestamp_ms: Int64
+    schema_id: Int32
+    representations: list[_RepresentationData]
+    default_catalog: NotRequired[str | None]
+    default_namespace: NotRequired[list[str]]
+    summary: NotRequired[dict[str, str]]
+
+
 class _DefinitionData(TypedDict):
     """The fields of a stored version that make its definition (what a reused version must equal):
     those of _VersionData but its id, time and columns, declared alike (a test holds them so)."""
@@ -336,6 +351,10 @@ assert _PAYLOADS.keys() == EVENT_TYPES.keys()
 
 #: checks a version as stored (a payload's, or a row of ``view_versions`` as a dict); returns a copy
 check_stored_version: Callable[[Any], dict[str, Any]] = TypeAdapter(_VersionData).validator.validate_python
+
+#: check a stored version in two parts, its columns and its other fields, as check_stored_version checks them
+check_stored_columns: Callable[[Any], list[dict[str, Any]]] = TypeAdapter(list[_ColumnData]).validator.validate_python
+check_stored_fields: Callable[[Any], dict[str, Any]] = TypeAdapter(_VersionFieldsData).validator.validate_python
 
 #: checks the definition fields of a stored version (see _DefinitionData); returns a copy
 check_stored_definition: Callable[[Any], dict[str, Any]] = TypeAdapter(_DefinitionData).validator.validate_python

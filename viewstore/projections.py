@@ -23,13 +23,15 @@ import sqlite3
 from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import islice
 from typing import Any, Callable, ClassVar, Hashable, Iterable, Iterator, Sequence
 
 from pydantic import ConfigDict, TypeAdapter
 
 from .errors import CorruptLogError, _held, _why
-from .events import check_stored_definition, check_stored_version, payload_readers
+from .events import (_trusted, check_stored_columns, check_stored_definition, check_stored_fields,
+                     check_stored_version, payload_readers)
 from .log import dumps, loads
 from .model import (AuditInfo, Column, ReadOnlyDict, SecurityMode, SQLRepresentation, VersionLogEntry, View,
                     ViewVersion, check_column_name, check_dialect, check_sql, id_runs, identifier_str, to_identifier)
@@ -600,6 +602,44 @@ def _check_representations(representations: list[dict[str, Any]]) -> None:
 def _stored_version(view_id: str, row: StoredRow) -> dict[str, Any]:
     """A row of ``view_versions`` (see :data:`StoredRow`) parsed and checked as the fold checks a version.
 
+    A view's versions mostly repeat their columns: the text of a list of columns is parsed and
+    checked once (:func:`_stored_columns`), the other fields of each row as :func:`_checked_row`
+    checks the whole row. A row that fails is read again by :func:`_checked_row`, which raises
+    what it always raised.
+
+    Raises:
+        CorruptLogError: the row is damaged.
+    """
+    try:
+        version_id, ts, schema_id, columns, reps, catalog, namespace_json, summary = row
+        checked = _stored_columns(columns)
+        fields = check_stored_fields({
+            "version_id": version_id, "timestamp_ms": ts, "schema_id": schema_id,
+            "representations": loads(reps), "default_catalog": catalog,
+            "default_namespace": loads(namespace_json), "summary": loads(summary)})
+        _check_representations(fields["representations"])
+    except Exception:  # noqa: BLE001 - whatever failed, the whole row's check says why
+        return _checked_row(view_id, row)
+    return {"version_id": fields["version_id"], "timestamp_ms": fields["timestamp_ms"],
+            "schema_id": fields["schema_id"], "columns": checked, "representations": fields["representations"],
+            "default_catalog": fields["default_catalog"], "default_namespace": fields["default_namespace"],
+            "summary": fields["summary"]}
+
+
+@lru_cache(maxsize=256)
+def _stored_columns(text: Any) -> list[dict[str, Any]]:
+    """A version's stored columns (JSON text) parsed and checked as :func:`_checked_row` checks them;
+    the list is shared by the versions that stored the same text (nothing changes a checked version)."""
+    columns = check_stored_columns(loads(text))
+    for column in columns:
+        parse_type(column["type"])
+        check_column_name(column["name"])
+    return columns
+
+
+def _checked_row(view_id: str, row: StoredRow) -> dict[str, Any]:
+    """A row of ``view_versions`` parsed and checked whole (see :func:`_stored_version`).
+
     Raises:
         CorruptLogError: the row is damaged.
     """
@@ -772,8 +812,8 @@ def _columns(data: list[dict[str, Any]], shared: dict[tuple[Any, ...], Any]) -> 
         key = ("column", c["name"], c["type"], comment, type(comment), nullable, type(nullable))
         column = shared.get(key)
         if column is None:
-            column = shared[key] = Column.model_construct(name=c["name"], type=parse_type(c["type"]),
-                                                          comment=comment, nullable=nullable)
+            column = shared[key] = _trusted(Column, {"name": c["name"], "type": parse_type(c["type"]),
+                                                     "comment": comment, "nullable": nullable}, set(_COLUMN_FIELDS))
         columns.append(column)
     return tuple(columns)
 
@@ -784,7 +824,8 @@ def _representations(data: list[dict[str, Any]], shared: dict[tuple[Any, ...], A
         key = ("representation", r["dialect"], r["sql"])
         representation = shared.get(key)
         if representation is None:
-            representation = shared[key] = SQLRepresentation.model_construct(dialect=r["dialect"], sql=r["sql"])
+            representation = shared[key] = _trusted(SQLRepresentation, {"dialect": r["dialect"], "sql": r["sql"]},
+                                                    {"dialect", "sql"})
         representations.append(representation)
     return tuple(representations)
 
@@ -795,12 +836,15 @@ def _version_model(v: dict[str, Any], shared: dict[tuple[Any, ...], Any] | None 
     immutable), and the new ones go into it: a view's versions mostly repeat their columns."""
     if shared is None:
         shared = {}
-    return ViewVersion.model_construct(
-        version_id=v["version_id"], timestamp_ms=v["timestamp_ms"], schema_id=v["schema_id"],
-        columns=_columns(v["columns"], shared),
-        representations=_representations(v["representations"], shared),
-        default_catalog=v.get("default_catalog"), default_namespace=tuple(v.get("default_namespace") or ()),
-        summary=ReadOnlyDict(v.get("summary") or {}))
+    return _trusted(ViewVersion, {  # as ViewVersion.model_construct makes it of every field, at less cost
+        "version_id": v["version_id"], "timestamp_ms": v["timestamp_ms"], "schema_id": v["schema_id"],
+        "columns": _columns(v["columns"], shared),
+        "representations": _representations(v["representations"], shared),
+        "default_catalog": v.get("default_catalog"), "default_namespace": tuple(v.get("default_namespace") or ()),
+        "summary": ReadOnlyDict(v.get("summary") or {})}, set(_VERSION_FIELDS))
+
+
+_COLUMN_FIELDS, _VERSION_FIELDS = tuple(Column.model_fields), tuple(ViewVersion.model_fields)
 
 
 class _History:
@@ -816,7 +860,8 @@ class _History:
         return self._versions.models()
 
     def version_log(self) -> tuple[VersionLogEntry, ...]:
-        return tuple(VersionLogEntry.model_construct(timestamp_ms=t, version_id=v) for t, v in self._log)
+        fields = {"timestamp_ms", "version_id"}
+        return tuple([_trusted(VersionLogEntry, {"timestamp_ms": t, "version_id": v}, set(fields)) for t, v in self._log])
 
     def version(self, version_id: int) -> ViewVersion | None:
         return self._versions.model(version_id)
