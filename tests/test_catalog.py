@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+import warnings
 
 import orjson
 import pytest
@@ -1901,6 +1902,43 @@ def test_models_made_without_validation_but_valid_are_taken_as_built_ones(store)
                                  version_log=[VersionLogEntry.model_construct(timestamp_ms=1000, version_id=1)])
     assert imported.version(1) == ViewVersion(version_id=1, timestamp_ms=1000, schema_id=0, columns=(Column("Day", "date"),),
                                               representations=(rep,), default_namespace=("a",))
+
+
+def test_a_column_made_without_validation_that_versions_share_is_validated_for_each_of_them(store):
+    """A version's constructor copies the tuple of columns it is given, not the columns in it: the
+    versions made of one list hold the same column in tuples of their own, and each takes it validated
+    (its type, given as text, parsed; its nullable, given as 1, a bool)."""
+    col = Column.model_construct(name="Day", type="date", comment=None, nullable=1)
+    versions = [ViewVersion(version_id=i, timestamp_ms=1000 * i, schema_id=0, columns=[col], default_namespace=("a",),
+                            representations=(SQLRepresentation("spark", f"SELECT {i} AS day"),)) for i in (1, 2, 3)]
+    assert versions[1].columns is not versions[2].columns and versions[1].columns[0] is versions[2].columns[0] is col
+    with warnings.catch_warnings():  # (pydantic warns as it dumps a column whose nullable is not a bool)
+        warnings.simplefilter("error")
+        imported = store.import_view("a.v", source="test", versions=versions, current_version_id=3,
+                                     version_log=[VersionLogEntry(timestamp_ms=1000 * i, version_id=i) for i in (1, 2, 3)])
+    assert [v.columns for v in imported.versions] == [(Column("Day", "date"),)] * 3
+    assert [v.columns for v in store.load_view("a.v").versions] == [(Column("Day", "date"),)] * 3
+    with sqlite3.connect(store.path) as raw:  # as stored
+        stored = [orjson.loads(p) for (p,) in raw.execute("SELECT payload FROM events ORDER BY position")]
+    raw.close()
+    assert [c for p in stored for v in p.get("versions", [p.get("version")]) for c in v["columns"]] == [
+        {"name": "Day", "type": "date", "comment": None, "nullable": True}] * 3
+
+
+def test_import_iceberg_of_what_was_read_checks_versions_changed_since_without_validation(store, tmp_path):
+    """What ``read_metadata`` returned, given to ``import_iceberg`` (as the CLI gives it where no store is
+    yet), is checked as ``import_view`` checks its versions: its caller may have changed them."""
+    from viewstore.iceberg import read_metadata
+
+    make(store)
+    read = read_metadata(store.export_iceberg("sales.daily", tmp_path / "export"))
+    bad = read.versions[0].model_copy(update={"representations": (
+        SQLRepresentation.model_construct(dialect="spark", sql=" "),)})
+    with ViewStore(tmp_path / "other.db") as other:
+        with pytest.raises(ValidationError, match=r"^versions\[0\]: the SQL of a representation must not be empty$"):
+            other.import_iceberg(read.model_copy(update={"versions": (bad,)}), "sales.daily")
+        assert other.event_count() == 0
+        assert other.import_iceberg(read, "sales.daily").versions == store.load_view("sales.daily").versions
 
 
 def test_import_view_of_a_uuid_in_the_log_whose_row_is_gone_from_views_is_refused_without_a_name(store):

@@ -1993,10 +1993,13 @@ class ViewStore:
     def _import_plan(self, identifier: IdentifierLike, source: str, versions: Sequence[ViewVersion],
                      version_log: Sequence[VersionLogEntry], current_version_id: int,
                      properties: dict[str, str] | None, security_mode: str, view_uuid: str | None,
-                     source_location: str | None, progress: Callable[[int, int], None] | None) -> _Plan:
+                     source_location: str | None, progress: Callable[[int, int], None] | None,
+                     built: bool = False) -> _Plan:
         """:meth:`import_view`'s events, made before the write and dated as the history dates them
         (:meth:`_import_write` writes them); what ``progress`` raises leaves as :class:`CallerRaised`.
-        The versions given are needed no longer: the events hold versions of their own."""
+        The versions given are needed no longer: the events hold versions of their own. ``built``:
+        the versions and log entries are models their constructors made in this call (a file that
+        :meth:`import_iceberg` read), which no caller has held, so not checked again."""
         ident = to_identifier(identifier)
         for value, what, optional in ((source, "source", False), (source_location, "source_location", True),
                                       (view_uuid, "view_uuid", True)):
@@ -2006,19 +2009,23 @@ class ViewStore:
             raise ValidationError(f"view_uuid must be a UUID written as 8-4-4-4-12 hex digits, not {view_uuid!r}")
         versions = _all_of(versions, ViewVersion, "versions")
         version_log = _all_of(version_log, VersionLogEntry, "version_log")
-        # models made without validation are validated now; a column list that versions share, once
-        checked_lists: dict[int, tuple[Any, tuple[Column, ...]]] = {}
+        # models made without validation are validated now; the columns that versions share, once (a
+        # version's constructor copies the tuple it is given, not the columns in it: they are named by
+        # the ids of the columns)
+        checked_lists: dict[tuple[int, ...], tuple[Any, tuple[Column, ...] | None]] = {}
 
         def columns(cols: tuple[Any, ...]) -> tuple[Column, ...]:
-            hit = checked_lists.get(id(cols))
-            if hit is None:  # (the list is kept with its result, so that its id names it throughout)
+            key = tuple(map(id, cols))
+            hit = checked_lists.get(key)
+            if hit is None:  # (the columns are kept with their result, so that their ids name them throughout)
                 made = tuple(checked(c) if isinstance(c, Column) else c for c in cols)
                 same = all(type(c) is Column and a is c for a, c in zip(made, cols))
-                hit = checked_lists[id(cols)] = (cols, cols if same else made)
-            return hit[1]
+                hit = checked_lists[key] = (cols, None if same else made)
+            return cols if hit[1] is None else hit[1]  # None: these very columns, as they are
 
-        versions = [_named(checked_version, v, f"versions[{i}]", columns) for i, v in enumerate(versions)]
-        version_log = [_named(checked, e, f"version_log[{i}]") for i, e in enumerate(version_log)]
+        if not built:
+            versions = [_named(checked_version, v, f"versions[{i}]", columns) for i, v in enumerate(versions)]
+            version_log = [_named(checked, e, f"version_log[{i}]") for i, e in enumerate(version_log)]
         if type(current_version_id) is not int:
             raise ValidationError(f"current_version_id must be a version id (an int), not {current_version_id!r}")
         props = validate_properties(properties)
@@ -2314,10 +2321,12 @@ class ViewStore:
         ident = to_identifier(identifier)
         try:
             with collector_paused():  # the file's versions too (see import_view)
+                given = isinstance(metadata, ImportedView)  # else read here: its models made by their constructors
                 meta = metadata if isinstance(metadata, ImportedView) else read_metadata(metadata)
                 del metadata
                 plan = self._import_plan(ident, "iceberg", meta.versions, meta.version_log, meta.current_version_id,
-                                         meta.properties, security_mode, meta.view_uuid, meta.path, progress)
+                                         meta.properties, security_mode, meta.view_uuid, meta.path, progress,
+                                         built=not given)
                 # the file's versions are let go before the write (unless the caller holds what it read)
                 del meta
                 return self._import_write(plan)
