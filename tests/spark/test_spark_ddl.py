@@ -1071,6 +1071,27 @@ def test_sql_never_replaces_nor_drops_a_session_view_whose_record_names_a_folder
         assert (folder / "00001-v.metadata.json").read_text() == "{}", name
 
 
+def test_what_the_session_catalog_held_is_read_once_before_a_view_is_replaced(spark, ns):
+    """The record of a view about to be replaced (kept to put it back) is the one read to tell it is a
+    view: its metastore calls, as Spark counts them, are those of finding a table or nothing there."""
+    from viewstore.spark.ddl import _Before
+
+    metrics = spark._jvm.org.apache.spark.metrics.source.HiveCatalogMetrics
+
+    def calls(name):
+        before = metrics.METRIC_HIVE_CLIENT_CALLS().getCount()
+        held = _Before(spark, (ns, name))
+        return metrics.METRIC_HIVE_CLIENT_CALLS().getCount() - before, held._saved is not None
+
+    spark.sql(f"CREATE DATABASE {ns}")
+    spark.sql(f"CREATE VIEW {ns}.v AS SELECT 1 AS x")
+    spark.sql(f"CREATE TABLE {ns}.t (x INT)")
+    table, saved = calls("t")
+    assert not saved and table > 0
+    assert calls("v") == (table, True)
+    assert calls("none")[1] is False
+
+
 def test_sql_rename_reads_the_new_name_as_spark_reads_it_for_its_own_views(spark, store, ns):
     """A session catalog view's new name is a database and a name at most, whatever the first of
     three parts is (a configured catalog in its own case, spark_catalog, the store's catalog name);

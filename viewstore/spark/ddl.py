@@ -119,10 +119,10 @@ class _Before:
         self.database = f"{SESSION_CATALOG}." + ".".join(_quote_name(p) for p in identifier[:-1])
         self.database_existed = bool(spark.catalog.databaseExists(self.database))
         self._saved = None
-        if self.database_existed and _session_object(spark, identifier) == "view":
-            external = _jsession(spark).sharedState().externalCatalog()
-            self._saved = external.getTable(identifier[0], identifier[-1])
-            folder = _folder(self._saved)
+        record = _session_record(spark, identifier) if self.database_existed else None  # read once
+        if _kind_of(record) == "view":
+            self._saved = record
+            folder = _folder(record)
             if folder is not None:
                 raise ValidationError(_folder_kept(identifier, folder) + "; nothing was changed")
 
@@ -493,8 +493,13 @@ def _record_kind(record: Any | None) -> str | None:
 
 def _session_object(spark: SparkSession, identifier: Identifier) -> str | None:
     """``"view"``, ``"table"`` or None: what the session catalog holds under the name."""
+    return _kind_of(_session_record(spark, identifier))
+
+
+def _kind_of(record: Any | None) -> str | None:
+    """:func:`_record_kind`, None where Spark cannot tell."""
     try:
-        return _record_kind(_session_record(spark, identifier))
+        return _record_kind(record)
     except _ENGINE_ERRORS:
         return None
 
