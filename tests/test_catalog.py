@@ -21,7 +21,7 @@ from viewstore import (DROP_DIALECT_ALLOWED, Column, ConcurrencyError, NoSuchVie
 from viewstore.catalog import to_epoch_ms
 from viewstore.errors import CorruptLogError, IcebergMetadataError
 from viewstore.log import row_to_event
-from viewstore.model import VersionLogEntry, ViewVersion
+from viewstore.model import ReadOnlyDict, VersionLogEntry, ViewVersion
 from viewstore.projections import SNAPSHOT_EVERY
 
 COLS = [Column("day", "date"), Column("orders", "bigint", "orders that day")]
@@ -1837,6 +1837,22 @@ _UNCHECKED = Column.model_construct(name=" ", type="int", comment=None, nullable
      r"^version_log\[0\]: bad version log entry: timestamp_ms: Input should be a valid integer$"),
     ({"version_log": [VersionLogEntry(timestamp_ms=1000, version_id=1), VersionLogEntry.model_construct(version_id=1)]},
      r"^version_log\[1\]: bad version log entry: timestamp_ms: Field required$"),
+    # each of a field's own bounds and types too, for models made (or copied with an update) without validation
+    ({"version_log": [VersionLogEntry.model_construct(timestamp_ms=2**63, version_id=1)]},
+     r"^version_log\[0\]: bad version log entry: timestamp_ms: Input should be less than or equal to 9223372036854775807$"),
+    ({"version_log": [VersionLogEntry.model_construct(timestamp_ms=-(2**63) - 1, version_id=1)]},
+     r"^version_log\[0\]: bad version log entry: timestamp_ms: Input should be greater than or equal to "
+     r"-9223372036854775808$"),
+    ({"version_log": [VersionLogEntry.model_construct(timestamp_ms=1000, version_id=2**31)]},
+     r"^version_log\[0\]: bad version log entry: version_id: Input should be less than or equal to 2147483647$"),
+    ({"versions": [_version(1, 1000).model_copy(update={"schema_id": 2**31})]},
+     r"^versions\[0\]: bad view version: schema_id: Input should be less than or equal to 2147483647$"),
+    ({"versions": [_version(1, 1000).model_copy(update={"default_catalog": 5})]},
+     r"^versions\[0\]: bad view version: default_catalog: Input should be a valid string$"),
+    ({"versions": [_version(1, 1000).model_copy(update={"default_namespace": ("n", 1)})]},
+     r"^versions\[0\]: bad view version: default_namespace.1: Input should be a valid string$"),
+    ({"versions": [_version(1, 1000).model_copy(update={"summary": ReadOnlyDict({"engine-name": 1})})]},
+     r"^versions\[0\]: bad view version: summary.engine-name: Input should be a valid string$"),
 ])
 def test_import_view_refuses_what_the_store_cannot_hold_and_writes_nothing(store, bad, message):
     good = dict(source="test", versions=[_version(1, 1000)],
@@ -2580,6 +2596,50 @@ def test_a_streamed_query_gives_its_rows_and_columns_as_it_reads_them(tmp_path):
         with pytest.raises(ValidationError, match=r"^a query must be SQL text, not 1$"):
             with store.stream_query(1):
                 pass
+
+
+def test_a_streamed_history_takes_a_range_of_log_positions_as_history_does(store):
+    """stream_history's since_position and until_position keep the events history() keeps for them,
+    in every pass, batch and count() of the stream; a bound that is no 64-bit int is the
+    ValidationError history() gives."""
+    make(store)
+    make(store, "sales.other")
+    for i in range(3):
+        store.alter_view("sales.daily", ViewChange.update_comment(f"c{i}"))
+        store.alter_view("sales.other", ViewChange.update_comment(f"c{i}"))
+    store.drop_view("sales.daily")
+    bounds = [None, -5, 0, 1, 2, 3, 8, 9, 10, 2**63 - 1]
+    for low in bounds:
+        for high in bounds:
+            kept = store.history("sales.daily", since_position=low, until_position=high)
+            with store.stream_history("sales.daily", since_position=low, until_position=high, batch=2) as events:
+                assert events.count() == len(kept), (low, high)
+                assert list(events) == kept, (low, high)
+                assert [len(b) for b in events.batches()] == [2] * (len(kept) // 2) + [1] * (len(kept) % 2)
+    with store.stream_history("sales.daily", since_position=5, until_position=3) as events:
+        assert events.count() == 0 and list(events) == []
+    for bad in (True, 1.0, "3", 2**63, -(2**63) - 1):
+        for option in ("since_position", "until_position"):
+            with pytest.raises(ValidationError, match=rf"^{option} must be a log position \(a 64-bit int\), "
+                                                      rf"not {re.escape(repr(bad))}$"):
+                with store.stream_history("sales.daily", **{option: bad}):
+                    pass
+
+
+def test_a_closed_store_refuses_every_read_of_the_log_and_every_query(tmp_path):
+    """The streams and the ad-hoc queries (which read the file on a connection of their own) are
+    refused once the store is closed, as events() and history() are."""
+    store = ViewStore(tmp_path / "s.db")
+    make(store)
+    store.close()
+    for opened in (lambda: store.stream_events(), lambda: store.stream_history("sales.daily"),
+                   lambda: store.stream_query("SELECT 1 AS x")):
+        with pytest.raises(ViewStoreError, match=r"^the store is closed$"):
+            with opened():
+                pass
+    for call in (store.events, lambda: store.history("sales.daily"), lambda: store.query("SELECT 1 AS x")):
+        with pytest.raises(ViewStoreError, match=r"^the store is closed$"):
+            call()
 
 
 def test_a_stream_read_after_its_block_has_ended_is_refused(tmp_path):

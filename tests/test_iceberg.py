@@ -600,7 +600,10 @@ def test_import_view_refuses_a_view_uuid_an_export_could_not_write(store, tmp_pa
                                 representations=[SQLRepresentation(sql="SELECT 1 AS x", dialect="spark")]).version(1)
     log = [VersionLogEntry(timestamp_ms=version.timestamp_ms, version_id=1)]
     count = store.event_count()
-    for bad in ("not-a-uuid", "{fa6506c3-7681-40c8-86dc-e36561f83385}", "fa6506c3768140c886dce36561f83385"):
+    for bad in ("not-a-uuid", "{fa6506c3-7681-40c8-86dc-e36561f83385}", "fa6506c3768140c886dce36561f83385",
+                "fa6506c3-7681-40c8-86dc-e36561f833851", "fa6506c3-7681-40c8-86dc-e36561f8338",
+                "ga6506c3-7681-40c8-86dc-e36561f83385", "fa6506c3-7681-40c8-86dc-e36561f83385\n",
+                " fa6506c3-7681-40c8-86dc-e36561f83385"):
         with pytest.raises(ValidationError, match=rf"^view_uuid must be a UUID written as 8-4-4-4-12 hex digits, "
                                                   rf"not {re.escape(repr(bad))}$"):
             store.import_view("a.other", source="test", versions=[version], version_log=log, current_version_id=1,
