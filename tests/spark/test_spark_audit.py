@@ -15,7 +15,7 @@ from pyspark.sql import types as T
 
 from viewstore import Column, CorruptLogError, NoSuchViewError, ValidationError, ViewChange
 from viewstore.spark import events_dataframe
-from viewstore.spark.audit import events_arrow
+from viewstore.spark.audit import _BATCH_ROWS, EVENTS_SCHEMA, events_arrow
 
 from spark_views import _stored
 
@@ -186,6 +186,22 @@ def test_events_dataframe_of_a_log_longer_than_one_arrow_batch(spark, store):
     df = events_dataframe(spark, store)
     assert df.count() == total
     assert [r.position for r in df.orderBy("position").select("position").collect()] == list(range(1, total + 1))
+
+
+def test_events_arrow_of_a_log_of_whole_batches_moves_every_row(store):
+    """A log (or a limit) of exactly one or two Arrow batches of rows, whose last read finds no row,
+    moves whole, in batches of that size, and an empty answer is an empty table of the schema."""
+    _stored(store, "big.v", "SELECT 1 AS x", "big", [Column("x", "int")])
+    store.alter_view("big.v", *[ViewChange.set_property(f"k{i}", "v") for i in range(_BATCH_ROWS - 1)])
+    for rows in (_BATCH_ROWS, 2 * _BATCH_ROWS):
+        assert store.event_count() == rows
+        table = events_arrow(store)
+        assert table.column("position").to_pylist() == list(range(1, rows + 1))
+        assert [batch.num_rows for batch in table.to_batches()] == [_BATCH_ROWS] * (rows // _BATCH_ROWS)
+        store.alter_view("big.v", *[ViewChange.set_property(f"k{i}", "w") for i in range(_BATCH_ROWS)])
+    assert events_arrow(store, limit=_BATCH_ROWS).column("position").to_pylist() == list(range(1, _BATCH_ROWS + 1))
+    empty = events_arrow(store, since_position=3 * _BATCH_ROWS + 1)
+    assert empty.num_rows == 0 and empty.schema == EVENTS_SCHEMA
 
 
 def test_events_arrow_holds_one_batch_of_rows_at_a_time_not_the_whole_log(store):
