@@ -2699,6 +2699,26 @@ def test_a_damaged_event_past_the_first_batch_ends_a_long_answer_with_the_error_
     assert result.exit_code == 1 and result.stderr == f"error: {message}\n" and result.stdout == ""
 
 
+def test_a_damaged_event_past_the_rows_a_table_is_laid_out_on_ends_it_after_the_rows_printed(tmp_path):
+    """A table is printed once its first 10,000 rows are laid out: a damaged event read after them
+    ends it there, with the CorruptLogError naming the event on stderr and exit code 1; stdout holds
+    the table's count or title, its head and the rows of the batches read whole before it."""
+    db = tmp_path / "cli.db"
+    _log_of(db, 10_500)
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                     "payload) SELECT 'k', view_id, 10501, 'view.comment_updated', 's.v', 'me', 1, 'not json' "
+                     "FROM events WHERE position = 1")
+    conn.close()
+    for args, title in ((["audit"], "10501 events"), (["history", "s.v"], "history of s.v")):
+        result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False, env={"COLUMNS": "200"})
+        assert result.exit_code == 1
+        assert result.stderr == "error: event at position 10501 has a payload that is not JSON\n"
+        lines = result.stdout.splitlines()
+        assert lines[0] == title and len(lines) == 1 + 3 + 10_000
+        assert [line.split("│")[1].strip() for line in lines[4:]] == [str(p) for p in range(1, 10_001)]
+
+
 def test_an_error_sql_raises_at_a_later_row_ends_a_query_with_the_error(run):
     """A query whose statement fails at a row past the first ones (malformed JSON at the 1,501st
     row) ends with the same typed error as one failing at its first row, exit code 1."""
