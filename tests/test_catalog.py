@@ -2626,6 +2626,24 @@ def test_a_streamed_history_takes_a_range_of_log_positions_as_history_does(store
                     pass
 
 
+def test_a_write_inside_the_block_of_a_stream_of_events_is_refused_saying_so_and_writes_nothing(tmp_path):
+    """The block holds one read of the log open on the store's connection, which a write cannot
+    begin on: it was refused as "cannot start a transaction within a transaction"; it is refused
+    saying what to do instead, nothing written, and the write goes through once the block ends."""
+    inside = (r"^a write cannot run inside the with block of a stream of events \(stream_events, stream_history\), "
+              r"which reads one state of the log: write after the block, or list\(\) the events in it first$")
+    with ViewStore(tmp_path / "s.db") as store:
+        _events_of(store, 3)
+        for opened in (lambda: store.stream_events(batch=2), lambda: store.stream_history("s.v", batch=2)):
+            with opened() as events:
+                for _ in events:
+                    with pytest.raises(ViewStoreError, match=inside):
+                        store.alter_view("s.v", ViewChange.update_comment("inside"))
+                assert events.count() == 3 and store.load_view("s.v").comment is None
+            assert store.event_count() == 3
+        assert store.alter_view("s.v", ViewChange.update_comment("after")).comment == "after"
+
+
 def test_a_closed_store_refuses_every_read_of_the_log_and_every_query(tmp_path):
     """The streams and the ad-hoc queries (which read the file on a connection of their own) are
     refused once the store is closed, as events() and history() are."""

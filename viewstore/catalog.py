@@ -534,6 +534,11 @@ CACHED_VIEWS = 2048
 #: folding them (see ViewStore._catch_up); beyond that, reading its projection rows costs less
 CATCH_UP_EVENTS = 64
 
+#: what a write of a store inside the block of one of its streams of events (which holds a read open
+#: on its connection, so that BEGIN is refused) is told
+_IN_STREAM = ("a write cannot run inside the with block of a stream of events (stream_events, stream_history), "
+              "which reads one state of the log: write after the block, or list() the events in it first")
+
 #: what a transaction() that SQLite ended when a write in it failed is told (see ViewStore._lose_batch)
 _LOST = ("the transaction was rolled back whole when a write in it failed (SQLite ends a transaction on an "
          "interrupt, a full disk or an I/O error)")
@@ -1149,10 +1154,11 @@ class ViewStore:
         its ``count()``, gives the same events, whatever other connections commit meanwhile. In WAL
         mode they go on committing, but no checkpoint can pass a read transaction, so the WAL file
         grows for as long as the block runs; and the store's own calls from other threads wait for
-        the block to end.
+        the block to end. A write of this store inside the block (which holds its read) is refused.
 
         Raises:
             As :meth:`events`; a damaged row raises CorruptLogError naming it where it is read.
+            ViewStoreError: a write of this store inside the block, nothing written.
         """
         _check_batch(batch)
         filters = self._event_filters(view, actor, since, until, types, limit, newest_first, since_position,
@@ -2442,6 +2448,8 @@ class _FileWrite:
             raise ViewStoreError(f"this thread is already writing to {store.path}, through this or another "
                                  "ViewStore (from a signal receiver or a callback?); that write would wait for "
                                  "itself")
+        if self.mine and in_transaction:  # a read of this store open in this thread: a stream's block
+            raise ViewStoreError(_IN_STREAM)
         if self.mine:
             self.held.add(store.path)
         self.opening = not in_transaction  # else BEGIN is refused: a write inside another
