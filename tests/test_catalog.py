@@ -2689,6 +2689,32 @@ def test_a_stream_read_after_its_block_has_ended_is_refused(tmp_path):
         assert rows.columns == ("position",)
 
 
+def test_a_pass_begun_in_a_streams_block_and_read_on_after_it_is_refused_not_cut_short(tmp_path):
+    """A pass (an iterator of events or of batches, or of a query's rows) begun inside the block and
+    read on after it: an iterator of events gave the rest of the batch it held and then ended, as if
+    the log had (9 events of 30), batches ended at once, and a query's rows failed as a ValidationError
+    of SQLite's closed-database error. Each raises the ViewStoreError of a stream read after its block."""
+    ended = r"^a stream is read inside its with block, which has ended \(read it there, or list\(\) it there to keep it\)$"
+    with ViewStore(tmp_path / "s.db") as store:
+        _events_of(store, 30)
+        for opened in (lambda: store.stream_events(batch=10), lambda: store.stream_history("s.v", batch=10)):
+            with opened() as events:
+                read = iter(events)
+                assert next(read).position == 1
+                batches = events.batches()
+                assert len(next(batches)) == 10
+            assert [next(read).position for _ in range(9)] == list(range(2, 11))  # read in the block
+            with pytest.raises(ViewStoreError, match=ended):
+                next(read)
+            with pytest.raises(ViewStoreError, match=ended):
+                next(batches)
+        with store.stream_query("SELECT position FROM events") as rows:
+            read = iter(rows)
+            assert next(read) == {"position": 1}
+        with pytest.raises(ViewStoreError, match=ended):
+            next(read)
+
+
 @contextlib.contextmanager
 def _interrupt_in_a_column_type_str(*callers):
     """A block in which this process gets SIGINT (a real Ctrl-C) the first time pydantic-core calls

@@ -669,6 +669,8 @@ class QueryStream:
             yield from self._rest
             return
         except (sqlite3.Error, ValueError) as error:  # a later row: typed as the first one's would be
+            if self._closed:  # a pass begun in the block, read on after it: its connection is closed
+                raise ViewStoreError(_ENDED) from error
             if not self._raised:
                 raise self._failed(error) from error
         raise self._raised[0]  # outside the handler: as the signal's handler raised it, its context untouched
@@ -828,7 +830,14 @@ class EventStream:
             raise ViewStoreError(_ENDED)
         reading = self._read()
         self._reading.append(reading)
-        return reading
+        return self._guarded(reading)
+
+    def _guarded(self, reading: Generator[list[Event], None, None]) -> Iterator[list[Event]]:
+        """A pass's batches; one that the block's end cut off (see :meth:`close`) raises as it is read
+        on, once past the batch it held, where it would end as if the events had."""
+        yield from reading
+        if self._closed:
+            raise ViewStoreError(_ENDED)
 
     def _read(self) -> Generator[list[Event], None, None]:
         cursor = self._cursor()
