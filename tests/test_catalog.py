@@ -584,16 +584,21 @@ def test_events_between_positions_are_those_of_every_plan_in_that_range(store):
     bob.close()
 
 
-def test_history_takes_a_range_of_log_positions_as_events_does(store):
-    """history()'s since_position and until_position (inclusive) keep exactly the view's events in
-    that range, as events(view=...) does for the view's current stream; a bound that is no 64-bit
-    int is the same ValidationError, a range given backwards holds no event."""
+def _two_views_then_a_drop(store):
+    """sales.daily at positions 1, 3, 5, 7 and its drop at 9; sales.other between them."""
     make(store)
     make(store, "sales.other")
     for i in range(3):
         store.alter_view("sales.daily", ViewChange.update_comment(f"c{i}"))
         store.alter_view("sales.other", ViewChange.update_comment(f"c{i}"))
     store.drop_view("sales.daily")
+
+
+def test_history_takes_a_range_of_log_positions_as_events_does(store):
+    """history()'s since_position and until_position (inclusive) keep exactly the view's events in
+    that range, as events(view=...) does for the view's current stream; a bound that is no 64-bit
+    int is the same ValidationError, a range given backwards holds no event."""
+    _two_views_then_a_drop(store)
     whole = store.history("sales.daily")
     assert [e.position for e in whole] == [1, 3, 5, 7, 9] and whole[-1].type == "view.dropped"
     bounds = [None, -5, 0, 1, 2, 3, 8, 9, 10, 2**63 - 1]
@@ -2602,12 +2607,7 @@ def test_a_streamed_history_takes_a_range_of_log_positions_as_history_does(store
     """stream_history's since_position and until_position keep the events history() keeps for them,
     in every pass, batch and count() of the stream; a bound that is no 64-bit int is the
     ValidationError history() gives."""
-    make(store)
-    make(store, "sales.other")
-    for i in range(3):
-        store.alter_view("sales.daily", ViewChange.update_comment(f"c{i}"))
-        store.alter_view("sales.other", ViewChange.update_comment(f"c{i}"))
-    store.drop_view("sales.daily")
+    _two_views_then_a_drop(store)
     bounds = [None, -5, 0, 1, 2, 3, 8, 9, 10, 2**63 - 1]
     for low in bounds:
         for high in bounds:

@@ -2678,17 +2678,22 @@ def test_the_count_above_a_long_audit_table_counts_what_the_filters_match(run, m
     assert lines[0] == "10500 events" and len([line for line in lines if line.startswith("│ ")]) == 10500
 
 
+def _log_with_a_damaged_event_last(db, events):
+    """:func:`_log_of` ``events`` events, then one more of s.v whose payload is not JSON."""
+    _log_of(db, events)
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                     "payload) SELECT 'k', view_id, ?, 'view.comment_updated', 's.v', 'me', 1, 'not json' "
+                     "FROM events WHERE position = 1", (events + 1,))
+    conn.close()
+
+
 def test_a_damaged_event_past_the_first_batch_ends_a_long_answer_with_the_error_naming_it(tmp_path):
     """A long answer is written as it is read: a damaged event found past the first batch ends it
     there, with the CorruptLogError naming the event, exit code 1 (with --json the error as JSON on
     stderr; stdout holds what was written before it, not a whole document)."""
     db = tmp_path / "cli.db"
-    _log_of(db, 1500)
-    with sqlite3.connect(db) as conn:
-        conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
-                     "payload) SELECT 'k', view_id, 1501, 'view.comment_updated', 's.v', 'me', 1, 'not json' "
-                     "FROM events WHERE position = 1")
-    conn.close()
+    _log_with_a_damaged_event_last(db, 1500)
     message = "event at position 1501 has a payload that is not JSON"
     for args in (["audit", "--json"], ["history", "s.v", "--json"]):
         result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
@@ -2704,12 +2709,7 @@ def test_a_damaged_event_past_the_rows_a_table_is_laid_out_on_ends_it_after_the_
     ends it there, with the CorruptLogError naming the event on stderr and exit code 1; stdout holds
     the table's count or title, its head and the rows of the batches read whole before it."""
     db = tmp_path / "cli.db"
-    _log_of(db, 10_500)
-    with sqlite3.connect(db) as conn:
-        conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
-                     "payload) SELECT 'k', view_id, 10501, 'view.comment_updated', 's.v', 'me', 1, 'not json' "
-                     "FROM events WHERE position = 1")
-    conn.close()
+    _log_with_a_damaged_event_last(db, 10_500)
     for args, title in ((["audit"], "10501 events"), (["history", "s.v"], "history of s.v")):
         result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False, env={"COLUMNS": "200"})
         assert result.exit_code == 1
