@@ -479,3 +479,18 @@ def test_a_later_cell_wider_than_its_column_wraps_in_it_where_a_wider_table_woul
     assert lines[:4] == ["┏━━━━━━┳━━━━━━┓", "┃ n    ┃ text ┃", "┡━━━━━━╇━━━━━━┩", "│ 0    │ x    │"]
     assert lines[-6:] == ["│ 9999 │ x    │", "│ 1000 │ wide │", "│ 0    │ r    │", "│      │ text │", "│ last │ y    │",
                           "└──────┴──────┘"]
+
+
+def test_the_last_row_of_the_layout_sets_the_widths_and_a_later_cell_of_the_last_column_widens_it():
+    """The layout takes in exactly TextTable.WINDOW rows: a wider cell in the last of them widens its
+    column from the first line on. A later row whose one wider cell is in the last column widens
+    that column from that row on, as a wider cell of any column does."""
+    window = TextTable.WINDOW
+    rows = [["1", "x"]] * (window - 1) + [["1", "wider"], ["1", "widest text"], ["1", "y"]]
+    console = Console(width=1_000_000, file=io.StringIO(), markup=False, emoji=False, highlight=False)
+    TextTable("n", "text").print(console, rows)
+    lines = console.file.getvalue().splitlines()
+    assert len(lines) == 3 + window + 2 + 1
+    assert lines[:4] == ["┏━━━┳━━━━━━━┓", "┃ n ┃ text  ┃", "┡━━━╇━━━━━━━┩", "│ 1 │ x     │"]
+    assert lines[-5:] == ["│ 1 │ x     │", "│ 1 │ wider │", "│ 1 │ widest text │", "│ 1 │ y           │",
+                          "└───┴─────────────┘"]
