@@ -1897,6 +1897,8 @@ def test_a_representation_made_without_validation_is_refused_by_every_write_and_
     (Column.model_construct(name="c", type=Column("c", "int").type, comment=7, nullable=True),
      "^bad column: comment: Input should be a valid string$"),
     (Column.model_construct(name="c"), "^a column type must be a non-empty string, not None$"),  # the field left out
+    (Column.model_construct(name=" ", type=Column("c", "int").type, comment=None, nullable=True),
+     "^a column name must be non-empty$"),  # every field of the types the constructor leaves
 ])
 def test_a_column_made_without_validation_is_refused_by_create_and_replace_and_writes_nothing(store, bad, message):
     make(store)
