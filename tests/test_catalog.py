@@ -2630,8 +2630,9 @@ def test_a_streamed_history_takes_a_range_of_log_positions_as_history_does(store
 
 def test_a_write_inside_the_block_of_a_stream_of_events_is_refused_saying_so_and_writes_nothing(tmp_path):
     """The block holds one read of the log open on the store's connection, which a write cannot
-    begin on: it was refused as "cannot start a transaction within a transaction"; it is refused
-    saying what to do instead, nothing written, and the write goes through once the block ends."""
+    begin on: it was refused as "cannot start a transaction within a transaction" (a transaction()
+    as "inside another call of this store (a signal receiver?)"); it is refused saying what to do
+    instead, nothing written, and the write goes through once the block ends."""
     inside = (r"^a write cannot run inside the with block of a stream of events \(stream_events, stream_history\), "
               r"which reads one state of the log: write after the block, or list\(\) the events in it first$")
     with ViewStore(tmp_path / "s.db") as store:
@@ -2641,6 +2642,8 @@ def test_a_write_inside_the_block_of_a_stream_of_events_is_refused_saying_so_and
                 for _ in events:
                     with pytest.raises(ViewStoreError, match=inside):
                         store.alter_view("s.v", ViewChange.update_comment("inside"))
+                    with pytest.raises(ViewStoreError, match=inside), store.transaction():
+                        pass
                 assert events.count() == 3 and store.load_view("s.v").comment is None
             assert store.event_count() == 3
         assert store.alter_view("s.v", ViewChange.update_comment("after")).comment == "after"

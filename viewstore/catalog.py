@@ -1459,6 +1459,8 @@ class ViewStore:
                 raise ViewStoreError("a transaction of this store is already open in this thread; "
                                      "transactions do not nest")
             if self._conn.in_transaction:
+                if self.path not in _WRITING.__dict__.get("files", ()):  # a read open in this thread: a stream's block
+                    raise ViewStoreError(_IN_STREAM)
                 raise ViewStoreError("a transaction cannot start inside another call of this store "
                                      "(a signal receiver?)")
             done: list[tuple[list[Event], list[tuple[int, dict[str, Any]]]]] = []
