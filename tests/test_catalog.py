@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import time
 import warnings
+import weakref
 
 import orjson
 import pytest
@@ -2777,6 +2778,34 @@ def test_ctrl_c_while_a_view_dumps_itself_is_a_keyboard_interrupt(tmp_path, dump
             getattr(view, dump)()
         assert view.model_dump(mode="json")["versions"][0]["columns"] == [
             {"name": "x", "type": "decimal(9,2)", "comment": None, "nullable": True}]
+
+
+@pytest.mark.parametrize("dump", ["model_dump", "model_dump_json"])
+def test_an_interrupted_dump_holds_nothing_once_its_interrupt_has_gone_on(tmp_path, dump):
+    """The interrupt a dump raised as itself was kept for its thread till the thread's next dump, and
+    with it the frames of its traceback and what they held (a later test counting the objects alive
+    saw one go in the middle of its own work); it is let go when the outermost dump ends."""
+    class Held:
+        pass
+
+    def dumping(view, held):  # its frame, in the interrupt's traceback, holds ``held``
+        getattr(view, dump)()
+
+    with ViewStore(tmp_path / "s.db") as store:
+        store.create_view("s.v", columns=[("x", "decimal(9,2)")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="s")
+        view = store.load_view("s.v")
+        held = Held()
+        alive = weakref.ref(held)
+        interrupted = False
+        with _interrupt_in_a_column_type_str("_serialize"):
+            try:
+                dumping(view, held)
+            except KeyboardInterrupt:
+                interrupted = True
+        del held
+        gc.collect()
+        assert interrupted and alive() is None
 
 
 def test_ctrl_c_while_an_import_dumps_a_version_is_a_keyboard_interrupt_and_writes_nothing(tmp_path):

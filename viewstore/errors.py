@@ -132,22 +132,29 @@ def _signal_as_itself(function: Callable[_P, _R]) -> Callable[_P, _R]:
     pydantic-core keeps the signal as its error's cause in Python mode, but not once that error has
     come through a Python serializer around it (a View's own), nor in JSON mode: there it reports it
     by its text alone. So a wrapped function that raises the signal keeps it for this thread (till
-    the thread's next wrapped call), and the wrapped function around it (the View's own serializer
-    is one) takes it from there when pydantic-core's error comes without it."""
+    the outermost wrapped call ends), and the wrapped function around it (the View's own serializer
+    is one) takes it from there when pydantic-core's error comes without it. (Kept no longer: the
+    signal holds the frames of its traceback, and what they hold.)"""
 
     @functools.wraps(function)
     def dumping(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        _raised.signal = None
+        depth = getattr(_raised, "depth", 0)
+        _raised.depth, _raised.signal = depth + 1, None
         try:
-            return function(*args, **kwargs)
-        except PydanticSerializationError as e:
-            signal = _signal_within(e)
-            if signal is None:
-                signal = _raised.signal  # a wrapped serializer's, which pydantic-core reported without it
-            if signal is None:
-                raise
-        _raised.signal = signal
-        raise signal  # outside the handler: as the signal's handler raised it
+            try:
+                return function(*args, **kwargs)
+            except PydanticSerializationError as e:
+                signal = _signal_within(e)
+                if signal is None:
+                    signal = _raised.signal  # a wrapped serializer's, which pydantic-core reported without it
+                if signal is None:
+                    raise
+            _raised.signal = signal
+            raise signal  # outside the handler: as the signal's handler raised it
+        finally:
+            _raised.depth = depth
+            if not depth:
+                _raised.signal = None
 
     return dumping
 
