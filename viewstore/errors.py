@@ -119,11 +119,11 @@ def _signal_within(error: BaseException) -> BaseException | None:
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
-#: the signal the innermost dump of this thread raised as itself (see :func:`_signal_as_itself`)
+#: the signal a serializer within a dump of this thread raised as itself (see :func:`_signal_as_itself`)
 _raised = threading.local()
 
 
-def _signal_as_itself(function: Callable[_P, _R]) -> Callable[_P, _R]:
+def _signal_as_itself(function: Callable[_P, _R], *, within: bool = False) -> Callable[_P, _R]:
     """``function``, but for the signal (see :func:`_signal_within`) that came while it had
     pydantic-core dump a model whose serializer is Python code (a column type's ``str``, a View's
     own): that goes on as itself, not as pydantic's ``PydanticSerializationError``. The one wrapper
@@ -131,32 +131,29 @@ def _signal_as_itself(function: Callable[_P, _R]) -> Callable[_P, _R]:
 
     pydantic-core keeps the signal as its error's cause in Python mode, but not once that error has
     come through a Python serializer around it (a View's own), nor in JSON mode: there it reports it
-    by its text alone. So a wrapped function that raises the signal keeps it for this thread (till
-    the outermost wrapped call ends), and the wrapped function around it (the View's own serializer
-    is one) takes it from there when pydantic-core's error comes without it. (Kept no longer: the
-    signal holds the frames of its traceback, and what they hold.)"""
+    by its text alone. So a serializer that pydantic-core calls ``within`` a dump (the View's own)
+    keeps the signal it raises for its thread, and the wrapped dump around it takes it from there
+    when pydantic-core's error comes without it; the dump lets it go then (the signal holds the
+    frames of its traceback, and what they hold), and each wrapped call begins without one."""
 
     @functools.wraps(function)
     def dumping(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        depth = getattr(_raised, "depth", 0)
-        _raised.depth, _raised.signal = depth + 1, None
+        _raised.signal = None
         try:
-            try:
-                return function(*args, **kwargs)
-            except PydanticSerializationError as e:
-                signal = _signal_within(e)
-                if signal is None:
-                    signal = _raised.signal  # a wrapped serializer's, which pydantic-core reported without it
-                if signal is None:
-                    raise
-            _raised.signal = signal
-            raise signal  # outside the handler: as the signal's handler raised it
-        finally:
-            _raised.depth = depth
-            if not depth:
-                _raised.signal = None
+            return function(*args, **kwargs)
+        except PydanticSerializationError as e:
+            signal = _signal_within(e) or _raised.signal  # else a serializer's within, kept without it
+            if signal is None:
+                raise
+        _raised.signal = signal if within else None
+        raise signal  # outside the handler: as the signal's handler raised it
 
     return dumping
+
+
+def _signal_as_itself_within(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """:func:`_signal_as_itself` for a serializer pydantic-core calls within a dump."""
+    return _signal_as_itself(function, within=True)
 
 
 class EngineError(ViewStoreError):

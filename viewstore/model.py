@@ -17,7 +17,7 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
                       SerializerFunctionWrapHandler, StrictStr, WithJsonSchema, computed_field, model_serializer)
 from pydantic import ValidationError as PydanticValidationError
 
-from .errors import ValidationError, _signal_as_itself
+from .errors import ValidationError, _signal_as_itself, _signal_as_itself_within
 from .types import IcebergType, parse_type, type_number
 
 __all__ = [
@@ -647,7 +647,7 @@ class View(BaseModel):
     # (a Ctrl-C in the handler's dump is raised as itself, which pydantic-core then reports with it as
     # the cause: what the handler raised has lost it once this returns to pydantic-core)
     @model_serializer(mode="wrap")
-    @_signal_as_itself
+    @_signal_as_itself_within
     def _serialize(self, handler: SerializerFunctionWrapHandler):
         self._complete()
         data = handler(self)  # a dict, in python and JSON mode alike
