@@ -428,7 +428,7 @@ def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tupl
 
 
 def _print_registered(cli: CliContext, report: Any) -> None:
-    colours = {"registered": "green", "unchanged": "green", "skipped": "yellow", "failed": "red", "pruned": "cyan"}
+    colours = {"registered": "green", "skipped": "yellow", "failed": "red", "pruned": "cyan"}
     table = data_table("view", "outcome", "details", title=str(report), names=["view"])
     unchanged = set(report.unchanged)  # counted below the table, not listed (--json lists them)
     for name in report.registered:
