@@ -164,17 +164,24 @@ def test_events_dataframe_takes_a_range_of_log_positions(spark, store):
 def test_a_damaged_row_past_the_first_batch_is_named(spark, store):
     """The log moves to Arrow 8,192 rows at a time: the damaged row of a later batch is found too,
     also when every other row of its column is whole."""
+    _damaged_past_one_batch(store, 8500)
+    assert events_arrow(store, limit=8499).num_rows == 8499
+
+
+def _damaged_past_one_batch(store, position):
+    """A log of 9,001 events (more than one Arrow batch) whose row at ``position`` holds a real as its
+    stream version; what events_arrow raises on it, checked."""
     _stored(store, "big.v", "SELECT 1 AS x", "big", [Column("x", "int")])
     for start in range(0, 9000, 1000):
         store.alter_view("big.v", *[ViewChange.set_property(f"k{i}", "v") for i in range(start, start + 1000)])
     with sqlite3.connect(store.path) as raw:
         raw.execute("DROP TRIGGER events_append_only_update")
-        raw.execute("UPDATE events SET stream_version = 2.5 WHERE position = 8500")
+        raw.execute("UPDATE events SET stream_version = 2.5 WHERE position = ?", (position,))
     raw.close()
-    with pytest.raises(CorruptLogError, match=r"^the stream_version of the event at position 8500 is not an integer: "
-                                              r"2\.5 \(float\)$"):
+    said = rf"^the stream_version of the event at position {position} is not an integer: 2\.5 \(float\)$"
+    with pytest.raises(CorruptLogError, match=said) as raised:
         events_arrow(store)
-    assert events_arrow(store, limit=8499).num_rows == 8499
+    return raised
 
 
 def test_events_dataframe_of_a_log_longer_than_one_arrow_batch(spark, store):
@@ -240,3 +247,17 @@ def test_events_dataframe_times_are_instants_in_any_session_time_zone(spark, sto
         spark.conf.set("spark.sql.session.timeZone", saved)
     assert got == [e.occurred_at for e in store.events()]
     assert df.schema["occurred_at"].dataType == T.TimestampType()
+
+
+def test_a_damaged_row_ends_the_read_there_and_a_later_read_sees_later_commits(store):
+    """A damaged row inside the first of two batches ends the read at once: while its error is held
+    (as an except block or a caller's log holds it), the store's connection keeps no read of the log
+    open, so its next read sees what another connection committed since."""
+    raised = _damaged_past_one_batch(store, 100)
+    other = store.__class__(store.path, catalog="prod", actor="bob")
+    try:
+        other.alter_view("big.v", ViewChange.set_property("late", "v"))
+    finally:
+        other.close()
+    assert [(e.position, e.actor) for e in store.events(since_position=9002)] == [(9002, "bob")]
+    assert raised.value.__traceback__ is not None  # the error, and what its frames held, is still held here
