@@ -150,13 +150,19 @@ def _import_many(cli: CliContext, records: list[dict[str, Any]]) -> HmsImportRep
                 progress(i, len(records), name)
                 report.import_one(lambda: cli.store(create=True), name, record)
                 progress(i + 1, len(records))
-        except KeyboardInterrupt as e:  # Ctrl-C: say what stays, which a run again needs to know
+        except KeyboardInterrupt as e:
             settled = len(report.imported) + len(report.skipped) + len(report.failed)
-            raise KeyboardInterrupt(  # the record under way may be in: the count is of those reported done
-                f"after {settled} of {count(len(records), 'record')}: each record is its own transaction, so the "
-                "views imported stay, and a run again skips them") from e
+            raise import_interrupted(f"{settled} of {count(len(records), 'record')}", "record") from e
     report.seconds = time.perf_counter() - started
     return report
+
+
+def import_interrupted(done: str, each: str) -> KeyboardInterrupt:
+    """The Ctrl-C of an import of many records (``hms import``, ``viewstore spark import``), saying
+    what stays, which a run again needs to know: ``done`` counts those reported done (the one under
+    way may be in too), ``each`` names what is its own transaction."""
+    return KeyboardInterrupt(f"after {done}: each {each} is its own transaction, so the views imported stay, "
+                             "and a run again skips them")
 
 
 def print_import_report(cli: CliContext, report: HmsImportReport) -> None:

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from ..cli import CliContext, count, json_option, json_text, pass_cli, usage_error
 from ..errors import EngineError, ViewAlreadyExistsError
-from ..formats.cli import print_import_report
+from ..formats.cli import import_interrupted, print_import_report
 from ..log import holds_nothing
 from ..tables import data_table, visible
 from .demo import jvm_environment, quiet_analysis_errors, run_demo, running_session
@@ -351,11 +351,9 @@ def import_(ctx: click.Context, cli: CliContext, database: str, master: str | No
 
         try:
             return import_metastore_views(session, store, database, progress=counted)
-        except KeyboardInterrupt as e:  # Ctrl-C: say what stays, which a run again needs to know, as hms import does
+        except KeyboardInterrupt as e:
             of = f" of {seen[1]}" if seen[1] else ""
-            raise KeyboardInterrupt(  # the view under way may be in: the count is of those reported done
-                f"after {seen[0]}{of} tables and views of {database}: each view is its own transaction, so the views "
-                "imported stay, and a run again skips them") from e
+            raise import_interrupted(f"{seen[0]}{of} tables and views of {database}", "view") from e
 
     _report(ctx, cli, master, confs, True, as_json, "importing", call,
             lambda report, own, in_memory: print_import_report(cli, report), create=True)
