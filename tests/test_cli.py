@@ -718,6 +718,18 @@ def test_query_prints_null_as_an_empty_cell_and_keeps_a_column_of_numbers_and_nu
     assert json.loads(run("query", sql, "--json"))[1] == {"amount": None, "t": "x", "n": None}
 
 
+def test_query_judges_a_column_of_numbers_by_every_row_of_its_layout_not_its_first(run, monkeypatch):
+    """A column whose first value is a number but a later one a long text folds as text does; had
+    the first row decided, that column would be kept whole and the table wider than the terminal."""
+    monkeypatch.setenv("COLUMNS", "30")
+    create(run)
+    sql = ("SELECT 1 AS v, 'x' AS t UNION ALL SELECT 'a long text value that has to fold somewhere', 'y' "
+           "UNION ALL SELECT 2, 'z'")
+    out = run("query", sql)
+    assert max(len(line) for line in out.splitlines()) <= 30, out
+    assert [word for word in "a long text value that has to fold somewhere".split() if word not in out] == [], out
+
+
 def test_hms_import_prints_a_markup_like_name_as_it_is(run, conformance):
     record = conformance / "engine-views" / "spark-hms-view-3.5.reconstructed.json"
     out = run("hms", "import", str(record), "sales.[/h]")
