@@ -2882,16 +2882,65 @@ def test_an_export_of_a_view_whose_projection_is_behind_its_log_is_refused_and_w
         raw.execute("UPDATE views SET stream_version = 1, properties = '{}' WHERE view_id = ?", (view.uuid,))
     raw.close()
     reopened = ViewStore(store.path)
-    assert reopened.load_view("sales.daily").stream_version == 1  # a read does not look at the log
     with pytest.raises(CorruptLogError, match=rf"^the projections are behind the log for view sales\.daily "
                                               rf"\({view.uuid}\): they hold it at stream version 1, its log goes "
-                                              r"on to stream version 2 at least; rebuild\(\) repairs them from the log$"):
+                                              r"on to stream version 2; rebuild\(\) repairs them from the log$"):
         reopened.export_iceberg("sales.daily", tmp_path / "v")
     assert not (tmp_path / "v" / "metadata").exists() or not any((tmp_path / "v" / "metadata").iterdir())
     reopened.rebuild()
     path = reopened.export_iceberg("sales.daily", tmp_path / "v")
     assert json.loads(path.read_text())["properties"] == {"comment": "two"}
     reopened.close()
+
+
+def _projection_behind_its_log(store):
+    """sales.daily at stream version 2 in the log, its views row put back (with sqlite3, behind the
+    library's back) to stream version 1 with no properties: a projection behind its log."""
+    view = make(store)
+    store.alter_view("sales.daily", ViewChange.update_comment("two"))
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("UPDATE views SET stream_version = 1, properties = '{}' WHERE view_id = ?", (view.uuid,))
+    raw.close()
+    return view
+
+
+def test_reads_and_writes_of_a_view_whose_projection_is_behind_its_log_are_refused_until_rebuild(store):
+    """load_view, view_exists and a write of a view whose views row is behind its log (damage) gave
+    or started from the earlier state the row holds, silently (load_view: no comment). Reading the
+    row now reads the log's last stream version of the view in the same statement: each refuses
+    with CorruptLogError naming the view and rebuild(), and writes nothing; after rebuild() they
+    read the log's state."""
+    view = _projection_behind_its_log(store)
+    reopened = ViewStore(store.path)
+    rows, events = reopened.projection_dump(), reopened.events()
+    said = (rf"^the projections are behind the log for view sales\.daily \({view.uuid}\): they hold it at stream "
+            r"version 1, its log goes on to stream version 2; rebuild\(\) repairs them from the log$")
+    for call in (lambda: reopened.load_view("sales.daily"), lambda: reopened.view_exists("sales.daily"),
+                 lambda: reopened.load_view(("sales", "daily")),  # refused again: nothing was cached
+                 lambda: reopened.alter_view("sales.daily", ViewChange.set_property("k", "v")),
+                 lambda: reopened.drop_view("sales.daily")):
+        with pytest.raises(CorruptLogError, match=said):
+            call()
+    assert reopened.projection_dump() == rows and reopened.events() == events  # nothing written
+    assert reopened.rebuild()["views"] == 1
+    loaded = reopened.load_view("sales.daily")
+    assert (loaded.stream_version, loaded.comment, reopened.view_exists("sales.daily")) == (2, "two", True)
+    assert reopened.alter_view("sales.daily", ViewChange.set_property("k", "v")).stream_version == 3
+    reopened.close()
+
+
+def test_a_store_that_read_a_view_before_its_projection_fell_behind_reads_the_logs_state(store):
+    """A store holding a view it read before its views row was put back (damage by another
+    connection) brings its cached state up to date from the log, as after any other commit: it
+    gives the log's state (the comment of stream version 2), not the row's and not an error."""
+    make(store)
+    store.alter_view("sales.daily", ViewChange.update_comment("two"))
+    assert store.load_view("sales.daily").comment == "two"
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("UPDATE views SET stream_version = 1, properties = '{}'")
+    raw.close()
+    loaded = store.load_view("sales.daily")
+    assert (loaded.stream_version, loaded.comment, store.view_exists("sales.daily")) == (2, "two", True)
 
 
 def test_an_export_of_a_view_that_changed_since_it_was_read_names_its_file_by_the_state_it_read(store, tmp_path):

@@ -23,8 +23,8 @@ from pyiceberg.types import IntegerType, NestedField, StringType
 from pyiceberg.view.metadata import (SQLViewRepresentation, ViewHistoryEntry, ViewMetadata, ViewRepresentation,
                                      ViewVersion as PyViewVersion)
 
-from viewstore import (Column, IcebergMetadataError, NoSuchViewError, SQLRepresentation, ValidationError,
-                       ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError)
+from viewstore import (Column, CorruptLogError, IcebergMetadataError, NoSuchViewError, SQLRepresentation,
+                       ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError)
 from viewstore.iceberg import parse_metadata, read_metadata
 from viewstore.model import VersionLogEntry
 
@@ -1637,29 +1637,33 @@ def _file_uuid(path):
 
 
 @pytest.mark.parametrize("damage", ["the projection claims an event the log lacks", "the log lacks the projection's event"])
-def test_an_export_of_a_view_whose_projection_and_log_disagree_names_no_state(store, tmp_path, damage):
+def test_an_export_of_a_view_whose_projection_and_log_disagree_is_refused(store, tmp_path, damage):
     """The name of an exported file is the state it holds, by the commit of the view's last event in
-    the log (export_uuid). Where the log holds no event at the projection's stream version (the row
-    changed behind the library's back, or an event deleted from the log), there is no such commit:
-    the file gets a random name (version 4), not a state's (version 5). Without that check, the
-    first damage raised an IndexError, and the second named the file by the commit of a later event."""
+    the log (export_uuid). Where the projection's stream version is not the log's last of the view
+    (the row changed behind the library's back, or an event deleted from the log), the view's rows
+    are no state of the log: reading them is refused (CorruptLogError), so the export writes no file.
+    (Before reads checked, the export named such a file at random, after a state no event made.)"""
     _long_history(store, "a.v", 3)
     loc = tmp_path / "loc"
     assert _file_uuid(store.export_iceberg("a.v", loc)).version == 5  # a state's name
     if damage.startswith("the log lacks"):
         store.alter_view("a.v", ViewChange.set_property("k", "v"))  # stream version 4
     with sqlite3.connect(store.path) as raw:
-        if damage.startswith("the projection"):
+        if damage.startswith("the projection"):  # the projection at 4, the log at 3
             raw.execute("UPDATE views SET stream_version = stream_version + 1, properties = '{\"k\": \"w\"}'")
         else:  # the projection is at 3 and event 3 is gone; the log holds 4
             raw.execute("UPDATE views SET stream_version = 3")
             raw.execute("DROP TRIGGER events_append_only_delete")
             raw.execute("DELETE FROM events WHERE stream_version = 3")
     raw.close()
+    said = ("ahead of the log for view a.v .*: they hold it at stream version 4, its log ends at stream version 3;"
+            if damage.startswith("the projection") else
+            "behind the log for view a.v .*: they hold it at stream version 3, its log goes on to stream version 4;")
     with ViewStore(store.path) as reader:  # (the store itself keeps the view it last read)
-        view = reader.load_view("a.v")
-        assert view.stream_version in (3, 4) and [e.stream_version for e in reader.events(view="a.v")] == (
+        assert [e.stream_version for e in reader.events(view="a.v")] == (
             [1, 2, 3] if damage.startswith("the projection") else [1, 2, 4])
-        path = reader.export_iceberg("a.v", loc)
-        assert path.name.startswith("00001-") and _file_uuid(path).version == 4
-        assert load(path)[0]["properties"] == {"k": view.properties["k"]}
+        for read in (lambda: reader.load_view("a.v"), lambda: reader.export_iceberg("a.v", loc)):
+            with pytest.raises(CorruptLogError, match=rf"^the projections are {said} rebuild\(\) repairs them "
+                                                      r"from the log$"):
+                read()
+    assert sorted(p.name[:6] for p in (loc / "metadata").glob("*.metadata.json")) == ["00000-"]

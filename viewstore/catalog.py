@@ -41,7 +41,7 @@ from .model import (Column, Identifier, IdentifierLike, NamespaceLike, SQLRepres
                     ViewDiff, ViewVersion, check_unicode, diff_views, id_ranges, identifier_str, normalize_name,
                     to_identifier, to_namespace, to_path, validate_properties, validate_property_key,
                     validate_property_value)
-from .projections import DDL, Projections, ViewState, apply, fold_stored, state_to_view
+from .projections import DDL, Projections, ViewState, apply, fold_stored, out_of_step, state_to_view
 from .types import IcebergType
 
 if TYPE_CHECKING:
@@ -654,7 +654,8 @@ class ViewStore:
     file locked (about 30 s, during which :data:`~viewstore.signals.lock_wait` is sent about once a
     second; what a signal's handler raises meanwhile, Ctrl-C's KeyboardInterrupt,
     ends the wait at once and reaches the caller as itself, nothing written). A call that reads a damaged row (written behind the library's back)
-    raises :class:`~viewstore.errors.CorruptLogError`; :meth:`rebuild` repairs the projections.
+    raises :class:`~viewstore.errors.CorruptLogError`, and so does one that reads a view whose projection rows
+    are behind its log (or ahead of it); :meth:`rebuild` repairs the projections.
     """
 
     def __init__(self, path: str | Path, *, catalog: str | None = None, actor: str | None = None,
@@ -2259,14 +2260,11 @@ class ViewStore:
         with self._reading():
             rows = self._log.stream_rows(view.uuid, after_version=view.stream_version - 1, limit=2)
             # a later event: a commit since the view was read, or (the projection in this same read
-            # not past it) a projection behind its log
+            # not past it: its load refuses that) a projection behind its log
             later = rows[1][3] if len(rows) > 1 else None
             held = self._projections.load(view.uuid) if later is not None else None
-        if later is not None and (held is None or held.stream_version < later):
-            holds = "no row of it" if held is None else f"it at stream version {held.stream_version}"
-            raise CorruptLogError(f"the projections are behind the log for view {identifier_str(view.identifier)} "
-                                  f"({view.uuid}): they hold {holds}, its log goes on to stream version {later} at "
-                                  "least; rebuild() repairs them from the log")
+        if later is not None and held is None:
+            raise out_of_step(identifier_str(view.identifier), view.uuid, None, later, at_least=True)
         if not rows or rows[0][3] != view.stream_version:  # the projection and the log disagree: no name of a state
             return str(uuidlib.uuid4())
         return export_uuid(view.uuid, view.stream_version, rows[0][1], base, codec)

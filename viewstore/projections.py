@@ -59,6 +59,23 @@ def _damaged(where: str, error: Exception) -> CorruptLogError:
                            "from the log")
 
 
+def out_of_step(view: str, view_id: str, held: int | None, head: Any, *, at_least: bool = False) -> CorruptLogError:
+    """The error of a view whose projection rows are not those of the end of its stream in the log:
+    they hold it at stream version ``held`` (None: no row of it), the log's last event of it is at
+    ``head`` (None: none; ``at_least``: it goes on to ``head`` at least). The two are written in one
+    transaction, so only damage (a file edited or partly restored behind the library's back) parts them."""
+    holds = "no row of it" if held is None else f"it at stream version {held}"
+    if head is None:
+        where, log = "ahead of", "its log holds no event of it"
+    elif type(head) is int and held is not None and head < held:
+        where, log = "ahead of", f"its log ends at stream version {head}"
+    else:
+        where, log = "behind", f"its log goes on to stream version {_held(head, int)}"
+        log += " at least" if at_least else ""
+    return CorruptLogError(f"the projections are {where} the log for view {view} ({view_id}): they hold {holds}, "
+                           f"{log}; rebuild() repairs them from the log")
+
+
 #: the SQL that creates the projection tables (``IF NOT EXISTS``), run by :func:`viewstore.log.connect`:
 #: the text :func:`viewstore.schema.ddl` compiles from the SQLModel declarations there (a test holds
 #: the two equal), kept here so that opening a store needs no SQLAlchemy
@@ -907,7 +924,11 @@ _INSERT_SNAPSHOT = _insert("view_snapshots", "INSERT OR REPLACE")
 # of ``views`` too. A commit's cost is mostly the pages it writes to the WAL.
 _UPDATE_VIEW = ("UPDATE views SET stream_version = ?, current_version_id = ?, properties = ?, security_mode = ?, "
                 "modifier = ?, modified_at = ?, last_position = ? WHERE view_id = ?")
-_SELECT_STATE = f"SELECT {', '.join(_STATE_COLUMNS)} FROM views"
+# A views row and, in the same statement, the stream version of its view's last event in the log: one
+# seek of the log's stream key (about 1 µs, where a query of its own costs 4), so that a read of a
+# projection behind its log (damage) is refused instead of giving an earlier state of the view.
+_SELECT_STATE = (f"SELECT {', '.join(_STATE_COLUMNS)}, (SELECT max(e.stream_version) FROM events AS e "
+                 "WHERE e.view_id = views.view_id) FROM views WHERE view_id = ?")
 _SELECT_VERSIONS = ("SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
                     "default_namespace, summary FROM view_versions")
 # The versions in a snapshot's runs of ids: one index range per run (CROSS JOIN keeps the runs the outer
@@ -1071,17 +1092,25 @@ class Projections:
         return row[0] if row else None
 
     def load(self, view_id: str) -> ViewState | None:
+        """The state of a view as its projection rows hold it; None when ``views`` has no row of it.
+
+        Raises:
+            CorruptLogError: its rows are damaged, or are not those of the end of its stream in the
+                log (behind it, or ahead): :meth:`ViewStore.rebuild` repairs them.
+        """
         conn = self.conn
-        row = conn.execute(_SELECT_STATE + " WHERE view_id = ?", (view_id,)).fetchone()
+        row = conn.execute(_SELECT_STATE, (view_id,)).fetchone()
         if row is None:
             return None
         try:
-            data = dict(zip(_STATE_COLUMNS, row))
+            data = dict(zip(_STATE_COLUMNS, row))  # (the log's head, last, is left out)
             data["properties"] = loads(data["properties"])
             data["version_log"] = _check_log(conn.execute("SELECT timestamp_ms, version_id FROM view_version_log "
                                                           "WHERE view_id = ? ORDER BY seq", (view_id,)).fetchall())
             data["versions"] = Versions(view_id, self._version_rows(view_id))
             state = _read_state(data)
+            if state.stream_version != row[-1]:
+                raise out_of_step(f"{state.namespace}.{state.name}", view_id, state.stream_version, row[-1])
             if state.current_version_id not in state.versions:
                 raise KeyError(f"the current version {state.current_version_id} is not among its versions")
         except (ValueError, TypeError, KeyError) as e:
