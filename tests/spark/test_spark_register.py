@@ -4,10 +4,12 @@ test SparkSession."""
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 
 import pytest
 
-from viewstore import Column, EngineError, NoSuchViewError, ValidationError, ViewChange, ViewStore
+from viewstore import (Column, CorruptLogError, EngineError, NoSuchViewError, SQLRepresentation, ValidationError,
+                       ViewChange, ViewStore)
 from viewstore.spark import attach, detach, import_metastore_views, register_views, sql
 from viewstore.spark.register import table_references
 
@@ -125,6 +127,30 @@ def test_register_views_creates_databases_and_reports_every_outcome(spark, store
         assert register_views(spark, store, ns).databases_created == []  # it is there now
     finally:
         spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
+def test_register_views_of_a_view_whose_projection_is_behind_its_log_registers_nothing_until_rebuild(
+        spark, store, data, ns):
+    """A view replaced (stream version 2) whose views row was put back to its first version with
+    sqlite3, behind the library's back: register_views registered the old SQL, silently. Its read
+    of the view refuses now (CorruptLogError, naming rebuild), before anything is registered; after
+    rebuild() the log's SQL is registered."""
+    columns = [Column("order_id", "long")]
+    _stored(store, f"{ns}.v", f"SELECT order_id FROM {data}.orders", ns, columns)
+    later = SQLRepresentation("spark", f"SELECT order_id FROM {data}.orders WHERE order_id > 1")
+    store.replace_view(f"{ns}.v", columns=columns, representations=[later], default_namespace=ns)
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("UPDATE views SET stream_version = 1, current_version_id = 1")
+    raw.close()
+    with ViewStore(store.path) as reopened:
+        with pytest.raises(CorruptLogError, match=rf"^the projections are behind the log for view {ns}\.v .*: they "
+                                                  r"hold it at stream version 1, its log goes on to stream version 2; "
+                                                  r"rebuild\(\) repairs them from the log$"):
+            register_views(spark, reopened, ns)
+        assert not spark.catalog.databaseExists(ns)  # nothing registered
+        reopened.rebuild()
+        assert register_views(spark, reopened, ns).registered == [f"{ns}.v"]
+    assert spark.sql(f"SELECT count(*) AS n FROM {ns}.v").first().n == 2
 
 
 def test_raise_for_failures_names_each_condition_once_and_tags_a_message_without_it():
