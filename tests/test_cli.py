@@ -465,8 +465,9 @@ def test_rebuild_counts_every_row_it_repaired_in_each_table(run):
 
 def test_show_of_a_view_whose_projection_is_behind_its_log_fails_until_rebuild(run):
     """`viewstore show` of a view whose views row was put back behind its log (with sqlite3) printed
-    the earlier state the row holds; it fails with the CorruptLogError naming rebuild, exit code 1
-    (as JSON with --json), and shows the log's state after `viewstore rebuild`."""
+    the earlier state the row holds; it fails with the CorruptLogError naming rebuild (and the
+    command that runs it), exit code 1 (as JSON with --json), and shows the log's state after
+    `viewstore rebuild`."""
     create(run)
     run("alter", "s.v", "--comment", "two")
     with sqlite3.connect(run.db) as conn:
@@ -475,7 +476,8 @@ def test_show_of_a_view_whose_projection_is_behind_its_log_fails_until_rebuild(r
     conn.close()
     message = (f"the projections are behind the log for view s.v ({view_id}): they hold it at stream version 1, "
                "its log goes on to stream version 2; rebuild() repairs them from the log")
-    assert run("show", "s.v", code=1) == f"error: {message}\n"
+    hint = "hint: 'viewstore rebuild' repairs the projections from the log\n"
+    assert run("show", "s.v", code=1) == f"error: {message}\n{hint}"
     assert json.loads(run("show", "s.v", "--json", code=1)) == {
         "error": {"type": "CorruptLogError", "message": message, "exit_code": 1}}
     assert run("rebuild") == "rebuilt projections from 2 events: repaired 1 row (views 1)\n"
