@@ -25,7 +25,7 @@ def test_spark_check_exits_1_on_drift_and_prints_json(spark, store, tmp_path):
         runner = CliRunner()
         ok = runner.invoke(main, ["--db", str(store.path), "spark", "check", ns])
         assert ok.exit_code == 0, ok.output
-        assert f"{ns}.ids" in ok.output and "1 ok" in ok.output
+        assert f"{ns}.ids" not in ok.output and "1 ok" in ok.output  # counted, not listed
 
         spark.sql(f"DROP TABLE {ns}.src")
         spark.sql(f"CREATE TABLE {ns}.src (id STRING) USING parquet")
@@ -452,9 +452,37 @@ def test_spark_commands_draw_progress_on_a_terminal_and_print_the_same(spark, st
                             lines[0]), table.stdout
         assert f"│ {ns}.trino │ skipped │ no 'spark' representation (it has trino) │" in table.stdout
         assert lines[-1] == "already registered, left unchanged: 4 views (--json lists them)"
-    else:
-        assert len(rows) == 4 and all(" ok " in row for row in rows), table.stdout
-        assert f"not checked (no spark representation): {ns}.trino" in table.stdout
+    else:  # every view matches: no table, the summary and the count of the views that match
+        assert rows == [], table.stdout
+        assert re.fullmatch(r"4 checked: 4 ok, 0 drifted, 0 broken", table.stdout.splitlines()[0]), table.stdout
+        assert table.stdout.splitlines()[1:] == ["ok, matching their stored columns: 4 views (--json lists them)",
+                                                 f"not checked (no spark representation): {ns}.trino"]
+
+
+def test_spark_checks_table_lists_the_findings_broken_first_and_counts_the_views_that_match(spark, store, ns):
+    """With thousands of views, an 'ok' row each hid the one that drifted: the table lists the views
+    with a finding, broken before drifted (each in the report's order), and the views that match are
+    one count line below it; --json lists every view. Exit code 1, as before."""
+    spark.sql(f"CREATE TABLE {ns}.src (id INT) USING parquet")
+    spark.sql(f"CREATE TABLE {ns}.gone (id INT) USING parquet")
+    for name, query in (("a_drifted", f"SELECT id FROM {ns}.src"), ("b_ok", "SELECT 1 AS n"),
+                        ("c_broken", f"SELECT id FROM {ns}.gone"), ("d_drifted", f"SELECT id + 1 AS id FROM {ns}.src"),
+                        ("e_ok", "SELECT 'x' AS s")):
+        create_view(spark, store, f"{ns}.{name}", query)
+    spark.sql(f"DROP TABLE {ns}.gone")
+    spark.sql(f"DROP TABLE {ns}.src")
+    spark.sql(f"CREATE TABLE {ns}.src (id STRING) USING parquet")
+    views, table = _failed_check(store, ns)
+    assert [(v["identifier"], v["status"]) for v in views] == [
+        (f"{ns}.a_drifted", "drifted"), (f"{ns}.b_ok", "ok"), (f"{ns}.c_broken", "broken"),
+        (f"{ns}.d_drifted", "drifted"), (f"{ns}.e_ok", "ok")]
+    lines = table.splitlines()
+    assert lines[0] == "5 checked: 2 ok, 2 drifted, 1 broken"
+    listed = [(line.split("│")[1].strip(), line.split("│")[2].strip()) for line in lines if line.startswith("│ ")
+              and line.split("│")[1].strip()]
+    assert listed == [(f"{ns}.c_broken", "broken"), (f"{ns}.a_drifted", "drifted"),
+                      (f"{ns}.d_drifted", "drifted")], table
+    assert "_ok" not in table and lines[-1] == "ok, matching their stored columns: 2 views (--json lists them)"
 
 
 def test_spark_check_of_views_without_spark_sql_alone_names_them(spark, store, ns):

@@ -19,6 +19,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.find_spark_home import _find_spark_home
 from pyspark.sql import SparkSession
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from ..cli import CliContext, count, json_option, json_text, pass_cli, usage_error
@@ -265,9 +266,11 @@ def check(ctx: click.Context, cli: CliContext, namespace: str | None, master: st
 
     Compared: the columns' count, names and types (Spark's own too where the view records them:
     a TINYINT, a collation), and that a column (or nested field) stored as not null cannot be null
-    now; comments are not compared. --json lists each view's stored and
-    analyzed columns as "name type", with "not null" after a required one. Exit code 0 when every
-    view matches, 1 when a view drifted or no longer analyzes, so a pipeline can fail on it.
+    now; comments are not compared. The table lists only the views with a finding, those that no
+    longer analyze (broken) first, then those that drifted; the views that match are folded into one
+    count line below it. --json lists every view, each with its stored and analyzed columns as
+    "name type", with "not null" after a required one. Exit code 0 when every view matches, 1 when
+    a view drifted or no longer analyzes, so a pipeline can fail on it.
 
     Example:
 
@@ -441,23 +444,36 @@ def _print_registered(cli: CliContext, report: Any) -> None:
         table.add_row(failed.identifier, Text("failed", style=colours["failed"]), details)
     for name in report.pruned:
         table.add_row(name, Text("pruned", style=colours["pruned"]), "a copy this store made of a view it no longer holds")
-    if table.row_count or not unchanged:
+    _print_folded(cli, table, report, len(unchanged), "already registered, left unchanged")
+
+
+def _print_folded(cli: CliContext, table: Table, report: Any, folded: int, what: str) -> None:
+    """A report's table, or its summary alone when each of its views is among the ``folded`` (the
+    table would have no row), and the line counting those, ``what`` they are, not listed (--json
+    lists them)."""
+    if table.row_count or not folded:
         cli.console.print(table)
     else:
         cli.console.print(str(report))
-    if unchanged:
-        cli.console.print(f"already registered, left unchanged: {count(len(unchanged), 'view')} (--json lists them)")
+    if folded:
+        cli.console.print(f"{what}: {count(folded, 'view')} (--json lists them)")
+
+
+#: the order of a check's findings in its table: the views that no longer analyze first
+_FINDINGS = {"broken": 0, "drifted": 1}
 
 
 def _print_drift(cli: CliContext, report: Any) -> None:
-    colours = {"ok": "green", "drifted": "yellow", "broken": "red"}
+    colours = {"drifted": "yellow", "broken": "red"}
     table = data_table("view", "status", "details", title=str(report), names=["view"])
-    for view in report.views:
+    # the views with a finding, broken before drifted, each kind in the report's order (sorted is
+    # stable); the views that match are counted below the table, not listed (--json lists them)
+    for view in sorted((v for v in report.views if v.status != "ok"), key=lambda v: _FINDINGS[v.status]):
         details = "\n".join(view.problems)
         if view.condition:
             details = tagged(view.condition, details.split("\n")[0][:200])
         table.add_row(view.identifier, Text(view.status, style=colours[view.status]), details)
-    cli.console.print(table)
+    _print_folded(cli, table, report, len(report.views) - table.row_count, "ok, matching their stored columns")
     if report.skipped:
         cli.console.print(visible(f"not checked (no spark representation): {', '.join(report.skipped)}"))
 
