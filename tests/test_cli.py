@@ -2207,6 +2207,22 @@ def _all_commands():
     return [(" ".join(path), command) for path, command in _commands(main) if not isinstance(command, click.Group)]
 
 
+@pytest.mark.parametrize("command, folded, listed", [
+    (["hms", "import"], "the records whose view is in the store already (a run again) are folded into one count line",
+     "--json lists every record"),
+    (["spark", "import"], "the views already in the store are folded into one count line", "--json lists every view"),
+    (["spark", "check"], "the views that match are folded into one count line below it", "--json lists every view"),
+    (["spark", "register"], "The copies left unchanged are folded into one count line below the table",
+     "--json lists every view")], ids=" ".join)
+def test_the_help_of_a_report_that_counts_rows_says_so_and_that_json_lists_them(command, folded, listed):
+    """The reports that fold their unchanged rows into a count line say so in their help, and that
+    --json lists every row, which a script reading the report needs to know."""
+    result = CliRunner().invoke(main, [*command, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert folded in text and listed in text, text
+
+
 def test_every_command_names_a_views_identifier_alike():
     """A view's identifier is IDENTIFIER in every command's usage and help; hms export, hms import
     and spark metastore-write called it IDENT."""

@@ -96,8 +96,10 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
     the others are imported; tables, materialized views and views already in the store are
     skipped and reported as such (exit code 0 when nothing failed); an empty list, the dump of a
     metastore without tables, is an empty report, as 'viewstore spark import' of an empty database
-    is. A file of one record asks for that record: a table, or a view already in the store, is an
-    error (exit code 1). A store file is started only when a record can be imported.
+    is. The report's tables list the records imported, skipped and failed, but the records whose
+    view is in the store already (a run again) are folded into one count line; --json lists every
+    record. A file of one record asks for that record: a table, or a view already in the store, is
+    an error (exit code 1). A store file is started only when a record can be imported.
 
     Example:
 

@@ -300,7 +300,8 @@ def register(ctx: click.Context, cli: CliContext, namespace: str | None, dialect
     renamed, or without SQL in the dialect) are dropped; views made by hand, by other stores or by
     releases before store ids, and tables, never are. Copies outlive the command only in a
     persistent catalog: --hive (a Hive metastore), or one that spark-defaults.conf sets up.
-    Exit code 1 when a view failed to register or a stale copy could not be dropped.
+    The copies left unchanged are folded into one count line below the table; --json lists every
+    view. Exit code 1 when a view failed to register or a stale copy could not be dropped.
 
     Example:
 
@@ -335,9 +336,10 @@ def import_(ctx: click.Context, cli: CliContext, database: str, master: str | No
     hive-site.xml or --conf spark.hadoop.hive.metastore.uris=... names; without one, Spark's
     embedded one in the working directory). Spark, Hive, Trino, Flink and Iceberg views are
     recognised. Each view is its own transaction; tables, and views already in the store, are
-    skipped, so running it again imports only new views. Exit code 1 when a view failed (the
-    others are imported) or the database does not exist. A store file is started only when a
-    view is imported.
+    skipped, so running it again imports only new views. The report is that of 'viewstore hms
+    import': the views already in the store are folded into one count line, not listed; --json
+    lists every view. Exit code 1 when a view failed (the others are imported) or the database
+    does not exist. A store file is started only when a view is imported.
 
     Example:
 
