@@ -2722,6 +2722,24 @@ def test_a_pass_begun_in_a_streams_block_and_read_on_after_it_is_refused_not_cut
             next(read)
 
 
+def test_a_batch_read_up_to_a_damaged_row_gives_the_events_before_it_then_raises(tmp_path):
+    """A damaged row in the middle of a batch lost the good events read with it (the rows of its
+    batch before it): they are a batch of their own, and the error comes on the next read; a batch
+    whose first row is the damaged one raises at once."""
+    from test_cli import _log_with_a_damaged_event_last
+
+    _log_with_a_damaged_event_last(tmp_path / "s.db", 24)
+    with ViewStore(tmp_path / "s.db") as store:
+        for opened, sizes in ((lambda: store.stream_events(batch=10), [10, 10, 4]),
+                              (lambda: store.stream_history("s.v", batch=10), [10, 10, 4]),
+                              (lambda: store.stream_events(since_position=21, batch=4), [4])):
+            with opened() as events:
+                read = []
+                with pytest.raises(CorruptLogError, match="^event at position 25 has a payload that is not JSON$"):
+                    read.extend(len(batch) for batch in events.batches())
+                assert read == sizes
+
+
 @contextlib.contextmanager
 def _interrupt_in_a_column_type_str(*callers):
     """A block in which this process gets SIGINT (a real Ctrl-C) the first time pydantic-core calls

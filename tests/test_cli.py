@@ -2756,7 +2756,8 @@ def test_a_damaged_event_past_the_first_batch_ends_a_long_answer_with_the_error_
 def test_a_damaged_event_past_the_rows_a_table_is_laid_out_on_ends_it_after_the_rows_printed(tmp_path):
     """A table is printed once its first 10,000 rows are laid out: a damaged event read after them
     ends it there, with the CorruptLogError naming the event on stderr and exit code 1; stdout holds
-    the table's count or title, its head and the rows of the batches read whole before it."""
+    the table's count or title, its head and the row of every event before it (those of its own
+    batch of 1,000 were lost with it, and the lines formatted since the last 200 printed)."""
     db = tmp_path / "cli.db"
     _log_with_a_damaged_event_last(db, 10_500)
     for args, title in ((["audit"], "10501 events"), (["history", "s.v"], "history of s.v")):
@@ -2764,8 +2765,8 @@ def test_a_damaged_event_past_the_rows_a_table_is_laid_out_on_ends_it_after_the_
         assert result.exit_code == 1
         assert result.stderr == "error: event at position 10501 has a payload that is not JSON\n"
         lines = result.stdout.splitlines()
-        assert lines[0] == title and len(lines) == 1 + 3 + 10_000
-        assert [line.split("│")[1].strip() for line in lines[4:]] == [str(p) for p in range(1, 10_001)]
+        assert lines[0] == title and len(lines) == 1 + 3 + 10_500
+        assert [line.split("│")[1].strip() for line in lines[4:]] == [str(p) for p in range(1, 10_501)]
 
 
 def test_an_error_sql_raises_at_a_later_row_ends_a_query_with_the_error(run):

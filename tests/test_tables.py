@@ -32,6 +32,26 @@ def test_a_table_is_printed_in_batches_so_a_closed_pipe_stops_the_work(monkeypat
     assert len(printed) == 3 + TextTable.BATCH  # top, header, rule, then one batch: nothing more was written
 
 
+def test_a_row_its_source_cannot_give_ends_the_table_after_every_line_before_it(monkeypatch):
+    """The rows' source raising an error (a damaged event's) past the rows the table is laid
+    out on lost the lines formatted since the last batch printed (up to 199): they are printed, then
+    the error is raised; no bottom line."""
+    from viewstore.errors import CorruptLogError
+
+    monkeypatch.setattr(TextTable, "WINDOW", 10)
+
+    def rows():
+        for i in range(TextTable.BATCH + 50):
+            yield f"{i:03}", "x"
+        raise CorruptLogError("event at position 251 has a payload that is not JSON")
+
+    console = Console(file=io.StringIO(), width=80, markup=False, emoji=False, highlight=False)
+    with pytest.raises(CorruptLogError, match="position 251"):
+        TextTable("n", "text").print(console, rows())
+    printed = console.file.getvalue().splitlines()
+    assert printed[3:] == [f"│ {i:03} │ x    │" for i in range(TextTable.BATCH + 50)]
+
+
 def test_a_table_without_a_box_whose_lines_fill_the_last_batch_ends_with_no_blank_line():
     """A table too narrow for its box has no bottom line to end its last batch: 100 rows of two
     lines each fill one batch exactly, and nothing is printed after it (an empty batch prints a

@@ -1158,7 +1158,8 @@ class ViewStore:
         the block to end. A write of this store inside the block (which holds its read) is refused.
 
         Raises:
-            As :meth:`events`; a damaged row raises CorruptLogError naming it where it is read.
+            As :meth:`events`; a damaged row raises CorruptLogError naming it where it is read
+            (after the events before it, a batch of their own).
             ViewStoreError: a write of this store inside the block, nothing written.
         """
         _check_batch(batch)

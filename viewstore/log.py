@@ -809,12 +809,26 @@ def _events(cursor: sqlite3.Cursor) -> list[Event]:
         cursor.close()  # a damaged row ends the read there
 
 
+def _decoded_before_damaged(rows: Sequence[Sequence[Any]], stored: StoredEvents) -> list[Event]:
+    """The events of ``rows`` up to the first that cannot be decoded (a damaged row)."""
+    events = []
+    for row in rows:
+        try:
+            events.append(_row_to_event(row, stored))
+        except ViewStoreError:
+            break
+    return events
+
+
 class EventStream:
     """Events read from the log as they are iterated, ``batch`` rows at a time, each decoded as
     :meth:`EventLog.query` decodes it (a damaged row raises CorruptLogError naming it when it is
     reached), so that no more than a batch of them is held; and :meth:`count`, how many there are.
     Iterate it (once or more) and count it inside the one read transaction (:func:`snapshot`) it
-    was made in, so that every pass reads the same events."""
+    was made in, so that every pass reads the same events: each pass reads the log again from the
+    start, whatever an earlier pass read (some events, all of them, or up to a damaged row). A
+    batch read up to a damaged row gives the events before it as a batch, and the pass then raises
+    the error."""
 
     def __init__(self, cursor: Callable[[], sqlite3.Cursor | None], count: Callable[[], int], batch: int) -> None:
         self._cursor = cursor
@@ -849,7 +863,18 @@ class EventStream:
         try:
             while rows := cursor.fetchmany(self._batch):
                 read += len(rows)
-                yield [_row_to_event(r, stored) for r in rows]
+                try:
+                    events = [_row_to_event(r, stored) for r in rows]
+                except ViewStoreError as error:
+                    damaged = error
+                else:
+                    yield events
+                    continue
+                # a damaged row: the events before it are given first (a table prints them before the
+                # error), decoded again only here, so that a batch of good rows costs nothing more
+                if good := _decoded_before_damaged(rows, stored):
+                    yield good
+                raise damaged
         finally:
             cursor.close()  # a damaged row, or a caller that stopped, ends the read there
         self._counted = read

@@ -138,7 +138,9 @@ class TextTable:
     cell wider than its column widens the column from that row on where the table, so widened,
     still fits the console as it is laid out (always in a pipe, whose console has no width: a row
     stays a line, its cells whole), else it wraps in its column as a cell of a table too wide does.
-    Control characters print escaped, as everywhere (:func:`visible`).
+    Control characters print escaped, as everywhere (:func:`visible`). A row its source fails to
+    give (its error: a damaged event's CorruptLogError) ends the table after the lines of every row
+    before it, and the error is raised.
     """
 
     #: lines formatted and printed at a time
@@ -260,11 +262,16 @@ class TextTable:
             head.append("  ".join(box.head_row_horizontal * w for w in widths))
         console.print(head, soft_wrap=True)
         batch: list[str] = []
-        for text in formatted():
-            batch.append(text)
-            if len(batch) == self.BATCH:
+        try:
+            for text in formatted():
+                batch.append(text)
+                if len(batch) == self.BATCH:
+                    done, batch = batch, []
+                    console.print(_Lines(done), soft_wrap=True, end="")
+        except Exception:  # a row its source could not give (a damaged event): the lines before it first
+            if batch:  # (a failed print left none: each batch is taken out before it is printed)
                 console.print(_Lines(batch), soft_wrap=True, end="")
-                batch = []
+            raise
         if boxed:
             batch.append(box.get_bottom([w + 2 for w in widths]))
         if batch:
