@@ -2722,6 +2722,53 @@ def test_a_pass_begun_in_a_streams_block_and_read_on_after_it_is_refused_not_cut
             next(read)
 
 
+def test_a_second_pass_of_a_streamed_query_is_refused_whatever_the_first_read(tmp_path):
+    """A query's rows are read once: a second pass after a first that read some rows gave the rest of
+    them, and one after a whole pass (or a pass of an answer without rows) gave nothing, as if the
+    answer had none. Each raises, saying to list() the rows; the first pass reads on unharmed."""
+    once = (r"^a query's rows are read once, and this stream's have been \(list\(\) it on its first pass "
+            r"to go over them again\)$")
+    with ViewStore(tmp_path / "s.db") as store:
+        _events_of(store, 30)
+        with store.stream_query("SELECT position FROM events ORDER BY position") as rows:
+            first = iter(rows)
+            assert [next(first)["position"] for _ in range(3)] == [1, 2, 3]
+            with pytest.raises(ViewStoreError, match=once):
+                iter(rows)
+            assert [r["position"] for r in first] == list(range(4, 31))
+            with pytest.raises(ViewStoreError, match=once):
+                list(rows)
+        with store.stream_query("SELECT position FROM events WHERE 0") as rows:
+            assert list(rows) == []
+            with pytest.raises(ViewStoreError, match=once):
+                list(rows)
+            assert rows.columns == ("position",)
+
+
+def test_every_pass_of_a_stream_of_events_reads_all_its_events_whatever_the_pass_before(tmp_path):
+    """A stream of events reads the log again for each pass, in its block's one read: after a pass
+    cut short, after a whole one, and after one a damaged row ended, the next gives every event (up
+    to the damaged one, which it raises again)."""
+    with ViewStore(tmp_path / "s.db") as store:
+        _events_of(store, 30)
+        for opened in (lambda: store.stream_events(batch=7), lambda: store.stream_history("s.v", batch=7)):
+            with opened() as events:
+                cut = iter(events)
+                assert [next(cut).position for _ in range(10)] == list(range(1, 11))
+                assert [e.position for e in events] == list(range(1, 31))
+                assert [e.position for e in events] == list(range(1, 31)) and events.count() == 30
+                assert [e.position for e in cut] == list(range(11, 31))  # the pass cut short reads on
+    from test_cli import _log_with_a_damaged_event_last
+
+    _log_with_a_damaged_event_last(tmp_path / "damaged.db", 11)
+    with ViewStore(tmp_path / "damaged.db") as store, store.stream_events(batch=7) as events:
+        for _ in range(2):
+            read = []
+            with pytest.raises(CorruptLogError, match="^event at position 12 has a payload that is not JSON$"):
+                read.extend(e.position for e in events)
+            assert read == list(range(1, 12))
+
+
 def test_a_batch_read_up_to_a_damaged_row_gives_the_events_before_it_then_raises(tmp_path):
     """A damaged row in the middle of a batch lost the good events read with it (the rows of its
     batch before it): they are a batch of their own, and the error comes on the next read; a batch

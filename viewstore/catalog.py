@@ -1215,10 +1215,13 @@ class ViewStore:
         """The rows :meth:`query` returns, read as the block iterates them (a dict per row, once), so
         that an answer of any length is read in bounded memory (``viewstore query``); ``columns``
         names the result's columns. The statement reads one state of the file while the block runs
-        (writers go on in WAL mode, but the WAL grows until it ends).
+        (writers go on in WAL mode, but the WAL grows until it ends). The rows are read once: a
+        second pass raises (``list()`` them to go over them again), where a stream of events
+        (:meth:`stream_events`) reads its events again.
 
         Raises:
             As :meth:`query`; also while the rows are iterated.
+            ViewStoreError: a second pass of the rows, or a pass after the block has ended.
         """
         if not isinstance(sql, str):
             raise ValidationError(f"a query must be SQL text, not {sql!r}")

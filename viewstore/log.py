@@ -638,12 +638,21 @@ def read_only_query(path: str | Path, sql: str, params: Sequence[Any] | dict[str
 
 #: what reading a stream after its ``with`` block ended raises
 _ENDED = "a stream is read inside its with block, which has ended (read it there, or list() it there to keep it)"
+#: what a second pass of a query's rows raises
+_READ_ONCE = ("a query's rows are read once, and this stream's have been (list() it on its first pass to go "
+              "over them again)")
 
 
 class QueryStream:
     """The rows of an ad-hoc query as they are read (see :func:`query_rows`): iterating it yields a
     dict per row (column name -> value), once; ``columns``
-    names the result's columns in order, even when no row matched (as :class:`QueryRows` does)."""
+    names the result's columns in order, even when no row matched (as :class:`QueryRows` does).
+
+    The rows are read once: SQLite hands each over as the statement reaches it, and none is kept. A
+    second pass, after the first read some rows or all of them, raises ViewStoreError (it would give
+    the rest of the first pass's rows, or nothing, as if they were all); ``list()`` the stream to go
+    over its rows more than once. (A stream of events, :class:`EventStream`, reads the log again
+    for each pass.)"""
 
     def __init__(self, first: dict[str, Any] | None, rest: Iterator[dict[str, Any]], columns: Sequence[str],
                  failed: Callable[[BaseException], BaseException], raised: list[BaseException]) -> None:
@@ -653,14 +662,26 @@ class QueryStream:
         self._failed = failed
         self._raised = raised
         self._closed = False
+        self._begun = False
 
     def close(self) -> None:
         """End the stream: its block has ended, and its connection with it."""
         self._closed = True
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        """The rows, on the first pass only.
+
+        Raises:
+            ViewStoreError: the block has ended, or a pass began before (the rows are read once).
+        """
         if self._closed:
             raise ViewStoreError(_ENDED)
+        if self._begun:
+            raise ViewStoreError(_READ_ONCE)
+        self._begun = True
+        return self._rows()
+
+    def _rows(self) -> Iterator[dict[str, Any]]:
         first, self._first = self._first, None
         if first is None:
             return
