@@ -2889,6 +2889,50 @@ def test_ctrl_c_while_an_import_dumps_a_version_is_a_keyboard_interrupt_and_writ
         assert store.import_iceberg(path, "s.w").columns == (Column(name="x", type="int"),)
 
 
+
+@pytest.mark.parametrize("dump", ["dump_python", "dump_json", "a model holding it"])
+def test_a_view_dumped_by_pydantic_itself_keeps_no_interrupt_after_the_dump(tmp_path, dump):
+    """A View's serializer run by a dump that is not the library's (pydantic's TypeAdapter of View, a
+    model of the caller's holding a View) kept the interrupt it raised for its thread till the
+    thread's next dump, and with it the frames of its traceback and what they held. That dump raises
+    pydantic's PydanticSerializationError, as it does for any model, and nothing is kept after it."""
+    import pydantic
+    from pydantic_core import PydanticSerializationError
+
+    from viewstore.model import View
+
+    class Holder(pydantic.BaseModel):
+        view: View
+
+    class Held:
+        pass
+
+    adapter = pydantic.TypeAdapter(View)
+    run, callers = {"dump_python": (lambda view: adapter.dump_python(view, mode="json"), "dump_python"),
+                    "dump_json": (adapter.dump_json, "dump_json"),
+                    "a model holding it": (lambda view: Holder(view=view).model_dump_json(), "model_dump_json")}[dump]
+
+    def dumping(view, held):  # its frame, in the interrupt's traceback, holds ``held``
+        run(view)
+
+    with ViewStore(tmp_path / "s.db") as store:
+        store.create_view("s.v", columns=[("x", "decimal(9,2)")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="s")
+        view = store.load_view("s.v")
+        held = Held()
+        alive = weakref.ref(held)
+        failed = False
+        with _interrupt_in_a_column_type_str("_serialize", "dumping", callers):
+            try:
+                dumping(view, held)
+            except PydanticSerializationError as e:
+                failed = "KeyboardInterrupt" in str(e)
+        del held
+        gc.collect()
+        assert failed and alive() is None
+        assert "decimal(9,2)" in adapter.dump_json(view).decode()
+
+
 def _import_as(store, ident, uuid):
     return store.import_view(ident, source="test", view_uuid=uuid, versions=[_version(1, 1000)],
                              version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1)], current_version_id=1)

@@ -21,6 +21,7 @@ Every public call either succeeds completely or raises one of these and writes n
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from typing import Callable, ParamSpec, TypeVar
 
@@ -132,9 +133,12 @@ def _signal_as_itself(function: Callable[_P, _R], *, within: bool = False) -> Ca
     pydantic-core keeps the signal as its error's cause in Python mode, but not once that error has
     come through a Python serializer around it (a View's own), nor in JSON mode: there it reports it
     by its text alone. So a serializer that pydantic-core calls ``within`` a dump (the View's own)
-    keeps the signal it raises for its thread, and the wrapped dump around it takes it from there
-    when pydantic-core's error comes without it; the dump lets it go then (the signal holds the
-    frames of its traceback, and what they hold), and each wrapped call begins without one."""
+    keeps the signal it raises for its thread (:func:`_keep_signal`), and the wrapped dump around it
+    takes it from there when pydantic-core's error comes without it; the dump lets it go then (the
+    signal holds the frames of its traceback, and what they hold), and each wrapped call begins
+    without one. A serializer run by a dump that is none of these (a user's ``TypeAdapter(View)``,
+    a user's model holding a View) keeps nothing: that dump raises pydantic's error, as it would
+    for any model."""
 
     @functools.wraps(function)
     def dumping(*args: _P.args, **kwargs: _P.kwargs) -> _R:
@@ -145,7 +149,9 @@ def _signal_as_itself(function: Callable[_P, _R], *, within: bool = False) -> Ca
             signal = _signal_within(e) or _raised.signal  # else a serializer's within, kept without it
             if signal is None:
                 raise
-        _raised.signal = signal if within else None
+        _raised.signal = None
+        if within:
+            _keep_signal(signal)
         raise signal  # outside the handler: as the signal's handler raised it
 
     return dumping
@@ -154,6 +160,27 @@ def _signal_as_itself(function: Callable[_P, _R], *, within: bool = False) -> Ca
 def _signal_as_itself_within(function: Callable[_P, _R]) -> Callable[_P, _R]:
     """:func:`_signal_as_itself` for a serializer pydantic-core calls within a dump."""
     return _signal_as_itself(function, within=True)
+
+
+#: the code every wrapped dump runs (see :func:`_keep_signal`)
+_DUMPING = getattr(_signal_as_itself(len), "__code__")
+
+
+def _keep_signal(error: BaseException) -> None:
+    """Keep ``error``, when it is a signal (see :func:`_signal_within`) raised by a serializer that
+    pydantic-core called, for the dump of :func:`_signal_as_itself` that called pydantic-core, to
+    take when pydantic-core's error reaches it without the signal. Kept only when such a dump is on
+    the stack above the serializer's caller: another dump (a user's ``TypeAdapter``) would never
+    take it, and it would stay held with the frames of its traceback till the thread's next dump.
+    The frames are walked only here, on the way out of a dump a signal ended."""
+    if isinstance(error, Exception):
+        return
+    frame = sys._getframe(1).f_back  # the frame that called pydantic-core (above the serializer that asks)
+    while frame is not None:
+        if frame.f_code is _DUMPING:
+            _raised.signal = error
+            return
+        frame = frame.f_back
 
 
 class EngineError(ViewStoreError):
