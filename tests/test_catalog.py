@@ -22,7 +22,7 @@ from viewstore import (DROP_DIALECT_ALLOWED, Column, ConcurrencyError, NoSuchVie
 from viewstore.catalog import to_epoch_ms
 from viewstore.errors import CorruptLogError, IcebergMetadataError
 from viewstore.log import row_to_event
-from viewstore.model import ReadOnlyDict, VersionLogEntry, ViewVersion
+from viewstore.model import ReadOnlyDict, VersionLogEntry, ViewVersion, diff_views
 from viewstore.projections import SNAPSHOT_EVERY
 
 COLS = [Column("day", "date"), Column("orders", "bigint", "orders that day")]
@@ -2789,18 +2789,21 @@ def test_a_batch_read_up_to_a_damaged_row_gives_the_events_before_it_then_raises
 
 @contextlib.contextmanager
 def _interrupt_in_a_column_type_str(*callers):
-    """A block in which this process gets SIGINT (a real Ctrl-C) the first time pydantic-core calls
-    a column type's ``__str__`` for a dump called from ``callers`` (the names of the functions up the
-    stack, nearest first), through a profile hook removed then and at the block's end. Python's own
+    """A block in which this process gets SIGINT (a real Ctrl-C) the first time pydantic-core has
+    a column type's text made (``__str__``) for a dump called from ``callers`` (the names of the
+    functions up the stack, nearest first), through a profile hook removed then and at the block's end. Python's own
     SIGINT handler is in for the block (a SparkContext started earlier in this process puts in one
     of its own)."""
     import sys
 
+    import viewstore.model
     import viewstore.types
 
     def hook(frame, event, arg):
         if event == "call" and frame.f_code.co_name == "__str__" and frame.f_code.co_filename == viewstore.types.__file__:
-            caller = frame.f_back  # the Python function that called pydantic-core
+            if frame.f_back.f_code is not viewstore.model._type_text.__code__:  # not a column type's dump
+                return
+            caller = frame.f_back.f_back  # the Python function that called pydantic-core
             for name in callers:
                 if caller is None or caller.f_code.co_name != name:
                     return
@@ -2883,11 +2886,75 @@ def test_ctrl_c_while_an_import_dumps_a_version_is_a_keyboard_interrupt_and_writ
                            default_namespace="s")
         path = source.export_iceberg("s.v", tmp_path / "v")
     with ViewStore(tmp_path / "b.db") as store:
-        with _interrupt_in_a_column_type_str("model_dump", "<genexpr>", "dump"), pytest.raises(KeyboardInterrupt):
+        with _interrupt_in_a_column_type_str("model_dump", "dumping", "<genexpr>", "dump"), pytest.raises(KeyboardInterrupt):
             store.import_iceberg(path, "s.w")
         assert store.event_count() == 0 and not store.view_exists("s.w")
         assert store.import_iceberg(path, "s.w").columns == (Column(name="x", type="int"),)
 
+
+
+def _diff_of_a_column_type(store):
+    """A view whose column changed type, and the diff of its two states (a column each side)."""
+    store.create_view("s.v", columns=[("x", "decimal(9,2)")], representations=[("spark", "SELECT 1 AS x")],
+                      default_namespace="s")
+    before = store.load_view("s.v")
+    store.replace_view("s.v", columns=[("x", "decimal(18,2)")], representations=[("spark", "SELECT 1 AS x")],
+                       default_namespace="s")
+    return before, diff_views(before, store.load_view("s.v"))
+
+
+@pytest.mark.parametrize("dump", ["model_dump", "model_dump_json"])
+@pytest.mark.parametrize("model", ["column", "version", "diff", "diff's pair", "event", "imported file", "hms definition"])
+def test_ctrl_c_while_a_model_holding_columns_dumps_itself_is_a_keyboard_interrupt(tmp_path, dump, model):
+    """A Ctrl-C that came while a Column, a ViewVersion, a ViewDiff or one of its BeforeAfter pairs
+    of columns, an event, an imported file's ImportedView or a metastore's ViewDefinition dumped a
+    column's type (pydantic's own model_dump, model_dump_json) reached the caller as pydantic's
+    PydanticSerializationError (in JSON mode without even the interrupt as its cause). It goes on
+    as itself now, as a View's does, and the next dump is whole."""
+    from viewstore.formats.base import ViewDefinition
+    from viewstore.iceberg import read_metadata
+
+    with ViewStore(tmp_path / "s.db") as store:
+        before, diff = _diff_of_a_column_type(store)
+        dumped = {"column": lambda: before.columns[0], "version": lambda: before.current_version,
+                  "diff": lambda: diff, "diff's pair": lambda: diff.columns_changed[0],
+                  "event": lambda: next(iter(store.events())),
+                  "imported file": lambda: read_metadata(store.export_iceberg("s.v", tmp_path / "v")),
+                  "hms definition": lambda: ViewDefinition(dialect="trino", sql="SELECT 1 x", database="s", name="v",
+                                                           columns=before.columns)}[model]()
+        callers = ("_serialize", "dumping", dump, "dumping") if model == "diff" else (dump, "dumping")  # (its own)
+        with _interrupt_in_a_column_type_str(*callers), pytest.raises(KeyboardInterrupt):
+            getattr(dumped, dump)()
+        assert "decimal(9,2)" in dumped.model_dump_json()
+
+
+@pytest.mark.parametrize("dump", ["model_dump", "model_dump_json"])
+def test_ctrl_c_while_a_diff_dump_tells_whether_it_changed_is_a_keyboard_interrupt(tmp_path, dump):
+    """A ViewDiff's dump asks its ``changed`` (Python code) too: a Ctrl-C that came on the way into it
+    reached the caller of model_dump_json as pydantic's PydanticSerializationError, its text alone.
+    It goes on as itself, and nothing is kept for a later dump."""
+    import sys
+
+    import viewstore.model
+    from viewstore.errors import _raised
+
+    def hook(frame, event, arg):  # a real SIGINT when the dump asks ``changed``
+        if (event == "call" and frame.f_code.co_name == "changed" and frame.f_code.co_filename == viewstore.model.__file__
+                and frame.f_back.f_code.co_name == "_serialize"):
+            sys.setprofile(None)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with ViewStore(tmp_path / "s.db") as store:
+        _, diff = _diff_of_a_column_type(store)
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        sys.setprofile(hook)
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                getattr(diff, dump)()
+        finally:
+            sys.setprofile(None)
+            signal.signal(signal.SIGINT, previous)
+        assert diff.model_dump(mode="json")["changed"] is True and _raised.signal is None
 
 
 @pytest.mark.parametrize("dump", ["dump_python", "dump_json", "a model holding it"])

@@ -2810,7 +2810,8 @@ def test_ctrl_c_while_show_json_dumps_a_column_type_is_exit_code_130(run):
 
     def hook(frame, event, arg):  # a real SIGINT when pydantic-core asks a column type's text
         if (event == "call" and frame.f_code.co_name == "__str__" and frame.f_code.co_filename == viewstore.types.__file__
-                and frame.f_back is not None and frame.f_back.f_code.co_name == "model_dump"):
+                and frame.f_back is not None and frame.f_back.f_code.co_name == "_type_text"  # (a column type's dump)
+                and frame.f_back.f_back is not None and frame.f_back.f_back.f_code.co_name == "model_dump"):
             sys.setprofile(None)
             os.kill(os.getpid(), signal.SIGINT)
 

@@ -1032,7 +1032,7 @@ def diff(cli: CliContext, identifier: str, from_: str | None, from_event: int | 
     assert before is not None  # one of --from and --from-event was given
     result = store.diff_view(identifier, before=before, after=after)
     if as_json:
-        data = _signal_as_itself(result.model_dump)(mode="json")
+        data = result.model_dump(mode="json")  # (a Ctrl-C in it goes on as itself: see model._InterruptibleDump)
         for side in ("before", "after"):
             data[side]["identifier"] = identifier_str(getattr(result, side).identifier)
         _print_json(data)

@@ -126,19 +126,19 @@ _raised = threading.local()
 
 def _signal_as_itself(function: Callable[_P, _R], *, within: bool = False) -> Callable[_P, _R]:
     """``function``, but for the signal (see :func:`_signal_within`) that came while it had
-    pydantic-core dump a model whose serializer is Python code (a column type's ``str``, a View's
+    pydantic-core dump a model whose serializer is Python code (a column type's text, a View's
     own): that goes on as itself, not as pydantic's ``PydanticSerializationError``. The one wrapper
     of the library's dumps that may run such a serializer.
 
     pydantic-core keeps the signal as its error's cause in Python mode, but not once that error has
     come through a Python serializer around it (a View's own), nor in JSON mode: there it reports it
-    by its text alone. So a serializer that pydantic-core calls ``within`` a dump (the View's own)
-    keeps the signal it raises for its thread (:func:`_keep_signal`), and the wrapped dump around it
-    takes it from there when pydantic-core's error comes without it; the dump lets it go then (the
-    signal holds the frames of its traceback, and what they hold), and each wrapped call begins
-    without one. A serializer run by a dump that is none of these (a user's ``TypeAdapter(View)``,
-    a user's model holding a View) keeps nothing: that dump raises pydantic's error, as it would
-    for any model."""
+    by its text alone. So a serializer that pydantic-core calls ``within`` a dump (the View's own, a
+    column type's text, what a handler lets through as it is) keeps the signal it raises for its
+    thread (:func:`_keep_signal`), and the wrapped dump around it takes it from there when
+    pydantic-core's error comes without it; the dump lets it go then (the signal holds the frames of
+    its traceback, and what they hold), and each wrapped call begins without one. A serializer run
+    by a dump that is none of these (a user's ``TypeAdapter(View)``, a user's model holding a View)
+    keeps nothing: that dump raises pydantic's error, as it would for any model."""
 
     @functools.wraps(function)
     def dumping(*args: _P.args, **kwargs: _P.kwargs) -> _R:
@@ -149,6 +149,11 @@ def _signal_as_itself(function: Callable[_P, _R], *, within: bool = False) -> Ca
             signal = _signal_within(e) or _raised.signal  # else a serializer's within, kept without it
             if signal is None:
                 raise
+        except BaseException as e:  # as it is: a handler lets through what a computed field raised
+            _raised.signal = None
+            if within:
+                _keep_signal(e)
+            raise
         _raised.signal = None
         if within:
             _keep_signal(signal)

@@ -21,7 +21,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from .errors import CorruptLogError, _signal_as_itself, _why
 from .model import (Column, Int32, Int64, ReadOnlyDict, SecurityMode, SQLRepresentation, VersionLogEntry,
-                    ViewVersion, check_column_name, check_dialect, check_sql, identifier_str)
+                    ViewVersion, _InterruptibleDump, check_column_name, check_dialect, check_sql, identifier_str)
 from .types import parse_type
 
 __all__ = [
@@ -52,7 +52,7 @@ __all__ = [
 _EVENT_CONFIG = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
 
-class Event(BaseModel):
+class Event(_InterruptibleDump):
     """The envelope every event shares."""
 
     model_config = _EVENT_CONFIG

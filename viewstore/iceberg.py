@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticVa
 
 from .errors import IcebergMetadataError, ValidationError
 from .model import (METADATA_COMPRESSION, RESERVED_PREFIX, VERSION_HISTORY_SIZE, Column, Int32, Int64, SQLRepresentation, VersionLogEntry,
-                    View, ViewVersion, history_size, is_uuid_text, same_uuid, to_path)
+                    View, ViewVersion, _InterruptibleDump, history_size, is_uuid_text, same_uuid, to_path)
 from .types import StructField, StructType, from_iceberg_json, to_iceberg_json
 
 __all__ = [
@@ -488,7 +488,7 @@ def _atomic_write(target: Path, data: bytes) -> None:
 # import
 
 
-class ImportedView(BaseModel):
+class ImportedView(_InterruptibleDump):
     """What an imported metadata file contributes to the store: what :func:`read_metadata` returns,
     which :meth:`~viewstore.catalog.ViewStore.import_iceberg` takes as it takes a path (reading
     nothing), recording ``path`` as the view's source location."""

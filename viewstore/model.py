@@ -17,7 +17,7 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
                       SerializerFunctionWrapHandler, StrictStr, WithJsonSchema, computed_field, model_serializer)
 from pydantic import ValidationError as PydanticValidationError
 
-from .errors import ValidationError, _signal_as_itself, _signal_as_itself_within
+from .errors import ValidationError, _keep_signal, _signal_as_itself, _signal_as_itself_within
 from .types import IcebergType, parse_type, type_number
 
 __all__ = [
@@ -315,17 +315,42 @@ def _to_type(value: Any) -> IcebergType:
     return parse_type(value)
 
 
+def _type_text(value: IcebergType) -> str:
+    """A column type's dump: its text. A signal that comes while it runs (Ctrl-C) is kept for the
+    library's dump around it (see :func:`~viewstore.errors._keep_signal`): in JSON mode
+    pydantic-core reports it by its text alone. (One whose handler Python runs as this is entered,
+    before its ``try``, is not: a JSON dump of a model with no Python serializer around its columns
+    then raises pydantic's error.)"""
+    try:
+        return str(value)
+    except BaseException as e:
+        _keep_signal(e)
+        raise
+
+
 ColumnType = Annotated[
     IcebergType,
     BeforeValidator(_to_type),
-    PlainSerializer(str, return_type=str),
+    PlainSerializer(_type_text, return_type=str),
     WithJsonSchema({"type": "string"}),
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
 
-class Column(BaseModel):
+class _InterruptibleDump(BaseModel):
+    """A model that holds columns, whose dump runs Python code (a column type's text): a signal that
+    comes while ``model_dump`` or ``model_dump_json`` runs (Ctrl-C) goes on as itself, not as
+    pydantic's ``PydanticSerializationError`` (see :func:`~viewstore.errors._signal_as_itself`)."""
+
+    model_dump = _signal_as_itself(BaseModel.model_dump)
+    model_dump_json = _signal_as_itself(BaseModel.model_dump_json)
+
+    if TYPE_CHECKING:  # a model's own fields, as BaseModel takes them (mypy would take the fields of this one: none)
+        def __init__(self, /, **data: Any) -> None: ...
+
+
+class Column(_InterruptibleDump):
     """One output column of a view: ``Column("amount", "decimal(18,2)", "in EUR")``."""
 
     model_config = _FROZEN
@@ -385,7 +410,7 @@ class VersionLogEntry(BaseModel):
             raise _wrap(e, "version log entry") from e
 
 
-class ViewVersion(BaseModel):
+class ViewVersion(_InterruptibleDump):
     """An immutable Iceberg view version: one definition of the view."""
 
     model_config = _FROZEN
@@ -798,7 +823,7 @@ _ALL_FIELDS = tuple(View.model_fields)
 T = TypeVar("T")
 
 
-class BeforeAfter(BaseModel, Generic[T]):
+class BeforeAfter(_InterruptibleDump, Generic[T]):
     """A value that differs between the two sides of a :class:`ViewDiff`: what it was, what it became."""
 
     model_config = _FROZEN
@@ -822,7 +847,7 @@ class ViewDiffSide(BaseModel):
     last_modified_time_ms: int
 
 
-class ViewDiff(BaseModel):
+class ViewDiff(_InterruptibleDump):
     """What differs between two states of a view (:func:`diff_views`, ``ViewStore.diff_view``).
 
     ``before`` and ``after`` say which state each side is. The rest holds only what differs (empty,
@@ -870,6 +895,15 @@ class ViewDiff(BaseModel):
         sides = ("identifier", "uuid", "current_version_id")
         return (any(getattr(self.before, name) != getattr(self.after, name) for name in sides)
                 or any(getattr(self, name) for name in type(self).model_fields if name not in ("before", "after")))
+
+    # as a View's (no return annotation: see View._serialize): the dump asks ``changed``, Python code
+    # run after the fields, and a Ctrl-C that comes as it is entered (before any try in it) would be
+    # reported by a JSON dump by its text alone; the handler lets it through to this serializer as
+    # it is, which keeps it for the dump
+    @model_serializer(mode="wrap")
+    @_signal_as_itself_within
+    def _serialize(self, handler: SerializerFunctionWrapHandler):
+        return handler(self)
 
 
 def _side(view: View) -> ViewDiffSide:

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import ValidationError
-from ..model import RESERVED_PREFIX, Column, SecurityMode, SQLRepresentation, View, validate_properties
+from ..model import RESERVED_PREFIX, Column, SecurityMode, SQLRepresentation, View, _InterruptibleDump, validate_properties
 from ..types import (MAX_DEPTH, IcebergType, ListType, MapType, StructField, StructType, check_depth, too_large,
                      type_number)
 
@@ -116,7 +116,7 @@ def invalid(field: str, message: str) -> ValidationError:
 # The decoded definition
 
 
-class ViewDefinition(BaseModel):
+class ViewDefinition(_InterruptibleDump):
     """One logical view as an engine stored it in the Hive metastore, in engine-neutral terms.
 
     It carries everything needed to create the view in the store (dialect and SQL, columns with
