@@ -3,9 +3,11 @@ end, a write waiting for another process's write lock."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Callable
 
@@ -55,3 +57,38 @@ def interrupted(code: str, *, signal_number: int = signal.SIGINT, at_signal: Cal
     result = Interrupted(proc.args, proc.returncode, first + out, err)
     result.sent, result.ended = sent, time.monotonic()
     return result
+
+
+def interrupted_once_printed(code: str, printed: str, *, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run ``code`` in a Python process with Python's own Ctrl-C handler, its standard output a
+    file (a pipe left unread would fill and hold the process in a write); once the end of what it
+    printed holds ``printed`` and it has printed nothing more for a moment (it is past its print,
+    working on), send it SIGINT. Bounded: a process that never prints it, or that the signal does
+    not end, is killed and the test fails. ``stdout`` is every byte the process printed, decoded."""
+    prelude = "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen([sys.executable, "-c", prelude + code], stdout=out, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + timeout
+            last = -1
+            while True:
+                size = os.fstat(out.fileno()).st_size
+                if size == last and printed.encode() in os.pread(out.fileno(), 64, max(0, size - 64)):
+                    break
+                last = size
+                if proc.poll() is not None:
+                    pytest.fail(f"the process ended before printing {printed!r}: {proc.communicate()[1]!r}")
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the process did not print {printed!r} within {timeout} s")
+                time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            try:
+                _, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                pytest.fail("the signal did not end the process")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        out.seek(0)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out.read().decode(), err.decode())

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from interrupted import RUNAWAY, interrupted
+from interrupted import RUNAWAY, interrupted, interrupted_once_printed
 from rich.cells import cell_len
 
 from viewstore import Column, ViewChange, ViewStore
@@ -513,6 +513,26 @@ def test_ctrl_c_ends_a_query_that_would_run_for_ever_with_exit_code_130(run, as_
     else:
         assert result.stderr == "interrupted\n"
 
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_while_a_query_reads_on_past_the_rows_it_printed_is_exit_code_130(run, as_json):
+    """`viewstore query` prints its rows as they are read: a Ctrl-C that came once it had printed
+    10,000 rows, while SQLite sought the next one (there is none: it would seek for ever), ends it
+    as an interruption (exit code 130, 'interrupted'), not as a failed query, the rows printed
+    before it kept."""
+    run("create", "a.v", "--sql", "SELECT 1 AS x", "--column", "x:int")
+    # 10,001 rows, then none for ever: sqlite3 steps a row ahead of the one it gives, so 10,000 are printed
+    sql = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT n FROM c WHERE n <= 10001 OR n < 0"
+    args = ["--db", str(run.db), "query", sql, *(["--json"] if as_json else [])]
+    result = interrupted_once_printed(f"from viewstore.cli import main\nmain({args!r})", "10000")
+    assert result.returncode == 130
+    if as_json:
+        assert json.loads(result.stderr) == {"error": {"type": "KeyboardInterrupt", "message": "interrupted",
+                                                       "exit_code": 130}}
+        assert json.loads(result.stdout + "\n]") == [{"n": n} for n in range(1, 10001)]  # the list, unended
+    else:
+        assert result.stderr == "interrupted\n"
+        assert [line.split()[1] for line in result.stdout.splitlines()[3:]] == [str(n) for n in range(1, 10001)]
 
 @pytest.mark.parametrize("as_json", [False, True])
 def test_ctrl_c_ends_a_write_waiting_for_another_process_write_lock_at_once(run, as_json):
