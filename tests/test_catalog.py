@@ -2854,27 +2854,36 @@ def test_an_interrupted_dump_holds_nothing_once_its_interrupt_has_gone_on(tmp_pa
     """The interrupt a dump raised as itself was kept for its thread till the thread's next dump, and
     with it the frames of its traceback and what they held (a later test counting the objects alive
     saw one go in the middle of its own work); it is let go when the outermost dump ends."""
-    class Held:
-        pass
-
-    def dumping(view, held):  # its frame, in the interrupt's traceback, holds ``held``
-        getattr(view, dump)()
-
     with ViewStore(tmp_path / "s.db") as store:
         store.create_view("s.v", columns=[("x", "decimal(9,2)")], representations=[("spark", "SELECT 1 AS x")],
                           default_namespace="s")
         view = store.load_view("s.v")
-        held = Held()
-        alive = weakref.ref(held)
-        interrupted = False
-        with _interrupt_in_a_column_type_str("_serialize"):
-            try:
-                dumping(view, held)
-            except KeyboardInterrupt:
-                interrupted = True
-        del held
-        gc.collect()
-        assert interrupted and alive() is None
+        raised, held = _held_past_an_interrupted_dump(lambda: getattr(view, dump)(), ("_serialize",), KeyboardInterrupt)
+        assert raised == "KeyboardInterrupt: " and not held
+
+
+def _held_past_an_interrupted_dump(dump, callers, expected):
+    """Call ``dump()`` from a frame that holds an object, with a SIGINT in a column type's text (see
+    :func:`_interrupt_in_a_column_type_str`), catching ``expected``: what was caught (its type and
+    text), and whether the object is still alive once the dump has ended and what it raised is gone
+    (the frames of a traceback kept somewhere hold it)."""
+    class Held:
+        pass
+
+    def dumping(held):  # its frame, in the traceback of what the dump raised, holds ``held``
+        dump()
+
+    held = Held()
+    alive = weakref.ref(held)
+    raised = None
+    with _interrupt_in_a_column_type_str(*callers):
+        try:
+            dumping(held)
+        except expected as e:
+            raised = f"{type(e).__name__}: {e}"
+    del held
+    gc.collect()
+    return raised, alive() is not None
 
 
 def test_ctrl_c_while_an_import_dumps_a_version_is_a_keyboard_interrupt_and_writes_nothing(tmp_path):
@@ -2971,32 +2980,18 @@ def test_a_view_dumped_by_pydantic_itself_keeps_no_interrupt_after_the_dump(tmp_
     class Holder(pydantic.BaseModel):
         view: View
 
-    class Held:
-        pass
-
     adapter = pydantic.TypeAdapter(View)
-    run, callers = {"dump_python": (lambda view: adapter.dump_python(view, mode="json"), "dump_python"),
-                    "dump_json": (adapter.dump_json, "dump_json"),
-                    "a model holding it": (lambda view: Holder(view=view).model_dump_json(), "model_dump_json")}[dump]
-
-    def dumping(view, held):  # its frame, in the interrupt's traceback, holds ``held``
-        run(view)
+    run, caller = {"dump_python": (lambda view: adapter.dump_python(view, mode="json"), "dump_python"),
+                   "dump_json": (adapter.dump_json, "dump_json"),
+                   "a model holding it": (lambda view: Holder(view=view).model_dump_json(), "model_dump_json")}[dump]
 
     with ViewStore(tmp_path / "s.db") as store:
         store.create_view("s.v", columns=[("x", "decimal(9,2)")], representations=[("spark", "SELECT 1 AS x")],
                           default_namespace="s")
         view = store.load_view("s.v")
-        held = Held()
-        alive = weakref.ref(held)
-        failed = False
-        with _interrupt_in_a_column_type_str("_serialize", "dumping", callers):
-            try:
-                dumping(view, held)
-            except PydanticSerializationError as e:
-                failed = "KeyboardInterrupt" in str(e)
-        del held
-        gc.collect()
-        assert failed and alive() is None
+        raised, held = _held_past_an_interrupted_dump(lambda: run(view), ("_serialize", "dumping", caller),
+                                                      PydanticSerializationError)
+        assert raised is not None and "KeyboardInterrupt" in raised and not held
         assert "decimal(9,2)" in adapter.dump_json(view).decode()
 
 
