@@ -1353,6 +1353,30 @@ def test_receivers_that_misbehave_get_typed_errors_at_once_and_nothing_is_writte
         other.close()
 
 
+def test_a_write_from_a_receiver_of_the_same_stores_write_is_refused_saying_so_and_writes_nothing(store):
+    """A before_commit receiver writes through the very store whose write sent the signal: the write
+    is under way in this thread on its connection, so the receiver's cannot begin. It was refused
+    as SQLite's 'cannot start a transaction within a transaction', which says nothing of the
+    receiver; it is refused as a write through another store on the file is, and nothing of
+    either write is kept."""
+    make(store)
+    count = store.event_count()
+
+    def write_through_the_same_store(sender, events):
+        if sender is store:
+            store.alter_view("sales.daily", ViewChange.update_comment("from the receiver"))
+
+    signals.before_commit.connect(write_through_the_same_store)
+    try:
+        with pytest.raises(ViewStoreError, match=r"^this thread is already writing to .*, through this or another "
+                                                 r"ViewStore \(from a signal receiver or a callback\?\)"):
+            store.alter_view("sales.daily", ViewChange.update_comment("outer"))
+    finally:
+        signals.before_commit.disconnect(write_through_the_same_store)
+    assert store.event_count() == count and store.load_view("sales.daily").comment is None
+    assert store.alter_view("sales.daily", ViewChange.update_comment("after")).comment == "after"
+
+
 def test_a_committed_receiver_that_raises_does_not_turn_a_committed_call_into_an_error(store, caplog):
     make(store)
     seen, failed = [], []

@@ -1538,8 +1538,9 @@ class ViewStore:
         (:meth:`_write_part`).
 
         A write that would wait for itself is refused at once: a signal receiver or a callback
-        of a write in this thread writing through another ViewStore on the same file (this thread
-        holds the file's write lock, so that store would wait out every retry and then fail).
+        of a write in this thread writing through this or another ViewStore on the same file (this
+        thread holds the file's write lock, so that store would wait out every retry and then fail,
+        and this one's connection is inside the write).
         """
         if self._batch is not None:  # inside transaction(): each write is a savepoint of it
             return self._write_part()
@@ -2431,12 +2432,12 @@ class _Block:
 
 class _FileWrite:
     """A write of a store outside its :meth:`ViewStore.transaction`: :class:`viewstore.log.transaction`
-    on its connection, refused at once if this thread already writes the file through another store
+    on its connection, refused at once if this thread already writes the file through this or another store
     (see :meth:`ViewStore._write_transaction`); a connection the failed write leaves inside its
     transaction is closed with the store (see :meth:`ViewStore._close_if_stuck`). A class, not a
     contextmanager generator: every such write enters one."""
 
-    __slots__ = ("store", "inner", "held", "mine", "opening")
+    __slots__ = ("store", "inner", "held")
 
     def __init__(self, store: ViewStore) -> None:
         self.store = store
@@ -2444,19 +2445,16 @@ class _FileWrite:
 
     def __enter__(self) -> None:
         store = self.store
-        in_transaction = store._conn.in_transaction
         self.held: set[Path] = _WRITING.__dict__.setdefault("files", set())
-        self.mine = store.path not in self.held
-        if not self.mine and not in_transaction:
-            # this store (a lock_wait receiver: its write waits to begin) or another on the file
+        if store.path in self.held:
+            # this store (a receiver of its write: lock_wait, its write waiting to begin; before_commit,
+            # its write under way on the connection, where BEGIN is refused) or another on the file
             raise ViewStoreError(f"this thread is already writing to {store.path}, through this or another "
                                  "ViewStore (from a signal receiver or a callback?); that write would wait for "
                                  "itself")
-        if self.mine and in_transaction:  # a read of this store open in this thread: a stream's block
+        if store._conn.in_transaction:  # a read of this store open in this thread: a stream's block
             raise ViewStoreError(_IN_STREAM)
-        if self.mine:
-            self.held.add(store.path)
-        self.opening = not in_transaction  # else BEGIN is refused: a write inside another
+        self.held.add(store.path)
         try:
             self.inner.__enter__()
         except BaseException as error:
@@ -2473,11 +2471,10 @@ class _FileWrite:
 
     def _end(self, error: BaseException | None) -> None:
         try:
-            if error is not None and self.opening:
+            if error is not None:
                 self.store._close_if_stuck(error)
         finally:
-            if self.mine:
-                self.held.discard(self.store.path)
+            self.held.discard(self.store.path)
 
 
 def _positioned(events: list[Event], stored: list[tuple[int, dict[str, Any]]]) -> list[Event]:
