@@ -4,7 +4,8 @@ import threading
 import pytest
 
 from viewstore import Column, SQLRepresentation, ValidationError
-from viewstore.model import VersionLogEntry, ViewVersion, to_identifier, to_namespace, validate_properties
+from viewstore.model import (VersionLogEntry, ViewVersion, same_uuid, to_identifier, to_namespace,
+                             validate_properties)
 
 
 def test_identifiers():
@@ -537,3 +538,19 @@ def test_a_change_of_case_alone_is_a_change_where_the_store_keeps_the_text():
     assert (diff.default_catalog.before, diff.default_catalog.after) == ("Prod", "prod")
     assert (diff.default_namespace.before, diff.default_namespace.after) == (("a",), ("A",))
     assert [(r.before.sql, r.after.sql) for r in diff.representations_changed] == [("SELECT 1 AS x", "select 1 as x")]
+
+
+def test_same_uuid_is_one_uuid_text_in_either_case_and_nothing_else():
+    """Two spellings are one UUID when they are the same text, or both UUID texts that differ only in
+    the case of their hex digits; text that is no UUID is compared as it is written, and what is no
+    text is no UUID, not even equal to itself (a metadata file's view-uuid may be null)."""
+    uuid = "0abcdef1-2345-4abc-8def-00000000000a"
+    assert same_uuid(uuid, uuid) and same_uuid(uuid, uuid.upper()) and same_uuid(uuid.upper(), uuid)
+    assert same_uuid("0AbCdEf1-2345-4ABC-8dEf-00000000000A", uuid)
+    assert not same_uuid(uuid, uuid[:-1] + "b") and not same_uuid(uuid, uuid[:-1])
+    assert same_uuid("not a uuid", "not a uuid")
+    assert not same_uuid("not a uuid", "NOT A UUID") and not same_uuid(uuid[:-1], uuid[:-1].upper())
+    assert not same_uuid(uuid + "0", uuid.upper() + "0")  # one digit too many: no UUID
+    assert not same_uuid(uuid, uuid[:-1].upper() + "G") and not same_uuid("g" + uuid[1:], "G" + uuid[1:])
+    for other in (None, 42, b"0abcdef1-2345-4abc-8def-00000000000a", ["x"]):
+        assert not same_uuid(other, other) and not same_uuid(other, uuid) and not same_uuid(uuid, other)
