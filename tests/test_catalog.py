@@ -3066,6 +3066,35 @@ def test_an_export_writes_over_metadata_of_its_uuid_written_in_another_case(stor
         store.export_iceberg("a.v", tmp_path / "v")
 
 
+def test_an_import_whose_uuid_differs_from_a_stored_one_after_its_last_letter_is_another_view(store):
+    """The search for a stored UUID in another case goes a letter at a time through the keys the
+    store has; the digits after the last letter are matched by the key as a whole. A UUID equal to
+    a stored one in another case up to its last letter, but another digit after it, is another
+    view: it is imported, not refused as the stored one written otherwise."""
+    held = "0abcdef1-2345-4abc-8def-0000000000a1"
+    _import_as(store, "a.held", held)
+    other = "0ABCDEF1-2345-4ABC-8DEF-0000000000A2"
+    assert _import_as(store, "a.other", other).uuid == other
+    with pytest.raises(ViewAlreadyExistsError, match=r"\(written 0abcdef1-2345-4abc-8def-0000000000a1\): a\.held "):
+        _import_as(store, "a.again", held.upper())
+
+
+def test_an_export_over_metadata_whose_view_uuid_is_not_text_is_refused_as_another_views(store, tmp_path):
+    """The latest metadata file at the location names its view by a view-uuid that is no text (a
+    number, null): it is no file of this view, refused as another view's, not failed on the
+    comparison of the two."""
+    _import_as(store, "a.v", "0abcdef1-2345-4abc-8def-00000000000a")
+    first = store.export_iceberg("a.v", tmp_path / "v")
+    data = json.loads(first.read_text())
+    files = sorted(p.name for p in first.parent.iterdir())
+    for i, value in enumerate((42, None)):
+        first.write_text(json.dumps({**data, "view-uuid": value}, indent=2))
+        store.alter_view("a.v", ViewChange.update_comment(f"change {i}"))
+        with pytest.raises(IcebergMetadataError, match=rf" holds metadata of view {value}, not of a\.v "):
+            store.export_iceberg("a.v", tmp_path / "v")
+        assert sorted(p.name for p in first.parent.iterdir()) == files  # nothing written
+
+
 def test_an_export_of_a_view_whose_projection_is_behind_its_log_is_refused_and_writes_nothing(store, tmp_path):
     """A views row behind its log (damaged behind the library's back: the stream version of an
     earlier state) was exported as it was, its file named after that earlier state: a healthy copy
@@ -3136,6 +3165,31 @@ def test_a_store_that_read_a_view_before_its_projection_fell_behind_reads_the_lo
     raw.close()
     loaded = store.load_view("sales.daily")
     assert (loaded.stream_version, loaded.comment, store.view_exists("sales.daily")) == (2, "two", True)
+
+
+def test_an_export_of_a_view_whose_row_went_while_its_log_went_on_is_refused_and_writes_nothing(store, tmp_path):
+    """Between the export's read of the view and its read of the log, another connection commits a
+    change and the views row of the view is lost (damaged behind the library's back): the log goes
+    on past the view read and the projections hold no row of it. That is refused as a projection
+    behind its log is, no file written, not named after a state of the log."""
+    view = make(store)
+    other = ViewStore(store.path)
+    real = other._export_uuid
+
+    def commit_then_lose_the_row(read, base, gzip):
+        store.alter_view("sales.daily", ViewChange.update_comment("later"))
+        with sqlite3.connect(store.path) as raw:
+            raw.execute("DELETE FROM views WHERE view_id = ?", (view.uuid,))
+        raw.close()
+        return real(read, base, gzip)
+
+    other._export_uuid = commit_then_lose_the_row
+    with pytest.raises(CorruptLogError, match=rf"^the projections are behind the log for view sales\.daily "
+                                              rf"\({view.uuid}\): they hold no row of it, its log goes on to "
+                                              r"stream version 2 at least; rebuild\(\) repairs them from the log$"):
+        other.export_iceberg("sales.daily", tmp_path / "v")
+    other.close()
+    assert not (tmp_path / "v" / "metadata").exists() or not any((tmp_path / "v" / "metadata").iterdir())
 
 
 def test_an_export_of_a_view_that_changed_since_it_was_read_names_its_file_by_the_state_it_read(store, tmp_path):
