@@ -392,6 +392,25 @@ def test_a_damaged_old_version_fails_what_reads_it_and_writes_nothing(tmp_path, 
     store.close()
 
 
+@pytest.mark.parametrize("column, value", [("columns", '[{"name": "n", "type": "int", "nullable": "yes"}]'),
+                                           ("columns", '[{"name": "n", "type": "int", "comment": 5}]'),
+                                           ("columns", '{"name": "n", "type": "int"}'),
+                                           ("default_catalog", b"cat")])
+def test_an_old_version_stored_in_the_wrong_shape_fails_what_reads_it(tmp_path, column, value):
+    """An old version's row whose column names and types read, but whose fields are not of the
+    stored shape (a nullable that is no bool, a comment that is no text, an object for the list of
+    columns, a catalog stored as bytes) is damage, as a type that reads as none is: the version is
+    not made of it."""
+    path = build(tmp_path / "s.db", 5)
+    _damage(path, 2, column, value)
+    store = ViewStore(path, actor="me")
+    view = store.load_view("a.v")
+    with pytest.raises(CorruptLogError, match=rf"^the projections are damaged at view {view.uuid} \(.+\); "
+                                              r"rebuild\(\) repairs them from the log$"):
+        view.versions
+    store.close()
+
+
 @pytest.mark.parametrize("column, value", [("columns", "x"), ("representations", '[{"dialect": "", "sql": "x"}]'),
                                            ("schema_id", "one"), ("summary", '{"k": 1}')])
 def test_a_damaged_current_version_fails_the_load(tmp_path, column, value):

@@ -4,6 +4,7 @@ import sys
 
 import pytest
 
+from viewstore import Column, ViewStore
 from viewstore.errors import CorruptLogError
 from viewstore.projections import (DDL, PROJECTION_TABLES, SNAPSHOT_EVERY, ViewState, apply, fold_stored,
                                    state_to_view)
@@ -684,3 +685,31 @@ def test_a_snapshot_names_any_32_bit_version_ids_and_a_log_of_a_length_from_0():
     for length in (-1, 2**62):
         with pytest.raises(TypeError, match=f"^its version log is named by {length}, not by a length$"):
             _named_log("u", length, lambda n: [])
+
+
+def test_the_models_of_a_view_read_from_its_rows_have_the_fields_set_their_constructors_set(tmp_path):
+    """A view read from the projections (a store opened again: nothing cached) builds its versions,
+    columns, representations and log entries without validating them again; each has every field
+    set, as the constructor and a validation of its dump set them, so that a dump of the set fields
+    alone (exclude_unset) gives them all; they equal those the write gave, a summary read-only."""
+    with ViewStore(tmp_path / "s.db") as store:
+        store.create_view("a.v", columns=[("c", "int"), Column("d", "string", comment="d", nullable=False),
+                                          ("e", "decimal(10, 2)")],
+                          representations=[("spark", "SELECT 1 AS c, 'x' AS d, 1.5 AS e")], default_namespace="a",
+                          summary={"engine-name": "spark"})
+        written = store.replace_view("a.v", columns=[("c", "int"), ("f", "long"), ("g", "string")],
+                                     representations=[("spark", "SELECT 1 AS c, 2 AS f, 'g' AS g")],
+                                     default_namespace="a")
+    with ViewStore(tmp_path / "s.db") as store:
+        view = store.load_view("a.v")
+        assert view.versions == written.versions and view.version_log == written.version_log
+        assert len(view.versions) == 2 and [len(v.columns) for v in view.versions] == [3, 3]
+        for version in view.versions:  # read-only, as the constructor makes it
+            with pytest.raises(TypeError):
+                version.summary["engine-name"] = "other"
+        models = [*view.versions, *view.version_log, *(c for v in view.versions for c in v.columns),
+                  *(r for v in view.versions for r in v.representations)]
+        assert {type(m).__name__ for m in models} == {"ViewVersion", "VersionLogEntry", "Column", "SQLRepresentation"}
+        for model in models:
+            assert model.model_fields_set == type(model).model_validate(model.model_dump()).model_fields_set, model
+            assert model.model_dump(exclude_unset=True) == model.model_dump(), model
