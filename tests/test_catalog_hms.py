@@ -399,6 +399,23 @@ def test_a_report_names_a_view_by_the_identifier_it_is_imported_under(store):
     assert store.list_views() == [("copies", "customers")]
 
 
+def test_a_report_names_the_records_it_skips_or_fails_by_the_identifier_given(store):
+    """import_one's identifier, given, is the view the record would be: the rows of a record skipped
+    as no view, or failed before the store was written, carry it, not the record's own name; an
+    identifier that names no view leaves it None."""
+    report = HmsImportReport()
+    table = {"dbName": "db", "tableName": "t", "tableType": "MANAGED_TABLE", "parameters": {}}
+    report.import_one(store, "db.t", table, "copies.t")
+    report.import_one(store, "db.bad", {"dbName": "db", "tableName": "bad", "parameters": {}}, "copies.bad")
+    report.import_one(store, "db.t", table, "copies.no`name")
+    assert report.skipped[0] == SkippedRecord("db.t", "not-a-view", "a MANAGED_TABLE", "copies.t")
+    assert report.failed == [FailedRecord("db.bad", "ValidationError",
+                                          "tableType: is missing; a view record has table type VIRTUAL_VIEW",
+                                          "copies.bad")]
+    assert report.skipped[1:] == [SkippedRecord("db.t", "not-a-view", "a MANAGED_TABLE", None)]
+    assert store.event_count() == 0
+
+
 def test_an_error_of_the_store_itself_is_raised_not_noted_as_the_records(store, monkeypatch):
     """Every record after it would meet it: a closed store, or one another process keeps locked
     (each record would wait its own timeout before failing the same way)."""

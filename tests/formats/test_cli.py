@@ -144,6 +144,18 @@ def test_import_json_of_one_record(run, tmp_path):
     assert report["skipped"] == report["failed"] == []
 
 
+def test_one_record_imported_under_another_name_is_reported_by_both(tmp_path):
+    """A file of one record imported under IDENTIFIER: its row names the view in the store by the
+    identifier given, and the record by its own dbName.tableName, as a file of many names them."""
+    single = tmp_path / "one.json"
+    single.write_text(json.dumps(record("solo")))
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "s.db"), "hms", "import", str(single), "copies.solo",
+                                       "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["imported"] == [{"identifier": "copies.solo", "engine": "spark", "versions": 1,
+                                                      "name": "sales.solo"}]
+
+
 def test_a_record_imported_again_says_how_to_import_it_under_another_name(run, tmp_path):
     one = tmp_path / "one.json"
     one.write_text(json.dumps(record("again")))
@@ -310,6 +322,27 @@ def test_ctrl_c_in_an_import_of_many_records_says_how_far_it_got_and_that_those_
         return
     report = json.loads(run("hms", "import", str(many), "--json"))
     assert (len(report["imported"]), len(report["skipped"])) == (5000 - imported, imported)
+
+
+def test_ctrl_c_in_a_run_again_counts_the_records_skipped_as_done(tmp_path):
+    """Ctrl-C in a run again of an import: the records it skipped as in the store already are done
+    too (a run again skips them again), so they are counted with those imported."""
+    db, many = tmp_path / "hms.db", tmp_path / "many.json"
+    many.write_text(json.dumps([record(f"v{i}") for i in range(20)]))
+    args = ["--db", str(db), "hms", "import", str(many)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    many.write_text(json.dumps([record(f"v{i}") for i in range(5000)]))
+    code = ("from viewstore import signals\nfrom viewstore.cli import main\n"
+            "def first(store, events):  # the signal comes a second after the first new record is in\n"
+            "    signals.committed.disconnect(first)\n    print('start', flush=True)\n"
+            f"signals.committed.connect(first)\nmain({args!r})")
+    result = interrupted(code)
+    assert result.returncode == 130, result.stderr
+    found = re.fullmatch(r"interrupted after (\d+) of 5000 records: each record is its own transaction, so the "
+                         r"views imported stay, and a run again skips them\n", result.stderr)
+    assert found is not None, result.stderr
+    done, stored = int(found[1]), len(ViewStore(db).list_views())
+    assert 20 < stored < 5000 and stored in (done, done + 1)  # the 20 skipped are among those done
 
 
 def test_a_store_that_cannot_be_opened_ends_a_many_record_import_with_its_error(tmp_path):
@@ -495,3 +528,17 @@ def test_a_run_again_counts_the_views_in_the_store_already_and_lists_what_says_s
     assert report["imported"] == [{"identifier": "sales.newer", "engine": "spark", "versions": 1, "name": "sales.newer"}]
     (failed,) = report["failed"]
     assert (failed["name"], failed["identifier"]) == ("record 1", None)  # a record that names no view
+
+
+def test_a_run_again_that_only_meets_views_in_the_store_prints_no_skipped_table(tmp_path):
+    """Every record of the dump is in the store already: the skipped table would have no row (those
+    are counted in a line of their own), so it is not printed."""
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps([record(f"v{i}") for i in range(3)]))
+    args = ["--db", str(tmp_path / "s.db"), "hms", "import", str(dump)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    again = CliRunner().invoke(main, args, env={"COLUMNS": "200"})
+    assert again.exit_code == 0, again.output
+    lines = again.stdout.splitlines()
+    assert lines[0] == "skipped as in the store already: 3 views (--json lists them)", again.stdout
+    assert len(lines) == 2 and re.fullmatch(r"imported 0, skipped 3, failed 0 \(\d+\.\d\d s\)", lines[1]), again.stdout
