@@ -457,6 +457,22 @@ def test_a_java_error_of_no_condition_is_named_by_its_class_and_told_by_its_mess
     assert condition(captured) == "IllegalArgumentException"  # makes it of Java's own, which has no condition
 
 
+def test_a_spark_error_left_as_a_java_error_is_named_by_its_condition_or_else_by_its_class(spark):
+    """A SparkException that PySpark does not convert reaches the caller as py4j's Java error: its
+    own condition leads it, and one without a condition (getCondition is null) is named by its
+    class, not by the text of that null."""
+    from py4j.protocol import Py4JJavaError
+
+    from viewstore.spark.failures import condition, summary
+
+    jvm = spark._jvm
+    own = Py4JJavaError("An error occurred", jvm.org.apache.spark.SparkException.internalError("boom"))
+    assert condition(own) == "INTERNAL_ERROR" and summary(own).startswith("[INTERNAL_ERROR] ")
+    plain = Py4JJavaError("An error occurred", jvm.org.apache.spark.SparkException("no condition here"))
+    assert condition(plain) == "SparkException"
+    assert summary(plain) == "[SparkException] no condition here"
+
+
 def test_the_root_cause_of_a_failure_is_the_innermost_message_found_down_its_causes(spark):
     """Down getCause(), a SQL exception's getNextException(), past causes without a message; a cycle of
     causes ends."""
