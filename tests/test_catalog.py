@@ -3019,6 +3019,40 @@ def test_a_view_dumped_by_pydantic_itself_keeps_no_interrupt_after_the_dump(tmp_
         assert "decimal(9,2)" in adapter.dump_json(view).decode()
 
 
+@pytest.mark.parametrize("dump", ["model_dump", "model_dump_json", "a view's model_dump_json"])
+def test_a_dump_whose_column_type_text_fails_raises_pydantics_error_whatever_was_kept_before(store, monkeypatch,
+                                                                                             dump):
+    """A column type whose text fails with an error (no signal) fails the dump with pydantic's
+    PydanticSerializationError, as any model's does: the error itself is not kept for the dump
+    and raised in its place. And a signal some earlier dump left kept for the thread (a serializer
+    of the caller's inside a library dump caught it and the dump went on) is not raised by this
+    dump's unrelated error: each wrapped dump begins without one."""
+    from pydantic_core import PydanticSerializationError
+
+    from viewstore.errors import _raised
+    from viewstore.types import DecimalType
+
+    make(store, columns=[("x", "decimal(9,2)")])
+    view = store.load_view("sales.daily")
+    dumped = view if dump.startswith("a view's") else view.columns[0]
+    call = getattr(dumped, dump.removeprefix("a view's "))
+
+    def failing(self):
+        raise ValueError("no text for this type")
+
+    monkeypatch.setattr(DecimalType, "__str__", failing)
+    for left in (None, KeyboardInterrupt()):
+        _raised.signal, raised = left, None
+        try:
+            call()
+        except BaseException as e:  # (a KeyboardInterrupt raised here would end the test run)
+            raised = e
+        assert type(raised) is PydanticSerializationError and "no text for this type" in str(raised)
+        assert _raised.signal is None
+    monkeypatch.undo()
+    assert "decimal(9,2)" in dumped.model_dump_json()
+
+
 def _import_as(store, ident, uuid):
     return store.import_view(ident, source="test", view_uuid=uuid, versions=[_version(1, 1000)],
                              version_log=[VersionLogEntry(timestamp_ms=1000, version_id=1)], current_version_id=1)
