@@ -2811,6 +2811,21 @@ def test_a_batch_read_up_to_a_damaged_row_gives_the_events_before_it_then_raises
                 assert read == sizes
 
 
+def test_a_query_stream_first_iterated_after_its_block_gives_no_row(tmp_path):
+    """A query's stream iterated for the first time after its block has ended is refused at once,
+    before any row: it gave the first row (read ahead when the stream was made) and then raised,
+    a row of a state the caller no longer holds a read of."""
+    ended = r"^a stream is read inside its with block, which has ended \(read it there, or list\(\) it there to keep it\)$"
+    with ViewStore(tmp_path / "s.db") as store:
+        _events_of(store, 5)
+        with store.stream_query("SELECT position FROM events ORDER BY position") as rows:
+            pass
+        got = []
+        with pytest.raises(ViewStoreError, match=ended):
+            got.extend(rows)
+        assert got == []
+
+
 @contextlib.contextmanager
 def _interrupt_in_a_column_type_str(*callers):
     """A block in which this process gets SIGINT (a real Ctrl-C) the first time pydantic-core has
