@@ -2826,6 +2826,25 @@ def test_a_query_stream_first_iterated_after_its_block_gives_no_row(tmp_path):
         assert got == []
 
 
+def test_a_batch_read_up_to_a_damaged_row_in_its_middle_gives_only_the_events_before_it(tmp_path):
+    """Good rows after a damaged one in the same batch are not given with the events before it: the
+    batch before the error ends at the damaged row (an event past it would be given, then the error
+    raised for an event before it)."""
+    from test_cli import _log_with_a_damaged_event_last
+
+    _log_with_a_damaged_event_last(tmp_path / "s.db", 24)
+    with sqlite3.connect(tmp_path / "s.db") as raw:  # a good event after the damaged one (position 26)
+        raw.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                    "payload) SELECT 'l', view_id, 26, type, identifier, actor, occurred_at, payload FROM events "
+                    "WHERE position = 2")
+    raw.close()
+    with ViewStore(tmp_path / "s.db") as store, store.stream_events(batch=10) as events:
+        read = []
+        with pytest.raises(CorruptLogError, match="^event at position 25 has a payload that is not JSON$"):
+            read.extend([e.position for e in batch] for batch in events.batches())
+        assert read == [list(range(1, 11)), list(range(11, 21)), [21, 22, 23, 24]]
+
+
 @contextlib.contextmanager
 def _interrupt_in_a_column_type_str(*callers):
     """A block in which this process gets SIGINT (a real Ctrl-C) the first time pydantic-core has
