@@ -3235,6 +3235,22 @@ def test_a_store_that_read_a_view_before_its_projection_fell_behind_reads_the_lo
     assert (loaded.stream_version, loaded.comment, store.view_exists("sales.daily")) == (2, "two", True)
 
 
+def test_a_view_whose_log_holds_no_event_of_it_is_refused_as_ahead_of_the_log(store):
+    """A views row whose view has no event left in the log (deleted behind the library's back) is
+    refused as a projection ahead of its log, saying the log holds no event of it (not that the log
+    goes on to a stream version of None)."""
+    view = make(store)
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("DROP TRIGGER events_append_only_delete")
+        raw.execute("DELETE FROM events WHERE view_id = ?", (view.uuid,))
+    raw.close()
+    with ViewStore(store.path) as reader, pytest.raises(
+            CorruptLogError, match=rf"^the projections are ahead of the log for view sales\.daily \({view.uuid}\): "
+                                   r"they hold it at stream version 1, its log holds no event of it; rebuild\(\) "
+                                   r"repairs them from the log$"):
+        reader.load_view("sales.daily")
+
+
 def test_an_export_of_a_view_whose_row_went_while_its_log_went_on_is_refused_and_writes_nothing(store, tmp_path):
     """Between the export's read of the view and its read of the log, another connection commits a
     change and the views row of the view is lost (damaged behind the library's back): the log goes
