@@ -3251,6 +3251,23 @@ def test_a_view_whose_log_holds_no_event_of_it_is_refused_as_ahead_of_the_log(st
         reader.load_view("sales.daily")
 
 
+def test_a_stream_version_of_the_wrong_type_in_the_log_is_named_as_the_row_holds_it(store):
+    """The log's last stream version of a view, named in the error of a projection out of step with
+    it, is shown as the row holds it: a text written there behind the library's back reads as
+    ``'2x' (str)``, not as a stream version 2x."""
+    view = make(store)
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                    "payload) SELECT 'k', view_id, '2x', type, identifier, actor, occurred_at, payload FROM events "
+                    "WHERE position = 1")
+    raw.close()
+    with ViewStore(store.path) as reader, pytest.raises(
+            CorruptLogError, match=rf"^the projections are behind the log for view sales\.daily \({view.uuid}\): "
+                                   r"they hold it at stream version 1, its log goes on to stream version '2x' \(str\); "
+                                   r"rebuild\(\) repairs them from the log$"):
+        reader.load_view("sales.daily")
+
+
 def test_an_export_of_a_view_whose_row_went_while_its_log_went_on_is_refused_and_writes_nothing(store, tmp_path):
     """Between the export's read of the view and its read of the log, another connection commits a
     change and the views row of the view is lost (damaged behind the library's back): the log goes
