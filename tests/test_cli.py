@@ -484,6 +484,21 @@ def test_show_of_a_view_whose_projection_is_behind_its_log_fails_until_rebuild(r
     assert json.loads(run("show", "s.v", "--json"))["comment"] == "two"
 
 
+def test_the_hint_to_run_rebuild_goes_to_stderr_with_the_error_and_stdout_stays_empty(run):
+    """The line after a CorruptLogError naming rebuild() that says which command repairs it is part
+    of the error: written to stderr after it, nothing on stdout (a pipe reading the answer would
+    take the hint for one)."""
+    create(run)
+    run("alter", "s.v", "--comment", "two")
+    with sqlite3.connect(run.db) as conn:
+        conn.execute("UPDATE views SET stream_version = 1, properties = '{}'")
+    conn.close()
+    result = CliRunner().invoke(main, ["--db", str(run.db), "show", "s.v"])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith("error: the projections are behind the log for view s.v ")
+    assert result.stderr.endswith("\nhint: 'viewstore rebuild' repairs the projections from the log\n")
+
+
 def test_environment_variables(tmp_path, monkeypatch):
     monkeypatch.setenv("VIEWSTORE_DB", str(tmp_path / "env.db"))
     monkeypatch.setenv("VIEWSTORE_ACTOR", "dave")
