@@ -52,6 +52,29 @@ def test_a_row_its_source_cannot_give_ends_the_table_after_every_line_before_it(
     assert printed[3:] == [f"│ {i:03} │ x    │" for i in range(TextTable.BATCH + 50)]
 
 
+def test_a_batch_whose_print_failed_is_not_printed_again_on_the_way_out():
+    """A print of a batch that fails (a non-blocking pipe full for a moment: BlockingIOError) ends
+    the table with that error; the batch is taken out before it is printed, so the way out (which
+    prints what was formatted since the last batch) does not write its lines a second time."""
+
+    class FullOnce(io.StringIO):
+        writes = 0
+
+        def write(self, text):
+            self.writes += 1
+            if self.writes == 3:  # the header went, then the first batch: full at the second one, once
+                raise BlockingIOError(11, "Resource temporarily unavailable")
+            return super().write(text)
+
+    file = FullOnce()
+    console = Console(file=file, width=80, markup=False, emoji=False, highlight=False)
+    rows = [(f"{i:03}", "x") for i in range(2 * TextTable.BATCH)]
+    with pytest.raises(BlockingIOError):
+        TextTable("n", "text").print(console, rows)
+    printed = file.getvalue().splitlines()  # top, header, rule, the first batch; not the failed one again
+    assert printed[3:] == [f"│ {i:03} │ x    │" for i in range(TextTable.BATCH)]
+
+
 def test_a_table_without_a_box_whose_lines_fill_the_last_batch_ends_with_no_blank_line():
     """A table too narrow for its box has no bottom line to end its last batch: 100 rows of two
     lines each fill one batch exactly, and nothing is printed after it (an empty batch prints a
