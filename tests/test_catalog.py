@@ -3235,36 +3235,26 @@ def test_a_store_that_read_a_view_before_its_projection_fell_behind_reads_the_lo
     assert (loaded.stream_version, loaded.comment, store.view_exists("sales.daily")) == (2, "two", True)
 
 
-def test_a_view_whose_log_holds_no_event_of_it_is_refused_as_ahead_of_the_log(store):
+@pytest.mark.parametrize("damage, said", [
+    (("DROP TRIGGER events_append_only_delete", "DELETE FROM events"),
+     "ahead of the log for view sales.daily ({uuid}): they hold it at stream version 1, its log holds no event of it"),
+    (("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, payload) "
+      "SELECT 'k', view_id, '2x', type, identifier, actor, occurred_at, payload FROM events WHERE position = 1",),
+     "behind the log for view sales.daily ({uuid}): they hold it at stream version 1, its log goes on to stream "
+     "version '2x' (str)"),
+], ids=["no event of it left", "a stream version of the wrong type"])
+def test_the_log_a_projection_is_out_of_step_with_is_named_as_it_is(store, damage, said):
     """A views row whose view has no event left in the log (deleted behind the library's back) is
-    refused as a projection ahead of its log, saying the log holds no event of it (not that the log
-    goes on to a stream version of None)."""
+    refused as a projection ahead of its log, saying the log holds no event of it (not that it goes
+    on to a stream version None); the log's last stream version of the wrong type (a text written
+    behind the library's back) is shown as the row holds it, ``'2x' (str)``, not as version 2x."""
     view = make(store)
     with sqlite3.connect(store.path) as raw:
-        raw.execute("DROP TRIGGER events_append_only_delete")
-        raw.execute("DELETE FROM events WHERE view_id = ?", (view.uuid,))
+        for statement in damage:
+            raw.execute(statement)
     raw.close()
-    with ViewStore(store.path) as reader, pytest.raises(
-            CorruptLogError, match=rf"^the projections are ahead of the log for view sales\.daily \({view.uuid}\): "
-                                   r"they hold it at stream version 1, its log holds no event of it; rebuild\(\) "
-                                   r"repairs them from the log$"):
-        reader.load_view("sales.daily")
-
-
-def test_a_stream_version_of_the_wrong_type_in_the_log_is_named_as_the_row_holds_it(store):
-    """The log's last stream version of a view, named in the error of a projection out of step with
-    it, is shown as the row holds it: a text written there behind the library's back reads as
-    ``'2x' (str)``, not as a stream version 2x."""
-    view = make(store)
-    with sqlite3.connect(store.path) as raw:
-        raw.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
-                    "payload) SELECT 'k', view_id, '2x', type, identifier, actor, occurred_at, payload FROM events "
-                    "WHERE position = 1")
-    raw.close()
-    with ViewStore(store.path) as reader, pytest.raises(
-            CorruptLogError, match=rf"^the projections are behind the log for view sales\.daily \({view.uuid}\): "
-                                   r"they hold it at stream version 1, its log goes on to stream version '2x' \(str\); "
-                                   r"rebuild\(\) repairs them from the log$"):
+    message = f"the projections are {said.format(uuid=view.uuid)}; rebuild() repairs them from the log"
+    with ViewStore(store.path) as reader, pytest.raises(CorruptLogError, match=f"^{re.escape(message)}$"):
         reader.load_view("sales.daily")
 
 
