@@ -233,6 +233,36 @@ def test_hive_with_spark_s_default_warehouse_makes_it_in_a_working_directory_who
     assert (tmp_path / "given" / "sales.db").is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a b", "given", "ms"]
 
+@pytest.mark.parametrize("file", ["spark-defaults.conf", "hive-site.xml"])
+def test_hive_with_hive_s_warehouse_set_in_spark_s_conf_folder_keeps_that_warehouse(tmp_path, file):
+    """--hive with Hive's warehouse (which Spark takes when its own is not set) set not on the
+    command line but in the conf folder the JVM starts from, in spark-defaults.conf or in a
+    hive-site.xml: the warehouse is that one, not Spark's default folder in the working directory."""
+    import subprocess
+    import sys
+
+    work, conf = tmp_path / "work", tmp_path / "conf"
+    work.mkdir()
+    conf.mkdir()
+    settings = {"hive.metastore.warehouse.dir": str(tmp_path / "given"),
+                "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={tmp_path / 'ms'};create=true"}
+    if file == "spark-defaults.conf":
+        text = "".join(f"spark.hadoop.{key} {value}\n" for key, value in settings.items())
+    else:
+        text = "<configuration>\n" + "".join(f"<property><name>{key}</name><value>{value}</value></property>\n"
+                                              for key, value in settings.items()) + "</configuration>\n"
+    (conf / file).write_text(text)
+    ViewStore(work / "views.db", actor="t").create_view(
+        "sales.one", columns=[("x", "int")], default_namespace="sales", representations=[("spark", "SELECT 1 AS x")])
+    env = {**{name: value for name, value in os.environ.items() if name != "SPARK_SUBMIT_OPTS"},
+           "SPARK_CONF_DIR": str(conf)}
+    done = subprocess.run([sys.executable, "-m", "viewstore", "--db", "views.db", "spark", "register", "--hive",
+                           "--master", "local[1]", "--conf", "spark.ui.enabled=false"],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "given" / "sales.db").is_dir()
+    assert not (work / "spark-warehouse").exists()
+
 
 def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops_it(tmp_path):
     """In a process with no session (as from a shell), each command starts its own from --master,
