@@ -222,6 +222,27 @@ def test_run_demo_with_no_session_running_starts_a_local_one_and_stops_it_at_the
     assert result["stopped"] is True
     assert list(tmp_path.iterdir()) == [work] and list(work.iterdir()) == []  # the work directory and its warehouse
 
+def test_a_local_session_whose_jvm_it_starts_keeps_the_user_s_own_spark_local_ip(tmp_path):
+    """With SPARK_LOCAL_IP set by the user, the JVM local_session starts gets that address, not
+    127.0.0.1, and the process's environment keeps it."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, os, sys\n"
+            "from pathlib import Path\n"
+            "from pyspark import SparkContext\n"
+            "from viewstore.spark.demo import local_session\n"
+            "session = local_session(Path(sys.argv[1]))\n"
+            "print(json.dumps({'local ip': os.environ.get('SPARK_LOCAL_IP'),"
+            " 'the jvm s local ip': SparkContext._jvm.java.lang.System.getenv('SPARK_LOCAL_IP')}))\n"
+            "session.stop()\n")
+    env = {**os.environ, "SPARK_LOCAL_IP": "localhost"}
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "work")], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout) == {"local ip": "localhost", "the jvm s local ip": "localhost"}
+
 
 def test_the_local_session_has_the_settings_it_names(spark):
     """The test session is one (hive=True): two cores, one shuffle partition, no UI, no adaptive
