@@ -243,6 +243,20 @@ def test_a_local_session_whose_jvm_it_starts_keeps_the_user_s_own_spark_local_ip
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout) == {"local ip": "localhost", "the jvm s local ip": "localhost"}
 
+def test_jvm_environment_sets_each_variable_inside_the_block_and_puts_back_what_was_there(monkeypatch):
+    """A variable the process has already (a user's own SPARK_SUBMIT_OPTS, which the JVM's
+    options are put in front of) has the new value inside the block, and its own after it; one
+    it had not is gone again."""
+    import os
+
+    from viewstore.spark.demo import jvm_environment
+
+    monkeypatch.setenv("VIEWSTORE_TEST_HELD", "own")
+    monkeypatch.delenv("VIEWSTORE_TEST_NEW", raising=False)
+    with jvm_environment({"VIEWSTORE_TEST_HELD": "given", "VIEWSTORE_TEST_NEW": "given"}):
+        assert (os.environ["VIEWSTORE_TEST_HELD"], os.environ["VIEWSTORE_TEST_NEW"]) == ("given", "given")
+    assert os.environ["VIEWSTORE_TEST_HELD"] == "own" and "VIEWSTORE_TEST_NEW" not in os.environ
+
 
 def test_the_local_session_has_the_settings_it_names(spark):
     """The test session is one (hive=True): two cores, one shuffle partition, no UI, no adaptive
