@@ -397,6 +397,24 @@ def test_spark_register_lists_each_skipped_view_with_why():
     out = cli.console.file.getvalue()
     assert re.search(r"^│ s\.tab +│ skipped +│ a table of the session catalog has the name +│$", out, re.M), out
 
+def test_spark_register_of_no_view_prints_its_table_with_no_row_and_no_count_line():
+    """A report with no view at all (none registered, none left unchanged) is its table, empty
+    under its header, not the summary line alone that stands for a table of folded views only."""
+    import io
+
+    from viewstore.cli import CliContext, _Console
+    from viewstore.spark.cli import _print_registered
+    from viewstore.spark.register import RegisterReport
+
+    cli = CliContext(db="unused.db", actor="carol", catalog=None)
+    cli.console = _Console(file=io.StringIO(), width=300, markup=False, emoji=False, highlight=False)
+    _print_registered(cli, RegisterReport())
+    lines = cli.console.file.getvalue().splitlines()
+    assert lines[0].strip() == str(RegisterReport())
+    assert [cell.strip() for cell in next(line for line in lines if "view" in line).split("┃")[1:-1]] == [
+        "view", "outcome", "details"]
+    assert "--json lists them" not in cli.console.file.getvalue()
+
 
 def test_spark_check_shows_the_first_200_characters_of_a_broken_views_reason_with_its_condition_once():
     import io
@@ -513,6 +531,29 @@ def test_spark_checks_table_lists_the_findings_broken_first_and_counts_the_views
     assert listed == [(f"{ns}.c_broken", "broken"), (f"{ns}.a_drifted", "drifted"),
                       (f"{ns}.d_drifted", "drifted")], table
     assert "_ok" not in table and lines[-1] == "ok, matching their stored columns: 2 views (--json lists them)"
+
+def test_spark_checks_table_keeps_the_report_s_order_within_each_kind_of_finding():
+    """The report is in the store's order, by namespace then name: namespace s before s-t, though
+    the text "s-t.b" sorts before "s.c". The table puts broken views before drifted ones and keeps
+    that order within each, whatever the names' text order."""
+    import io
+
+    from viewstore.cli import CliContext, _Console
+    from viewstore.spark.cli import _print_drift
+    from viewstore.spark.drift import DriftReport, ViewDrift
+
+    cli = CliContext(db="unused.db", actor="carol", catalog=None)
+    cli.console = _Console(file=io.StringIO(), width=300, markup=False, emoji=False, highlight=False)
+    _print_drift(cli, DriftReport(views=[
+        ViewDrift("s.b", "drifted", ("column 'a': type int is now string",)),
+        ViewDrift("s.c", "broken", ("no table t",), "TABLE_OR_VIEW_NOT_FOUND"),
+        ViewDrift("s.d", "ok", ()),
+        ViewDrift("s-t.a", "drifted", ("column 'a': type int is now string",)),
+        ViewDrift("s-t.b", "broken", ("no table u",), "TABLE_OR_VIEW_NOT_FOUND")]))
+    lines = cli.console.file.getvalue().splitlines()
+    listed = [line.split("│")[1].strip() for line in lines if line.startswith("│ ") and line.split("│")[1].strip()]
+    assert listed == ["s.c", "s-t.b", "s.b", "s-t.a"], lines
+    assert lines[-1] == "ok, matching their stored columns: 1 view (--json lists them)"
 
 
 def test_spark_check_of_views_without_spark_sql_alone_names_them(spark, store, ns):
