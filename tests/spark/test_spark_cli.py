@@ -881,3 +881,14 @@ def test_spark_register_in_a_dialect_no_view_has_names_those_the_views_have(spar
                          "(--dialect names the one to register)"), table.stdout
     as_json = CliRunner().invoke(main, [*args, "--json"])
     assert as_json.exit_code == 0 and json.loads(as_json.stdout)["other_dialects"] == ["hive", "spark", "trino"]
+
+def test_spark_register_of_every_namespace_in_a_dialect_no_view_has_names_those_the_views_have(spark, tmp_path):
+    """Without a namespace (every stored view), the line naming the dialects the views have is
+    said too, of no namespace."""
+    store = ViewStore(tmp_path / "views.db", actor="t")
+    store.create_view("nowhere.t", columns=[], representations=[("trino", "SELECT 1 AS x")], default_namespace="nowhere")
+    result = CliRunner().invoke(main, ["--db", str(store.path), "spark", "register", "--dialect", "klingon"],
+                                env={"COLUMNS": "300"})
+    assert (result.exit_code, result.stderr) == (0, ""), result.output
+    assert result.stdout.splitlines()[-1] == ("no stored view has SQL in the dialect 'klingon'; theirs: trino "
+                                              "(--dialect names the one to register)"), result.stdout
