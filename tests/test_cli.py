@@ -2775,7 +2775,8 @@ def _log_with_a_damaged_event_last(db, events):
 def test_a_damaged_event_past_the_first_batch_ends_a_long_answer_with_the_error_naming_it(tmp_path):
     """A long answer is written as it is read: a damaged event found past the first batch ends it
     there, with the CorruptLogError naming the event, exit code 1 (with --json the error as JSON on
-    stderr; stdout holds what was written before it, not a whole document)."""
+    stderr; stdout holds every event before it, not a whole document: the 500 read in the batch the
+    damaged one ended were lost before)."""
     db = tmp_path / "cli.db"
     _log_with_a_damaged_event_last(db, 1500)
     message = "event at position 1501 has a payload that is not JSON"
@@ -2783,7 +2784,8 @@ def test_a_damaged_event_past_the_first_batch_ends_a_long_answer_with_the_error_
         result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
         assert result.exit_code == 1 and json.loads(result.stderr) == {
             "error": {"type": "CorruptLogError", "message": message, "exit_code": 1}}
-        assert result.stdout.startswith("[\n  {") and result.stdout.count('"position"') == 1000
+        assert result.stdout.startswith("[\n  {") and result.stdout.count('"position"') == 1500
+        assert json.loads(result.stdout + "\n]")[-1]["position"] == 1500
     result = CliRunner().invoke(main, ["--db", str(db), "audit"], catch_exceptions=False)
     assert result.exit_code == 1 and result.stderr == f"error: {message}\n" and result.stdout == ""
 
@@ -2806,12 +2808,15 @@ def test_a_damaged_event_past_the_rows_a_table_is_laid_out_on_ends_it_after_the_
 
 def test_an_error_sql_raises_at_a_later_row_ends_a_query_with_the_error(run):
     """A query whose statement fails at a row past the first ones (malformed JSON at the 1,501st
-    row) ends with the same typed error as one failing at its first row, exit code 1."""
+    row) ends with the same typed error as one failing at its first row, exit code 1 (with --json
+    after the rows given before it)."""
     _log_of(run.db, 1600)
     sql = "SELECT position, json_extract(CASE WHEN position > 1500 THEN 'nope' ELSE '{}' END, '$.a') AS a FROM events"
     result = CliRunner().invoke(main, ["--db", str(run.db), "query", sql, "--json"], catch_exceptions=False)
     assert result.exit_code == 1 and json.loads(result.stderr) == {
         "error": {"type": "ValidationError", "message": "query failed: malformed JSON", "exit_code": 1}}
+    # (the 1,500th is lost: Python's sqlite3 steps to the next row, which fails, before it hands one over)
+    assert [row["position"] for row in json.loads(result.stdout + "\n]")] == list(range(1, 1500))
     assert run("query", sql, code=1).endswith("error: query failed: malformed JSON\n")
 
 

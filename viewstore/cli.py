@@ -697,14 +697,30 @@ def _echo_json_list(items: Iterable[Any], to_json: Callable[[Any], Any], encode:
     :data:`JSON_BATCH` at a time: the text ``encode`` (an indented writer: :func:`_json_utf8`,
     :func:`json_text`) gives the list of every item's ``to_json``, but neither that text, nor the
     JSON data of every item, nor the items themselves (a stream) are ever held whole, and a reader
-    that goes away (``| head``) stops the work at the next batch."""
+    that goes away (``| head``) stops the work at the next batch. An item its source fails to give
+    (a damaged event's CorruptLogError) ends the list after the items before it, unclosed, and
+    the error is raised."""
     items = iter(items)
     first = True
-    while batch := list(itertools.islice(items, JSON_BATCH)):
+
+    def write(batch: list[Any]) -> None:
+        nonlocal first
         text = encode([to_json(item) for item in batch])
         # a batch's list is "[\n" + its items, each indented, + "\n]": joined with ",\n" as one list's items
         _echo_utf8((b"[\n" if first else b",\n") + text[2:-2], nl=False)
         first = False
+
+    while True:
+        batch: list[Any] = []
+        try:
+            batch.extend(itertools.islice(items, JSON_BATCH))  # (extend keeps what came before an error)
+        except Exception:
+            if batch:  # the items read before the one that failed
+                write(batch)
+            raise
+        if not batch:
+            break
+        write(batch)
     _echo_utf8(encode([]) if first else b"\n]")
 
 
