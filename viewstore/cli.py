@@ -599,6 +599,12 @@ def count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+def folded_views(what: str, n: int) -> str:
+    """The line of a report that counts the ``n`` views it does not list, saying ``what`` they are
+    (each report's ``--json`` lists them): ``skipped as in the store already: 3 views (...)``."""
+    return f"{what}: {count(n, 'view')} (--json lists them)"
+
+
 def json_text(data: Any, indent: int | None = 2) -> str:
     """``--json`` output: JSON with text as it is, but ``\\uXXXX`` escapes when the data holds a
     lone surrogate (no encoding can print one; the escaped JSON still means the very same text)."""

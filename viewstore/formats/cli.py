@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..cli import CliContext, LocalPath, count, json_option, json_text, pass_cli, usage_error
+from ..cli import CliContext, LocalPath, count, folded_views, json_option, json_text, pass_cli, usage_error
 from ..errors import ValidationError, ViewAlreadyExistsError
 from ..hms import HmsImportReport, ImportedRecord, prepare_import
 from ..model import View, identifier_str
@@ -190,7 +190,7 @@ def print_import_report(cli: CliContext, report: HmsImportReport) -> None:
             table.add_row(failed.name, failed.error, failed.message)
         cli.console.print(table)
     if stored:
-        cli.console.print(f"skipped as in the store already: {count(stored, 'view')} (--json lists them)")
+        cli.console.print(folded_views("skipped as in the store already", stored))
     cli.console.print(str(report))
 
 

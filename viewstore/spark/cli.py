@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..cli import CliContext, count, json_option, json_text, pass_cli, usage_error
+from ..cli import CliContext, folded_views, json_option, json_text, pass_cli, usage_error
 from ..errors import EngineError, ViewAlreadyExistsError
 from ..formats.cli import import_interrupted, print_import_report
 from ..log import holds_nothing
@@ -458,7 +458,7 @@ def _print_folded(cli: CliContext, table: Table, report: Any, folded: int, what:
     else:
         cli.console.print(str(report))
     if folded:
-        cli.console.print(f"{what}: {count(folded, 'view')} (--json lists them)")
+        cli.console.print(folded_views(what, folded))
 
 
 #: the order of a check's findings in its table: the views that no longer analyze first
