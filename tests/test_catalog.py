@@ -20,7 +20,7 @@ from interrupted import RUNAWAY, interrupted
 from viewstore import (DROP_DIALECT_ALLOWED, Column, ConcurrencyError, NoSuchViewError, SQLRepresentation,
                        ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError, signals)
 from viewstore.catalog import to_epoch_ms
-from viewstore.errors import CorruptLogError, IcebergMetadataError
+from viewstore.errors import CorruptLogError, DamagedProjectionsError, IcebergMetadataError
 from viewstore.log import row_to_event
 from viewstore.model import ReadOnlyDict, VersionLogEntry, ViewVersion, diff_views
 from viewstore.projections import SNAPSHOT_EVERY
@@ -3175,7 +3175,7 @@ def test_an_export_of_a_view_whose_projection_is_behind_its_log_is_refused_and_w
         raw.execute("UPDATE views SET stream_version = 1, properties = '{}' WHERE view_id = ?", (view.uuid,))
     raw.close()
     reopened = ViewStore(store.path)
-    with pytest.raises(CorruptLogError, match=rf"^the projections are behind the log for view sales\.daily "
+    with pytest.raises(DamagedProjectionsError, match=rf"^the projections are behind the log for view sales\.daily "
                                               rf"\({view.uuid}\): they hold it at stream version 1, its log goes "
                                               r"on to stream version 2; rebuild\(\) repairs them from the log$"):
         reopened.export_iceberg("sales.daily", tmp_path / "v")
@@ -3212,7 +3212,7 @@ def test_reads_and_writes_of_a_view_whose_projection_is_behind_its_log_are_refus
                  lambda: reopened.load_view(("sales", "daily")),  # refused again: nothing was cached
                  lambda: reopened.alter_view("sales.daily", ViewChange.set_property("k", "v")),
                  lambda: reopened.drop_view("sales.daily")):
-        with pytest.raises(CorruptLogError, match=said):
+        with pytest.raises(DamagedProjectionsError, match=said):
             call()
     assert reopened.projection_dump() == rows and reopened.events() == events  # nothing written
     assert reopened.rebuild()["views"] == 1
@@ -3255,7 +3255,7 @@ def test_the_log_a_projection_is_out_of_step_with_is_named_as_it_is(store, damag
             raw.execute(statement)
     raw.close()
     message = f"the projections are {said.format(uuid=view.uuid)}; rebuild() repairs them from the log"
-    with ViewStore(store.path) as reader, pytest.raises(CorruptLogError, match=f"^{re.escape(message)}$"):
+    with ViewStore(store.path) as reader, pytest.raises(DamagedProjectionsError, match=f"^{re.escape(message)}$"):
         reader.load_view("sales.daily")
 
 
@@ -3276,7 +3276,7 @@ def test_an_export_of_a_view_whose_row_went_while_its_log_went_on_is_refused_and
         return real(read, base, gzip)
 
     other._export_uuid = commit_then_lose_the_row
-    with pytest.raises(CorruptLogError, match=rf"^the projections are behind the log for view sales\.daily "
+    with pytest.raises(DamagedProjectionsError, match=rf"^the projections are behind the log for view sales\.daily "
                                               rf"\({view.uuid}\): they hold no row of it, its log goes on to "
                                               r"stream version 2 at least; rebuild\(\) repairs them from the log$"):
         other.export_iceberg("sales.daily", tmp_path / "v")

@@ -383,7 +383,7 @@ def test_a_write_that_fails_inside_writes_nothing_and_the_rest_commits(store, re
         store.alter_view("a.v", ViewChange.update_comment("kept"))
     types = [(e.identifier, e.type) for e in store.events()]
     assert types[2:] == [(("a", "first"), "view.created"), (("a", "v"), "view.comment_updated")]
-    assert ("failed", ["view.comment_updated"], "CorruptLogError") in recorded
+    assert ("failed", ["view.comment_updated"], "DamagedProjectionsError") in recorded
     assert [s for s, *_ in recorded].count("committed") == 2 + 2
     assert store.load_view("a.v").comment == "kept"
 

@@ -479,7 +479,7 @@ def test_show_of_a_view_whose_projection_is_behind_its_log_fails_until_rebuild(r
     hint = "hint: 'viewstore rebuild' repairs the projections from the log\n"
     assert run("show", "s.v", code=1) == f"error: {message}\n{hint}"
     assert json.loads(run("show", "s.v", "--json", code=1)) == {
-        "error": {"type": "CorruptLogError", "message": message, "exit_code": 1}}
+        "error": {"type": "DamagedProjectionsError", "message": message, "exit_code": 1}}
     assert run("rebuild") == "rebuilt projections from 2 events: repaired 1 row (views 1)\n"
     assert json.loads(run("show", "s.v", "--json"))["comment"] == "two"
 

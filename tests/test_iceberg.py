@@ -23,8 +23,8 @@ from pyiceberg.types import IntegerType, NestedField, StringType
 from pyiceberg.view.metadata import (SQLViewRepresentation, ViewHistoryEntry, ViewMetadata, ViewRepresentation,
                                      ViewVersion as PyViewVersion)
 
-from viewstore import (Column, CorruptLogError, IcebergMetadataError, NoSuchViewError, SQLRepresentation,
-                       ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError)
+from viewstore import (Column, DamagedProjectionsError, IcebergMetadataError, NoSuchViewError,
+                       SQLRepresentation, ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError)
 from viewstore.iceberg import parse_metadata, read_metadata
 from viewstore.model import VersionLogEntry
 
@@ -1641,7 +1641,7 @@ def test_an_export_of_a_view_whose_projection_and_log_disagree_is_refused(store,
     """The name of an exported file is the state it holds, by the commit of the view's last event in
     the log (export_uuid). Where the projection's stream version is not the log's last of the view
     (the row changed behind the library's back, or an event deleted from the log), the view's rows
-    are no state of the log: reading them is refused (CorruptLogError), so the export writes no file.
+    are no state of the log: reading them is refused (DamagedProjectionsError), so the export writes no file.
     (Before reads checked, the export named such a file at random, after a state no event made.)"""
     _long_history(store, "a.v", 3)
     loc = tmp_path / "loc"
@@ -1663,7 +1663,7 @@ def test_an_export_of_a_view_whose_projection_and_log_disagree_is_refused(store,
         assert [e.stream_version for e in reader.events(view="a.v")] == (
             [1, 2, 3] if damage.startswith("the projection") else [1, 2, 4])
         for read in (lambda: reader.load_view("a.v"), lambda: reader.export_iceberg("a.v", loc)):
-            with pytest.raises(CorruptLogError, match=rf"^the projections are {said} rebuild\(\) repairs them "
+            with pytest.raises(DamagedProjectionsError, match=rf"^the projections are {said} rebuild\(\) repairs them "
                                                       r"from the log$"):
                 read()
     assert sorted(p.name[:6] for p in (loc / "metadata").glob("*.metadata.json")) == ["00000-"]

@@ -13,7 +13,7 @@ Quick start::
 
 from .catalog import (DROP_DIALECT_ALLOWED, AsOf, ColumnDict, ColumnLike, EventTypes, RepresentationDict,
                       RepresentationLike, RepresentationsLike, TimeLike, ViewChange, ViewStore)
-from .errors import (ConcurrencyError, CorruptLogError, EngineError, IcebergMetadataError, NoSuchViewError,
+from .errors import (ConcurrencyError, CorruptLogError, DamagedProjectionsError, EngineError, IcebergMetadataError, NoSuchViewError,
                      NotInstalledError, ValidationError, ViewAlreadyExistsError, ViewStoreError)
 from .events import Event
 from .model import (AuditInfo, BeforeAfter, Column, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry,
@@ -55,6 +55,7 @@ __all__ = [
     "ValidationError",
     "IcebergMetadataError",
     "CorruptLogError",
+    "DamagedProjectionsError",
     "EngineError",
     "NotInstalledError",
 ]

@@ -654,8 +654,9 @@ class ViewStore:
     file locked (about 30 s, during which :data:`~viewstore.signals.lock_wait` is sent about once a
     second; what a signal's handler raises meanwhile, Ctrl-C's KeyboardInterrupt,
     ends the wait at once and reaches the caller as itself, nothing written). A call that reads a damaged row (written behind the library's back)
-    raises :class:`~viewstore.errors.CorruptLogError`, and so does one that reads a view whose projection rows
-    are behind its log (or ahead of it); :meth:`rebuild` repairs the projections.
+    raises :class:`~viewstore.errors.CorruptLogError`; where the damage is in the projection rows, or a
+    view's rows are behind its log (or ahead of it), its subclass
+    :class:`~viewstore.errors.DamagedProjectionsError`, and :meth:`rebuild` repairs the projections.
     """
 
     def __init__(self, path: str | Path, *, catalog: str | None = None, actor: str | None = None,
@@ -850,6 +851,8 @@ class ViewStore:
             NoSuchViewError: no live view has that identifier (at that time; or the event dropped it).
             ValidationError: a bad identifier or time, or an event of no view that carried this
                 identifier, or not of this store's log.
+            DamagedProjectionsError: the view's projection rows are damaged, or behind or ahead of
+                its log (:meth:`rebuild` repairs them from the log).
         """
         ident = to_identifier(identifier)
         if isinstance(as_of, Event):
@@ -2197,8 +2200,8 @@ class ViewStore:
                 (or a stored property it reads is not one it can follow).
             ValidationError: a bad identifier, location, ``gzip`` (not True, False or None) or
                 ``progress`` (not callable).
-            CorruptLogError: the view's stored rows are damaged, or behind its log (``rebuild()``
-                repairs them).
+            DamagedProjectionsError: the view's stored rows are damaged, or behind its log
+                (``rebuild()`` repairs them).
             ViewStoreError: called inside this thread's open :meth:`transaction`.
         """
         from .iceberg import exclusive, metadata_folder, metadata_gzip, write_metadata, written_already
@@ -2256,7 +2259,7 @@ class ViewStore:
         :func:`viewstore.iceberg.export_uuid`): of its state, by the commit of its last event.
 
         Raises:
-            CorruptLogError: the view's projection is behind its log (its rows would be exported,
+            DamagedProjectionsError: the view's projection is behind its log (its rows would be exported,
                 and the file named after the state of an event whose rows they need not be).
         """
         from .iceberg import export_uuid, metadata_gzip

@@ -44,7 +44,7 @@ from rich.text import Text
 from . import signals
 from .catalog import (_EPOCH, ViewChange, ViewStore, _os_user, _time_text, _until_ms, check_definition,
                       to_epoch_ms)
-from .errors import CorruptLogError, NoSuchViewError, ValidationError, ViewStoreError, _signal_as_itself
+from .errors import DamagedProjectionsError, NoSuchViewError, ValidationError, ViewStoreError, _signal_as_itself
 from .events import EVENT_TYPES, Event
 from .log import collector_paused, holds_nothing
 from .model import Column, SQLRepresentation, View, ViewDiff, ViewVersion, identifier_str, to_identifier
@@ -292,7 +292,7 @@ class _Group(click.Group):
             if _json_asked(ctx):
                 raise _JsonError(e, 1) from e
             click.echo(visible(f"error: {e}"), err=True)
-            if isinstance(e, CorruptLogError) and "rebuild()" in str(e):  # the API's word for what repairs it
+            if isinstance(e, DamagedProjectionsError):
                 click.echo("hint: 'viewstore rebuild' repairs the projections from the log", err=True)
             ctx.exit(1)
         except KeyboardInterrupt as e:  # Ctrl-C: the shell's code for SIGINT, not click's "Aborted!" and 1

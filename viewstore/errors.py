@@ -13,6 +13,8 @@ Every public call either succeeds completely or raises one of these and writes n
     │                                   (also a ValueError)
     ├── IcebergMetadataError            an Iceberg view metadata file is broken or does not fit
     ├── CorruptLogError                 the file holds an event or projection row the library did not write
+    │   └── DamagedProjectionsError     a projection row is damaged, or a view's rows are behind or
+    │                                   ahead of its log: rebuild() repairs them from the log
     ├── EngineError                     Spark or its metastore failed, not the input: the session is
     │                                   stopped, its JVM is gone, the metastore does not answer
     └── NotInstalledError               an optional dependency (pyspark, ...) is missing
@@ -35,6 +37,7 @@ __all__ = [
     "ValidationError",
     "IcebergMetadataError",
     "CorruptLogError",
+    "DamagedProjectionsError",
     "EngineError",
     "NotInstalledError",
 ]
@@ -89,6 +92,13 @@ class CorruptLogError(ViewStoreError):
     """The file holds something the library did not write: an event it cannot read back (not JSON,
     not the payload of its type, out of order), or damaged projection rows (``rebuild()`` repairs
     those from the log). The message names the event's position or the view."""
+
+
+class DamagedProjectionsError(CorruptLogError):
+    """The projection rows (the current state the library keeps beside the log) are damaged, or
+    behind or ahead of a view's log, while the log itself read back as the library wrote it:
+    :meth:`~viewstore.ViewStore.rebuild` repairs them from the log. The message says so and names
+    the view or the row."""
 
 
 def _held(value: object, kind: type = str) -> str:

@@ -29,7 +29,7 @@ from typing import Any, Callable, ClassVar, Hashable, Iterable, Iterator, Sequen
 
 from pydantic import ConfigDict, TypeAdapter
 
-from .errors import CorruptLogError, _held, _why
+from .errors import CorruptLogError, DamagedProjectionsError, _held, _why
 from .events import (_trusted, check_stored_columns, check_stored_definition, check_stored_fields,
                      check_stored_version, payload_readers)
 from .log import dumps, loads
@@ -54,12 +54,12 @@ PROJECTION_TABLES = ("views", "view_versions", "view_version_log", "view_snapsho
 
 
 
-def _damaged(where: str, error: Exception) -> CorruptLogError:
-    return CorruptLogError(f"the projections are damaged at {where} ({_why(error)}); rebuild() repairs them "
-                           "from the log")
+def _damaged(where: str, error: Exception) -> DamagedProjectionsError:
+    return DamagedProjectionsError(f"the projections are damaged at {where} ({_why(error)}); rebuild() repairs them "
+                                   "from the log")
 
 
-def out_of_step(view: str, view_id: str, held: int | None, head: Any, *, at_least: bool = False) -> CorruptLogError:
+def out_of_step(view: str, view_id: str, held: int | None, head: Any, *, at_least: bool = False) -> DamagedProjectionsError:
     """The error of a view whose projection rows are not those of the end of its stream in the log:
     they hold it at stream version ``held`` (None: no row of it), the log's last event of it is at
     ``head`` (None: none; ``at_least``: it goes on to ``head`` at least). The two are written in one
@@ -72,7 +72,7 @@ def out_of_step(view: str, view_id: str, held: int | None, head: Any, *, at_leas
     else:
         where, log = "behind", f"its log goes on to stream version {_held(head, int)}"
         log += " at least" if at_least else ""
-    return CorruptLogError(f"the projections are {where} the log for view {view} ({view_id}): they hold {holds}, "
+    return DamagedProjectionsError(f"the projections are {where} the log for view {view} ({view_id}): they hold {holds}, "
                            f"{log}; rebuild() repairs them from the log")
 
 
@@ -544,10 +544,10 @@ class ViewState:
             if state.current_version_id not in state.versions:
                 raise KeyError(state.current_version_id)
         except KeyError as e:
-            raise CorruptLogError(f"the snapshot of view {d.get('view_id')} names version {e}, "
+            raise DamagedProjectionsError(f"the snapshot of view {d.get('view_id')} names version {e}, "
                                   f"which view_versions does not hold; rebuild() repairs it") from e
         except (ValueError, TypeError) as e:
-            raise CorruptLogError(f"a snapshot in view_snapshots is damaged ({_why(e)}); rebuild() repairs it") from e
+            raise DamagedProjectionsError(f"a snapshot in view_snapshots is damaged ({_why(e)}); rebuild() repairs it") from e
         return state
 
     def copy(self) -> "ViewState":
@@ -588,7 +588,7 @@ def _named_log(view_id: str, length: Any, log: Callable[[int], list[Any]]) -> Ve
         raise TypeError(f"its version log is named by {length!r}, not by a length")
     entries = log(length)
     if len(entries) != length:
-        raise CorruptLogError(f"the snapshot of view {view_id} names the first {length} entries of its version log, "
+        raise DamagedProjectionsError(f"the snapshot of view {view_id} names the first {length} entries of its version log, "
                               f"and view_version_log holds {len(entries)} of them; rebuild() repairs it")
     return _check_log(entries)
 
@@ -625,7 +625,7 @@ def _stored_version(view_id: str, row: StoredRow) -> dict[str, Any]:
     what it always raised.
 
     Raises:
-        CorruptLogError: the row is damaged.
+        DamagedProjectionsError: the row is damaged.
     """
     try:
         version_id, ts, schema_id, columns, reps, catalog, namespace_json, summary = row
@@ -658,7 +658,7 @@ def _checked_row(view_id: str, row: StoredRow) -> dict[str, Any]:
     """A row of ``view_versions`` parsed and checked whole (see :func:`_stored_version`).
 
     Raises:
-        CorruptLogError: the row is damaged.
+        DamagedProjectionsError: the row is damaged.
     """
     try:
         version_id, ts, schema_id, columns, reps, catalog, namespace_json, summary = row
@@ -679,7 +679,7 @@ def _stored_definition(view_id: str, row: StoredRow) -> dict[str, Any]:
     this costs about half of parsing the whole row.
 
     Raises:
-        CorruptLogError: one of those fields is damaged.
+        DamagedProjectionsError: one of those fields is damaged.
     """
     try:
         _id, _ts, schema_id, _columns, reps, catalog, namespace_json, summary = row
@@ -1011,7 +1011,7 @@ class Projections:
         if rows.views:
             conn.executemany(_UPSERT_VIEW, rows.views)
         if rows.view_updates and conn.executemany(_UPDATE_VIEW, rows.view_updates).rowcount != len(rows.view_updates):
-            raise CorruptLogError("a row of the views projection vanished under a write; run rebuild()")
+            raise DamagedProjectionsError("a row of the views projection vanished under a write; run rebuild()")
         if rows.versions:
             conn.executemany(_INSERT_VERSION, rows.versions)
         if rows.log:

@@ -8,8 +8,8 @@ import sqlite3
 
 import pytest
 
-from viewstore import (Column, CorruptLogError, EngineError, NoSuchViewError, SQLRepresentation, ValidationError,
-                       ViewChange, ViewStore)
+from viewstore import (Column, DamagedProjectionsError, EngineError, NoSuchViewError, SQLRepresentation,
+                       ValidationError, ViewChange, ViewStore)
 from viewstore.spark import attach, detach, import_metastore_views, register_views, sql
 from viewstore.spark.register import table_references
 
@@ -133,7 +133,7 @@ def test_register_views_of_a_view_whose_projection_is_behind_its_log_registers_n
         spark, store, data, ns):
     """A view replaced (stream version 2) whose views row was put back to its first version with
     sqlite3, behind the library's back: register_views registered the old SQL, silently. Its read
-    of the view refuses now (CorruptLogError, naming rebuild), before anything is registered; after
+    of the view refuses now (DamagedProjectionsError, naming rebuild), before anything is registered; after
     rebuild() the log's SQL is registered."""
     columns = [Column("order_id", "long")]
     _stored(store, f"{ns}.v", f"SELECT order_id FROM {data}.orders", ns, columns)
@@ -143,7 +143,7 @@ def test_register_views_of_a_view_whose_projection_is_behind_its_log_registers_n
         raw.execute("UPDATE views SET stream_version = 1, current_version_id = 1")
     raw.close()
     with ViewStore(store.path) as reopened:
-        with pytest.raises(CorruptLogError, match=rf"^the projections are behind the log for view {ns}\.v .*: they "
+        with pytest.raises(DamagedProjectionsError, match=rf"^the projections are behind the log for view {ns}\.v .*: they "
                                                   r"hold it at stream version 1, its log goes on to stream version 2; "
                                                   r"rebuild\(\) repairs them from the log$"):
             register_views(spark, reopened, ns)
