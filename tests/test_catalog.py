@@ -3175,9 +3175,9 @@ def test_an_export_of_a_view_whose_projection_is_behind_its_log_is_refused_and_w
         raw.execute("UPDATE views SET stream_version = 1, properties = '{}' WHERE view_id = ?", (view.uuid,))
     raw.close()
     reopened = ViewStore(store.path)
-    with pytest.raises(DamagedProjectionsError, match=rf"^the projections are behind the log for view sales\.daily "
-                                              rf"\({view.uuid}\): they hold it at stream version 1, its log goes "
-                                              r"on to stream version 2; rebuild\(\) repairs them from the log$"):
+    said = (rf"^the projections are behind the log for view sales\.daily \({view.uuid}\): they hold it at stream "
+            r"version 1, its log goes on to stream version 2; rebuild\(\) repairs them from the log$")
+    with pytest.raises(DamagedProjectionsError, match=said):
         reopened.export_iceberg("sales.daily", tmp_path / "v")
     assert not (tmp_path / "v" / "metadata").exists() or not any((tmp_path / "v" / "metadata").iterdir())
     reopened.rebuild()
@@ -3276,9 +3276,9 @@ def test_an_export_of_a_view_whose_row_went_while_its_log_went_on_is_refused_and
         return real(read, base, gzip)
 
     other._export_uuid = commit_then_lose_the_row
-    with pytest.raises(DamagedProjectionsError, match=rf"^the projections are behind the log for view sales\.daily "
-                                              rf"\({view.uuid}\): they hold no row of it, its log goes on to "
-                                              r"stream version 2 at least; rebuild\(\) repairs them from the log$"):
+    said = (rf"^the projections are behind the log for view sales\.daily \({view.uuid}\): they hold no row of it, "
+            r"its log goes on to stream version 2 at least; rebuild\(\) repairs them from the log$")
+    with pytest.raises(DamagedProjectionsError, match=said):
         other.export_iceberg("sales.daily", tmp_path / "v")
     other.close()
     assert not (tmp_path / "v" / "metadata").exists() or not any((tmp_path / "v" / "metadata").iterdir())

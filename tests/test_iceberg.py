@@ -1664,6 +1664,6 @@ def test_an_export_of_a_view_whose_projection_and_log_disagree_is_refused(store,
             [1, 2, 3] if damage.startswith("the projection") else [1, 2, 4])
         for read in (lambda: reader.load_view("a.v"), lambda: reader.export_iceberg("a.v", loc)):
             with pytest.raises(DamagedProjectionsError, match=rf"^the projections are {said} rebuild\(\) repairs them "
-                                                      r"from the log$"):
+                                                                r"from the log$"):
                 read()
     assert sorted(p.name[:6] for p in (loc / "metadata").glob("*.metadata.json")) == ["00000-"]

@@ -537,7 +537,7 @@ def test_a_snapshot_reads_its_log_by_its_length():
                                lambda n: asked.append(n) or entries[:n])
     assert read.version_log == entries and read.to_json() == data and asked == [[[1, 1]], SNAPSHOT_EVERY]
     with pytest.raises(DamagedProjectionsError, match="names the first 100 entries of its version log, and "
-                                              "view_version_log holds 99"):
+                                                        "view_version_log holds 99"):
         ViewState.from_json(data, lambda runs: {1: VERSION}, lambda n: entries[:n - 1])
 
 

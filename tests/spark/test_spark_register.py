@@ -143,9 +143,9 @@ def test_register_views_of_a_view_whose_projection_is_behind_its_log_registers_n
         raw.execute("UPDATE views SET stream_version = 1, current_version_id = 1")
     raw.close()
     with ViewStore(store.path) as reopened:
-        with pytest.raises(DamagedProjectionsError, match=rf"^the projections are behind the log for view {ns}\.v .*: they "
-                                                  r"hold it at stream version 1, its log goes on to stream version 2; "
-                                                  r"rebuild\(\) repairs them from the log$"):
+        said = (rf"^the projections are behind the log for view {ns}\.v .*: they hold it at stream version 1, "
+                r"its log goes on to stream version 2; rebuild\(\) repairs them from the log$")
+        with pytest.raises(DamagedProjectionsError, match=said):
             register_views(spark, reopened, ns)
         assert not spark.catalog.databaseExists(ns)  # nothing registered
         reopened.rebuild()
