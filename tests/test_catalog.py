@@ -3222,6 +3222,63 @@ def test_reads_and_writes_of_a_view_whose_projection_is_behind_its_log_are_refus
     reopened.close()
 
 
+@pytest.mark.parametrize("damage", ["DELETE FROM views WHERE name = 'daily' AND live = 1",
+                                    "UPDATE views SET live = 0 WHERE name = 'daily'",
+                                    "UPDATE views SET name = 'elsewhere' WHERE name = 'daily' AND live = 1"],
+                         ids=["row deleted", "live flag cleared", "name changed"])
+def test_a_name_the_projections_hold_free_while_the_log_holds_it_is_refused_until_rebuild(store, tmp_path, damage):
+    """A views row deleted, or its live flag or name changed, behind the library's back left a name
+    its log's view holds with no live row: reads said no view had it (view_exists False, load_view
+    NoSuchViewError, drop_view False), and a create, an import or a rename gave it to a second view,
+    leaving the log two live views of one name, which rebuild() refuses and cannot repair. Each
+    asks the log now and refuses with DamagedProjectionsError naming the view that holds the name,
+    writing nothing; after rebuild() the name is the view's again (the log's holder of a name is the
+    view that took it last: here a second view under it, after the first was dropped)."""
+    make(store)
+    store.drop_view("sales.daily")
+    view = make(store)
+    make(store, "sales.other")
+    exported = store.export_iceberg("sales.other", tmp_path / "other")
+    with sqlite3.connect(store.path) as raw:
+        raw.execute(damage)
+    raw.close()
+    reopened = ViewStore(store.path)
+    rows, events = reopened.projection_dump(), reopened.events()
+    said = (f"^the projections hold no live view sales.daily, but the log does: view {view.uuid} took the name at "
+            r"position 3 and holds it still; rebuild\(\) repairs them from the log$")
+    calls = [lambda: reopened.view_exists("sales.daily"), lambda: reopened.load_view("sales.daily"),
+             lambda: reopened.drop_view("sales.daily"), lambda: make(reopened),
+             lambda: reopened.replace_view("sales.daily", columns=COLS, representations=[SPARK],
+                                           default_namespace="sales"),
+             lambda: reopened.rename_view("sales.other", "sales.daily"),
+             lambda: reopened.alter_view("sales.other", ViewChange.rename("daily")),
+             lambda: reopened.alter_view("sales.daily", ViewChange.update_comment("x")),
+             lambda: reopened.import_iceberg(exported, "sales.daily")]
+    for call in calls:
+        with pytest.raises(DamagedProjectionsError, match=said):
+            call()
+    assert reopened.projection_dump() == rows and reopened.events() == events  # nothing written
+    assert reopened.rebuild()["views"] == 1
+    assert reopened.load_view("sales.daily") == store.load_view("sales.daily") == view
+    with pytest.raises(ViewAlreadyExistsError, match="^view already exists: sales.daily$"):
+        make(reopened)
+    reopened.close()
+
+
+def test_a_name_let_go_in_the_log_is_free_without_a_row_of_it(store):
+    """The log is asked only for a name no live row has: a name whose view was dropped, or renamed
+    away (and one taken back by a rename), is free or held as the log says, with no error."""
+    make(store)
+    store.rename_view("sales.daily", "sales.weekly")
+    assert not store.view_exists("sales.daily") and store.drop_view("sales.daily") is False
+    other = make(store)  # the name, let go by a rename, taken by another view
+    assert store.drop_view("sales.daily") is True and not store.view_exists("sales.daily")
+    store.rename_view("sales.weekly", "sales.daily")  # taken back by the view that let go of it
+    assert store.load_view("sales.daily").uuid != other.uuid and store.view_exists("sales.daily")
+    with pytest.raises(NoSuchViewError, match="^no such view: sales.weekly "):
+        store.load_view("sales.weekly")
+
+
 def test_a_store_that_read_a_view_before_its_projection_fell_behind_reads_the_logs_state(store):
     """A store holding a view it read before its views row was put back (damage by another
     connection) brings its cached state up to date from the log, as after any other commit: it

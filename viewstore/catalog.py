@@ -41,7 +41,7 @@ from .model import (Column, Identifier, IdentifierLike, NamespaceLike, SQLRepres
                     ViewDiff, ViewVersion, check_unicode, diff_views, id_ranges, identifier_str, normalize_name,
                     to_identifier, to_namespace, to_path, validate_properties, validate_property_key,
                     validate_property_value)
-from .projections import DDL, Projections, ViewState, apply, fold_stored, out_of_step, state_to_view
+from .projections import DDL, Projections, ViewState, apply, fold_stored, held_in_log, out_of_step, state_to_view
 from .types import IcebergType
 
 if TYPE_CHECKING:
@@ -782,6 +782,20 @@ class ViewStore:
             self._remember(ident, (loaded, None, self._data_version))
         return loaded
 
+    def _free_in_log(self, ident: Identifier) -> None:
+        """Check a name the projections hold free (``_live_state`` found no view) against the log,
+        before a read says no view has it or a write gives it to a view: a view of the log that
+        holds it still means the views rows are damaged (one deleted, or its name or live flag
+        changed), and a write giving the name to another view would leave the log two live views of
+        one name, which ``rebuild()`` cannot repair. One statement (:meth:`EventLog.holder`).
+
+        Raises:
+            DamagedProjectionsError: the log's view holds the name.
+        """
+        held = self._log.holder(identifier_str(ident))
+        if held is not None:
+            raise held_in_log(identifier_str(ident), *held)
+
     def _catch_up(self, ident: Identifier, state: ViewState, view: View | None) -> ViewState | None:
         """A cached state (and its View, if built) after other connections committed: brought up to
         date by folding the events its stream gained since, usually none (they changed other views).
@@ -982,7 +996,10 @@ class ViewStore:
         """
         ident = to_identifier(identifier)
         with self._reading():
-            return self._live_state(ident) is not None
+            if self._live_state(ident) is not None:
+                return True
+            self._free_in_log(ident)
+            return False
 
     def list_views(self, namespace: NamespaceLike | None = None) -> list[tuple[str, ...]]:
         """Identifiers of the live views, all or those directly in ``namespace``, sorted by namespace
@@ -1577,6 +1594,7 @@ class ViewStore:
         name = identifier_str(ident)
         fate = self._log.let_go(name)
         if fate is None:
+            self._free_in_log(ident)
             return NoSuchViewError(f"no such view: {name}")
         (position, kind, target, actor, ms), (last_kind, last_name) = fate
         if type(ms) is not int or not isinstance(actor, str):
@@ -1647,6 +1665,7 @@ class ViewStore:
         def decide() -> _Plan:
             if self._live_state(ident) is not None:
                 raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
+            self._free_in_log(ident)
             _expect_missing(ident, expected_version)
             plan = self._plan_for(ident, None, must_exist=False)
             self._add_create(plan, definition)
@@ -1706,6 +1725,7 @@ class ViewStore:
         def decide() -> _Plan:
             state = self._live_state(ident)
             if state is None:
+                self._free_in_log(ident)
                 _expect_missing(ident, expected_version)
                 plan = self._plan_for(ident, None, must_exist=False)
                 self._add_create(plan, d)
@@ -1897,6 +1917,8 @@ class ViewStore:
         if holder is not None and holder.view_id != plan.view_id:  # its own first name is free again
             raise ViewAlreadyExistsError(f"cannot rename {identifier_str(plan.identifier)}: "
                                          f"view already exists: {identifier_str(target)}")
+        if holder is None:
+            self._free_in_log(target)
         source = plan.identifier
         plan.identifier = target
         plan.add(ViewRenamed, from_identifier=source)
@@ -1933,6 +1955,7 @@ class ViewStore:
 
         def decide() -> _Plan | None:
             if self._live_state(ident) is None:
+                self._free_in_log(ident)
                 _expect_missing(ident, expected_version)
                 return None
             plan = self._plan_for(ident, expected_version)
@@ -2078,6 +2101,7 @@ class ViewStore:
         either case: the same UUID, see :func:`~viewstore.model.same_uuid`)."""
         if self._live_state(ident) is not None:
             raise ViewAlreadyExistsError(f"view already exists: {identifier_str(ident)}")
+        self._free_in_log(ident)
         key = self._log.stream_spelled(view_id)
         if key is not None:
             held = self._projections.load(key)

@@ -1073,6 +1073,22 @@ class EventLog:
             params.append(until_ms)
         return [r[0] for r in self.conn.execute(sql + " GROUP BY view_id ORDER BY p DESC", params)]
 
+    def holder(self, identifier: str) -> tuple[Any, Any] | None:
+        """The stream that holds this identifier in the log (its view id, and the position of the event
+        by which it took it), or None when no stream does: the one that took it last, if its last
+        event still carries it (every event carries the identifier its stream has after it) and is no
+        drop. Two seeks: the last of the few events ``events_naming`` indexes, then that stream's last
+        event. The projections' views rows say the same when they are whole; this is what a name they
+        hold free is checked against (a write giving the name to another view would leave the log two
+        live views of it).
+        """
+        return self.conn.execute(
+            f"SELECT n.view_id, n.position FROM (SELECT view_id, position FROM events INDEXED BY events_naming "
+            f"WHERE identifier = ?1 AND type IN {NAMING_TYPES} ORDER BY position DESC LIMIT 1) n "
+            "JOIN events l ON l.view_id = n.view_id "
+            "AND l.stream_version = (SELECT max(stream_version) FROM events WHERE view_id = n.view_id) "
+            "WHERE l.identifier = ?1 AND l.type != 'view.dropped'", (identifier,)).fetchone()
+
     def let_go(self, identifier: str) -> tuple[tuple[int, str, str, str, int], tuple[str, str]] | None:
         """What became of the stream :meth:`ViewStore.history` reads for this identifier when no live
         view has it: the one dropped last under it, else the one that took it last (and has since

@@ -76,6 +76,15 @@ def out_of_step(view: str, view_id: str, held: int | None, head: Any, *, at_leas
                            f"{log}; rebuild() repairs them from the log")
 
 
+def held_in_log(view: str, view_id: Any, position: Any) -> DamagedProjectionsError:
+    """The error of a name the projections hold free (no live views row has it) while the log's
+    view ``view_id`` took it at ``position`` and holds it still: a views row deleted, or its name or
+    live flag changed, behind the library's back."""
+    return DamagedProjectionsError(f"the projections hold no live view {view}, but the log does: view {_held(view_id)} "
+                                   f"took the name at position {_held(position, int)} and holds it still; "
+                                   "rebuild() repairs them from the log")
+
+
 #: the SQL that creates the projection tables (``IF NOT EXISTS``), run by :func:`viewstore.log.connect`:
 #: the text :func:`viewstore.schema.ddl` compiles from the SQLModel declarations there (a test holds
 #: the two equal), kept here so that opening a store needs no SQLAlchemy
