@@ -1396,6 +1396,21 @@ def test_a_mistyped_db_is_an_error_not_an_empty_catalog(run, tmp_path):
     assert "is not a viewstore database: it holds other tables or views (customers)" in result.output
 
 
+def test_a_db_in_a_missing_folder_says_so_rather_than_to_create_a_view_there(tmp_path):
+    """`create` cannot start a store in a folder that does not exist, so the message must not send
+    the user there: it names the missing folder."""
+    missing = tmp_path / "nowhere"
+    db = missing / "views.db"
+    for args in (["list"], ["show", "s.v"]):
+        result = CliRunner().invoke(main, ["--db", str(db), *args])
+        assert (result.exit_code, result.output) == (1, f"error: no viewstore database at {db}: there is no folder "
+                                                        f"{missing} (--db or VIEWSTORE_DB names another; create "
+                                                        f"makes no folder)\n")
+    result = CliRunner().invoke(main, ["--db", str(db), "create", "s.v", "--sql", "SELECT 1 AS x"])
+    assert result.exit_code == 1 and f"there is no folder {missing}" in result.output
+    assert not missing.exists()
+
+
 #: every command that reads a store or changes a view it holds: none starts a store
 NEEDS_A_STORE = [
     ["list"], ["show", "s.v"], ["history", "s.v"], ["audit"], ["audit", "--since", "0"], ["export", "s.v"],

@@ -115,6 +115,11 @@ class CliContext:
             self.check_environment()
             nothing = None if create else holds_nothing(self.db)
             if nothing is not None:
+                folder = os.path.dirname(os.path.abspath(self.db))
+                if nothing == "there is no file" and not os.path.isdir(folder):
+                    # create could not start one there either: SQLite makes no folder
+                    raise ViewStoreError(f"no viewstore database at {self.db}: there is no folder {folder} "
+                                         f"(--db or VIEWSTORE_DB names another; create makes no folder)")
                 detail = "" if nothing == "there is no file" else f": {nothing}"
                 raise ViewStoreError(f"no viewstore database at {self.db}{detail} "
                                      f"(create or import a view to start one there; --db or VIEWSTORE_DB names "
