@@ -1024,11 +1024,20 @@ def test_show_at_event_takes_a_log_position(run):
     create(run, "s.v")  # position 2, stream version 1
     run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")  # position 3, stream version 2
     assert json.loads(run("show", "s.v", "--at-event", "2", "--json"))["current_version_id"] == 1
-    assert run("show", "s.v", "--at-event", "1", code=1).startswith("error: no event at position 1")
+    assert run("show", "s.v", "--at-event", "1", code=1) == f"error: {_no_event(1, 's.v')}\n"
+    # the command the message names lists the positions --at-event takes
+    assert [e["position"] for e in json.loads(run("audit", "--view", "s.v", "--json"))] == [2, 3]
 
 
 def _at_event(run, ident, position, code=0):
     return run("show", ident, "--at-event", str(position), "--json", code=code)
+
+
+def _no_event(position, ident):
+    """The message of show --at-event and diff --from-event/--to-event for a position not in the
+    history of ``ident``: it names the command that lists the positions there are."""
+    return (f"no event at position {position} in the history of {ident} ('viewstore audit --view {ident}' lists "
+            f"its events' positions)")
 
 
 def test_show_at_event_takes_an_event_of_any_view_that_carried_the_name(run):
@@ -1067,7 +1076,7 @@ def test_show_at_event_refuses_an_event_of_no_view_of_that_name_as_the_api_does(
         if event is not None:  # the API refuses it with a ValidationError too
             with pytest.raises(ValidationError, match=f"is not of the history of {ident}$"):
                 store.load_view(ident, as_of=event)
-    message = f"no event at position {position} in the history of {ident}"
+    message = _no_event(position, ident)
     assert run("show", ident, "--at-event", str(position), code=1) == f"error: {message}\n"
     error = json.loads(_at_event(run, ident, position, code=1))["error"]
     assert (error["type"], error["message"]) == ("ValidationError", message)
@@ -1108,7 +1117,7 @@ def test_show_at_event_and_diff_from_event_answer_as_the_whole_history_does_at_e
                 now[side]["identifier"] = "s.v"
             assert json.loads(run("diff", "s.v", "--from-event", str(position), "--json")) == now
     for position in (0, 1, 15, last + 1, 2**63 - 1):  # none of s.v's: before it, another view's, past the end
-        message = f"error: no event at position {position} in the history of s.v\n"
+        message = f"error: {_no_event(position, 's.v')}\n"
         assert run("show", "s.v", "--at-event", str(position), code=1) == message
         assert run("diff", "s.v", "--from-event", str(position), code=1) == message
         assert run("diff", "s.v", "--from-event", "2", "--to-event", str(position), code=1) == message
@@ -1333,7 +1342,7 @@ def test_diff_refuses_an_event_of_another_view_as_show_at_event_does(run):
     for args in (["--from-event", "5"], ["--from-event", "1", "--to-event", "5"], ["--from-event", "6"]):
         out = run("diff", "s.v", *args, code=1)
         position = args[-1]
-        assert out == f"error: no event at position {position} in the history of s.v\n"
+        assert out == f"error: {_no_event(position, 's.v')}\n"
         assert out == run("show", "s.v", "--at-event", position, code=1)
         error = json.loads(run("diff", "s.v", *args, "--json", code=1))["error"]
         assert (error["type"], error["message"]) == ("ValidationError", out[len("error: "):-1])

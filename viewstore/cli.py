@@ -978,8 +978,9 @@ def _moments(store: ViewStore, identifier: str, *options: tuple[int | None, int 
     moments: list[int | Event | None] = []
     for ms, position in options:
         if position is not None and position not in found:
-            raise ValidationError(f"no event at position {position} in the history of "
-                                  f"{identifier_str(to_identifier(identifier))}")
+            name = identifier_str(to_identifier(identifier))
+            raise ValidationError(f"no event at position {position} in the history of {name} "
+                                  f"('viewstore audit --view {name}' lists its events' positions)")
         moments.append(ms if position is None else found[position])
     return moments
 
