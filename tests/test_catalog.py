@@ -387,7 +387,9 @@ def test_as_of_time_travel(store):
     assert store.load_view("sales.daily", as_of=t1).uuid == old.uuid  # the name it had then
     assert store.load_view("sales.daily", as_of=dt.datetime.fromtimestamp(t1 / 1000, dt.timezone.utc)).comment == "first"
     before = dt.datetime.fromtimestamp((t1 - 10_000) / 1000, dt.timezone.utc).isoformat(timespec="milliseconds")
-    with pytest.raises(NoSuchViewError, match=f"^no view sales.daily existed at {re.escape(before)}$"):
+    begins = dt.datetime.fromtimestamp(t1 / 1000, dt.timezone.utc).isoformat(timespec="milliseconds")
+    with pytest.raises(NoSuchViewError, match=f"^no view sales.daily existed at {re.escape(before)} "
+                                              f"\\(its history begins at {re.escape(begins)}\\)$"):
         store.load_view("sales.daily", as_of=t1 - 10_000)
     with pytest.raises(NoSuchViewError, match=r"^no such view: sales.daily \(renamed to sales.renamed \(live\) at "
                                               r"[-0-9]+ [:0-9]+ UTC by alice; its history remains\)$"):
@@ -425,6 +427,39 @@ def test_as_of_a_time_is_the_view_that_had_the_name_then_else_the_one_known_by_i
         store.load_view("s.f", as_of=7_000)
     with pytest.raises(NoSuchViewError, match="^view s.f was dropped by that event$"):  # the name it was dropped under
         store.load_view("s.e", as_of=store.history("s.f")[-1])
+
+
+def test_as_of_before_the_names_history_says_where_it_begins(store, monkeypatch):
+    """A time before any view had the name (the usual slip) is refused saying when the history that
+    `history(name)` gives begins: the name's first taking, or the creation under another name of the
+    view known by it now, if earlier. A time in a gap of the history says no more; a name no view
+    ever had is said so, as history() says it."""
+    import viewstore.catalog
+
+    clock = [1_000]
+    monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: clock[0] * 1_000_000)
+
+    def at(ms, write):
+        clock[0] = ms
+        return write()
+
+    at(1_000, lambda: make(store, "s.old"))
+    at(2_000, lambda: store.rename_view("s.old", "s.new"))
+    at(3_000, lambda: make(store, "s.gap"))
+    at(4_000, lambda: store.drop_view("s.gap"))
+    at(5_000, lambda: make(store, "s.gap"))
+    with pytest.raises(NoSuchViewError, match=r"^no view s.new existed at 1970-01-01T00:00:00.500\+00:00 \(its "
+                                              r"history begins at 1970-01-01T00:00:01.000\+00:00\)$"):
+        store.load_view("s.new", as_of=500)  # created at 1 s as s.old: history("s.new") begins there
+    assert store.history("s.new")[0].occurred_at == 1_000
+    assert store.load_view("s.new", as_of=1_000).identifier == ("s", "old")
+    with pytest.raises(NoSuchViewError, match=r"^no view s.old existed at 1970-01-01T00:00:00.999\+00:00 \(its "
+                                              r"history begins at 1970-01-01T00:00:01.000\+00:00\)$"):
+        store.load_view("s.old", as_of=999)
+    with pytest.raises(NoSuchViewError, match=r"^no view s.gap existed at 1970-01-01T00:00:04.500\+00:00$"):
+        store.load_view("s.gap", as_of=4_500)  # dropped, then made again: no hint to give
+    with pytest.raises(NoSuchViewError, match=r"^no view was ever named s.nope$"):
+        store.load_view("s.nope", as_of=4_500)
 
 
 def test_as_of_uses_snapshots_for_long_streams(store):

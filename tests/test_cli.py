@@ -1351,7 +1351,9 @@ def test_diff_refuses_an_event_of_another_view_as_show_at_event_does(run):
 def test_diff_from_before_the_view_existed_is_an_error(run):
     _changed_view(run)
     out = run("diff", "s.v", "--from", "2000-01-01", code=1)
-    assert out == "error: before: no view s.v existed at 2000-01-01T00:00:00.000+00:00\n"  # as --json writes times
+    begins = json.loads(run("history", "s.v", "--json"))[0]["occurred_at"]
+    assert out == (f"error: before: no view s.v existed at 2000-01-01T00:00:00.000+00:00 (its history begins at "
+                   f"{begins})\n")  # as --json writes times
     run("drop", "s.v")
     dropped = json.loads(run("history", "s.v", "--json"))[-1]
     assert run("diff", "s.v", "--from-event", "1", code=1) == (  # now it is gone: the side is named
@@ -2557,7 +2559,8 @@ def test_times_before_the_year_1000_print_with_four_digits_everywhere(run, monke
     assert json.loads(run("history", "s.v", "--json"))[0]["occurred_at"] == "0068-09-03T13:20:00.000+00:00"
     assert "last changed by carol at 0068-09-03 13:20:00.000 UTC" in run("diff", "s.v", "--from-event", "1")
     assert run("diff", "s.v", "--from", "0068-09-03T13:19:59.999Z", code=1) == \
-        "error: before: no view s.v existed at 0068-09-03T13:19:59.999+00:00\n"
+        "error: before: no view s.v existed at 0068-09-03T13:19:59.999+00:00 (its history begins at " \
+        "0068-09-03T13:20:00.000+00:00)\n"
     run("drop", "s.v")
     assert run("show", "s.v", code=1) == \
         "error: no such view: s.v (dropped at 0068-09-03 13:20:00 UTC by carol; its history remains)\n"

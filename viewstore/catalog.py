@@ -942,7 +942,12 @@ class ViewStore:
                 state = self._fold_until(latest, ms)
                 if state is not None and state.live:
                     return state_to_view(state)
-        raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {_time_text(ms, 'iso')}")
+            first = self._log.history_begins_ms(identifier_str(ident), latest)
+        # say where the name's history begins: a time before it is the usual slip
+        if first is None:
+            raise NoSuchViewError(f"no view was ever named {identifier_str(ident)}")
+        since = f" (its history begins at {_time_text(first, 'iso')})" if ms < first else ""
+        raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {_time_text(ms, 'iso')}{since}")
 
     def diff_view(self, identifier: IdentifierLike, *, before: AsOf, after: AsOf | None = None) -> ViewDiff:
         """What changed in a view between two moments: its state at ``before`` against its state at

@@ -1089,6 +1089,17 @@ class EventLog:
             "AND l.stream_version = (SELECT max(stream_version) FROM events WHERE view_id = n.view_id) "
             "WHERE l.identifier = ?1 AND l.type != 'view.dropped'", (identifier,)).fetchone()
 
+    def history_begins_ms(self, identifier: str, live_view_id: str | None) -> int | None:
+        """When the history of this identifier begins, in epoch ms: the first time a stream took it
+        (created, imported or renamed to it), or the creation of ``live_view_id`` (the view that has it
+        now, which may have had another name before) if earlier; None when no stream ever took it.
+        Two seeks (``events_naming``, the stream key), for the error path of ``as_of``."""
+        row = self.conn.execute(
+            f"SELECT min(t) FROM (SELECT min(occurred_at) AS t FROM events WHERE identifier = ? AND type IN "
+            f"{NAMING_TYPES} UNION ALL SELECT occurred_at FROM events WHERE view_id = ? AND stream_version = 1)",
+            [identifier, live_view_id]).fetchone()
+        return None if row is None else row[0]
+
     def let_go(self, identifier: str) -> tuple[tuple[int, str, str, str, int], tuple[str, str]] | None:
         """What became of the stream :meth:`ViewStore.history` reads for this identifier when no live
         view has it: the one dropped last under it, else the one that took it last (and has since
