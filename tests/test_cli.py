@@ -2431,6 +2431,27 @@ def test_expected_version_help_says_what_0_means_only_where_it_can_succeed(comma
     assert ("0: does not exist yet" in text) == (command == "replace")
 
 
+def test_create_and_replace_help_say_what_each_does_with_the_comment_and_the_security_mode(run):
+    """The two commands share their definition options, but not what they do with --comment and
+    --security-mode left out or empty: each help says its own rule, and the rule holds."""
+    def option_help(command, option, following):
+        text = " ".join(CliRunner().invoke(main, [command, "--help"], terminal_width=200).output.split())
+        return text.split(f" {option} ", 1)[1].split(f" {following} ", 1)[0]
+
+    comment, mode = ("--comment TEXT", "--property"), ("--security-mode [DEFINER|INVOKER]", "--summary")
+    assert option_help("create", *comment) == "The view comment ('' for none)."
+    assert option_help("create", *mode) == "How the view runs (DEFINER when left out)."
+    assert option_help("replace", *comment) == (
+        "The view comment (left out or '': the view's is kept; see --replace-properties).")
+    assert option_help("replace", *mode) == "How the view runs (left out: the view's own is kept)."
+    view = json.loads(run("create", "s.v", "--sql", "SELECT 1 AS x", "--comment", "", "--json"))
+    assert view["comment"] is None and view["security_mode"] == "DEFINER"
+    run("replace", "s.v", "--sql", "SELECT 2 AS x", "--comment", "kept", "--security-mode", "invoker")
+    for kept in (["--comment", ""], []):
+        view = json.loads(run("replace", "s.v", "--sql", "SELECT 3 AS x", *kept, "--json"))
+        assert view["comment"] == "kept" and view["security_mode"] == "INVOKER"
+
+
 def test_an_events_details_say_what_each_type_of_event_changed(tmp_path):
     """The details cell of each event type (read from the event's fields, not from its JSON): a
     property set a line each, sorted, a removal '-name', a dialect, a comment, a rename's old

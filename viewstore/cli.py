@@ -838,7 +838,10 @@ def _parse_kv(text: str, option: str) -> tuple[str, str]:
     return key, value
 
 
-def _definition_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _definition_options(command: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options that define a view, for ``create`` or ``replace``: each help says what its
+    command does with the option (they differ for the comment and the security mode)."""
+    creating = command == "create"
     options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         click.option("--dialect", default="spark", show_default=True, help="Dialect of --sql / --sql-file."),
         click.option("--sql", help="The view's SQL in --dialect."),
@@ -847,20 +850,26 @@ def _definition_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="A further representation (repeatable)."),
         click.option("--column", "columns", multiple=True, metavar="NAME:TYPE[:COMMENT]",
                      help="A column, in order, e.g. id:bigint or 'amount:decimal(18,2):in EUR' (repeatable)."),
-        click.option("--default-namespace", help="Namespace for unqualified names in the SQL (default: the view's)."),
+        click.option("--default-namespace",
+                     help="Namespace for unqualified names in the SQL (default: the view's own namespace)."),
         click.option("--default-catalog", help="Catalog for unqualified names (default: the store's catalog)."),
-        click.option("--comment", help="The view comment (create: '' for none; replace: merged, '' keeps it)."),
+        click.option("--comment", help="The view comment ('' for none)." if creating else
+                     "The view comment (left out or '': the view's is kept; see --replace-properties)."),
         click.option("--property", "properties", multiple=True, metavar="KEY=VALUE",
                      help="A view property (repeatable)."),
         click.option("--security-mode", type=SECURITY_MODES,
-                     help="How the view runs (create: DEFINER when left out; replace: the view's own is kept)."),
+                     help="How the view runs (DEFINER when left out)." if creating else
+                     "How the view runs (left out: the view's own is kept)."),
         click.option("--summary", "summary", multiple=True, metavar="KEY=VALUE",
                      help="Version summary entries, e.g. engine-name=spark (repeatable)."),
         json_option("Print the view as JSON."),
     ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+    return decorate
 
 
 def _definition(identifier: str, dialect: str, sql: str | None, sql_file: Any, extra_reps: tuple[Any, ...],
@@ -914,7 +923,7 @@ def _show_result(cli: CliContext, view: View, as_json: bool, verb: str) -> None:
 
 @main.command()
 @click.argument("identifier")
-@_definition_options
+@_definition_options("create")
 @pass_cli
 def create(cli: CliContext, /, identifier: str, as_json: bool, **options: Any) -> None:
     """Create a view.
@@ -934,7 +943,7 @@ def create(cli: CliContext, /, identifier: str, as_json: bool, **options: Any) -
 
 @main.command(short_help="Create or replace a view (a new version, or a reused one).")
 @click.argument("identifier")
-@_definition_options
+@_definition_options("replace")
 @click.option("--replace-properties", is_flag=True,
               help="The given --property and --comment become the whole property map (others go).")
 @_EXPECTED_OR_NEW
