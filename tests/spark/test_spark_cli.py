@@ -141,6 +141,8 @@ hive = ["--hive", "--conf", f"spark.hadoop.javax.jdo.option.ConnectionURL=jdbc:d
 runs = {"hive": ["spark", "register", "--master", "local[1]", *hive],
         "check": ["spark", "check", "--json", *hive],
         "in memory": ["spark", "register", "--conf", f"spark.sql.warehouse.dir={root / 'wh'}"],
+        "in memory, no copy": ["spark", "register", "--dialect", "trino",
+                               "--conf", f"spark.sql.warehouse.dir={root / 'wh'}"],
         "bad master": ["spark", "register", "--master", "nonsense"]}
 out = {}
 before = os.environ.get("SPARK_SUBMIT_OPTS")
@@ -283,17 +285,21 @@ def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops
     runs = json.loads(done.stdout)
     assert {name: (run["exit"], run["escaped"], run["running after"]) for name, run in runs.items()} == {
         "hive": (0, None, False), "check": (0, None, False), "in memory": (0, None, False),
-        "bad master": (1, None, False)}, runs
+        "in memory, no copy": (0, None, False), "bad master": (1, None, False)}, runs
     # the log4j file given to the JVM the first command started is the JVM's alone: the process's
     # environment (a program's own later spark-submit) is as it was
-    assert [run["java options as before"] for run in runs.values()] == [True] * 4
+    assert [run["java options as before"] for run in runs.values()] == [True] * 5
     # the JVM listens on 127.0.0.1 (it was started with SPARK_LOCAL_IP), and the process's
     # environment is left without it, as it was
-    assert [(run["local ip"], run["the jvm's local ip"]) for run in runs.values()] == [(None, "127.0.0.1")] * 4
+    assert [(run["local ip"], run["the jvm's local ip"]) for run in runs.values()] == [(None, "127.0.0.1")] * 5
     in_memory = runs["in memory"]["output"].splitlines()
     assert in_memory[0].startswith("registered 1, already registered 0, skipped 0, failed 0, pruned 0 (")
     assert in_memory[-1] == ("note: the session catalog was in memory, so these copies ended with the command "
                              "(use --hive, or a persistent catalog in spark-defaults.conf)")
+    # a run that made no copy (no view has SQL in the dialect) has no copies to lose: no note
+    none_made = runs["in memory, no copy"]["output"]
+    assert none_made.startswith("registered 0, already registered 0, skipped 1, failed 0, pruned 0 (")
+    assert "no stored view has SQL in the dialect 'trino'" in none_made and "note:" not in none_made, none_made
     hive = runs["hive"]["output"]
     assert hive.startswith("registered 1, already registered 0, skipped 0, failed 0, pruned 0 (") and "note:" not in hive
     assert (tmp_path / "ms").is_dir()  # the metastore named by --conf, with Hive support from --hive

@@ -314,7 +314,7 @@ def register(ctx: click.Context, cli: CliContext, namespace: str | None, dialect
             of = f" of {namespace}" if namespace is not None else ""
             cli.console.print(visible(f"no stored view{of} has SQL in the dialect {dialect!r}; theirs: "
                                       f"{', '.join(report.other_dialects)} (--dialect names the one to register)"))
-        if own and in_memory:
+        if own and in_memory and report.registered:  # (a run that made no copy has none to lose)
             cli.console.print("note: the session catalog was in memory, so these copies ended with the command "
                               "(use --hive, or a persistent catalog in spark-defaults.conf)")
 
