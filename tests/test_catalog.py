@@ -1634,6 +1634,11 @@ BAD_CALLS = {
     "summary key not valid Unicode": (ValidationError, lambda s: make(s, "sales.x", summary={"\ud800": "v"})),
     "representation of three parts": (ValidationError, lambda s: make(s, "sales.x", representations=[
         ("spark", "SELECT 1", "extra")])),
+    # README: ["spark", "SELECT 1"] alone is a list of two representations, and refused, saying so
+    "one representation as a list": (ValidationError, lambda s: make(s, "sales.x", representations=[
+        "spark", "SELECT 1"])),
+    "one representation as a list, replaced": (ValidationError, lambda s: s.replace_view(
+        "sales.daily", columns=COLS, representations=["spark", "SELECT 2"], default_namespace="sales")),
     # a ViewChange refuses a bad argument when it is built, not as an error of another kind in the batch
     "non-string comment in batch": (ValidationError, lambda s: s.alter_view("sales.daily", ViewChange.update_comment(5))),
     "non-string property in batch": (ValidationError, lambda s: s.alter_view(
@@ -1679,6 +1684,12 @@ BAD_CALL_MESSAGES = {
     "non-string property": "property 'k' must have a string value, not 1",
     "non-string property in batch": "property 'k' must have a string value, not 5",
     "not a change": "alter_view takes ViewChange values, not 'comment'",
+    "one representation as a list": "representations ['spark', 'SELECT 1'] is a list of two representations, "
+                                    "each a string: give one as a tuple ('spark', 'SELECT 1'), or in a list "
+                                    "[('spark', 'SELECT 1')]",
+    "one representation as a list, replaced": "representations ['spark', 'SELECT 2'] is a list of two "
+                                              "representations, each a string: give one as a tuple ('spark', "
+                                              "'SELECT 2'), or in a list [('spark', 'SELECT 2')]",
     "representation of three parts": "a representation must be SQLRepresentation(dialect, sql) or (dialect, sql), "
                                      "not ('spark', 'SELECT 1', 'extra')",
     "stale expected_version": "view sales.daily is at stream version 1, not the expected 7",

@@ -208,6 +208,10 @@ def _representations(values: Any) -> tuple[SQLRepresentation, ...]:
         values = [values]
     if not isinstance(values, (list, tuple)) or not values:
         raise ValidationError("a view needs at least one SQL representation")
+    if isinstance(values, list) and len(values) == 2 and all(isinstance(v, str) for v in values):
+        # the slip of writing one representation as a list: say so rather than refuse "'spark'"
+        raise ValidationError(f"representations {values!r} is a list of two representations, each a string: give "
+                              f"one as a tuple {tuple(values)!r}, or in a list [{tuple(values)!r}]")
     reps = tuple(_representation(v) for v in values)
     _check_dialects(reps)
     return reps
