@@ -1,7 +1,7 @@
-"""``python -m benchmarks [--quick] [--only NAME ...] [--reliability] [--results-md PATH]``
+"""``python -m benchmarks [--quick] [--only NAME ...] [--reliability] [--json PATH] [--results-md PATH]``
 
-Runs the benchmarks, prints a markdown table and writes the figures as JSON under
-``benchmarks/results/``. See ``benchmarks/README.md``.
+Runs the benchmarks, prints a markdown table and writes the figures as JSON (to --json, else under
+benchmarks/results/). See benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -57,13 +57,16 @@ def run(names: list[str] | None = None, *, quick: bool = False, spark: Any = Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    # the docstring's first line is the usage argparse prints itself: the paragraph after it says what this does
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
     parser.add_argument("--quick", action="store_true", help="tiny sizes: checks the harness, not the speed")
     parser.add_argument("--only", nargs="+", metavar="NAME", help=f"run only these: {', '.join(registry())}")
     parser.add_argument("--reliability", action="store_true",
                         help="also run tests/reliability and report its figures (kills, operations, fuzz cases)")
-    parser.add_argument("--json", type=Path, help="where to write the JSON (default: benchmarks/results/<time>.json)")
-    parser.add_argument("--results-md", type=Path, help="also write a RESULTS.md (table, machine, reliability)")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="where to write the JSON (default: benchmarks/results/<time>.json)")
+    parser.add_argument("--results-md", type=Path, metavar="PATH",
+                        help="also write a RESULTS.md (table, machine, reliability)")
     args = parser.parse_args(argv)
 
     started = time.time()

@@ -2,6 +2,8 @@
 and what the docs say of the code (layers, module lists, names, options, figures, errors, the tests'
 layout) is checked against it."""
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -571,6 +573,26 @@ def test_benchmarks_readme_names_every_benchmark_once_in_its_list_and_its_table(
     assert set(re.findall(r"`(\w+)`", listed)) == set(registry())
     rows = re.findall(r"^\| `(\w+)` \|", text, re.M)
     assert sorted(rows) == sorted(registry())
+
+
+def test_benchmarks_help_names_the_options_as_its_readme_does():
+    """`python -m benchmarks --help` said what it does as the usage line again (in reST quotes,
+    without --json) and spelled the paths' metavars otherwise than the README's option list."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks.run import main as benchmarks_main
+    finally:
+        sys.path.remove(str(ROOT))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        benchmarks_main(["--help"])
+    text = " ".join(out.getvalue().split())
+    assert "``" not in text and "Runs the benchmarks" in text
+    readme = (ROOT / "benchmarks" / "README.md").read_text()
+    listed = re.findall(r"^- `(--[a-z-]+(?: [A-Z]+)?)", readme, re.M)
+    assert len(listed) == 4 and "--json" in readme
+    for option in [*listed, "--json PATH"]:
+        assert f" {option} " in text or f"[{option}]" in text, option
 
 
 def test_the_names_architecture_md_gives_in_code_exist():
