@@ -243,6 +243,18 @@ def test_every_help_fits_80_columns_with_its_examples_as_written():
             if prev.endswith("\\")), path
 
 
+def test_every_help_says_example_or_examples_as_it_has_one_or_several():
+    """show, history, diff and audit said "Examples:" over several; hms, spark and their commands
+    said "Example:" over two or four."""
+    from click.testing import CliRunner
+
+    for path, command in _commands(main):
+        out = CliRunner().invoke(main, [*path, "--help"], terminal_width=80).output
+        heading, rest = re.search(r"^  (Examples?):\n(.*?)\nOptions:", out, re.S | re.M).groups()
+        count = sum(line.startswith("      viewstore") for line in rest.splitlines())
+        assert heading == ("Example" if count == 1 else "Examples"), (path, heading, count)
+
+
 def test_every_group_lists_its_commands_whole_at_80_columns():
     """`viewstore --help` listed export as 'Write the view's Iceberg metadata file and print its path (a...':
     its first sentence ran on, and click cuts a listed help at the width left."""

@@ -438,12 +438,12 @@ def test_a_metadata_location_for_another_engine_is_a_usage_error(run, tmp_path):
 
 def test_every_hms_command_has_an_example():
     group = main.get_command(click.Context(main), "hms")
-    assert isinstance(group, click.Group) and "Example:" in group.help
+    assert isinstance(group, click.Group) and "Examples:" in group.help
     ctx = click.Context(group)
     commands = {name: group.get_command(ctx, name) for name in group.list_commands(ctx)}
     assert set(commands) == {"import", "export"}
     for name, command in commands.items():
-        assert "Example:" in command.help and f"viewstore hms {name}" in command.help, name
+        assert "Examples:" in command.help and f"viewstore hms {name}" in command.help, name
 
 
 def test_sqlglots_warnings_about_the_views_sql_do_not_reach_the_terminal(tmp_path):

@@ -31,7 +31,7 @@ def hms() -> None:
 
     Trino, Spark, Hive, Flink and Iceberg views are recognised; see viewstore.formats.
 
-    Example:
+    Examples:
 
     \b
         viewstore hms import trino_views.json
@@ -101,7 +101,7 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
     record. A file of one record asks for that record: a table, or a view already in the store, is
     an error (exit code 1). A store file is started only when a record can be imported.
 
-    Example:
+    Examples:
 
     \b
         viewstore hms import trino_view.json sales.orders_by_day
@@ -215,7 +215,7 @@ def export_(cli: CliContext, identifier: str, engine: str, metadata_location: st
     record points at the file the view was imported from, and the export fails if the view changed
     since (that file no longer describes it).
 
-    Example:
+    Examples:
 
     \b
         viewstore hms export sales.orders_by_day --engine trino > record.json

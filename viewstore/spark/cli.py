@@ -245,7 +245,7 @@ def _session_options(hive_use: str | None, printed: str) -> Callable[[Callable[.
 def spark() -> None:
     """Work with the store from Spark (needs pyspark: pip install 'viewstore[spark]').
 
-    Example:
+    Examples:
 
     \b
         viewstore spark check sales --master 'local[2]'
@@ -341,7 +341,7 @@ def import_(ctx: click.Context, cli: CliContext, database: str, master: str | No
     lists every view. Exit code 1 when a view failed (the others are imported) or the database
     does not exist. A store file is started only when a view is imported.
 
-    Example:
+    Examples:
 
     \b
         viewstore --db views.db spark import sales
@@ -380,7 +380,7 @@ def metastore_write(cli: CliContext, identifier: str, engine: str, replace: bool
     The database must exist; a view of that name is an error unless --replace, and a table is never
     replaced. The metastore is the session's: give --hive (or set one up in spark-defaults.conf).
 
-    Example:
+    Examples:
 
     \b
         viewstore spark metastore-write sales.d --engine trino --hive
