@@ -396,6 +396,22 @@ def test_as_of_time_travel(store):
         store.load_view("sales.daily")  # renamed away now
 
 
+def test_as_of_before_a_history_whose_first_time_is_damaged_is_a_corrupt_log_error(store):
+    """The error of a time before a name's history says where the history begins: a time stored as
+    text behind the library's back (the only value SQLite's min() gives after every number) raised
+    a bare TypeError comparing it; it is a CorruptLogError showing the value as the row holds it."""
+    make(store)
+    store.rename_view("sales.daily", "sales.renamed")
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("DROP TRIGGER events_append_only_update")
+        raw.execute("UPDATE events SET occurred_at = 'x'")
+    raw.close()
+    with ViewStore(store.path) as reopened, pytest.raises(
+            CorruptLogError, match=r"^the history of sales.daily holds an event whose time is not an integer "
+                                   r"\('x' \(str\)\)$"):
+        reopened.load_view("sales.daily", as_of=0)
+
+
 def test_as_of_a_time_is_the_view_that_had_the_name_then_else_the_one_known_by_it_now(store, monkeypatch):
     """Not a view that had the name before and was renamed away or dropped by then; the view known by
     the name now (live, else dropped last under it) as it was then, under the name it had."""
