@@ -2838,6 +2838,26 @@ def test_a_damaged_event_past_the_first_batch_ends_a_long_answer_with_the_error_
     assert result.exit_code == 1 and result.stderr == f"error: {message}\n" and result.stdout == ""
 
 
+def test_a_damaged_event_first_in_a_batch_ends_a_json_answer_after_the_batches_before_it(tmp_path):
+    """With --json, a damaged event that is the first of its batch (the first event of all, or the one
+    after a whole batch) ends the answer after the batches before it, as they were written: nothing
+    on stdout when no event came before it (--since-position at the damaged one), else every event before it with no separator after the
+    last (the list, closed, is the events before the damaged one)."""
+    db = tmp_path / "cli.db"
+    _log_with_a_damaged_event_last(db, 1000)
+    for args in (["audit", "--json"], ["history", "s.v", "--json"]):
+        result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+        assert result.exit_code == 1 and json.loads(result.stderr)["error"]["type"] == "CorruptLogError"
+        assert [e["position"] for e in json.loads(result.stdout + "\n]")] == list(range(1, 1001))
+    first = tmp_path / "first.db"
+    _log_with_a_damaged_event_last(first, 1)
+    for args in (["audit", "--json"], ["history", "s.v", "--json"]):
+        result = CliRunner().invoke(main, ["--db", str(first), *args, "--since-position", "2"], catch_exceptions=False)
+        assert result.exit_code == 1 and json.loads(result.stderr) == {"error": {
+            "type": "CorruptLogError", "message": "event at position 2 has a payload that is not JSON", "exit_code": 1}}
+        assert result.stdout == ""
+
+
 def test_a_damaged_event_past_the_rows_a_table_is_laid_out_on_ends_it_after_the_rows_printed(tmp_path):
     """A table is printed once its first 10,000 rows are laid out: a damaged event read after them
     ends it there, with the CorruptLogError naming the event on stderr and exit code 1; stdout holds
