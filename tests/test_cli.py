@@ -786,6 +786,19 @@ def test_query_judges_a_column_of_numbers_by_every_row_of_its_layout_not_its_fir
     assert [word for word in "a long text value that has to fold somewhere".split() if word not in out] == [], out
 
 
+def test_query_judges_a_column_of_numbers_by_the_last_row_of_its_layout_too(run, monkeypatch):
+    """The rows a query's table is laid out on (TextTable.WINDOW) all judge its columns' kind: a
+    column of numbers whose text comes in the last of them folds as text does (judged on one row
+    fewer, it was kept whole and the table ran past the terminal)."""
+    monkeypatch.setenv("COLUMNS", "30")
+    monkeypatch.setattr("viewstore.cli.TextTable.WINDOW", 3)
+    create(run)
+    sql = ("SELECT 1 AS v, 'x' AS t UNION ALL SELECT 2, 'y' UNION ALL SELECT 'a long text value that has to fold "
+           "somewhere', 'z' UNION ALL SELECT 3, 'w'")
+    out = run("query", sql)
+    assert max(len(line) for line in out.splitlines()) <= 30, out
+    assert [word for word in "a long text value that has to fold somewhere".split() if word not in out] == [], out
+
 def test_hms_import_prints_a_markup_like_name_as_it_is(run, conformance):
     record = conformance / "engine-views" / "spark-hms-view-3.5.reconstructed.json"
     out = run("hms", "import", str(record), "sales.[/h]")
