@@ -2357,6 +2357,16 @@ def test_json_before_the_command_is_the_commands_own_json(tmp_path, command, mon
     assert usage["type"] == "NoSuchOption" and usage["message"].startswith("No such option '--no-such-option'.")
 
 
+def test_json_text_of_data_holding_a_lone_surrogate_is_indented_as_any_other():
+    """A report holding a lone surrogate (a path given in bytes no encoding names) is written with
+    the escape, indented as every other --json answer; a failure's object alone is one line."""
+    from viewstore.cli import json_text
+
+    data = {"failed": [{"name": "db.iv", "message": "no file /no/lone\ud800.json"}], "ok": False}
+    assert json_text(data) == json.dumps(data, indent=2) and json_text(data).count("\n") == 8
+    assert json_text(data, indent=None) == json.dumps(data)
+
+
 def test_a_json_failure_whose_message_holds_a_lone_surrogate_is_still_one_line(tmp_path):
     """No encoding prints a lone surrogate (a JSON file's "\\ud800" may put one in a message): the failure
     is escaped JSON, on one line as every other."""
