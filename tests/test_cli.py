@@ -2589,6 +2589,22 @@ def test_events_json_reaches_a_stream_that_names_no_encoding(run):
     assert out.text == ""
 
 
+def test_an_events_details_name_a_current_version_0(run, tmp_path, monkeypatch):
+    """Iceberg's version ids are any 32-bit number: an imported view whose current version is 0 says
+    'version 0' in its event's details as it says any other (a check for an empty value left it out)."""
+    monkeypatch.delenv("COLUMNS", raising=False)  # (a row a line but for its cells' own lines)
+    create(run)
+    path = Path(run("export", "s.v", "--location", str(tmp_path / "loc"), "--no-gzip").strip())
+    metadata = json.loads(path.read_text())
+    metadata["view-uuid"] = "2c9e7ff0-3f4b-4a57-9d0c-0d1e8a5b1f00"
+    metadata["current-version-id"] = metadata["versions"][0]["version-id"] = 0
+    metadata["version-log"][0]["version-id"] = 0
+    path.write_text(json.dumps(metadata))
+    run("import", str(path), "s.zero")
+    lines = run("history", "s.zero").splitlines()
+    assert [line.split("│")[-2].strip() for line in lines[4:6]] == ["from iceberg", "version 0"]
+
+
 def test_times_before_the_year_1000_print_with_four_digits_everywhere(run, monkeypatch):
     """Tables, show, diff, --json and the messages print a year before 1000 with its zeros, the one
     way: a C library's strftime("%Y") writes the year 68 as "68"."""
