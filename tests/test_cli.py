@@ -985,6 +985,15 @@ def test_audit_since_and_until_include_their_millisecond(run):
         assert [e["position"] for e in out] == [event["position"]]
 
 
+def test_audit_since_and_until_the_same_millisecond_is_that_millisecond(run):
+    """--since and --until of one moment keep the events of that millisecond: not a range 'swapped'."""
+    create(run, "s.v")
+    (event,) = json.loads(run("history", "s.v", "--json"))
+    moment = str(event["occurred_at_ms"])
+    out = json.loads(run("audit", "--since", moment, "--until", moment, "--json"))
+    assert [e["position"] for e in out] == [event["position"]]
+
+
 def _five_events(run):
     """Events 1 to 5: s.a and s.b created, then comments on s.a (3, 5) and s.b (4)."""
     create(run, "s.a")  # 1
