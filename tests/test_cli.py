@@ -1343,6 +1343,15 @@ def test_diff_prints_a_default_namespace_of_two_parts_dotted_on_either_side(run)
     assert "default namespace: sales.us → sales.eu" in run("diff", "s.v", "--from-event", "2", "--to-event", "1").splitlines()
 
 
+def test_diff_of_a_column_comment_removed_shows_it_blank_after_the_arrow(run):
+    """A column comment removed reads as a column without one reads in the same table, a blank cell
+    ("(none)" only where an empty comment and none would read alike)."""
+    create(run)
+    run("replace", "s.v", "--sql", "SELECT 1 AS x", "--column", "x:int")
+    (row,) = [line for line in run("diff", "s.v", "--from-event", "1").splitlines() if line.startswith("│")]
+    assert re.fullmatch(r"│ changed │ x +│ int +│ yes +│ the x → +│", row), row
+
+
 def test_diff_of_a_column_comment_from_empty_to_none_shows_which_is_which(run):
     """An empty comment and none are two comments (the diff calls the column changed): its row shows
     the change, not the same blank cell on both sides."""
