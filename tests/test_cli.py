@@ -2767,6 +2767,11 @@ def test_a_key_value_option_splits_at_its_first_equals_sign(run):
     assert data["versions"][0]["summary"]["padding"] == "YQ=="
 
 
+def test_the_title_of_a_views_history_names_it_as_stored_whatever_case_it_was_given_in(run):
+    create(run)
+    assert run("history", "S.V").splitlines()[0] == "history of s.v"
+
+
 def test_the_title_of_a_views_history_prints_its_name_escaped(run):
     name = "s.evil\u202etxt\x9b2j"
     create(run, name)
