@@ -1201,6 +1201,16 @@ def test_diff_colours_the_sql_diff_on_a_terminal(run):
     assert "\x1b[31m-SELECT 1 AS x\x1b[0m" in result.output and "\x1b[32m+FROM t\x1b[0m" in result.output
 
 
+def test_diff_prints_the_sql_diffs_file_lines_bold_not_as_a_line_removed_or_added(run):
+    """On a terminal a unified diff's '--- before' and '+++ after' lines name the sides: bold, not
+    red and green as a line removed or added."""
+    _changed_view(run)
+    result = CliRunner().invoke(main, ["--db", str(run.db), "diff", "s.v", "--from-event", "1"],
+                                env={"FORCE_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    assert "\x1b[1m--- before\x1b[0m" in result.output and "\x1b[1m+++ after\x1b[0m" in result.output
+
+
 def test_diff_json_is_the_apis_view_diff_with_dotted_identifiers(run):
     _changed_view(run)
     data = json.loads(run("diff", "s.v", "--from-event", "1", "--to-event", "3", "--json"))
