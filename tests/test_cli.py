@@ -2757,6 +2757,16 @@ def test_show_prints_the_comment_once_not_again_among_the_properties(run):
     assert [line.split("│")[1].strip() for line in out.split("\nproperties\n", 1)[1].split("\nversions", 1)[0].splitlines()[3:-1]] == ["k"]
 
 
+def test_show_prints_no_comment_line_for_an_empty_comment(run):
+    """A comment the API stored empty ('') prints no 'comment:' line, as none does (--json tells them
+    apart)."""
+    with ViewStore(run.db, actor="dave") as store:
+        store.create_view("s.v", columns=[], representations=[("spark", "SELECT 1 AS x")], comment="",
+                          default_namespace="s")
+    assert [line for line in run("show", "s.v").splitlines() if line.startswith("comment")] == []
+    assert json.loads(run("show", "s.v", "--json"))["comment"] == ""
+
+
 def test_show_keeps_a_long_column_name_whole_while_its_comment_folds(run, monkeypatch):
     """The README: the tables of show keep names whole while their other columns can fold."""
     name = "order_total_amount_in_euros_after_returns"
