@@ -567,3 +567,23 @@ def test_a_table_narrowed_to_the_console_keeps_its_layout_for_the_rows_after_it(
                          "     18:43:50.232"]
     assert lines[-2:] == ["110  2026-11-25    owner=finance", "     18:43:50.232  team=sales"]
     assert len(lines) == 2 + 2 * 110
+
+
+def test_a_later_number_wider_than_its_column_stays_whole_where_the_table_cannot_widen(monkeypatch):
+    """A column that never wraps (a number: TableColumn's wraps_to None) keeps a later cell wider than
+    it whole where the table cannot widen (a terminal): the column widens from that row on, the
+    columns of text giving up the cells it takes when the console has none to spare. Folded, the
+    log position 100000 read as 10000 with a 0 on the next line."""
+    monkeypatch.setattr(TextTable, "WINDOW", 2)
+    time = "2026-11-25 18:43:50.232"
+    console = Console(width=40, file=io.StringIO(), markup=False, emoji=False, highlight=False)
+    table = TextTable(TableColumn("pos", None), TableColumn("time (UTC)", 12, rank=2, snap=True), TableColumn("details", 16))
+    table.print(console, [["99998", time, "owner=finance"], ["99999", time, "owner=finance"], ["100000", time, "owner=finance"]])
+    assert console.file.getvalue().splitlines()[-4:] == [
+        "99999  2026-11-25    owner=finance", "       18:43:50.232", "100000  2026-11-25    owner=finance", "        18:43:50.232"]
+    console = Console(width=24, file=io.StringIO(), markup=False, emoji=False, highlight=False)
+    TextTable(TableColumn("pos", None), TableColumn("details", 16)).print(
+        console, [["9998", "owner=finance"], ["9999", "team=sales"], ["10000", "owner=finance"], ["10001", "x"]])
+    assert console.file.getvalue().splitlines()[3:] == [
+        "│ 9998 │ owner=finance │", "│ 9999 │ team=sales    │", "│ 10000 │ owner=financ │", "│       │ e            │",
+        "│ 10001 │ x            │", "└───────┴──────────────┘"]

@@ -137,7 +137,9 @@ class TextTable:
     :data:`WINDOW` rows, and the rows after them are formatted as they come, none kept. A later
     cell wider than its column widens the column from that row on where the table, so widened,
     still fits the console as it is laid out (always in a pipe, whose console has no width: a row
-    stays a line, its cells whole), else it wraps in its column as a cell of a table too wide does.
+    stays a line, its cells whole), else it wraps in its column as a cell of a table too wide does;
+    a cell of a column that never wraps (a number) widens its column all the same, the columns that
+    wrap anywhere giving up the cells it takes (down to six cells; past that the table runs over).
     Control characters print escaped, as everywhere (:func:`visible`). A row its source fails to
     give (its error: a damaged event's CorruptLogError) ends the table after the lines of every row
     before it, and the error is raised.
@@ -209,11 +211,14 @@ class TextTable:
             return text if boxed else text.rstrip()
 
         fits = widths == natural  # no cell is wider than its column
+        numbers = [i for i, c in enumerate(columns) if c.wraps_to is None]  # columns that never wrap
+        rules = 3 * len(columns) + 1 if boxed else 2 * (len(columns) - 1)
 
         def later() -> Iterator[tuple[list[str], list[int]]]:
             """The rows after the layout's, each measured as it comes; a cell wider than its column
             widens the column from that row on while the table then still fits the console as it
-            is laid out, else it wraps (see the class's notes)."""
+            is laid out, else it wraps (see the class's notes); a cell of a column that never wraps
+            (a number) widens its column all the same, the columns of text giving up the cells."""
             nonlocal widths, natural, fits
             for row in rows:
                 texts, sizes = measured(row)
@@ -223,6 +228,9 @@ class TextTable:
                         widths = natural = wider
                     else:
                         fits = False
+                        if any(sizes[i] > widths[i] for i in numbers):  # folded, 100000 would read as 10000
+                            widths = [wider[i] if i in numbers else w for i, w in enumerate(widths)]
+                            self._narrow_text(widths, sum(widths) + rules - console.width)
                 yield texts, sizes
 
         def formatted() -> Iterator[str]:
@@ -284,10 +292,15 @@ class TextTable:
         if left <= 0:
             return widths, True
         widths, left = self._fit(natural, width - 2 * (n - 1), unbroken, snap=True)
-        if left > 0:  # still too wide: the columns that wrap anywhere narrow further, the widest first
-            text = [i for i, c in enumerate(self.columns) if c.wraps_to is not None and not c.snap and not c.breaks]
-            _squeeze(widths, text, {i: min(widths[i], _NARROWEST) for i in text}, left)
+        if left > 0:  # still too wide: the columns that wrap anywhere narrow further
+            self._narrow_text(widths, left)
         return widths, False
+
+    def _narrow_text(self, widths: list[int], excess: int) -> None:
+        """Take up to ``excess`` cells from the columns that wrap anywhere (no time, no column with
+        ``breaks``), the widest first, none below :data:`_NARROWEST`."""
+        text = [i for i, c in enumerate(self.columns) if c.wraps_to is not None and not c.snap and not c.breaks]
+        _squeeze(widths, text, {i: min(widths[i], _NARROWEST) for i in text}, excess)
 
     def _fit(self, natural: list[int], room: int, unbroken: list[int], *, snap: bool) -> tuple[list[int], int]:
         """Widths within ``room``, the columns giving up width rank by rank down to their floors; and
