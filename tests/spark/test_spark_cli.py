@@ -513,6 +513,15 @@ def test_spark_commands_draw_progress_on_a_terminal_and_print_the_same(spark, st
                                                  f"not checked (no spark representation): {ns}.trino"]
 
 
+def test_spark_register_again_of_one_view_counts_it_in_the_line_below_the_report(spark, store, ns):
+    """One view left as it was is counted as any number is: 'left unchanged: 1 view', not left out."""
+    create_view(spark, store, f"{ns}.only", "SELECT 1 AS n")
+    register_views(spark, store, ns)
+    table = CliRunner().invoke(main, ["--db", str(store.path), "spark", "register", ns], env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    assert table.stdout.splitlines()[-1] == "already registered, left unchanged: 1 view (--json lists them)"
+
+
 def test_spark_checks_table_lists_the_findings_broken_first_and_counts_the_views_that_match(spark, store, ns):
     """With thousands of views, an 'ok' row each hid the one that drifted: the table lists the views
     with a finding, broken before drifted (each in the report's order), and the views that match are
