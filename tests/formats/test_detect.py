@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -295,15 +296,16 @@ def test_a_thrift_object_with_a_folder_and_a_serde_carries_them_as_its_dict_does
     assert formats.base.as_record(thrift_table(record)) == record
 
 
-@pytest.mark.parametrize("sd, message", [
-    (StorageDescriptor(cols=[object()]), "sd.cols[0].name: must be a non-empty string, not None"),  # no attributes
-    (StorageDescriptor(cols=[FieldSchema("a", 5)]), "sd.cols[0].type: must be a non-empty string, not 5"),
-    (StorageDescriptor(cols=7), "sd.cols: must be a list, not int"),
+@pytest.mark.parametrize("sd, cols, message", [
+    (StorageDescriptor(cols=[object()]), [{}], "sd.cols[0].name: must be a non-empty string, not None"),  # no attributes
+    (StorageDescriptor(cols=[FieldSchema("a", 5)]), [{"name": "a", "type": 5}],
+     "sd.cols[0].type: must be a non-empty string, not 5"),
+    (StorageDescriptor(cols=7), 7, "sd.cols: must be a list, not int"),
 ])
-def test_a_thrift_object_of_the_wrong_shape_is_refused_as_its_dict_is(sd, message):
+def test_a_thrift_object_of_the_wrong_shape_is_refused_as_its_dict_is(sd, cols, message):
     """A column without the attributes raised an AttributeError, and columns that are no list a TypeError."""
-    table = Table(tableType="VIRTUAL_VIEW", dbName="db", tableName="v", viewOriginalText="SELECT 1 AS a",
-                  viewExpandedText="SELECT 1 AS a", parameters={}, sd=sd)
-    with pytest.raises(ValidationError) as info:
-        formats.decode(table)
-    assert message in str(info.value)
+    fields = dict(tableType="VIRTUAL_VIEW", dbName="db", tableName="v", viewOriginalText="SELECT 1 AS a",
+                  viewExpandedText="SELECT 1 AS a", parameters={})
+    for record in (Table(sd=sd, **fields), {**fields, "sd": {"cols": cols}}):
+        with pytest.raises(ValidationError, match=f"^{re.escape(message)}$"):
+            formats.decode(record)
