@@ -25,7 +25,8 @@ def test_spark_check_exits_1_on_drift_and_prints_json(spark, store, tmp_path):
         runner = CliRunner()
         ok = runner.invoke(main, ["--db", str(store.path), "spark", "check", ns])
         assert ok.exit_code == 0, ok.output
-        assert f"{ns}.ids" not in ok.output and "1 ok" in ok.output  # counted, not listed
+        assert ok.output.splitlines() == ["1 checked: 1 ok, 0 drifted, 0 broken",  # counted, not listed
+                                          "ok, matching their stored columns: 1 view (--json lists them)"]
 
         spark.sql(f"DROP TABLE {ns}.src")
         spark.sql(f"CREATE TABLE {ns}.src (id STRING) USING parquet")
