@@ -267,6 +267,33 @@ def test_hive_with_hive_s_warehouse_set_in_spark_s_conf_folder_keeps_that_wareho
     assert not (work / "spark-warehouse").exists()
 
 
+def test_hive_with_spark_s_own_warehouse_set_in_spark_defaults_conf_keeps_that_warehouse(tmp_path):
+    """--hive with Spark's own warehouse key (spark.sql.warehouse.dir) in the spark-defaults.conf
+    of the conf folder the JVM starts from, not on the command line: the databases go there, and no
+    spark-warehouse folder is made in the working directory (a setting of the session would win
+    over the JVM's default)."""
+    import subprocess
+    import sys
+
+    work, conf, given = tmp_path / "work", tmp_path / "conf", tmp_path / "given"
+    work.mkdir()
+    conf.mkdir()
+    (conf / "spark-defaults.conf").write_text(
+        f"spark.sql.warehouse.dir {given}\n"
+        f"spark.hadoop.javax.jdo.option.ConnectionURL jdbc:derby:;databaseName={tmp_path / 'ms'};create=true\n")
+    ViewStore(work / "views.db", actor="t").create_view(
+        "sales.one", columns=[("x", "int")], default_namespace="sales", representations=[("spark", "SELECT 1 AS x")])
+    environment = dict(os.environ, SPARK_CONF_DIR=str(conf))
+    environment.pop("SPARK_SUBMIT_OPTS", None)
+    done = subprocess.run([sys.executable, "-m", "viewstore", "--db", "views.db", "spark", "register", "--hive",
+                           "--master", "local[1]", "--conf", "spark.ui.enabled=false", "--json"],
+                          cwd=work, env=environment, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout)["registered"] == ["sales.one"]
+    assert (given / "sales.db").is_dir()
+    assert not (work / "spark-warehouse").exists()
+
+
 def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops_it(tmp_path):
     """In a process with no session (as from a shell), each command starts its own from --master,
     --conf and --hive, and stops it at the end; a session Spark cannot start is an error, not a traceback.
