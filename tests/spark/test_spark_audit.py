@@ -261,3 +261,25 @@ def test_a_damaged_row_ends_the_read_there_and_a_later_read_sees_later_commits(s
         other.close()
     assert [(e.position, e.actor) for e in store.events(since_position=9002)] == [(9002, "bob")]
     assert raised.value.__traceback__ is not None  # the error, and what its frames held, is still held here
+
+
+def test_events_dataframe_in_a_session_whose_arrow_batches_have_no_limit_names_the_setting(spark, store):
+    """Spark reads spark.sql.execution.arrow.maxRecordsPerBatch of 0 or less as no limit, but
+    PySpark cuts an Arrow table into batches of that many rows and pyarrow refuses the size: the
+    call raised pyarrow's bare ValueError. It is a ValidationError naming the setting, and the
+    call works again once the setting is positive."""
+    _stored(store, "arrow.v", "SELECT 1 AS x", "arrow", [Column("x", "int")])
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    saved = spark.conf.get(key)
+    for value in ("0", "-1"):
+        spark.conf.set(key, value)
+        try:
+            with pytest.raises(ValidationError) as raised:
+                events_dataframe(spark, store)
+        finally:
+            spark.conf.set(key, saved)
+        assert str(raised.value) == (
+            f"cannot move the event log into Spark: PySpark makes a DataFrame from Arrow only in batches of a "
+            f"positive number of rows, and the session's {key} is {value}")
+        assert isinstance(raised.value.__cause__, ValueError)
+    assert events_dataframe(spark, store).count() == 1

@@ -11,7 +11,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from ..catalog import EventTypes, TimeLike, ViewStore
-from ..errors import CorruptLogError, ValidationError, _held
+from ..errors import CorruptLogError, EngineError, ValidationError, ViewStoreError, _held
 from ..log import EVENT_COLUMNS
 from ..model import IdentifierLike
 from .failures import engine_calls, require_live
@@ -115,7 +115,8 @@ def events_dataframe(spark: SparkSession, store: ViewStore, *, view: IdentifierL
     Raises:
         NoSuchViewError: ``view`` names no view that ever had that identifier.
         ValidationError: not a classic SparkSession or not a ViewStore; a bad identifier, time,
-            type, limit or position.
+            type, limit or position; a session whose ``spark.sql.execution.arrow.maxRecordsPerBatch``
+            is 0 or less (PySpark makes no DataFrame from Arrow with it).
         CorruptLogError: an event's row holds what the library never writes there (see
             :func:`events_arrow`).
         EngineError: the engine failed: the session is stopped (its DataFrame could never be read),
@@ -125,4 +126,27 @@ def events_dataframe(spark: SparkSession, store: ViewStore, *, view: IdentifierL
     require_live(spark, "move the event log into Spark")
     table = events_arrow(store, view=view, actor=actor, since=since, until=until, types=types, limit=limit,
                          newest_first=newest_first, since_position=since_position, until_position=until_position)
-    return spark.createDataFrame(table)
+    try:
+        return spark.createDataFrame(table)
+    except ValueError as e:  # pyarrow's, from PySpark cutting the table into batches (no engine error)
+        raise _arrow_refused(spark, e) from e
+
+
+#: the rows of each Arrow batch PySpark makes of a table; Spark reads 0 or less as no limit
+_ARROW_BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
+
+
+def _arrow_refused(spark: SparkSession, error: ValueError) -> ViewStoreError:
+    """What PySpark's refusal to make a DataFrame of the log's table is: a session whose batch
+    size is 0 or less (Spark's "no limit", a size pyarrow refuses) is a ValidationError naming the
+    setting; any other refusal the engine's."""
+    rows = spark.conf.get(_ARROW_BATCH_ROWS) or ""
+    try:
+        unlimited = int(rows) <= 0
+    except ValueError:  # no number: PySpark's own reading of it failed
+        unlimited = False
+    if unlimited:
+        return ValidationError(f"cannot move the event log into Spark: PySpark makes a DataFrame from Arrow only "
+                               f"in batches of a positive number of rows, and the session's {_ARROW_BATCH_ROWS} "
+                               f"is {rows}")
+    return EngineError(f"cannot move the event log into Spark: PySpark could not make the DataFrame: {error}")
