@@ -173,6 +173,20 @@ def test_raise_for_failures_names_each_condition_once_and_tags_a_message_without
                                  "s.named: [X] says [X] later")
 
 
+def test_a_register_reports_summary_and_dict_count_the_copies_made_apart_from_those_left():
+    """The summary line (the table's title; the line printed alone when every view was left as it
+    was) counts the copies made apart from those left unchanged, each other outcome, and the time to
+    a hundredth of a second; the --json dict says ``ok`` with every field."""
+    from viewstore.spark.register import FailedView, RegisterReport, SkippedView
+
+    report = RegisterReport(registered=["s.a", "s.b", "s.c"], unchanged=["s.b"],
+                            skipped=[SkippedView("s.t", "table-exists", "a table has the name")],
+                            failed=[FailedView("s.f", "X", "[X] no")], pruned=["s.x", "s.y"], seconds=1.236)
+    assert str(report) == "registered 2, already registered 1, skipped 1, failed 1, pruned 2 (1.24 s)"
+    assert report.to_dict()["ok"] is False and report.to_dict()["unchanged"] == ["s.b"]
+    assert RegisterReport(registered=["s.a"]).to_dict()["ok"] is True
+
+
 def test_the_databases_a_registration_creates_are_reported_in_name_order(spark, store):
     base = _name()
     names = [f"{base}_c", f"{base}_a", f"{base}_b"]  # made in this order
