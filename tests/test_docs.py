@@ -705,6 +705,13 @@ def test_events_dataframe_names_its_columns_in_order():
     assert named[:len(audit._EVENT_FIELDS)] == [name for name, _, _ in audit._EVENT_FIELDS]
 
 
+def test_the_architecture_gives_the_rows_the_event_log_moves_to_arrow_at_a_time():
+    from viewstore.spark import audit
+
+    row = next(line for line in ARCHITECTURE.splitlines() if line.startswith("| `spark/audit.py`"))
+    assert f"built {audit._BATCH_ROWS:,} rows at a time" in row, row
+
+
 def test_query_names_the_events_columns_as_the_log_has_them():
     """ViewStore.query's docstring and `viewstore query --help` list the events table's columns."""
     from viewstore.catalog import ViewStore
