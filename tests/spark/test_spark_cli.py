@@ -90,6 +90,37 @@ def test_a_command_run_on_another_thread_uses_the_running_session_and_leaves_it_
     assert spark.sql(f"SELECT count(*) AS n FROM {ns}.ids").first().n == 0  # running, and the copy is there
 
 
+_REGISTER_IN_A_RUNNING_IN_MEMORY_SESSION = """
+import json, sys
+from click.testing import CliRunner
+from pyspark.sql import SparkSession
+from viewstore.cli import main
+
+program = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+           .config("spark.sql.warehouse.dir", sys.argv[2]).getOrCreate())
+result = CliRunner().invoke(main, ["--db", sys.argv[1], "spark", "register"], env={"COLUMNS": "300"})
+print(json.dumps({"exit": result.exit_code, "out": result.output, "copy": program.catalog.tableExists("sales.one"),
+                  "catalog": program.conf.get("spark.sql.catalogImplementation")}))
+"""
+
+
+def test_register_in_a_program_s_running_in_memory_session_gives_no_note_that_the_copies_end_with_it(tmp_path):
+    """The note that the copies ended with the command is said of a session the command started and
+    stopped; in a program's running session with an in-memory catalog they stay as long as it runs."""
+    import subprocess
+    import sys
+
+    ViewStore(tmp_path / "views.db", actor="t").create_view(
+        "sales.one", columns=[("x", "int")], default_namespace="sales", representations=[("spark", "SELECT 1 AS x")])
+    env = {name: value for name, value in os.environ.items() if name not in ("SPARK_SUBMIT_OPTS", "SPARK_CONF_DIR")}
+    done = subprocess.run([sys.executable, "-c", _REGISTER_IN_A_RUNNING_IN_MEMORY_SESSION, str(tmp_path / "views.db"),
+                           str(tmp_path / "wh")], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = json.loads(done.stdout.splitlines()[-1])
+    assert (run["exit"], run["copy"], run["catalog"]) == (0, True, "in-memory"), run
+    assert "sales.one" in run["out"] and "note:" not in run["out"], run["out"]
+
+
 def test_a_closed_pipe_keeps_the_exit_code_of_a_registration_that_failed(store, tmp_path):
     """`viewstore spark register | head -1`: a view failed, whether or not anybody read the report.
     In a process of its own, which starts (and stops) a session of its own."""
@@ -605,6 +636,23 @@ def test_spark_check_of_views_without_spark_sql_alone_names_them(spark, store, n
     assert result.exit_code == 0, result.output
     assert "0 checked: 0 ok, 0 drifted, 0 broken" in result.stdout
     assert f"not checked (no spark representation): {ns}.trino" in result.stdout
+
+
+def test_spark_check_lists_each_view_left_unchecked_under_its_table():
+    """The line under a check's table names every view without Spark SQL, in the report's order,
+    not the first of them alone."""
+    import io
+
+    from viewstore.cli import CliContext, _Console
+    from viewstore.spark.cli import _print_drift
+    from viewstore.spark.drift import DriftReport, ViewDrift
+
+    cli = CliContext(db="unused.db", actor="carol", catalog=None)
+    cli.console = _Console(file=io.StringIO(), width=300, markup=False, emoji=False, highlight=False)
+    _print_drift(cli, DriftReport(views=[ViewDrift("s.a", "ok", ())], skipped=["s.t1", "s-t.t2"]))
+    assert cli.console.file.getvalue().splitlines()[-2:] == [
+        "ok, matching their stored columns: 1 view (--json lists them)",
+        "not checked (no spark representation): s.t1, s-t.t2"]
 
 
 def _metastore_database(spark, ns):
