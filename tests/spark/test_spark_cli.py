@@ -638,6 +638,23 @@ def test_spark_check_of_views_without_spark_sql_alone_names_them(spark, store, n
     assert f"not checked (no spark representation): {ns}.trino" in result.stdout
 
 
+def test_spark_check_of_a_namespace_checks_its_views_alone(spark, store, ns):
+    """NAMESPACE narrows the check to its views: a broken view of another namespace is neither
+    listed nor counted, nor fails the check; without NAMESPACE it is."""
+    store.create_view(f"{ns}.one", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                      default_namespace=ns)
+    store.create_view(f"{ns}_other.gone", columns=[("x", "int")],
+                      representations=[("spark", "SELECT x FROM no_such_table_here")], default_namespace=ns)
+    runner = CliRunner()
+    narrowed = runner.invoke(main, ["--db", str(store.path), "spark", "check", ns], env={"COLUMNS": "300"})
+    assert narrowed.exit_code == 0, narrowed.output
+    assert narrowed.output.splitlines()[0] == "1 checked: 1 ok, 0 drifted, 0 broken" and "gone" not in narrowed.output
+    whole = runner.invoke(main, ["--db", str(store.path), "spark", "check", "--json"])
+    assert whole.exit_code == 1
+    assert [(v["identifier"], v["status"]) for v in json.loads(whole.output)["views"]] == [
+        (f"{ns}.one", "ok"), (f"{ns}_other.gone", "broken")]
+
+
 def test_spark_check_lists_each_view_left_unchecked_under_its_table():
     """The line under a check's table names every view without Spark SQL, in the report's order,
     not the first of them alone."""
