@@ -1193,8 +1193,12 @@ class EventLog:
                               until_position=until_position)
         if cursor is None:
             return []
+        converted: list[_T] = []
         try:
-            return [convert(rows) for rows in iter(lambda: cursor.fetchmany(batch), [])]
+            while rows := cursor.fetchmany(batch):
+                converted.append(convert(rows))
+                del rows  # before the next batch is read: one batch held at a time, not two
+            return converted
         finally:
             cursor.close()  # a batch convert refused ends the read there
 

@@ -213,8 +213,11 @@ def test_events_arrow_of_a_log_of_whole_batches_moves_every_row(store):
 
 def test_events_arrow_holds_one_batch_of_rows_at_a_time_not_the_whole_log(store):
     """A log of five Arrow batches moves with only one batch of its rows held as Python objects at a
-    time: at most half what the rows of the whole log take (about a fifth, less the columns Arrow
-    holds outside Python's heap), where reading every row first took all of it."""
+    time: under a third of what the rows of the whole log take (about a quarter: a fifth, and the
+    batch's columns before Arrow takes them outside Python's heap), where reading every row first
+    took all of it, and holding the batch read last while the next was read took two (0.40). The
+    read is made once before it is measured, so that what its first call allocates for good (caches,
+    Arrow's types) is not counted."""
     _stored(store, "big.v", "SELECT 1 AS x", "big", [Column("x", "int")])
     for start in range(0, 5 * 8192, 2048):
         store.alter_view("big.v", *[ViewChange.set_property(f"k{i}", "v") for i in range(start, start + 2048)])
@@ -229,10 +232,11 @@ def test_events_arrow_holds_one_batch_of_rows_at_a_time_not_the_whole_log(store)
             tracemalloc.stop()
 
     rows_peak, rows = peak(store.event_rows)
+    events_arrow(store)
     arrow_peak, table = peak(lambda: events_arrow(store))
     assert len(rows) == table.num_rows == total == 5 * 8192 + 1
     assert table.column("position").to_pylist() == [r[0] for r in rows]
-    assert arrow_peak < rows_peak / 2, (arrow_peak, rows_peak)
+    assert arrow_peak < rows_peak / 3, (arrow_peak, rows_peak)
 
 
 def test_events_dataframe_times_are_instants_in_any_session_time_zone(spark, store):
