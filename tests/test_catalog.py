@@ -3330,6 +3330,41 @@ def test_a_name_the_projections_hold_free_while_the_log_holds_it_is_refused_unti
     reopened.close()
 
 
+@pytest.mark.parametrize("damage, name, said", [
+    ("UPDATE views SET name = 'elsewhere' WHERE name = 'daily'", "sales.elsewhere",
+     "sales.elsewhere, but its log's last event leaves it sales.daily"),
+    ("UPDATE views SET namespace = 'other' WHERE name = 'daily'", "other.daily",
+     "other.daily, but its log's last event leaves it sales.daily"),
+    ("UPDATE views SET live = 1 WHERE name = 'gone'", "sales.gone",
+     "sales.gone, but its log's last event leaves it sales.gone (dropped)"),
+], ids=["name", "namespace", "live flag of a dropped view"])
+def test_a_views_row_whose_name_or_live_flag_is_not_its_logs_is_refused_until_rebuild(store, damage, name, said):
+    """A views row at its stream's last stream version whose name, namespace or live flag was
+    changed behind the library's back answered under the name it holds (a dropped view came back
+    to life). The row is read with its stream's last event, whose identifier and type it must
+    agree with: each read or write through it raises DamagedProjectionsError, nothing written;
+    after rebuild() the name is free again, or the view's own."""
+    view = make(store)
+    gone = make(store, "sales.gone")
+    store.drop_view("sales.gone")
+    with sqlite3.connect(store.path) as raw:
+        raw.execute(damage)
+    raw.close()
+    reopened = ViewStore(store.path)
+    rows, events = reopened.projection_dump(), reopened.events()
+    uuid = gone.uuid if "gone" in name else view.uuid
+    message = f"^the projections name view {uuid} {re.escape(said)}; rebuild\\(\\) repairs them from the log$"
+    for call in (lambda: reopened.load_view(name), lambda: reopened.view_exists(name),
+                 lambda: reopened.alter_view(name, ViewChange.update_comment("x")),
+                 lambda: reopened.drop_view(name)):
+        with pytest.raises(DamagedProjectionsError, match=message):
+            call()
+    assert reopened.projection_dump() == rows and reopened.events() == events  # nothing written
+    assert reopened.rebuild()["views"] == 1
+    assert not reopened.view_exists(name) and reopened.load_view("sales.daily") == view
+    reopened.close()
+
+
 def test_a_name_let_go_in_the_log_is_free_without_a_row_of_it(store):
     """The log is asked only for a name no live row has: a name whose view was dropped, or renamed
     away (and one taken back by a rename), is free or held as the log says, with no error."""

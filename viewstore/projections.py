@@ -76,6 +76,15 @@ def out_of_step(view: str, view_id: str, held: int | None, head: Any, *, at_leas
                            f"{log}; rebuild() repairs them from the log")
 
 
+def named_out_of_step(view_id: str, held: str, live: bool, named: Any, kind: Any) -> DamagedProjectionsError:
+    """The error of a views row at its stream's last stream version whose name or live flag is not
+    what that last event leaves (``named``, and live unless ``kind`` is a drop): changed behind the
+    library's back."""
+    logged = f"{_held(named)}{' (dropped)' if kind == 'view.dropped' else ''}"
+    return DamagedProjectionsError(f"the projections name view {view_id} {held}{'' if live else ' (dropped)'}, "
+                                   f"but its log's last event leaves it {logged}; rebuild() repairs them from the log")
+
+
 def held_in_log(view: str, view_id: Any, position: Any) -> DamagedProjectionsError:
     """The error of a name the projections hold free (no live views row has it) while the log's
     view ``view_id`` took it at ``position`` and holds it still: a views row deleted, or its name or
@@ -936,8 +945,12 @@ _UPDATE_VIEW = ("UPDATE views SET stream_version = ?, current_version_id = ?, pr
 # A views row and, in the same statement, the stream version of its view's last event in the log: one
 # seek of the log's stream key (about 1 µs, where a query of its own costs 4), so that a read of a
 # projection behind its log (damage) is refused instead of giving an earlier state of the view.
-_SELECT_STATE = (f"SELECT {', '.join(_STATE_COLUMNS)}, (SELECT max(e.stream_version) FROM events AS e "
-                 "WHERE e.view_id = views.view_id) FROM views WHERE view_id = ?")
+# with the stream's last event in the log (one more seek), whose stream version, identifier and type the
+# row must agree with: a views row is written with the events it folds, so only damage parts them
+_SELECT_STATE = (f"SELECT {', '.join('v.' + c for c in _STATE_COLUMNS)}, e.stream_version, e.identifier, e.type "
+                 "FROM views AS v LEFT JOIN events AS e ON e.view_id = v.view_id "
+                 "AND e.stream_version = (SELECT max(stream_version) FROM events WHERE view_id = v.view_id) "
+                 "WHERE v.view_id = ?")
 _SELECT_VERSIONS = ("SELECT version_id, timestamp_ms, schema_id, columns, representations, default_catalog, "
                     "default_namespace, summary FROM view_versions")
 # The versions in a snapshot's runs of ids: one index range per run (CROSS JOIN keeps the runs the outer
@@ -1112,14 +1125,17 @@ class Projections:
         if row is None:
             return None
         try:
-            data = dict(zip(_STATE_COLUMNS, row))  # (the log's head, last, is left out)
+            data = dict(zip(_STATE_COLUMNS, row))  # (the log's last event, the last three, is left out)
             data["properties"] = loads(data["properties"])
             data["version_log"] = _check_log(conn.execute("SELECT timestamp_ms, version_id FROM view_version_log "
                                                           "WHERE view_id = ? ORDER BY seq", (view_id,)).fetchall())
             data["versions"] = Versions(view_id, self._version_rows(view_id))
             state = _read_state(data)
-            if state.stream_version != row[-1]:
-                raise out_of_step(f"{state.namespace}.{state.name}", view_id, state.stream_version, row[-1])
+            head, named, kind = row[-3:]
+            if state.stream_version != head:
+                raise out_of_step(f"{state.namespace}.{state.name}", view_id, state.stream_version, head)
+            if named != f"{state.namespace}.{state.name}" or state.live != (kind != "view.dropped"):
+                raise named_out_of_step(view_id, f"{state.namespace}.{state.name}", state.live, named, kind)
             if state.current_version_id not in state.versions:
                 raise KeyError(f"the current version {state.current_version_id} is not among its versions")
         except (ValueError, TypeError, KeyError) as e:
