@@ -975,6 +975,29 @@ def test_list_json_is_sorted_by_the_whole_identifier(run):
     assert json.loads(run("list", "--json")) == ["a.z", "b.a"]
 
 
+def test_list_of_a_namespace_that_holds_no_view_says_so_on_stderr(run):
+    """A namespace that holds no view (a typo, or one holding views only in namespaces under it)
+    listed nothing at all, exit code 0, which left a person guessing; a line on stderr now says so
+    and names the namespaces that hold views. Stdout stays empty and the exit code 0 (a script
+    reading the list gets the same answer); --json prints [] alone."""
+    create(run, "b.c.v")
+    create(run, "a.v")
+    for given, said in (("nosuch", "nosuch"), ("B", "b")):
+        result = CliRunner().invoke(main, ["--db", str(run.db), "list", given])
+        assert (result.exit_code, result.stdout) == (0, "")
+        assert result.stderr == f"no live view directly in namespace {said} (the namespaces that hold views: a, b.c)\n"
+    result = CliRunner().invoke(main, ["--db", str(run.db), "list", "nosuch", "--json"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "[]\n", "")
+    result = CliRunner().invoke(main, ["--db", str(run.db), "list", "b.c"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "b.c.v\n", "")
+    run("drop", "a.v")
+    run("drop", "b.c.v")
+    result = CliRunner().invoke(main, ["--db", str(run.db), "list", "a"])
+    assert (result.stdout, result.stderr) == ("", "no live view directly in namespace a (no namespace holds a view)\n")
+    result = CliRunner().invoke(main, ["--db", str(run.db), "list"])  # the whole store asked: nothing to add
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+
+
 def test_audit_since_and_until_include_their_millisecond(run):
     create(run, "s.v")
     (event,) = json.loads(run("history", "s.v", "--json"))

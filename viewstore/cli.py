@@ -47,7 +47,8 @@ from .catalog import (_EPOCH, ViewChange, ViewStore, _os_user, _time_text, _unti
 from .errors import DamagedProjectionsError, NoSuchViewError, ValidationError, ViewStoreError, _signal_as_itself
 from .events import EVENT_TYPES, Event
 from .log import collector_paused, holds_nothing
-from .model import Column, SQLRepresentation, View, ViewDiff, ViewVersion, identifier_str, to_identifier
+from .model import (Column, SQLRepresentation, View, ViewDiff, ViewVersion, identifier_str, to_identifier,
+                    to_namespace)
 from .tables import TableColumn, TextTable, data_table, visible
 
 __all__ = ["main", "CliContext", "json_text", "json_option", "error_to_json"]
@@ -1167,17 +1168,26 @@ def _print_sql_diff(console: Console, change: str, dialect: str, before: str, af
 def list_(cli: CliContext, namespace: str | None, as_json: bool) -> None:
     """List live views, all or those directly in NAMESPACE (not in namespaces under it), one a line.
 
+    A NAMESPACE that holds no view lists nothing (exit code 0; without --json a line on stderr
+    says so and names the namespaces that hold views).
+
     Example:
 
     \b
         viewstore list sales --json
     """
-    names = [identifier_str(i) for i in cli.store().list_views(namespace)]
+    store = cli.store()
+    names = [identifier_str(i) for i in store.list_views(namespace)]
     if as_json:
         _print_json(names)
-    else:
-        for name in names:
-            click.echo(visible(name))
+        return
+    for name in names:
+        click.echo(visible(name))
+    if not names and namespace is not None:  # a typo lists nothing: say so, on stderr (stdout stays the answer)
+        held = ", ".join(identifier_str(n) for n in store.list_namespaces())
+        click.echo(visible(f"no live view directly in namespace {identifier_str(to_namespace(namespace))} "
+                           f"({f'the namespaces that hold views: {held}' if held else 'no namespace holds a view'})"),
+                   err=True)
 
 
 @main.command()
