@@ -1658,6 +1658,11 @@ BAD_CALLS = {
         "spark", "SELECT 1"])),
     "one representation as a list, replaced": (ValidationError, lambda s: s.replace_view(
         "sales.daily", columns=COLS, representations=["spark", "SELECT 2"], default_namespace="sales")),
+    # only a list of exactly two strings is taken for one representation written as a list
+    "a string beside a representation": (ValidationError, lambda s: make(s, "sales.x", representations=[
+        "spark", ("trino", "SELECT 1")])),
+    "three strings as representations": (ValidationError, lambda s: make(s, "sales.x", representations=[
+        "spark", "SELECT 1", "trino"])),
     # a ViewChange refuses a bad argument when it is built, not as an error of another kind in the batch
     "non-string comment in batch": (ValidationError, lambda s: s.alter_view("sales.daily", ViewChange.update_comment(5))),
     "non-string property in batch": (ValidationError, lambda s: s.alter_view(
@@ -1711,6 +1716,10 @@ BAD_CALL_MESSAGES = {
                                               "'SELECT 2'), or in a list [('spark', 'SELECT 2')]",
     "representation of three parts": "a representation must be SQLRepresentation(dialect, sql) or (dialect, sql), "
                                      "not ('spark', 'SELECT 1', 'extra')",
+    "a string beside a representation": "a representation must be SQLRepresentation(dialect, sql) or (dialect, "
+                                        "sql), not 'spark'",
+    "three strings as representations": "a representation must be SQLRepresentation(dialect, sql) or (dialect, "
+                                        "sql), not 'spark'",
     "stale expected_version": "view sales.daily is at stream version 1, not the expected 7",
     "summary key not valid Unicode": "bad summary key '\\ud800': it is not valid Unicode (a lone surrogate)",
     "unknown dialect on remove": "view sales.daily has no 'trino' representation; it has ['spark']",
