@@ -396,19 +396,22 @@ def test_as_of_time_travel(store):
         store.load_view("sales.daily")  # renamed away now
 
 
-def test_as_of_before_a_history_whose_first_time_is_damaged_is_a_corrupt_log_error(store):
+@pytest.mark.parametrize("stored, shown", [("'x'", "'x' (str)"), ("2.5", "2.5 (float)"), ("X'07'", "b'\\x07' (bytes)")],
+                         ids=["text", "real", "blob"])
+def test_as_of_before_a_history_whose_first_time_is_damaged_is_a_corrupt_log_error(store, stored, shown):
     """The error of a time before a name's history says where the history begins: a time stored as
     text behind the library's back (the only value SQLite's min() gives after every number) raised
-    a bare TypeError comparing it; it is a CorruptLogError showing the value as the row holds it."""
+    a bare TypeError comparing it; it is a CorruptLogError showing the value as the row holds it.
+    So is a number that is no integer (a real) or a blob, which are no text either."""
     make(store)
     store.rename_view("sales.daily", "sales.renamed")
     with sqlite3.connect(store.path) as raw:
         raw.execute("DROP TRIGGER events_append_only_update")
-        raw.execute("UPDATE events SET occurred_at = 'x'")
+        raw.execute(f"UPDATE events SET occurred_at = {stored}")
     raw.close()
     with ViewStore(store.path) as reopened, pytest.raises(
             CorruptLogError, match=r"^the history of sales.daily holds an event whose time is not an integer "
-                                   r"\('x' \(str\)\)$"):
+                                   rf"\({re.escape(shown)}\)$"):
         reopened.load_view("sales.daily", as_of=0)
 
 
