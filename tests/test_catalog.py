@@ -3377,6 +3377,29 @@ def test_a_views_row_whose_name_or_live_flag_is_not_its_logs_is_refused_until_re
     reopened.close()
 
 
+@pytest.mark.parametrize("expected", [0, 1, 2])
+def test_a_name_held_in_the_log_is_refused_as_damage_before_an_expected_version_is_checked(store, expected):
+    """With an expected_version, a write to a name the projections hold free while the log holds it
+    is still refused as the damage it is, not as a stale expectation of a view that does not exist
+    (the view does, at stream version 1): create, replace and drop all ask the log first."""
+    view = make(store)
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("DELETE FROM views WHERE name = 'daily'")
+    raw.close()
+    reopened = ViewStore(store.path)
+    said = (f"^the projections hold no live view sales.daily, but the log does: view {view.uuid} took the name at "
+            r"position 1 and holds it still; rebuild\(\) repairs them from the log$")
+    calls = [lambda: make(reopened, expected_version=expected),
+             lambda: reopened.replace_view("sales.daily", columns=COLS, representations=[SPARK],
+                                           default_namespace="sales", expected_version=expected),
+             lambda: reopened.drop_view("sales.daily", expected_version=expected)]
+    for call in calls:
+        with pytest.raises(DamagedProjectionsError, match=said):
+            call()
+    assert reopened.event_count() == 1
+    reopened.close()
+
+
 def test_a_name_let_go_in_the_log_is_free_without_a_row_of_it(store):
     """The log is asked only for a name no live row has: a name whose view was dropped, or renamed
     away (and one taken back by a rename), is free or held as the log says, with no error."""
