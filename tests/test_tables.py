@@ -587,3 +587,23 @@ def test_a_later_number_wider_than_its_column_stays_whole_where_the_table_cannot
     assert console.file.getvalue().splitlines()[3:] == [
         "│ 9998 │ owner=finance │", "│ 9999 │ team=sales    │", "│ 10000 │ owner=financ │", "│       │ e            │",
         "│ 10001 │ x            │", "└───────┴──────────────┘"]
+
+
+def test_a_later_number_wider_than_its_column_takes_its_cells_from_the_text_of_a_table_without_rules(monkeypatch):
+    """The same in a table laid out without rules (too wide to box): the text column gives up just
+    the cell the wider number takes, each line still the console's width, and a number in the second
+    of two number columns widens its column though the first one's does not."""
+    monkeypatch.setattr(TextTable, "WINDOW", 2)
+    text = "abcdefghijklmnopqrstuvwxyz"
+    console = Console(width=24, file=io.StringIO(), markup=False, emoji=False, highlight=False)
+    TextTable(TableColumn("pos", None), TableColumn("details", 16)).print(
+        console, [["9998", text], ["9999", "x"], ["10000", text]])
+    assert console.file.getvalue().splitlines() == [
+        "pos   details", "────  ──────────────────", "9998  abcdefghijklmnopqr", "      stuvwxyz", "9999  x",
+        "10000  abcdefghijklmnopq", "       rstuvwxyz"]
+    console = Console(width=24, file=io.StringIO(), markup=False, emoji=False, highlight=False)
+    TextTable(TableColumn("p", None), TableColumn("v", None), TableColumn("details", 16)).print(
+        console, [["1", "98", text], ["2", "99", "x"], ["3", "100", text]])
+    assert console.file.getvalue().splitlines() == [
+        "p  v   details", "─  ──  ─────────────────", "1  98  abcdefghijklmnopq", "       rstuvwxyz", "2  99  x",
+        "3  100  abcdefghijklmnop", "        qrstuvwxyz"]
