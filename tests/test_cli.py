@@ -1068,6 +1068,8 @@ def test_show_at_event_takes_a_log_position(run):
     run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")  # position 3, stream version 2
     assert json.loads(run("show", "s.v", "--at-event", "2", "--json"))["current_version_id"] == 1
     assert run("show", "s.v", "--at-event", "1", code=1) == f"error: {_no_event(1, 's.v')}\n"
+    # the identifier as the store spells it, in the message and the command it names, however it was typed
+    assert run("show", "S.V", "--at-event", "1", code=1) == f"error: {_no_event(1, 's.v')}\n"
     # the command the message names lists the positions --at-event takes
     assert [e["position"] for e in json.loads(run("audit", "--view", "s.v", "--json"))] == [2, 3]
 
