@@ -1471,6 +1471,16 @@ def test_a_mistyped_db_is_an_error_not_an_empty_catalog(run, tmp_path):
     assert "is not a viewstore database: it holds other tables or views (customers)" in result.output
 
 
+def test_a_missing_db_named_relative_to_the_working_folder_is_no_missing_folder(tmp_path, monkeypatch):
+    """A --db of a bare file name is in the working folder, which exists: the message sends the user
+    to create a view there, not to a folder of an empty name."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("VIEWSTORE_DB", raising=False)
+    result = CliRunner().invoke(main, ["--db", "views.db", "list"])
+    assert (result.exit_code, result.output) == (1, "error: no viewstore database at views.db (create or import a "
+                                                    "view to start one there; --db or VIEWSTORE_DB names another)\n")
+
+
 def test_a_db_in_a_missing_folder_says_so_rather_than_to_create_a_view_there(tmp_path):
     """`create` cannot start a store in a folder that does not exist, so the message must not send
     the user there: it names the missing folder."""
