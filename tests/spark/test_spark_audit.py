@@ -13,9 +13,9 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
-from viewstore import Column, CorruptLogError, NoSuchViewError, ValidationError, ViewChange
+from viewstore import Column, CorruptLogError, EngineError, NoSuchViewError, ValidationError, ViewChange
 from viewstore.spark import events_dataframe
-from viewstore.spark.audit import _BATCH_ROWS, EVENTS_SCHEMA, events_arrow
+from viewstore.spark.audit import _BATCH_ROWS, EVENTS_SCHEMA, _arrow_refused, events_arrow
 
 from spark_views import _stored
 
@@ -287,3 +287,13 @@ def test_events_dataframe_in_a_session_whose_arrow_batches_have_no_limit_names_t
             f"positive number of rows, and the session's {key} is {value}")
         assert isinstance(raised.value.__cause__, ValueError)
     assert events_dataframe(spark, store).count() == 1
+
+
+def test_a_refusal_to_make_the_dataframe_in_a_session_of_positive_batches_is_the_engines(spark):
+    """Only a batch size of 0 or less is the caller's to fix: PySpark's refusal of the table in a
+    session whose batches are a positive number of rows (here Spark's default) is an EngineError
+    carrying PySpark's message, not a ValidationError naming the setting."""
+    refused = _arrow_refused(spark, ValueError("a column PySpark could not convert"))
+    assert type(refused) is EngineError
+    assert str(refused) == ("cannot move the event log into Spark: PySpark could not make the DataFrame: a column "
+                            "PySpark could not convert")
