@@ -950,7 +950,7 @@ class ViewStore:
         # say where the name's history begins: a time before it is the usual slip
         if first is None:
             raise NoSuchViewError(f"no view was ever named {identifier_str(ident)}")
-        if type(first) is not int:  # (SQLite's min() takes a number before a text: only text is left)
+        if type(first) is not int:  # a real, a text or a blob written behind the library's back
             raise CorruptLogError(f"the history of {identifier_str(ident)} holds an event whose time is not an "
                                   f"integer ({_held(first, int)})")
         since = f" (its history begins at {_time_text(first, 'iso')})" if ms < first else ""
