@@ -212,6 +212,10 @@ def test_run_demo_with_no_session_running_starts_a_local_one_and_stops_it_at_the
     done = subprocess.run([sys.executable, "-c", code, str(work)], capture_output=True, text=True, timeout=600,
                           cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
+    # the JVM it starts logs errors only: none of Spark's start-up lines (its default level, said as a
+    # shell's, with how to change it) reach stderr; the JVM's own incubator warning comes before log4j
+    said = [line for line in done.stderr.splitlines() if line and not line.startswith("WARNING: Using incubator")]
+    assert said == [], done.stderr
     result = json.loads(done.stdout)
     assert (result["local ip"], result["the jvm s local ip"]) == (None, "127.0.0.1")
     assert re.search(r"Spark 4\.3\.\d+ started in \d+\.\d s \(local, in-memory catalog\)", result["out"])

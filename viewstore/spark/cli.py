@@ -27,7 +27,7 @@ from ..errors import EngineError, ViewAlreadyExistsError
 from ..formats.cli import import_interrupted, print_import_report
 from ..log import holds_nothing
 from ..tables import data_table, visible
-from .demo import jvm_environment, quiet_analysis_errors, run_demo, running_session
+from .demo import QUIET_LOG4J, jvm_environment, quiet_analysis_errors, run_demo, running_session
 from .drift import check_views
 from .failures import ENGINE_ERRORS, engine_error, summary, tagged
 from .metastore import import_metastore_views, write_metastore_table
@@ -152,13 +152,6 @@ def _logging_kept() -> Iterator[None]:
 
 
 #: log4j's settings of a JVM a command starts, unless the user has their own: errors only, on stderr
-_QUIET_LOG4J = ("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
-                "appender.console.type = Console\nappender.console.name = console\n"
-                "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
-                "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n"
-                # PySpark's JVM starts logging as a shell, at its main class's level (else WARN, said on stderr)
-                "logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer\n"
-                "logger.gateway.level = error\n")
 #: where a user's Java options may set log4j's configuration, which a JVM's own command line would override
 _JAVA_OPTION_VARIABLES = ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")
 
@@ -181,7 +174,7 @@ def _start_jvm(given: list[tuple[str, str]], workdir: Path) -> None:
     environment = {"SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")}  # unless the user names one
     if not _user_log4j():
         log4j = workdir / "log4j2.properties"
-        log4j.write_text(_QUIET_LOG4J)
+        log4j.write_text(QUIET_LOG4J)
         before = os.environ.get("SPARK_SUBMIT_OPTS")
         environment["SPARK_SUBMIT_OPTS"] = f"-Dlog4j.configurationFile={log4j.as_uri()} {before or ''}".strip()
     with jvm_environment(environment):  # the JVM has its own copy: a later spark-submit of the program gets none

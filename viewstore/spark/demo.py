@@ -104,6 +104,17 @@ class DemoResult:
     seconds: float = 0.0
 
 
+#: log4j's settings for a JVM started quiet: errors only, on stderr. PySpark's JVM starts logging as a
+#: shell does, at the level of its main class's logger (else WARN, said on stderr with a line on how
+#: to change it), so that logger is set too.
+QUIET_LOG4J = ("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
+               "appender.console.type = Console\nappender.console.name = console\n"
+               "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
+               "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n"
+               "logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer\n"
+               "logger.gateway.level = error\n")
+
+
 def local_session(workdir: Path, *, app_name: str = "viewstore-demo", hive: bool = False) -> SparkSession:
     """A quiet local SparkSession with its warehouse under ``workdir``.
 
@@ -115,10 +126,7 @@ def local_session(workdir: Path, *, app_name: str = "viewstore-demo", hive: bool
     """
     workdir.mkdir(parents=True, exist_ok=True)
     log4j = workdir / "log4j2.properties"
-    log4j.write_text("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
-                     "appender.console.type = Console\nappender.console.name = console\n"
-                     "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
-                     "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n")
+    log4j.write_text(QUIET_LOG4J)
     java_options = f"-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j.configurationFile=file:{log4j}"
     if hive:
         java_options += f" -Dderby.system.home={workdir}"
