@@ -13,8 +13,8 @@ Quick start::
 
 from .catalog import (DROP_DIALECT_ALLOWED, AsOf, ColumnDict, ColumnLike, EventTypes, RepresentationDict,
                       RepresentationLike, RepresentationsLike, TimeLike, ViewChange, ViewStore)
-from .errors import (ConcurrencyError, CorruptLogError, DamagedProjectionsError, EngineError, IcebergMetadataError, NoSuchViewError,
-                     NotInstalledError, ValidationError, ViewAlreadyExistsError, ViewStoreError)
+from .errors import (ConcurrencyError, CorruptLogError, DamagedProjectionsError, EngineError, IcebergMetadataError,
+                     NoSuchViewError, NotInstalledError, ValidationError, ViewAlreadyExistsError, ViewStoreError)
 from .events import Event
 from .model import (AuditInfo, BeforeAfter, Column, IdentifierLike, NamespaceLike, SQLRepresentation, VersionLogEntry,
                     View, ViewDiff, ViewDiffSide, ViewVersion)

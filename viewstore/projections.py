@@ -55,11 +55,12 @@ PROJECTION_TABLES = ("views", "view_versions", "view_version_log", "view_snapsho
 
 
 def _damaged(where: str, error: Exception) -> DamagedProjectionsError:
-    return DamagedProjectionsError(f"the projections are damaged at {where} ({_why(error)}); rebuild() repairs them "
-                                   "from the log")
+    return DamagedProjectionsError(f"the projections are damaged at {where} ({_why(error)}); rebuild() repairs "
+                                   "them from the log")
 
 
-def out_of_step(view: str, view_id: str, held: int | None, head: Any, *, at_least: bool = False) -> DamagedProjectionsError:
+def out_of_step(view: str, view_id: str, held: int | None, head: Any, *,
+                at_least: bool = False) -> DamagedProjectionsError:
     """The error of a view whose projection rows are not those of the end of its stream in the log:
     they hold it at stream version ``held`` (None: no row of it), the log's last event of it is at
     ``head`` (None: none; ``at_least``: it goes on to ``head`` at least). The two are written in one
@@ -72,8 +73,8 @@ def out_of_step(view: str, view_id: str, held: int | None, head: Any, *, at_leas
     else:
         where, log = "behind", f"its log goes on to stream version {_held(head, int)}"
         log += " at least" if at_least else ""
-    return DamagedProjectionsError(f"the projections are {where} the log for view {view} ({view_id}): they hold {holds}, "
-                           f"{log}; rebuild() repairs them from the log")
+    return DamagedProjectionsError(f"the projections are {where} the log for view {view} ({view_id}): they hold "
+                                   f"{holds}, {log}; rebuild() repairs them from the log")
 
 
 def named_out_of_step(view_id: str, held: str, live: bool, named: Any, kind: Any) -> DamagedProjectionsError:
@@ -563,9 +564,10 @@ class ViewState:
                 raise KeyError(state.current_version_id)
         except KeyError as e:
             raise DamagedProjectionsError(f"the snapshot of view {d.get('view_id')} names version {e}, "
-                                  f"which view_versions does not hold; rebuild() repairs it") from e
+                                          f"which view_versions does not hold; rebuild() repairs it") from e
         except (ValueError, TypeError) as e:
-            raise DamagedProjectionsError(f"a snapshot in view_snapshots is damaged ({_why(e)}); rebuild() repairs it") from e
+            raise DamagedProjectionsError(f"a snapshot in view_snapshots is damaged ({_why(e)}); "
+                                          "rebuild() repairs it") from e
         return state
 
     def copy(self) -> "ViewState":
@@ -606,8 +608,9 @@ def _named_log(view_id: str, length: Any, log: Callable[[int], list[Any]]) -> Ve
         raise TypeError(f"its version log is named by {length!r}, not by a length")
     entries = log(length)
     if len(entries) != length:
-        raise DamagedProjectionsError(f"the snapshot of view {view_id} names the first {length} entries of its version log, "
-                              f"and view_version_log holds {len(entries)} of them; rebuild() repairs it")
+        raise DamagedProjectionsError(f"the snapshot of view {view_id} names the first {length} entries of its "
+                                      f"version log, and view_version_log holds {len(entries)} of them; "
+                                      "rebuild() repairs it")
     return _check_log(entries)
 
 
@@ -942,11 +945,11 @@ _INSERT_SNAPSHOT = _insert("view_snapshots", "INSERT OR REPLACE")
 # of ``views`` too. A commit's cost is mostly the pages it writes to the WAL.
 _UPDATE_VIEW = ("UPDATE views SET stream_version = ?, current_version_id = ?, properties = ?, security_mode = ?, "
                 "modifier = ?, modified_at = ?, last_position = ? WHERE view_id = ?")
-# A views row and, in the same statement, the stream version of its view's last event in the log: one
-# seek of the log's stream key (about 1 µs, where a query of its own costs 4), so that a read of a
-# projection behind its log (damage) is refused instead of giving an earlier state of the view.
-# with the stream's last event in the log (one more seek), whose stream version, identifier and type the
-# row must agree with: a views row is written with the events it folds, so only damage parts them
+# A views row and, in the same statement, its view's last event in the log (a seek of the log's stream
+# key and one of the event's row, about 2 µs, where a query of its own costs 4): the row must be at that
+# event's stream version, under its identifier and live unless it is a drop. A views row is written with
+# the events it folds, so only damage parts them, and a read of it is refused instead of giving a state
+# the log never had.
 _SELECT_STATE = (f"SELECT {', '.join('v.' + c for c in _STATE_COLUMNS)}, e.stream_version, e.identifier, e.type "
                  "FROM views AS v LEFT JOIN events AS e ON e.view_id = v.view_id "
                  "AND e.stream_version = (SELECT max(stream_version) FROM events WHERE view_id = v.view_id) "
@@ -1117,8 +1120,9 @@ class Projections:
         """The state of a view as its projection rows hold it; None when ``views`` has no row of it.
 
         Raises:
-            CorruptLogError: its rows are damaged, or are not those of the end of its stream in the
-                log (behind it, or ahead): :meth:`ViewStore.rebuild` repairs them.
+            DamagedProjectionsError: its rows are damaged, or are not those of the end of its stream
+                in the log (behind it, or ahead, or under another name or live flag):
+                :meth:`ViewStore.rebuild` repairs them.
         """
         conn = self.conn
         row = conn.execute(_SELECT_STATE, (view_id,)).fetchone()

@@ -151,7 +151,6 @@ def _logging_kept() -> Iterator[None]:
                 pass
 
 
-#: log4j's settings of a JVM a command starts, unless the user has their own: errors only, on stderr
 #: where a user's Java options may set log4j's configuration, which a JVM's own command line would override
 _JAVA_OPTION_VARIABLES = ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")
 
