@@ -481,6 +481,23 @@ def test_as_of_before_the_names_history_says_where_it_begins(store, monkeypatch)
         store.load_view("s.nope", as_of=4_500)
 
 
+def test_as_of_the_millisecond_a_names_history_begins_gives_no_hint_of_where_it_begins(store, monkeypatch):
+    """A view made and dropped within one millisecond leaves a name whose history begins at that
+    millisecond, in which no view had it at its end: the error of that time says only that, since
+    the time is not before the history (a hint that it begins there would read as a slip the caller
+    did not make); a millisecond earlier still gets the hint."""
+    import viewstore.catalog
+
+    monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: 6_000 * 1_000_000)
+    make(store, "s.brief")
+    store.drop_view("s.brief")
+    with pytest.raises(NoSuchViewError, match=r"^no view s.brief existed at 1970-01-01T00:00:06.000\+00:00$"):
+        store.load_view("s.brief", as_of=6_000)
+    with pytest.raises(NoSuchViewError, match=r"^no view s.brief existed at 1970-01-01T00:00:05.999\+00:00 \(its "
+                                              r"history begins at 1970-01-01T00:00:06.000\+00:00\)$"):
+        store.load_view("s.brief", as_of=5_999)
+
+
 def test_as_of_uses_snapshots_for_long_streams(store):
     make(store)
     times = {}
