@@ -607,3 +607,18 @@ def test_a_later_number_wider_than_its_column_takes_its_cells_from_the_text_of_a
     assert console.file.getvalue().splitlines() == [
         "p  v   details", "─  ──  ─────────────────", "1  98  abcdefghijklmnopq", "       rstuvwxyz", "2  99  x",
         "3  100  abcdefghijklmnop", "        qrstuvwxyz"]
+
+
+def test_a_number_column_a_later_cell_widened_stays_wide_when_a_later_cell_widens_another(monkeypatch):
+    """A column of numbers widened by a later cell (in a table that cannot widen) keeps that width when
+    a later row widens a second column of numbers: its widths are taken from the columns as they are
+    now, not from the layout's (the first column would narrow back, its cells no longer under one
+    another, 10 and 3 in columns of two widths)."""
+    monkeypatch.setattr(TextTable, "WINDOW", 2)
+    text = "abcdefghijklmnopqrstuvwxyz"
+    console = Console(width=24, file=io.StringIO(), markup=False, emoji=False, highlight=False)
+    TextTable(TableColumn("p", None), TableColumn("v", None), TableColumn("details", 16)).print(
+        console, [["1", "98", text], ["2", "99", "x"], ["10", "99", text], ["3", "100", text], ["4", "99", "x"]])
+    assert console.file.getvalue().splitlines()[5:] == [
+        "10  99  abcdefghijklmnop", "        qrstuvwxyz", "3   100  abcdefghijklmno", "         pqrstuvwxyz",
+        "4   99   x"]
