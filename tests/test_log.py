@@ -487,6 +487,33 @@ def test_what_a_name_s_holder_let_go_by_is_one_statement_of_index_seeks(tmp_path
                 and step.split()[1] not in ctes], plan
 
 
+def test_a_name_s_holder_and_where_its_history_begins_are_each_one_statement_of_index_seeks(tmp_path):
+    """What a name the projections hold free is checked against (holder) and where the as_of error
+    says its history begins (history_begins_ms) read the naming events through events_naming and the
+    streams by their key: no scan of the log, whose length they would cost on every such check."""
+    from viewstore import ViewChange, ViewStore
+
+    with ViewStore(tmp_path / "x.db", actor="a") as store:
+        view = store.create_view("a.b", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                                 default_namespace="a")
+        for i in range(50):  # a busy stream: its events are sought by its key, not scanned
+            store.alter_view("a.b", ViewChange.update_comment(f"c{i}"))
+    log = EventLog(connect(tmp_path / "x.db"))
+    statements: list[str] = []
+    log.conn.set_trace_callback(statements.append)
+    try:
+        held, begins = log.holder("a.b"), log.history_begins_ms("a.b", view.uuid)
+    finally:
+        log.conn.set_trace_callback(None)
+    assert held == (view.uuid, 1) and begins == log.conn.execute("SELECT occurred_at FROM events "
+                                                                 "WHERE position = 1").fetchone()[0]
+    assert len(statements) == 2
+    for statement in statements:
+        plan = [r[3] for r in log.conn.execute("EXPLAIN QUERY PLAN " + statement)]
+        assert "SEARCH events USING INDEX events_naming (identifier=?)" in plan, plan
+        assert not [step for step in plan if step.startswith("SCAN events") or step.startswith("SCAN l")], plan
+
+
 @pytest.mark.parametrize("time", ["'soon'", "2.5", "X'01'"])
 def test_a_time_a_name_was_let_go_at_that_is_no_integer_is_a_corrupt_log_error(tmp_path, time):
     """An import dates its events after the name's last holder let go of it: a time of text or bytes
