@@ -2790,6 +2790,14 @@ def test_show_prints_the_comment_once_not_again_among_the_properties(run):
     assert [line.split("│")[1].strip() for line in out.split("\nproperties\n", 1)[1].split("\nversions", 1)[0].splitlines()[3:-1]] == ["k"]
 
 
+def test_show_prints_no_properties_table_for_a_view_whose_only_property_is_its_comment(run):
+    create(run, "s.v", "--comment", "hello")
+    create(run, "s.w")
+    for ident in ("s.v", "s.w"):
+        out = run("show", ident)
+        assert "properties" not in out.splitlines() and "property" not in out, out
+
+
 def test_show_prints_no_comment_line_for_an_empty_comment(run):
     """A comment the API stored empty ('') prints no 'comment:' line, as none does (--json tells them
     apart)."""
