@@ -2798,6 +2798,14 @@ def test_show_prints_no_properties_table_for_a_view_whose_only_property_is_its_c
         assert "properties" not in out.splitlines() and "property" not in out, out
 
 
+def test_show_names_the_last_modifier_and_the_creator_each_on_its_line(run):
+    create(run, "s.v")  # by carol
+    with ViewStore(run.db, actor="dave") as store:
+        store.alter_view("s.v", ViewChange.set_property("owner", "bi"))
+    lines = run("show", "s.v").splitlines()
+    assert [line.split(" at ")[0] for line in lines if " by " in line] == ["created by carol", "last changed by dave"]
+
+
 def test_show_prints_no_comment_line_for_an_empty_comment(run):
     """A comment the API stored empty ('') prints no 'comment:' line, as none does (--json tells them
     apart)."""
