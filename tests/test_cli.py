@@ -1317,6 +1317,19 @@ def test_diff_across_a_name_taken_again_says_it_is_another_view_and_lists_each_c
     assert "renamed" not in out
 
 
+def test_diff_from_a_view_renamed_onto_a_name_taken_again_says_another_view_not_renamed(run):
+    """Two views whose sides differ in name too (the first renamed onto the name, then dropped, and
+    the name taken again) are another view, not a rename: the line says the name changed hands."""
+    create(run, "s.a")  # 1: the first view, as s.a
+    run("rename", "s.a", "s.v")  # 2
+    run("drop", "s.v")  # 3
+    create(run, "s.v")  # 4: another view of that name
+    out = run("diff", "s.v", "--from-event", "1")
+    assert out.splitlines()[0].startswith("before: s.a  version 1"), out
+    assert any(line.startswith("another view: uuid ") for line in out.splitlines()), out
+    assert "renamed" not in out
+
+
 def test_diff_shows_what_was_removed_and_each_sides_value_of_a_changed_property(run):
     _changed_view(run)
     run("alter", "s.v", "--set", "owner=finance")
