@@ -2580,6 +2580,20 @@ def test_an_events_details_say_what_each_type_of_event_changed(tmp_path):
         ("view.properties_removed", "-a\n-z"), ("view.renamed", "from b.v")]
 
 
+def test_an_events_details_tell_a_comment_set_empty_from_one_removed(tmp_path):
+    """The API keeps a comment set to '' (the CLI's --comment '' removes it): its event's details say
+    'comment: ' with nothing after it, where a removal's say nothing at all."""
+    from viewstore.cli import _details
+
+    with ViewStore(tmp_path / "d.db", actor="a") as store:
+        store.create_view("b.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="b", comment="c")
+        store.alter_view("b.v", ViewChange.update_comment(""))
+        store.alter_view("b.v", ViewChange.update_comment(None))
+        details = [_details(e) for e in store.events() if e.type == "view.comment_updated"]
+    assert details == ["comment: ", ""]
+
+
 @pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
 def test_events_json_reaches_a_real_pipe_in_its_encoding(tmp_path, encoding):
     """The events' --json goes out as orjson's bytes where standard output is UTF-8, and as text in the
