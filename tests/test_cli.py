@@ -79,6 +79,13 @@ def test_sql_file_nested_column_types_and_list(run, tmp_path):
     assert run("list", "t").split() == ["t.v"]
 
 
+def test_a_property_value_may_hold_an_equals_sign_the_key_is_all_before_the_first(run):
+    create(run, "s.v", "--property", "filter=region = 'EU'", "--summary", "engine-name=spark=4")
+    data = json.loads(run("show", "s.v", "--json"))
+    assert data["properties"] == {"filter": "region = 'EU'"}
+    assert data["versions"][-1]["summary"]["engine-name"] == "spark=4"
+
+
 def test_a_column_comment_may_hold_colons_it_is_all_after_the_type(run):
     run("create", "s.c", "--sql", "SELECT 1 AS x", "--column", "x:int:note: in EUR: net",
         "--column", "m:map<string, int>:a: b")
