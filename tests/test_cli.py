@@ -86,6 +86,14 @@ def test_a_property_value_may_hold_an_equals_sign_the_key_is_all_before_the_firs
     assert data["versions"][-1]["summary"]["engine-name"] == "spark=4"
 
 
+def test_create_keeps_every_representation_given(run):
+    run("create", "s.v", "--sql", "SELECT 1 AS x", "--representation", "trino", "SELECT 2 AS x",
+        "--representation", "hive", "SELECT 3 AS x", "--column", "x:int")
+    data = json.loads(run("show", "s.v", "--json"))
+    assert [(r["dialect"], r["sql"]) for r in data["representations"]] == [
+        ("spark", "SELECT 1 AS x"), ("trino", "SELECT 2 AS x"), ("hive", "SELECT 3 AS x")]
+
+
 def test_a_column_comment_may_hold_colons_it_is_all_after_the_type(run):
     run("create", "s.c", "--sql", "SELECT 1 AS x", "--column", "x:int:note: in EUR: net",
         "--column", "m:map<string, int>:a: b")
