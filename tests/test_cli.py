@@ -1013,6 +1013,18 @@ def test_list_of_a_namespace_that_holds_no_view_says_so_on_stderr(run):
     assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
 
 
+def test_eight_digits_that_are_no_date_are_said_to_be_so_with_blanks_around_them_too(run):
+    """The API reads a time with blanks around it as the time: eight digits among blanks are a date
+    too, and the message about one that is none says why."""
+    create(run)
+    forms = "use ISO 8601 (2026-11-22T10:00:00Z) or epoch milliseconds, in the years 1 to 9999"
+    for value in (" 20261301", "20261301 "):
+        out = run("audit", "--since", value, code=2)
+        assert out.splitlines()[-1] == f"Error: bad --since {value!r}: eight digits are a date (YYYYMMDD), and " \
+                                       f"this is none; {forms}", out
+    assert run("audit", "--since", " 20261126 ", "--json") == run("audit", "--since", "20261126", "--json")
+
+
 def test_audit_since_and_until_include_their_millisecond(run):
     create(run, "s.v")
     (event,) = json.loads(run("history", "s.v", "--json"))
