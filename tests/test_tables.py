@@ -291,6 +291,15 @@ def test_a_tab_in_a_cell_reaches_the_next_multiple_of_8_cells_after_wide_charact
     assert "│ 漢字    x │" in _printed(TextTable("sql"), [("漢字\tx",)], 40)
 
 
+def test_each_tab_of_a_line_of_wide_characters_counts_from_the_stop_the_one_before_reached():
+    """A second tab on a line of wide characters counts the blanks the first one added: after a tab
+    stop at 8, one cell more leaves seven blanks to 16 (counted from the text alone, it left five)."""
+    from viewstore.tables import _cell_text
+
+    assert _cell_text("漢\tx\ty") == "漢      x       y"
+    assert _cell_text("ü\tab\tc\td") == "ü       ab      c       d"
+
+
 def test_a_table_of_every_kind_of_cell_looks_as_rich_draws_it():
     """Cells of printable ASCII take a short way (no escaping, their length as their width, one line);
     the others are escaped, measured and split into lines: a table mixing them, in rows that fit
