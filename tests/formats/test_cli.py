@@ -144,6 +144,19 @@ def test_import_json_of_one_record(run, tmp_path):
     assert report["skipped"] == report["failed"] == []
 
 
+def test_import_json_is_plain_on_a_terminal_for_one_record_and_for_many(tmp_path):
+    """The import report's --json is for scripts: plain JSON on a terminal too, whether the file
+    holds one record (a path of its own) or several."""
+    one, many = tmp_path / "one.json", tmp_path / "many.json"
+    one.write_text(json.dumps(record("solo")))
+    many.write_text(json.dumps([record("a"), record("b")]))
+    for path, names in ((one, ["sales.solo"]), (many, ["sales.a", "sales.b"])):
+        result = CliRunner().invoke(main, ["--db", str(tmp_path / "t.db"), "hms", "import", str(path), "--json"],
+                                    env={"FORCE_COLOR": "1"})  # rich's switch for a terminal
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.stdout and [i["identifier"] for i in json.loads(result.stdout)["imported"]] == names
+
+
 def test_one_record_imported_under_another_name_is_reported_by_both(tmp_path):
     """A file of one record imported under IDENTIFIER: its row names the view in the store by the
     identifier given, and the record by its own dbName.tableName, as a file of many names them."""
