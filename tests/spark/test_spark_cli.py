@@ -395,6 +395,24 @@ def test_spark_register_tells_a_copy_it_could_not_drop_from_one_it_could_not_mak
     assert "could not drop the stale copy: [INSUFFICIENT_PERMISSIONS] not yours" in stale
 
 
+def test_spark_register_lists_the_copies_it_made_and_counts_those_it_left_unchanged_below_alone():
+    """A copy left as it was is among the report's registered views too: it is counted below the
+    table, not listed in it as well."""
+    import io
+
+    from viewstore.cli import CliContext, _Console
+    from viewstore.spark.cli import _print_registered
+    from viewstore.spark.register import RegisterReport
+
+    cli = CliContext(db="unused.db", actor="carol", catalog=None)
+    cli.console = _Console(file=io.StringIO(), width=300, markup=False, emoji=False, highlight=False)
+    _print_registered(cli, RegisterReport(registered=["s.made", "s.kept"], unchanged=["s.kept"]))
+    lines = cli.console.file.getvalue().splitlines()
+    assert [line.split("│")[1].strip() for line in lines if "registered" in line and "│" in line] == ["s.made"]
+    assert "s.kept" not in "\n".join(lines)
+    assert lines[-1] == "already registered, left unchanged: 1 view (--json lists them)"
+
+
 def test_spark_register_and_check_tables_lead_a_failure_with_its_condition_as_raise_for_failures_does():
     """One rule (failures.tagged): a message that starts with its condition keeps it, any other (one
     that names it further on included) is led by it, in the tables as in raise_for_failures."""
