@@ -986,6 +986,25 @@ def test_ctrl_c_in_a_spark_import_of_many_views_says_how_far_it_got_and_that_tho
     assert [(s["identifier"], s["reason"]) for s in again["skipped"]] == [(f"{ns}.v{i}", "exists") for i in range(3)]
 
 
+@pytest.mark.parametrize("settled, said", [([], "0"), ([(2, 5)], "2 of 5")])
+def test_ctrl_c_in_a_spark_import_says_of_how_many_only_once_the_count_is_known(spark, tmp_path, monkeypatch,
+                                                                                 settled, said):
+    """Before the first view is settled the import has not counted the database's tables and views:
+    the message says how many were done, not 'of 0'."""
+    from viewstore.spark import cli as spark_cli
+
+    def interrupted_import(session, store, database, progress):
+        for done, total in settled:
+            progress(done, total)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(spark_cli, "import_metastore_views", interrupted_import)
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "i.db"), "spark", "import", "sales"])
+    assert (result.exit_code, result.stdout) == (130, ""), result.output
+    assert result.stderr == (f"interrupted after {said} tables and views of sales: each view is its own transaction, "
+                             "so the views imported stay, and a run again skips them\n")
+
+
 def test_spark_register_in_a_dialect_no_view_has_names_those_the_views_have(spark, store, ns):
     """A dialect is any name, so `--dialect klingon` is no error; but it skipped every view as
     `no-representation` and said no more. When not one view has SQL in the dialect, the report
