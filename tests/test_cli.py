@@ -1042,6 +1042,16 @@ def test_audit_since_and_until_the_same_millisecond_is_that_millisecond(run):
     assert [e["position"] for e in out] == [event["position"]]
 
 
+def test_audit_until_a_date_alone_takes_its_whole_day_also_after_a_since_within_it(run):
+    """--until of a date alone is to the end of that day, for the check that --since is not after
+    it too: a --since later in that day is no range 'swapped'."""
+    create(run, "s.v")
+    (event,) = json.loads(run("history", "s.v", "--json"))
+    day = event["occurred_at"][:10]
+    out = json.loads(run("audit", "--since", str(event["occurred_at_ms"]), "--until", day, "--json"))
+    assert [e["position"] for e in out] == [event["position"]]
+
+
 def _five_events(run):
     """Events 1 to 5: s.a and s.b created, then comments on s.a (3, 5) and s.b (4)."""
     create(run, "s.a")  # 1
