@@ -1052,6 +1052,17 @@ def test_audit_until_a_date_alone_takes_its_whole_day_also_after_a_since_within_
     assert [e["position"] for e in out] == [event["position"]]
 
 
+def test_events_json_carries_each_events_time_to_the_millisecond_as_the_api_reads_it(run):
+    for ident in ("s.a", "s.b", "s.c"):
+        create(run, ident)
+    events = json.loads(run("audit", "--json"))
+    with ViewStore(run.db) as store:
+        assert [e["occurred_at_ms"] for e in events] == [e.occurred_at for e in store.events()]
+    for e in events:
+        shown = dt.datetime.fromisoformat(e["occurred_at"].replace("Z", "+00:00"))
+        assert shown == dt.datetime.fromtimestamp(e["occurred_at_ms"] / 1000, dt.timezone.utc), e
+
+
 def _five_events(run):
     """Events 1 to 5: s.a and s.b created, then comments on s.a (3, 5) and s.b (4)."""
     create(run, "s.a")  # 1
