@@ -735,6 +735,41 @@ def test_no_such_view_says_when_a_view_of_that_name_is_gone_rather_than_never_wa
     assert _missing(lambda: store.load_view("sales.never")) == "no such view: sales.never"
 
 
+def test_no_such_view_of_a_name_never_held_offers_the_close_live_names(store):
+    for ident in ("sales.orders", "sales.order_lines", "sales.daily", "sales.zz_orders", "crm.orders"):
+        make(store, ident)
+    make(store, "sales.ordered")
+    store.drop_view("sales.ordered")  # a dropped view is not offered
+    for call in (lambda: store.load_view("sales.ordrs"), lambda: store.rollback_view("sales.ordrs", 1),
+                 lambda: store.alter_view("sales.ordrs", ViewChange.update_comment("x"))):
+        assert _missing(call) == "no such view: sales.ordrs (did you mean sales.orders?)"
+    assert _missing(lambda: store.load_view("sales.order_line")) == (
+        "no such view: sales.order_line (did you mean sales.order_lines?)")  # not every name alike
+    assert _missing(lambda: store.load_view("sales.z_orders")) == (
+        "no such view: sales.z_orders (did you mean sales.zz_orders or sales.orders?)")  # closest first
+    # its own namespace first: crm.orders is as close, and not offered while sales has a close name
+    assert _missing(lambda: store.load_view("sales.orderz")) == "no such view: sales.orderz (did you mean sales.orders?)"
+    # a typo in the namespace: the close namespaces' close names
+    assert _missing(lambda: store.load_view("sale.orders")) == (
+        "no such view: sale.orders (did you mean sales.orders, sales.zz_orders or sales.order_lines?)")  # a few at most
+    assert _missing(lambda: store.load_view("crn.orders")) == "no such view: crn.orders (did you mean crm.orders?)"
+    assert _missing(lambda: store.load_view("sales.nothing_like_it")) == "no such view: sales.nothing_like_it"
+    assert store.view_exists("sales.ordrs") is False
+
+
+def test_no_such_view_compares_a_bounded_window_of_a_large_namespace(store, monkeypatch):
+    import viewstore.catalog as catalog
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)
+    for ident in ("s.aorders", "s.b", "s.c", "s.d", "s.e", "s.orders", "s.x", "s.y", "s.z"):
+        make(store, ident)
+    assert store._projections.names_near("s", "ordrs", 2) == ["orders", "e", "x", "y"]  # nearest in sort order
+    assert _missing(lambda: store.load_view("s.ordrs")) == "no such view: s.ordrs (did you mean s.orders?)"
+    # a typo in the first letter sorts away from its name: beyond the window, no hint
+    assert _missing(lambda: store.load_view("s.zorders")) == "no such view: s.zorders"
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 500)
+    assert _missing(lambda: store.load_view("s.zorders")) == "no such view: s.zorders (did you mean s.orders or s.aorders?)"
+
+
 def test_no_such_view_follows_the_view_that_held_the_name_last(tmp_path):
     path = tmp_path / "fates.db"
     store = ViewStore(path, actor="alice")

@@ -1487,6 +1487,13 @@ def test_diff_from_before_the_view_existed_is_an_error(run):
         "error: before: view s.v was dropped by that event\n"
 
 
+def test_show_of_a_mistyped_name_offers_the_close_live_names(run):
+    create(run, "sales.orders")
+    assert run("show", "sales.ordrs", code=1) == "error: no such view: sales.ordrs (did you mean sales.orders?)\n"
+    error = json.loads(run("show", "sales.ordrs", "--json", code=1))["error"]
+    assert (error["type"], error["message"]) == ("NoSuchViewError", "no such view: sales.ordrs (did you mean sales.orders?)")
+
+
 def _second(event_json):
     """An event's time as a no-such-view message gives it: to the second."""
     return dt.datetime.fromisoformat(event_json["occurred_at"]).strftime("%Y-%m-%d %H:%M:%S")

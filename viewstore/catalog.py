@@ -10,6 +10,7 @@ dialects a replace may drop.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import functools
 import gc
 import getpass
@@ -451,6 +452,11 @@ def _expect_missing(ident: Identifier, expected_version: int | None) -> None:
                                    actual=0)
 
 
+def _either(names: list[str]) -> str:
+    """Names as a message offers them: ``a``, ``a or b``, ``a, b or c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 def _time_text(ms: int, form: str = "table") -> str:
     """An epoch-ms time as everything viewstore prints writes it, in UTC, always with a four-digit
     year: ``table`` ``2026-11-25 18:43:50.232`` (a table's cell, the zone said in its header),
@@ -537,6 +543,14 @@ CACHED_VIEWS = 2048
 #: a cached view that another connection changed by at most this many events is brought up to date by
 #: folding them (see ViewStore._catch_up); beyond that, reading its projection rows costs less
 CATCH_UP_EVENTS = 64
+#: at most this many close names suggested by the message of a name no view ever had, and how close
+#: (difflib's ratio; 0.75 lets one typo in a name of four letters through, not names merely alike)
+SUGGESTED_NAMES = 3
+SUGGESTION_CUTOFF = 0.75
+#: the names a suggestion compares with, each side of the typed name in its namespace's sort order: a
+#: namespace of 100,000 views is not read whole for an error message (a typo past the first letters
+#: sorts beside the name it misspells)
+SUGGESTION_WINDOW = 500
 
 #: what a write of a store inside the block of one of its streams of events (which holds a read open
 #: on its connection, so that BEGIN is refused) is told
@@ -1607,7 +1621,9 @@ class ViewStore:
         fate = self._log.let_go(name)
         if fate is None:
             self._free_in_log(ident)
-            return NoSuchViewError(f"no such view: {name}")
+            close = self._close_names(ident)
+            hint = f" (did you mean {_either(close)}?)" if close else ""
+            return NoSuchViewError(f"no such view: {name}{hint}")
         (position, kind, target, actor, ms), (last_kind, last_name) = fate
         if type(ms) is not int or not isinstance(actor, str):
             raise CorruptLogError(f"event at position {position} has a time that is not an integer or an "
@@ -1623,6 +1639,23 @@ class ViewStore:
         else:
             what = f"renamed to {target} {by}, now {last_name} (live)"
         return NoSuchViewError(f"no such view: {name} ({what}; its history remains)")
+
+    def _close_names(self, ident: Identifier) -> list[str]:
+        """The live views whose names are close to one no view ever had (difflib's ratio of at least
+        :data:`SUGGESTION_CUTOFF`), for its error, closest first, at most :data:`SUGGESTED_NAMES`:
+        those of its namespace, else those of the namespaces close to its own (a typo there).
+        Bounded: of a namespace, the :data:`SUGGESTION_WINDOW` names each side of the typed one are
+        compared (two index seeks), however many views it holds."""
+        namespace, name = identifier_str(ident[:-1]), ident[-1]
+        near = self._projections.names_near(namespace, name, SUGGESTION_WINDOW)
+        found = difflib.get_close_matches(name, near, SUGGESTED_NAMES, SUGGESTION_CUTOFF)
+        if found:
+            return [f"{namespace}.{n}" for n in found]
+        others = [ns for ns in map(identifier_str, self._projections.namespaces()) if ns != namespace]
+        # difflib's own cutoff for the namespace (a typo in a short one), the suggestion's for the whole name
+        candidates = [f"{ns}.{n}" for ns in difflib.get_close_matches(namespace, others, SUGGESTED_NAMES)
+                      for n in self._projections.names_near(ns, name, SUGGESTION_WINDOW)]
+        return difflib.get_close_matches(identifier_str(ident), candidates, SUGGESTED_NAMES, SUGGESTION_CUTOFF)
 
     def _plan_for(self, ident: Identifier, expected_version: int | None, *, must_exist: bool = True) -> _Plan:
         if expected_version is not None:

@@ -1110,6 +1110,16 @@ class Projections:
                                 (namespace, name)).fetchone()
         return row[0] if row else None
 
+    def names_near(self, namespace: str, name: str, each_side: int) -> list[str]:
+        """Names of live views in ``namespace``: up to ``each_side`` sorting before ``name`` and as many
+        from it on, two seeks of ``views_by_namespace`` however many views it holds. Not text ones
+        (damaged rows) are left out: this reads for a hint in an error message."""
+        rows = [*self.conn.execute("SELECT name FROM views WHERE live = 1 AND namespace = ? AND name < ? "
+                                   "ORDER BY name DESC LIMIT ?", (namespace, name, each_side)),
+                *self.conn.execute("SELECT name FROM views WHERE live = 1 AND namespace = ? AND name >= ? "
+                                   "ORDER BY name LIMIT ?", (namespace, name, each_side))]
+        return [row[0] for row in rows if type(row[0]) is str]
+
     def latest_view_id(self, namespace: str, name: str) -> str | None:
         """The live view of that name, else the one of that name dropped last."""
         row = self.conn.execute("SELECT view_id FROM views WHERE namespace = ? AND name = ? "
