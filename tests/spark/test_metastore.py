@@ -20,6 +20,7 @@ from viewstore.formats import ViewDefinition
 from viewstore.hms import FailedRecord
 from viewstore.model import Column
 from viewstore.spark import import_metastore_views, read_metastore_table, write_metastore_table
+from viewstore.spark.metastore import metastore_named
 from viewstore.spark.types import schema_to_columns
 
 pytestmark = pytest.mark.spark
@@ -295,13 +296,13 @@ def test_encode_matches_the_record_spark_wrote(spark, hms, store):
 def test_errors(spark, hms, store):
     with pytest.raises(NoSuchViewError, match=f"^no table or view {hms}.nope in the metastore$"):
         read_metastore_table(spark, hms, "nope")
-    # a missing database is said as import_metastore_views and write_metastore_table say it
-    with pytest.raises(NoSuchViewError, match="^no database no_such_db_here in the metastore$"):
+    # a missing database is said as import_metastore_views says it
+    with pytest.raises(NoSuchViewError, match="^no database no_such_db_here in the embedded Derby metastore "):
         read_metastore_table(spark, "no_such_db_here", "nope")
-    with pytest.raises(NoSuchViewError, match="no database no_such_db_here in the metastore"):
+    with pytest.raises(NoSuchViewError, match="^no database no_such_db_here in the embedded Derby metastore "):
         import_metastore_views(spark, store, "no_such_db_here")
     opened = []
-    with pytest.raises(NoSuchViewError, match="no database no_such_db_here in the metastore"):
+    with pytest.raises(NoSuchViewError, match="^no database no_such_db_here in the embedded Derby metastore "):
         import_metastore_views(spark, lambda: opened.append(1) or store, "no_such_db_here")
     assert opened == []  # a store given as a function is asked for only when a view is recorded
     with pytest.raises(ValidationError, match="dots"):
@@ -620,6 +621,30 @@ def test_write_keeps_the_partition_keys_of_a_record(spark, store, target):
     engine, definition = formats.definition_from_table(back)
     assert engine == "hive" and [(c.name, str(c.type), c.comment) for c in definition.columns] == [
         ("id", "long", "the id"), ("amount", "decimal(10,2)", "in EUR")]
+
+
+def test_a_missing_database_names_the_metastore_asked_and_how_to_list_its_databases(spark, store):
+    warehouse = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"))
+    expected = (f"no database no_such_db_here in the embedded Derby metastore {warehouse.parent / 'metastore_db'} "
+                f"(warehouse file:{warehouse}); SHOW DATABASES in a Spark session with Hive support and the same "
+                "settings lists those it holds")
+    for call in (lambda: import_metastore_views(spark, store, "no_such_db_here"),
+                 lambda: read_metastore_table(spark, "no_such_db_here", "nope")):
+        with pytest.raises(NoSuchViewError) as raised:
+            call()
+        assert str(raised.value) == expected
+    assert "no_such_db_here" not in [d.name for d in spark.catalog.listDatabases()]  # as SHOW DATABASES lists
+
+
+def test_a_metastore_is_named_by_its_uris_else_its_database_without_credentials():
+    assert metastore_named("thrift://hms:9083", "jdbc:derby:;databaseName=/x/metastore_db", "s3a://w") == (
+        "the metastore at thrift://hms:9083 (warehouse s3a://w)")
+    assert metastore_named("", "", "") == "the embedded Derby metastore metastore_db"  # Hive's default
+    assert metastore_named("", "jdbc:derby:/x/db;create=true", "") == "the embedded Derby metastore /x/db"
+    assert metastore_named("", "jdbc:mysql://hive:secret@db.example:3306/hms?user=hive&password=secret", "") == (
+        "the metastore in jdbc:mysql://db.example:3306/hms")
+    assert metastore_named("", "jdbc:sqlserver://db:1433;user=hive;password=secret", "/w") == (
+        "the metastore in jdbc:sqlserver://db:1433 (warehouse /w)")
 
 
 def test_write_into_a_missing_database_writes_nothing(spark, store, target):

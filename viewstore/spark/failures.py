@@ -229,13 +229,23 @@ def _derby_hint(jsession: Any) -> str:
         url = jsession.sparkContext().hadoopConfiguration().get("javax.jdo.option.ConnectionURL")
     except ENGINE_ERRORS:
         return ""
-    url = str(url) if url is not None else "jdbc:derby:;databaseName=metastore_db;create=true"  # Hive's default
+    folder = derby_folder(str(url) if url is not None else HIVE_DEFAULT_URL)
+    if folder is None:
+        return ""
+    return (f" (the metastore is an embedded Derby database, {folder}, which one process at a time "
+            f"can use: is another Spark session using it?)")
+
+
+#: the metastore database Hive uses when no javax.jdo.option.ConnectionURL is set
+HIVE_DEFAULT_URL = "jdbc:derby:;databaseName=metastore_db;create=true"
+
+
+def derby_folder(url: str) -> str | None:
+    """The folder of an embedded Derby database from its JDBC URL; None for another database, or
+    Derby's in-memory one."""
     match = re.match(r"jdbc:derby:(?!memory:)[^;]*;(?:.*;)?databaseName=([^;]+)", url) or re.match(
         r"jdbc:derby:(?!memory:)([^;]+)", url)
-    if match is None:
-        return ""
-    return (f" (the metastore is an embedded Derby database, {match.group(1)}, which one process at a time "
-            f"can use: is another Spark session using it?)")
+    return match.group(1) if match is not None else None
 
 
 def raise_engine_failure(spark: Any, error: BaseException, what: str) -> None:

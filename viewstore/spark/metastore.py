@@ -20,6 +20,7 @@ Connect clients have no JVM to ask.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
 from typing import Any, Callable, cast
@@ -32,8 +33,8 @@ from ..errors import EngineError, NoSuchViewError, ValidationError, ViewAlreadyE
 from ..formats.base import VIRTUAL_VIEW, hive_columns, parameters_of, string_map, text_of
 from ..hms import FailedRecord, HmsImportReport
 from ..model import normalize_name
-from .failures import ENGINE_ERRORS, SPARK_ERRORS, Progress, condition, engine_calls, engine_error, environment_failure, \
-    raise_engine_failure, require_live, summary
+from .failures import ENGINE_ERRORS, HIVE_DEFAULT_URL, SPARK_ERRORS, Progress, condition, derby_folder, engine_calls, \
+    engine_error, environment_failure, raise_engine_failure, require_live, summary
 
 __all__ = ["read_metastore_table", "write_metastore_table", "import_metastore_views", "record_from_thrift_json",
            "METASTORE_SET"]
@@ -65,6 +66,34 @@ def _hive_client(spark: SparkSession, *, writes: bool = False) -> Any:
         raise ValidationError("the SparkSession has no Hive metastore: build it with "
                               "SparkSession.builder.enableHiveSupport()")
     return client
+
+
+def _no_database(client: Any, database: str) -> NoSuchViewError:
+    """The error for a database the metastore lacks. It names the metastore that was asked and its
+    warehouse (:func:`metastore_named`), since a database that seems missing is often one of another
+    metastore (a session built without the intended settings starts an empty embedded one), and says
+    how to list what it holds.
+
+    Raises:
+        What py4j raises (the caller turns it into an EngineError).
+    """
+    where = metastore_named(*(str(client.getConf(key, "") or "") for key in (
+        "hive.metastore.uris", "javax.jdo.option.ConnectionURL", "hive.metastore.warehouse.dir")))
+    return NoSuchViewError(f"no database {database} in {where}; SHOW DATABASES in a Spark session with Hive "
+                           "support and the same settings lists those it holds")
+
+
+def metastore_named(uris: str, url: str, warehouse: str) -> str:
+    """A metastore as a message names it, from its Hive settings: a remote one by its URIs, else by
+    its own database (an embedded Derby one by its folder; another by its JDBC address, without the
+    user, password or options its URL may carry), then its warehouse, if set."""
+    if uris:
+        where = f"the metastore at {uris}"
+    else:
+        folder = derby_folder(url or HIVE_DEFAULT_URL)
+        where = (f"the embedded Derby metastore {folder}" if folder is not None else
+                 f"the metastore in {re.sub(r'//[^/@]*@', '//', re.split(r'[?;]', url)[0])}")
+    return f"{where} (warehouse {warehouse})" if warehouse else where
 
 
 def _column(col: Any) -> dict[str, Any]:
@@ -138,8 +167,8 @@ def read_metastore_table(spark: SparkSession, database: str, name: str) -> dict[
     require_live(spark, f"read {database}.{name} from the metastore")  # a stopped session's client still answers
     client = _hive_client(spark)
     try:
-        if not client.databaseExists(database):  # said as import_metastore_views and write_metastore_table say it
-            raise NoSuchViewError(f"no database {database} in the metastore")
+        if not client.databaseExists(database):  # said as import_metastore_views says it
+            raise _no_database(client, database)
         return _read(spark, client, database, name)
     except ENGINE_ERRORS as error:
         raise engine_error(spark, error, f"read {database}.{name} from the metastore") from error
@@ -206,7 +235,8 @@ def import_metastore_views(spark: SparkSession, store: ViewStore | Callable[[], 
     Raises:
         ValidationError: not a classic session with Hive support, a bad database name,
             ``store`` is neither a ViewStore nor callable, or ``progress`` is not callable.
-        NoSuchViewError: the metastore has no such database.
+        NoSuchViewError: the metastore has no such database (the message names the metastore
+            asked and how to list its databases).
         EngineError: the engine failed (a stopped session, a lost JVM, a metastore that does not
             answer), before or while the views are read.
     """
@@ -218,13 +248,12 @@ def import_metastore_views(spark: SparkSession, store: ViewStore | Callable[[], 
     require_live(spark, f"import the views of {database}")  # a stopped session's Hive client still answers
     client = _hive_client(spark)
     try:
-        exists = client.databaseExists(database)
+        if not client.databaseExists(database):
+            raise _no_database(client, database)
         converters = cast(Any, spark._jvm).scala.jdk.javaapi.CollectionConverters  # noqa: SLF001 - as in _read
-        names = sorted(str(n) for n in converters.asJava(client.listTables(database))) if exists else []
+        names = sorted(str(n) for n in converters.asJava(client.listTables(database)))
     except ENGINE_ERRORS as error:
         raise engine_error(spark, error, f"list the database {database} in the metastore") from error
-    if not exists:
-        raise NoSuchViewError(f"no database {database} in the metastore")
     report = HmsImportReport()
     done = Progress(progress, len(names))
     for name in names:
