@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from viewstore.cli import main
+from viewstore.errors import INSTALL_SPARK
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -304,6 +305,7 @@ def test_without_pyspark_the_main_help_and_the_spark_commands_say_it_is_missing(
     # with --json, as every command: one JSON object on stderr, nothing on stdout
     error = json.loads(out.split("json 1 '' ", 1)[1].splitlines()[0])["error"]
     assert error["exit_code"] == 1 and error["message"].startswith("'viewstore spark' needs an optional dependency")
+    assert error["message"].endswith(f"dependency: pyspark; {INSTALL_SPARK}")
     # --json before the command asks for it too; demo, which prints no JSON, says first what it lacks
     before = [json.loads(line.split("before 1 '' ", 1)[1])["error"] for line in out.splitlines()
               if line.startswith("before ")]
@@ -313,6 +315,17 @@ def test_without_pyspark_the_main_help_and_the_spark_commands_say_it_is_missing(
     assert re.search(r"^  demo +\(unavailable: .*pyspark", out, re.M), out
     assert re.search(r"^  hms +Import and export", out, re.M), out
     assert "1 error: 'viewstore spark' needs an optional dependency" in out
+
+
+def test_the_spark_install_hint_gives_the_readme_install_and_the_package_index_one():
+    """Every message that says to install the spark extra says it with INSTALL_SPARK: the README installs
+    from a checkout, and a package index may not have viewstore."""
+    readme_install = re.search(r"^pip install (-e '\.\[spark\]')", README, re.M)
+    assert readme_install is not None and f"pip install {readme_install.group(1)} in a checkout" in INSTALL_SPARK
+    assert "pip install 'viewstore[spark]'" in INSTALL_SPARK
+    # no message spells the hint on its own (a copy that would drift from the README)
+    for path in sorted((ROOT / "viewstore").rglob("*.py")):
+        assert "pip install" not in path.read_text() or path.name == "errors.py", path
 
 
 def test_viewstore_spark_imports_without_pyspark_and_each_name_says_what_it_needs():
@@ -336,7 +349,7 @@ def test_viewstore_spark_imports_without_pyspark_and_each_name_says_what_it_need
         return subprocess.run([sys.executable, "-c", script, *hidden], capture_output=True, text=True,
                               check=True).stdout.splitlines()
 
-    needs = "needs pyspark and pyarrow: pip install 'viewstore[spark]' (No module named 'pyspark')"
+    needs = f"needs pyspark and pyarrow (No module named 'pyspark'); {INSTALL_SPARK}"
     unknown = "no_such_name AttributeError False module 'viewstore.spark' has no attribute 'no_such_name'"
     assert run("pyspark") == [f"{name} NotInstalledError True viewstore.spark.{name} {needs}"
                               for name in ("register_views", "attach", "run_demo")] + [unknown]

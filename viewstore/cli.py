@@ -44,7 +44,8 @@ from rich.text import Text
 from . import signals
 from .catalog import (_EPOCH, ViewChange, ViewStore, _os_user, _time_text, _until_ms, check_definition,
                       to_epoch_ms)
-from .errors import DamagedProjectionsError, NoSuchViewError, ValidationError, ViewStoreError, _signal_as_itself
+from .errors import (INSTALL_SPARK, DamagedProjectionsError, NoSuchViewError, ValidationError, ViewStoreError,
+                     _signal_as_itself)
 from .events import EVENT_TYPES, Event
 from .log import collector_paused, holds_nothing
 from .model import (Column, SQLRepresentation, View, ViewDiff, ViewVersion, identifier_str, to_identifier,
@@ -358,8 +359,7 @@ def _unavailable(name: str, error: ImportError) -> click.Command:
         cli = ctx.find_object(CliContext)
         if cli is not None:  # the command line was not parsed: its --json asks for a JSON error all the same
             cli.json = cli.json or _asks_json(args)
-        raise ViewStoreError(f"'viewstore {name}' needs an optional dependency: {error}. "
-                             f"Install it with: pip install 'viewstore[spark]'")
+        raise ViewStoreError(f"'viewstore {name}' needs an optional dependency: {error}; {INSTALL_SPARK}")
 
     return command
 

@@ -206,5 +206,10 @@ class EngineError(ViewStoreError):
     analyze) is a :class:`ValidationError`, not this."""
 
 
+#: how a message says to install what the Spark integration needs (pyspark, pyarrow): the spark extra,
+#: from a checkout as the README installs it, or from a package index that has viewstore
+INSTALL_SPARK = "install the spark extra: pip install -e '.[spark]' in a checkout, or pip install 'viewstore[spark]'"
+
+
 class NotInstalledError(ViewStoreError, ImportError):
     """An optional dependency is not installed; the message says which extra to install."""

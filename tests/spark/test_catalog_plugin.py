@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from viewstore import Column, SQLRepresentation, ViewChange, ViewStore
-from viewstore.errors import NotInstalledError, ValidationError
+from viewstore.errors import INSTALL_SPARK, NotInstalledError, ValidationError
 from viewstore.spark import attach, detach
 from viewstore.spark import build_jar
 from viewstore.spark.catalog_plugin import (QUERY_COLUMN_NAMES, SCHEMA_MODE, SQL_CONFIGS, SUPPORTED_SPARK, _Bridge,
@@ -1532,7 +1532,7 @@ def test_only_the_supported_spark_minor_is_accepted():
         with pytest.raises(NotInstalledError) as refused:
             check_spark_version(other)
         assert str(refused.value) == (f"viewstore's Spark catalog is built for Spark {SUPPORTED_SPARK}.x; this session "
-                                      f"runs Spark {other} (pip install 'viewstore[spark]' pins a supported pyspark)")
+                                      f"runs Spark {other} (the spark extra pins a supported pyspark; {INSTALL_SPARK})")
         assert isinstance(refused.value, ImportError)  # caught where a missing package is
     for wrong, shown in ((4.3, "float"), (None, "NoneType")):  # a version is Spark's text: a float 4.3 passed as one
         with pytest.raises(ValidationError) as refused:

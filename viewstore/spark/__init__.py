@@ -1,4 +1,4 @@
-"""viewstore in PySpark drivers (classic PySpark, py4j): ``pip install 'viewstore[spark]'``.
+"""viewstore in PySpark drivers (classic PySpark, py4j): the spark extra (:data:`~viewstore.errors.INSTALL_SPARK`).
 
 The names below are imported lazily, so ``import viewstore.spark`` works without pyspark and a
 missing pyspark surfaces as :class:`~viewstore.errors.NotInstalledError` on first use.
@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotInstalledError
+from ..errors import INSTALL_SPARK, NotInstalledError
 
 if TYPE_CHECKING:  # the lazy names' real types, for type checkers (at run time __getattr__ imports them)
     from .audit import events_dataframe
@@ -68,6 +68,6 @@ def __getattr__(name: str) -> Any:
     except ImportError as e:
         if (e.name or "").split(".")[0] in ("pyspark", "py4j", "pyarrow"):
             raise NotInstalledError(
-                f"viewstore.spark.{name} needs pyspark and pyarrow: pip install 'viewstore[spark]' ({e})") from e
+                f"viewstore.spark.{name} needs pyspark and pyarrow ({e}); {INSTALL_SPARK}") from e
         raise
     return getattr(mod, name)

@@ -64,8 +64,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, cast
 
 from ..catalog import ViewChange, ViewStore
-from ..errors import (ConcurrencyError, NoSuchViewError, NotInstalledError, ValidationError, ViewAlreadyExistsError,
-                      ViewStoreError)
+from ..errors import (INSTALL_SPARK, ConcurrencyError, NoSuchViewError, NotInstalledError, ValidationError,
+                      ViewAlreadyExistsError, ViewStoreError)
 from ..formats.references import parse as parse_sql, tables_read
 from ..formats.spark import QUERY_COLUMN_NAMES
 from ..model import Column, SQLRepresentation, View, normalize_name, to_identifier, to_namespace
@@ -314,7 +314,7 @@ def check_spark_version(version: str) -> None:
         raise ValidationError(f"a Spark version must be a string such as '4.3.0', not {type(version).__name__}")
     if ".".join(str(version).split(".")[:2]) != SUPPORTED_SPARK:
         raise NotInstalledError(f"viewstore's Spark catalog is built for Spark {SUPPORTED_SPARK}.x; this session runs "
-                                f"Spark {version} (pip install 'viewstore[spark]' pins a supported pyspark)")
+                                f"Spark {version} (the spark extra pins a supported pyspark; {INSTALL_SPARK})")
 
 
 @engine_calls("detach the store's Spark catalog")

@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..cli import CliContext, folded_views, json_option, json_text, pass_cli, usage_error
-from ..errors import EngineError, ViewAlreadyExistsError
+from ..errors import INSTALL_SPARK, EngineError, ViewAlreadyExistsError
 from ..formats.cli import import_interrupted, print_import_report
 from ..log import holds_nothing
 from ..tables import data_table, visible
@@ -233,18 +233,19 @@ def _session_options(hive_use: str | None, printed: str) -> Callable[[Callable[.
     return decorate
 
 
-@click.group(short_help="Work with the store from Spark (needs pyspark).")
+@click.group(short_help="Work with the store from Spark (needs pyspark).", help=f"""\
+Work with the store from Spark (needs pyspark; {INSTALL_SPARK}).
+
+Examples:
+
+\b
+    viewstore spark check sales --master 'local[2]'
+    viewstore spark check --json
+    viewstore spark register --hive --prune
+    viewstore --db views.db spark import sales
+""")
 def spark() -> None:
-    """Work with the store from Spark (needs pyspark: pip install 'viewstore[spark]').
-
-    Examples:
-
-    \b
-        viewstore spark check sales --master 'local[2]'
-        viewstore spark check --json
-        viewstore spark register --hive --prune
-        viewstore --db views.db spark import sales
-    """
+    """The ``viewstore spark`` group (its help is given above, built with the install hint)."""
 
 
 @spark.command(short_help="Check that views still analyze in Spark with their stored columns.")
