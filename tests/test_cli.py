@@ -1494,6 +1494,28 @@ def test_show_of_a_mistyped_name_offers_the_close_live_names(run):
     assert (error["type"], error["message"]) == ("NoSuchViewError", "no such view: sales.ordrs (did you mean sales.orders?)")
 
 
+def test_a_dialect_no_engine_and_not_sqlglot_has_is_stored_with_a_note_on_stderr(run):
+    def invoke(*args):
+        result = CliRunner().invoke(main, ["--db", str(run.db), "--actor", "carol", *args])
+        assert result.exit_code == 0, result.output
+        return result.stdout, result.stderr
+
+    note = "note: dialect 'sprk' is not one sqlglot knows; stored as given\n"
+    assert invoke("create", "s.v", "--dialect", "sprk", "--sql", "SELECT 1 AS x") == (
+        "created s.v (version 1, stream version 1)\n", note)
+    out, err = invoke("replace", "s.v", "--dialect", "sprk", "--sql", "SELECT 2 AS x", "--representation", "SPRK2",
+                      "SELECT 2 AS x", "--json")
+    assert json.loads(out)["representations"][0]["dialect"] == "sprk"  # stored as given, --json untouched
+    assert err == note + "note: dialect 'SPRK2' is not one sqlglot knows; stored as given\n"
+    # the engines' dialects, in any case, and those sqlglot knows, get none (Flink is one sqlglot lacks)
+    for dialect in ("spark", "Trino", "hive", "flink", "presto", "snowflake", "spark2"):
+        assert invoke("create", f"s.{dialect}", "--dialect", dialect, "--sql", "SELECT 1 AS x")[1] == ""
+    assert invoke("alter", "s.spark", "--add-representation", "duckdb", "SELECT 1 AS x",
+                  "--add-representation", "trinno", "SELECT 1 AS x") == (
+        "altered s.spark (version 2, stream version 3)\n",
+        "note: dialect 'trinno' is not one sqlglot knows; stored as given\n")
+
+
 def _second(event_json):
     """An event's time as a no-such-view message gives it: to the second."""
     return dt.datetime.fromisoformat(event_json["occurred_at"]).strftime("%Y-%m-%d %H:%M:%S")
