@@ -258,3 +258,18 @@ def test_mypy_reports_each_wrong_form_that_the_api_refuses(tmp_path, monkeypatch
     assert reported == wrong, f"mypy reports lines {sorted(reported)}, the wrong forms are on {sorted(wrong)}:\n{report}"
     monkeypatch.chdir(tmp_path)
     runpy.run_path(str(script), run_name="wrong")  # and the store refuses each of them at run time
+
+
+def test_a_strict_callers_imports_of_the_spark_names_type_check(tmp_path, monkeypatch, mypy_cache):
+    """Under ``mypy --strict`` (no implicit re-export) every name of ``viewstore.spark.__all__`` is one
+    the module exports, taken by ``from viewstore.spark import`` or read off the module; the package
+    is followed silently, as mypy reads an installed one."""
+    import viewstore.spark
+
+    names = viewstore.spark.__all__
+    script = tmp_path / "strict_driver.py"
+    script.write_text(f"import viewstore.spark as vs\nfrom viewstore.spark import {', '.join(names)}\n\n"
+                      + "".join(f"print({name}, vs.{name})\n" for name in names))
+    monkeypatch.chdir(ROOT)
+    report, status = _mypy("--cache-dir", mypy_cache, "--strict", "--follow-imports=silent", str(script))
+    assert status == 0 and report == "", f"mypy --strict reports on a caller of viewstore.spark:\n{report}"

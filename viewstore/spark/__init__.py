@@ -29,14 +29,18 @@ from typing import TYPE_CHECKING, Any
 from ..errors import INSTALL_SPARK, NotInstalledError
 
 if TYPE_CHECKING:  # the lazy names' real types, for type checkers (at run time __getattr__ imports them)
-    from .audit import events_dataframe
-    from .catalog_plugin import attach, detach
-    from .ddl import create_view, sql
-    from .demo import run_demo
-    from .drift import DriftReport, check_views
-    from .metastore import import_metastore_views, read_metastore_table, write_metastore_table
-    from .register import RegisterReport, register_views
-    from .types import iceberg_to_spark, spark_to_iceberg
+    # "name as name" exports each one: mypy cannot read __all__ below (it is computed), so under
+    # --strict (no implicit re-export) a caller's `from viewstore.spark import sql` would be an error
+    from .audit import events_dataframe as events_dataframe
+    from .catalog_plugin import attach as attach, detach as detach
+    from .ddl import create_view as create_view, sql as sql
+    from .demo import run_demo as run_demo
+    from .drift import DriftReport as DriftReport, check_views as check_views
+    from .metastore import (import_metastore_views as import_metastore_views,
+                            read_metastore_table as read_metastore_table,
+                            write_metastore_table as write_metastore_table)
+    from .register import RegisterReport as RegisterReport, register_views as register_views
+    from .types import iceberg_to_spark as iceberg_to_spark, spark_to_iceberg as spark_to_iceberg
 
 _EXPORTS = {
     "register_views": "register",
