@@ -1798,6 +1798,26 @@ def test_bad_input_raises_typed_error_and_writes_nothing(store, case):
     assert store.load_view("sales.daily").comment is None
 
 
+@pytest.mark.parametrize("representations, message", [
+    ("SELECT 1", "representations must be a list of SQLRepresentation(dialect, sql) or (dialect, sql), not "
+                 "'SELECT 1': the SQL needs its dialect, as [('spark', 'SELECT 1')]"),
+    (None, "representations must be a list of SQLRepresentation(dialect, sql) or (dialect, sql), not None"),
+    ({("spark", "SELECT 1")}, "representations must be a list of SQLRepresentation(dialect, sql) or (dialect, sql), "
+                              "not {('spark', 'SELECT 1')}"),
+    ((), "a view needs at least one SQL representation"),
+])
+def test_representations_of_the_wrong_kind_are_named_as_such(store, representations, message):
+    """The SQL alone, None or a set is not "no representation": the message says what the argument
+    takes; create and replace refuse it alike, writing nothing."""
+    make(store)
+    before = store.event_count()
+    for write in (store.create_view, store.replace_view):
+        with pytest.raises(ValidationError) as raised:
+            write("sales.other", columns=COLS, representations=representations, default_namespace="sales")
+        assert str(raised.value) == message
+    assert store.event_count() == before and store.list_views() == [("sales", "daily")]
+
+
 @pytest.mark.parametrize("fields, message", [
     ({"kind": "set_property"}, "bad property key None"),
     ({"kind": "set_property", "key": "k", "value": 5}, "property 'k' must have a string value"),

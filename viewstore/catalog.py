@@ -207,7 +207,12 @@ def _representations(values: Any) -> tuple[SQLRepresentation, ...]:
     if isinstance(values, (SQLRepresentation, dict)) or (isinstance(values, tuple) and len(values) == 2
                                                          and all(isinstance(v, str) for v in values)):
         values = [values]
-    if not isinstance(values, (list, tuple)) or not values:
+    if not isinstance(values, (list, tuple)):
+        # the SQL alone (or None) is the usual slip: say what the argument takes, not "none given"
+        hint = f": the SQL needs its dialect, as [('spark', {values!r})]" if isinstance(values, str) else ""
+        raise ValidationError("representations must be a list of SQLRepresentation(dialect, sql) or (dialect, sql), "
+                              f"not {values!r}{hint}")
+    if not values:
         raise ValidationError("a view needs at least one SQL representation")
     if isinstance(values, list) and len(values) == 2 and all(isinstance(v, str) for v in values):
         # the slip of writing one representation as a list: say so rather than refuse "'spark'"
