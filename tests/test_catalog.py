@@ -585,6 +585,24 @@ def test_as_of_an_event_follows_renames_and_refuses_strangers(store):
         store.load_view("sales.renamed", as_of=store.history("sales.renamed")[-1])
 
 
+def test_as_of_an_event_of_another_store_says_it_is_not_of_this_log(store, tmp_path):
+    """An event of a view of the same name in another store (dev against prod, say) is no event of
+    this log: the message says so rather than that the event of sales.daily is not of sales.daily's
+    history; load_view and diff_view refuse it alike, writing nothing."""
+    make(store)
+    with ViewStore(tmp_path / "other.db", actor="bob") as other:
+        make(other)
+        (foreign,) = other.history("sales.daily")
+    count = store.event_count()
+    message = "^" + re.escape("that event (view.created of sales.daily) is not in this store's log "
+                              "(an event of another store?)") + "$"
+    with pytest.raises(ValidationError, match=message):
+        store.load_view("sales.daily", as_of=foreign)
+    with pytest.raises(ValidationError, match=message):
+        store.diff_view("sales.daily", before=foreign)
+    assert store.event_count() == count
+
+
 def test_events_filters(store):
     make(store)
     bob = ViewStore(store.path, actor="bob")

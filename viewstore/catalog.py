@@ -946,6 +946,9 @@ class ViewStore:
         name = identifier_str(ident)
         with self._reading():
             if event.view_id not in self._log.streams_that_took(name):
+                if not self._log.stream_rows(event.view_id, limit=1):  # of no view here: say so, not "not of x"
+                    raise ValidationError(f"that event ({event.type} of {event.view}) is not in this store's log "
+                                          "(an event of another store?)")
                 raise ValidationError(f"that event ({event.type} of {event.view}) is not of the history of {name}")
             state = self._fold_until(event.view_id, None, event)
             if state is None or not state.live:
