@@ -282,6 +282,18 @@ def test_a_view_built_whole_finds_a_version_by_its_id_and_is_equal_to_no_value_o
     assert whole.__eq__(dict(whole)) is NotImplemented  # as pydantic's: the other side may know better
 
 
+@pytest.mark.parametrize("version_id", ["1", 1.0, True, None])
+def test_a_version_asked_for_by_no_int_is_refused_as_such(version_id):
+    """An id of another type (the text of a CLI argument, say) is not "no version 1; it has 1-2":
+    the message says the id must be an int, as rollback_view's does, for a lazy View and a whole one."""
+    lazy, whole, _ = _lazy_and_whole()
+    for view in (lazy, whole):
+        with pytest.raises(ValidationError) as raised:
+            view.version(version_id)
+        assert str(raised.value) == f"a version id must be an integer, not {version_id!r}"
+    assert lazy.version(1) == whole.version(1) == whole.versions[0]  # an int still finds its version
+
+
 @pytest.mark.parametrize("change", [lambda d: d.__setitem__("k", "v"), lambda d: d.__delitem__("comment"),
                                     lambda d: d.pop("comment"), lambda d: d.popitem(), lambda d: d.setdefault("k", "v"),
                                     lambda d: d.update(k="v"), lambda d: d.clear(), lambda d: d.__ior__({"k": "v"})])

@@ -789,8 +789,10 @@ class View(BaseModel):
         """The version with that id.
 
         Raises:
-            ValidationError: the view has no such version.
+            ValidationError: the view has no such version, or ``version_id`` is not an int (``"1"``).
         """
+        if isinstance(version_id, bool) or not isinstance(version_id, int):  # else "no version 1; it has 1"
+            raise ValidationError(f"a version id must be an integer, not {version_id!r}")
         try:
             return self._version(version_id)
         except LookupError:
