@@ -69,14 +69,17 @@ class Event(_InterruptibleDump):
     stream_version: int
     """1, 2, 3, ... within the view's stream, without gaps."""
     type: str
+    """What happened: ``view.created``, ``view.replaced``, ``view.renamed``, ..."""
     identifier: tuple[str, ...]
     """The view's identifier after this event (namespace levels, then the name)."""
     actor: str
+    """Who made the change (the writing store's ``actor``)."""
     occurred_at: int
     """UTC time in epoch milliseconds."""
 
     @property
     def occurred_at_datetime(self) -> dt.datetime:
+        """``occurred_at`` as an aware datetime in UTC."""
         return dt.datetime.fromtimestamp(self.occurred_at / 1000, tz=dt.timezone.utc)
 
     @property

@@ -611,13 +611,21 @@ class View(BaseModel):
     model_config = _FROZEN
 
     identifier: tuple[str, ...]
+    """The namespace levels, then the name: ``("sales", "daily")``."""
     uuid: str
+    """The view's UUID (Iceberg's ``view-uuid``): kept across renames, new for a view created again."""
     properties: ReadOnlyMap
+    """The view's properties, its comment among them (``comment``); read-only."""
     security_mode: SecurityMode
+    """``"DEFINER"`` or ``"INVOKER"``: whose rights the view's SQL runs with."""
     current_version_id: int
+    """The id of the current version (:attr:`current_version`)."""
     versions: tuple[ViewVersion, ...]
+    """Every version the view has had, by id (a rollback makes an old one current, not a new one)."""
     version_log: tuple[VersionLogEntry, ...]
+    """Each change of the current version, oldest first: when, and to which version."""
     audit: AuditInfo
+    """Who created the view and when, and who changed it last and when."""
     stream_version: int
     """How many events the view's stream holds: pass it as ``expected_version``."""
 
@@ -726,38 +734,47 @@ class View(BaseModel):
 
     @property
     def namespace(self) -> tuple[str, ...]:
+        """The identifier's namespace levels (all but the name)."""
         return self.identifier[:-1]
 
     @property
     def name(self) -> str:
+        """The view's name (the identifier's last part)."""
         return self.identifier[-1]
 
     @property
     def current_version(self) -> ViewVersion:
+        """The version ``current_version_id`` names."""
         return self._version(self.current_version_id)  # projections guarantee this never fails
 
     @property
     def comment(self) -> str | None:
+        """The view's comment (its ``comment`` property), or None."""
         return self.properties.get("comment")
 
     @property
     def columns(self) -> tuple[Column, ...]:
+        """The current version's columns."""
         return self.current_version.columns
 
     @property
     def representations(self) -> tuple[SQLRepresentation, ...]:
+        """The current version's SQL, one per dialect."""
         return self.current_version.representations
 
     @property
     def default_catalog(self) -> str | None:
+        """The current version's default catalog (for the SQL's unqualified names), or None."""
         return self.current_version.default_catalog
 
     @property
     def default_namespace(self) -> tuple[str, ...]:
+        """The current version's default namespace (for the SQL's unqualified names; empty: none)."""
         return self.current_version.default_namespace
 
     @property
     def summary(self) -> dict[str, str]:
+        """The current version's summary (read-only)."""
         return self.current_version.summary
 
     def _version(self, version_id: int) -> ViewVersion:
@@ -816,6 +833,7 @@ class View(BaseModel):
 
     @property
     def dialects(self) -> tuple[str, ...]:
+        """The dialects of the current version's representations, spelled as stored."""
         return tuple(r.dialect for r in self.representations)
 
 
