@@ -662,7 +662,8 @@ class ViewStore:
 
     One store holds one SQLite connection shared by all threads under a lock; several processes
     may open the same file. Every public call either succeeds completely or raises a
-    :class:`~viewstore.errors.ViewStoreError` and writes nothing.
+    :class:`~viewstore.errors.ViewStoreError` and writes nothing. Each write of one view returns the
+    :class:`~viewstore.model.View` as the write left it (:meth:`drop_view`: whether there was one).
 
     Raises:
         ValidationError: a bad path, catalog name, actor or ``durability``.
@@ -2020,7 +2021,8 @@ class ViewStore:
 
     def rollback_view(self, identifier: IdentifierLike, version_id: int, *,
                       expected_version: int | None = None) -> View:
-        """Make an earlier version current again (a new version-log entry, no new version).
+        """Make an earlier version current again (a new version-log entry, no new version). The
+        current version again changes nothing (no event), as a no-op change of :meth:`alter_view` does.
 
         Raises:
             NoSuchViewError: no live view has that identifier.
