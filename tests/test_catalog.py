@@ -2260,6 +2260,26 @@ def test_query_reads_the_store_it_opened_after_a_chdir(tmp_path, monkeypatch):
         assert store.query("SELECT count(*) AS n FROM events") == [{"n": 1}]
 
 
+@pytest.mark.parametrize("params", ["alice", b"alice", None, 5, {"alice"}])
+def test_query_params_of_one_bare_value_are_refused_saying_how_to_give_it(store, params):
+    """sqlite3 takes a string apart ('alice': "there are 5 supplied") and bytes into numbers (b'x'
+    matched as 120): query and stream_query refuse such params, and what is no sequence or mapping,
+    saying to give one value as [value]."""
+    make(store)
+    sql = "SELECT count(*) AS n FROM events WHERE actor = ?"
+    message = ("params must be a list or tuple of values (one per ?) or a dict (one per :name), "
+               f"not {params!r}; one value is given as [value]")
+    with pytest.raises(ValidationError) as raised:
+        store.query(sql, params)
+    assert str(raised.value) == message
+    with pytest.raises(ValidationError) as raised:
+        with store.stream_query(sql, params):
+            pass
+    assert str(raised.value) == message
+    assert store.query(sql, ["alice"]) == store.query(sql, ("alice",)) == [{"n": 1}]
+    assert store.query("SELECT count(*) AS n FROM events WHERE actor = :who", {"who": "alice"}) == [{"n": 1}]
+
+
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_ends_a_query_that_would_run_for_ever_with_what_its_handler_raises(tmp_path, signal_number):
     """Ctrl-C's KeyboardInterrupt, or a SIGTERM handler's SystemExit, ends the query and reaches the

@@ -26,8 +26,8 @@ import uuid as uuidlib
 from contextlib import AbstractContextManager, closing as _closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Required, Sequence, TypeAlias,
-                    TypedDict, TypeVar)
+from typing import (TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Required, Sequence,
+                    TypeAlias, TypedDict, TypeVar)
 
 from . import signals
 from .errors import (ConcurrencyError, CorruptLogError, NoSuchViewError, ValidationError, ViewAlreadyExistsError,
@@ -445,6 +445,14 @@ def _check_batch(batch: Any) -> None:
 def _check_expected(value: Any) -> None:
     if type(value) is not int:
         raise ValidationError(f"expected_version must be a stream version (an int), not {value!r}")
+
+
+def _check_params(params: Any) -> None:
+    """Refuse query parameters that are no sequence or mapping, or that are text or bytes: sqlite3
+    would take 'alice' apart into five values ("there are 5 supplied") and b'x' into one number."""
+    if isinstance(params, (str, bytes, bytearray)) or not isinstance(params, (Sequence, Mapping)):
+        raise ValidationError(f"params must be a list or tuple of values (one per ?) or a dict (one per :name), "
+                              f"not {params!r}; one value is given as [value]")
 
 
 def _expect_missing(ident: Identifier, expected_version: int | None) -> None:
@@ -1257,10 +1265,12 @@ class ViewStore:
         caller as it is.
 
         Raises:
-            ValidationError: the statement fails, or tries to write (the connection is read-only).
+            ValidationError: the statement fails, or tries to write (the connection is read-only); or
+                ``params`` is not a list or tuple (one value per ``?``) or a dict (one per ``:name``).
         """
         if not isinstance(sql, str):
             raise ValidationError(f"a query must be SQL text, not {sql!r}")
+        _check_params(params)
         if self._closed:
             raise ViewStoreError("the store is closed")
         return read_only_query(self.path, sql, params)
@@ -1280,6 +1290,7 @@ class ViewStore:
         """
         if not isinstance(sql, str):
             raise ValidationError(f"a query must be SQL text, not {sql!r}")
+        _check_params(params)
         if self._closed:
             raise ViewStoreError("the store is closed")
         with query_rows(self.path, sql, params) as rows:
