@@ -1965,6 +1965,17 @@ def test_bad_arguments_are_validation_errors(store, call, message):
     assert (store.projection_dump(), store.event_count()) == before
 
 
+@pytest.mark.parametrize("metadata", [None, {"format-version": 1, "view-uuid": "x"}, 5])
+def test_import_iceberg_names_what_it_takes_for_metadata(store, metadata):
+    """A dict of the file's JSON (json.load of it) is no path: the message names what import_iceberg
+    takes instead, read_metadata's answer among them, rather than a path alone; nothing is written."""
+    with pytest.raises(ValidationError) as raised:
+        store.import_iceberg(metadata, "sales.imported")
+    assert str(raised.value) == ("metadata must be a path (a metadata file's, or a view location's) or what "
+                                 f"viewstore.iceberg.read_metadata returned, not {type(metadata).__name__}")
+    assert store.event_count() == 0
+
+
 def test_import_view_checks_its_arguments(store):
     view = make(store)
     good = dict(source="x", versions=view.versions, version_log=view.version_log, current_version_id=1)

@@ -2423,6 +2423,9 @@ class ViewStore:
 
         check_progress(progress)
         ident = to_identifier(identifier)
+        if not isinstance(metadata, (str, os.PathLike, ImportedView)):  # (a dict of the file's JSON, say)
+            raise ValidationError("metadata must be a path (a metadata file's, or a view location's) or what "
+                                  f"viewstore.iceberg.read_metadata returned, not {type(metadata).__name__}")
         try:
             with collector_paused():  # the file's versions too (see import_view)
                 given = isinstance(metadata, ImportedView)  # else read here: its models made by their constructors
