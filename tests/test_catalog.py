@@ -299,6 +299,19 @@ def test_alter_batch_is_one_commit_with_one_version(store):
     assert len(set(commits)) == 2 and all(re.fullmatch("[0-9a-f]{32}", c) for c in commits)
 
 
+def test_removing_the_last_representation_says_to_add_the_other_first(store):
+    """A batch that swaps a view's only dialect removes it first and is refused (the changes apply in
+    order); the message says to put the add first, and that order works."""
+    make(store)
+    swap = (ViewChange.remove_representation("spark"), ViewChange.add_representation(("trino", "SELECT 1")))
+    with pytest.raises(ValidationError) as raised:
+        store.alter_view("sales.daily", *swap)
+    assert str(raised.value) == ("cannot remove the last representation of sales.daily: add the other dialect "
+                                 "first (an earlier change of the batch), or drop the view")
+    assert store.event_count() == 1
+    assert store.alter_view("sales.daily", *reversed(swap)).dialects == ("trino",)
+
+
 def test_alter_representation_changes(store):
     make(store, representations=[SPARK, ("trino", "SELECT 1")])
     v = store.alter_view("sales.daily", ViewChange.update_representation("TRINO", "SELECT 2"))

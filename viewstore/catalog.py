@@ -1933,7 +1933,9 @@ class ViewStore:
             reps[i] = SQLRepresentation.model_construct(dialect=reps[i].dialect, sql=rep.sql)
             return RepresentationUpdated, {"dialect": reps[i].dialect, "sql": rep.sql}
         if len(reps) == 1:
-            raise ValidationError(f"cannot remove the last representation of {identifier_str(ident)}; drop the view")
+            # the changes apply in order: an add later in the batch comes too late, so say to put it first
+            raise ValidationError(f"cannot remove the last representation of {identifier_str(ident)}: add the "
+                                  "other dialect first (an earlier change of the batch), or drop the view")
         removed = reps.pop(i)
         return RepresentationRemoved, {"dialect": removed.dialect}
 
