@@ -273,3 +273,37 @@ def test_a_strict_callers_imports_of_the_spark_names_type_check(tmp_path, monkey
     monkeypatch.chdir(ROOT)
     report, status = _mypy("--cache-dir", mypy_cache, "--strict", "--follow-imports=silent", str(script))
     assert status == 0 and report == "", f"mypy --strict reports on a caller of viewstore.spark:\n{report}"
+
+
+#: query parameters: a list or tuple (one value per ?) or a dict (one per :name) type-check; one value
+#: alone (a string, which sqlite3 would take apart into characters) is reported, as the store refuses it
+QUERY_PARAMS = textwrap.dedent('''
+    from viewstore import ValidationError, ViewStore
+
+    store = ViewStore("params.db", actor="alice")
+    sql = "SELECT count(*) AS n FROM events WHERE actor = ?"
+    assert store.query(sql, ["alice"]) == store.query(sql, ("alice",)) == [{"n": 0}]
+    assert store.query("SELECT :who AS who", {"who": "alice"}) == [{"who": "alice"}]
+    with store.stream_query(sql, ["alice"]) as rows:
+        assert list(rows) == [{"n": 0}]
+    try:
+        store.query(sql, "alice")  # wrong
+    except ValidationError:
+        pass
+    else:
+        raise AssertionError("accepted")
+    store.close()
+''')
+
+
+def test_query_params_type_as_the_store_takes_them(tmp_path, monkeypatch, mypy_cache):
+    script = tmp_path / "params.py"
+    script.write_text(QUERY_PARAMS)
+    monkeypatch.chdir(ROOT)
+    report, status = _mypy("--cache-dir", mypy_cache, str(script))
+    wrong = {n for n, line in enumerate(QUERY_PARAMS.splitlines(), 1) if line.endswith("# wrong")}
+    reported = {int(n) for n in re.findall(rf"^{re.escape(str(script))}:(\d+): error:", report, re.M)}
+    assert len(wrong) == 1 and status == 1
+    assert reported == wrong, f"mypy reports lines {sorted(reported)}, the wrong form is on {sorted(wrong)}:\n{report}"
+    monkeypatch.chdir(tmp_path)
+    runpy.run_path(str(script), run_name="params")  # and the store refuses it at run time

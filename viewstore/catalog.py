@@ -1247,7 +1247,7 @@ class ViewStore:
                 until_position=until_position)) as stream:
             yield stream
 
-    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> QueryRows:
+    def query(self, sql: str, params: list[Any] | tuple[Any, ...] | dict[str, Any] = ()) -> QueryRows:
         """Answer an ad-hoc audit question in SQL over the log and the projections (read-only).
 
         Tables: ``events`` (position, commit_id, view_id, stream_version, type, identifier, actor,
@@ -1276,7 +1276,8 @@ class ViewStore:
         return read_only_query(self.path, sql, params)
 
     @contextmanager
-    def stream_query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Iterator[QueryStream]:
+    def stream_query(self, sql: str,
+                     params: list[Any] | tuple[Any, ...] | dict[str, Any] = ()) -> Iterator[QueryStream]:
         """The rows :meth:`query` returns, read as the block iterates them (a dict per row, once), so
         that an answer of any length is read in bounded memory (``viewstore query``); ``columns``
         names the result's columns. The statement reads one state of the file while the block runs
