@@ -247,17 +247,22 @@ def test_a_caller_may_give_each_form_the_api_accepts(tmp_path, monkeypatch, mypy
     runpy.run_path(str(script), run_name="forms")  # and each of those forms works
 
 
-def test_mypy_reports_each_wrong_form_that_the_api_refuses(tmp_path, monkeypatch, mypy_cache):
-    script = tmp_path / "wrong.py"
-    script.write_text(WRONG_FORMS)
+def _reports_the_wrong_lines(text, script, monkeypatch, mypy_cache, count):
+    """mypy reports the ``count`` lines of ``text`` marked "# wrong", and no other; then the script
+    runs (the store refuses each of those calls at run time)."""
+    script.write_text(text)
     monkeypatch.chdir(ROOT)
     report, status = _mypy("--cache-dir", mypy_cache, str(script))
-    wrong = {n for n, line in enumerate(WRONG_FORMS.splitlines(), 1) if line.endswith("# wrong")}
+    wrong = {n for n, line in enumerate(text.splitlines(), 1) if line.endswith("# wrong")}
     reported = {int(n) for n in re.findall(rf"^{re.escape(str(script))}:(\d+): error:", report, re.M)}
-    assert len(wrong) == 17 and status == 1
+    assert len(wrong) == count and status == 1
     assert reported == wrong, f"mypy reports lines {sorted(reported)}, the wrong forms are on {sorted(wrong)}:\n{report}"
-    monkeypatch.chdir(tmp_path)
-    runpy.run_path(str(script), run_name="wrong")  # and the store refuses each of them at run time
+    monkeypatch.chdir(script.parent)
+    runpy.run_path(str(script), run_name=script.stem)
+
+
+def test_mypy_reports_each_wrong_form_that_the_api_refuses(tmp_path, monkeypatch, mypy_cache):
+    _reports_the_wrong_lines(WRONG_FORMS, tmp_path / "wrong.py", monkeypatch, mypy_cache, 17)
 
 
 def test_a_strict_callers_imports_of_the_spark_names_type_check(tmp_path, monkeypatch, mypy_cache):
@@ -297,13 +302,4 @@ QUERY_PARAMS = textwrap.dedent('''
 
 
 def test_query_params_type_as_the_store_takes_them(tmp_path, monkeypatch, mypy_cache):
-    script = tmp_path / "params.py"
-    script.write_text(QUERY_PARAMS)
-    monkeypatch.chdir(ROOT)
-    report, status = _mypy("--cache-dir", mypy_cache, str(script))
-    wrong = {n for n, line in enumerate(QUERY_PARAMS.splitlines(), 1) if line.endswith("# wrong")}
-    reported = {int(n) for n in re.findall(rf"^{re.escape(str(script))}:(\d+): error:", report, re.M)}
-    assert len(wrong) == 1 and status == 1
-    assert reported == wrong, f"mypy reports lines {sorted(reported)}, the wrong form is on {sorted(wrong)}:\n{report}"
-    monkeypatch.chdir(tmp_path)
-    runpy.run_path(str(script), run_name="params")  # and the store refuses it at run time
+    _reports_the_wrong_lines(QUERY_PARAMS, tmp_path / "params.py", monkeypatch, mypy_cache, 1)
