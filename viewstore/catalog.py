@@ -670,8 +670,10 @@ class ViewStore:
 
     One store holds one SQLite connection shared by all threads under a lock; several processes
     may open the same file. Every public call either succeeds completely or raises a
-    :class:`~viewstore.errors.ViewStoreError` and writes nothing. Each write of one view returns the
-    :class:`~viewstore.model.View` as the write left it (:meth:`drop_view`: whether there was one).
+    :class:`~viewstore.errors.ViewStoreError` and writes nothing (a call of the wrong shape, a required
+    keyword argument left out or an unknown one, is Python's own TypeError, before anything is read).
+    Each write of one view returns the :class:`~viewstore.model.View` as the write left it
+    (:meth:`drop_view`: whether there was one).
 
     Raises:
         ValidationError: a bad path, catalog name, actor or ``durability``.
