@@ -297,3 +297,25 @@ def test_a_refusal_to_make_the_dataframe_in_a_session_of_positive_batches_is_the
     assert type(refused) is EngineError
     assert str(refused) == ("cannot move the event log into Spark: PySpark could not make the DataFrame: a column "
                             "PySpark could not convert")
+
+
+def test_events_dataframe_in_a_session_whose_arrow_batch_setting_python_cannot_read_is_the_engines(spark, store):
+    """Spark trims control characters off an int setting before it checks it, so it takes "\\x0764";
+    PySpark then reads the setting with Python's int(), which refuses it: no batch size of 0 or less
+    the caller could fix as the message of that case says, so an EngineError carrying PySpark's
+    message, not a ValidationError, and not the bare ValueError."""
+    _stored(store, "arrow.v", "SELECT 1 AS x", "arrow", [Column("x", "int")])
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    saved = spark.conf.get(key)
+    spark.conf.set(key, "\x0764")
+    try:
+        assert spark.conf.get(key) == "\x0764"  # Spark kept it as given
+        with pytest.raises(EngineError) as raised:
+            events_dataframe(spark, store)
+    finally:
+        spark.conf.set(key, saved)
+    assert type(raised.value) is EngineError
+    assert str(raised.value) == ("cannot move the event log into Spark: PySpark could not make the DataFrame: "
+                                 "invalid literal for int() with base 10: '\\x0764'")
+    assert isinstance(raised.value.__cause__, ValueError)
+    assert events_dataframe(spark, store).count() == 1
