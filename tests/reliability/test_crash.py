@@ -151,7 +151,7 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path):
             store.create_view(name, columns=COLUMNS, representations=[("spark", "SELECT 1 AS id, 'a' AS name")],
                               default_namespace="crash")
     rng = random.Random(int(os.environ.get("VIEWSTORE_CRASH_SEED", "20261122")))
-    killed = reported = during_open = 0
+    killed = reported = during_open = after_commit = 0
     events = 0
     all_intents: dict[str, int] = {}
     all_done: list[tuple[str, str, int]] = []
@@ -185,6 +185,7 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path):
             intents, done, dropped, ready = _read_report(report)
             during_open += not ready
             reported += len(done) + len(dropped)
+            after_commit += bool(done or dropped)
             all_intents.update(intents)  # the log keeps every trial's events: check them all, every time
             all_done.extend(done)
             all_dropped.extend(dropped)
@@ -193,7 +194,12 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path):
         zygote.close()
     # at least 50 kills, as the issue asks; fewer only in a quick run that asks for fewer
     assert killed == KILLS and (killed >= 50 or "VIEWSTORE_CRASH_KILLS" in os.environ)
-    assert reported > 0  # the kills did land among commits, not only before the first one
+    # Kills landed among commits, not only before the first one: every fifth trial killed its child
+    # only after the child reported a commit (or failed as "never committed"), so at least that many
+    # trials did. This restates those waits and cannot be tighter: whether another trial's kill came
+    # after a commit depends on how the loaded machine schedules the child (a run of 3 kills once had
+    # none among commits, which is why the waits are there).
+    assert after_commit >= len(range(1, KILLS, 5)), f"only {after_commit} kills came after a commit"
     record("crash", kills=killed, kills_before_ready=during_open, commits_reported=reported, events=events,
            seconds=round(time.perf_counter() - started, 1))
 
