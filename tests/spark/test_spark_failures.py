@@ -82,6 +82,7 @@ def _in_held_metastore(root: str, store_path: str, old_path: str, ns: str, queue
     """A Hive session on the run's own metastore (the run holds its Derby database): every call."""
     os.environ["PYSPARK_SUBMIT_ARGS"] = _FAIL_FAST
     from spark_settings import build_session
+    from viewstore.spark import events_dataframe as vs_events_dataframe
     from viewstore.spark import register_views
     from viewstore.spark import sql as vs_sql
 
@@ -97,6 +98,19 @@ def _in_held_metastore(root: str, store_path: str, old_path: str, ns: str, queue
     outcomes["register_views prune, a file made before ids"] = _outcome(
         lambda: register_views(spark, old, prune=True))
     outcomes["cli check"] = _cli("--db", store_path, "spark", "check")
+    import viewstore.spark.audit as audit
+
+    read, process = audit.events_arrow, spark.sparkContext._gateway.proc
+
+    def read_then_lost(*args: Any, **kwargs: Any) -> Any:  # the JVM dies between the log's read and Spark
+        table = read(*args, **kwargs)
+        process.kill()
+        process.wait()
+        return table
+
+    audit.events_arrow = read_then_lost  # last: the session is gone after it
+    outcomes["events_dataframe, lost partway"] = _outcome(lambda: vs_events_dataframe(spark, store))
+    audit.events_arrow = read
     queue.put({"held": {"outcomes": outcomes, "events written": store.event_count() - events,
                         "old file's id": old.existing_store_id(), "root": root}})
 
@@ -231,6 +245,15 @@ def test_prune_on_a_failing_metastore_writes_no_store_id(broken):
     _engine_errors(held["outcomes"], ["register_views prune, a file made before ids"],
                    "the session's metastore does not answer")
     assert held["old file's id"] is None
+
+
+def test_events_dataframe_that_loses_the_jvm_after_the_log_is_read_says_what_it_was_moving(broken):
+    """Past the check of a live session, the engine's failure is named by what the call was doing
+    (its engine_calls' words), with py4j's error as its cause."""
+    outcome = broken["held"]["outcomes"]["events_dataframe, lost partway"]
+    assert outcome["raised"] == "EngineError" and len(outcome["causes"]) == 1, outcome
+    assert re.fullmatch(r"cannot move the event log into Spark: the SparkSession's JVM is gone \(py4j cannot "
+                        r"reach it: .+\); start a new session", outcome["message"], re.S), outcome
 
 
 def test_the_cli_reports_a_failing_metastore_in_one_line(broken):
