@@ -247,6 +247,29 @@ def test_a_local_session_whose_jvm_it_starts_keeps_the_user_s_own_spark_local_ip
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout) == {"local ip": "localhost", "the jvm s local ip": "localhost"}
 
+def test_a_hive_local_session_in_a_jvm_already_running_keeps_derby_log_under_its_workdir(tmp_path):
+    """A JVM already running (here a stopped in-memory session's) takes no new Java options: Derby's
+    home is set in it as a system property, so derby.log is not left in the working directory."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from pathlib import Path\n"
+            "from viewstore.spark.demo import local_session\n"
+            "root = Path(sys.argv[1])\n"
+            "local_session(root / 'first').stop()\n"
+            "spark = local_session(root / 'second', hive=True)\n"
+            "spark.sql('SHOW DATABASES').collect()\n"
+            "spark.stop()\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
+                          timeout=300, cwd=work)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert list(work.iterdir()) == []
+    assert (tmp_path / "second" / "derby.log").is_file() and (tmp_path / "second" / "metastore_db").is_dir()
+
+
 def test_jvm_environment_sets_each_variable_inside_the_block_and_puts_back_what_was_there(monkeypatch):
     """A variable the process has already (a user's own SPARK_SUBMIT_OPTS, which the JVM's
     options are put in front of) has the new value inside the block, and its own after it; one

@@ -29,6 +29,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterator
 
+from pyspark import SparkContext
 from pyspark.errors import AnalysisException, PySparkRuntimeError
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
@@ -119,7 +120,7 @@ def local_session(workdir: Path, *, app_name: str = "viewstore-demo", hive: bool
     """A quiet local SparkSession with its warehouse under ``workdir``.
 
     The catalog is in memory, or with ``hive=True`` a real Hive metastore in an embedded Derby
-    database under ``workdir``.
+    database under ``workdir`` (Derby's ``derby.log`` too, in a JVM already running as well).
 
     The settings are the fast ones measured for small local work: two cores, one shuffle
     partition, no UI, a serial GC and a JIT that stops at C1, errors-only logging.
@@ -128,8 +129,10 @@ def local_session(workdir: Path, *, app_name: str = "viewstore-demo", hive: bool
     log4j = workdir / "log4j2.properties"
     log4j.write_text(QUIET_LOG4J)
     java_options = f"-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j.configurationFile=file:{log4j}"
-    if hive:
+    if hive:  # Derby's home, where it writes derby.log (else the working directory)
         java_options += f" -Dderby.system.home={workdir}"
+        if SparkContext._jvm is not None:  # noqa: SLF001 - a JVM already running (a stopped session's) takes no options
+            SparkContext.setSystemProperty("derby.system.home", str(workdir))
     builder = (
         SparkSession.builder.master("local[2]")
         .appName(app_name)
