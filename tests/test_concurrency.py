@@ -100,7 +100,10 @@ def another_process_writing(path, seconds):
         assert holder.stdout.readline() == "held\n"
         yield
     finally:
-        assert holder.wait(timeout=60) == 0
+        try:
+            assert holder.wait(timeout=60) == 0
+        finally:
+            holder.stdout.close()  # the pipe is the test's to close (left to the collector: a ResourceWarning)
 
 
 def test_a_write_waiting_for_another_process_lock_sends_lock_wait_about_once_a_second(store, caplog):
