@@ -183,7 +183,8 @@ def test_as_of_inside_a_rolled_back_transaction_leaves_nothing_behind(store):
     for i in range(SNAPSHOT_EVERY + 5):  # the same stream versions again, other contents
         store.alter_view("a.v", ViewChange.set_property("k", f"kept {i}"))
     for event in store.history("a.v")[-7:]:
-        expected = ViewStore(store.path).load_view("a.v", as_of=event)
+        with ViewStore(store.path) as fresh:
+            expected = fresh.load_view("a.v", as_of=event)
         assert store.load_view("a.v", as_of=event) == expected
         assert expected.properties["k"].startswith("kept") and "only" not in expected.properties
 
@@ -553,7 +554,8 @@ def test_a_block_ends_only_in_the_thread_that_began_it(store, recorded):
     thread.start()
     thread.join(5)
     assert len(refused) == 1 and "thread that began it" in refused[0]
-    assert store.in_transaction and ViewStore(store.path).list_views() == [("a", "v")]  # still open, uncommitted
+    with ViewStore(store.path) as other:
+        assert store.in_transaction and other.list_views() == [("a", "v")]  # still open, uncommitted
     make(store, "a.x")
     block.__exit__(None, None, None)
     assert [s for s, *_ in recorded] == ["before", "before", "committed", "committed"]

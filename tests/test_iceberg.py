@@ -516,9 +516,9 @@ def test_import_iceberg_takes_what_read_metadata_returned_and_reads_nothing_agai
         store.import_iceberg(meta, "a.w")
     parsed = parse_metadata(json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text()))
     assert parsed.path is None and store.event_count() == count
-    other = ViewStore(tmp_path / "other.db")
-    other.import_iceberg(parsed, "a.v")
-    assert other.history("a.v")[0].source_location is None
+    with ViewStore(tmp_path / "other.db") as other:
+        other.import_iceberg(parsed, "a.v")
+        assert other.history("a.v")[0].source_location is None
 
 
 def test_import_gzip_and_uuid_clash(store, conformance, tmp_path):
