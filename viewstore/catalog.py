@@ -26,7 +26,7 @@ import uuid as uuidlib
 from contextlib import AbstractContextManager, closing as _closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Required, Sequence,
+from typing import (TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Required, Sequence,
                     TypeAlias, TypedDict, TypeVar)
 
 from . import signals
@@ -448,9 +448,10 @@ def _check_expected(value: Any) -> None:
 
 
 def _check_params(params: Any) -> None:
-    """Refuse query parameters that are no sequence or mapping, or that are text or bytes: sqlite3
-    would take 'alice' apart into five values ("there are 5 supplied") and b'x' into one number."""
-    if isinstance(params, (str, bytes, bytearray)) or not isinstance(params, (Sequence, Mapping)):
+    """Refuse query parameters that are no sequence or dict, or that are text or bytes: sqlite3
+    would take 'alice' apart into five values ("there are 5 supplied") and b'x' into one number, and
+    binds :name ones from a dict only (a UserDict it reads as a sequence, raising KeyError 0)."""
+    if isinstance(params, (str, bytes, bytearray)) or not isinstance(params, (Sequence, dict)):
         raise ValidationError(f"params must be a list or tuple of values (one per ?) or a dict (one per :name), "
                               f"not {params!r}; one value is given as [value]")
 
