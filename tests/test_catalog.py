@@ -801,6 +801,38 @@ def test_no_such_view_compares_a_bounded_window_of_a_large_namespace(store, monk
     assert _missing(lambda: store.load_view("s.zorders")) == "no such view: s.zorders (did you mean s.orders or s.aorders?)"
 
 
+
+def test_no_such_view_offers_at_most_three_names_compared_whole_only_across_namespaces(store):
+    """The suggestion's limits: of four close names three are offered, closest first; a name in its
+    own namespace is compared by its name alone (sharing the namespace makes no name close), while
+    every close namespace is searched, and across namespaces the whole names are held to the same
+    cutoff; a namespace of several levels is the typed one whole."""
+    for ident in ("s.ordrss", "s.ordrsa", "s.ordrs1", "s.oordrs", "team.abcd", "prod.abcdef", "a.b.orders",
+                  "sales.orders", "sals.orders", "salez.orders"):
+        make(store, ident)
+    assert _missing(lambda: store.load_view("s.ordrs")) == (
+        "no such view: s.ordrs (did you mean s.ordrss, s.ordrsa or s.ordrs1?)")  # not s.oordrs, the fourth
+    # abxy is no typo of abcd, though team.abxy and team.abcd are alike as whole names
+    assert _missing(lambda: store.load_view("team.abxy")) == "no such view: team.abxy"
+    # each of the three namespaces close to sale is searched, not the closest alone
+    assert _missing(lambda: store.load_view("sale.orders")) == (
+        "no such view: sale.orders (did you mean salez.orders, sales.orders or sals.orders?)")
+    # prod is close to prd, but prod.abcdef to prd.abcxyz less than the cutoff asks
+    assert _missing(lambda: store.load_view("prd.abcxyz")) == "no such view: prd.abcxyz"
+    assert _missing(lambda: store.load_view("a.b.ordrs")) == "no such view: a.b.ordrs (did you mean a.b.orders?)"
+
+
+def test_no_such_view_leaves_a_name_that_is_not_text_out_of_its_suggestions(store):
+    """A damaged views row whose name is a blob is no name to offer: not as the text of its bytes
+    (sales.b'orders') when the namespace is the one mistyped."""
+    make(store, "sales.orders")
+    make(store, "sales.other")
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("UPDATE views SET name = CAST('orders' AS BLOB) WHERE name = 'orders'")
+    raw.close()
+    with ViewStore(store.path) as reopened:
+        assert _missing(lambda: reopened.load_view("sale.orders")) == "no such view: sale.orders"
+
 def test_no_such_view_follows_the_view_that_held_the_name_last(tmp_path):
     path = tmp_path / "fates.db"
     store = ViewStore(path, actor="alice")
