@@ -1516,6 +1516,20 @@ def test_a_dialect_no_engine_and_not_sqlglot_has_is_stored_with_a_note_on_stderr
         "note: dialect 'trinno' is not one sqlglot knows; stored as given\n")
 
 
+
+def test_a_dialect_is_known_to_an_engine_or_to_sqlglot_in_any_case(run):
+    """A dialect is compared as lower case, with the engines' and with sqlglot's (whose names are
+    lower case): FLINK, which sqlglot lacks, and DuckDB, which it has, are given no note."""
+    def invoke(*args):
+        result = CliRunner().invoke(main, ["--db", str(run.db), "--actor", "carol", *args])
+        assert result.exit_code == 0, result.output
+        return result.stderr
+
+    assert invoke("create", "s.v", "--dialect", "FLINK", "--sql", "SELECT 1 AS x") == ""
+    assert invoke("alter", "s.v", "--add-representation", "DuckDB", "SELECT 1 AS x") == ""
+    assert invoke("alter", "s.v", "--add-representation", "DuckDBX", "SELECT 1 AS x") == (
+        "note: dialect 'DuckDBX' is not one sqlglot knows; stored as given\n")
+
 def _second(event_json):
     """An event's time as a no-such-view message gives it: to the second."""
     return dt.datetime.fromisoformat(event_json["occurred_at"]).strftime("%Y-%m-%d %H:%M:%S")
