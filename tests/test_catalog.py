@@ -1881,6 +1881,16 @@ def test_representations_of_the_wrong_kind_are_named_as_such(store, representati
     assert store.event_count() == before and store.list_views() == [("sales", "daily")]
 
 
+
+def test_representations_given_as_bytes_get_no_hint_of_a_dialect(store):
+    """The hint of a dialect is for SQL text alone: bytes are no SQL, and [('spark', b'...')] would be
+    refused in turn, so the message names the argument's kind only."""
+    with pytest.raises(ValidationError) as raised:
+        store.create_view("sales.other", columns=COLS, representations=b"SELECT 1", default_namespace="sales")
+    assert str(raised.value) == ("representations must be a list of SQLRepresentation(dialect, sql) or "
+                                 "(dialect, sql), not b'SELECT 1'")
+    assert store.event_count() == 0
+
 @pytest.mark.parametrize("fields, message", [
     ({"kind": "set_property"}, "bad property key None"),
     ({"kind": "set_property", "key": "k", "value": 5}, "property 'k' must have a string value"),
