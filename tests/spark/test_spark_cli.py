@@ -1038,3 +1038,14 @@ def test_spark_register_of_every_namespace_in_a_dialect_no_view_has_names_those_
     assert (result.exit_code, result.stderr) == (0, ""), result.output
     assert result.stdout.splitlines()[-1] == ("no stored view has SQL in the dialect 'klingon'; theirs: trino "
                                               "(--dialect names the one to register)"), result.stdout
+
+
+def test_the_spark_group_s_help_says_how_to_install_what_it_needs():
+    """``viewstore spark --help`` says how to install pyspark (INSTALL_SPARK, as every message that needs
+    it), and keeps its examples as written (\\b: not rewrapped)."""
+    from viewstore.errors import INSTALL_SPARK
+
+    result = CliRunner().invoke(main, ["spark", "--help"])
+    assert result.exit_code == 0, result.output
+    assert f"Work with the store from Spark (needs pyspark; {INSTALL_SPARK})." in " ".join(result.output.split())
+    assert "\n      viewstore spark check sales --master 'local[2]'\n      viewstore spark check --json\n" in result.output
