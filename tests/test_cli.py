@@ -1530,6 +1530,15 @@ def test_a_dialect_is_known_to_an_engine_or_to_sqlglot_in_any_case(run):
     assert invoke("alter", "s.v", "--add-representation", "DuckDBX", "SELECT 1 AS x") == (
         "note: dialect 'DuckDBX' is not one sqlglot knows; stored as given\n")
 
+
+def test_create_with_json_still_notes_an_unknown_dialect_on_stderr(run):
+    """--json leaves the note on stderr, as replace's: stdout holds the view's JSON alone."""
+    result = CliRunner().invoke(main, ["--db", str(run.db), "--actor", "carol", "create", "s.v", "--dialect", "sprk",
+                                       "--sql", "SELECT 1 AS x", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["representations"][0]["dialect"] == "sprk"
+    assert result.stderr == "note: dialect 'sprk' is not one sqlglot knows; stored as given\n"
+
 def _second(event_json):
     """An event's time as a no-such-view message gives it: to the second."""
     return dt.datetime.fromisoformat(event_json["occurred_at"]).strftime("%Y-%m-%d %H:%M:%S")
