@@ -701,3 +701,11 @@ def test_a_malformed_record_writes_nothing(spark, store, target):
         with pytest.raises(ValidationError):
             write_metastore_table(spark, record, replace=True)
     assert read_metastore_table(spark, target, "bad") == before
+
+
+def test_a_remote_metastore_is_named_by_its_uris_without_a_database_url():
+    """A client of a remote metastore usually sets no JDBC address (the metastore service holds it):
+    it is named by its URIs, not as Hive's default embedded Derby database."""
+    assert metastore_named("thrift://hms:9083", "", "") == "the metastore at thrift://hms:9083"
+    assert metastore_named("thrift://a:9083,thrift://b:9083", "", "/w") == (
+        "the metastore at thrift://a:9083,thrift://b:9083 (warehouse /w)")
