@@ -822,6 +822,15 @@ def test_no_such_view_offers_at_most_three_names_compared_whole_only_across_name
     assert _missing(lambda: store.load_view("a.b.ordrs")) == "no such view: a.b.ordrs (did you mean a.b.orders?)"
 
 
+
+def test_no_such_view_finds_a_first_letter_typo_in_a_namespace_of_a_hundred_views(store):
+    """The default window is wide enough for a namespace of some hundred views to be compared whole:
+    a typo in the first letter, which sorts the name away from its own, is still offered."""
+    for i in range(100):
+        make(store, f"s.p{i:02}")
+    make(store, "s.orders")
+    assert _missing(lambda: store.load_view("s.zorders")) == "no such view: s.zorders (did you mean s.orders?)"
+
 def test_no_such_view_leaves_a_name_that_is_not_text_out_of_its_suggestions(store):
     """A damaged views row whose name is a blob is no name to offer: not as the text of its bytes
     (sales.b'orders') when the namespace is the one mistyped."""
