@@ -2355,7 +2355,6 @@ def test_query_params_of_one_bare_value_are_refused_saying_how_to_give_it(store,
     assert store.query("SELECT count(*) AS n FROM events WHERE actor = :who", {"who": "alice"}) == [{"n": 1}]
 
 
-
 def test_query_params_that_sqlite3_cannot_bind_are_refused_and_other_sequences_are_taken(store):
     """sqlite3 binds :name parameters from a dict only: a UserDict, a Mapping with __getitem__, it takes
     for a sequence and reads params[0] (a KeyError reached the caller), a mappingproxy it refuses; both
@@ -2366,21 +2365,22 @@ def test_query_params_that_sqlite3_cannot_bind_are_refused_and_other_sequences_a
     make(store)
     named = "SELECT count(*) AS n FROM events WHERE actor = :who"
     for params in (collections.UserDict(who="alice"), types.MappingProxyType({"who": "alice"}), bytearray(b"alice")):
-        message = ("params must be a list or tuple of values (one per ?) or a dict (one per :name), "
-                   f"not {params!r}; one value is given as [value]")
-        with pytest.raises(ValidationError) as raised:
-            store.query(named, params)
-        assert str(raised.value) == message
-        with pytest.raises(ValidationError) as raised:
+        def stream(params=params):
             with store.stream_query(named, params):
                 pass
-        assert str(raised.value) == message
+
+        for call in (lambda params=params: store.query(named, params), stream):
+            with pytest.raises(ValidationError) as raised:
+                call()
+            assert str(raised.value) == ("params must be a list or tuple of values (one per ?) or a dict (one per "
+                                         f":name), not {params!r}; one value is given as [value]")
     positional = "SELECT count(*) AS n FROM events WHERE stream_version = ?"
     for params in (range(1, 2), collections.UserList([1])):
         assert store.query(positional, params) == [{"n": 1}]
         with store.stream_query(positional, params) as rows:
             assert list(rows) == [{"n": 1}]
     assert store.query(named, collections.OrderedDict(who="alice")) == [{"n": 1}]  # a dict subclass is a dict
+
 
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_ends_a_query_that_would_run_for_ever_with_what_its_handler_raises(tmp_path, signal_number):
