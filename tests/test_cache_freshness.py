@@ -79,6 +79,7 @@ def test_a_call_returning_after_a_newer_commit_does_not_cache_its_older_state(tm
     assert store.load_view("a.v").stream_version == 3
     store.alter_view("a.v", ViewChange.set_property("k", "v"))  # decided from the current state
     assert store.load_view("a.v").stream_version == 4
+    store.close()
 
 
 def test_a_load_reads_one_state_while_another_store_commits_in_the_middle(tmp_path, monkeypatch):
@@ -102,6 +103,7 @@ def test_a_load_reads_one_state_while_another_store_commits_in_the_middle(tmp_pa
     assert mine.load_view("a.v").current_version_id == 2  # and the next load sees it
 
     theirs.alter_view("a.v", ViewChange.update_comment("bump again"))
+    mine.close()
     mine = ViewStore(tmp_path / "s.db", actor="me")
     load = mine._projections.load
 
@@ -115,6 +117,8 @@ def test_a_load_reads_one_state_while_another_store_commits_in_the_middle(tmp_pa
     with pytest.raises(NoSuchViewError, match=_gone("a.v", r"renamed to a.w \(live\)")):
         mine.load_view("a.v")
     assert mine.load_view("a.w").comment == "bump again"
+    mine.close()
+    theirs.close()
 
 
 def test_a_cached_view_catches_up_with_foreign_commits_as_a_fresh_store_reads_them(tmp_path):
@@ -214,6 +218,8 @@ def test_a_repair_by_another_stores_rebuild_reaches_the_cache(tmp_path):
     assert mine.load_view("a.v").properties == {"owner": "eve"}
     assert theirs.rebuild()["views"] == 1  # a second repair, told as the first was
     assert mine.load_view("a.v").properties == {"owner": "alice"}
+    mine.close()
+    theirs.close()
 
 
 def test_a_snapshot_repaired_by_another_stores_rebuild_reaches_as_of(tmp_path):
@@ -257,6 +263,7 @@ def test_the_cache_holds_a_bounded_number_of_views(tmp_path, monkeypatch):
             assert len(store._cache) <= 3
     store.alter_view("a.v0", ViewChange.update_comment("still right after being forgotten"))
     assert store.load_view("a.v0").comment == "still right after being forgotten"
+    store.close()
 
 
 def test_a_write_that_adds_a_version_reuses_the_other_version_models(tmp_path):
@@ -268,7 +275,9 @@ def test_a_write_that_adds_a_version_reuses_the_other_version_models(tmp_path):
     assert second.versions[0] is first.versions[0] and third.versions[:2] == second.versions
     assert all(a is b for a, b in zip(third.versions, second.versions))
     assert [v.version_id for v in third.versions] == [1, 2, 3]
-    assert third == ViewStore(tmp_path / "s.db", actor="other").load_view("a.v")  # as a fresh read builds it
+    with ViewStore(tmp_path / "s.db", actor="other") as other:
+        assert third == other.load_view("a.v")  # as a fresh read builds it
+    store.close()
 
 
 # -- two stores on one file, random operations: every load agrees with a store that caches nothing --

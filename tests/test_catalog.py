@@ -65,7 +65,8 @@ def test_a_version_is_read_back_from_the_file_whole(store):
     view = make(store, summary={"engine-name": "spark", "engine-version": "4.0"}, default_catalog="cat")
     store.replace_view("sales.daily", columns=[("id", "bigint")], representations=[("spark", "SELECT 2 AS id")],
                        default_namespace="other", summary={"engine-name": "trino"})
-    again = ViewStore(store.path, catalog="prod", actor="alice").load_view("sales.daily")
+    with ViewStore(store.path, catalog="prod", actor="alice") as other:
+        again = other.load_view("sales.daily")
     assert again.versions == store.load_view("sales.daily").versions
     first = again.version(1)
     assert (first.summary, first.default_catalog, first.default_namespace) == (
@@ -1238,8 +1239,8 @@ def test_rebuild_equals_live_projections(store):
 
 def test_the_last_modifier_is_who_made_the_last_change_live_and_after_a_rebuild(store):
     make(store)
-    bob = ViewStore(store.path, catalog="prod", actor="bob")
-    changed = bob.alter_view("sales.daily", ViewChange.update_comment("by bob"))
+    with ViewStore(store.path, catalog="prod", actor="bob") as bob:
+        changed = bob.alter_view("sales.daily", ViewChange.update_comment("by bob"))
     assert (changed.audit.creator, changed.audit.last_modifier) == ("alice", "bob")
     live = store.load_view("sales.daily").audit
     assert (live.creator, live.last_modifier, live.last_modified_time_ms) == ("alice", "bob", changed.audit.last_modified_time_ms)
@@ -1316,6 +1317,7 @@ def test_a_view_read_from_damaged_projections_is_read_again_after_the_rebuild_th
     assert reader.load_view("sales.daily").properties["team"] == "damaged"  # what the damaged row says
     assert reader.rebuild()["views"] == 1
     assert reader.load_view("sales.daily").properties["team"] == "finance"
+    reader.close()
 
 
 def test_as_of_after_a_rebuild_reads_the_repaired_snapshot_not_the_damaged_one_it_parsed(store):
@@ -1423,6 +1425,7 @@ def test_an_import_of_a_file_lets_go_of_the_files_versions_before_it_writes(stor
     assert len(view.version_ids) == 200 and held == {"writing": 200}
     del view
     assert versions_alive() == before
+    into.close()
 
 
 def test_an_import_whose_name_or_uuid_is_taken_is_refused_before_its_events_are_made(store):

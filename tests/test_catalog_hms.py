@@ -586,7 +586,8 @@ def test_an_iceberg_view_in_hms_imports_its_whole_history(store, tmp_path):
     path.write_text(json.dumps(metadata))
     view = store.import_hms(iceberg_record(path.as_uri(), metadata["view-uuid"]))
 
-    reference = ViewStore(tmp_path / "reference.db", actor="alice").import_iceberg(path, "db.iv")
+    with ViewStore(tmp_path / "reference.db", actor="alice") as into:
+        reference = into.import_iceberg(path, "db.iv")
     assert view.uuid == reference.uuid == metadata["view-uuid"]
     assert (view.versions, view.version_log, view.current_version_id) == \
         (reference.versions, reference.version_log, reference.current_version_id)
@@ -626,7 +627,8 @@ def test_an_iceberg_record_points_at_a_metadata_file_that_describes_the_view(sto
     assert record["parameters"]["metadata_location"] == written.absolute().as_uri()
     assert record["viewOriginalText"] == "SELECT 42" and store.event_count() == before
     # the record and the file it names bring the current view into another store
-    other = ViewStore(tmp_path / "other.db", actor="bob").import_hms(record)
+    with ViewStore(tmp_path / "other.db", actor="bob") as into:
+        other = into.import_hms(record)
     assert other.representations == store.load_view("db.renamed").representations
 
     remote = "s3://wh/db/renamed/metadata/00002-x.metadata.json"
@@ -729,7 +731,8 @@ def test_an_iceberg_view_with_upper_case_representation_types_imports(store, tmp
     path = tmp_path / "00001-x.metadata.json"
     path.write_text(json.dumps(metadata))
     view = store.import_hms(iceberg_record(str(path)))
-    reference = ViewStore(tmp_path / "reference.db", actor="alice").import_iceberg(path, "db.iv")
+    with ViewStore(tmp_path / "reference.db", actor="alice") as into:
+        reference = into.import_iceberg(path, "db.iv")
     assert view.representations == reference.representations and view.representations
 
 

@@ -643,6 +643,8 @@ def _another_process(path, what, queue):
         queue.put((what, "written"))
     except ConcurrencyError as e:
         queue.put((what, "busy" if e.busy else "lost"))
+    finally:
+        store.close()
 
 
 def test_other_processes_wait_for_the_block_and_read_what_was_committed(store):

@@ -43,6 +43,12 @@ def create(run, ident="s.v", *extra):
     return run("create", ident, "--sql", "SELECT 1 AS x", "--column", "x:int:the x", *extra)
 
 
+def read(db, method, *args):
+    """``store.method(*args)`` of a store opened on ``db`` for that one read (and closed again)."""
+    with ViewStore(db) as store:
+        return getattr(store, method)(*args)
+
+
 def test_create_show_json(run):
     create(run, "s.v", "--comment", "hello", "--property", "k=v", "--summary", "engine-name=spark",
            "--default-catalog", "cat", "--security-mode", "invoker")
@@ -135,7 +141,7 @@ def test_errors_are_one_line_with_exit_code_1(run):
                  ["alter", "s.v", "--comment", "x", "--expected-version", "9"]):
         out = run(*args, code=1)
         assert out.startswith("error: ") and out.count("\n") == 1 and "Traceback" not in out, (args, out)
-    assert ViewStore(run.db).event_count() == 1
+    assert read(run.db, "event_count") == 1
 
 
 @pytest.mark.parametrize("args", [["create", "s.w", "--sql", "SELECT 1", "--dialect", " spark"],
@@ -146,7 +152,7 @@ def test_a_bad_dialect_is_one_sentence_with_exit_code_1_as_a_bad_identifier_is(r
     exit code 1, said once ('bad representation: dialect: bad dialect' said it three times)."""
     create(run)
     assert run(*args, code=1) == "error: bad dialect ' spark': it must not be empty, begin or end with whitespace\n"
-    assert ViewStore(run.db).event_count() == 1
+    assert read(run.db, "event_count") == 1
 
 
 def test_rollback_to_a_negative_version_id_says_what_it_says_of_any_version_the_view_lacks(run):
@@ -164,7 +170,7 @@ def test_rollback_to_a_negative_version_id_says_what_it_says_of_any_version_the_
                        "--expected-version must be a whole number of 0 or more, not '-1'")
     assert usage_error(run("rollback", "s.v", "-x", code=2), "No such option '-x'")
     assert usage_error(run("rollback", "s.v", "-1", "2", code=2), "Got unexpected extra argument")
-    assert ViewStore(run.db).event_count() == 1
+    assert read(run.db, "event_count") == 1
 
 
 def usage_error(out, message):
@@ -225,7 +231,7 @@ def test_a_command_line_that_cannot_be_right_is_a_usage_error_with_exit_code_2(r
     other, is click's usage error, as a number out of range is; what the store refuses exits 1."""
     create(run)
     assert usage_error(run(*args, code=2), message)
-    assert ViewStore(run.db).event_count() == 1
+    assert read(run.db, "event_count") == 1
 
 
 def test_a_usage_error_on_a_missing_db_is_still_a_usage_error_and_starts_no_file(run):
@@ -519,7 +525,7 @@ def test_environment_variables(tmp_path, monkeypatch):
     monkeypatch.setenv("VIEWSTORE_ACTOR", "dave")
     result = CliRunner().invoke(main, ["create", "e.v", "--sql", "SELECT 1"])
     assert result.exit_code == 0, result.output
-    assert ViewStore(tmp_path / "env.db").load_view("e.v").audit.creator == "dave"
+    assert read(tmp_path / "env.db", "load_view", "e.v").audit.creator == "dave"
 
 
 def test_query_is_read_only(run):
@@ -691,7 +697,7 @@ def test_markup_like_data_prints_as_it_is_in_every_command(run, tmp_path, monkey
     out = run("--actor", "[/who]", "create", "ns.[/b]", "--sql", sql, "--column", "x:int:[red]c[/red]",
               "--comment", "closing [/x] tag :smile:", "--property", "[k]=[/v]", "--default-catalog", "[cat]")
     assert out == "created ns.[/b] (version 1, stream version 1)\n"
-    assert ViewStore(run.db).load_view("ns.[/b]").representations[0].sql == sql
+    assert read(run.db, "load_view", "ns.[/b]").representations[0].sql == sql
     show = run("show", "ns.[/b]")
     for text in ("ns.[/b]", sql, "[red]c[/red]", "closing [/x] tag :smile:", "[k]", "[/v]", "by [/who] at",
                  "default catalog and namespace: [cat].ns"):
@@ -741,7 +747,7 @@ def test_query_json_gives_blobs_as_hex_and_infinities_as_strings(run):
     rows = json.loads(run("query", "SELECT x'00ff' AS b, x'' AS e, 1e999 AS inf, -1e999 AS ninf, NULL AS n, 1.5 AS r",
                           "--json"))
     assert rows == [{"b": "00FF", "e": "", "inf": "Infinity", "ninf": "-Infinity", "n": None, "r": 1.5}]
-    assert rows[0]["b"] == ViewStore(run.db).query("SELECT hex(x'00ff') AS h")[0]["h"]
+    assert rows[0]["b"] == read(run.db, "query", "SELECT hex(x'00ff') AS h")[0]["h"]
     table = run("query", "SELECT x'00ff' AS b")
     assert "00FF" in table and "\\x" not in table
 
@@ -868,7 +874,7 @@ def test_out_of_range_numbers_are_usage_errors(run, args, message):
     create(run)
     out = run(*args, code=2)
     assert usage_error(out, "") and out.splitlines()[-1] == f"Error: {message}", out
-    assert ViewStore(run.db).event_count() == 1
+    assert read(run.db, "event_count") == 1
 
 
 def test_the_largest_whole_number_sqlite_holds_is_taken(run):
@@ -900,7 +906,7 @@ def test_a_number_option_given_no_number_says_what_it_wants(run, args, message):
     assert usage_error(out, "") and out.splitlines()[-1] == f"Error: {message}", out
     error = json.loads(CliRunner().invoke(main, ["--db", str(run.db), *args, "--json"]).stderr)["error"]
     assert error == {"type": "UsageError", "message": message, "exit_code": 2}
-    assert ViewStore(run.db).event_count() == 1
+    assert read(run.db, "event_count") == 1
 
 
 def test_bad_database_paths_are_one_line_errors(tmp_path):
@@ -935,7 +941,7 @@ def test_other_bad_input_is_one_clear_line(run, tmp_path):
         assert usage_error(out, "") and out.splitlines()[-1] == f"Error: Invalid value for {name}: must not be empty", \
             (args, out)
     assert not (tmp_path / "metadata").exists()
-    assert ViewStore(run.db).event_count() == 1
+    assert read(run.db, "event_count") == 1
 
 
 def test_a_real_process_prints_markup_like_data_and_errors_without_a_traceback(tmp_path):
@@ -970,14 +976,14 @@ def test_json_of_rollback_rename_drop_export_import_is_the_api_result(run, tmp_p
     create(run)
     run("replace", "s.v", "--sql", "SELECT 2 AS x", "--column", "x:int")
     rolled = json.loads(run("rollback", "s.v", "1", "--json"))
-    assert rolled == view_to_json(ViewStore(run.db).load_view("s.v")) and rolled["current_version_id"] == 1
+    assert rolled == view_to_json(read(run.db, "load_view", "s.v")) and rolled["current_version_id"] == 1
     renamed = json.loads(run("rename", "s.v", "t.w", "--json"))
-    assert renamed == view_to_json(ViewStore(run.db).load_view("t.w")) and renamed["identifier"] == "t.w"
+    assert renamed == view_to_json(read(run.db, "load_view", "t.w")) and renamed["identifier"] == "t.w"
     exported = json.loads(run("export", "t.w", "--location", str(tmp_path / "loc"), "--json"))
     assert exported["identifier"] == "t.w" and exported["path"].startswith(str(tmp_path / "loc" / "metadata"))
     assert json.loads(Path(exported["path"]).read_text())["view-uuid"] == renamed["uuid"]
     imported = json.loads(run("--db", str(tmp_path / "b.db"), "import", exported["path"], "u.x", "--json"))
-    assert imported == view_to_json(ViewStore(tmp_path / "b.db").load_view("u.x"))
+    assert imported == view_to_json(read(tmp_path / "b.db", "load_view", "u.x"))
     assert imported["uuid"] == renamed["uuid"] and imported["current_version_id"] == 1
     assert json.loads(run("drop", "t.w", "--json")) == {"identifier": "t.w", "dropped": True}
     assert json.loads(run("drop", "t.w", "--if-exists", "--json")) == {"identifier": "t.w", "dropped": False}
@@ -2251,7 +2257,7 @@ def test_a_closed_pipe_keeps_a_failing_reports_exit_code(tmp_path):
     reader.stdout.close()
     assert reader.wait(timeout=120) == 1  # a record failed, whether or not anybody read the report
     reader.stderr.close()
-    assert [".".join(i) for i in ViewStore(db).list_views()] == ["sales.ok_view"]
+    assert [".".join(i) for i in read(db, "list_views")] == ["sales.ok_view"]
 
 
 @pytest.mark.parametrize("name", ["a#b.db", "q?x.db", "50%41.db", "sp ace.db"])
@@ -2846,7 +2852,7 @@ def test_without_db_or_viewstore_db_the_store_is_viewstore_db_in_the_current_fol
     result = CliRunner().invoke(main, ["--actor", "carol", "create", "s.v", "--sql", "SELECT 1"])
     assert result.exit_code == 0, result.output
     assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("viewstore.db-")] == ["viewstore.db"]
-    assert ViewStore(tmp_path / "viewstore.db").load_view("s.v").audit.creator == "carol"
+    assert read(tmp_path / "viewstore.db", "load_view", "s.v").audit.creator == "carol"
     assert CliRunner().invoke(main, ["list"]).output == "s.v\n"
 
 

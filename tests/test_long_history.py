@@ -231,6 +231,7 @@ def test_a_view_keeps_its_versions_when_later_writes_add_some(tmp_path):
     assert [v.version_id for v in before.versions] == [1, 2, 3] and len(before.version_log) == 3
     assert [v.version_id for v in after.versions] == [1, 2, 3, 4] and len(after.version_log) == 4
     assert after.versions[:3] == before.versions and after.versions[0] is before.versions[0]
+    store.close()
 
 
 def test_a_vetoed_write_leaves_no_version_behind(tmp_path):
@@ -252,8 +253,10 @@ def test_a_vetoed_write_leaves_no_version_behind(tmp_path):
     assert store.load_view("a.v").stream_version == 3
     after = store.alter_view("a.v", ViewChange.update_representation("spark", "kept"))
     assert [v.version_id for v in after.versions] == [1, 2, 3, 4] and after.sql_for("spark") == "kept"
-    assert after == ViewStore(tmp_path / "s.db", actor="other").load_view("a.v")
+    with ViewStore(tmp_path / "s.db", actor="other") as other:
+        assert after == other.load_view("a.v")
     assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
+    store.close()
 
 
 def test_a_lazily_built_view_is_a_plain_value(tmp_path):
@@ -329,7 +332,8 @@ def test_show_json_is_pydantic_json_dump_of_the_view(tmp_path):
 
 def test_threads_building_the_versions_at_once_get_the_same_tuple(tmp_path):
     build(tmp_path / "s.db", 200)
-    view = ViewStore(tmp_path / "s.db", actor="me").load_view("a.v")
+    store = ViewStore(tmp_path / "s.db", actor="me")
+    view = store.load_view("a.v")
     barrier, got = threading.Barrier(8), []
 
     def read():
@@ -343,6 +347,7 @@ def test_threads_building_the_versions_at_once_get_the_same_tuple(tmp_path):
         t.join()
     assert len(got) == 8 and all(v is got[0][0] and log is got[0][1] for v, log in got)
     assert len(got[0][0]) == 200
+    store.close()
 
 
 def _damage(path, version_id, column="columns", value="x"):
