@@ -1140,3 +1140,69 @@ def test_thread_holds_a_store_inside_a_block_and_a_receiver_run_under_the_store(
             raise ValueError("rolled back")
     assert seen == {"block": True, "other thread": False, "after": False, "receiver": True, "failed": True}
     assert not thread_holds_a_store()
+
+
+# -- a name given up and taken again inside one block (the log is asked of a name the rows hold free) --
+
+def _agrees_after_commit(store, name, uuids):
+    """The file's log and rows agree (a rebuild repairs nothing; a fresh store reads the same views),
+    and the events of ``name`` are those of the views ``uuids``, in that order of creation."""
+    views = {ident: store.load_view(ident) for ident in store.list_views()}
+    assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
+    with ViewStore(store.path, actor="bob") as fresh:
+        assert {ident: fresh.load_view(ident) for ident in fresh.list_views()} == views
+        assert list(dict.fromkeys(e.view_id for e in fresh.events(view=name))) == uuids
+        assert fresh.history(name)[-1].view_id == uuids[-1]
+
+
+def test_a_name_dropped_inside_a_block_is_created_again_in_it(store):
+    old = make(store, "a.v")
+    with store.transaction():
+        assert store.drop_view("a.v")
+        new = make(store, "a.v")
+    assert new.uuid != old.uuid and store.list_views() == [("a", "v")]
+    _agrees_after_commit(store, "a.v", [old.uuid, new.uuid])
+
+
+def test_a_name_renamed_away_inside_a_block_is_created_again_in_it(store):
+    old = make(store, "a.v")
+    with store.transaction():
+        store.rename_view("a.v", "a.moved")
+        new = make(store, "a.v")
+    assert store.list_views() == [("a", "moved"), ("a", "v")]
+    assert store.load_view("a.moved").uuid == old.uuid and store.load_view("a.v").uuid == new.uuid
+    _agrees_after_commit(store, "a.v", [old.uuid, new.uuid])
+
+
+def test_another_view_is_renamed_into_a_name_dropped_inside_the_same_block(store):
+    old, other = make(store, "a.v"), make(store, "a.w")
+    with store.transaction():
+        store.drop_view("a.v")
+        store.rename_view("a.w", "a.v")
+    assert store.list_views() == [("a", "v")] and store.load_view("a.v").uuid == other.uuid
+    _agrees_after_commit(store, "a.v", [old.uuid, other.uuid])
+
+
+def test_a_replace_view_creates_a_name_dropped_inside_the_same_block(store):
+    old = make(store, "a.v")
+    with store.transaction():
+        store.drop_view("a.v")
+        new = store.replace_view("a.v", columns=COLS, representations=[("spark", "SELECT 2 AS x")],
+                                 default_namespace="a")
+    assert new.uuid != old.uuid and new.stream_version == 1 and new.sql_for("spark") == "SELECT 2 AS x"
+    _agrees_after_commit(store, "a.v", [old.uuid, new.uuid])
+
+
+def test_a_name_another_write_of_the_block_took_is_refused_and_writes_nothing(store):
+    old, other = make(store, "a.v"), make(store, "a.w")
+    with store.transaction():
+        store.drop_view("a.v")
+        new = make(store, "a.v")
+        before = snapshot(store)
+        with pytest.raises(ViewAlreadyExistsError, match="^view already exists: a.v$"):
+            make(store, "a.v")
+        with pytest.raises(ViewAlreadyExistsError):
+            store.rename_view("a.w", "a.v")
+        assert snapshot(store) == before
+    assert store.load_view("a.v").uuid == new.uuid and store.load_view("a.w").uuid == other.uuid
+    _agrees_after_commit(store, "a.v", [old.uuid, new.uuid])
