@@ -196,7 +196,8 @@ class AsOfMachine(RuleBasedStateMachine):
     @rule(name=VIEW_NAMES, ids=IMPORTED_IDS, data=st.data())
     def import_(self, name, ids, data):
         versions = [ViewVersion(version_id=i, timestamp_ms=1000 + 10 * k, schema_id=k % 2,
-                                columns=(Column("x", "int"),), representations=(SQLRepresentation("spark", f"SELECT {i}"),),
+                                columns=(Column("x", "int"),),
+                                representations=(SQLRepresentation("spark", f"SELECT {i}"),),
                                 default_namespace=("n",)) for k, i in enumerate(ids)]
         logged = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=6))
         log = [VersionLogEntry(timestamp_ms=1000 + 5 * k, version_id=i) for k, i in enumerate(logged)]

@@ -399,7 +399,8 @@ def test_as_of_time_travel(store):
     old = store.load_view("sales.renamed", as_of=t1)
     assert old.comment == "first" and old.current_version_id == 1 and old.identifier == ("sales", "daily")
     assert store.load_view("sales.daily", as_of=t1).uuid == old.uuid  # the name it had then
-    assert store.load_view("sales.daily", as_of=dt.datetime.fromtimestamp(t1 / 1000, dt.timezone.utc)).comment == "first"
+    assert store.load_view("sales.daily",
+                           as_of=dt.datetime.fromtimestamp(t1 / 1000, dt.timezone.utc)).comment == "first"
     before = dt.datetime.fromtimestamp((t1 - 10_000) / 1000, dt.timezone.utc).isoformat(timespec="milliseconds")
     begins = dt.datetime.fromtimestamp(t1 / 1000, dt.timezone.utc).isoformat(timespec="milliseconds")
     with pytest.raises(NoSuchViewError, match=f"^no view sales.daily existed at {re.escape(before)} "
@@ -1243,7 +1244,8 @@ def test_the_last_modifier_is_who_made_the_last_change_live_and_after_a_rebuild(
         changed = bob.alter_view("sales.daily", ViewChange.update_comment("by bob"))
     assert (changed.audit.creator, changed.audit.last_modifier) == ("alice", "bob")
     live = store.load_view("sales.daily").audit
-    assert (live.creator, live.last_modifier, live.last_modified_time_ms) == ("alice", "bob", changed.audit.last_modified_time_ms)
+    assert (live.creator, live.last_modifier, live.last_modified_time_ms) == ("alice", "bob",
+                                                                              changed.audit.last_modified_time_ms)
     conn = sqlite3.connect(store.path)
     with conn:
         conn.execute("DELETE FROM views")
@@ -1751,7 +1753,8 @@ BAD_CALLS = {
     "identifier with a dot": (ValidationError, lambda s: make(s, ("sal.es", "v"))),
     "empty sql": (ValidationError, lambda s: make(s, "sales.x", representations=[("spark", "  ")])),
     "no representation": (ValidationError, lambda s: make(s, "sales.x", representations=[])),
-    "duplicate dialect": (ValidationError, lambda s: make(s, "sales.x", representations=[("spark", "a"), ("SPARK", "b")])),
+    "duplicate dialect": (ValidationError,
+                          lambda s: make(s, "sales.x", representations=[("spark", "a"), ("SPARK", "b")])),
     "duplicate dialect in batch": (ValidationError, lambda s: s.alter_view(
         "sales.daily", ViewChange.add_representation(("trino", "a")), ViewChange.add_representation(("Trino", "b")))),
     "existing dialect added": (ValidationError, lambda s: s.alter_view(
@@ -1778,7 +1781,8 @@ BAD_CALLS = {
     "non-string comment": (ValidationError, lambda s: make(s, "sales.x", comment=5)),
     "blank default catalog": (ValidationError, lambda s: make(s, "sales.x", default_catalog=" ")),
     "blank default namespace level": (ValidationError, lambda s: make(s, "sales.x", default_namespace=["sales", " "])),
-    "columns left out": (ValidationError, lambda s: make(s, "sales.x", columns=None)),  # [] is no columns; None is no list
+    "columns left out": (ValidationError,
+                         lambda s: make(s, "sales.x", columns=None)),  # [] is no columns; None is no list
     "empty summary key": (ValidationError, lambda s: make(s, "sales.x", summary={"": "v"})),
     "summary key not valid Unicode": (ValidationError, lambda s: make(s, "sales.x", summary={"\ud800": "v"})),
     "representation of three parts": (ValidationError, lambda s: make(s, "sales.x", representations=[
@@ -1794,7 +1798,8 @@ BAD_CALLS = {
     "three strings as representations": (ValidationError, lambda s: make(s, "sales.x", representations=[
         "spark", "SELECT 1", "trino"])),
     # a ViewChange refuses a bad argument when it is built, not as an error of another kind in the batch
-    "non-string comment in batch": (ValidationError, lambda s: s.alter_view("sales.daily", ViewChange.update_comment(5))),
+    "non-string comment in batch": (ValidationError,
+                                    lambda s: s.alter_view("sales.daily", ViewChange.update_comment(5))),
     "non-string property in batch": (ValidationError, lambda s: s.alter_view(
         "sales.daily", ViewChange.set_property("k", 5))),
     "empty property key removed": (ValidationError, lambda s: s.alter_view(
@@ -2142,8 +2147,10 @@ def test_import_view_refuses_what_the_store_cannot_hold_and_writes_nothing(store
     (SQLRepresentation.model_construct(dialect="spark", sql=" "), "^the SQL of a representation must not be empty$"),
     (SQLRepresentation.model_construct(dialect=" spark", sql="SELECT 1"),
      "^bad dialect ' spark': it must not be empty, begin or end with whitespace$"),
-    (SQLRepresentation.model_construct(dialect="spark", sql=None), "^bad representation: sql: Input should be a valid string$"),
-    (SQLRepresentation.model_construct(sql="SELECT 1"), "^bad representation: dialect: Input should be a valid string$"),
+    (SQLRepresentation.model_construct(dialect="spark", sql=None),
+     "^bad representation: sql: Input should be a valid string$"),
+    (SQLRepresentation.model_construct(sql="SELECT 1"),
+     "^bad representation: dialect: Input should be a valid string$"),
 ])
 def test_a_representation_made_without_validation_is_refused_by_every_write_and_writes_nothing(store, bad, message):
     """create, replace and alter (add and update) took such a representation as it was: pydantic's own
@@ -2151,7 +2158,8 @@ def test_a_representation_made_without_validation_is_refused_by_every_write_and_
     make(store)
     count = store.event_count()
     calls = [lambda: store.create_view("sales.other", columns=COLS, representations=[bad], default_namespace=["sales"]),
-             lambda: store.replace_view("sales.daily", columns=COLS, representations=[bad], default_namespace=["sales"]),
+             lambda: store.replace_view("sales.daily", columns=COLS,
+                                        representations=[bad], default_namespace=["sales"]),
              lambda: store.alter_view("sales.daily", ViewChange("add_representation", representation=bad)),
              lambda: store.alter_view("sales.daily", ViewChange("update_representation", representation=bad))]
     for call in calls:
@@ -2188,7 +2196,8 @@ def test_models_made_without_validation_but_valid_are_taken_as_built_ones(store)
     made = store.create_view("a.v", columns=[col], representations=[rep], default_namespace=["a"])
     assert (made.columns, made.representations) == ((Column("Day", "date"),), (SQLRepresentation("trino", rep.sql),))
     other = SQLRepresentation.model_construct(dialect="spark", sql="SELECT current_date() AS day")
-    assert store.alter_view("a.v", ViewChange("add_representation", representation=other)).dialects == ("trino", "spark")
+    assert store.alter_view("a.v",
+                            ViewChange("add_representation", representation=other)).dialects == ("trino", "spark")
     version = ViewVersion.model_construct(version_id=1, timestamp_ms=1000, schema_id=0, columns=(col,),
                                           representations=(rep,), default_catalog=None, default_namespace=("a",),
                                           summary={})
@@ -2801,7 +2810,8 @@ def test_a_representation_change_keeps_the_rest_of_the_current_version(store):
     view = store.alter_view("sales.daily", ViewChange.add_representation(("trino", "SELECT 1")))
     assert view.current_version_id == 2
     assert view.columns == tuple(columns) and view.columns[0].nullable is False
-    assert (view.default_catalog, view.default_namespace, view.summary) == ("lake", ("a", "b"), {"engine-name": "spark"})
+    assert (view.default_catalog, view.default_namespace, view.summary) == ("lake",
+                                                                            ("a", "b"), {"engine-name": "spark"})
     assert view.current_version.schema_id == view.version(1).schema_id == 0
 
 
@@ -3245,7 +3255,8 @@ def test_ctrl_c_while_an_import_dumps_a_version_is_a_keyboard_interrupt_and_writ
                            default_namespace="s")
         path = source.export_iceberg("s.v", tmp_path / "v")
     with ViewStore(tmp_path / "b.db") as store:
-        with _interrupt_in_a_column_type_str("model_dump", "dumping", "<genexpr>", "dump"), pytest.raises(KeyboardInterrupt):
+        with _interrupt_in_a_column_type_str("model_dump", "dumping", "<genexpr>",
+                                             "dump"), pytest.raises(KeyboardInterrupt):
             store.import_iceberg(path, "s.w")
         assert store.event_count() == 0 and not store.view_exists("s.w")
         assert store.import_iceberg(path, "s.w").columns == (Column(name="x", type="int"),)
@@ -3263,7 +3274,8 @@ def _diff_of_a_column_type(store):
 
 
 @pytest.mark.parametrize("dump", ["model_dump", "model_dump_json"])
-@pytest.mark.parametrize("model", ["column", "version", "diff", "diff's pair", "event", "imported file", "hms definition"])
+@pytest.mark.parametrize("model",
+                         ["column", "version", "diff", "diff's pair", "event", "imported file", "hms definition"])
 def test_ctrl_c_while_a_model_holding_columns_dumps_itself_is_a_keyboard_interrupt(tmp_path, dump, model):
     """A Ctrl-C that came while a Column, a ViewVersion, a ViewDiff or one of its BeforeAfter pairs
     of columns, an event, an imported file's ImportedView or a metastore's ViewDefinition dumped a

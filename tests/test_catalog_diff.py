@@ -77,7 +77,8 @@ def test_a_replace_shows_its_new_version_sql_and_column_types(store):
 
 def test_a_representation_added_is_its_dialect_and_sql(store):
     make(store)
-    store.alter_view("sales.daily", ViewChange.add_representation(("trino", "SELECT day, count(*) FROM orders GROUP BY 1")))
+    store.alter_view("sales.daily",
+                     ViewChange.add_representation(("trino", "SELECT day, count(*) FROM orders GROUP BY 1")))
     diff = store.diff_view("sales.daily", before=store.history("sales.daily")[0])
     assert diff.representations_added == (SQLRepresentation("trino", "SELECT day, count(*) FROM orders GROUP BY 1"),)
     assert not diff.representations_changed and not diff.representations_removed

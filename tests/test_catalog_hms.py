@@ -632,7 +632,8 @@ def test_an_iceberg_record_points_at_a_metadata_file_that_describes_the_view(sto
     assert other.representations == store.load_view("db.renamed").representations
 
     remote = "s3://wh/db/renamed/metadata/00002-x.metadata.json"
-    assert store.export_hms("db.renamed", "iceberg", metadata_location=remote)["parameters"]["metadata_location"] == remote
+    assert store.export_hms("db.renamed", "iceberg",
+                            metadata_location=remote)["parameters"]["metadata_location"] == remote
     monkeypatch.chdir(tmp_path)
     relative = store.export_hms("db.renamed", "iceberg", metadata_location="out/m.json")
     assert relative["parameters"]["metadata_location"] == (tmp_path / "out" / "m.json").as_uri()

@@ -750,7 +750,8 @@ def test_a_lookup_error_inside_rolls_back_what_came_before(store):
     with pytest.raises(NoSuchViewError, match="^no such view: a.missing$"):
         with store.transaction():
             make(store, "a.new")
-            store.alter_view("a.missing", ViewChange.update_comment("x"))  # the block does not catch it: the whole transaction goes
+            store.alter_view("a.missing",
+                             ViewChange.update_comment("x"))  # the block does not catch it: the whole transaction goes
     assert store.event_count() == 0 and store.list_views() == []
 
 

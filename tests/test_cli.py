@@ -894,7 +894,8 @@ def test_the_largest_whole_number_sqlite_holds_is_taken(run):
      "--expected-version must be a whole number of 0 or more, not 'v1'"),
     (["replace", "s.v", "--sql", "SELECT 1", "--expected-version", "x"],
      "--expected-version must be a whole number of 0 or more, not 'x'"),
-    (["rename", "s.v", "s.w", "--expected-version", "x"], "--expected-version must be a whole number of 0 or more, not 'x'"),
+    (["rename", "s.v", "s.w", "--expected-version", "x"],
+     "--expected-version must be a whole number of 0 or more, not 'x'"),
     (["drop", "s.v", "--expected-version", "x"], "--expected-version must be a whole number of 0 or more, not 'x'"),
     (["rollback", "s.v", "one"], "VERSION_ID must be a whole number, not 'one'"),
 ])
@@ -1325,7 +1326,8 @@ def test_diff_to_a_time_compares_with_the_view_as_it_was_then(run):
 
 def test_diff_of_a_dialect_spelt_anew_with_the_same_sql_says_so(run):
     create(run, "s.v", "--representation", "Trino", "SELECT 1 AS x")
-    run("replace", "s.v", "--sql", "SELECT 1 AS x", "--representation", "trino", "SELECT 1 AS x", "--column", "x:int:the x")
+    run("replace", "s.v", "--sql", "SELECT 1 AS x", "--representation", "trino",
+        "SELECT 1 AS x", "--column", "x:int:the x")
     lines = run("diff", "s.v", "--from-event", "1").splitlines()
     assert lines[2:] == ["representation Trino → trino: changed", "(the same SQL)"]  # not a heading over nothing
 
@@ -1440,7 +1442,8 @@ def test_diff_prints_a_default_namespace_of_two_parts_dotted_on_either_side(run)
         store.replace_view("s.v", columns=[Column("x", "int")], representations=[("spark", "SELECT 1 AS x")],
                            default_namespace=["sales", "us"])
     assert "default namespace: sales.eu → sales.us" in run("diff", "s.v", "--from-event", "1").splitlines()
-    assert "default namespace: sales.us → sales.eu" in run("diff", "s.v", "--from-event", "2", "--to-event", "1").splitlines()
+    assert "default namespace: sales.us → sales.eu" in run("diff", "s.v", "--from-event", "2",
+                                                           "--to-event", "1").splitlines()
 
 
 def test_diff_of_a_column_comment_removed_shows_it_blank_after_the_arrow(run):
@@ -1497,7 +1500,8 @@ def test_show_of_a_mistyped_name_offers_the_close_live_names(run):
     create(run, "sales.orders")
     assert run("show", "sales.ordrs", code=1) == "error: no such view: sales.ordrs (did you mean sales.orders?)\n"
     error = json.loads(run("show", "sales.ordrs", "--json", code=1))["error"]
-    assert (error["type"], error["message"]) == ("NoSuchViewError", "no such view: sales.ordrs (did you mean sales.orders?)")
+    assert (error["type"], error["message"]) == ("NoSuchViewError",
+                                                 "no such view: sales.ordrs (did you mean sales.orders?)")
 
 
 def test_a_dialect_no_engine_and_not_sqlglot_has_is_stored_with_a_note_on_stderr(run):
@@ -2180,7 +2184,8 @@ def test_times_remembered_by_the_second_print_as_a_datetime_prints_them():
             at = epoch + dt.timedelta(milliseconds=ms)
         except OverflowError:
             return f"{ms} ms", f"{ms} ms"
-        return (at.isoformat(timespec="milliseconds"), f"{at.year:04d}-{at:%m-%d %H:%M:%S}.{at.microsecond // 1000:03d}")
+        return (at.isoformat(timespec="milliseconds"),
+                f"{at.year:04d}-{at:%m-%d %H:%M:%S}.{at.microsecond // 1000:03d}")
 
     first, last = -62135596800000, 253402300799999
     rng = random.Random(3)
@@ -2283,7 +2288,8 @@ def test_control_characters_in_stored_text_reach_the_terminal_escaped(run):
 
 def test_a_querys_column_names_reach_the_terminal_escaped(run):
     create(run)
-    for sql in ('SELECT 1 AS "\x1b]0;pwned\x07", 2 AS "\u202eb"', 'SELECT 1 AS "\x1b]0;pwned\x07", 2 AS "\u202eb" WHERE 0'):
+    for sql in ('SELECT 1 AS "\x1b]0;pwned\x07", 2 AS "\u202eb"',
+                'SELECT 1 AS "\x1b]0;pwned\x07", 2 AS "\u202eb" WHERE 0'):
         out = run("query", sql)
         assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, out
         assert "\\x1b]0;pwned\\x07" in out and "\\u202eb" in out, out
@@ -2608,8 +2614,10 @@ def test_a_usage_error_of_a_json_command_is_a_json_object_with_exit_code_2(tmp_p
 @pytest.mark.parametrize("args, kind, message", [
     (["--db", "", "list", "--json"], "BadParameter", "Invalid value for '--db': must not be empty"),
     (["show", "--json"], "MissingParameter", "Missing argument 'IDENTIFIER'."),
-    (["show", "s.v", "--as-of", "0", "--at-event", "1", "--json"], "UsageError", "give --as-of or --at-event, not both"),
-    (["diff", "s.v", "--from", "0", "--from-event", "1", "--json"], "UsageError", "give --from or --from-event, not both"),
+    (["show", "s.v", "--as-of", "0", "--at-event", "1", "--json"], "UsageError",
+     "give --as-of or --at-event, not both"),
+    (["diff", "s.v", "--from", "0", "--from-event", "1", "--json"], "UsageError",
+     "give --from or --from-event, not both"),
     (["audit", "--limit", "-1", "--json"], "UsageError", "--limit must be a whole number of 0 or more, not '-1'"),
     (["alter", "s.v", "--json"], "UsageError", "nothing to change: give at least one change option"),
     (["spark", "check", "--conf", "novalue", "--json"], "UsageError", "bad --conf 'novalue': use KEY=VALUE"),

@@ -399,7 +399,8 @@ def test_every_option_the_docs_name_is_one_the_command_has():
             if words[:1] == ["viewstore"]:
                 command, allowed = main, _options(main)
                 for word in words[1:]:
-                    sub = command.get_command(click.Context(command), word) if isinstance(command, click.Group) else None
+                    sub = command.get_command(click.Context(command),
+                                              word) if isinstance(command, click.Group) else None
                     if sub is not None:
                         command = sub
                         allowed = allowed | _options(sub)

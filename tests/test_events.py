@@ -218,7 +218,8 @@ def test_one_read_builds_each_column_and_representation_once_for_all_its_events(
     view's versions mostly repeat them), not one for every event that carries them."""
     every_event_type(store)
     events = store.events()
-    versions = [v for e in events for v in ((e.version,) if getattr(e, "version", None) else getattr(e, "versions", ()))]
+    versions = [v for e in events for v in ((e.version,) if getattr(e, "version",
+                                                                    None) else getattr(e, "versions", ()))]
     columns = [c for v in versions for c in v.columns]
     representations = [r for v in versions for r in v.representations]
     assert len({id(c) for c in columns}) == len(set(columns)) < len(columns)
@@ -361,7 +362,8 @@ def test_damaged_rows_end_in_the_corrupt_log_error_validation_raises(kind, paylo
 
 @pytest.mark.parametrize("kind, payload", [
     ("view.rolled_back", {"current_version_id": 2**31, "log_entry": LOG_ENTRY}),
-    ("view.imported", {"source": "test", "versions": [VERSION], "current_version_id": 2**31, "version_log": [LOG_ENTRY]}),
+    ("view.imported",
+     {"source": "test", "versions": [VERSION], "current_version_id": 2**31, "version_log": [LOG_ENTRY]}),
 ])
 def test_the_payload_readers_take_no_current_version_id_beyond_32_bits(kind, payload):
     """A version id is an Iceberg int: the library writes no larger current version id."""

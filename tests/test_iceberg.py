@@ -276,7 +276,8 @@ def test_an_export_over_a_latest_file_it_cannot_read_names_that_file_and_writes_
     first = store.export_iceberg("a.one", tmp_path / "loc")
     first.write_text("{not json")
     store.alter_view("a.one", ViewChange.update_comment("changed"))
-    with pytest.raises(IcebergMetadataError, match=f"cannot check the view UUID at .*{first.name} is not view metadata"):
+    with pytest.raises(IcebergMetadataError,
+                       match=f"cannot check the view UUID at .*{first.name} is not view metadata"):
         store.export_iceberg("a.one", tmp_path / "loc")
     assert sorted(p.name for p in first.parent.iterdir()) == sorted([first.name, "version-hint.text"])
 
@@ -584,7 +585,8 @@ def test_a_view_uuid_in_a_spelling_other_than_the_specs_is_refused(store, confor
 
 
 @pytest.mark.parametrize("spelling", ["FA6506C3-7681-40C8-86DC-E36561F83385", "fa6506c3-7681-40C8-86dc-E36561F83385"])
-def test_a_view_uuid_in_the_specs_spelling_is_kept_and_exported_for_every_reader(store, conformance, tmp_path, spelling):
+def test_a_view_uuid_in_the_specs_spelling_is_kept_and_exported_for_every_reader(store,
+                                                                                 conformance, tmp_path, spelling):
     view = store.import_iceberg(_with_view_uuid(conformance, tmp_path, spelling), "a.v")
     assert view.uuid == spelling
     exported = store.export_iceberg("a.v", tmp_path / "out")
@@ -674,7 +676,8 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
     # read as strictly as the reference reads (JsonUtil.getInt / getBool): no coercion
     (lambda m: m["versions"][0].update({"version-id": "1"}), "versions.0.version-id: Input should be a valid integer"),
     (lambda m: m.update({"current-version-id": 2**31}), "current-version-id: Input should be less than or equal"),
-    (lambda m: [v.update({"schema-id": 2**63}) for v in m["versions"]], "schema-id: Input should be less than or equal"),
+    (lambda m: [v.update({"schema-id": 2**63}) for v in m["versions"]],
+     "schema-id: Input should be less than or equal"),
     (lambda m: m["versions"][1].update({"timestamp-ms": 2**64}), "timestamp-ms: Input should be less than or equal"),
     (lambda m: m["versions"][1].update({"timestamp-ms": 1.0}), "timestamp-ms: Input should be a valid integer"),
     (lambda m: m["versions"][1]["summary"].update({"n": 1}), "summary.n: Input should be a valid string"),
@@ -1609,7 +1612,8 @@ def test_an_export_of_a_view_unchanged_since_it_wrote_the_latest_file_knows_it_b
     other = store.export_iceberg("a.v", tmp_path / "elsewhere")  # another location: another name
     assert other.name == f"00000-{export_uuid(view.uuid, 3, last.commit_id, tmp_path / 'elsewhere', False)}.metadata.json"
     assert other.name != first.name and load(other)[0]["versions"] == load(first)[0]["versions"]
-    assert sorted(p.name for p in (loc / "metadata").iterdir()) == sorted([first.name, zipped.name, "version-hint.text"])
+    assert sorted(p.name for p in (loc / "metadata").iterdir()) == sorted([first.name,
+                                                                           zipped.name, "version-hint.text"])
 
 
 def test_a_copy_of_the_store_that_went_on_apart_exports_its_own_state_at_the_same_stream_version(store, tmp_path):
@@ -1636,7 +1640,8 @@ def _file_uuid(path):
     return uuid.UUID(path.name[6:42])
 
 
-@pytest.mark.parametrize("damage", ["the projection claims an event the log lacks", "the log lacks the projection's event"])
+@pytest.mark.parametrize("damage",
+                         ["the projection claims an event the log lacks", "the log lacks the projection's event"])
 def test_an_export_of_a_view_whose_projection_and_log_disagree_is_refused(store, tmp_path, damage):
     """The name of an exported file is the state it holds, by the commit of the view's last event in
     the log (export_uuid). Where the projection's stream version is not the log's last of the view

@@ -53,7 +53,8 @@ def test_duplicate_stream_version_is_a_concurrency_error_and_rolls_back(tmp_path
 
 @pytest.mark.parametrize("bad, raised, message", [
     (event(0), ViewStoreError, "the database refused the write: CHECK constraint failed: stream_version >= 1"),
-    (event(2).model_copy(update={"actor": "me\ud800"}), ValidationError, "text that is not valid Unicode cannot be stored"),
+    (event(2).model_copy(update={"actor": "me\ud800"}), ValidationError,
+     "text that is not valid Unicode cannot be stored"),
 ], ids=["a check SQLite refuses", "a lone surrogate"])
 def test_a_write_the_database_refuses_is_a_typed_error_and_rolls_back(tmp_path, bad, raised, message):
     log = EventLog(connect(tmp_path / "x.db"))
@@ -288,7 +289,8 @@ def test_a_schema_version_that_is_not_a_number_is_a_corrupt_log_error(tmp_path):
     conn.execute("UPDATE meta SET value = 'two' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
-    with pytest.raises(CorruptLogError, match="x.db has a schema version in its meta table that is not a number: 'two'"):
+    with pytest.raises(CorruptLogError,
+                       match="x.db has a schema version in its meta table that is not a number: 'two'"):
         connect(tmp_path / "x.db")
 
 
@@ -449,7 +451,8 @@ def test_one_position_is_a_seek_of_its_rowid_and_a_range_reads_no_row_outside_it
                     {"actor": "me"}, {"since": 1}, {"types": ["view.created"]}, {}):
         assert _plan(log, since_position=3, until_position=3, **filters)[0] == seek, filters
     assert [e.stream_version for e in log.query(view_ids=["view-1"], since_position=3, until_position=3)] == [3]
-    assert _plan(log, since_position=2, until_position=4) == ["SEARCH events USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"]
+    assert _plan(log, since_position=2,
+                 until_position=4) == ["SEARCH events USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"]
     # the naming index's positions are bounded inside its subquery: its list holds none outside the range
     statements = []
     log.conn.set_trace_callback(statements.append)

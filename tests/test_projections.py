@@ -73,7 +73,8 @@ def test_fold_refuses_gaps_and_orphans():
     assert type(raised.value) is CorruptLogError
     with pytest.raises(CorruptLogError, match="^view.dropped at position 1 for view u, which was never created$"):
         apply(None, row(1, 1, "view.dropped"), {})
-    with pytest.raises(CorruptLogError, match="^view.created at position 2 for view u, which already exists$") as raised:
+    with pytest.raises(CorruptLogError,
+                       match="^view.created at position 2 for view u, which already exists$") as raised:
         apply(created(), row(2, 2, "view.created"), {})
     assert type(raised.value) is CorruptLogError
 
@@ -240,8 +241,10 @@ def _two_versions_then(tmp_path, damage, value):
 
     path = tmp_path / "s.db"
     with ViewStore(path, actor="me") as store:
-        store.create_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 1")], default_namespace="a")
-        store.replace_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 2")], default_namespace="a")
+        store.create_view("a.v", columns=[("id", "int")],
+                          representations=[("spark", "SELECT 1")], default_namespace="a")
+        store.replace_view("a.v", columns=[("id", "int")],
+                           representations=[("spark", "SELECT 2")], default_namespace="a")
     with sqlite3.connect(path) as raw:
         raw.execute(damage, (value,))
     raw.close()
@@ -435,7 +438,8 @@ def test_a_snapshot_is_as_large_at_a_thousand_versions_as_at_a_hundred(tmp_path)
 
     path = tmp_path / "s.db"
     with ViewStore(path, actor="me") as store:
-        store.create_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 0")], default_namespace="a")
+        store.create_view("a.v", columns=[("id", "int")],
+                          representations=[("spark", "SELECT 0")], default_namespace="a")
         for i in range(1, 1000):  # every event a new version and a log entry
             store.replace_view("a.v", columns=[("id", "int")], representations=[("spark", f"SELECT {i}")],
                                default_namespace="a")
@@ -595,7 +599,8 @@ def test_as_of_folds_from_a_parsed_snapshot_as_it_was_each_time(tmp_path):
     from viewstore import ViewChange, ViewStore
 
     with ViewStore(tmp_path / "s.db", actor="me") as store:
-        store.create_view("a.v", columns=[("id", "int")], representations=[("spark", "SELECT 1")], default_namespace="a")
+        store.create_view("a.v", columns=[("id", "int")],
+                          representations=[("spark", "SELECT 1")], default_namespace="a")
         for i in range(2, SNAPSHOT_EVERY + 30):
             change = ViewChange.set_property("late", "1") if i == SNAPSHOT_EVERY + 20 else \
                 ViewChange.update_comment(f"c{i}")

@@ -760,7 +760,8 @@ class ReferenceMachine(RuleBasedStateMachine):
             expected = op.plan(trial, ctx)
         except Refused as refused:
             event(f"{_label(op)}: refused, {type(error).__name__}")   # --hypothesis-show-statistics
-            assert isinstance(error, refused.kinds), f"{op}: the model refuses it ({refused.kinds}); the store: {error!r}"
+            assert isinstance(error, refused.kinds), \
+                f"{op}: the model refuses it ({refused.kinds}); the store: {error!r}"
             assert not new, f"{op} was refused but appended {new}"
             if isinstance(error, ConcurrencyError):   # it names the versions, and it is a lost race, not a busy file
                 assert refused.stale == (error.expected, error.actual) and not error.busy, \
@@ -791,7 +792,8 @@ class ReferenceMachine(RuleBasedStateMachine):
                 assert uuid.UUID(e.view_id), f"{op}: {e.view_id!r} is not a UUID"
                 s.uuid = e.view_id
                 by_sid[e.view_id] = sid
-            versions[sid] = versions.get(sid, len(self.model.streams[sid].events) if sid in self.model.streams else 0) + 1
+            versions[sid] = versions.get(sid,
+                                         len(self.model.streams[sid].events) if sid in self.model.streams else 0) + 1
             assert (e.view_id, e.type, e.identifier, e.stream_version, e.actor) == \
                 (s.uuid, kind, ident, versions[sid], ACTORS[writer]), f"{op}: event {e} is not {(kind, ident)}"
         for e, wanted in zip(new, fields):

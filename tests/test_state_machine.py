@@ -38,7 +38,8 @@ class StoreMachine(RuleBasedStateMachine):
         except ViewStoreError:
             assert self.store.event_count() == count  # a failed call writes nothing
 
-    @rule(name=NAMES, cols=COLUMNS, reps=st.lists(st.tuples(DIALECTS, SQL), min_size=1, max_size=3), replace=st.booleans())
+    @rule(name=NAMES, cols=COLUMNS,
+          reps=st.lists(st.tuples(DIALECTS, SQL), min_size=1, max_size=3), replace=st.booleans())
     def create_or_replace(self, name, cols, reps, replace):
         call = self.store.replace_view if replace else self.store.create_view
         self.attempt(lambda: call(name, columns=cols, representations=reps, default_namespace=name.split(".")[:-1]))

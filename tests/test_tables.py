@@ -309,7 +309,8 @@ def test_a_table_of_every_kind_of_cell_looks_as_rich_draws_it():
     kinds = ["plain", "", " spaced ", "".join(map(chr, range(32, 127))), "esc\x1b[1m", "del\x7f", "two\nlines",
              "wide 漢字", "e\u0301", "😀", "\ud800", "a\nb\nc 漢", "tab\there", "line\u2028separator", "p\u2029",
              "\x85nel", "v\x0bf\x0c"]
-    rows = [(str(i), kinds[i % len(kinds)], kinds[(i * 5 + 3) % len(kinds)], "x" * (i % 9)) for i in range(3 * len(kinds))]
+    rows = [(str(i), kinds[i % len(kinds)], kinds[(i * 5 + 3) % len(kinds)],
+             "x" * (i % 9)) for i in range(3 * len(kinds))]
     rows.append(("last", "", "", ""))
     console = Console(file=io.StringIO(), width=250, markup=False, emoji=False, highlight=False)
     rich_table = data_table("n", "one", "two", "three", title="cells")
@@ -337,7 +338,8 @@ def test_a_column_with_breaks_gets_no_narrower_than_its_header():
 
     table = TextTable(TableColumn("n", None), TableColumn("view", 0, rank=1, breaks="."), TableColumn("text", 10))
     printed = _printed(table, [("1", "s.a.b", "one two three four five six")], 16)
-    assert printed[:5] == ["n  view  text", "─  ────  ───────", "1  s.a.  one two", "   b     three", "         four"], printed
+    assert printed[:5] == ["n  view  text", "─  ────  ───────", "1  s.a.  one two",
+                           "   b     three", "         four"], printed
 
 
 def test_a_column_with_breaks_breaks_a_cell_of_two_lines_within_each_line():
@@ -523,7 +525,8 @@ def test_a_long_table_is_laid_out_on_its_first_rows_and_a_later_wider_cell_widen
     lines = _long_table(1_000_000)
     assert len(lines) == 3 + TextTable.WINDOW + 3
     assert lines[:4] == ["┏━━━━━━┳━━━━━━┓", "┃ n    ┃ text ┃", "┡━━━━━━╇━━━━━━┩", "│ 0    │ x    │"]
-    assert lines[-4:] == ["│ 9999 │ x    │", "│ 10000 │ wider text │", "│ last  │ y          │", "└───────┴────────────┘"]
+    assert lines[-4:] == ["│ 9999 │ x    │", "│ 10000 │ wider text │",
+                          "│ last  │ y          │", "└───────┴────────────┘"]
 
 
 def test_a_later_cell_wider_than_its_column_wraps_in_it_where_a_wider_table_would_not_fit():
@@ -586,8 +589,10 @@ def test_a_later_number_wider_than_its_column_stays_whole_where_the_table_cannot
     monkeypatch.setattr(TextTable, "WINDOW", 2)
     time = "2026-11-25 18:43:50.232"
     console = Console(width=40, file=io.StringIO(), markup=False, emoji=False, highlight=False)
-    table = TextTable(TableColumn("pos", None), TableColumn("time (UTC)", 12, rank=2, snap=True), TableColumn("details", 16))
-    table.print(console, [["99998", time, "owner=finance"], ["99999", time, "owner=finance"], ["100000", time, "owner=finance"]])
+    table = TextTable(TableColumn("pos", None),
+                      TableColumn("time (UTC)", 12, rank=2, snap=True), TableColumn("details", 16))
+    table.print(console,
+                [["99998", time, "owner=finance"], ["99999", time, "owner=finance"], ["100000", time, "owner=finance"]])
     assert console.file.getvalue().splitlines()[-4:] == [
         "99999  2026-11-25    owner=finance", "       18:43:50.232", "100000  2026-11-25    owner=finance", "        18:43:50.232"]
     console = Console(width=24, file=io.StringIO(), markup=False, emoji=False, highlight=False)

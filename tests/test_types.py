@@ -12,7 +12,8 @@ from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapTyp
     ("bigint", "long"), ("BIGINT", "long"), ("long", "long"), ("integer", "int"), ("smallint", "int"),
     ("tinyint", "int"), ("int", "int"), ("boolean", "boolean"), ("bool", "boolean"), ("float", "float"),
     ("real", "float"), ("double", "double"), ("double precision", "double"), ("date", "date"),
-    ("time", "time"), ("time(3)", "time"), ("time(9)", "time"), ("time without time zone", "time"), ("timestamp", "timestamp"),
+    ("time", "time"), ("time(3)", "time"), ("time(9)", "time"), ("time without time zone",
+                                                                 "time"), ("timestamp", "timestamp"),
     ("timestamp(3)", "timestamp"), ("timestamp(6)", "timestamp"), ("timestamp(9)", "timestamp_ns"),
     ("TIMESTAMP(7) WITHOUT TIME ZONE", "timestamp_ns"), ("timestamp(6) with time zone", "timestamptz"),
     ("timestamp(9) with time zone", "timestamptz_ns"), ("array<timestamp(9)>", "list<timestamp_ns>"),
@@ -38,7 +39,8 @@ from viewstore.types import (MAX_DEPTH, DecimalType, FixedType, ListType, MapTyp
     ("clob", "string"), ("bytea", "binary"), ("bytes", "binary"), ("varbinary(16)", "binary"), ("binary(4)", "binary"),
     ("number(10,2)", "decimal(10,2)"), ("number", "decimal(10,0)"), ("dec(5)", "decimal(5,0)"),
     ("decimal(38,38)", "decimal(38,38)"), ("decimal(1,0)", "decimal(1,0)"),
-    ('struct<"a ""b""": int, `c``d`: int>', 'struct<`a "b"`: int, `c``d`: int>'), ("struct<1: int>", "struct<`1`: int>"),
+    ('struct<"a ""b""": int, `c``d`: int>',
+     'struct<`a "b"`: int, `c``d`: int>'), ("struct<1: int>", "struct<`1`: int>"),
     ("struct<_id: int>", "struct<_id: int>"), ("struct<a_b1: int>", "struct<a_b1: int>"),
     ("STRUCT<a: INT NOT NULL COMMENT 'x', b: ARRAY<INT NOT NULL>>",
      "struct<a: int not null comment 'x', b: list<int not null>>"),
@@ -204,7 +206,8 @@ def test_an_iceberg_json_number_larger_than_a_java_int_is_refused_whatever_its_z
 @pytest.mark.parametrize("data, message", [
     ("decimal(39,0)", "precision must be 1-38"),  # as the reference refuses it
     # beyond the reference, which takes these: no engine has such a type
-    ("decimal(0,0)", "precision must be 1-38"), ("decimal(5,6)", "scale 0-precision"), ("decimal(00,0)", "got \\(0,0\\)"),
+    ("decimal(0,0)", "precision must be 1-38"), ("decimal(5,6)",
+                                                 "scale 0-precision"), ("decimal(00,0)", "got \\(0,0\\)"),
     ("fixed[0]", "fixed length must be positive"), ("fixed[000]", "fixed length must be positive"),
 ])
 def test_an_iceberg_json_primitive_has_the_ranges_parse_type_keeps(data, message):
@@ -217,7 +220,8 @@ def _field(fid, name, ftype):
 
 
 @pytest.mark.parametrize("data, message", [
-    ({"type": "struct", "fields": [_field(1, "a", "int"), _field(1, "b", "int")]}, "id 1 is used twice: by 'a' and by 'b'"),
+    ({"type": "struct", "fields": [_field(1, "a", "int"), _field(1, "b", "int")]},
+     "id 1 is used twice: by 'a' and by 'b'"),
     ({"type": "struct", "fields": [_field(1, "a", "int"), _field(2, "b", {
         "type": "list", "element-id": 1, "element": "int", "element-required": False})]},
      "id 1 is used twice: by 'a' and by 'b.element'"),
@@ -253,7 +257,8 @@ def test_each_field_id_once_reads_however_the_ids_are_spread():
      "'required' must be a boolean"),
     ({"type": "struct", "fields": [{"id": 1, "name": "a", "type": "int"}]}, "missing boolean 'required'"),
     ({"type": "struct", "fields": [{"id": True, "name": "a", "required": False, "type": "int"}]}, "'id' must be a int"),
-    ({"type": "struct", "fields": [{"id": 2**31, "name": "a", "required": False, "type": "int"}]}, "'id' must be a int"),
+    ({"type": "struct", "fields": [{"id": 2**31, "name": "a", "required": False, "type": "int"}]},
+     "'id' must be a int"),
     ({"type": "struct", "fields": [{"id": -(2**31) - 1, "name": "a", "required": False, "type": "int"}]},
      "'id' must be a int"),
     ({"type": "struct", "fields": [{"id": 1, "name": 5, "required": False, "type": "int"}]}, "'name' must be a string"),

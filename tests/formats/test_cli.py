@@ -220,7 +220,8 @@ def test_import_an_iceberg_view_with_a_local_metadata_copy(run, tmp_path):
     conformance_file = ENGINE_VIEWS / "iceberg-view-in-hms.reconstructed.json"
     assert run("hms", "import", str(conformance_file), "db.v", code=1).startswith(
         "error: parameters.metadata_location: 's3://")
-    assert "imported db.v from an iceberg record (1 version, 1 event)" in run("hms", "import", str(conformance_file), "db.v", "--metadata", str(copy))
+    assert "imported db.v from an iceberg record (1 version, 1 event)" in run("hms", "import", str(conformance_file),
+                                                                              "db.v", "--metadata", str(copy))
 
 
 def _import_iceberg_record(run, tmp_path):
@@ -534,11 +535,13 @@ def test_a_run_again_counts_the_views_in_the_store_already_and_lists_what_says_s
     assert report["skipped"][1:] == [{"name": f"sales.{n}", "reason": "exists", "detail": f"view already exists: sales.{n}",
                                       "identifier": f"sales.{n}"} for n in [*(f"v{i}" for i in range(50)), "new"]]
     (failed,) = report["failed"]
-    assert (failed["name"], failed["identifier"], failed["error"]) == ("sales.broken", "sales.broken", "ValidationError")
+    assert (failed["name"], failed["identifier"], failed["error"]) == ("sales.broken",
+                                                                       "sales.broken", "ValidationError")
 
     dump.write_text(json.dumps([record("newer"), {**record("nameless"), "tableName": ""}]))
     report = json.loads(run("hms", "import", str(dump), "--json", code=1))
-    assert report["imported"] == [{"identifier": "sales.newer", "engine": "spark", "versions": 1, "name": "sales.newer"}]
+    assert report["imported"] == [{"identifier": "sales.newer", "engine": "spark",
+                                   "versions": 1, "name": "sales.newer"}]
     (failed,) = report["failed"]
     assert (failed["name"], failed["identifier"]) == ("record 1", None)  # a record that names no view
 

@@ -244,7 +244,8 @@ def _records(conformance, store):
                                               for d in ("spark", "trino", "hive", "flink")],
                              default_namespace=["db"], comment="c")
     records = {engine: formats.encode(view, engine) for engine in ("trino", "spark", "hive", "flink")}
-    records["iceberg"] = formats.encode(view, "iceberg", metadata_location="file:/wh/db/v/metadata/00000-x.metadata.json")
+    records["iceberg"] = formats.encode(view, "iceberg",
+                                        metadata_location="file:/wh/db/v/metadata/00000-x.metadata.json")
     for path in sorted((conformance / "engine-views").glob("*.json")):
         table = json.loads(path.read_text(encoding="utf-8")).get("hms_table")
         if table is not None:
@@ -297,7 +298,8 @@ def test_a_thrift_object_with_a_folder_and_a_serde_carries_them_as_its_dict_does
 
 
 @pytest.mark.parametrize("sd, cols, message", [
-    (StorageDescriptor(cols=[object()]), [{}], "sd.cols[0].name: must be a non-empty string, not None"),  # no attributes
+    (StorageDescriptor(cols=[object()]), [{}],
+     "sd.cols[0].name: must be a non-empty string, not None"),  # no attributes
     (StorageDescriptor(cols=[FieldSchema("a", 5)]), [{"name": "a", "type": 5}],
      "sd.cols[0].type: must be a non-empty string, not 5"),
     (StorageDescriptor(cols=7), 7, "sd.cols: must be a list, not int"),

@@ -123,7 +123,8 @@ def test_base64_without_padding_is_accepted_like_java_does(sql, padding):
     ({**MINIMAL, "columns": [{"name": "x", "type": "json"}]}, r"viewOriginalText\.columns\[0\]\.type: .*json"),
     ({**MINIMAL, "columns": [{"name": "x", "type": "bogus(1)"}]}, r"columns\[0\]\.type: .*unknown Trino type"),
     ({**MINIMAL, "columns": [{"type": "bigint"}]}, r"columns\[0\]\.name"),
-    ({**MINIMAL, "columns": [{"name": "", "type": "bigint"}]}, r"columns\[0\]\.name: must be a non-empty string, not ''"),
+    ({**MINIMAL, "columns": [{"name": "", "type": "bigint"}]},
+     r"columns\[0\]\.name: must be a non-empty string, not ''"),
     ({**MINIMAL, "columns": ["x"]}, r"^viewOriginalText\.columns\[0\]: must be an object with name and type"),
     ({**MINIMAL, "columns": [{"name": "x", "type": 7}]},
      r"^viewOriginalText\.columns\[0\]\.type: must be a Trino type signature, not 7"),
@@ -268,7 +269,8 @@ def test_encode_writes_the_path_when_recorded():
     assert formats.decode(out).properties[trino.PATH_KEY] == path
     with pytest.raises(ValidationError, match="hms.trino.path"):
         formats.encode(definition(properties={trino.PATH_KEY: "{"}), "trino")
-    with pytest.raises(ValidationError, match=r"^properties\.hms\.trino\.path: must be a JSON list, not \{'catalogName'"):
+    with pytest.raises(ValidationError,
+                       match=r"^properties\.hms\.trino\.path: must be a JSON list, not \{'catalogName'"):
         formats.encode(definition(properties={trino.PATH_KEY: '{"catalogName":"hive"}'}), "trino")
 
 

@@ -198,7 +198,8 @@ def test_import_a_whole_database(spark, hms, store):
         f"{hms}.{name}" for name in [*VIEWS, "v_trino", "v_iceberg"])
     assert {i.identifier.split(".")[1]: i.engine for i in report.imported} == {
         **{name: "spark" for name in VIEWS}, "v_trino": "trino", "v_iceberg": "iceberg"}
-    assert [(s.name, s.reason, s.detail) for s in report.skipped] == [(f"{hms}.orders", "not-a-view", "a MANAGED_TABLE")]
+    assert [(s.name, s.reason, s.detail) for s in report.skipped] == [
+        (f"{hms}.orders", "not-a-view", "a MANAGED_TABLE")]
     (failed,) = report.failed
     assert failed.name == f"{hms}.v_broken" and failed.error == "ValidationError"
     assert failed.message.startswith("viewOriginalText: malformed Base64")
@@ -469,7 +470,8 @@ def test_write_an_exported_record_reads_back_as_written(spark, store, target, en
     assert back["sd"]["serdeInfo"] == {"serializationLib": serde.get("serializationLib"),
                                        "parameters": serde.get("parameters") or {}}
     # Trino's empty location is left unset (Hive 2.3's metastore could not drop the view otherwise)
-    assert (written["sd"].get("location"), back["sd"]["location"]) == (("", None) if engine == "trino" else (None, None))
+    expected = ("", None) if engine == "trino" else (None, None)
+    assert (written["sd"].get("location"), back["sd"]["location"]) == expected
     # what the metastore adds, and nothing else: its times, and transient_lastDdlTime among the parameters
     assert set(back) - set(written) <= set(RUN_SPECIFIC)
     assert isinstance(back["createTime"], int) and back["createTime"] > 0 and back["lastAccessTime"] == 0

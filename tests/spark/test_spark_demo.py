@@ -202,7 +202,8 @@ def test_run_demo_with_no_session_running_starts_a_local_one_and_stops_it_at_the
             "from viewstore.spark import run_demo\n"
             "out = io.StringIO()\n"
             "result = run_demo(Console(file=out, width=250), namespace='own')\n"
-            "print(json.dumps({'out': out.getvalue(), 'registered': result.registered, 'steps': list(result.step_seconds),"
+            "print(json.dumps({'out': out.getvalue(), 'registered': result.registered, "
+            "'steps': list(result.step_seconds),"
             " 'same': result.totals_before == result.totals_rolled_back != result.totals_replaced,"
             " 'stopped': SparkContext._active_spark_context is None, 'local ip': os.environ.get('SPARK_LOCAL_IP'),"
             " 'the jvm s local ip': SparkContext._jvm.java.lang.System.getenv('SPARK_LOCAL_IP')}))\n")

@@ -199,7 +199,8 @@ def test_a_recorded_schema_mode_is_read_in_any_case_and_spacing_as_spark_reads_i
 def test_a_recorded_schema_mode_spark_does_not_know_gives_spark_s_default_and_the_summary_s_wins(spark, store, ns):
     """A mode of no meaning is left out of the statement (the copy registers with Spark's default),
     and a view with a mode in its summary and another in Spark's property takes the summary's."""
-    _stored(store, f"{ns}.unknown", "SELECT 1 AS x", ns, [Column("x", "int")], summary={"spark.schema-mode": "sometimes"})
+    _stored(store, f"{ns}.unknown", "SELECT 1 AS x", ns, [Column("x", "int")],
+            summary={"spark.schema-mode": "sometimes"})
     _stored(store, f"{ns}.both", "SELECT 1 AS x", ns, [Column("x", "int")], summary={"spark.schema-mode": "BINDING"},
             properties={"view.schemaMode": "EVOLUTION"})
     assert register_views(spark, store, ns).ok

@@ -210,7 +210,8 @@ COLUMNS = [Column("café", "string"), Column("n", "int", "a number", False)]
 def test_schema_to_record_records_only_what_the_columns_do_not_give_back():
     assert schema_to_record(columns_to_schema(COLUMNS).jsonValue(), COLUMNS) is None
     recorded = schema_to_record(_collated(), COLUMNS)
-    assert recorded == json.dumps(_collated(), separators=(",", ":"), ensure_ascii=False)  # compact, the name as written
+    assert recorded == json.dumps(_collated(), separators=(",", ":"),
+                                  ensure_ascii=False)  # compact, the name as written
     assert "café" in recorded and "\\u" not in recorded and ", " not in recorded
 
 
