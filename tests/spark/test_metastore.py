@@ -656,10 +656,20 @@ def test_a_metastore_is_named_by_its_uris_else_its_database_without_credentials(
 def test_write_into_a_missing_database_writes_nothing(spark, store, target):
     record = {**store.export_hms(_exportable(store, target, "m"), "hive"), "dbName": "no_such_db_here"}
     for replace in (False, True):
-        with pytest.raises(NoSuchViewError, match=r"^no database no_such_db_here in the metastore: create it first "
-                           r"\(CREATE DATABASE no_such_db_here in a Hive-enabled Spark session\)$"):
+        with pytest.raises(NoSuchViewError, match=r"^no database no_such_db_here in the embedded Derby metastore "):
             write_metastore_table(spark, record, replace=replace)
     assert not spark.catalog.databaseExists("no_such_db_here")
+
+
+def test_a_write_into_a_missing_database_names_the_metastore_asked_and_how_to_create_it(spark, store, target):
+    warehouse = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"))
+    record = {**store.export_hms(_exportable(store, target, "named"), "hive"), "dbName": "no_such_db_here"}
+    with pytest.raises(NoSuchViewError) as raised:
+        write_metastore_table(spark, record)
+    assert str(raised.value) == (
+        f"no database no_such_db_here in the embedded Derby metastore {warehouse.parent / 'metastore_db'} "
+        f"(warehouse file:{warehouse}): create it first (CREATE DATABASE no_such_db_here in a Spark session "
+        "with Hive support and the same settings)")
 
 
 def test_a_malformed_record_writes_nothing(spark, store, target):

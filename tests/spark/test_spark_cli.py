@@ -856,8 +856,9 @@ def test_spark_metastore_write_writes_the_engines_record(spark, store, ns):
     missing = runner.invoke(main, ["--db", str(store.path), "spark", "metastore-write", "no_such_db_here.v",
                                    "--engine", "spark"])
     assert (missing.exit_code, missing.stdout) == (1, "")
-    assert missing.stderr == ("error: no database no_such_db_here in the metastore: create it first "
-                              "(CREATE DATABASE no_such_db_here in a Hive-enabled Spark session)\n")
+    assert missing.stderr.startswith("error: no database no_such_db_here in the embedded Derby metastore ")
+    assert missing.stderr.endswith(": create it first (CREATE DATABASE no_such_db_here in a Spark session with "
+                                   "Hive support and the same settings)\n")
     assert not spark.catalog.databaseExists("no_such_db_here")
 
     iceberg = runner.invoke(main, [*args, "--engine", "iceberg"])

@@ -68,17 +68,20 @@ def _hive_client(spark: SparkSession, *, writes: bool = False) -> Any:
     return client
 
 
-def _no_database(client: Any, database: str) -> NoSuchViewError:
+def _no_database(client: Any, database: str, *, writes: bool = False) -> NoSuchViewError:
     """The error for a database the metastore lacks. It names the metastore that was asked and its
     warehouse (:func:`metastore_named`), since a database that seems missing is often one of another
     metastore (a session built without the intended settings starts an empty embedded one), and says
-    how to list what it holds.
+    what to do: for a read, how to list what it holds; for a write, how to create the database.
 
     Raises:
         What py4j raises (the caller turns it into an EngineError).
     """
     where = metastore_named(*(str(client.getConf(key, "") or "") for key in (
         "hive.metastore.uris", "javax.jdo.option.ConnectionURL", "hive.metastore.warehouse.dir")))
+    if writes:
+        return NoSuchViewError(f"no database {database} in {where}: create it first (CREATE DATABASE {database} "
+                               "in a Spark session with Hive support and the same settings)")
     return NoSuchViewError(f"no database {database} in {where}; SHOW DATABASES in a Spark session with Hive "
                            "support and the same settings lists those it holds")
 
@@ -397,8 +400,7 @@ def write_metastore_table(spark: SparkSession, record: Mapping[str, Any], *, rep
     client = _hive_client(spark, writes=True)
     try:
         if not client.databaseExists(database):
-            raise NoSuchViewError(f"no database {database} in the metastore: create it first "
-                                  f"(CREATE DATABASE {database} in a Hive-enabled Spark session)")
+            raise _no_database(client, database, writes=True)
         found = client.getRawHiveTableOption(database, name)
         existing = str(found.get().rawTable().getTableType()) if found.isDefined() else None
         if existing is not None and existing != VIRTUAL_VIEW:
