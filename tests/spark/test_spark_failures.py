@@ -575,3 +575,56 @@ def test_a_parse_errors_explanation_keeps_its_pointer_into_the_sql(spark):
     with pytest.raises(ParseException) as refused:
         spark.sql("SELEC 1")
     assert explanation(refused.value).endswith("== SQL ==\nSELEC 1\n^^^")
+
+
+def test_a_session_built_with_a_setting_spark_refuses_says_which_setting_not_that_the_metastore_is_silent(tmp_path):
+    """Spark checks a typed setting given to the builder only when it builds the session's state,
+    which the metastore's catalog needs too: its probe failed, and the call said the metastore did
+    not answer (with a word on Derby, for a session whose catalog is in memory). It names the
+    setting, its value and what Spark wants; nothing is written (a child process: the session's
+    broken state would be the whole JVM's)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from pathlib import Path\n"
+            "from pyspark.sql import SparkSession\n"
+            "from viewstore import Column, ViewStore\n"
+            "from viewstore.spark import events_dataframe, register_views\n"
+            "root = Path(sys.argv[1])\n"
+            "spark = (SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false')\n"
+            "         .config('spark.sql.catalogImplementation', 'in-memory')\n"
+            "         .config('spark.sql.warehouse.dir', str(root / 'warehouse'))\n"
+            "         .config('spark.sql.execution.arrow.maxRecordsPerBatch', 'ten').getOrCreate())\n"
+            "spark.sparkContext.setLogLevel('OFF')\n"
+            "with ViewStore(root / 'views.db') as store:\n"
+            "    store.create_view('s.v', columns=[Column('x', 'int')], default_namespace=('s',),\n"
+            "                      representations=[('spark', 'SELECT 1 AS x')])\n"
+            "    for call in (lambda: events_dataframe(spark, store), lambda: register_views(spark, store)):\n"
+            "        try:\n"
+            "            call()\n"
+            "        except Exception as e:\n"
+            "            print(type(e).__name__, e)\n"
+            "    print(store.event_count())\n"
+            "spark.stop()\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    refused = ("the session can run nothing: its setting spark.sql.execution.arrow.maxRecordsPerBatch is 'ten', "
+               "which Spark refuses (it should be a/an 'int' value) [INVALID_CONF_VALUE.TYPE_MISMATCH]; correct it "
+               "where the session is built")
+    assert done.stdout.splitlines() == [f"EngineError cannot move the event log into Spark: {refused}",
+                                        f"EngineError cannot register views: {refused}", "1"]
+
+
+def test_a_refused_setting_is_read_from_sparks_message_and_no_other_cause_is_taken_for_one():
+    from viewstore.spark.failures import _refused_setting
+
+    assert _refused_setting("[INVALID_CONF_VALUE.OUT_OF_RANGE_OF_OPTIONS] The value 'x' in the config \"a.b\" is "
+                            "invalid. It should be one of 'ON', 'OFF'. SQLSTATE: 22022") == (
+        "the session can run nothing: its setting a.b is 'x', which Spark refuses (it should be one of 'ON', 'OFF') "
+        "[INVALID_CONF_VALUE.OUT_OF_RANGE_OF_OPTIONS]; correct it where the session is built")
+    assert _refused_setting("[INVALID_CONF_VALUE.REQUIREMENT] The value '' in the config \"a.b\" is invalid.") == (
+        "the session can run nothing: its setting a.b is '', which Spark refuses [INVALID_CONF_VALUE.REQUIREMENT]; "
+        "correct it where the session is built")
+    assert _refused_setting("Another instance of Derby may have already booted the database /x/metastore_db.") is None

@@ -6,8 +6,9 @@ A call into Spark fails for one of two kinds of reasons, and viewstore tells the
   caller's input (:class:`~viewstore.errors.ValidationError` with Spark's error condition in
   brackets), or, in a report, the one view's failure.
 * The engine itself fails: the session was stopped, the JVM behind it is gone (py4j cannot reach
-  it), or the session's metastore does not answer (unreachable, its Derby database held by
-  another process). That is an :class:`~viewstore.errors.EngineError` saying so.
+  it), the session's metastore does not answer (unreachable, its Derby database held by
+  another process), or a setting the session was built with is one Spark refuses. That is an
+  :class:`~viewstore.errors.EngineError` saying so.
 
 Spark's errors do not say which kind they are (a metastore that cannot start shows as a Hive client
 error, a stopped session as ``INTERNAL_ERROR``), so the session is asked when a call fails: is it
@@ -217,10 +218,34 @@ def metastore_silent(spark: Any, error: BaseException | None = None) -> str | No
     try:
         jsession.sharedState().externalCatalog().databaseExists("default")
     except ENGINE_ERRORS as probe:
-        cause = (_root_cause(error) if error is not None else None) or _root_cause(probe) or explanation(
+        probed = _root_cause(probe)
+        refused = _refused_setting(probed or explanation(probe))
+        if refused is not None:  # the session's state cannot be built: the metastore was never asked
+            return refused
+        cause = (_root_cause(error) if error is not None else None) or probed or explanation(
             error if error is not None else probe)
         return f"the session's metastore does not answer: {_first_line(cause)}{_derby_hint(jsession)}"
     return None
+
+
+#: Spark's refusal of a setting's value: its condition, the value, the setting, what Spark wants
+_REFUSED_SETTING = re.compile(r"\[(INVALID_CONF_VALUE[\w.]*)\] The value '(.*)' in the config \"([^\"]+)\" is "
+                              r"invalid\.\s*(.*?)\s*(?:SQLSTATE: \w+)?$", re.DOTALL)
+
+
+def _refused_setting(cause: str) -> str | None:
+    """Why a session can run nothing when a setting it was built with is one Spark refuses (``ten``
+    for an int), naming the setting, its value and what Spark wants; None for any other cause. Spark
+    checks a typed setting given to the builder only when it builds the session's state, which every
+    statement and the metastore's catalog need, so it shows as any call failing."""
+    match = _REFUSED_SETTING.match(cause.strip())
+    if match is None:
+        return None
+    condition, value, setting, wants = match.groups()
+    wants = wants.rstrip(".")
+    wanted = f" ({wants[:1].lower()}{wants[1:]})" if wants else ""
+    return (f"the session can run nothing: its setting {setting} is '{value}', which Spark refuses{wanted} "
+            f"[{condition}]; correct it where the session is built")
 
 
 def _derby_hint(jsession: Any) -> str:
