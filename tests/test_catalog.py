@@ -790,6 +790,22 @@ def test_no_such_view_of_a_name_never_held_offers_the_close_live_names(store):
     assert store.view_exists("sales.ordrs") is False
 
 
+def test_history_of_a_name_never_held_offers_the_close_live_names_as_load_view_does(store):
+    for ident in ("sales.orders", "sales.order_lines", "crm.orders"):
+        make(store, ident)
+    make(store, "sales.ordered")
+    store.drop_view("sales.ordered")  # its history remains; a dropped view is not offered
+    def streamed(name):
+        with store.stream_history(name) as events:
+            return list(events)
+
+    for call in (store.history, streamed):
+        assert _missing(lambda: call("sales.ordrs")) == "no view was ever named sales.ordrs (did you mean sales.orders?)"
+        assert _missing(lambda: call("crn.orders")) == "no view was ever named crn.orders (did you mean crm.orders?)"
+        assert _missing(lambda: call("sales.nothing_like_it")) == "no view was ever named sales.nothing_like_it"
+    assert [e.type for e in store.history("sales.ordered")] == ["view.created", "view.dropped"]
+
+
 def test_no_such_view_compares_a_bounded_window_of_a_large_namespace(store, monkeypatch):
     import viewstore.catalog as catalog
     monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)

@@ -1076,7 +1076,8 @@ class ViewStore:
                 are read (a range given backwards holds none).
 
         Raises:
-            NoSuchViewError: no view, live or dropped, ever had that name.
+            NoSuchViewError: no view, live or dropped, ever had that name (the message offers the
+                live names close to it, as :meth:`load_view`'s does).
             ValidationError: a bad identifier or position.
         """
         ident = to_identifier(identifier)
@@ -1090,8 +1091,8 @@ class ViewStore:
         view_id = self._projections.latest_view_id(identifier_str(ident[:-1]), ident[-1])
         if view_id is None:
             renamed = self._log.streams_that_took(identifier_str(ident))
-            if not renamed:
-                raise NoSuchViewError(f"no view was ever named {identifier_str(ident)}")
+            if not renamed:  # a typo, as like as not: offer the close live names, as load_view does
+                raise NoSuchViewError(f"no view was ever named {identifier_str(ident)}{self._did_you_mean(ident)}")
             view_id = renamed[0]
         return view_id
 
@@ -1645,9 +1646,7 @@ class ViewStore:
         fate = self._log.let_go(name)
         if fate is None:
             self._free_in_log(ident)
-            close = self._close_names(ident)
-            hint = f" (did you mean {_either(close)}?)" if close else ""
-            return NoSuchViewError(f"no such view: {name}{hint}")
+            return NoSuchViewError(f"no such view: {name}{self._did_you_mean(ident)}")
         (position, kind, target, actor, ms), (last_kind, last_name) = fate
         if type(ms) is not int or not isinstance(actor, str):
             raise CorruptLogError(f"event at position {position} has a time that is not an integer or an "
@@ -1663,6 +1662,11 @@ class ViewStore:
         else:
             what = f"renamed to {target} {by}, now {last_name} (live)"
         return NoSuchViewError(f"no such view: {name} ({what}; its history remains)")
+
+    def _did_you_mean(self, ident: Identifier) -> str:
+        """`` (did you mean a or b?)`` naming the close live names (:meth:`_close_names`), or "" if none are."""
+        close = self._close_names(ident)
+        return f" (did you mean {_either(close)}?)" if close else ""
 
     def _close_names(self, ident: Identifier) -> list[str]:
         """The live views whose names are close to one no view ever had (difflib's ratio of at least
