@@ -513,6 +513,32 @@ def test_as_of_the_millisecond_a_names_history_begins_gives_no_hint_of_where_it_
         store.load_view("s.brief", as_of=5_999)
 
 
+def test_as_of_in_seconds_within_the_views_history_is_told_to_be_milliseconds(store):
+    """time.time() is seconds, and as_of epoch milliseconds: read as milliseconds it is a moment of
+    January 1970, before any history; when it would fall in the view's history read as seconds, the
+    error says so. Not for a time given otherwise, nor a number that would not fall there."""
+    make(store, "s.v")
+    now = time.time()
+    created = store.history("s.v")[0].occurred_at
+    for given in (now, int(now), str(int(now)), f" {int(now)} "):
+        seconds = int(float(given))
+        with pytest.raises(NoSuchViewError) as raised:
+            store.load_view("s.v", as_of=given)
+        assert str(raised.value) == (
+            f"no view s.v existed at {dt.datetime.fromtimestamp(seconds / 1000, dt.timezone.utc).isoformat(timespec='milliseconds')}"
+            f" (its history begins at {store.history('s.v')[0].occurred_at_datetime.isoformat(timespec='milliseconds')})"
+            f" (as_of is in epoch milliseconds; {seconds} looks like seconds)")
+    assert store.load_view("s.v", as_of=int(now) * 1000 + 1000).name == "v"  # as milliseconds it works
+    as_datetime = dt.datetime.fromtimestamp(int(now) / 1000, dt.timezone.utc)
+    for given in (as_datetime, as_datetime.isoformat(),  # the same moment, not given as a number
+                  created // 1000 - 1,  # seconds before the view's history began
+                  int(now) + 86_400,  # seconds of tomorrow
+                  500):
+        with pytest.raises(NoSuchViewError) as raised:
+            store.load_view("s.v", as_of=given)
+        assert "looks like seconds" not in str(raised.value) and "its history begins at" in str(raised.value)
+
+
 def test_as_of_uses_snapshots_for_long_streams(store):
     make(store)
     times = {}

@@ -306,6 +306,15 @@ def check_definition(columns: Sequence[ColumnLike], representations: Representat
             "summary": _summary(summary)}
 
 
+def _a_number(value: TimeLike) -> bool:
+    """Whether a time was given as a number (or a string of digits) that :func:`to_epoch_ms` reads as
+    epoch milliseconds, not as a datetime, a date or an ISO string."""
+    if isinstance(value, str):
+        text = value.strip()
+        return re.fullmatch(r"-?[0-9]+", text) is not None and not (len(text) == 8 and text.isdigit())  # a date
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def to_epoch_ms(value: TimeLike, what: str = "time") -> int:
     """Epoch milliseconds from a datetime (naive means UTC), a date, an ISO string or a number.
 
@@ -897,7 +906,9 @@ class ViewStore:
         that history says it was, a state this store never held itself.
 
         Raises:
-            NoSuchViewError: no live view has that identifier (at that time; or the event dropped it).
+            NoSuchViewError: no live view has that identifier (at that time, where the view's history
+                begins then said, and a number that read as seconds would fall in it said to look like
+                seconds; or the event dropped it).
             ValidationError: a bad identifier or time, or an event of no view that carried this
                 identifier, or not of this store's log.
             DamagedProjectionsError: the view's projection rows are damaged, or behind or ahead of
@@ -907,7 +918,7 @@ class ViewStore:
         if isinstance(as_of, Event):
             return self._load_at_event(ident, as_of)
         if as_of is not None:
-            return self._load_as_of(ident, to_epoch_ms(as_of, "as_of"))
+            return self._load_as_of(ident, to_epoch_ms(as_of, "as_of"), as_of)
         with self._lock:
             if self._closed or self._batch is not None:  # (a load from the cache need not call it)
                 self._usable()
@@ -968,7 +979,7 @@ class ViewStore:
                                       "by that event")
             return state_to_view(state)
 
-    def _load_as_of(self, ident: Identifier, ms: int) -> View:
+    def _load_as_of(self, ident: Identifier, ms: int, given: TimeLike) -> View:
         with self._reading():
             for view_id in self._log.streams_that_took(identifier_str(ident), until_ms=ms):
                 state = self._fold_until(view_id, ms)
@@ -988,6 +999,10 @@ class ViewStore:
             raise CorruptLogError(f"the history of {identifier_str(ident)} holds an event whose time is not an "
                                   f"integer ({_held(first, int)})")
         since = f" (its history begins at {_time_text(first, 'iso')})" if ms < first else ""
+        # time.time() given: the second it names, read as seconds, reaches into the history (the view
+        # may be younger than the second's start) and is not in the future
+        if ms < first and _a_number(given) and first < (ms + 1) * 1000 and ms * 1000 <= self._now(None):
+            since += f" (as_of is in epoch milliseconds; {ms} looks like seconds)"
         raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {_time_text(ms, 'iso')}{since}")
 
     def diff_view(self, identifier: IdentifierLike, *, before: AsOf, after: AsOf | None = None) -> ViewDiff:
