@@ -3039,6 +3039,19 @@ def test_a_write_inside_the_block_of_a_stream_of_events_is_refused_saying_so_and
         assert store.alter_view("s.v", ViewChange.update_comment("after")).comment == "after"
 
 
+def test_a_closed_store_says_to_open_a_new_one_on_its_file(tmp_path):
+    store = ViewStore(tmp_path / "s.db")
+    make(store)
+    store.close()
+    for call in (lambda: store.load_view("sales.daily"), store.events, lambda: store.query("SELECT 1 AS x"),
+                 lambda: make(store, "sales.other")):
+        with pytest.raises(ViewStoreError) as raised:
+            call()
+        assert str(raised.value) == f"the store is closed (open a new ViewStore on {tmp_path.resolve() / 's.db'})"
+    with ViewStore(tmp_path / "s.db") as again:  # as the message says
+        assert again.list_views() == [("sales", "daily")]
+
+
 def test_a_closed_store_refuses_every_read_of_the_log_and_every_query(tmp_path):
     """The streams and the ad-hoc queries (which read the file on a connection of their own) are
     refused once the store is closed, as events() and history() are."""
@@ -3047,11 +3060,11 @@ def test_a_closed_store_refuses_every_read_of_the_log_and_every_query(tmp_path):
     store.close()
     for opened in (lambda: store.stream_events(), lambda: store.stream_history("sales.daily"),
                    lambda: store.stream_query("SELECT 1 AS x")):
-        with pytest.raises(ViewStoreError, match=r"^the store is closed$"):
+        with pytest.raises(ViewStoreError, match=r"^the store is closed \(open a new ViewStore on "):
             with opened():
                 pass
     for call in (store.events, lambda: store.history("sales.daily"), lambda: store.query("SELECT 1 AS x")):
-        with pytest.raises(ViewStoreError, match=r"^the store is closed$"):
+        with pytest.raises(ViewStoreError, match=r"^the store is closed \(open a new ViewStore on "):
             call()
 
 

@@ -770,11 +770,15 @@ class ViewStore:
         self._usable()
         self._note_version(self._log.data_version())
 
+    def _closed_error(self) -> ViewStoreError:
+        """The error of a call to a closed store: what is wrong, and what to do (a closed store stays closed)."""
+        return ViewStoreError(f"the store is closed (open a new ViewStore on {self.path})")
+
     def _usable(self) -> None:
         """Under the store's lock: refuse a call to a closed store, or one from another task (or
         context) of the thread that holds a :meth:`transaction` open."""
         if self._closed:
-            raise ViewStoreError("the store is closed")
+            raise self._closed_error()
         if self._batch is not None and self._batch_marker not in _BLOCK.get():
             raise ViewStoreError(_OTHER_TASK)
 
@@ -1295,7 +1299,7 @@ class ViewStore:
             raise ValidationError(f"a query must be SQL text, not {sql!r}")
         _check_params(params)
         if self._closed:
-            raise ViewStoreError("the store is closed")
+            raise self._closed_error()
         return read_only_query(self.path, sql, params)
 
     @contextmanager
@@ -1316,7 +1320,7 @@ class ViewStore:
             raise ValidationError(f"a query must be SQL text, not {sql!r}")
         _check_params(params)
         if self._closed:
-            raise ViewStoreError("the store is closed")
+            raise self._closed_error()
         with query_rows(self.path, sql, params) as rows:
             yield rows
 

@@ -1182,9 +1182,9 @@ def test_a_closed_store_gives_a_clean_error(spark, vs):
     run(spark, README_CREATE)
     vs.close()
     fails(spark, "SELECT * FROM vs.sales.big_orders", "USER_RAISED_EXCEPTION",
-          "cannot load view vs.sales.big_orders: the store is closed")
+          f"cannot load view vs.sales.big_orders: the store is closed (open a new ViewStore on {vs.path})")
     fails(spark, "CREATE VIEW vs.sales.other AS SELECT 1 AS x", "USER_RAISED_EXCEPTION",
-          "cannot create view vs.sales.other: the store is closed")
+          f"cannot create view vs.sales.other: the store is closed (open a new ViewStore on {vs.path})")
 
 
 class _FailingPythonSide:
@@ -1242,7 +1242,8 @@ def test_the_bridge_s_refusals_name_the_call_and_the_name_as_spark_shows_it(stor
     store.close()
     for operation, action in (("viewExists", "look up"), ("dropView", "drop")):
         assert ask(operation, {"ident": {"namespace": ["sales"], "name": "v"}}) == {"error": {
-            "kind": "user", "message": f"viewstore catalog 'vs': cannot {action} view vs.sales.v: the store is closed"}}
+            "kind": "user", "message": f"viewstore catalog 'vs': cannot {action} view vs.sales.v: the store is closed "
+                                       f"(open a new ViewStore on {store.path})"}}
 
 
 
