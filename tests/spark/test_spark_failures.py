@@ -586,27 +586,30 @@ def test_a_session_built_with_a_setting_spark_refuses_says_which_setting_not_tha
     import subprocess
     import sys
 
-    code = ("import sys\n"
-            "from pathlib import Path\n"
-            "from pyspark.sql import SparkSession\n"
-            "from viewstore import Column, ViewStore\n"
-            "from viewstore.spark import events_dataframe, register_views\n"
-            "root = Path(sys.argv[1])\n"
-            "spark = (SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false')\n"
-            "         .config('spark.sql.catalogImplementation', 'in-memory')\n"
-            "         .config('spark.sql.warehouse.dir', str(root / 'warehouse'))\n"
-            "         .config('spark.sql.execution.arrow.maxRecordsPerBatch', 'ten').getOrCreate())\n"
-            "spark.sparkContext.setLogLevel('OFF')\n"
-            "with ViewStore(root / 'views.db') as store:\n"
-            "    store.create_view('s.v', columns=[Column('x', 'int')], default_namespace=('s',),\n"
-            "                      representations=[('spark', 'SELECT 1 AS x')])\n"
-            "    for call in (lambda: events_dataframe(spark, store), lambda: register_views(spark, store)):\n"
-            "        try:\n"
-            "            call()\n"
-            "        except Exception as e:\n"
-            "            print(type(e).__name__, e)\n"
-            "    print(store.event_count())\n"
-            "spark.stop()\n")
+    code = "\n".join([
+        "import sys",
+        "from pathlib import Path",
+        "from pyspark.sql import SparkSession",
+        "from viewstore import Column, ViewStore",
+        "from viewstore.spark import events_dataframe, register_views",
+        "root = Path(sys.argv[1])",
+        "spark = (SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false')",
+        "         .config('spark.sql.catalogImplementation', 'in-memory')",
+        "         .config('spark.sql.warehouse.dir', str(root / 'warehouse'))",
+        "         .config('spark.sql.execution.arrow.maxRecordsPerBatch', 'ten').getOrCreate())",
+        "spark.sparkContext.setLogLevel('OFF')",
+        "def said(call):",
+        "    try:",
+        "        return repr(call())",
+        "    except Exception as e:",
+        "        return f'{type(e).__name__} {e}'",
+        "with ViewStore(root / 'views.db') as store:",
+        "    store.create_view('s.v', columns=[Column('x', 'int')], default_namespace=('s',),",
+        "                      representations=[('spark', 'SELECT 1 AS x')])",
+        "    print(said(lambda: events_dataframe(spark, store)), said(lambda: register_views(spark, store)),",
+        "          store.event_count(), sep='\\n')",
+        "spark.stop()",
+    ])
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300,
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr
