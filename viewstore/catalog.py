@@ -1127,7 +1127,9 @@ class ViewStore:
             actor: who made the change.
             since, until: an inclusive time range (:data:`TimeLike`: a datetime, a date, an ISO string or
                 epoch ms); an ``until`` that is a date alone (a ``date``, ``"2026-11-25"``) includes that
-                whole day. A ``since`` after the ``until`` is refused (swapped, as like as not).
+                whole day. A range given backwards holds no event, as a position range given backwards
+                does (a poller's ``since=last + 1, until=now`` within one millisecond asks for nothing
+                new); ``viewstore audit`` refuses a ``--since`` after ``--until``, a slip on a command line.
             types: one event type or several (``view.created``, ``view.replaced``, ...).
             limit: at most this many events: the oldest ones, or the latest with ``newest_first``.
             newest_first: the reverse of log order; ``limit=20, newest_first=True`` gives the last 20.
@@ -1138,8 +1140,7 @@ class ViewStore:
         Raises:
             NoSuchViewError: ``view`` names no view, live or dropped, that ever had that identifier
                 (the other filters answer an empty list when nothing matches).
-            ValidationError: a bad identifier, time, type, limit or position, or a ``since`` after
-                the ``until``.
+            ValidationError: a bad identifier, time, type, limit or position.
         """
         return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.query,
                                  since_position, until_position)
@@ -1213,9 +1214,6 @@ class ViewStore:
         _check_positions(since_position, until_position)
         since_ms = to_epoch_ms(since, "since") if since is not None else None
         until_ms = _until_ms(until) if until is not None else None
-        if since_ms is not None and until_ms is not None and since_ms > until_ms:  # as the CLI refuses it
-            raise ValidationError(f"since {_time_text(since_ms, 'iso')} is after until {_time_text(until_ms, 'iso')}: "
-                                  "no event can match (swapped?)")
         return dict(actor=actor, since=since_ms, until=until_ms, types=kinds, limit=limit, newest_first=newest_first,
                     since_position=since_position, until_position=until_position)
 
