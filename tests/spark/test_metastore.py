@@ -651,6 +651,13 @@ def test_a_metastore_is_named_by_its_uris_else_its_database_without_credentials(
         "the metastore in jdbc:mysql://db.example:3306/hms")
     assert metastore_named("", "jdbc:sqlserver://db:1433;user=hive;password=secret", "/w") == (
         "the metastore in jdbc:sqlserver://db:1433 (warehouse /w)")
+    # Oracle's thin form puts the user and password before an @ with no // before them
+    assert metastore_named("", "jdbc:oracle:thin:hive/secret@db.example:1521:hms", "") == (
+        "the metastore in jdbc:oracle:thin:@db.example:1521:hms")
+    assert metastore_named("", "jdbc:oracle:thin:hive/secret@//db.example:1521/hms", "") == (
+        "the metastore in jdbc:oracle:thin:@//db.example:1521/hms")
+    assert metastore_named("", "jdbc:oracle:thin:@//db.example:1521/hms", "") == (
+        "the metastore in jdbc:oracle:thin:@//db.example:1521/hms")  # no user in it: as given
 
 
 def test_write_into_a_missing_database_writes_nothing(spark, store, target):

@@ -94,9 +94,20 @@ def metastore_named(uris: str, url: str, warehouse: str) -> str:
         where = f"the metastore at {uris}"
     else:
         folder = derby_folder(url or HIVE_DEFAULT_URL)
-        where = (f"the embedded Derby metastore {folder}" if folder is not None else
-                 f"the metastore in {re.sub(r'//[^/@]*@', '//', re.split(r'[?;]', url)[0])}")
+        where = f"the embedded Derby metastore {folder}" if folder is not None else f"the metastore in {_address(url)}"
     return f"{where} (warehouse {warehouse})" if warehouse else where
+
+
+def _address(url: str) -> str:
+    """A JDBC address as a message shows it: without its options (after ``?`` or ``;``) and without a
+    user and password before an ``@``, written ``//user:password@host`` or, in Oracle's thin form,
+    ``user/password@host`` (kept as the driver's prefix, then ``@host``)."""
+    address = re.sub(r"//[^/@]*@", "//", re.split(r"[?;]", url)[0])
+    head, at, host = address.rpartition("@")
+    if at:
+        prefix = re.match(r"jdbc:(?:[A-Za-z0-9]+:)*", head)
+        address = f"{prefix.group(0) if prefix else ''}@{host}"
+    return address
 
 
 def _column(col: Any) -> dict[str, Any]:
