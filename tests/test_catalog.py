@@ -832,6 +832,22 @@ def test_history_of_a_name_never_held_offers_the_close_live_names_as_load_view_d
     assert [e.type for e in store.history("sales.ordered")] == ["view.created", "view.dropped"]
 
 
+def test_as_of_and_events_of_a_name_never_held_offer_the_close_live_names_as_history_does(store):
+    for ident in ("sales.orders", "crm.orders"):
+        make(store, ident)
+    def streamed(name):
+        with store.stream_events(view=name) as events:
+            return list(events)
+
+    calls = (lambda name: store.load_view(name, as_of=dt.datetime.now(dt.timezone.utc)),
+             lambda name: store.events(view=name), lambda name: store.event_rows(view=name), streamed)
+    for call in calls:
+        assert _missing(lambda: call("sales.ordrs")) == "no view was ever named sales.ordrs (did you mean sales.orders?)"
+        assert _missing(lambda: call("crn.orders")) == "no view was ever named crn.orders (did you mean crm.orders?)"
+        assert _missing(lambda: call("sales.nothing_like_it")) == "no view was ever named sales.nothing_like_it"
+    assert store.event_count() == 2
+
+
 def test_no_such_view_compares_a_bounded_window_of_a_large_namespace(store, monkeypatch):
     import viewstore.catalog as catalog
     monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)

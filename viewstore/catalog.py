@@ -996,9 +996,10 @@ class ViewStore:
                 if state is not None and state.live:
                     return state_to_view(state)
             first = self._log.history_begins_ms(identifier_str(ident), latest)
+            hint = self._did_you_mean(ident) if first is None else ""  # a typo, as in history()
         # say where the name's history begins: a time before it is the usual slip
         if first is None:
-            raise NoSuchViewError(f"no view was ever named {identifier_str(ident)}")
+            raise NoSuchViewError(f"no view was ever named {identifier_str(ident)}{hint}")
         if type(first) is not int:  # a real, a text or a blob written behind the library's back
             raise CorruptLogError(f"the history of {identifier_str(ident)} holds an event whose time is not an "
                                   f"integer ({_held(first, int)})")
@@ -1139,7 +1140,8 @@ class ViewStore:
 
         Raises:
             NoSuchViewError: ``view`` names no view, live or dropped, that ever had that identifier
-                (the other filters answer an empty list when nothing matches).
+                (the message offers the live names close to it; the other filters answer an empty
+                list when nothing matches).
             ValidationError: a bad identifier, time, type, limit or position.
         """
         return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.query,
@@ -1221,10 +1223,10 @@ class ViewStore:
         """The filters with the streams that ever had ``view``'s identifier (inside a read)."""
         view_ids = None
         if view is not None:
-            name = identifier_str(to_identifier(view))
-            view_ids = self._log.streams_that_took(name)
-            if not view_ids:  # a typo is not a view without events, as history() says
-                raise NoSuchViewError(f"no view was ever named {name}")
+            ident = to_identifier(view)
+            view_ids = self._log.streams_that_took(identifier_str(ident))
+            if not view_ids:  # a typo is not a view without events, as history() says (with the close names)
+                raise NoSuchViewError(f"no view was ever named {identifier_str(ident)}{self._did_you_mean(ident)}")
         return {"view_ids": view_ids, **filters}
 
     @contextmanager
