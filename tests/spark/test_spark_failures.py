@@ -529,9 +529,12 @@ def test_a_metastore_in_memory_gets_no_word_on_a_derby_database_one_process_can_
     from viewstore.spark.failures import _derby_hint
 
     key = "javax.jdo.option.ConnectionURL"
-    conf = spark._jsparkSession.sparkContext().hadoopConfiguration()
+    conf = spark._jsparkSession.sharedState().hadoopConf()  # what the session's Hive client is built from
     saved = conf.get(key)
     try:
+        conf.set("hive.metastore.uris", "thrift://127.0.0.1:1")  # a remote metastore: its database is not ours
+        assert _derby_hint(spark._jsparkSession) == ""
+        conf.unset("hive.metastore.uris")
         conf.set(key, "jdbc:derby:memory:;databaseName=metastore_db;create=true")
         assert _derby_hint(spark._jsparkSession) == ""
         conf.set(key, "jdbc:derby:;databaseName=/some/where/metastore_db;create=true")
@@ -577,26 +580,26 @@ def test_a_parse_errors_explanation_keeps_its_pointer_into_the_sql(spark):
     assert explanation(refused.value).endswith("== SQL ==\nSELEC 1\n^^^")
 
 
-def test_a_session_built_with_a_setting_spark_refuses_says_which_setting_not_that_the_metastore_is_silent(tmp_path):
-    """Spark checks a typed setting given to the builder only when it builds the session's state,
-    which the metastore's catalog needs too: its probe failed, and the call said the metastore did
-    not answer (with a word on Derby, for a session whose catalog is in memory). It names the
-    setting, its value and what Spark wants; nothing is written (a child process: the session's
-    broken state would be the whole JVM's)."""
+def _in_memory_child(root: Path, settings: dict[str, str], *lines: str) -> list[str]:
+    """What a child process printed, its lines: a session whose catalog is in memory, built with
+    ``settings``, and a store at ``root``/views.db with one view s.v, then ``lines`` run with both
+    (``said(call)`` is what a call returned, or its error's class and message). A child: a session's
+    broken state would be the whole JVM's."""
+    import json
     import subprocess
     import sys
 
     code = "\n".join([
-        "import sys",
+        "import json, sys",
         "from pathlib import Path",
         "from pyspark.sql import SparkSession",
         "from viewstore import Column, ViewStore",
-        "from viewstore.spark import events_dataframe, register_views",
+        "import viewstore.spark as vs",
         "root = Path(sys.argv[1])",
-        "spark = (SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false')",
-        "         .config('spark.sql.catalogImplementation', 'in-memory')",
-        "         .config('spark.sql.warehouse.dir', str(root / 'warehouse'))",
-        "         .config('spark.sql.execution.arrow.maxRecordsPerBatch', 'ten').getOrCreate())",
+        "builder = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false')",
+        "for key, value in {'spark.sql.catalogImplementation': 'in-memory', **json.loads(sys.argv[2])}.items():",
+        "    builder = builder.config(key, value)",
+        "spark = builder.getOrCreate()",
         "spark.sparkContext.setLogLevel('OFF')",
         "def said(call):",
         "    try:",
@@ -606,18 +609,41 @@ def test_a_session_built_with_a_setting_spark_refuses_says_which_setting_not_tha
         "with ViewStore(root / 'views.db') as store:",
         "    store.create_view('s.v', columns=[Column('x', 'int')], default_namespace=('s',),",
         "                      representations=[('spark', 'SELECT 1 AS x')])",
-        "    print(said(lambda: events_dataframe(spark, store)), said(lambda: register_views(spark, store)),",
-        "          store.event_count(), sep='\\n')",
+        *(f"    {line}" for line in lines),
         "spark.stop()",
     ])
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
+    done = subprocess.run([sys.executable, "-c", code, str(root), json.dumps(settings)], capture_output=True,
+                          text=True, timeout=300, cwd=root)
     assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_a_session_built_with_a_setting_spark_refuses_says_which_setting_not_that_the_metastore_is_silent(tmp_path):
+    """Spark checks a typed setting given to the builder only when it builds the session's state,
+    which the metastore's catalog needs too: its probe failed, and the call said the metastore did
+    not answer (with a word on Derby, for a session whose catalog is in memory). It names the
+    setting, its value and what Spark wants; nothing is written."""
+    printed = _in_memory_child(
+        tmp_path, {"spark.sql.warehouse.dir": str(tmp_path / "warehouse"),
+                   "spark.sql.execution.arrow.maxRecordsPerBatch": "ten"},
+        "print(said(lambda: vs.events_dataframe(spark, store)), said(lambda: vs.register_views(spark, store)),",
+        "      store.event_count(), sep='\\n')")
     refused = ("the session can run nothing: its setting spark.sql.execution.arrow.maxRecordsPerBatch is 'ten', "
                "which Spark refuses (it should be a/an 'int' value) [INVALID_CONF_VALUE.TYPE_MISMATCH]; correct it "
                "where the session is built")
-    assert done.stdout.splitlines() == [f"EngineError cannot move the event log into Spark: {refused}",
-                                        f"EngineError cannot register views: {refused}", "1"]
+    assert printed == [f"EngineError cannot move the event log into Spark: {refused}",
+                       f"EngineError cannot register views: {refused}", "1"]
+
+
+def test_a_session_whose_catalog_is_in_memory_gets_no_word_on_a_derby_database_when_it_cannot_be_made(tmp_path):
+    """A session whose catalog is in memory has no Hive metastore, so no Derby database: when its
+    catalog cannot be made (its warehouse folder would be under a file), the call says why, with no
+    word on a Derby database another process may hold."""
+    (tmp_path / "a file").write_text("")
+    printed = _in_memory_child(tmp_path, {"spark.sql.warehouse.dir": str(tmp_path / "a file" / "warehouse")},
+                               "print(said(lambda: vs.check_views(spark, store)))")
+    assert printed == ["EngineError cannot check view s.v: the session's metastore does not answer: "
+                       f"Parent path is not a directory: file:{tmp_path}/a file"]
 
 
 def test_a_refused_setting_is_read_from_sparks_message_and_no_other_cause_is_taken_for_one():

@@ -249,10 +249,19 @@ def _refused_setting(cause: str) -> str | None:
 
 
 def _derby_hint(jsession: Any) -> str:
-    """A word on an embedded Derby metastore, which one process at a time can use (Hive hides that reason)."""
+    """A word on an embedded Derby metastore, which one process at a time can use (Hive hides that
+    reason); "" unless the session's catalog is Hive's and its metastore is an embedded Derby
+    database: not for a catalog in memory (no metastore at all), a remote metastore, another database."""
     try:
-        url = jsession.sparkContext().hadoopConfiguration().get("javax.jdo.option.ConnectionURL")
+        shared = jsession.sharedState()
+        if str(shared.conf().get("spark.sql.catalogImplementation", "in-memory")) != "hive":
+            return ""
+        # the settings the session's Hive client is built from (the context's, hive-site.xml's)
+        settings = shared.hadoopConf()
+        uris, url = (settings.get(key) for key in ("hive.metastore.uris", "javax.jdo.option.ConnectionURL"))
     except ENGINE_ERRORS:
+        return ""
+    if uris is not None and str(uris).strip():  # the metastore is a server elsewhere: its database is its own
         return ""
     folder = derby_folder(str(url) if url is not None else HIVE_DEFAULT_URL)
     if folder is None:
