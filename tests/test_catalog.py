@@ -539,6 +539,38 @@ def test_as_of_in_seconds_within_the_views_history_is_told_to_be_milliseconds(st
         assert "looks like seconds" not in str(raised.value) and "its history begins at" in str(raised.value)
 
 
+def test_as_of_in_seconds_is_told_by_the_second_it_names_and_only_before_the_names_history(store, monkeypatch):
+    """The seconds hint is given when the second a number names, read as seconds, reaches into the
+    name's history and is not in the future, both ends included: a view made at the very start of a
+    second is in that second and not the one before, and a second that begins now is not in the
+    future. It is not given for a time at or after the history's start (a gap after a drop), nor for
+    eight digits, which are read as a date."""
+    import viewstore.catalog
+
+    clock = [2_000_001_000]  # the start of second 2_000_001
+    monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: clock[0] * 1_000_000)
+
+    def iso(ms):
+        return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat(timespec="milliseconds")
+
+    make(store, "s.v")
+    begins = f" (its history begins at {iso(2_000_001_000)})"
+    assert _missing(lambda: store.load_view("s.v", as_of=2_000_001)) == (
+        f"no view s.v existed at {iso(2_000_001)}{begins} (as_of is in epoch milliseconds; 2000001 looks like seconds)")
+    for second in (2_000_000, 2_000_002):  # the second before the view's; a second in the future
+        assert _missing(lambda: store.load_view("s.v", as_of=second)) == f"no view s.v existed at {iso(second)}{begins}"
+    clock[0] += 500
+    store.drop_view("s.v")
+    clock[0] = 2_000_002_000_000  # now the second 2_000_002_000 has begun
+    assert _missing(lambda: store.load_view("s.v", as_of=2_000_002_000)) == (  # after the drop: a gap, no hint
+        f"no view s.v existed at {iso(2_000_002_000)}")
+    january = 1_987_200_000  # 1970-01-24 in epoch milliseconds; read as seconds, it reaches into the history
+    assert _missing(lambda: store.load_view("s.v", as_of="19700124")) == (  # a date, not a number
+        f"no view s.v existed at {iso(january)}{begins}")
+    assert _missing(lambda: store.load_view("s.v", as_of=january)) == (
+        f"no view s.v existed at {iso(january)}{begins} (as_of is in epoch milliseconds; {january} looks like seconds)")
+
+
 def test_as_of_uses_snapshots_for_long_streams(store):
     make(store)
     times = {}
