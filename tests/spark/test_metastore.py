@@ -660,6 +660,15 @@ def test_a_metastore_is_named_by_its_uris_else_its_database_without_credentials(
         "the metastore in jdbc:oracle:thin:@//db.example:1521/hms")  # no user in it: as given
 
 
+def test_a_metastore_address_drops_a_password_that_holds_an_at_sign():
+    """Oracle's thin form quotes a password with an @ in it (user/"p@ss"@host): the user and password
+    end at the last @, so no part of the password is shown as the host."""
+    assert metastore_named("", 'jdbc:oracle:thin:hive/"se@cret"@db.example:1521:hms', "") == (
+        "the metastore in jdbc:oracle:thin:@db.example:1521:hms")
+    assert metastore_named("", 'jdbc:oracle:thin:hive/"se@cret"@//db.example:1521/hms', "") == (
+        "the metastore in jdbc:oracle:thin:@//db.example:1521/hms")
+
+
 def test_write_into_a_missing_database_writes_nothing(spark, store, target):
     record = {**store.export_hms(_exportable(store, target, "m"), "hive"), "dbName": "no_such_db_here"}
     for replace in (False, True):
