@@ -657,3 +657,14 @@ def test_a_refused_setting_is_read_from_sparks_message_and_no_other_cause_is_tak
         "the session can run nothing: its setting a.b is '', which Spark refuses [INVALID_CONF_VALUE.REQUIREMENT]; "
         "correct it where the session is built")
     assert _refused_setting("Another instance of Derby may have already booted the database /x/metastore_db.") is None
+
+
+def test_a_refused_setting_is_read_from_a_message_with_space_around_it():
+    """A Java message may end in a newline or spaces: they are not taken for what Spark wants (the
+    SQLSTATE would be), and space before the condition does not hide the refusal."""
+    from viewstore.spark.failures import _refused_setting
+
+    assert _refused_setting(" [INVALID_CONF_VALUE.OUT_OF_RANGE_OF_OPTIONS] The value 'x' in the config \"a.b\" is "
+                            "invalid. It should be one of 'ON', 'OFF'. SQLSTATE: 22022 \n") == (
+        "the session can run nothing: its setting a.b is 'x', which Spark refuses (it should be one of 'ON', 'OFF') "
+        "[INVALID_CONF_VALUE.OUT_OF_RANGE_OF_OPTIONS]; correct it where the session is built")
