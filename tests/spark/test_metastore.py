@@ -669,6 +669,13 @@ def test_a_metastore_address_drops_a_password_that_holds_an_at_sign():
         "the metastore in jdbc:oracle:thin:@//db.example:1521/hms")
 
 
+def test_a_metastore_address_keeps_its_slashes_whatever_the_password_holds():
+    """A password given unencoded in a //user:password@host address may hold an @ or a /: the address
+    shown is still the driver's prefix, // and the host, with nothing of the password."""
+    for url in ("jdbc:mysql://hive:se@cret@db.example:3306/hms", "jdbc:mysql://hive:se/cret@db.example:3306/hms"):
+        assert metastore_named("", url, "") == "the metastore in jdbc:mysql://db.example:3306/hms", url
+
+
 def test_write_into_a_missing_database_writes_nothing(spark, store, target):
     record = {**store.export_hms(_exportable(store, target, "m"), "hive"), "dbName": "no_such_db_here"}
     for replace in (False, True):

@@ -100,13 +100,16 @@ def metastore_named(uris: str, url: str, warehouse: str) -> str:
 
 def _address(url: str) -> str:
     """A JDBC address as a message shows it: without its options (after ``?`` or ``;``) and without a
-    user and password before an ``@``, written ``//user:password@host`` or, in Oracle's thin form,
-    ``user/password@host`` (kept as the driver's prefix, then ``@host``)."""
-    address = re.sub(r"//[^/@]*@", "//", re.split(r"[?;]", url)[0])
-    head, at, host = address.rpartition("@")
+    user and password before the last ``@``, written ``//user:password@host`` (kept as the driver's
+    prefix, ``//`` and the host) or, in Oracle's thin form, ``user/password@host`` (kept as the
+    driver's prefix, then ``@host``)."""
+    address = re.split(r"[?;]", url)[0]
+    head, at, host = address.rpartition("@")  # the last @: a password given unencoded may hold one
     if at:
-        prefix = re.match(r"jdbc:(?:[A-Za-z0-9]+:)*", head)
-        address = f"{prefix.group(0) if prefix else ''}@{host}"
+        prefix = re.match(r"(?:jdbc:(?:[A-Za-z0-9]+:)*)?(//)?", head)
+        assert prefix is not None  # (a pattern that can match nothing matches every text)
+        # after //, the host alone (a / in the password is no end of the host)
+        address = prefix.group(0) + (host if prefix.group(1) else f"@{host}")
     return address
 
 
