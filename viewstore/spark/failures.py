@@ -261,9 +261,7 @@ def _derby_hint(jsession: Any) -> str:
         uris, url = (settings.get(key) for key in ("hive.metastore.uris", "javax.jdo.option.ConnectionURL"))
     except ENGINE_ERRORS:
         return ""
-    if uris is not None and str(uris).strip():  # the metastore is a server elsewhere: its database is its own
-        return ""
-    folder = derby_folder(str(url) if url is not None else HIVE_DEFAULT_URL)
+    folder = embedded_derby(None if uris is None else str(uris), None if url is None else str(url))
     if folder is None:
         return ""
     return (f" (the metastore is an embedded Derby database, {folder}, which one process at a time "
@@ -274,9 +272,13 @@ def _derby_hint(jsession: Any) -> str:
 HIVE_DEFAULT_URL = "jdbc:derby:;databaseName=metastore_db;create=true"
 
 
-def derby_folder(url: str) -> str | None:
-    """The folder of an embedded Derby database from its JDBC URL; None for another database, or
-    Derby's in-memory one."""
+def embedded_derby(uris: str | None, url: str | None) -> str | None:
+    """The folder of the embedded Derby database a metastore keeps its data in, from its Hive settings
+    ``hive.metastore.uris`` and ``javax.jdo.option.ConnectionURL`` (Hive's default database where no
+    URL is set); None for a remote metastore (URIs set), another database, or Derby's in-memory one."""
+    if uris is not None and uris.strip():  # a server elsewhere: its database is its own
+        return None
+    url = url or HIVE_DEFAULT_URL
     match = re.match(r"jdbc:derby:(?!memory:)[^;]*;(?:.*;)?databaseName=([^;]+)", url) or re.match(
         r"jdbc:derby:(?!memory:)([^;]+)", url)
     return match.group(1) if match is not None else None

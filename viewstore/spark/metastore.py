@@ -33,8 +33,8 @@ from ..errors import EngineError, NoSuchViewError, ValidationError, ViewAlreadyE
 from ..formats.base import VIRTUAL_VIEW, hive_columns, parameters_of, string_map, text_of
 from ..hms import FailedRecord, HmsImportReport
 from ..model import normalize_name
-from .failures import ENGINE_ERRORS, HIVE_DEFAULT_URL, SPARK_ERRORS, Progress, condition, derby_folder, engine_calls, \
-    engine_error, environment_failure, raise_engine_failure, require_live, summary
+from .failures import ENGINE_ERRORS, SPARK_ERRORS, Progress, condition, embedded_derby, engine_calls, engine_error, \
+    environment_failure, raise_engine_failure, require_live, summary
 
 __all__ = ["read_metastore_table", "write_metastore_table", "import_metastore_views", "record_from_thrift_json",
            "METASTORE_SET"]
@@ -90,10 +90,10 @@ def metastore_named(uris: str, url: str, warehouse: str) -> str:
     """A metastore as a message names it, from its Hive settings: a remote one by its URIs, else by
     its own database (an embedded Derby one by its folder; another by its JDBC address, without the
     user, password or options its URL may carry), then its warehouse, if set."""
-    if uris:
+    folder = embedded_derby(uris, url)
+    if uris.strip():
         where = f"the metastore at {uris}"
     else:
-        folder = derby_folder(url or HIVE_DEFAULT_URL)
         where = f"the embedded Derby metastore {folder}" if folder is not None else f"the metastore in {_address(url)}"
     return f"{where} (warehouse {warehouse})" if warehouse else where
 
