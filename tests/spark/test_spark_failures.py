@@ -638,11 +638,11 @@ def test_a_session_built_with_a_setting_spark_refuses_says_which_setting_not_tha
 def test_a_session_whose_catalog_is_in_memory_gets_no_word_on_a_derby_database_when_it_cannot_be_made(tmp_path):
     """A session whose catalog is in memory has no Hive metastore, so no Derby database: when its
     catalog cannot be made (its warehouse folder would be under a file), the call says why, with no
-    word on a Derby database another process may hold."""
+    word on a Derby database another process may hold, nor on a metastore: there is none to answer."""
     (tmp_path / "a file").write_text("")
     printed = _in_memory_child(tmp_path, {"spark.sql.warehouse.dir": str(tmp_path / "a file" / "warehouse")},
                                "print(said(lambda: vs.check_views(spark, store)))")
-    assert printed == ["EngineError cannot check view s.v: the session's metastore does not answer: "
+    assert printed == ["EngineError cannot check view s.v: the session's catalog (in memory) cannot be made: "
                        f"Parent path is not a directory: file:{tmp_path}/a file"]
 
 

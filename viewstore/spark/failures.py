@@ -7,12 +7,14 @@ A call into Spark fails for one of two kinds of reasons, and viewstore tells the
   brackets), or, in a report, the one view's failure.
 * The engine itself fails: the session was stopped, the JVM behind it is gone (py4j cannot reach
   it), the session's metastore does not answer (unreachable, its Derby database held by
-  another process), or a setting the session was built with is one Spark refuses. That is an
+  another process), a session's catalog in memory cannot be made (its warehouse folder cannot be),
+  or a setting the session was built with is one Spark refuses. That is an
   :class:`~viewstore.errors.EngineError` saying so.
 
 Spark's errors do not say which kind they are (a metastore that cannot start shows as a Hive client
 error, a stopped session as ``INTERNAL_ERROR``), so the session is asked when a call fails: is it
-stopped, does py4j reach its JVM, does its metastore answer ``databaseExists("default")``? Only
+stopped, does py4j reach its JVM, does its catalog (Hive's metastore, or one in memory) answer
+``databaseExists("default")``? Only
 if it is well is the failure the request's. The question costs one or two JVM round trips, and is
 asked only after a failure, and before view DDL on a stored view through ``sql``, which may write
 the store before the session follows (:func:`require_live`). It goes to the session the failing call ran in: for the statements
@@ -210,8 +212,10 @@ def environment_failure(spark: Any, error: BaseException) -> str | None:
 
 
 def metastore_silent(spark: Any, error: BaseException | None = None) -> str | None:
-    """Why the session's metastore does not answer ``databaseExists("default")``, or None (it answers,
-    or ``spark`` is no classic session). ``error``, a failure that led to the question, may name the cause."""
+    """Why the session's catalog does not answer ``databaseExists("default")``, or None (it answers,
+    or ``spark`` is no classic session): for Hive's catalog, its metastore does not answer; for a
+    catalog in memory (no metastore), it cannot be made. ``error``, a failure that led to the
+    question, may name the cause."""
     jsession = _jvm_session(spark)
     if jsession is None:
         return None
@@ -222,10 +226,21 @@ def metastore_silent(spark: Any, error: BaseException | None = None) -> str | No
         refused = _refused_setting(probed or explanation(probe))
         if refused is not None:  # the session's state cannot be built: the metastore was never asked
             return refused
-        cause = (_root_cause(error) if error is not None else None) or probed or explanation(
-            error if error is not None else probe)
-        return f"the session's metastore does not answer: {_first_line(cause)}{_derby_hint(jsession)}"
+        cause = _first_line((_root_cause(error) if error is not None else None) or probed or explanation(
+            error if error is not None else probe))
+        if not _hive_catalog(jsession):
+            return f"the session's catalog (in memory) cannot be made: {cause}"
+        return f"the session's metastore does not answer: {cause}{_derby_hint(jsession)}"
     return None
+
+
+def _hive_catalog(jsession: Any) -> bool:
+    """Whether the session's catalog is Hive's (a metastore behind it) rather than one in memory;
+    True when the session cannot say (the metastore's wording is the long-standing one)."""
+    try:
+        return str(jsession.sharedState().conf().get("spark.sql.catalogImplementation", "in-memory")) == "hive"
+    except ENGINE_ERRORS:
+        return True
 
 
 #: Spark's refusal of a setting's value: its condition, the value, the setting, what Spark wants
@@ -252,10 +267,10 @@ def _derby_hint(jsession: Any) -> str:
     """A word on an embedded Derby metastore, which one process at a time can use (Hive hides that
     reason); "" unless the session's catalog is Hive's and its metastore is an embedded Derby
     database: not for a catalog in memory (no metastore at all), a remote metastore, another database."""
+    if not _hive_catalog(jsession):
+        return ""
     try:
         shared = jsession.sharedState()
-        if str(shared.conf().get("spark.sql.catalogImplementation", "in-memory")) != "hive":
-            return ""
         # the settings the session's Hive client is built from (the context's, hive-site.xml's)
         settings = shared.hadoopConf()
         uris, url = (settings.get(key) for key in ("hive.metastore.uris", "javax.jdo.option.ConnectionURL"))
