@@ -676,6 +676,18 @@ def test_a_metastore_address_keeps_its_slashes_whatever_the_password_holds():
         assert metastore_named("", url, "") == "the metastore in jdbc:mysql://db.example:3306/hms", url
 
 
+def test_a_metastore_address_with_an_at_sign_in_its_path_and_no_credentials_is_shown_whole():
+    """Only an authority (//user:password@host) or Oracle's form (user/password@host) puts a user and
+    password before an @: elsewhere the @ is part of a path, and the address was shown from it on."""
+    for url in ("jdbc:h2:/data/a@b/metastore", "jdbc:derby:memory:/data/a@b/metastore_db",
+                "jdbc:sqlite:/data/a@b/metastore.db"):
+        assert metastore_named("", url, "") == f"the metastore in {url}", url
+    assert metastore_named("", "jdbc:h2:file:/data/a@b/metastore;USER=hive;PASSWORD=secret", "") == (
+        "the metastore in jdbc:h2:file:/data/a@b/metastore")  # its options, credentials among them, left out
+    assert metastore_named("", "jdbc:derby:;databaseName=/data/a@b/metastore_db", "") == (
+        "the embedded Derby metastore /data/a@b/metastore_db")
+
+
 def test_write_into_a_missing_database_writes_nothing(spark, store, target):
     record = {**store.export_hms(_exportable(store, target, "m"), "hive"), "dbName": "no_such_db_here"}
     for replace in (False, True):

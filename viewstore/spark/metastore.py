@@ -101,11 +101,13 @@ def metastore_named(uris: str, url: str, warehouse: str) -> str:
 def _address(url: str) -> str:
     """A JDBC address as a message shows it: without its options (after ``?`` or ``;``) and without a
     user and password before the last ``@``, written ``//user:password@host`` (kept as the driver's
-    prefix, ``//`` and the host) or, in Oracle's thin form, ``user/password@host`` (kept as the
-    driver's prefix, then ``@host``)."""
+    prefix, ``//`` and the host) or, in Oracle's form, ``user/password@host`` (kept as the driver's
+    prefix, then ``@host``). An ``@`` with neither before it (``jdbc:h2:/data/a@b/db``) is part of a
+    path: the address is shown whole."""
     address = re.split(r"[?;]", url)[0]
     head, at, host = address.rpartition("@")  # the last @: a password given unencoded may hold one
-    if at:
+    # only an authority (after //) or Oracle's form carries a user and password before an @
+    if at and ("//" in head or re.match(r"jdbc:oracle:", head)):
         prefix = re.match(r"(?:jdbc:(?:[A-Za-z0-9]+:)*)?(//)?", head)
         assert prefix is not None  # (a pattern that can match nothing matches every text)
         # after //, the host alone (a / in the password is no end of the host)
