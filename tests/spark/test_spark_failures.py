@@ -256,6 +256,35 @@ def test_events_dataframe_that_loses_the_jvm_after_the_log_is_read_says_what_it_
                         r"reach it: .+\); start a new session", outcome["message"], re.S), outcome
 
 
+def _stopped_while_the_log_moves(root: str, queue: Any) -> None:
+    """A Hive session of its own, stopped (not killed) once events_dataframe has moved the log's rows
+    into its JVM and before the DataFrame is made of them: what the call did."""
+    from pyspark import SparkContext
+    from spark_settings import build_session
+    from viewstore.spark import events_dataframe
+
+    spark = build_session(Path(root))
+    store = ViewStore(_store(Path(root) / "moved.db", "moved_ns"), actor="child")
+    moved = SparkContext._serialize_to_jvm
+
+    def moved_then_stopped(context: Any, *args: Any, **kwargs: Any) -> Any:  # as another thread may stop it
+        result = moved(context, *args, **kwargs)
+        spark.stop()
+        return result
+
+    SparkContext._serialize_to_jvm = moved_then_stopped
+    queue.put(_outcome(lambda: events_dataframe(spark, store)))
+
+
+def test_events_dataframe_of_a_hive_session_stopped_while_the_log_moves_says_it_is_stopped(tmp_path):
+    """PySpark still makes the DataFrame in a session stopped while the rows were moved, one that
+    can never be read: the call raised nothing and returned it."""
+    [outcome] = spawned_results(_stopped_while_the_log_moves, [(str(tmp_path),)], timeout=300)
+    assert outcome.get("raised") == "EngineError", outcome
+    assert outcome["message"] == ("cannot move the event log into Spark: the SparkSession is stopped; "
+                                  "start a new one")
+
+
 def test_the_cli_reports_a_failing_metastore_in_one_line(broken):
     cli = broken["held"]["outcomes"]["cli check"]
     assert cli["exit"] == 1 and cli["escaped"] is None, cli

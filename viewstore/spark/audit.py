@@ -119,17 +119,21 @@ def events_dataframe(spark: SparkSession, store: ViewStore, *, view: IdentifierL
             is 0 or less (PySpark makes no DataFrame from Arrow with it).
         CorruptLogError: an event's row holds what the library never writes there (see
             :func:`events_arrow`).
-        EngineError: the engine failed: the session is stopped (its DataFrame could never be read),
-            or its JVM is gone.
+        EngineError: the engine failed: the session is stopped, before the call or while it moved
+            the rows (its DataFrame could never be read), or its JVM is gone.
     """
     _check_args(spark, store)
     require_live(spark, "move the event log into Spark")
     table = events_arrow(store, view=view, actor=actor, since=since, until=until, types=types, limit=limit,
                          newest_first=newest_first, since_position=since_position, until_position=until_position)
     try:
-        return spark.createDataFrame(table)
+        frame = spark.createDataFrame(table)
     except ValueError as e:  # pyarrow's, from PySpark cutting the table into batches (no engine error)
         raise _arrow_refused(spark, e) from e
+    # a session stopped while the rows were moved (by another thread) still makes the DataFrame,
+    # one that can never be read: asked again, once, after the work
+    require_live(spark, "move the event log into Spark")
+    return frame
 
 
 #: the rows of each Arrow batch PySpark makes of a table; Spark reads 0 or less as no limit
