@@ -606,6 +606,16 @@ def test_benchmarks_readme_names_every_benchmark_once_in_its_list_and_its_table(
     assert sorted(rows) == sorted(registry())
 
 
+def test_benchmarks_readme_gives_the_minutes_results_md_took():
+    """The README quoted the run behind RESULTS.md at 6 minutes after a later run, the one RESULTS.md
+    holds, took 8: the figure is the one RESULTS.md's first line gives."""
+    readme = (ROOT / "benchmarks" / "README.md").read_text()
+    results = (ROOT / "benchmarks" / "RESULTS.md").read_text()
+    took = re.search(r"^A full run of .* took (\d+) minutes\.$", results, re.M)
+    assert took, "RESULTS.md no longer says how long its run took: update this check"
+    assert _quoted(readme, r"\((\d+) for the run behind RESULTS\.md\)") == {float(took[1])}
+
+
 def test_benchmarks_help_names_the_options_as_its_readme_does():
     """`python -m benchmarks --help` said what it does as the usage line again (in reST quotes,
     without --json) and spelled the paths' metavars otherwise than the README's option list."""
