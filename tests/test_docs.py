@@ -593,6 +593,29 @@ def test_the_events_table_is_described_as_the_log_makes_it():
     assert set(PROJECTION_TABLES) <= tables
 
 
+def test_the_signals_architecture_md_lists_are_the_modules():
+    from viewstore import signals
+
+    row = next(line for line in ARCHITECTURE.splitlines() if line.startswith("| `signals.py`"))
+    assert re.findall(r"`(\w+)`", row.split("blinker signals:", 1)[1]) == signals.__all__, row
+
+
+def test_the_event_types_the_docs_name_are_the_logs():
+    """`view.comment_updated`, "view.rolled_back", ... in the docs are types of events.Event (a View's
+    attribute, `view.versions`, aside)."""
+    import typing
+
+    from viewstore import events
+    from viewstore.model import View
+
+    types = {typing.get_args(cls.model_fields["type"].annotation)[0] for cls in events.Event.__subclasses__()
+             for cls in (cls, *cls.__subclasses__())}
+    texts = [README, ARCHITECTURE, *(p.read_text() for p in (ROOT / "docs").glob("*.md"))]
+    named = {name for text in texts for name in re.findall(r"[`\"'](view\.[a-z_]+)[`\"']", text)
+             if name.split(".", 1)[1] not in {*View.model_fields, *dir(View)}}
+    assert len(named) > 5 and named <= types, sorted(named - types)
+
+
 def test_benchmarks_readme_names_every_benchmark_once_in_its_list_and_its_table():
     sys.path.insert(0, str(ROOT))
     try:
