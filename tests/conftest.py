@@ -3,11 +3,16 @@ for the tests of viewstore.spark's calls a database with an orders table and a f
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -18,6 +23,18 @@ sys.path.insert(0, str(Path(__file__).parent))
 os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 from spark_views import ORDERS, _name  # noqa: E402 - found through the path set above
+
+# Hypothesis writes a .hypothesis folder (its example database, cached constants and character
+# maps) into the working directory, which is the user's checkout. Unless HYPOTHESIS_STORAGE_DIRECTORY
+# names a folder for it, a folder of this run's own takes it, removed when the run ends; as nothing
+# is kept between runs, no example database is written. Each test's own settings keep their number
+# of examples.
+if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+    _HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="viewstore-hypothesis-")
+    atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
+    set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+    settings.register_profile("viewstore", database=None)
+    settings.load_profile("viewstore")
 
 
 @pytest.fixture
