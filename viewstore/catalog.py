@@ -259,7 +259,8 @@ def _columns(values: Any) -> tuple[Column, ...]:
 def _default_namespace(value: Any) -> tuple[str, ...]:
     if value is None:
         raise ValidationError("default_namespace is required (an empty list is allowed)")
-    parts = tuple(value.split(".")) if isinstance(value, str) else tuple(value) if isinstance(value, (list, tuple)) else None
+    parts = (tuple(value.split(".")) if isinstance(value, str)
+             else tuple(value) if isinstance(value, (list, tuple)) else None)
     if parts is None or not all(isinstance(p, str) and p.strip() for p in parts):
         raise ValidationError(f"bad default namespace {value!r}")
     return parts
@@ -268,7 +269,8 @@ def _default_namespace(value: Any) -> tuple[str, ...]:
 def _summary(value: Any) -> dict[str, str]:
     if value is None:
         return {}
-    if not isinstance(value, dict) or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in value.items()):
+    if not isinstance(value, dict) or not all(isinstance(k, str) and k and isinstance(v, str)
+                                              for k, v in value.items()):
         raise ValidationError(f"a summary must be a dict of non-empty string keys to strings, not {value!r}")
     for key in value:
         check_unicode(key, "summary key")
@@ -696,11 +698,12 @@ class ViewStore:
     ``before_commit`` receiver vetoes it (its exception, wrapped unless it is a ViewStoreError), or
     :class:`~viewstore.errors.ConcurrencyError` with ``busy`` set when another process kept the
     file locked (about 30 s, during which :data:`~viewstore.signals.lock_wait` is sent about once a
-    second; what a signal's handler raises meanwhile, Ctrl-C's KeyboardInterrupt,
-    ends the wait at once and reaches the caller as itself, nothing written). A call that reads a damaged row (written behind the library's back)
-    raises :class:`~viewstore.errors.CorruptLogError`; where the damage is in the projection rows, or a
-    view's rows are behind its log (or ahead of it), its subclass
-    :class:`~viewstore.errors.DamagedProjectionsError`, and :meth:`rebuild` repairs the projections.
+    second; what a signal's handler raises meanwhile, Ctrl-C's KeyboardInterrupt, ends the wait at
+    once and reaches the caller as itself, nothing written). A call that reads a damaged row
+    (written behind the library's back) raises :class:`~viewstore.errors.CorruptLogError`; where the
+    damage is in the projection rows, or a view's rows are behind its log (or ahead of it), its
+    subclass :class:`~viewstore.errors.DamagedProjectionsError`, and :meth:`rebuild` repairs the
+    projections.
     """
 
     def __init__(self, path: str | Path, *, catalog: str | None = None, actor: str | None = None,
@@ -955,7 +958,8 @@ class ViewStore:
                     break
             except TypeError as e:
                 raise CorruptLogError(f"event at position {row[0]} has a time or a stream version that is not "
-                                      f"an integer (time {_held(row[7], int)}, stream version {_held(row[3], int)})") from e
+                                      f"an integer (time {_held(row[7], int)}, "
+                                      f"stream version {_held(row[3], int)})") from e
             if event is not None and row[3] == version:
                 if row[0] != event.position:
                     break
@@ -1880,8 +1884,9 @@ class ViewStore:
                     "log_entry": {"timestamp_ms": plan.now, "version_id": reused}}
         vid = versions.max_id() + 1
         if vid >= 2**31 or schema_id >= 2**31:  # Iceberg's ids are 32-bit (an imported view may hold the highest)
-            raise ValidationError(f"view {identifier_str(plan.identifier)} has no {'version' if vid >= 2**31 else 'schema'} "
-                                  "id left to give a new version (ids are 32-bit integers)")
+            raise ValidationError(f"view {identifier_str(plan.identifier)} has no "
+                                  f"{'version' if vid >= 2**31 else 'schema'} id left to give a new version "
+                                  "(ids are 32-bit integers)")
         candidate["version_id"] = vid
         return {"version": candidate, "current_version_id": vid,
                 "log_entry": {"timestamp_ms": plan.now, "version_id": vid}}

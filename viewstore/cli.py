@@ -182,8 +182,9 @@ class CliContext:
                     yield self.notice
                 yield from super().get_renderables()
 
-        columns = (TextColumn(label, markup=False), BarColumn(), TaskProgressColumn() if percent else MofNCompleteColumn(),
-                   TimeElapsedColumn(), TextColumn("{task.description}", markup=False))
+        columns = (TextColumn(label, markup=False), BarColumn(),
+                   TaskProgressColumn() if percent else MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.description}", markup=False))
         with Bar(*columns, console=self.err, transient=True, disable=not self.err.is_terminal) as bar:
             task = bar.add_task("", total=None)
 
@@ -1446,7 +1447,8 @@ def history(cli: CliContext, identifier: str, since_position: int | None, until_
 @click.option("--view", help="Only events of views that had this identifier (across renames; an error if no "
                               "view ever had it).")
 @click.option("--type", "types", multiple=True, type=click.Choice(sorted(EVENT_TYPES), case_sensitive=False),
-              metavar="TYPE", help=f"Only events of this type (repeatable; any case): {', '.join(sorted(EVENT_TYPES))}.")
+              metavar="TYPE",
+              help=f"Only events of this type (repeatable; any case): {', '.join(sorted(EVENT_TYPES))}.")
 @click.option("--since", metavar="TIME",
               help="From this time (ISO 8601, UTC unless it gives its offset, or epoch ms, in the years 1 to "
                    "9999; inclusive).")

@@ -41,7 +41,8 @@ from urllib.request import url2pathname
 from .errors import ConcurrencyError, CorruptLogError, ValidationError, ViewAlreadyExistsError, ViewStoreError
 from .events import Event, ViewImported
 from .formats import definition_from_table, detect, not_a_view
-from .formats.base import OWNER_PARAMETER_KEY, OWNER_PROPERTY, ViewDefinition, as_record, invalid, parameters_of, text_of
+from .formats.base import (OWNER_PARAMETER_KEY, OWNER_PROPERTY, ViewDefinition, as_record, invalid, parameters_of,
+                           text_of)
 from .formats.iceberg import METADATA_LOCATION_KEY
 from .iceberg import _load_json, parse_metadata
 from .model import Identifier, IdentifierLike, VersionLogEntry, View, ViewVersion, identifier_str, to_identifier
@@ -364,7 +365,8 @@ class HmsImportReport:
         except ViewStoreError as error:
             if _of_the_store(store, error):
                 raise
-            self.failed.append(FailedRecord(name, type(error).__name__, str(error), identifier_str(prepared.identifier)))
+            self.failed.append(FailedRecord(name, type(error).__name__, str(error),
+                                            identifier_str(prepared.identifier)))
         else:
             self.imported.append(ImportedRecord(identifier_str(view.identifier), engine, len(view.versions), name))
 

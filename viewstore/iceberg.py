@@ -39,8 +39,9 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticValidationError
 
 from .errors import IcebergMetadataError, ValidationError
-from .model import (METADATA_COMPRESSION, RESERVED_PREFIX, VERSION_HISTORY_SIZE, Column, Int32, Int64, SQLRepresentation, VersionLogEntry,
-                    View, ViewVersion, _InterruptibleDump, history_size, is_uuid_text, same_uuid, to_path)
+from .model import (METADATA_COMPRESSION, RESERVED_PREFIX, VERSION_HISTORY_SIZE, Column, Int32, Int64,
+                    SQLRepresentation, VersionLogEntry, View, ViewVersion, _InterruptibleDump, history_size,
+                    is_uuid_text, same_uuid, to_path)
 from .types import StructField, StructType, from_iceberg_json, to_iceberg_json
 
 __all__ = [

@@ -26,8 +26,9 @@ import orjson
 from .errors import ConcurrencyError, CorruptLogError, ValidationError, ViewStoreError
 from .events import Event, StoredEvents, decode_event
 
-__all__ = ["connect", "holds_nothing", "transaction", "savepoint", "snapshot", "EventLog", "EventStream", "QueryRows", "QueryStream", "query_rows", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps",
-           "loads", "collector_paused", "read_store_id", "make_store_id"]
+__all__ = ["connect", "holds_nothing", "transaction", "savepoint", "snapshot", "EventLog", "EventStream", "QueryRows",
+           "QueryStream", "query_rows", "SCHEMA_VERSION", "EVENT_COLUMNS", "dumps", "loads", "collector_paused",
+           "read_store_id", "make_store_id"]
 
 SCHEMA_VERSION = 2
 
@@ -440,7 +441,8 @@ class transaction:
         except BaseException:  # a signal handler's (Ctrl-C's), raised as BEGIN returned
             _let_go(conn)
             raise
-        _begin_when_free(conn, refused, self.on_wait)  # outside the handler: what a signal's handler raises has no context
+        # outside the handler: what a signal's handler raises has no context
+        _begin_when_free(conn, refused, self.on_wait)
         return conn
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
@@ -1215,8 +1217,8 @@ class EventLog:
                    until: int | None, types: Iterable[str] | None, limit: int | None, newest_first: bool,
                    since_position: int | None = None, until_position: int | None = None,
                    counting: bool = False) -> tuple[str, list[Any]] | None:
-        """The SELECT (and its parameters) of the rows (columns as in :data:`EVENT_COLUMNS`) matching every filter given, in log order
-        or, with ``newest_first``, the reverse (so a ``limit`` keeps the latest events).
+        """The SELECT (and its parameters) of the rows (columns as in :data:`EVENT_COLUMNS`) matching every
+        filter given, in log order or, with ``newest_first``, the reverse (so a ``limit`` keeps the latest events).
 
         ``counting``: the same rows, each a ``1`` in no order (as many: a ``limit`` keeps as many
         rows in any order), for their count; with no filter (or a ``limit`` alone) that is a scan of
@@ -1248,7 +1250,8 @@ class EventLog:
         where: list[str] = []
         params: list[Any] = []
         if since_position is not None and since_position == until_position:
-            bounds = [("position = ?", since_position)]  # the rowid's seek (with a view's, SQLite would read its stream's index)
+            # the rowid's seek (with a view's, SQLite would read its stream's index)
+            bounds = [("position = ?", since_position)]
         else:
             bounds = [(f"position {op} ?", bound) for bound, op in ((since_position, ">="), (until_position, "<="))
                       if bound is not None]
@@ -1284,8 +1287,8 @@ class EventLog:
             # only events that name a stream: events_naming holds exactly those
             # (bounded there too, or every entry of the index would be read)
             inner = "".join(f" AND {clause}" for clause, _ in bounds)
-            where.append(f"position IN (SELECT position FROM events INDEXED BY events_naming WHERE type IN {NAMING_TYPES}"
-                         f"{inner})")
+            where.append("position IN (SELECT position FROM events INDEXED BY events_naming "
+                         f"WHERE type IN {NAMING_TYPES}{inner})")
             params.extend(bound for _, bound in bounds)
         if kinds is not None:
             where.append(f"type IN ({', '.join('?' * len(kinds))})")

@@ -503,7 +503,8 @@ def _plain_version(fields: dict[str, Any]) -> bool:
     if not (len(fields) == 8 and type(vid) is int and type(time) is int and type(schema) is int
             and -_I32 <= vid < _I32 and -_I64 <= time < _I64 and -_I32 <= schema < _I32
             and type(get("columns")) is tuple and type(get("representations")) is tuple
-            and (catalog is None or type(catalog) is str) and type(namespace) is tuple and type(summary) is ReadOnlyDict):
+            and (catalog is None or type(catalog) is str) and type(namespace) is tuple
+            and type(summary) is ReadOnlyDict):
         return False
     for part in namespace:
         if type(part) is not str:

@@ -733,15 +733,16 @@ def _version_change(state: ViewState, payload: dict[str, Any], position: int) ->
     if current is not None:
         # (rebuild() folds every event: the version the event itself added needs no look-up)
         if (version is None or current != version["version_id"]) and current not in state.versions:
-            raise CorruptLogError(f"event at position {position} makes version {current} of view {_held(state.view_id)} "
-                                  "current, which it does not have")
+            raise CorruptLogError(f"event at position {position} makes version {current} of view "
+                                  f"{_held(state.view_id)} current, which it does not have")
         state.current_version_id = current
     entry = payload.get("log_entry")
     if entry is not None:
         # an entry records the version the event left current (the library writes them equal)
         if entry["version_id"] != state.current_version_id:
             raise CorruptLogError(f"event at position {position} logs version {_held(entry['version_id'], int)} of "
-                                  f"view {_held(state.view_id)} as current, where version {state.current_version_id} is")
+                                  f"view {_held(state.view_id)} as current, "
+                                  f"where version {state.current_version_id} is")
         state.version_log.append((entry["timestamp_ms"], entry["version_id"]))
 
 
@@ -788,8 +789,8 @@ def apply(state: ViewState | None, row: Sequence[Any], payload: dict[str, Any]) 
             state.version_log.extend((e["timestamp_ms"], e["version_id"]) for e in payload["version_log"])
             state.current_version_id = payload["current_version_id"]
             if state.current_version_id not in state.versions:
-                raise CorruptLogError(f"event at position {position} imports view {_held(view_id)} with current version "
-                                      f"{state.current_version_id}, which it does not carry")
+                raise CorruptLogError(f"event at position {position} imports view {_held(view_id)} "
+                                      f"with current version {state.current_version_id}, which it does not carry")
         else:
             _version_change(state, payload, position)
             if not state.versions:
@@ -799,7 +800,8 @@ def apply(state: ViewState | None, row: Sequence[Any], payload: dict[str, Any]) 
     else:
         raise CorruptLogError(f"{kind} at position {position} for view {_held(view_id)}, which already exists")
     if stream_version != state.stream_version + 1:
-        raise CorruptLogError(f"view {_held(view_id)}: stream version {_held(stream_version, int)} follows {state.stream_version}")
+        raise CorruptLogError(f"view {_held(view_id)}: stream version {_held(stream_version, int)} "
+                              f"follows {state.stream_version}")
     state.stream_version = stream_version
     if identifier != state.qualified:  # created or renamed: check and split the identifier only then
         if identifier_str(to_identifier(identifier)) != identifier:
@@ -899,7 +901,8 @@ class _History:
 
     def version_log(self) -> tuple[VersionLogEntry, ...]:
         fields = {"timestamp_ms", "version_id"}
-        return tuple([_trusted(VersionLogEntry, {"timestamp_ms": t, "version_id": v}, set(fields)) for t, v in self._log])
+        return tuple([_trusted(VersionLogEntry, {"timestamp_ms": t, "version_id": v}, set(fields))
+                      for t, v in self._log])
 
     def version(self, version_id: int) -> ViewVersion | None:
         return self._versions.model(version_id)

@@ -15,9 +15,9 @@ in keyword arguments.
 ``commit_failed(store, events=[...], error=exc)``
     Sent when a write fails after its events were decided (a veto, a lost race, a database error);
     a refusal found while deciding (no such view, a name taken, a bad change) sends nothing.
-    Its events were never committed, so they have no position (``None``). The caller still gets the write's own error: an exception raised by a receiver is logged (logger
-    ``viewstore``), the other receivers still run, and each such exception is added to that error
-    as a note.
+    Its events were never committed, so they have no position (``None``). The caller still gets the
+    write's own error: an exception raised by a receiver is logged (logger ``viewstore``), the other
+    receivers still run, and each such exception is added to that error as a note.
 ``lock_wait(store, waited=2.03, timeout=30.0)``
     Sent while a write waits for another connection's write lock on the file (another process's
     write or ``transaction()`` block): once the write has waited a second, then about once a second

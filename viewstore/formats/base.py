@@ -36,7 +36,8 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import ValidationError
-from ..model import RESERVED_PREFIX, Column, SecurityMode, SQLRepresentation, View, _InterruptibleDump, validate_properties
+from ..model import (RESERVED_PREFIX, Column, SecurityMode, SQLRepresentation, View, _InterruptibleDump,
+                     validate_properties)
 from ..types import (MAX_DEPTH, IcebergType, ListType, MapType, StructField, StructType, check_depth, too_large,
                      type_number)
 

@@ -127,7 +127,8 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
                                f"({count(len(view.versions), 'version')}, {count(view.stream_version, 'event')})"))
         return
     if identifier is not None or metadata_file is not None:
-        raise ValidationError(f"{file} holds {len(records)} records; IDENTIFIER and --metadata apply to one record only")
+        raise ValidationError(f"{file} holds {len(records)} records; IDENTIFIER and --metadata apply to one "
+                              "record only")
     report = _import_many(cli, records)
     cli.failing = not report.ok
     if as_json:

@@ -438,7 +438,8 @@ def _print_registered(cli: CliContext, report: Any) -> None:
             details = f"could not drop the stale copy: {details}"
         table.add_row(failed.identifier, Text("failed", style=colours["failed"]), details)
     for name in report.pruned:
-        table.add_row(name, Text("pruned", style=colours["pruned"]), "a copy this store made of a view it no longer holds")
+        table.add_row(name, Text("pruned", style=colours["pruned"]),
+                      "a copy this store made of a view it no longer holds")
     _print_folded(cli, table, report, len(unchanged), "already registered, left unchanged")
 
 

@@ -17,10 +17,10 @@ stopped, does py4j reach its JVM, does its catalog (Hive's metastore, or one in 
 ``databaseExists("default")``? Only
 if it is well is the failure the request's. The question costs one or two JVM round trips, and is
 asked only after a failure, and before view DDL on a stored view through ``sql``, which may write
-the store before the session follows (:func:`require_live`). It goes to the session the failing call ran in: for the statements
-the calls run in a session cloned from the caller's (:func:`viewstore.spark.session._work_session`),
-the clone, which shares the caller's SparkContext, JVM and metastore, so its answer is the caller's
-session's too.
+the store before the session follows (:func:`require_live`). It goes to the session the failing
+call ran in: for the statements the calls run in a session cloned from the caller's
+(:func:`viewstore.spark.session._work_session`), the clone, which shares the caller's SparkContext,
+JVM and metastore, so its answer is the caller's session's too.
 
 A long call tells the caller's ``progress(done, total)`` how far it is (:class:`Progress`); what the
 callback raises is neither a refusal nor a failure of the engine: it reaches the caller unchanged,
