@@ -53,13 +53,13 @@ class Sizes:
 
 FULL = Sizes(rounds=15, commits=1000, history_versions=100, history_commits=300, iceberg_commits=30,
              load_calls=2000, iceberg_loads=100, as_of_events=10_000, as_of_calls=100, list_total=100_000,
-             list_namespaces=10, log_events=1_000_000, log_views=5000, rebuild_rounds=5, events_rounds=3, audit_window=1000,
-             audit_rounds=7, spark_views=1000, spark_rounds=3)
+             list_namespaces=10, log_events=1_000_000, log_views=5000, rebuild_rounds=5, events_rounds=3,
+             audit_window=1000, audit_rounds=7, spark_views=1000, spark_rounds=3)
 
 QUICK = Sizes(rounds=2, commits=30, history_versions=5, history_commits=10, iceberg_commits=3, load_calls=50,
               iceberg_loads=5, as_of_events=150, as_of_calls=5, list_total=200, list_namespaces=4,
-              log_events=1500, log_views=30, rebuild_rounds=1, events_rounds=1, audit_window=20, audit_rounds=2, spark_views=5,
-              spark_rounds=1)
+              log_events=1500, log_views=30, rebuild_rounds=1, events_rounds=1, audit_window=20, audit_rounds=2,
+              spark_views=5, spark_rounds=1)
 
 
 #: how many alter_view calls share one transaction in the bulk-writer row
@@ -581,7 +581,8 @@ def _audit_question(ctx: Context, store: ViewStore, scan_conn: sqlite3.Connectio
                         lambda: timed_s(full_scan))
     sm = paired.summary()
     return Result(name, f"audit query over a {log.events:,}-event log: {what}, {len(found):,} events",
-                  sm["figure"] * 1e3, "ms", f"full scan of the same rows in Python: {fmt(sm['comparator'] * 1e3, 'ms')}",
+                  sm["figure"] * 1e3, "ms",
+                  f"full scan of the same rows in Python: {fmt(sm['comparator'] * 1e3, 'ms')}",
                   sm["comparator"] * 1e3, 1 / sm["ratio"], f"{1 / sm['ratio']:.0f} × faster", "reported", None,
                   {"matched": len(found), "filters": filters, "per_round_s": paired.figure,
                    "scan_per_round_s": paired.comparator})

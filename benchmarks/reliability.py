@@ -45,7 +45,8 @@ def reliability_markdown(r: dict[str, Any]) -> str:
                      f"{crash['events']:,} events checked after every kill | {verdict} |")
     if load:
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(load.get("writes_by_kind", {}).items()))
-        lines.append(f"| load: {load['processes']} processes, mixed operations over 20 shared views and views of each one's own | "
+        lines.append(f"| load: {load['processes']} processes, mixed operations over 20 shared views "
+                     "and views of each one's own | "
                      f"{load['operations']:,} operations ({load['successful_writes']:,} successful writes: {kinds}; "
                      f"{load['reads']:,} reads; {load['optimistic_conflicts']} refused stale expected_version; "
                      f"{load.get('removals_refused', 0)} removals of a dialect a replace or rollback took first); "
