@@ -41,15 +41,14 @@ def _streams_that_carried(log: EventLog, identifier: str, until_ms: int | None =
 
 
 def test_streams_that_took_a_name_are_the_streams_that_carried_it(tmp_path):
-    store = ViewStore(tmp_path / "s.db", actor="a")
-    _random_history(store, random.Random(5), 400)
-    log = EventLog(connect(tmp_path / "s.db"))
-    times = sorted({e.occurred_at for e in store.events()})
-    for name in NAMES:
-        assert log.streams_that_took(name) == _streams_that_carried(log, name)
-        for t in times[::7] + [times[0] - 1, times[-1] + 1]:
-            assert log.streams_that_took(name, until_ms=t) == _streams_that_carried(log, name, until_ms=t)
-    store.close()
+    with ViewStore(tmp_path / "s.db", actor="a") as store:
+        _random_history(store, random.Random(5), 400)
+        log = EventLog(connect(tmp_path / "s.db"))
+        times = sorted({e.occurred_at for e in store.events()})
+        for name in NAMES:
+            assert log.streams_that_took(name) == _streams_that_carried(log, name)
+            for t in times[::7] + [times[0] - 1, times[-1] + 1]:
+                assert log.streams_that_took(name, until_ms=t) == _streams_that_carried(log, name, until_ms=t)
 
 
 def _let_go_plainly(log: EventLog, identifier: str) -> tuple | None:
@@ -73,46 +72,45 @@ def _let_go_plainly(log: EventLog, identifier: str) -> tuple | None:
 
 
 def test_what_a_name_s_last_holder_let_go_by_is_the_plain_answer(tmp_path):
-    store = ViewStore(tmp_path / "s.db", actor="a")
-    log = EventLog(connect(tmp_path / "s.db"))
-    rng = random.Random(11)
-    kinds = set()
-    for _ in range(30):  # every name, after every few steps of a random history
-        _random_history(store, rng, 15)
-        for name in NAMES + ["a.never"]:
-            found = log.let_go(name)
-            assert found == _let_go_plainly(log, name), name
-            if found:  # the message tells of the view whose history history() gives
-                assert found[0][0] in {e.position for e in store.history(name)}, name
-            assert (found is None) == (store.view_exists(name) or name == "a.never")  # a live view let go of nothing
-            kinds |= {found[0][1], found[1][0]} if found else set()
-    assert {"view.renamed", "view.dropped"} <= kinds  # both ends, and views that went on after them, were met
-    assert len(kinds) > 2
-    store.close()
+    with ViewStore(tmp_path / "s.db", actor="a") as store:
+        log = EventLog(connect(tmp_path / "s.db"))
+        rng = random.Random(11)
+        kinds = set()
+        for _ in range(30):  # every name, after every few steps of a random history
+            _random_history(store, rng, 15)
+            for name in NAMES + ["a.never"]:
+                found = log.let_go(name)
+                assert found == _let_go_plainly(log, name), name
+                if found:  # the message tells of the view whose history history() gives
+                    assert found[0][0] in {e.position for e in store.history(name)}, name
+                # a live view let go of nothing
+                assert (found is None) == (store.view_exists(name) or name == "a.never")
+                kinds |= {found[0][1], found[1][0]} if found else set()
+        assert {"view.renamed", "view.dropped"} <= kinds  # both ends, and views that went on after them, were met
+        assert len(kinds) > 2
 
 
 def test_as_of_equals_a_plain_fold(tmp_path):
     """Snapshots (as_of folds copies of the parsed ones, which share their versions) and the early
     stop give what folding every event gives."""
-    store = ViewStore(tmp_path / "s.db", actor="a")
-    store.create_view("a.busy", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
-                      default_namespace="a")
-    for i in range(350):
-        if i % 40 == 0:
-            store.replace_view("a.busy", columns=[("x", "int")], representations=[("spark", f"SELECT {i} AS x")],
-                               default_namespace="a")
-        else:
-            store.alter_view("a.busy", ViewChange.update_comment(f"c{i}"))
-    history = store.history("a.busy")
-    rows = EventLog(connect(tmp_path / "s.db")).stream_rows(history[0].view_id)
-    store.load_view("a.busy")  # the current state cached beside them changes nothing
-    for event in history[::13] + history[-3:]:
-        wanted = max(e.stream_version for e in history if e.occurred_at <= event.occurred_at)
-        state = None
-        for row in rows[:wanted]:  # every event up to the last one at that time, from the start
-            state = apply(state, row, loads(row[8]))
-        assert store.load_view("a.busy", as_of=event.occurred_at) == state_to_view(state)
-    store.close()
+    with ViewStore(tmp_path / "s.db", actor="a") as store:
+        store.create_view("a.busy", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="a")
+        for i in range(350):
+            if i % 40 == 0:
+                store.replace_view("a.busy", columns=[("x", "int")], representations=[("spark", f"SELECT {i} AS x")],
+                                   default_namespace="a")
+            else:
+                store.alter_view("a.busy", ViewChange.update_comment(f"c{i}"))
+        history = store.history("a.busy")
+        rows = EventLog(connect(tmp_path / "s.db")).stream_rows(history[0].view_id)
+        store.load_view("a.busy")  # the current state cached beside them changes nothing
+        for event in history[::13] + history[-3:]:
+            wanted = max(e.stream_version for e in history if e.occurred_at <= event.occurred_at)
+            state = None
+            for row in rows[:wanted]:  # every event up to the last one at that time, from the start
+                state = apply(state, row, loads(row[8]))
+            assert store.load_view("a.busy", as_of=event.occurred_at) == state_to_view(state)
 
 
 # -- as_of through snapshots against a fold from scratch, over random histories --------------------
