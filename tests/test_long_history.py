@@ -91,17 +91,16 @@ class Counts:
 def test_a_cold_load_parses_and_builds_only_the_current_version(tmp_path, monkeypatch):
     path = build(tmp_path / "s.db", 150)
     counts = Counts(monkeypatch)
-    store = ViewStore(path, actor="reader")
-    view = store.load_view("a.v")
-    assert (counts.parsed, counts.models) == (1, 0)  # the current version, checked; no model yet
-    assert view.sql_for("trino") == sql(150) and [c.name for c in view.columns] == ["id", "amount"]
-    assert view.current_version.version_id == 150 and view.version(150) is view.current_version
-    assert (counts.parsed, counts.models) == (1, 1)
-    assert store.load_view("a.v") is view  # the cached View, as before
-    assert [v.version_id for v in view.versions] == list(range(1, 151))  # built when asked for
-    assert (counts.parsed, counts.models) == (150, 150)
-    assert view.versions[-1] is view.current_version and len(view.version_log) == 150
-    store.close()
+    with ViewStore(path, actor="reader") as store:
+        view = store.load_view("a.v")
+        assert (counts.parsed, counts.models) == (1, 0)  # the current version, checked; no model yet
+        assert view.sql_for("trino") == sql(150) and [c.name for c in view.columns] == ["id", "amount"]
+        assert view.current_version.version_id == 150 and view.version(150) is view.current_version
+        assert (counts.parsed, counts.models) == (1, 1)
+        assert store.load_view("a.v") is view  # the cached View, as before
+        assert [v.version_id for v in view.versions] == list(range(1, 151))  # built when asked for
+        assert (counts.parsed, counts.models) == (150, 150)
+        assert view.versions[-1] is view.current_version and len(view.version_log) == 150
 
 
 @pytest.mark.parametrize("kind", ["replace", "alter"])
@@ -113,29 +112,28 @@ def test_a_write_costs_the_same_whatever_the_number_of_versions(tmp_path, monkey
     for versions in (5, 150):
         path = build(tmp_path / f"s{versions}.db", versions)
         counts = Counts(monkeypatch)
-        store = ViewStore(path, actor="writer")
-        store.load_view("a.v")
-        # the first write that adds a version (with a new schema) indexes the history, once
-        store.replace_view("a.v", columns=[*COLUMNS, ("w", "int")], representations=[("spark", "w"), ("trino", "w")],
-                           default_namespace="a")
-        counts.reset()
-        for i in range(3):
-            if kind == "replace":  # new SQL, a changed column, then a definition the view had (reused)
-                store.replace_view("a.v", columns=COLUMNS, representations=[("spark", f"x{i}"), ("trino", "y")],
-                                   default_namespace="a")
-                store.replace_view("a.v", columns=[*COLUMNS, ("n", "int")], representations=[("spark", f"n{i}"),
-                                   ("trino", "y")], default_namespace="a")
-                store.replace_view("a.v", columns=COLUMNS, representations=[("spark", sql(1)), ("trino", sql(1))],
-                                   default_namespace="a")
-            else:
-                store.alter_view("a.v", ViewChange.update_representation("spark", f"u{i}"))
-                store.alter_view("a.v", ViewChange.add_representation(("hive", f"h{i}")))
-                store.alter_view("a.v", ViewChange.remove_representation("hive"))
-            store.rollback_view("a.v", 2)
-            store.alter_view("a.v", ViewChange.set_property("k", f"v{i}"), ViewChange.update_comment(f"c{i}"))
-        assert store.load_view("a.v").stream_version < 200  # no snapshot (every 100 events) in the counted writes
-        seen[versions] = counts.as_dict()
-        store.close()
+        with ViewStore(path, actor="writer") as store:
+            store.load_view("a.v")
+            # the first write that adds a version (with a new schema) indexes the history, once
+            store.replace_view("a.v", columns=[*COLUMNS, ("w", "int")],
+                               representations=[("spark", "w"), ("trino", "w")], default_namespace="a")
+            counts.reset()
+            for i in range(3):
+                if kind == "replace":  # new SQL, a changed column, then a definition the view had (reused)
+                    store.replace_view("a.v", columns=COLUMNS, representations=[("spark", f"x{i}"), ("trino", "y")],
+                                       default_namespace="a")
+                    store.replace_view("a.v", columns=[*COLUMNS, ("n", "int")], representations=[("spark", f"n{i}"),
+                                       ("trino", "y")], default_namespace="a")
+                    store.replace_view("a.v", columns=COLUMNS, representations=[("spark", sql(1)), ("trino", sql(1))],
+                                       default_namespace="a")
+                else:
+                    store.alter_view("a.v", ViewChange.update_representation("spark", f"u{i}"))
+                    store.alter_view("a.v", ViewChange.add_representation(("hive", f"h{i}")))
+                    store.alter_view("a.v", ViewChange.remove_representation("hive"))
+                store.rollback_view("a.v", 2)
+                store.alter_view("a.v", ViewChange.set_property("k", f"v{i}"), ViewChange.update_comment(f"c{i}"))
+            assert store.load_view("a.v").stream_version < 200  # no snapshot (every 100 events) in the counted writes
+            seen[versions] = counts.as_dict()
         monkeypatch.undo()
     assert seen[5] == seen[150], seen
     assert seen[5]["models"] == 0 and seen[5]["iterated"] == 0
@@ -144,18 +142,17 @@ def test_a_write_costs_the_same_whatever_the_number_of_versions(tmp_path, monkey
 def test_the_first_write_after_a_load_indexes_the_history_once(tmp_path, monkeypatch):
     path = build(tmp_path / "s.db", 60)
     counts = Counts(monkeypatch)
-    store = ViewStore(path, actor="writer")
-    store.replace_view("a.v", columns=COLUMNS, representations=[("spark", "new"), ("trino", "new")],
-                       default_namespace="a")
-    # every stored version read once: whole for the current one and the first (its schema is the
-    # candidate's), its definition alone for the others
-    assert (counts.parsed, counts.definitions) == (2, 58)
-    counts.reset()
-    store.replace_view("a.v", columns=COLUMNS, representations=[("spark", sql(7)), ("trino", sql(7))],
-                       default_namespace="a")
-    assert counts.definitions == 0 and store.load_view("a.v").current_version_id == 7  # found in the index
-    assert counts.parsed == 1  # the version reused, whole, before it is made current
-    store.close()
+    with ViewStore(path, actor="writer") as store:
+        store.replace_view("a.v", columns=COLUMNS, representations=[("spark", "new"), ("trino", "new")],
+                           default_namespace="a")
+        # every stored version read once: whole for the current one and the first (its schema is the
+        # candidate's), its definition alone for the others
+        assert (counts.parsed, counts.definitions) == (2, 58)
+        counts.reset()
+        store.replace_view("a.v", columns=COLUMNS, representations=[("spark", sql(7)), ("trino", sql(7))],
+                           default_namespace="a")
+        assert counts.definitions == 0 and store.load_view("a.v").current_version_id == 7  # found in the index
+        assert counts.parsed == 1  # the version reused, whole, before it is made current
 
 
 def test_an_import_walks_its_versions_as_often_whatever_their_number(tmp_path, monkeypatch):
@@ -223,40 +220,38 @@ def test_show_builds_only_the_versions_it_lists(tmp_path, monkeypatch):
 
 
 def test_a_view_keeps_its_versions_when_later_writes_add_some(tmp_path):
-    store = ViewStore(build(tmp_path / "s.db", 3), actor="me")
-    before = store.load_view("a.v")
-    after = store.alter_view("a.v", ViewChange.update_representation("spark", "SELECT 4"))
-    with pytest.raises(ValidationError, match="has no version 4; it has 1-3"):
-        before.version(4)  # looked up before its versions are built: among those it had
-    assert [v.version_id for v in before.versions] == [1, 2, 3] and len(before.version_log) == 3
-    assert [v.version_id for v in after.versions] == [1, 2, 3, 4] and len(after.version_log) == 4
-    assert after.versions[:3] == before.versions and after.versions[0] is before.versions[0]
-    store.close()
+    with ViewStore(build(tmp_path / "s.db", 3), actor="me") as store:
+        before = store.load_view("a.v")
+        after = store.alter_view("a.v", ViewChange.update_representation("spark", "SELECT 4"))
+        with pytest.raises(ValidationError, match="has no version 4; it has 1-3"):
+            before.version(4)  # looked up before its versions are built: among those it had
+        assert [v.version_id for v in before.versions] == [1, 2, 3] and len(before.version_log) == 3
+        assert [v.version_id for v in after.versions] == [1, 2, 3, 4] and len(after.version_log) == 4
+        assert after.versions[:3] == before.versions and after.versions[0] is before.versions[0]
 
 
 def test_a_vetoed_write_leaves_no_version_behind(tmp_path):
     """The vetoed write folded its version into a copy that shares the cached state's versions: that
     state, its View, and the next write (which takes the same version id) must not see it."""
-    store = ViewStore(build(tmp_path / "s.db", 3), actor="me")
-    view = store.load_view("a.v")
+    with ViewStore(build(tmp_path / "s.db", 3), actor="me") as store:
+        view = store.load_view("a.v")
 
-    def veto(sender, events):
-        raise RuntimeError("no")
+        def veto(sender, events):
+            raise RuntimeError("no")
 
-    signals.before_commit.connect(veto)
-    try:
-        with pytest.raises(ViewStoreError, match="^a before_commit receiver refused the change: no$"):
-            store.alter_view("a.v", ViewChange.update_representation("spark", "vetoed"))
-    finally:
-        signals.before_commit.disconnect(veto)
-    assert [v.version_id for v in view.versions] == [1, 2, 3]
-    assert store.load_view("a.v").stream_version == 3
-    after = store.alter_view("a.v", ViewChange.update_representation("spark", "kept"))
-    assert [v.version_id for v in after.versions] == [1, 2, 3, 4] and after.sql_for("spark") == "kept"
-    with ViewStore(tmp_path / "s.db", actor="other") as other:
-        assert after == other.load_view("a.v")
-    assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
-    store.close()
+        signals.before_commit.connect(veto)
+        try:
+            with pytest.raises(ViewStoreError, match="^a before_commit receiver refused the change: no$"):
+                store.alter_view("a.v", ViewChange.update_representation("spark", "vetoed"))
+        finally:
+            signals.before_commit.disconnect(veto)
+        assert [v.version_id for v in view.versions] == [1, 2, 3]
+        assert store.load_view("a.v").stream_version == 3
+        after = store.alter_view("a.v", ViewChange.update_representation("spark", "kept"))
+        assert [v.version_id for v in after.versions] == [1, 2, 3, 4] and after.sql_for("spark") == "kept"
+        with ViewStore(tmp_path / "s.db", actor="other") as other:
+            assert after == other.load_view("a.v")
+        assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
 
 
 def test_a_lazily_built_view_is_a_plain_value(tmp_path):
@@ -332,22 +327,21 @@ def test_show_json_is_pydantic_json_dump_of_the_view(tmp_path):
 
 def test_threads_building_the_versions_at_once_get_the_same_tuple(tmp_path):
     build(tmp_path / "s.db", 200)
-    store = ViewStore(tmp_path / "s.db", actor="me")
-    view = store.load_view("a.v")
-    barrier, got = threading.Barrier(8), []
+    with ViewStore(tmp_path / "s.db", actor="me") as store:
+        view = store.load_view("a.v")
+        barrier, got = threading.Barrier(8), []
 
-    def read():
-        barrier.wait()
-        got.append((view.versions, view.version_log))
+        def read():
+            barrier.wait()
+            got.append((view.versions, view.version_log))
 
-    threads = [threading.Thread(target=read) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(got) == 8 and all(v is got[0][0] and log is got[0][1] for v, log in got)
-    assert len(got[0][0]) == 200
-    store.close()
+        threads = [threading.Thread(target=read) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(got) == 8 and all(v is got[0][0] and log is got[0][1] for v, log in got)
+        assert len(got[0][0]) == 200
 
 
 def _damage(path, version_id, column="columns", value="x"):
@@ -365,36 +359,36 @@ def test_a_damaged_old_version_fails_what_reads_it_and_writes_nothing(tmp_path, 
     which reads no columns, checks those rules too.)"""
     path = build(tmp_path / "s.db", 5)
     _damage(path, 2, column, value)
-    store = ViewStore(path, actor="me")
-    view = store.load_view("a.v")  # the current version is sound: the load needs no other
-    assert view.sql_for("spark") == sql(5)
-    damaged = rf"^the projections are damaged at view {view.uuid} \(.+\); rebuild\(\) repairs them from the log$"
-    with pytest.raises(CorruptLogError, match=damaged):
-        view.versions
-    for dump in (view.model_dump, view.model_dump_json, lambda: view_to_json(view)):  # show --json
+    with ViewStore(path, actor="me") as store:
+        view = store.load_view("a.v")  # the current version is sound: the load needs no other
+        assert view.sql_for("spark") == sql(5)
+        damaged = rf"^the projections are damaged at view {view.uuid} \(.+\); rebuild\(\) repairs them from the log$"
         with pytest.raises(CorruptLogError, match=damaged):
-            dump()
-    with pytest.raises(CorruptLogError, match=damaged):
-        store.export_iceberg("a.v", tmp_path / "export")
-    assert not (tmp_path / "export").exists()
-    events = store.event_count()
-    with pytest.raises(CorruptLogError, match=damaged):  # the version it would make current
+            view.versions
+        for dump in (view.model_dump, view.model_dump_json, lambda: view_to_json(view)):  # show --json
+            with pytest.raises(CorruptLogError, match=damaged):
+                dump()
+        with pytest.raises(CorruptLogError, match=damaged):
+            store.export_iceberg("a.v", tmp_path / "export")
+        assert not (tmp_path / "export").exists()
+        events = store.event_count()
+        with pytest.raises(CorruptLogError, match=damaged):  # the version it would make current
+            store.rollback_view("a.v", 2)
+        with pytest.raises(CorruptLogError, match=damaged):  # a new schema: every version's columns are compared
+            store.replace_view("a.v", columns=[*COLUMNS, ("n", "int")],
+                               representations=[("spark", "n"), ("trino", "n")], default_namespace="a")
+        new_sql = dict(columns=COLUMNS, representations=[("spark", "new"), ("trino", "new")], default_namespace="a")
+        if column == "representations":  # every version's definition is compared with the new one
+            with pytest.raises(CorruptLogError, match=damaged):
+                store.replace_view("a.v", **new_sql)
+        assert store.event_count() == events
+        if column == "columns":  # a definition the damage is no part of: decided without it
+            assert store.replace_view("a.v", **new_sql).current_version_id == 6
+        store.alter_view("a.v", ViewChange.update_comment("needs no other version"))
+        assert store.rebuild()["view_versions"] == 1
+        assert ([v.version_id for v in store.load_view("a.v").versions]
+                == list(range(1, 7 if column == "columns" else 6)))
         store.rollback_view("a.v", 2)
-    with pytest.raises(CorruptLogError, match=damaged):  # a new schema: every version's columns are compared
-        store.replace_view("a.v", columns=[*COLUMNS, ("n", "int")], representations=[("spark", "n"), ("trino", "n")],
-                           default_namespace="a")
-    new_sql = dict(columns=COLUMNS, representations=[("spark", "new"), ("trino", "new")], default_namespace="a")
-    if column == "representations":  # every version's definition is compared with the new one
-        with pytest.raises(CorruptLogError, match=damaged):
-            store.replace_view("a.v", **new_sql)
-    assert store.event_count() == events
-    if column == "columns":  # a definition the damage is no part of: decided without it
-        assert store.replace_view("a.v", **new_sql).current_version_id == 6
-    store.alter_view("a.v", ViewChange.update_comment("needs no other version"))
-    assert store.rebuild()["view_versions"] == 1
-    assert [v.version_id for v in store.load_view("a.v").versions] == list(range(1, 7 if column == "columns" else 6))
-    store.rollback_view("a.v", 2)
-    store.close()
 
 
 @pytest.mark.parametrize("column, value", [("columns", '[{"name": "n", "type": "int", "nullable": "yes"}]'),
@@ -408,12 +402,11 @@ def test_an_old_version_stored_in_the_wrong_shape_fails_what_reads_it(tmp_path, 
     not made of it."""
     path = build(tmp_path / "s.db", 5)
     _damage(path, 2, column, value)
-    store = ViewStore(path, actor="me")
-    view = store.load_view("a.v")
-    with pytest.raises(CorruptLogError, match=rf"^the projections are damaged at view {view.uuid} \(.+\); "
-                                              r"rebuild\(\) repairs them from the log$"):
-        view.versions
-    store.close()
+    with ViewStore(path, actor="me") as store:
+        view = store.load_view("a.v")
+        with pytest.raises(CorruptLogError, match=rf"^the projections are damaged at view {view.uuid} \(.+\); "
+                                                  r"rebuild\(\) repairs them from the log$"):
+            view.versions
 
 
 @pytest.mark.parametrize("column, value", [("columns", "x"), ("representations", '[{"dialect": "", "sql": "x"}]'),
