@@ -223,22 +223,22 @@ def test_both_sides_are_read_from_one_state_while_another_store_commits(tmp_path
     """Another process committing between the loads of the two sides must not make a diff of two
     states of the file: the second side (now) is the view as it was when the first was read."""
     path = tmp_path / "s.db"
-    theirs = ViewStore(path, actor="them")
-    make(theirs, comment="one")
-    mine = ViewStore(path, actor="me")
-    if cached:
-        mine.load_view("sales.daily")  # now's side from the cache, known current before their commit
-    (created,) = mine.history("sales.daily")
-    load = mine.load_view
+    with ViewStore(path, actor="them") as theirs:
+        make(theirs, comment="one")
+        with ViewStore(path, actor="me") as mine:
+            if cached:
+                mine.load_view("sales.daily")  # now's side from the cache, known current before their commit
+            (created,) = mine.history("sales.daily")
+            load = mine.load_view
 
-    def load_then_they_commit(*args, **kwargs):
-        monkeypatch.setattr(mine, "load_view", load)
-        view = load(*args, **kwargs)
-        theirs.alter_view("sales.daily", ViewChange.update_comment("theirs"))
-        return view
+            def load_then_they_commit(*args, **kwargs):
+                monkeypatch.setattr(mine, "load_view", load)
+                view = load(*args, **kwargs)
+                theirs.alter_view("sales.daily", ViewChange.update_comment("theirs"))
+                return view
 
-    monkeypatch.setattr(mine, "load_view", load_then_they_commit)
-    diff = mine.diff_view("sales.daily", before=created)
-    assert not diff.changed and diff.after.stream_version == 1  # not their comment, committed in between
-    assert mine.diff_view("sales.daily", before=created).comment.after == "theirs"  # the next call sees it
-    assert mine.load_view("sales.daily").comment == "theirs"
+            monkeypatch.setattr(mine, "load_view", load_then_they_commit)
+            diff = mine.diff_view("sales.daily", before=created)
+            assert not diff.changed and diff.after.stream_version == 1  # not their comment, committed in between
+            assert mine.diff_view("sales.daily", before=created).comment.after == "theirs"  # the next call sees it
+            assert mine.load_view("sales.daily").comment == "theirs"
