@@ -250,13 +250,12 @@ def test_opening_a_set_up_store_does_not_wait_behind_a_writer(tmp_path, monkeypa
     holder.execute("BEGIN IMMEDIATE")  # another process in the middle of a long write (a rebuild, say)
     try:
         start = time.monotonic()
-        reader = ViewStore(path, actor="reader")
-        assert reader.load_view("a.v").stream_version == 1 and time.monotonic() - start < 0.9
-        start = time.monotonic()
-        with pytest.raises(ConcurrencyError, match="stayed locked") as info:
-            reader.alter_view("a.v", ViewChange.update_comment("x"))
-        assert info.value.busy and time.monotonic() - start < 7.5  # one bounded wait (3 s), not five in a row
-        reader.close()
+        with ViewStore(path, actor="reader") as reader:
+            assert reader.load_view("a.v").stream_version == 1 and time.monotonic() - start < 0.9
+            start = time.monotonic()
+            with pytest.raises(ConcurrencyError, match="stayed locked") as info:
+                reader.alter_view("a.v", ViewChange.update_comment("x"))
+            assert info.value.busy and time.monotonic() - start < 7.5  # one bounded wait (3 s), not five in a row
     finally:
         holder.execute("ROLLBACK")
         holder.close()
