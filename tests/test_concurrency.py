@@ -19,18 +19,17 @@ VIEWS = ["a.v0", "a.v1", "a.v2"]
 
 def _writer(path, actor, rounds, queue):
     ok = stale = 0
-    store = ViewStore(path, actor=actor)
-    for i in range(rounds):
-        name = VIEWS[i % len(VIEWS)]
-        store.alter_view(name, ViewChange.set_property(actor, str(i)))
-        ok += 1
-        # a deliberately stale expected_version must be refused, never written
-        seen = store.load_view(name).stream_version
-        try:
-            store.alter_view(name, ViewChange.set_property(f"{actor}-stale", str(i)), expected_version=seen - 1)
-        except ConcurrencyError:
-            stale += 1
-    store.close()
+    with ViewStore(path, actor=actor) as store:
+        for i in range(rounds):
+            name = VIEWS[i % len(VIEWS)]
+            store.alter_view(name, ViewChange.set_property(actor, str(i)))
+            ok += 1
+            # a deliberately stale expected_version must be refused, never written
+            seen = store.load_view(name).stream_version
+            try:
+                store.alter_view(name, ViewChange.set_property(f"{actor}-stale", str(i)), expected_version=seen - 1)
+            except ConcurrencyError:
+                stale += 1
     queue.put((ok, stale))
 
 
