@@ -56,34 +56,34 @@ def recorded():
 def test_the_writes_commit_together_and_others_see_them_only_then(store, recorded):
     make(store, "a.v")
     make(store, "a.w")
-    other = ViewStore(store.path, actor="bob")
-    recorded.clear()
-    assert not store.in_transaction
-    with store.transaction() as same:
-        assert same is store and store.in_transaction
-        seen_elsewhere = []
-        thread = threading.Thread(target=lambda: seen_elsewhere.append(store.in_transaction))
-        thread.start()
-        thread.join()
-        assert seen_elsewhere == [False]  # it is this thread's transaction
-        store.rename_view("a.v", "a.tmp")
-        store.rename_view("a.w", "a.v")
-        moved = store.rename_view("a.tmp", "a.w")
-        # the writes see each other; another connection sees none of them yet
-        assert store.list_views() == [("a", "v"), ("a", "w")] and moved.identifier == ("a", "w")
-        assert other.event_count() == 2 and other.load_view("a.v").stream_version == 1
-        assert [s for s, *_ in recorded] == ["before", "before", "before"]  # committed waits for the commit
-    assert [s for s, *_ in recorded] == ["before", "before", "before", "committed", "committed", "committed"]
-    assert not store.in_transaction
-    assert other.event_count() == 5
-    swapped = other.load_view("a.v")
-    assert swapped.stream_version == 2 and [e.type for e in other.history("a.v")] == ["view.created", "view.renamed"]
-    # each write keeps its own commit id, and the projections are what a replay makes
-    assert len({e.commit_id for e in other.events(types="view.renamed")}) == 3
-    live = store.projection_dump()
-    assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
-    assert store.projection_dump() == live
-    other.close()
+    with ViewStore(store.path, actor="bob") as other:
+        recorded.clear()
+        assert not store.in_transaction
+        with store.transaction() as same:
+            assert same is store and store.in_transaction
+            seen_elsewhere = []
+            thread = threading.Thread(target=lambda: seen_elsewhere.append(store.in_transaction))
+            thread.start()
+            thread.join()
+            assert seen_elsewhere == [False]  # it is this thread's transaction
+            store.rename_view("a.v", "a.tmp")
+            store.rename_view("a.w", "a.v")
+            moved = store.rename_view("a.tmp", "a.w")
+            # the writes see each other; another connection sees none of them yet
+            assert store.list_views() == [("a", "v"), ("a", "w")] and moved.identifier == ("a", "w")
+            assert other.event_count() == 2 and other.load_view("a.v").stream_version == 1
+            assert [s for s, *_ in recorded] == ["before", "before", "before"]  # committed waits for the commit
+        assert [s for s, *_ in recorded] == ["before", "before", "before", "committed", "committed", "committed"]
+        assert not store.in_transaction
+        assert other.event_count() == 5
+        swapped = other.load_view("a.v")
+        assert (swapped.stream_version == 2
+                and [e.type for e in other.history("a.v")] == ["view.created", "view.renamed"])
+        # each write keeps its own commit id, and the projections are what a replay makes
+        assert len({e.commit_id for e in other.events(types="view.renamed")}) == 3
+        live = store.projection_dump()
+        assert store.rebuild() == {"views": 0, "view_versions": 0, "view_version_log": 0, "view_snapshots": 0}
+        assert store.projection_dump() == live
 
 
 def test_an_exception_in_the_block_writes_nothing(store, recorded):
@@ -607,22 +607,21 @@ def test_another_task_of_the_thread_neither_joins_nor_reads_an_open_block(store)
 
 def test_another_writer_waits_for_the_commit(store):
     make(store, "a.v")
-    other = ViewStore(store.path, actor="bob")
-    done = []
+    with ViewStore(store.path, actor="bob") as other:
+        done = []
 
-    def write():
-        done.append(other.alter_view("a.v", ViewChange.set_property("bob", "1")).stream_version)
+        def write():
+            done.append(other.alter_view("a.v", ViewChange.set_property("bob", "1")).stream_version)
 
-    with store.transaction():
-        store.alter_view("a.v", ViewChange.update_comment("mine"))
-        thread = threading.Thread(target=write)
-        thread.start()
-        time.sleep(0.3)
-        assert done == []  # the file's write lock is held from the start of the block
-    thread.join(10)
-    assert done == [3]
-    assert [e.actor for e in store.history("a.v")] == ["alice", "alice", "bob"]
-    other.close()
+        with store.transaction():
+            store.alter_view("a.v", ViewChange.update_comment("mine"))
+            thread = threading.Thread(target=write)
+            thread.start()
+            time.sleep(0.3)
+            assert done == []  # the file's write lock is held from the start of the block
+        thread.join(10)
+        assert done == [3]
+        assert [e.actor for e in store.history("a.v")] == ["alice", "alice", "bob"]
 
 
 def _another_process(path, what, queue):
@@ -664,25 +663,24 @@ def test_a_busy_file_is_a_concurrency_error_at_the_start(tmp_path, monkeypatch):
     import viewstore.log as log_module
 
     monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 100)
-    store = ViewStore(tmp_path / "b.db", actor="alice")
-    make(store, "a.v")
-    holder = sqlite3.connect(store.path, isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")  # another process in a long write
-    try:
-        block = store.transaction()
-        with pytest.raises(ConcurrencyError) as info:
-            with block:
-                pytest.fail("the block must not run")  # pragma: no cover
-        assert info.value.busy
-        with pytest.raises(ViewStoreError, match="entered already"):  # a new one is needed to try again
-            block.__enter__()
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
-    with store.transaction():  # and once the file is free again, it works
-        store.alter_view("a.v", ViewChange.update_comment("free"))
-    assert store.load_view("a.v").comment == "free"
-    store.close()
+    with ViewStore(tmp_path / "b.db", actor="alice") as store:
+        make(store, "a.v")
+        holder = sqlite3.connect(store.path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another process in a long write
+        try:
+            block = store.transaction()
+            with pytest.raises(ConcurrencyError) as info:
+                with block:
+                    pytest.fail("the block must not run")  # pragma: no cover
+            assert info.value.busy
+            with pytest.raises(ViewStoreError, match="entered already"):  # a new one is needed to try again
+                block.__enter__()
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        with store.transaction():  # and once the file is free again, it works
+            store.alter_view("a.v", ViewChange.update_comment("free"))
+        assert store.load_view("a.v").comment == "free"
 
 
 def test_closing_the_store_inside_writes_nothing(store):
