@@ -628,11 +628,10 @@ def test_the_security_mode_is_not_in_the_file_and_an_import_takes_it_as_an_argum
             store.import_iceberg(path, "a.bad", security_mode=bad)
     assert store.event_count() == count
     for mode, expected in ((None, "DEFINER"), ("invoker", "INVOKER"), ("DEFINER", "DEFINER")):
-        other = ViewStore(tmp_path / f"{mode}.db")  # the file's UUID is taken in the store it came from
-        given = {} if mode is None else {"security_mode": mode}
-        assert other.import_iceberg(path, "b.v", **given).security_mode == expected
-        assert other.load_view("b.v").security_mode == expected
-        other.close()
+        with ViewStore(tmp_path / f"{mode}.db") as other:  # the file's UUID is taken in the store it came from
+            given = {} if mode is None else {"security_mode": mode}
+            assert other.import_iceberg(path, "b.v", **given).security_mode == expected
+            assert other.load_view("b.v").security_mode == expected
 
 
 @pytest.mark.parametrize("name, message", [
