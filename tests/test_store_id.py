@@ -51,7 +51,7 @@ def test_a_new_store_has_its_own_id_for_good(tmp_path):
         assert store.store_id == again.store_id == first
 
 
-def test_a_file_without_an_id_opens_without_writing_and_gets_one_when_asked(tmp_path, monkeypatch):
+def test_a_file_without_an_id_opens_without_writing_and_gets_one_when_asked(tmp_path, monkeypatch, request):
     import viewstore.log as log_module
 
     monkeypatch.setattr(log_module, "BUSY_TIMEOUT_MS", 1000)  # a wait would take a second
@@ -61,6 +61,7 @@ def test_a_file_without_an_id_opens_without_writing_and_gets_one_when_asked(tmp_
     try:
         start = time.monotonic()
         store = ViewStore(path, actor="reader")
+        request.addfinalizer(store.close)  # closed also when an assertion fails first (again: nothing)
         assert store.load_view("a.v").stream_version == 1 and time.monotonic() - start < 0.9
         with pytest.raises(ConcurrencyError) as info:  # making the id is a write: it waits, then says so
             store.store_id
