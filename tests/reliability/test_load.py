@@ -228,30 +228,28 @@ def test_a_held_write_lock_becomes_concurrency_error(tmp_path, monkeypatch, call
     sqlite3's "database is locked", and never after a wait several times longer (retrying)."""
     monkeypatch.setattr(viewstore.log, "BUSY_TIMEOUT_MS", 200)
     db = tmp_path / "locked.db"
-    store = ViewStore(db, actor="a")
-    store.create_view("load.v", columns=COLUMNS, representations=[("spark", INITIAL_SQL)], default_namespace="load")
-    store.replace_view("load.v", columns=COLUMNS, representations=[("spark", "SELECT 3 AS id, 'c' AS label")],
-                       default_namespace="load")
-    before = (store.event_count(), store.projection_dump())
-    holder = sqlite3.connect(db, isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
-        started = time.perf_counter()
-        with pytest.raises(ConcurrencyError, match="locked|busy") as info:
-            WRITES[call](store)
-        elapsed = time.perf_counter() - started
-        assert info.value.busy
-        assert 0.6 <= elapsed < 1.5, elapsed  # three waits of 0.2 s and short pauses, not five rounds of them
-        assert store.load_view("load.v").comment is None  # readers are not blocked (WAL)
-        other = ViewStore(db, actor="b")  # a store already set up opens without the write lock
-        assert other.load_view("load.v").comment is None
-        with pytest.raises(ConcurrencyError) as info:
-            other.alter_view("load.v", ViewChange.update_comment("blocked too"))
-        assert info.value.busy
-        other.close()
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
-    assert (store.event_count(), store.projection_dump()) == before
-    assert store.alter_view("load.v", ViewChange.update_comment("after")).comment == "after"
-    store.close()
+    with ViewStore(db, actor="a") as store:
+        store.create_view("load.v", columns=COLUMNS, representations=[("spark", INITIAL_SQL)], default_namespace="load")
+        store.replace_view("load.v", columns=COLUMNS, representations=[("spark", "SELECT 3 AS id, 'c' AS label")],
+                           default_namespace="load")
+        before = (store.event_count(), store.projection_dump())
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            started = time.perf_counter()
+            with pytest.raises(ConcurrencyError, match="locked|busy") as info:
+                WRITES[call](store)
+            elapsed = time.perf_counter() - started
+            assert info.value.busy
+            assert 0.6 <= elapsed < 1.5, elapsed  # three waits of 0.2 s and short pauses, not five rounds of them
+            assert store.load_view("load.v").comment is None  # readers are not blocked (WAL)
+            with ViewStore(db, actor="b") as other:  # a store already set up opens without the write lock
+                assert other.load_view("load.v").comment is None
+                with pytest.raises(ConcurrencyError) as info:
+                    other.alter_view("load.v", ViewChange.update_comment("blocked too"))
+                assert info.value.busy
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert (store.event_count(), store.projection_dump()) == before
+        assert store.alter_view("load.v", ViewChange.update_comment("after")).comment == "after"
