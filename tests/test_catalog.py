@@ -588,12 +588,11 @@ def test_a_snapshot_reads_the_same_whoever_wrote_it(store):
     store.import_view("n.x", source="test", versions=[_version(1, 100), _version(2, 150), _version(3, 200)],
                       version_log=[VersionLogEntry(timestamp_ms=100, version_id=1),
                                    VersionLogEntry(timestamp_ms=200, version_id=3)], current_version_id=3)
-    other = ViewStore(store.path, actor="bob")  # reads the state back from the projections
-    while other.load_view("n.x").stream_version < 100:
-        other.alter_view("n.x", ViewChange.set_property("k", str(other.load_view("n.x").stream_version)))
-    assert len(other.projection_dump()["view_snapshots"]) == 1
-    assert set(other.rebuild().values()) == {0}
-    other.close()
+    with ViewStore(store.path, actor="bob") as other:  # reads the state back from the projections
+        while other.load_view("n.x").stream_version < 100:
+            other.alter_view("n.x", ViewChange.set_property("k", str(other.load_view("n.x").stream_version)))
+        assert len(other.projection_dump()["view_snapshots"]) == 1
+        assert set(other.rebuild().values()) == {0}
 
 
 def test_as_of_an_event_is_exact_within_a_millisecond(store, monkeypatch):
@@ -678,73 +677,74 @@ def test_as_of_an_event_of_another_store_says_it_is_not_of_this_log(store, tmp_p
 
 def test_events_filters(store):
     make(store)
-    bob = ViewStore(store.path, actor="bob")
-    bob.alter_view("sales.daily", ViewChange.update_comment("by bob"))
-    make(store, "sales.other")
-    assert [e.type for e in store.events(actor="bob")] == ["view.comment_updated"]
-    assert {e.view for e in store.events(view="sales.daily")} == {"sales.daily"}
-    assert len(store.events(types="view.created")) == 2
-    assert store.events(types={"view.created"}) == store.events(types=frozenset({"view.created"})) \
-        == store.events(types=("view.created",))
-    everything = store.events()
-    assert [e.position for e in everything] == sorted(e.position for e in everything)
-    mid = everything[1].occurred_at
-    assert all(e.occurred_at >= mid for e in store.events(since=mid))
-    assert all(e.occurred_at <= mid for e in store.events(until=mid))
-    assert store.events(limit=1) == everything[:1]
-    assert store.events(types=[]) == [] and store.event_rows(types=(), since=mid) == []  # no type: no event
-    with pytest.raises(ValidationError, match=r"^unknown event type\(s\) view.nope; known: view.comment_updated, "
-                                              r"view.created, view.dropped, view.imported, "):
-        store.events(types=["view.nope"])
-    with pytest.raises(ValidationError, match=r"^bad since 'yesterday-ish': use ISO 8601 \(2026-11-22T10:00:00Z\) "
-                                              r"or epoch ms$"):
-        store.events(since="yesterday-ish")
-    bob.close()
+    with ViewStore(store.path, actor="bob") as bob:
+        bob.alter_view("sales.daily", ViewChange.update_comment("by bob"))
+        make(store, "sales.other")
+        assert [e.type for e in store.events(actor="bob")] == ["view.comment_updated"]
+        assert {e.view for e in store.events(view="sales.daily")} == {"sales.daily"}
+        assert len(store.events(types="view.created")) == 2
+        assert store.events(types={"view.created"}) == store.events(types=frozenset({"view.created"})) \
+            == store.events(types=("view.created",))
+        everything = store.events()
+        assert [e.position for e in everything] == sorted(e.position for e in everything)
+        mid = everything[1].occurred_at
+        assert all(e.occurred_at >= mid for e in store.events(since=mid))
+        assert all(e.occurred_at <= mid for e in store.events(until=mid))
+        assert store.events(limit=1) == everything[:1]
+        assert store.events(types=[]) == [] and store.event_rows(types=(), since=mid) == []  # no type: no event
+        with pytest.raises(ValidationError, match=r"^unknown event type\(s\) view.nope; known: view.comment_updated, "
+                                                  r"view.created, view.dropped, view.imported, "):
+            store.events(types=["view.nope"])
+        with pytest.raises(ValidationError, match=r"^bad since 'yesterday-ish': use ISO 8601 \(2026-11-22T10:00:00Z\) "
+                                                  r"or epoch ms$"):
+            store.events(since="yesterday-ish")
 
 
 def test_events_between_positions_are_those_of_every_plan_in_that_range(store):
     """since_position and until_position (inclusive) keep exactly the events in that range, whatever
     else is asked (by view, actor, time, types of either plan, a limit from either end)."""
     make(store)
-    bob = ViewStore(store.path, actor="bob")
-    for i in range(3):
-        bob.alter_view("sales.daily", ViewChange.update_comment(f"by bob {i}"))
-        make(store, f"sales.other{i}")
-    store.rename_view("sales.other0", "sales.daily0")
-    store.drop_view("sales.daily")
-    make(store)  # a new view of the name
-    everything = store.events()
-    last = everything[-1].position
-    assert [e.position for e in everything] == list(range(1, last + 1)) and last == 10
-    mid = everything[5]
-    filters = [{}, {"view": "sales.daily"}, {"actor": "bob"}, {"since": mid.occurred_at}, {"until": mid.occurred_at},
-               {"types": "view.created"}, {"types": ["view.comment_updated", "view.dropped"]},
-               {"view": "sales.daily", "types": "view.comment_updated"}, {"actor": "bob", "types": "view.comment_updated"}]
-    bounds = [None, -5, 0, 1, 2, mid.position, last - 1, last, last + 1, 2**63 - 1]
-    for asked in filters:
-        whole = store.events(**asked)
-        for low in bounds:
-            for high in bounds:
-                kept = [e for e in whole if (low is None or e.position >= low) and (high is None or e.position <= high)]
-                assert store.events(**asked, since_position=low, until_position=high) == kept, (asked, low, high)
-                for limit, newest in ((1, False), (2, True)):
-                    expected = (kept[::-1] if newest else kept)[:limit]
-                    assert store.events(**asked, since_position=low, until_position=high, limit=limit,
-                                        newest_first=newest) == expected, (asked, low, high, limit)
-                rows = store.event_rows(**asked, since_position=low, until_position=high)
-                assert [r[0] for r in rows] == [e.position for e in kept]
-    (one,) = store.events(view="sales.daily", since_position=mid.position, until_position=mid.position)
-    assert one == mid
-    for bad in (True, 1.0, "3", 2**63, -(2**63) - 1):
-        for option in ("since_position", "until_position"):
-            with pytest.raises(ValidationError, match=rf"^{option} must be a log position \(a 64-bit int\), "
-                                                      rf"not {re.escape(repr(bad))}$"):
-                store.events(**{option: bad})
-            with pytest.raises(ValidationError, match=rf"^{option} must be a log position"):
-                store.event_rows(**{option: bad})
-    with pytest.raises(NoSuchViewError, match="^no view was ever named sales.nope$"):
-        store.events(view="sales.nope", since_position=1, until_position=1)
-    bob.close()
+    with ViewStore(store.path, actor="bob") as bob:
+        for i in range(3):
+            bob.alter_view("sales.daily", ViewChange.update_comment(f"by bob {i}"))
+            make(store, f"sales.other{i}")
+        store.rename_view("sales.other0", "sales.daily0")
+        store.drop_view("sales.daily")
+        make(store)  # a new view of the name
+        everything = store.events()
+        last = everything[-1].position
+        assert [e.position for e in everything] == list(range(1, last + 1)) and last == 10
+        mid = everything[5]
+        filters = [{}, {"view": "sales.daily"}, {"actor": "bob"}, {"since": mid.occurred_at},
+                   {"until": mid.occurred_at}, {"types": "view.created"},
+                   {"types": ["view.comment_updated", "view.dropped"]},
+                   {"view": "sales.daily", "types": "view.comment_updated"},
+                   {"actor": "bob", "types": "view.comment_updated"}]
+        bounds = [None, -5, 0, 1, 2, mid.position, last - 1, last, last + 1, 2**63 - 1]
+        for asked in filters:
+            whole = store.events(**asked)
+            for low in bounds:
+                for high in bounds:
+                    kept = [e for e in whole
+                            if (low is None or e.position >= low) and (high is None or e.position <= high)]
+                    assert store.events(**asked, since_position=low, until_position=high) == kept, (asked, low, high)
+                    for limit, newest in ((1, False), (2, True)):
+                        expected = (kept[::-1] if newest else kept)[:limit]
+                        assert store.events(**asked, since_position=low, until_position=high, limit=limit,
+                                            newest_first=newest) == expected, (asked, low, high, limit)
+                    rows = store.event_rows(**asked, since_position=low, until_position=high)
+                    assert [r[0] for r in rows] == [e.position for e in kept]
+        (one,) = store.events(view="sales.daily", since_position=mid.position, until_position=mid.position)
+        assert one == mid
+        for bad in (True, 1.0, "3", 2**63, -(2**63) - 1):
+            for option in ("since_position", "until_position"):
+                with pytest.raises(ValidationError, match=rf"^{option} must be a log position \(a 64-bit int\), "
+                                                          rf"not {re.escape(repr(bad))}$"):
+                    store.events(**{option: bad})
+                with pytest.raises(ValidationError, match=rf"^{option} must be a log position"):
+                    store.event_rows(**{option: bad})
+        with pytest.raises(NoSuchViewError, match="^no view was ever named sales.nope$"):
+            store.events(view="sales.nope", since_position=1, until_position=1)
 
 
 def _two_views_then_a_drop(store):
@@ -936,41 +936,41 @@ def test_no_such_view_leaves_a_name_that_is_not_text_out_of_its_suggestions(stor
 
 def test_no_such_view_follows_the_view_that_held_the_name_last(tmp_path):
     path = tmp_path / "fates.db"
-    store = ViewStore(path, actor="alice")
-    make(store, "a.renamed_twice")
-    store.rename_view("a.renamed_twice", "a.middle")
-    make(store, "a.gone_after")
-    store.actor = "carol"
-    store.rename_view("a.middle", "a.last")
-    store.rename_view("a.gone_after", "a.then_dropped")
-    store.drop_view("a.then_dropped")
-    make(store, "a.twice_gone")
-    store.rename_view("a.twice_gone", "a.twice_gone_elsewhere")
-    store.drop_view("a.twice_gone_elsewhere")
-    store.close()
-    store = ViewStore(path, actor="dave")  # from the file: nothing remembered by the store that wrote it
-    first = store.history("a.last")
-    gone = store.history("a.then_dropped")
-    assert _missing(lambda: store.load_view("a.renamed_twice")) == (
-        f"no such view: a.renamed_twice (renamed to a.middle {_at(first[1])}, now a.last (live); its history remains)")
-    assert _missing(lambda: store.load_view("a.middle")) == (
-        f"no such view: a.middle (renamed to a.last (live) {_at(first[2])}; its history remains)")
-    assert _missing(lambda: store.load_view("a.gone_after")) == (
-        f"no such view: a.gone_after (renamed to a.then_dropped {_at(gone[1])}, since dropped; its history remains)")
-    assert _missing(lambda: store.load_view("a.then_dropped")) == (
-        f"no such view: a.then_dropped (dropped {_at(gone[2])}; its history remains)")
-    elsewhere = store.history("a.twice_gone_elsewhere")
-    assert _missing(lambda: store.alter_view("a.twice_gone", ViewChange.update_comment("x"))) == (
-        f"no such view: a.twice_gone (renamed to a.twice_gone_elsewhere {_at(elsewhere[1])}, since dropped; "
-        "its history remains)")
-    assert first[1].actor == "alice" and first[2].actor == gone[2].actor == "carol"
-    # a view renamed on twice, then dropped: the name it was dropped under
-    store.rename_view("a.last", "a.final")
-    store.drop_view("a.final")
-    assert _missing(lambda: store.load_view("a.renamed_twice")) == (
-        f"no such view: a.renamed_twice (renamed to a.middle {_at(first[1])}, since dropped as a.final; "
-        "its history remains)")
-    store.close()
+    with ViewStore(path, actor="alice") as store:
+        make(store, "a.renamed_twice")
+        store.rename_view("a.renamed_twice", "a.middle")
+        make(store, "a.gone_after")
+        store.actor = "carol"
+        store.rename_view("a.middle", "a.last")
+        store.rename_view("a.gone_after", "a.then_dropped")
+        store.drop_view("a.then_dropped")
+        make(store, "a.twice_gone")
+        store.rename_view("a.twice_gone", "a.twice_gone_elsewhere")
+        store.drop_view("a.twice_gone_elsewhere")
+    with ViewStore(path, actor="dave") as store:  # from the file: nothing remembered by the store that wrote it
+        first = store.history("a.last")
+        gone = store.history("a.then_dropped")
+        assert _missing(lambda: store.load_view("a.renamed_twice")) == (
+            f"no such view: a.renamed_twice (renamed to a.middle {_at(first[1])}, now a.last (live); "
+            "its history remains)")
+        assert _missing(lambda: store.load_view("a.middle")) == (
+            f"no such view: a.middle (renamed to a.last (live) {_at(first[2])}; its history remains)")
+        assert _missing(lambda: store.load_view("a.gone_after")) == (
+            f"no such view: a.gone_after (renamed to a.then_dropped {_at(gone[1])}, since dropped; "
+            "its history remains)")
+        assert _missing(lambda: store.load_view("a.then_dropped")) == (
+            f"no such view: a.then_dropped (dropped {_at(gone[2])}; its history remains)")
+        elsewhere = store.history("a.twice_gone_elsewhere")
+        assert _missing(lambda: store.alter_view("a.twice_gone", ViewChange.update_comment("x"))) == (
+            f"no such view: a.twice_gone (renamed to a.twice_gone_elsewhere {_at(elsewhere[1])}, since dropped; "
+            "its history remains)")
+        assert first[1].actor == "alice" and first[2].actor == gone[2].actor == "carol"
+        # a view renamed on twice, then dropped: the name it was dropped under
+        store.rename_view("a.last", "a.final")
+        store.drop_view("a.final")
+        assert _missing(lambda: store.load_view("a.renamed_twice")) == (
+            f"no such view: a.renamed_twice (renamed to a.middle {_at(first[1])}, since dropped as a.final; "
+            "its history remains)")
 
 
 def test_no_such_view_shows_a_damaged_name_as_what_the_row_held(store):
@@ -1141,22 +1141,21 @@ def test_a_date_and_a_time_are_joined_by_t_or_a_blank():
 
 def test_newest_first_reverses_the_order_and_a_limit_keeps_the_latest(store):
     make(store)
-    bob = ViewStore(store.path, actor="bob")
-    for i in range(3):
-        bob.alter_view("sales.daily", ViewChange.update_comment(f"by bob {i}"))
-    store.alter_view("sales.daily", ViewChange.update_comment("by the owner"))
-    everything = store.events()
-    assert store.events(newest_first=True) == everything[::-1]
-    assert store.events(limit=2, newest_first=True) == everything[:-3:-1]
-    bobs = [e for e in everything if e.actor == "bob"]
-    assert store.events(actor="bob", limit=2, newest_first=True) == bobs[:-3:-1]
-    assert store.events(since=bobs[1].occurred_at, types="view.comment_updated", newest_first=True, limit=1) \
-        == everything[-1:]
-    assert store.event_rows(limit=3, newest_first=True) == store.event_rows()[:-4:-1]
-    for bad in (1, "yes", None):
-        with pytest.raises(ValidationError, match="newest_first"):
-            store.events(newest_first=bad)
-    bob.close()
+    with ViewStore(store.path, actor="bob") as bob:
+        for i in range(3):
+            bob.alter_view("sales.daily", ViewChange.update_comment(f"by bob {i}"))
+        store.alter_view("sales.daily", ViewChange.update_comment("by the owner"))
+        everything = store.events()
+        assert store.events(newest_first=True) == everything[::-1]
+        assert store.events(limit=2, newest_first=True) == everything[:-3:-1]
+        bobs = [e for e in everything if e.actor == "bob"]
+        assert store.events(actor="bob", limit=2, newest_first=True) == bobs[:-3:-1]
+        assert store.events(since=bobs[1].occurred_at, types="view.comment_updated", newest_first=True, limit=1) \
+            == everything[-1:]
+        assert store.event_rows(limit=3, newest_first=True) == store.event_rows()[:-4:-1]
+        for bad in (1, "yes", None):
+            with pytest.raises(ValidationError, match="newest_first"):
+                store.events(newest_first=bad)
 
 
 def _scrambled_log(store, monkeypatch):
@@ -1296,13 +1295,12 @@ def test_event_rows_are_the_rows_of_the_events_that_events_returns(store):
 
 def test_other_connections_see_commits_at_once(store):
     make(store)
-    other = ViewStore(store.path, actor="bob")
-    assert other.load_view("sales.daily").comment is None
-    store.alter_view("sales.daily", ViewChange.update_comment("new"))
-    assert other.load_view("sales.daily").comment == "new"  # the cache is keyed on data_version
-    other.alter_view("sales.daily", ViewChange.update_comment("newer"))
-    assert store.load_view("sales.daily").comment == "newer"
-    other.close()
+    with ViewStore(store.path, actor="bob") as other:
+        assert other.load_view("sales.daily").comment is None
+        store.alter_view("sales.daily", ViewChange.update_comment("new"))
+        assert other.load_view("sales.daily").comment == "new"  # the cache is keyed on data_version
+        other.alter_view("sales.daily", ViewChange.update_comment("newer"))
+        assert store.load_view("sales.daily").comment == "newer"
 
 
 def test_expected_version(store):
@@ -1419,11 +1417,10 @@ def test_a_view_read_from_damaged_projections_is_read_again_after_the_rebuild_th
     with conn:
         conn.execute("UPDATE views SET properties = '{\"team\": \"damaged\"}'")
     conn.close()
-    reader = ViewStore(store.path, catalog="prod", actor="alice")
-    assert reader.load_view("sales.daily").properties["team"] == "damaged"  # what the damaged row says
-    assert reader.rebuild()["views"] == 1
-    assert reader.load_view("sales.daily").properties["team"] == "finance"
-    reader.close()
+    with ViewStore(store.path, catalog="prod", actor="alice") as reader:
+        assert reader.load_view("sales.daily").properties["team"] == "damaged"  # what the damaged row says
+        assert reader.rebuild()["views"] == 1
+        assert reader.load_view("sales.daily").properties["team"] == "finance"
 
 
 def test_as_of_after_a_rebuild_reads_the_repaired_snapshot_not_the_damaged_one_it_parsed(store):
@@ -1479,18 +1476,17 @@ def test_imports_pause_the_garbage_collector_and_give_it_back(store, tmp_path):
     def progress(done, total):
         seen.append(gc.isenabled())
 
-    into = ViewStore(tmp_path / "other.db")
-    into.import_iceberg(path, "a.v", progress=progress)
-    into.import_view("a.w", source="test", versions=view.versions, version_log=view.version_log,
-                     current_version_id=1, progress=progress)
-    assert seen and not any(seen) and gc.isenabled()
-    with pytest.raises(ViewAlreadyExistsError):
+    with ViewStore(tmp_path / "other.db") as into:
+        into.import_iceberg(path, "a.v", progress=progress)
         into.import_view("a.w", source="test", versions=view.versions, version_log=view.version_log,
-                         current_version_id=1)
-    with pytest.raises(IcebergMetadataError):
-        into.import_iceberg(tmp_path / "missing.metadata.json", "a.x")
-    assert gc.isenabled()
-    into.close()
+                         current_version_id=1, progress=progress)
+        assert seen and not any(seen) and gc.isenabled()
+        with pytest.raises(ViewAlreadyExistsError):
+            into.import_view("a.w", source="test", versions=view.versions, version_log=view.version_log,
+                             current_version_id=1)
+        with pytest.raises(IcebergMetadataError):
+            into.import_iceberg(tmp_path / "missing.metadata.json", "a.x")
+        assert gc.isenabled()
     gc.disable()
     try:
         with ViewStore(tmp_path / "third.db") as third:
@@ -1520,18 +1516,17 @@ def test_an_import_of_a_file_lets_go_of_the_files_versions_before_it_writes(stor
     def writing(sender, events):
         held["writing"] = versions_alive() - before
 
-    into = ViewStore(tmp_path / "other.db")
-    gc.collect()  # versions of earlier tests in garbage cycles, which a collection in the import would take
-    before = versions_alive()
-    signals.before_commit.connect(writing, sender=into)
-    try:
-        view = into.import_iceberg(path, "a.v")
-    finally:
-        signals.before_commit.disconnect(writing, sender=into)
-    assert len(view.version_ids) == 200 and held == {"writing": 200}
-    del view
-    assert versions_alive() == before
-    into.close()
+    with ViewStore(tmp_path / "other.db") as into:
+        gc.collect()  # versions of earlier tests in garbage cycles, which a collection in the import would take
+        before = versions_alive()
+        signals.before_commit.connect(writing, sender=into)
+        try:
+            view = into.import_iceberg(path, "a.v")
+        finally:
+            signals.before_commit.disconnect(writing, sender=into)
+        assert len(view.version_ids) == 200 and held == {"writing": 200}
+        del view
+        assert versions_alive() == before
 
 
 def test_an_import_whose_name_or_uuid_is_taken_is_refused_before_its_events_are_made(store):
@@ -3082,9 +3077,8 @@ def test_a_write_inside_the_block_of_a_stream_of_events_is_refused_saying_so_and
 
 
 def test_a_closed_store_says_to_open_a_new_one_on_its_file(tmp_path):
-    store = ViewStore(tmp_path / "s.db")
-    make(store)
-    store.close()
+    with ViewStore(tmp_path / "s.db") as store:
+        make(store)
     for call in (lambda: store.load_view("sales.daily"), store.events, lambda: store.query("SELECT 1 AS x"),
                  lambda: make(store, "sales.other")):
         with pytest.raises(ViewStoreError) as raised:
@@ -3097,9 +3091,8 @@ def test_a_closed_store_says_to_open_a_new_one_on_its_file(tmp_path):
 def test_a_closed_store_refuses_every_read_of_the_log_and_every_query(tmp_path):
     """The streams and the ad-hoc queries (which read the file on a connection of their own) are
     refused once the store is closed, as events() and history() are."""
-    store = ViewStore(tmp_path / "s.db")
-    make(store)
-    store.close()
+    with ViewStore(tmp_path / "s.db") as store:
+        make(store)
     for opened in (lambda: store.stream_events(), lambda: store.stream_history("sales.daily"),
                    lambda: store.stream_query("SELECT 1 AS x")):
         with pytest.raises(ViewStoreError, match=r"^the store is closed \(open a new ViewStore on "):
@@ -3595,16 +3588,15 @@ def test_an_export_of_a_view_whose_projection_is_behind_its_log_is_refused_and_w
     with sqlite3.connect(store.path) as raw:
         raw.execute("UPDATE views SET stream_version = 1, properties = '{}' WHERE view_id = ?", (view.uuid,))
     raw.close()
-    reopened = ViewStore(store.path)
-    said = (rf"^the projections are behind the log for view sales\.daily \({view.uuid}\): they hold it at stream "
-            r"version 1, its log goes on to stream version 2; rebuild\(\) repairs them from the log$")
-    with pytest.raises(DamagedProjectionsError, match=said):
-        reopened.export_iceberg("sales.daily", tmp_path / "v")
-    assert not (tmp_path / "v" / "metadata").exists() or not any((tmp_path / "v" / "metadata").iterdir())
-    reopened.rebuild()
-    path = reopened.export_iceberg("sales.daily", tmp_path / "v")
-    assert json.loads(path.read_text())["properties"] == {"comment": "two"}
-    reopened.close()
+    with ViewStore(store.path) as reopened:
+        said = (rf"^the projections are behind the log for view sales\.daily \({view.uuid}\): they hold it at stream "
+                r"version 1, its log goes on to stream version 2; rebuild\(\) repairs them from the log$")
+        with pytest.raises(DamagedProjectionsError, match=said):
+            reopened.export_iceberg("sales.daily", tmp_path / "v")
+        assert not (tmp_path / "v" / "metadata").exists() or not any((tmp_path / "v" / "metadata").iterdir())
+        reopened.rebuild()
+        path = reopened.export_iceberg("sales.daily", tmp_path / "v")
+        assert json.loads(path.read_text())["properties"] == {"comment": "two"}
 
 
 def _projection_behind_its_log(store):
@@ -3625,22 +3617,21 @@ def test_reads_and_writes_of_a_view_whose_projection_is_behind_its_log_are_refus
     with CorruptLogError naming the view and rebuild(), and writes nothing; after rebuild() they
     read the log's state."""
     view = _projection_behind_its_log(store)
-    reopened = ViewStore(store.path)
-    rows, events = reopened.projection_dump(), reopened.events()
-    said = (rf"^the projections are behind the log for view sales\.daily \({view.uuid}\): they hold it at stream "
-            r"version 1, its log goes on to stream version 2; rebuild\(\) repairs them from the log$")
-    for call in (lambda: reopened.load_view("sales.daily"), lambda: reopened.view_exists("sales.daily"),
-                 lambda: reopened.load_view(("sales", "daily")),  # refused again: nothing was cached
-                 lambda: reopened.alter_view("sales.daily", ViewChange.set_property("k", "v")),
-                 lambda: reopened.drop_view("sales.daily")):
-        with pytest.raises(DamagedProjectionsError, match=said):
-            call()
-    assert reopened.projection_dump() == rows and reopened.events() == events  # nothing written
-    assert reopened.rebuild()["views"] == 1
-    loaded = reopened.load_view("sales.daily")
-    assert (loaded.stream_version, loaded.comment, reopened.view_exists("sales.daily")) == (2, "two", True)
-    assert reopened.alter_view("sales.daily", ViewChange.set_property("k", "v")).stream_version == 3
-    reopened.close()
+    with ViewStore(store.path) as reopened:
+        rows, events = reopened.projection_dump(), reopened.events()
+        said = (rf"^the projections are behind the log for view sales\.daily \({view.uuid}\): they hold it at stream "
+                r"version 1, its log goes on to stream version 2; rebuild\(\) repairs them from the log$")
+        for call in (lambda: reopened.load_view("sales.daily"), lambda: reopened.view_exists("sales.daily"),
+                     lambda: reopened.load_view(("sales", "daily")),  # refused again: nothing was cached
+                     lambda: reopened.alter_view("sales.daily", ViewChange.set_property("k", "v")),
+                     lambda: reopened.drop_view("sales.daily")):
+            with pytest.raises(DamagedProjectionsError, match=said):
+                call()
+        assert reopened.projection_dump() == rows and reopened.events() == events  # nothing written
+        assert reopened.rebuild()["views"] == 1
+        loaded = reopened.load_view("sales.daily")
+        assert (loaded.stream_version, loaded.comment, reopened.view_exists("sales.daily")) == (2, "two", True)
+        assert reopened.alter_view("sales.daily", ViewChange.set_property("k", "v")).stream_version == 3
 
 
 @pytest.mark.parametrize("damage", ["DELETE FROM views WHERE name = 'daily' AND live = 1",
@@ -3663,27 +3654,26 @@ def test_a_name_the_projections_hold_free_while_the_log_holds_it_is_refused_unti
     with sqlite3.connect(store.path) as raw:
         raw.execute(damage)
     raw.close()
-    reopened = ViewStore(store.path)
-    rows, events = reopened.projection_dump(), reopened.events()
-    said = (f"^the projections hold no live view sales.daily, but the log does: view {view.uuid} took the name at "
-            r"position 3 and holds it still; rebuild\(\) repairs them from the log$")
-    calls = [lambda: reopened.view_exists("sales.daily"), lambda: reopened.load_view("sales.daily"),
-             lambda: reopened.drop_view("sales.daily"), lambda: make(reopened),
-             lambda: reopened.replace_view("sales.daily", columns=COLS, representations=[SPARK],
-                                           default_namespace="sales"),
-             lambda: reopened.rename_view("sales.other", "sales.daily"),
-             lambda: reopened.alter_view("sales.other", ViewChange.rename("daily")),
-             lambda: reopened.alter_view("sales.daily", ViewChange.update_comment("x")),
-             lambda: reopened.import_iceberg(exported, "sales.daily")]
-    for call in calls:
-        with pytest.raises(DamagedProjectionsError, match=said):
-            call()
-    assert reopened.projection_dump() == rows and reopened.events() == events  # nothing written
-    assert reopened.rebuild()["views"] == 1
-    assert reopened.load_view("sales.daily") == store.load_view("sales.daily") == view
-    with pytest.raises(ViewAlreadyExistsError, match="^view already exists: sales.daily$"):
-        make(reopened)
-    reopened.close()
+    with ViewStore(store.path) as reopened:
+        rows, events = reopened.projection_dump(), reopened.events()
+        said = (f"^the projections hold no live view sales.daily, but the log does: view {view.uuid} took the name at "
+                r"position 3 and holds it still; rebuild\(\) repairs them from the log$")
+        calls = [lambda: reopened.view_exists("sales.daily"), lambda: reopened.load_view("sales.daily"),
+                 lambda: reopened.drop_view("sales.daily"), lambda: make(reopened),
+                 lambda: reopened.replace_view("sales.daily", columns=COLS, representations=[SPARK],
+                                               default_namespace="sales"),
+                 lambda: reopened.rename_view("sales.other", "sales.daily"),
+                 lambda: reopened.alter_view("sales.other", ViewChange.rename("daily")),
+                 lambda: reopened.alter_view("sales.daily", ViewChange.update_comment("x")),
+                 lambda: reopened.import_iceberg(exported, "sales.daily")]
+        for call in calls:
+            with pytest.raises(DamagedProjectionsError, match=said):
+                call()
+        assert reopened.projection_dump() == rows and reopened.events() == events  # nothing written
+        assert reopened.rebuild()["views"] == 1
+        assert reopened.load_view("sales.daily") == store.load_view("sales.daily") == view
+        with pytest.raises(ViewAlreadyExistsError, match="^view already exists: sales.daily$"):
+            make(reopened)
 
 
 @pytest.mark.parametrize("damage, name, said", [
@@ -3706,19 +3696,18 @@ def test_a_views_row_whose_name_or_live_flag_is_not_its_logs_is_refused_until_re
     with sqlite3.connect(store.path) as raw:
         raw.execute(damage)
     raw.close()
-    reopened = ViewStore(store.path)
-    rows, events = reopened.projection_dump(), reopened.events()
-    uuid = gone.uuid if "gone" in name else view.uuid
-    message = f"^the projections name view {uuid} {re.escape(said)}; rebuild\\(\\) repairs them from the log$"
-    for call in (lambda: reopened.load_view(name), lambda: reopened.view_exists(name),
-                 lambda: reopened.alter_view(name, ViewChange.update_comment("x")),
-                 lambda: reopened.drop_view(name)):
-        with pytest.raises(DamagedProjectionsError, match=message):
-            call()
-    assert reopened.projection_dump() == rows and reopened.events() == events  # nothing written
-    assert reopened.rebuild()["views"] == 1
-    assert not reopened.view_exists(name) and reopened.load_view("sales.daily") == view
-    reopened.close()
+    with ViewStore(store.path) as reopened:
+        rows, events = reopened.projection_dump(), reopened.events()
+        uuid = gone.uuid if "gone" in name else view.uuid
+        message = f"^the projections name view {uuid} {re.escape(said)}; rebuild\\(\\) repairs them from the log$"
+        for call in (lambda: reopened.load_view(name), lambda: reopened.view_exists(name),
+                     lambda: reopened.alter_view(name, ViewChange.update_comment("x")),
+                     lambda: reopened.drop_view(name)):
+            with pytest.raises(DamagedProjectionsError, match=message):
+                call()
+        assert reopened.projection_dump() == rows and reopened.events() == events  # nothing written
+        assert reopened.rebuild()["views"] == 1
+        assert not reopened.view_exists(name) and reopened.load_view("sales.daily") == view
 
 
 @pytest.mark.parametrize("expected", [0, 1, 2])
@@ -3730,18 +3719,17 @@ def test_a_name_held_in_the_log_is_refused_as_damage_before_an_expected_version_
     with sqlite3.connect(store.path) as raw:
         raw.execute("DELETE FROM views WHERE name = 'daily'")
     raw.close()
-    reopened = ViewStore(store.path)
-    said = (f"^the projections hold no live view sales.daily, but the log does: view {view.uuid} took the name at "
-            r"position 1 and holds it still; rebuild\(\) repairs them from the log$")
-    calls = [lambda: make(reopened, expected_version=expected),
-             lambda: reopened.replace_view("sales.daily", columns=COLS, representations=[SPARK],
-                                           default_namespace="sales", expected_version=expected),
-             lambda: reopened.drop_view("sales.daily", expected_version=expected)]
-    for call in calls:
-        with pytest.raises(DamagedProjectionsError, match=said):
-            call()
-    assert reopened.event_count() == 1
-    reopened.close()
+    with ViewStore(store.path) as reopened:
+        said = (f"^the projections hold no live view sales.daily, but the log does: view {view.uuid} took the name at "
+                r"position 1 and holds it still; rebuild\(\) repairs them from the log$")
+        calls = [lambda: make(reopened, expected_version=expected),
+                 lambda: reopened.replace_view("sales.daily", columns=COLS, representations=[SPARK],
+                                               default_namespace="sales", expected_version=expected),
+                 lambda: reopened.drop_view("sales.daily", expected_version=expected)]
+        for call in calls:
+            with pytest.raises(DamagedProjectionsError, match=said):
+                call()
+        assert reopened.event_count() == 1
 
 
 def test_a_name_let_go_in_the_log_is_free_without_a_row_of_it(store):
@@ -3801,22 +3789,21 @@ def test_an_export_of_a_view_whose_row_went_while_its_log_went_on_is_refused_and
     on past the view read and the projections hold no row of it. That is refused as a projection
     behind its log is, no file written, not named after a state of the log."""
     view = make(store)
-    other = ViewStore(store.path)
-    real = other._export_uuid
+    with ViewStore(store.path) as other:
+        real = other._export_uuid
 
-    def commit_then_lose_the_row(read, base, gzip):
-        store.alter_view("sales.daily", ViewChange.update_comment("later"))
-        with sqlite3.connect(store.path) as raw:
-            raw.execute("DELETE FROM views WHERE view_id = ?", (view.uuid,))
-        raw.close()
-        return real(read, base, gzip)
+        def commit_then_lose_the_row(read, base, gzip):
+            store.alter_view("sales.daily", ViewChange.update_comment("later"))
+            with sqlite3.connect(store.path) as raw:
+                raw.execute("DELETE FROM views WHERE view_id = ?", (view.uuid,))
+            raw.close()
+            return real(read, base, gzip)
 
-    other._export_uuid = commit_then_lose_the_row
-    said = (rf"^the projections are behind the log for view sales\.daily \({view.uuid}\): they hold no row of it, "
-            r"its log goes on to stream version 2 at least; rebuild\(\) repairs them from the log$")
-    with pytest.raises(DamagedProjectionsError, match=said):
-        other.export_iceberg("sales.daily", tmp_path / "v")
-    other.close()
+        other._export_uuid = commit_then_lose_the_row
+        said = (rf"^the projections are behind the log for view sales\.daily \({view.uuid}\): they hold no row of it, "
+                r"its log goes on to stream version 2 at least; rebuild\(\) repairs them from the log$")
+        with pytest.raises(DamagedProjectionsError, match=said):
+            other.export_iceberg("sales.daily", tmp_path / "v")
     assert not (tmp_path / "v" / "metadata").exists() or not any((tmp_path / "v" / "metadata").iterdir())
 
 
@@ -3825,14 +3812,13 @@ def test_an_export_of_a_view_that_changed_since_it_was_read_names_its_file_by_th
     is ahead of the view read, not of the projection, so the file is named after the view's state,
     as an export of that state names it."""
     make(store)
-    other = ViewStore(store.path)
-    real = other._export_uuid
+    with ViewStore(store.path) as other:
+        real = other._export_uuid
 
-    def commit_then_name(view, base, gzip):  # the other store's commit, between the two reads
-        store.alter_view("sales.daily", ViewChange.update_comment("later"))
-        return real(view, base, gzip)
+        def commit_then_name(view, base, gzip):  # the other store's commit, between the two reads
+            store.alter_view("sales.daily", ViewChange.update_comment("later"))
+            return real(view, base, gzip)
 
-    other._export_uuid = commit_then_name
-    raced = other.export_iceberg("sales.daily", tmp_path / "raced")
-    other.close()
+        other._export_uuid = commit_then_name
+        raced = other.export_iceberg("sales.daily", tmp_path / "raced")
     assert json.loads(raced.read_text()).get("properties") is None and raced.name.startswith("00000-")
