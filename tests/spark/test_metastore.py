@@ -231,20 +231,19 @@ def test_import_a_whole_database_tells_progress_for_every_table(spark, hms, stor
     tables = len(report.imported) + len(report.skipped) + len(report.failed)
     assert tables == 8 and seen == [(done, tables) for done in range(1, tables + 1)]
 
-    other = ViewStore(store.path.parent / "stopped.db", actor="someone")
+    with ViewStore(store.path.parent / "stopped.db", actor="someone") as other:
 
-    def stop(done, total):
-        if done == 3:
-            raise KeyboardInterrupt  # as a user's Ctrl-C in the callback: the same, and no EngineError
+        def stop(done, total):
+            if done == 3:
+                raise KeyboardInterrupt  # as a user's Ctrl-C in the callback: the same, and no EngineError
 
-    with pytest.raises(KeyboardInterrupt):
-        import_metastore_views(spark, other, hms, progress=stop)
-    # the tables in name order: orders (a table), v_big, v_broken; the one view among them stays imported
-    assert other.list_views(hms) == [(hms, "v_big")]
-    with pytest.raises(ValidationError, match="progress must be callable"):
-        import_metastore_views(spark, other, hms, progress="tqdm")
-    assert other.event_count() == 1
-    other.close()
+        with pytest.raises(KeyboardInterrupt):
+            import_metastore_views(spark, other, hms, progress=stop)
+        # the tables in name order: orders (a table), v_big, v_broken; the one view among them stays imported
+        assert other.list_views(hms) == [(hms, "v_big")]
+        with pytest.raises(ValidationError, match="progress must be callable"):
+            import_metastore_views(spark, other, hms, progress="tqdm")
+        assert other.event_count() == 1
 
 
 def test_a_view_dropped_between_the_listing_and_its_read_fails_alone(spark, store):
@@ -278,20 +277,20 @@ def test_encode_matches_the_record_spark_wrote(spark, hms, store):
 
     # and the same view defined in the store (not imported) gets the record Spark writes for it
     written = read_metastore_table(spark, hms, "v_orders")
-    other = ViewStore(store.path.parent / "defined.db", actor="someone")
-    view = other.create_view(
-        f"{hms}.v_orders", columns=schema_to_columns(spark.table(f"{hms}.v_orders").schema),
-        representations=[("spark", VIEWS["v_orders"][1])], default_catalog="spark_catalog", default_namespace=hms,
-        comment="orders, one row each", properties={"team": "finance", "quality": "gold", "owner": written["owner"]})
-    encoded = formats.encode(view, "spark")
-    assert set(encoded) | RUN_SPECIFIC == set(written)
-    for key in encoded:
-        if key != "parameters":
-            assert encoded[key] == written[key], key
-    ours, theirs = (_without_run_specific(r)["parameters"] for r in (encoded, written))
-    assert ours == theirs
-    assert any(key.startswith("view.sqlConfig.") for key in written["parameters"])  # really set aside
-    other.close()
+    with ViewStore(store.path.parent / "defined.db", actor="someone") as other:
+        view = other.create_view(
+            f"{hms}.v_orders", columns=schema_to_columns(spark.table(f"{hms}.v_orders").schema),
+            representations=[("spark", VIEWS["v_orders"][1])], default_catalog="spark_catalog", default_namespace=hms,
+            comment="orders, one row each",
+            properties={"team": "finance", "quality": "gold", "owner": written["owner"]})
+        encoded = formats.encode(view, "spark")
+        assert set(encoded) | RUN_SPECIFIC == set(written)
+        for key in encoded:
+            if key != "parameters":
+                assert encoded[key] == written[key], key
+        ours, theirs = (_without_run_specific(r)["parameters"] for r in (encoded, written))
+        assert ours == theirs
+        assert any(key.startswith("view.sqlConfig.") for key in written["parameters"])  # really set aside
 
 
 def test_errors(spark, hms, store):
@@ -504,18 +503,17 @@ def test_write_an_iceberg_record_reads_back_as_written_and_imports_from_its_meta
         assert back["parameters"] == {**written["parameters"], "transient_lastDdlTime": str(back["createTime"])}
         assert back["parameters"]["metadata_location"] == exported.as_uri() and formats.detect(back) == "iceberg"
 
-    other = ViewStore(tmp_path / "imported.db", actor="ivan")
-    report = import_metastore_views(spark, other, ns)
-    assert [(i.identifier, i.engine) for i in report.imported] == [(f"{ns}.ice", "iceberg")]
-    view = other.load_view(f"{ns}.ice")
-    assert (view.comment, view.columns, view.sql_for("spark")) == ("from Iceberg", (Column("id", "long", "the id"),),
-                                                                   "SELECT id FROM t")
-    # the second record names the same metadata file: the same view (its UUID), recorded once
-    assert [(r.name, r.reason) for r in report.skipped] == [(f"{ns}.ice_bare", "exists")]
-    assert report.skipped[0].detail.endswith(f"is already in the store: {ns}.ice (a view is recorded once; its "
-                                             "history is there)")
-    assert other.list_views() == [(ns, "ice")] and report.failed == []
-    other.close()
+    with ViewStore(tmp_path / "imported.db", actor="ivan") as other:
+        report = import_metastore_views(spark, other, ns)
+        assert [(i.identifier, i.engine) for i in report.imported] == [(f"{ns}.ice", "iceberg")]
+        view = other.load_view(f"{ns}.ice")
+        assert (view.comment, view.columns, view.sql_for("spark")) == (
+            "from Iceberg", (Column("id", "long", "the id"),), "SELECT id FROM t")
+        # the second record names the same metadata file: the same view (its UUID), recorded once
+        assert [(r.name, r.reason) for r in report.skipped] == [(f"{ns}.ice_bare", "exists")]
+        assert report.skipped[0].detail.endswith(f"is already in the store: {ns}.ice (a view is recorded once; its "
+                                                 "history is there)")
+        assert other.list_views() == [(ns, "ice")] and report.failed == []
 
 
 def test_a_record_the_metastore_refuses_is_a_validation_error_naming_it_and_writes_nothing(spark, store, target):
