@@ -503,47 +503,46 @@ def test_a_thread_holding_a_store_waits_for_the_ddl_turn_only_as_long_as_the_cat
     from viewstore import ConcurrencyError, ViewStore
 
     _stored(store, f"{ns}.v", "SELECT 1 AS x", ns)
-    other = ViewStore(tmp_path / "other.db", actor="a")
-    monkeypatch.setattr(session, "DDL_TURN_WAIT_S", 20.0)
-    monkeypatch.setattr(plugin, "TRANSACTION_WAIT_S", 0.5)
-    has_turn, held = threading.Event(), threading.Event()
+    with ViewStore(tmp_path / "other.db", actor="a") as other:
+        monkeypatch.setattr(session, "DDL_TURN_WAIT_S", 20.0)
+        monkeypatch.setattr(plugin, "TRANSACTION_WAIT_S", 0.5)
+        has_turn, held = threading.Event(), threading.Event()
 
-    def turn_then_other_store():  # as a DDL statement on ``other`` that holds the turn, then reads the store
-        with session._one_ddl_at_a_time():
-            has_turn.set()
-            held.wait(30)
-            other.view_exists("a.b")
+        def turn_then_other_store():  # as a DDL statement on ``other`` that holds the turn, then reads the store
+            with session._one_ddl_at_a_time():
+                has_turn.set()
+                held.wait(30)
+                other.view_exists("a.b")
 
-    thread = threading.Thread(target=turn_then_other_store)
-    thread.start()
-    has_turn.wait(30)
-    outcome = {}
+        thread = threading.Thread(target=turn_then_other_store)
+        thread.start()
+        has_turn.wait(30)
+        outcome = {}
 
-    def ask_for_the_turn(*_args, **_kwargs):
-        held.set()
-        started = time.monotonic()
-        try:
-            register_views(spark, store, ns)
-        except ConcurrencyError as e:
-            outcome["error"] = e
-        outcome["seconds"] = time.monotonic() - started
-
-    try:
-        if holding == "transaction":
-            with other.transaction():
-                ask_for_the_turn()
-        else:
-            signals.before_commit.connect(ask_for_the_turn, sender=other)
+        def ask_for_the_turn(*_args, **_kwargs):
+            held.set()
+            started = time.monotonic()
             try:
-                _stored(other, "a.c", "SELECT 1 AS x", ["a"])
-            finally:
-                signals.before_commit.disconnect(ask_for_the_turn, sender=other)
-    finally:
-        held.set()
-        thread.join(60)
-    assert outcome["error"].busy and outcome["seconds"] < 5, outcome
-    assert not spark.catalog.databaseExists(ns)
-    other.close()
+                register_views(spark, store, ns)
+            except ConcurrencyError as e:
+                outcome["error"] = e
+            outcome["seconds"] = time.monotonic() - started
+
+        try:
+            if holding == "transaction":
+                with other.transaction():
+                    ask_for_the_turn()
+            else:
+                signals.before_commit.connect(ask_for_the_turn, sender=other)
+                try:
+                    _stored(other, "a.c", "SELECT 1 AS x", ["a"])
+                finally:
+                    signals.before_commit.disconnect(ask_for_the_turn, sender=other)
+        finally:
+            held.set()
+            thread.join(60)
+        assert outcome["error"].busy and outcome["seconds"] < 5, outcome
+        assert not spark.catalog.databaseExists(ns)
 
 
 def test_a_thread_holding_a_store_waits_no_longer_than_the_ddl_turn_wait(spark, store, ns, tmp_path, monkeypatch):
