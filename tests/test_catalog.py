@@ -525,8 +525,10 @@ def test_as_of_in_seconds_within_the_views_history_is_told_to_be_milliseconds(st
         with pytest.raises(NoSuchViewError) as raised:
             store.load_view("s.v", as_of=given)
         assert str(raised.value) == (
-            f"no view s.v existed at {dt.datetime.fromtimestamp(seconds / 1000, dt.timezone.utc).isoformat(timespec='milliseconds')}"
-            f" (its history begins at {store.history('s.v')[0].occurred_at_datetime.isoformat(timespec='milliseconds')})"
+            "no view s.v existed at "
+            f"{dt.datetime.fromtimestamp(seconds / 1000, dt.timezone.utc).isoformat(timespec='milliseconds')}"
+            " (its history begins at "
+            f"{store.history('s.v')[0].occurred_at_datetime.isoformat(timespec='milliseconds')})"
             f" (as_of is in epoch milliseconds; {seconds} looks like seconds)")
     assert store.load_view("s.v", as_of=int(now) * 1000 + 1000).name == "v"  # as milliseconds it works
     as_datetime = dt.datetime.fromtimestamp(int(now) / 1000, dt.timezone.utc)
@@ -839,7 +841,8 @@ def test_no_such_view_of_a_name_never_held_offers_the_close_live_names(store):
     assert _missing(lambda: store.load_view("sales.z_orders")) == (
         "no such view: sales.z_orders (did you mean sales.zz_orders or sales.orders?)")  # closest first
     # its own namespace first: crm.orders is as close, and not offered while sales has a close name
-    assert _missing(lambda: store.load_view("sales.orderz")) == "no such view: sales.orderz (did you mean sales.orders?)"
+    assert _missing(lambda: store.load_view("sales.orderz")) == (
+        "no such view: sales.orderz (did you mean sales.orders?)")
     # a typo in the namespace: the close namespaces' close names
     assert _missing(lambda: store.load_view("sale.orders")) == (
         "no such view: sale.orders (did you mean sales.orders, sales.zz_orders or sales.order_lines?)")  # a few at most
@@ -858,7 +861,8 @@ def test_history_of_a_name_never_held_offers_the_close_live_names_as_load_view_d
             return list(events)
 
     for call in (store.history, streamed):
-        assert _missing(lambda: call("sales.ordrs")) == "no view was ever named sales.ordrs (did you mean sales.orders?)"
+        assert _missing(lambda: call("sales.ordrs")) == (
+            "no view was ever named sales.ordrs (did you mean sales.orders?)")
         assert _missing(lambda: call("crn.orders")) == "no view was ever named crn.orders (did you mean crm.orders?)"
         assert _missing(lambda: call("sales.nothing_like_it")) == "no view was ever named sales.nothing_like_it"
     assert [e.type for e in store.history("sales.ordered")] == ["view.created", "view.dropped"]
@@ -874,7 +878,8 @@ def test_as_of_and_events_of_a_name_never_held_offer_the_close_live_names_as_his
     calls = (lambda name: store.load_view(name, as_of=dt.datetime.now(dt.timezone.utc)),
              lambda name: store.events(view=name), lambda name: store.event_rows(view=name), streamed)
     for call in calls:
-        assert _missing(lambda: call("sales.ordrs")) == "no view was ever named sales.ordrs (did you mean sales.orders?)"
+        assert _missing(lambda: call("sales.ordrs")) == (
+            "no view was ever named sales.ordrs (did you mean sales.orders?)")
         assert _missing(lambda: call("crn.orders")) == "no view was ever named crn.orders (did you mean crm.orders?)"
         assert _missing(lambda: call("sales.nothing_like_it")) == "no view was ever named sales.nothing_like_it"
     assert store.event_count() == 2
@@ -890,7 +895,8 @@ def test_no_such_view_compares_a_bounded_window_of_a_large_namespace(store, monk
     # a typo in the first letter sorts away from its name: beyond the window, no hint
     assert _missing(lambda: store.load_view("s.zorders")) == "no such view: s.zorders"
     monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 500)
-    assert _missing(lambda: store.load_view("s.zorders")) == "no such view: s.zorders (did you mean s.orders or s.aorders?)"
+    assert _missing(lambda: store.load_view("s.zorders")) == (
+        "no such view: s.zorders (did you mean s.orders or s.aorders?)")
 
 
 
@@ -1242,7 +1248,8 @@ def test_every_audit_filter_answers_what_a_scan_of_the_whole_log_answers(store, 
     ranges = [(None, None), (times[len(times) // 3], None), (None, times[len(times) // 2]),
               (times[len(times) // 4], times[3 * len(times) // 4]), (times[0] - 10**8, times[5]), (times[-1] + 1, None)]
     kinds = [None, "view.dropped", ["view.renamed"], ["view.created", "view.imported"],
-             ["view.created", "view.renamed", "view.imported"], ["view.renamed", "view.dropped"], ["view.comment_updated"]]
+             ["view.created", "view.renamed", "view.imported"], ["view.renamed", "view.dropped"],
+             ["view.comment_updated"]]
     checked = 0
     for view, actor, (since, until), types, limit, newest in itertools.product(
             views, [None, "bob", "nobody"], ranges, kinds, [None, 0, 1, 4], [False, True]):
@@ -1536,7 +1543,8 @@ def test_an_import_whose_name_or_uuid_is_taken_is_refused_before_its_events_are_
     calls = []
     count = store.event_count()
     for name, uuid, message in (("sales.daily", None, "^view already exists: sales.daily$"),
-                                ("a.v", view.uuid, f"^a view with UUID {view.uuid} is already in the store: sales.daily ")):
+                                ("a.v", view.uuid,
+                                 f"^a view with UUID {view.uuid} is already in the store: sales.daily ")):
         with pytest.raises(ViewAlreadyExistsError, match=message):
             store.import_view(name, source="test", versions=view.versions, version_log=view.version_log,
                               current_version_id=1, view_uuid=uuid, progress=lambda done, total: calls.append(done))
@@ -2195,7 +2203,8 @@ _UNCHECKED = Column.model_construct(name=" ", type="int", comment=None, nullable
     # that of a later version too (they reached the caller as pydantic's own error, not a ViewStoreError)
     ({"versions": [_version(1, 1000).model_copy(update={"columns": (_UNCHECKED,)})]},
      r"^versions\[0\]: a column name must be non-empty$"),
-    ({"versions": [_version(1, 1000), _version(2, 2000).model_copy(update={"columns": (Column("c", "int"), _UNCHECKED)})],
+    ({"versions": [_version(1, 1000),
+                   _version(2, 2000).model_copy(update={"columns": (Column("c", "int"), _UNCHECKED)})],
       "current_version_id": 2}, r"^versions\[1\]: a column name must be non-empty$"),
     # so are the version's other fields, its representations and the log's entries: each reached the
     # caller as pydantic's own error, a TypeError (times compared) or an AttributeError (a field left out)
@@ -2203,7 +2212,8 @@ _UNCHECKED = Column.model_construct(name=" ", type="int", comment=None, nullable
         SQLRepresentation.model_construct(dialect="spark", sql=" "),)})]},
      r"^versions\[0\]: the SQL of a representation must not be empty$"),
     ({"versions": [_version(1, 1000).model_copy(update={"representations": (SQLRepresentation.model_construct(),)})]},
-     r"^versions\[0\]: bad representation: dialect: Input should be a valid string; sql: Input should be a valid string$"),
+     r"^versions\[0\]: bad representation: dialect: Input should be a valid string; "
+     r"sql: Input should be a valid string$"),
     ({"versions": [ViewVersion.model_construct(**{**dict(_version(1, 1000)), "timestamp_ms": "1000"})]},
      r"^versions\[0\]: bad view version: timestamp_ms: Input should be a valid integer$"),
     ({"versions": [ViewVersion.model_construct(**{**dict(_version(1, 1000)), "columns": None})]},
@@ -2219,7 +2229,8 @@ _UNCHECKED = Column.model_construct(name=" ", type="int", comment=None, nullable
      r"^version_log\[1\]: bad version log entry: timestamp_ms: Field required$"),
     # each of a field's own bounds and types too, for models made (or copied with an update) without validation
     ({"version_log": [VersionLogEntry.model_construct(timestamp_ms=2**63, version_id=1)]},
-     r"^version_log\[0\]: bad version log entry: timestamp_ms: Input should be less than or equal to 9223372036854775807$"),
+     r"^version_log\[0\]: bad version log entry: "
+     r"timestamp_ms: Input should be less than or equal to 9223372036854775807$"),
     ({"version_log": [VersionLogEntry.model_construct(timestamp_ms=-(2**63) - 1, version_id=1)]},
      r"^version_log\[0\]: bad version log entry: timestamp_ms: Input should be greater than or equal to "
      r"-9223372036854775808$"),
@@ -2302,8 +2313,9 @@ def test_models_made_without_validation_but_valid_are_taken_as_built_ones(store)
                                           summary={})
     imported = store.import_view("a.imported", source="test", versions=[version], current_version_id=1,
                                  version_log=[VersionLogEntry.model_construct(timestamp_ms=1000, version_id=1)])
-    assert imported.version(1) == ViewVersion(version_id=1, timestamp_ms=1000, schema_id=0, columns=(Column("Day", "date"),),
-                                              representations=(rep,), default_namespace=("a",))
+    assert imported.version(1) == ViewVersion(version_id=1, timestamp_ms=1000, schema_id=0,
+                                              columns=(Column("Day", "date"),), representations=(rep,),
+                                              default_namespace=("a",))
 
 
 def test_a_column_made_without_validation_that_versions_share_is_validated_for_each_of_them(store):
@@ -2317,7 +2329,8 @@ def test_a_column_made_without_validation_that_versions_share_is_validated_for_e
     with warnings.catch_warnings():  # (pydantic warns as it dumps a column whose nullable is not a bool)
         warnings.simplefilter("error")
         imported = store.import_view("a.v", source="test", versions=versions, current_version_id=3,
-                                     version_log=[VersionLogEntry(timestamp_ms=1000 * i, version_id=i) for i in (1, 2, 3)])
+                                     version_log=[VersionLogEntry(timestamp_ms=1000 * i, version_id=i)
+                                                  for i in (1, 2, 3)])
     assert [v.columns for v in imported.versions] == [(Column("Day", "date"),)] * 3
     assert [v.columns for v in store.load_view("a.v").versions] == [(Column("Day", "date"),)] * 3
     with sqlite3.connect(store.path) as raw:  # as stored
@@ -2806,8 +2819,8 @@ def test_representations_as_a_tuple_of_representations_are_that_many(store):
 def test_the_drop_dialect_rule_reads_the_properties_the_replace_leaves_and_dialects_case_aside(store):
     make(store, representations=[SPARK, ("trino", "SELECT 1")], properties={DROP_DIALECT_ALLOWED: "false"})
     # the same dialects in another case drop none (Iceberg compares them case-insensitively)
-    view = store.replace_view("sales.daily", columns=COLS, representations=[("SPARK", "SELECT 2"), ("Trino", "SELECT 2")],
-                              default_namespace="sales")
+    view = store.replace_view("sales.daily", columns=COLS,
+                              representations=[("SPARK", "SELECT 2"), ("Trino", "SELECT 2")], default_namespace="sales")
     assert view.dialects == ("SPARK", "Trino") and view.current_version_id == 2
     # and so in lower case again over the current version's capitals
     view = store.replace_view("sales.daily", columns=COLS, default_namespace="sales",
@@ -3016,11 +3029,13 @@ def test_a_stream_of_a_view_no_view_ever_had_is_the_error_events_and_history_giv
 def test_a_streamed_query_gives_its_rows_and_columns_as_it_reads_them(tmp_path):
     with ViewStore(tmp_path / "s.db") as store:
         _events_of(store, 1500)
-        with store.stream_query("SELECT position, type FROM events WHERE position > ? ORDER BY position", (10,)) as rows:
+        with store.stream_query("SELECT position, type FROM events WHERE position > ? ORDER BY position",
+                                (10,)) as rows:
             assert rows.columns == ("position", "type")
             assert [r["position"] for r in rows] == list(range(11, 1501))
         with store.stream_query("SELECT position AS p, 1 AS p FROM events WHERE 0") as rows:
-            assert list(rows) == [] and rows.columns == store.query("SELECT position AS p, 1 AS p FROM events WHERE 0").columns
+            assert list(rows) == [] and rows.columns == store.query(
+                "SELECT position AS p, 1 AS p FROM events WHERE 0").columns
         sql = "SELECT json_extract(CASE WHEN position > 1200 THEN 'nope' ELSE '{}' END, '$.a') FROM events"
         with store.stream_query(sql) as rows:
             read = iter(rows)
@@ -3107,7 +3122,8 @@ def test_a_stream_read_after_its_block_has_ended_is_refused(tmp_path):
     """A stream reads one state of the file inside its block; read after it (the read over, and
     with it the store's hold of its connection, or the query's connection closed) it would read
     another state unguarded, or fail as SQLite's own error: it is refused, whatever was read."""
-    ended = r"^a stream is read inside its with block, which has ended \(read it there, or list\(\) it there to keep it\)$"
+    ended = (r"^a stream is read inside its with block, which has ended "
+             r"\(read it there, or list\(\) it there to keep it\)$")
     with ViewStore(tmp_path / "s.db") as store:
         _events_of(store, 30)
         for opened in (lambda: store.stream_events(batch=10), lambda: store.stream_history("s.v", batch=10),
@@ -3137,7 +3153,8 @@ def test_a_pass_begun_in_a_streams_block_and_read_on_after_it_is_refused_not_cut
     read on after it: an iterator of events gave the rest of the batch it held and then ended, as if
     the log had (9 events of 30), batches ended at once, and a query's rows failed as a ValidationError
     of SQLite's closed-database error. Each raises the ViewStoreError of a stream read after its block."""
-    ended = r"^a stream is read inside its with block, which has ended \(read it there, or list\(\) it there to keep it\)$"
+    ended = (r"^a stream is read inside its with block, which has ended "
+             r"\(read it there, or list\(\) it there to keep it\)$")
     with ViewStore(tmp_path / "s.db") as store:
         _events_of(store, 30)
         for opened in (lambda: store.stream_events(batch=10), lambda: store.stream_history("s.v", batch=10)):
@@ -3227,7 +3244,8 @@ def test_a_query_stream_first_iterated_after_its_block_gives_no_row(tmp_path):
     """A query's stream iterated for the first time after its block has ended is refused at once,
     before any row: it gave the first row (read ahead when the stream was made) and then raised,
     a row of a state the caller no longer holds a read of."""
-    ended = r"^a stream is read inside its with block, which has ended \(read it there, or list\(\) it there to keep it\)$"
+    ended = (r"^a stream is read inside its with block, which has ended "
+             r"\(read it there, or list\(\) it there to keep it\)$")
     with ViewStore(tmp_path / "s.db") as store:
         _events_of(store, 5)
         with store.stream_query("SELECT position FROM events ORDER BY position") as rows:
@@ -3270,7 +3288,8 @@ def _interrupt_in_a_column_type_str(*callers):
     import viewstore.types
 
     def hook(frame, event, arg):
-        if event == "call" and frame.f_code.co_name == "__str__" and frame.f_code.co_filename == viewstore.types.__file__:
+        if (event == "call" and frame.f_code.co_name == "__str__"
+                and frame.f_code.co_filename == viewstore.types.__file__):
             if frame.f_back.f_code is not viewstore.model._type_text.__code__:  # not a column type's dump
                 return
             caller = frame.f_back.f_back  # the Python function that called pydantic-core
@@ -3420,7 +3439,8 @@ def test_ctrl_c_while_a_diff_dump_tells_whether_it_changed_is_a_keyboard_interru
     from viewstore.errors import _raised
 
     def hook(frame, event, arg):  # a real SIGINT when the dump asks ``changed``
-        if (event == "call" and frame.f_code.co_name == "changed" and frame.f_code.co_filename == viewstore.model.__file__
+        if (event == "call" and frame.f_code.co_name == "changed"
+                and frame.f_code.co_filename == viewstore.model.__file__
                 and frame.f_back.f_code.co_name == "_serialize"):
             sys.setprofile(None)
             os.kill(os.getpid(), signal.SIGINT)
@@ -3544,8 +3564,9 @@ def test_an_export_writes_over_metadata_of_its_uuid_written_in_another_case(stor
     other = "0abcdef1-2345-4abc-8def-00000000000b"
     second.write_text(json.dumps({**json.loads(second.read_text()), "view-uuid": other}, indent=2))
     store.alter_view("a.v", ViewChange.update_comment("once more"))
-    with pytest.raises(IcebergMetadataError, match=rf"^{re.escape(str(tmp_path / 'v'))} holds metadata of view {other}, "
-                                                   rf"not of a\.v \({held}\); refusing to write over another view$"):
+    with pytest.raises(IcebergMetadataError,
+                       match=rf"^{re.escape(str(tmp_path / 'v'))} holds metadata of view {other}, "
+                             rf"not of a\.v \({held}\); refusing to write over another view$"):
         store.export_iceberg("a.v", tmp_path / "v")
 
 
