@@ -374,7 +374,8 @@ def test_json_reports_escape_lone_surrogates_that_no_terminal_can_print(tmp_path
                     '{"table_type": "ICEBERG-VIEW", "metadata_location": "/no/lone\\ud800.json"}}, '
                     '{"dbName": "db", "tableName": "t", "tableType": "MANAGED_TABLE", "parameters": {}}]')
     script = ("import sys; from viewstore.cli import main; "
-              f"sys.argv = ['viewstore', '--db', {str(tmp_path / 's.db')!r}, 'hms', 'import', {str(many)!r}, '--json']; "
+              f"sys.argv = ['viewstore', '--db', {str(tmp_path / 's.db')!r}, "
+              f"'hms', 'import', {str(many)!r}, '--json']; "
               "main()")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True,
                             env={**os.environ, "PYTHONIOENCODING": "utf-8"})
@@ -532,8 +533,9 @@ def test_a_run_again_counts_the_views_in_the_store_already_and_lists_what_says_s
     assert report["imported"] == []
     assert report["skipped"][0] == {"name": "Sales.Orders", "reason": "not-a-view", "detail": "a MANAGED_TABLE",
                                     "identifier": "sales.orders"}
-    assert report["skipped"][1:] == [{"name": f"sales.{n}", "reason": "exists", "detail": f"view already exists: sales.{n}",
-                                      "identifier": f"sales.{n}"} for n in [*(f"v{i}" for i in range(50)), "new"]]
+    assert report["skipped"][1:] == [{"name": f"sales.{n}", "reason": "exists",
+                                      "detail": f"view already exists: sales.{n}", "identifier": f"sales.{n}"}
+                                     for n in [*(f"v{i}" for i in range(50)), "new"]]
     (failed,) = report["failed"]
     assert (failed["name"], failed["identifier"], failed["error"]) == ("sales.broken",
                                                                        "sales.broken", "ValidationError")
