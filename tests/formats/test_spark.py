@@ -527,7 +527,8 @@ def test_query_output_names_are_the_recorded_query_columns_not_the_renamed_ones(
              "view.query.out.col.0": "Id", "view.query.out.col.1": "name"}
     out = formats.encode(fresh(properties=stale, summary={"spark.query-column-names": '["a","b"]'}), "spark")
     assert spark.query_output_columns(formats.decode(out)) == ("a", "b")
-    assert spark.query_output_columns(formats.decode(formats.encode(fresh(properties=stale), "spark"))) == ("Id", "name")
+    assert spark.query_output_columns(
+        formats.decode(formats.encode(fresh(properties=stale), "spark"))) == ("Id", "name")
     # a list without the digest of its SQL (set by hand, or by a release that kept none) is written back
     # while it fits the columns; with the digest of another SQL it is stale
     undigested = {**stale, "view.query.out.col.0": "x", "view.query.out.col.1": "y"}
