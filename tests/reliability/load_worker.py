@@ -1,9 +1,10 @@
 """One process of the load test: a seeded mix of writes and reads on a shared store.
 
 Usage: ``python load_worker.py <db> <worker> <operations> <seed> <go-file> <result-file> [<busy-timeout-ms>]``.
-It creates ``<go-file>.ready<worker>``, waits for ``<go-file>`` (so all workers start together), runs the operations and writes a JSON
-result: every successful write with the token its event carries (or its event type, for a write whose
-event carries no text of the caller's), the (view, version) it returned and, for an optimistic write,
+It creates ``<go-file>.ready<worker>``, waits for ``<go-file>`` (so all workers start together), runs
+the operations and writes a JSON result: every successful write with the token its event carries (or
+its event type, for a write whose event carries no text of the caller's), the (view, version) it
+returned and, for an optimistic write,
 the version it expected; every lost optimistic race with the version it expected and the one it met;
 the property keys and dialects it set and removed; the names its own views ended with; and every
 exception by type. With a busy timeout (milliseconds) a write waits up to three times that long for
