@@ -169,7 +169,8 @@ root = Path(sys.argv[1])
 db = str(root / "views.db")
 ViewStore(db, actor="t").create_view("sales.one", columns=[("x", "int")], default_namespace="sales",
                                      representations=[{"sql": "SELECT 1 AS x", "dialect": "spark"}])
-hive = ["--hive", "--conf", f"spark.hadoop.javax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={root / 'ms'};create=true"]
+hive = ["--hive", "--conf",
+        f"spark.hadoop.javax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={root / 'ms'};create=true"]
 runs = {"hive": ["spark", "register", "--master", "local[1]", *hive],
         "check": ["spark", "check", "--json", *hive],
         "in memory": ["spark", "register", "--conf", f"spark.sql.warehouse.dir={root / 'wh'}"],
@@ -360,7 +361,8 @@ def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops
     assert none_made.startswith("registered 0, already registered 0, skipped 1, failed 0, pruned 0 (")
     assert "no stored view has SQL in the dialect 'trino'" in none_made and "note:" not in none_made, none_made
     hive = runs["hive"]["output"]
-    assert hive.startswith("registered 1, already registered 0, skipped 0, failed 0, pruned 0 (") and "note:" not in hive
+    assert (hive.startswith("registered 1, already registered 0, skipped 0, failed 0, pruned 0 (")
+            and "note:" not in hive)
     assert (tmp_path / "ms").is_dir()  # the metastore named by --conf, with Hive support from --hive
     # the database it made is in the metastore's warehouse (Spark's default, in the working
     # directory), not in a temporary one that went with the command
@@ -1033,7 +1035,8 @@ def test_spark_register_of_every_namespace_in_a_dialect_no_view_has_names_those_
     """Without a namespace (every stored view), the line naming the dialects the views have is
     said too, of no namespace."""
     store = ViewStore(tmp_path / "views.db", actor="t")
-    store.create_view("nowhere.t", columns=[], representations=[("trino", "SELECT 1 AS x")], default_namespace="nowhere")
+    store.create_view("nowhere.t", columns=[], representations=[("trino", "SELECT 1 AS x")],
+                      default_namespace="nowhere")
     result = CliRunner().invoke(main, ["--db", str(store.path), "spark", "register", "--dialect", "klingon"],
                                 env={"COLUMNS": "300"})
     assert (result.exit_code, result.stderr) == (0, ""), result.output
@@ -1049,4 +1052,5 @@ def test_the_spark_group_s_help_says_how_to_install_what_it_needs():
     result = CliRunner().invoke(main, ["spark", "--help"])
     assert result.exit_code == 0, result.output
     assert f"Work with the store from Spark (needs pyspark; {INSTALL_SPARK})." in " ".join(result.output.split())
-    assert "\n      viewstore spark check sales --master 'local[2]'\n      viewstore spark check --json\n" in result.output
+    assert ("\n      viewstore spark check sales --master 'local[2]'\n      viewstore spark check --json\n"
+            in result.output)
