@@ -261,7 +261,8 @@ CORPUS = [
 ]
 
 #: the queries viewstore refuses (sqlglot cannot read them, or would misread them)
-UNREADABLE = {"time-travel-for", "time-travel-system", "watermark", "table-query", "table-query-parenthesised", "table-query-in", "table-options",
+UNREADABLE = {"time-travel-for", "time-travel-system", "watermark", "table-query", "table-query-parenthesised",
+              "table-query-in", "table-options",
               "table-query-exists", "table-query-union", "table-queries", "table-query-joined", "table-query-in-union",
               "tvf-table-argument-partitioned", "pipe-extend", "stream-qualified", "table-query-alone-parenthesised",
               "table-query-in-cte", "table-query-in-ctes", "stream", "stream-call", "stream-aliased",
