@@ -170,7 +170,8 @@ def test_a_user_defined_type_maps_through_its_sql_type():
 def test_a_comment_that_is_not_a_string_is_no_comment():
     """Field metadata is free-form JSON: a ``comment`` that is a number or an object is no column comment."""
     schema = T.StructType([T.StructField("n", T.IntegerType(), True, {"comment": 5}),
-                           T.StructField("s", T.StructType([T.StructField("a", T.LongType(), True, {"comment": {"x": 1}})]),
+                           T.StructField("s",
+                                         T.StructType([T.StructField("a", T.LongType(), True, {"comment": {"x": 1}})]),
                                          True, {"comment": "kept"})])
     assert schema_to_columns(schema) == [Column("n", "int", None, True), Column("s", "struct<a: long>", "kept", True)]
 
