@@ -36,9 +36,10 @@ def check(results, names):
 
 def test_every_core_benchmark_runs_at_tiny_sizes(tmp_path):
     results = run(list(CORE), quick=True, workdir=tmp_path, say=lambda message: None)
-    check(results, ["alter_view_commits", "alter_view_sql_floor", "alter_view_in_transactions", "history_commits", "history_commits_full", "load_view",
-                    "load_view_after_commit", "load_view_after_change", "rebuild", "rebuild_from_empty", "events_whole_log", "audit_query", "audit_time_range", "audit_type", "audit_latest",
-                    "load_view_as_of", "list_views", "storage",
+    check(results, ["alter_view_commits", "alter_view_sql_floor", "alter_view_in_transactions", "history_commits",
+                    "history_commits_full", "load_view", "load_view_after_commit", "load_view_after_change", "rebuild",
+                    "rebuild_from_empty", "events_whole_log", "audit_query", "audit_time_range", "audit_type",
+                    "audit_latest", "load_view_as_of", "list_views", "storage",
                     "durability"])
     by_name = {r.name: r for r in results}
     assert by_name["audit_query"].details["matched"] > 0
@@ -62,7 +63,8 @@ def test_the_command_prints_a_table_and_writes_json(tmp_path, capsys):
     payload = json.loads(out.read_text())
     assert payload["machine"]["cores"] >= 1 and payload["machine"]["sqlite"]
     assert [r["name"] for r in payload["results"]] == ["alter_view_commits", "alter_view_sql_floor",
-                                                      "alter_view_in_transactions", "load_view", "load_view_after_commit", "load_view_after_change"]
+                                                      "alter_view_in_transactions", "load_view",
+                                                      "load_view_after_commit", "load_view_after_change"]
     assert "| load_view p50" in md.read_text()
 
 
