@@ -172,7 +172,8 @@ def test_hive_and_flink_exports_keep_the_default_namespace_by_qualifying_names(s
 
 
 def flink_generic_record(database: str, expanded_database: str) -> dict[str, Any]:
-    """A view of ``database`` that Flink's session, in hive.``expanded_database``, created from ``SELECT id FROM orders``."""
+    """A view of ``database`` that Flink's session, in hive.``expanded_database``, created from
+    ``SELECT id FROM orders``."""
     return {"dbName": database, "tableName": "v", "tableType": "VIRTUAL_VIEW", "owner": "ann",
             "parameters": {"is_generic": "true", "flink.schema.0.name": "id", "flink.schema.0.data-type": "BIGINT"},
             "sd": {"cols": []}, "partitionKeys": [], "viewOriginalText": "SELECT id FROM orders",
