@@ -222,7 +222,8 @@ def _every_read(store, names, times):
         except NoSuchViewError:  # no view ever had the name
             named = []
         seen[("events", name)] = named or None
-        for key, read in [(("load", name), lambda: store.load_view(name)), (("history", name), lambda: store.history(name)),
+        for key, read in [(("load", name), lambda: store.load_view(name)),
+                          (("history", name), lambda: store.history(name)),
                           *[((t, name), lambda t=t: store.load_view(name, as_of=t)) for t in times],
                           *[((e.position, name), lambda e=e: store.load_view(name, as_of=e)) for e in named]]:
             try:
