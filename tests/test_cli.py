@@ -1987,7 +1987,8 @@ def test_export_and_import_draw_their_progress_on_a_terminal_and_print_the_same(
                                                                  *extra])
         assert (code, stdout) == (0, piped), terminal
         assert "importing history" in terminal and "100%" in terminal and "\x1b[" in terminal, terminal
-        assert piped == "imported s.copy (5 versions, 5 events)\n" if not extra else json.loads(piped)["stream_version"] == 5
+        assert (piped == "imported s.copy (5 versions, 5 events)\n" if not extra
+                else json.loads(piped)["stream_version"] == 5)
 
 
 def test_export_and_import_draw_nothing_on_a_pipe(run, tmp_path):
@@ -2724,7 +2725,8 @@ def test_events_json_reaches_a_real_pipe_in_its_encoding(tmp_path, encoding):
         text = out.stdout.decode(encoding)
         assert out.stdout == text.encode(encoding) and text == json.dumps(json.loads(text), indent=2,
                                                                           ensure_ascii=False) + "\n"
-        assert json.loads(text)[0]["actor"] == "ünï" and json.loads(text)[0]["payload"]["properties"] == {"comment": "café"}
+        assert (json.loads(text)[0]["actor"] == "ünï"
+                and json.loads(text)[0]["payload"]["properties"] == {"comment": "café"})
 
 
 class _TextOnly(io.TextIOBase):
@@ -2928,7 +2930,8 @@ def test_show_prints_the_comment_once_not_again_among_the_properties(run):
     create(run, "s.v", "--comment", "hello", "--property", "k=v")
     out = run("show", "s.v")
     assert "comment: hello" in out.splitlines() and out.count("hello") == 1
-    assert [line.split("│")[1].strip() for line in out.split("\nproperties\n", 1)[1].split("\nversions", 1)[0].splitlines()[3:-1]] == ["k"]
+    assert [line.split("│")[1].strip()
+            for line in out.split("\nproperties\n", 1)[1].split("\nversions", 1)[0].splitlines()[3:-1]] == ["k"]
 
 
 def test_show_prints_no_properties_table_for_a_view_whose_only_property_is_its_comment(run):
@@ -3119,8 +3122,9 @@ def test_a_damaged_event_past_the_first_batch_ends_a_long_answer_with_the_error_
 def test_a_damaged_event_first_in_a_batch_ends_a_json_answer_after_the_batches_before_it(tmp_path):
     """With --json, a damaged event that is the first of its batch (the first event of all, or the one
     after a whole batch) ends the answer after the batches before it, as they were written: nothing
-    on stdout when no event came before it (--since-position at the damaged one), else every event before it with no separator after the
-    last (the list, closed, is the events before the damaged one)."""
+    on stdout when no event came before it (--since-position at the damaged one), else every event
+    before it with no separator after the last (the list, closed, is the events before the damaged
+    one)."""
     db = tmp_path / "cli.db"
     _log_with_a_damaged_event_last(db, 1000)
     for args in (["audit", "--json"], ["history", "s.v", "--json"]):
@@ -3166,8 +3170,8 @@ def test_an_error_sql_raises_at_a_later_row_ends_a_query_with_the_error(run):
     assert run("query", sql, code=1).endswith("error: query failed: malformed JSON\n")
 
 
-@pytest.mark.parametrize("args", [["audit"], ["audit", "--json"], ["history", "s.v"], ["query", "SELECT * FROM events"]],
-                         ids=" ".join)
+@pytest.mark.parametrize("args", [["audit"], ["audit", "--json"], ["history", "s.v"],
+                                  ["query", "SELECT * FROM events"]], ids=" ".join)
 def test_a_reader_that_stops_early_ends_a_long_answer_quietly(long_logs, args):
     """`viewstore audit | head -1` of a long log: the closed pipe ends the streamed answer with
     exit code 0 and nothing on stderr, its snapshot and connection let go."""
@@ -3194,7 +3198,8 @@ def test_ctrl_c_while_show_json_dumps_a_column_type_is_exit_code_130(run):
     create(run)
 
     def hook(frame, event, arg):  # a real SIGINT when pydantic-core asks a column type's text
-        if (event == "call" and frame.f_code.co_name == "__str__" and frame.f_code.co_filename == viewstore.types.__file__
+        if (event == "call" and frame.f_code.co_name == "__str__"
+                and frame.f_code.co_filename == viewstore.types.__file__
                 and frame.f_back is not None and frame.f_back.f_code.co_name == "_type_text"  # (a column type's dump)
                 and frame.f_back.f_back is not None and frame.f_back.f_back.f_code.co_name == "model_dump"):
             sys.setprofile(None)
