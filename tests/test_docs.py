@@ -473,7 +473,8 @@ def test_imports_flow_one_way_as_the_architecture_says():
         else:  # a front end, or the package's own __init__ and __main__
             assert layer in FRONT_ENDS + ("", "__main__"), f"{module} is not in ARCHITECTURE.md's layers"
             continue
-        assert imported <= allowed, f"{module} imports {sorted(imported - allowed)}, which ARCHITECTURE.md's layers forbid"
+        assert imported <= allowed, (f"{module} imports {sorted(imported - allowed)}, "
+                                     "which ARCHITECTURE.md's layers forbid")
     library = set(CORE) | set(CODECS) | {"signals", "schema"}
     for path in sorted(PACKAGE.rglob("*.py")):
         if _layer(_module_name(path)) in library:
