@@ -24,7 +24,8 @@ from pyiceberg.view.metadata import (SQLViewRepresentation, ViewHistoryEntry, Vi
                                      ViewVersion as PyViewVersion)
 
 from viewstore import (Column, DamagedProjectionsError, IcebergMetadataError, NoSuchViewError,
-                       SQLRepresentation, ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore, ViewStoreError)
+                       SQLRepresentation, ValidationError, ViewAlreadyExistsError, ViewChange, ViewStore,
+                       ViewStoreError)
 from viewstore.iceberg import parse_metadata, read_metadata
 from viewstore.model import VersionLogEntry
 
@@ -79,7 +80,8 @@ def test_spec_appendix_replayed_through_the_api(store, conformance):
 
 
 def test_export_key_order_gzip_and_pyiceberg_agreement(store, tmp_path):
-    store.create_view("a.v", columns=[Column("s", "struct<x: int, y: list<string>>"), Column("m", "map<string, long>", nullable=False)],
+    store.create_view("a.v", columns=[Column("s", "struct<x: int, y: list<string>>"),
+                                      Column("m", "map<string, long>", nullable=False)],
                       representations=[("spark", "SELECT 1"), ("trino", "SELECT 1")], default_namespace="a",
                       properties={"k": "v", "hms.trino.x": "the codecs' own", "HMS.k": "a key of its own"})
     path = store.export_iceberg("a.v", tmp_path / "loc", gzip=True)
@@ -713,7 +715,8 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
     (lambda m: (m["schemas"][0].update({"identifier-field-ids": [1]}),
                 m["schemas"][0]["fields"][0].update({"type": "double"})), "must not be a float or double"),
     (lambda m: (m["schemas"][0].update({"identifier-field-ids": [9]}), m["schemas"][0]["fields"][0].update({"type": {
-        "type": "list", "element-id": 9, "element": "int", "element-required": True}})), "must not be nested in a list"),
+        "type": "list", "element-id": 9, "element": "int", "element-required": True}})),
+     "must not be nested in a list"),
     (lambda m: (m["schemas"][0].update({"identifier-field-ids": [9]}), m["schemas"][0]["fields"][0].update({"type": {
         "type": "list", "element-id": 9, "element": "int", "element-required": False}})),
      "identifier field 9 is not a required field"),
@@ -738,7 +741,8 @@ def test_import_refuses_what_the_reference_refuses(store, conformance, name, mes
     # two queries for one dialect, told apart only by case (the reference lower-cases the dialect)
     (lambda m: m["versions"][1]["representations"].append({"type": "sql", "sql": "select 2", "dialect": "Spark-SQL"}),
      "Invalid view version 2: Cannot add multiple queries for dialect spark-sql"),
-    (lambda m: m["versions"][1]["representations"].insert(0, {"type": "sql", "sql": "select 2", "dialect": "Spark-SQL"}),
+    (lambda m: m["versions"][1]["representations"].insert(0, {"type": "sql", "sql": "select 2",
+                                                              "dialect": "Spark-SQL"}),
      "Invalid view version 2: Cannot add multiple queries for dialect spark-sql"),
 ])
 def test_import_refuses_broken_files(store, conformance, tmp_path, mutate, message):
@@ -1609,7 +1613,8 @@ def test_an_export_of_a_view_unchanged_since_it_wrote_the_latest_file_knows_it_b
     assert zipped.name == f"00001-{export_uuid(view.uuid, 3, last.commit_id, loc, True)}.gz.metadata.json"
     assert store.export_iceberg("a.v", loc, gzip=True) == zipped
     other = store.export_iceberg("a.v", tmp_path / "elsewhere")  # another location: another name
-    assert other.name == f"00000-{export_uuid(view.uuid, 3, last.commit_id, tmp_path / 'elsewhere', False)}.metadata.json"
+    assert other.name == (f"00000-{export_uuid(view.uuid, 3, last.commit_id, tmp_path / 'elsewhere', False)}"
+                          ".metadata.json")
     assert other.name != first.name and load(other)[0]["versions"] == load(first)[0]["versions"]
     assert sorted(p.name for p in (loc / "metadata").iterdir()) == sorted([first.name,
                                                                            zipped.name, "version-hint.text"])
