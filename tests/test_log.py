@@ -554,7 +554,8 @@ def test_each_audit_filter_reads_through_an_index_and_sorts_no_whole_rows(tmp_pa
     with transaction(log.conn):
         for n in range(6):
             log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, "
-                             "occurred_at, payload) VALUES ('k', ?, 1, 'view.created', 'a.w', 'me', 1, '{}')", (f"w{n}",))
+                             "occurred_at, payload) VALUES ('k', ?, 1, 'view.created', 'a.w', 'me', 1, '{}')",
+                             (f"w{n}",))
     assert _plan(log, types=["view.renamed", "view.created"]) == ["SCAN events"]
     assert len(log.rows(types=["view.created"])) == 6
 
