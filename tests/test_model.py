@@ -62,8 +62,8 @@ def test_columns_and_representations_take_positional_arguments():
     with pytest.raises(ValidationError, match="unknown representation fields"):
         SQLRepresentation("spark", "SELECT 1", type="sql")
     for spaced in (" spark", "spark ", "spark\n"):
-        with pytest.raises(ValidationError, match=f"bad dialect {re.escape(repr(spaced))}: it must not be empty, begin or end with "
-                                                  "whitespace$"):
+        with pytest.raises(ValidationError, match=f"bad dialect {re.escape(repr(spaced))}: it must not be empty, "
+                                                  "begin or end with whitespace$"):
             SQLRepresentation(spaced, "SELECT 1")
     assert SQLRepresentation("my engine", "SELECT 1").dialect == "my engine"  # free text: blanks inside are kept
     with pytest.raises(ValidationError, match="^bad representation: sql: Input should be a valid string$"):
@@ -99,7 +99,8 @@ def test_a_fields_own_refusal_is_its_message_alone_not_behind_the_models_and_the
         (lambda: SQLRepresentation("", " "), "bad representation: bad dialect '': it must not be empty, begin or "
                                              "end with whitespace; the SQL of a representation must not be empty"),
         (lambda: SQLRepresentation("spark", 5), "bad representation: sql: Input should be a valid string"),
-        (lambda: ViewVersion(version_id=1, timestamp_ms=1, schema_id=0, columns=(), representations=(), summary={"k": 1}),
+        (lambda: ViewVersion(version_id=1, timestamp_ms=1, schema_id=0, columns=(), representations=(),
+                             summary={"k": 1}),
          "bad view version: summary.k: Input should be a valid string"),  # a nested field's path, dotted
         (lambda: VersionLogEntry(timestamp_ms=1, version_id="1"),
          "bad version log entry: version_id: Input should be a valid integer"),
