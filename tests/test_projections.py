@@ -108,7 +108,8 @@ def test_fold_stored_takes_what_the_library_writes():
         stored(2, 2, "view.comment_updated", {"comment": "hi"}),
         stored(3, 3, "view.rolled_back", {"current_version_id": 1, "log_entry": {"timestamp_ms": 6, "version_id": 1}})])
     assert states["u"].properties == {"comment": "hi"} and states["u"].version_log == [(5, 1), (6, 1)]
-    assert states["u"].security_mode == "DEFINER"  # a creation that names no mode made a definer view, as the model says
+    # a creation that names no mode made a definer view, as the model says
+    assert states["u"].security_mode == "DEFINER"
 
 
 @pytest.mark.parametrize("kind, payload, why", [
@@ -671,7 +672,8 @@ def test_the_first_version_of_a_definition_is_found_after_another_was():
     it goes on from there."""
     from viewstore.projections import Versions
 
-    versions = Versions("u", [{**VERSION, "version_id": i, "representations": [{"dialect": "spark", "sql": f"SELECT {i}"}]}
+    versions = Versions("u", [{**VERSION, "version_id": i,
+                               "representations": [{"dialect": "spark", "sql": f"SELECT {i}"}]}
                               for i in (1, 2, 3)])
 
     def sql(v):
