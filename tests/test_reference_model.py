@@ -776,14 +776,16 @@ class ReferenceMachine(RuleBasedStateMachine):
             lo, hi = block or (before, after)
             assert lo <= new[0].occurred_at <= hi, f"{op}: committed at {new[0].occurred_at}, not in [{lo}, {hi}]"
         event(f"{_label(op)}: {'no change' if not new else ', '.join(sorted({e.type for e in new}))}")
-        if any(len(s.log) > len(self.model.streams[sid].log) and len(s.versions) == len(self.model.streams[sid].versions)
+        if any(len(s.log) > len(self.model.streams[sid].log)
+               and len(s.versions) == len(self.model.streams[sid].versions)
                for sid, s in trial.streams.items() if sid in self.model.streams):
             event(f"{_label(op)}: an earlier version current again")   # no version added
         # the events: those the model predicts, one commit at one time
         by_sid = {s.uuid: sid for sid, s in trial.streams.items() if s.uuid is not None}
         predicted = trial.log[len(self.model.log):]
         fields = trial.fields[len(self.model.log):]
-        assert len(new) == len(predicted), f"{op}: predicted {predicted}, logged {[(e.type, e.identifier) for e in new]}"
+        assert len(new) == len(predicted), (f"{op}: predicted {predicted}, "
+                                            f"logged {[(e.type, e.identifier) for e in new]}")
         versions: dict[int, int] = {}
         for e, (sid, kind, ident) in zip(new, predicted):
             s = trial.streams[sid]
