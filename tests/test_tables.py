@@ -575,8 +575,8 @@ def test_a_table_narrowed_to_the_console_keeps_its_layout_for_the_rows_after_it(
     TextTable(*columns).print(console, rows)
     lines = console.file.getvalue().splitlines()
     assert len(laid_out) == 1  # the layout's rows alone
-    assert lines[:4] == ["pos  time (UTC)    details", "───  ────────────  ─────────────", "1    2026-11-25    owner=finance",
-                         "     18:43:50.232"]
+    assert lines[:4] == ["pos  time (UTC)    details", "───  ────────────  ─────────────",
+                         "1    2026-11-25    owner=finance", "     18:43:50.232"]
     assert lines[-2:] == ["110  2026-11-25    owner=finance", "     18:43:50.232  team=sales"]
     assert len(lines) == 2 + 2 * 110
 
@@ -594,7 +594,8 @@ def test_a_later_number_wider_than_its_column_stays_whole_where_the_table_cannot
     table.print(console,
                 [["99998", time, "owner=finance"], ["99999", time, "owner=finance"], ["100000", time, "owner=finance"]])
     assert console.file.getvalue().splitlines()[-4:] == [
-        "99999  2026-11-25    owner=finance", "       18:43:50.232", "100000  2026-11-25    owner=finance", "        18:43:50.232"]
+        "99999  2026-11-25    owner=finance", "       18:43:50.232",
+        "100000  2026-11-25    owner=finance", "        18:43:50.232"]
     console = Console(width=24, file=io.StringIO(), markup=False, emoji=False, highlight=False)
     TextTable(TableColumn("pos", None), TableColumn("details", 16)).print(
         console, [["9998", "owner=finance"], ["9999", "team=sales"], ["10000", "owner=finance"], ["10001", "x"]])
