@@ -67,7 +67,8 @@ def test_nested_details_round_trip():
                                  "list(int>", "map<string: int>", "decimal(10,2]", "fixed[4)", "struct<a: int)",
                                  "varchar()", "fixed[]", "decimal(,2)", "decimal('10')", "struct<a int, A string>",
                                  'struct<"x": int, `X`: int>', "struct<``: int>", 'struct<"": int>', "decimal(0,0)",
-                                 "decimal(39,0)", "struct<a: int comment `x`>", "fixed[16", "fixed(4", "varchar(20", "list<int not nul>", "struct<A int, a string>",
+                                 "decimal(39,0)", "struct<a: int comment `x`>", "fixed[16", "fixed(4", "varchar(20",
+                                 "list<int not nul>", "struct<A int, a string>",
                                  "struct<a: int not x>", "int(11)", "double float"])
 def test_unknown_types_are_validation_errors(bad):
     with pytest.raises(ValidationError):
