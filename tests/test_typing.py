@@ -256,7 +256,8 @@ def _reports_the_wrong_lines(text, script, monkeypatch, mypy_cache, count):
     wrong = {n for n, line in enumerate(text.splitlines(), 1) if line.endswith("# wrong")}
     reported = {int(n) for n in re.findall(rf"^{re.escape(str(script))}:(\d+): error:", report, re.M)}
     assert len(wrong) == count and status == 1
-    assert reported == wrong, f"mypy reports lines {sorted(reported)}, the wrong forms are on {sorted(wrong)}:\n{report}"
+    assert reported == wrong, (f"mypy reports lines {sorted(reported)}, "
+                               f"the wrong forms are on {sorted(wrong)}:\n{report}")
     monkeypatch.chdir(script.parent)
     runpy.run_path(str(script), run_name=script.stem)
 
