@@ -201,8 +201,9 @@ def _keep_signal(error: BaseException) -> None:
 class EngineError(ViewStoreError):
     """The engine failed, not the caller's input: the SparkSession is stopped, the JVM behind it is
     gone, the session's metastore does not answer (unreachable, its Derby database held by
-    another process), its catalog in memory cannot be made, or a setting the session was built with is one Spark refuses. The message
-    says which, and what could not be done; the same call may succeed once the engine works again.
+    another process), its catalog in memory cannot be made, or a setting the session was built
+    with is one Spark refuses. The message says which, and what could not be done; the same call
+    may succeed once the engine works again.
     Spark refusing what it was asked (a query that does not analyze) is a :class:`ValidationError`,
     not this."""
 
