@@ -1,10 +1,38 @@
-"""Renders a run's JSON as RESULTS.md: the machine, the table, the reliability figures."""
+"""Renders a run's JSON as RESULTS.md: the machine, the table, the reliability figures; the analysis
+written by hand below them is kept from the file being replaced."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 from .harness import Result, markdown_table
+
+
+# Where the hand-written part of RESULTS.md begins: the marker, else (a file written before it) the
+# heading that opens the analysis. Each is looked for at the start of a line.
+HAND_MARKER = b"<!-- Written by hand from here to the end; python -m benchmarks --results-md keeps it. -->"
+HAND_HEADING = b"## Where targets are missed or close, and why"
+
+
+def hand_part(text: bytes) -> bytes:
+    """The hand-written part of a RESULTS.md's bytes, from its marker (else its heading) to the end;
+    empty when it has neither."""
+    for start in (HAND_MARKER, HAND_HEADING):
+        found = re.search(b"^" + re.escape(start), text, re.MULTILINE)
+        if found:
+            return text[found.start():]
+    return b""
+
+
+def write_results_markdown(path: Path, payload: dict[str, Any]) -> bool:
+    """Write the run as RESULTS.md to ``path``: the generated part, then the hand-written part the file
+    held before (``hand_part``), byte for byte. Returns whether a hand-written part was kept."""
+    kept = hand_part(path.read_bytes()) if path.exists() else b""
+    generated = results_markdown(payload).encode()
+    path.write_bytes(generated + b"\n" + kept if kept else generated)
+    return bool(kept)
 
 
 def results_markdown(payload: dict[str, Any]) -> str:

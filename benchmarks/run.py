@@ -1,7 +1,8 @@
 """``python -m benchmarks [--quick] [--only NAME ...] [--reliability] [--json PATH] [--results-md PATH]``
 
 Runs the benchmarks, prints a markdown table and writes the figures as JSON (to --json, else under
-benchmarks/results/). See benchmarks/README.md.
+benchmarks/results/); with --results-md, a RESULTS.md whose hand-written analysis is kept. See
+benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="PATH",
                         help="where to write the JSON (default: benchmarks/results/<time>.json)")
     parser.add_argument("--results-md", type=Path, metavar="PATH",
-                        help="also write a RESULTS.md (table, machine, reliability)")
+                        help="also write a RESULTS.md (table, machine, reliability); the hand-written "
+                             "analysis an existing PATH holds (from its marker comment, else from "
+                             "'## Where targets are missed or close, and why', to the end) is kept as it is")
     args = parser.parse_args(argv)
 
     started = time.time()
@@ -95,10 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         print(reliability_markdown(reliability))
     print(f"\nJSON: {out}")
     if args.results_md:
-        from .report import results_markdown
+        from .report import write_results_markdown
 
-        args.results_md.write_text(results_markdown(payload))
-        print(f"Markdown: {args.results_md}")
+        kept = write_results_markdown(args.results_md, payload)
+        print(f"Markdown: {args.results_md}" + (" (its hand-written analysis kept)" if kept else ""))
     return 0
 
 

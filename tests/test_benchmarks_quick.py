@@ -68,6 +68,52 @@ def test_the_command_prints_a_table_and_writes_json(tmp_path, capsys):
     assert "| load_view p50" in md.read_text()
 
 
+
+def run_results_md(tmp_path, md):
+    """A quick run writing ``md``; returns the generated part it should hold, read from the run's JSON."""
+    from benchmarks.report import results_markdown
+
+    out = tmp_path / "run.json"
+    assert main(["--quick", "--only", "alter_view", "--json", str(out), "--results-md", str(md)]) == 0
+    return results_markdown(json.loads(out.read_text())).encode()
+
+
+# written by hand, as RESULTS.md's analysis is: a Windows line end, a trailing space, non-ASCII, no final newline
+HAND = "### alter_view at 0.20 \u00d7 raw\r\n\nbefore: 0.2 \u00b5s \n| table | row |"
+
+
+@pytest.mark.parametrize("start", [
+    "<!-- Written by hand from here to the end; python -m benchmarks --results-md keeps it. -->\n\n"
+    "## Where targets are missed or close, and why\n\n",
+    "## Where targets are missed or close, and why\n\n",  # a file written before the marker
+], ids=["marker", "heading"])
+def test_results_md_keeps_the_hand_written_analysis_byte_for_byte(tmp_path, start):
+    """The analysis below the figures is written by hand: a run replaces what is above it, nothing of it."""
+    hand = (start + HAND).encode()
+    md = tmp_path / "RESULTS.md"
+    md.write_bytes(b"# viewstore benchmark results\n\nold figures, replaced\n\n" + hand)
+    generated = run_results_md(tmp_path, md)
+    assert md.read_bytes() == generated + b"\n" + hand
+
+
+def test_the_committed_results_md_marks_its_hand_written_part():
+    """The marker sits where the generated part ends, so the next run keeps all of the analysis."""
+    from benchmarks.report import HAND_MARKER, hand_part
+
+    committed = (ROOT / "benchmarks" / "RESULTS.md").read_bytes()
+    kept = hand_part(committed)
+    assert kept.startswith(HAND_MARKER + b"\n\n## Where targets are missed or close, and why\n")
+    assert b"## Reliability" in committed[:-len(kept)] and b"## Reliability" not in kept
+
+
+def test_results_md_without_a_hand_written_part_is_replaced_whole(tmp_path):
+    """Neither the marker nor the heading at the start of a line: nothing is kept (a mention is not a start)."""
+    md = tmp_path / "RESULTS.md"
+    md.write_text("# viewstore benchmark results\n\nsee ## Where targets are missed or close, and why\n")
+    generated = run_results_md(tmp_path, md)
+    assert md.read_bytes() == generated
+
+
 def test_the_reliability_run_reports_every_figure_at_tiny_sizes():
     """What ``--reliability`` does, with a few kills, operations and fuzz cases: every check the
     tests record reaches the report, so a renamed figure cannot break only the full run."""
