@@ -28,7 +28,9 @@ def hand_part(text: bytes) -> bytes:
 
 def write_results_markdown(path: Path, payload: dict[str, Any]) -> bool:
     """Write the run as RESULTS.md to ``path``: the generated part, then the hand-written part the file
-    held before (``hand_part``), byte for byte. Returns whether a hand-written part was kept."""
+    held before (``hand_part``), byte for byte. Makes the folder if need be (as the JSON's writer does:
+    a full run is long to lose to a folder not made yet). Returns whether a hand-written part was kept."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     kept = hand_part(path.read_bytes()) if path.exists() else b""
     generated = results_markdown(payload).encode()
     path.write_bytes(generated + b"\n" + kept if kept else generated)

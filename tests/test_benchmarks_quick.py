@@ -114,6 +114,13 @@ def test_results_md_without_a_hand_written_part_is_replaced_whole(tmp_path):
     assert md.read_bytes() == generated
 
 
+def test_results_md_into_a_missing_file_of_a_missing_folder_is_the_generated_part(tmp_path):
+    """As --json does, the folder is made: a full run is long to lose at its last step."""
+    md = tmp_path / "new" / "RESULTS.md"
+    generated = run_results_md(tmp_path, md)
+    assert md.read_bytes() == generated
+
+
 def test_the_reliability_run_reports_every_figure_at_tiny_sizes():
     """What ``--reliability`` does, with a few kills, operations and fuzz cases: every check the
     tests record reaches the report, so a renamed figure cannot break only the full run."""
