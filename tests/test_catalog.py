@@ -573,6 +573,20 @@ def test_as_of_in_seconds_is_told_by_the_second_it_names_and_only_before_the_nam
         f"no view s.v existed at {iso(january)}{begins} (as_of is in epoch milliseconds; {january} looks like seconds)")
 
 
+def test_as_of_in_seconds_is_told_for_a_view_made_in_the_last_millisecond_of_the_second(store, monkeypatch):
+    """The second a number names runs to its last millisecond: a view made at .999 is in it, so the
+    seconds hint is given (planted, a window ending at .998 passed the tests of the second's start)."""
+    import viewstore.catalog
+
+    clock = [2_000_001_999]
+    monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: clock[0] * 1_000_000)
+    make(store, "s.v")
+    assert _missing(lambda: store.load_view("s.v", as_of=2_000_001)).endswith(
+        " (as_of is in epoch milliseconds; 2000001 looks like seconds)")
+    clock[0] = 2_000_002_000  # the next second began: its history begins within the one named still
+    assert _missing(lambda: store.load_view("s.v", as_of=2_000_001)).endswith("2000001 looks like seconds)")
+
+
 def test_as_of_uses_snapshots_for_long_streams(store):
     make(store)
     times = {}
