@@ -943,6 +943,17 @@ def test_no_such_view_finds_a_first_letter_typo_in_a_namespace_of_a_hundred_view
     make(store, "s.orders")
     assert _missing(lambda: store.load_view("s.zorders")) == "no such view: s.zorders (did you mean s.orders?)"
 
+def test_no_such_view_offers_no_dropped_name_sorting_after_the_typed_one(store):
+    """A dropped view is not offered whichever side of the typed name it sorts on (the window reads
+    the names before it and those from it on, each its own query): planted, the second query
+    reading dropped views too offered sales.ordrsx, dropped."""
+    make(store, "sales.orders")
+    make(store, "sales.ordrsx")
+    store.drop_view("sales.ordrsx")
+    assert _missing(lambda: store.load_view("sales.ordrs")) == "no such view: sales.ordrs (did you mean sales.orders?)"
+    assert _missing(lambda: store.load_view("sale.ordrsx")) == "no such view: sale.ordrsx (did you mean sales.orders?)"
+
+
 def test_no_such_view_leaves_a_name_that_is_not_text_out_of_its_suggestions(store):
     """A damaged views row whose name is a blob is no name to offer: not as the text of its bytes
     (sales.b'orders') when the namespace is the one mistyped."""
