@@ -686,6 +686,18 @@ def test_a_metastore_address_with_an_at_sign_in_its_path_and_no_credentials_is_s
         "the embedded Derby metastore /data/a@b/metastore_db")
 
 
+def test_a_metastore_whose_uris_setting_is_blank_is_named_by_its_own_database():
+    """hive.metastore.uris set to blanks names no remote metastore: the client starts the embedded
+    one, and the message names its database, as the Derby hint does (planted, the blanks taken for
+    URIs by embedded_derby named 'the metastore in ' with no address)."""
+    from viewstore.spark.failures import embedded_derby
+
+    assert embedded_derby("  ", None) == "metastore_db"
+    assert metastore_named("  ", "", "") == "the embedded Derby metastore metastore_db"
+    assert metastore_named(" ", "jdbc:derby:;databaseName=/x/metastore_db;create=true", "/w") == (
+        "the embedded Derby metastore /x/metastore_db (warehouse /w)")
+
+
 def test_write_into_a_missing_database_writes_nothing(spark, store, target):
     record = {**store.export_hms(_exportable(store, target, "m"), "hive"), "dbName": "no_such_db_here"}
     for replace in (False, True):
