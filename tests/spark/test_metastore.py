@@ -698,6 +698,19 @@ def test_a_metastore_whose_uris_setting_is_blank_is_named_by_its_own_database():
         "the embedded Derby metastore /x/metastore_db (warehouse /w)")
 
 
+def test_a_metastore_address_drops_a_quoted_password_that_holds_a_question_mark_or_a_semicolon():
+    """A quoted password (Oracle's user/"p;ss"@host) may hold a ? or a ;, which begin a URL's options
+    only outside quotes: the user and password are still left out, not shown up to that character."""
+    for password in ('"se;cret"', '"se?cret"', '"s;e?c@ret"'):
+        assert metastore_named("", f"jdbc:oracle:thin:hive/{password}@db.example:1521:hms", "") == (
+            "the metastore in jdbc:oracle:thin:@db.example:1521:hms"), password
+        assert metastore_named("", f"jdbc:oracle:thin:hive/{password}@//db.example:1521/hms?x=1", "") == (
+            "the metastore in jdbc:oracle:thin:@//db.example:1521/hms"), password
+    # a quote that ends before no @ quotes no option: the options, a password among them, stay out
+    assert metastore_named("", 'jdbc:mysql://us"er:pw@db.example/hms?password=se"cret', "") == (
+        "the metastore in jdbc:mysql://db.example/hms")
+
+
 def test_write_into_a_missing_database_writes_nothing(spark, store, target):
     record = {**store.export_hms(_exportable(store, target, "m"), "hive"), "dbName": "no_such_db_here"}
     for replace in (False, True):

@@ -98,13 +98,21 @@ def metastore_named(uris: str, url: str, warehouse: str) -> str:
     return f"{where} (warehouse {warehouse})" if warehouse else where
 
 
+#: a JDBC address up to its options: a quoted password (quoted text before an @) whole, else up to
+#: the first ? or ; (a quote elsewhere quotes no ? or ;, lest options with a password be shown)
+_BEFORE_OPTIONS = re.compile(r'(?:"[^"]*"(?=@)|[^?;])*')
+
+
 def _address(url: str) -> str:
     """A JDBC address as a message shows it: without its options (after ``?`` or ``;``) and without a
     user and password before the last ``@``, written ``//user:password@host`` (kept as the driver's
     prefix, ``//`` and the host) or, in Oracle's form, ``user/password@host`` (kept as the driver's
-    prefix, then ``@host``). An ``@`` with neither before it (``jdbc:h2:/data/a@b/db``) is part of a
-    path: the address is shown whole."""
-    address = re.split(r"[?;]", url)[0]
+    prefix, then ``@host``). A quoted password (``user/"p;ss"@host``) may hold a ``?`` or a ``;``:
+    only one outside quotes begins the options. An ``@`` with neither ``//`` nor Oracle's form
+    before it (``jdbc:h2:/data/a@b/db``) is part of a path: the address is shown whole."""
+    before = _BEFORE_OPTIONS.match(url)
+    assert before is not None  # (a pattern that can match nothing matches every text)
+    address = before.group(0)
     head, at, host = address.rpartition("@")  # the last @: a password given unencoded may hold one
     # only an authority (after //) or Oracle's form carries a user and password before an @
     if at and ("//" in head or re.match(r"jdbc:oracle:", head)):
