@@ -711,6 +711,16 @@ def test_a_metastore_address_drops_a_quoted_password_that_holds_a_question_mark_
         "the metastore in jdbc:mysql://db.example/hms")
 
 
+def test_a_metastore_address_keeps_a_driver_name_with_digits_or_capitals():
+    """A driver's name is letters and digits in any case (db2, a vendor's DB2): the address keeps it,
+    its // and the host, not the user and password (planted, a lower-case letters' name shown as
+    jdbc:@host, the driver and the // lost)."""
+    assert metastore_named("", "jdbc:db2://hive:secret@db.example:50000/hms", "") == (
+        "the metastore in jdbc:db2://db.example:50000/hms")
+    assert metastore_named("", "jdbc:Vendor:DB2://hive:secret@db.example:50000/hms", "") == (
+        "the metastore in jdbc:Vendor:DB2://db.example:50000/hms")
+
+
 def test_write_into_a_missing_database_writes_nothing(spark, store, target):
     record = {**store.export_hms(_exportable(store, target, "m"), "hive"), "dbName": "no_such_db_here"}
     for replace in (False, True):
