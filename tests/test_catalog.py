@@ -914,6 +914,18 @@ def test_no_such_view_compares_a_bounded_window_of_a_large_namespace(store, monk
 
 
 
+def test_no_such_view_compares_the_names_on_both_sides_of_the_typed_one(store, monkeypatch):
+    """The window is the names before the typed one and those from it on: a typo that sorts before
+    the name it misspells (oders, orders) finds it among the second (planted, the first half of the
+    window alone compared passed every other test, the default window holding every name of theirs)."""
+    import viewstore.catalog as catalog
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)
+    for ident in ("s.b", "s.d", "s.e", "s.orders", "s.x", "s.y"):
+        make(store, ident)
+    assert store._projections.names_near("s", "oders", 2) == ["e", "d", "orders", "x"]
+    assert _missing(lambda: store.load_view("s.oders")) == "no such view: s.oders (did you mean s.orders?)"
+
+
 def test_no_such_view_offers_at_most_three_names_compared_whole_only_across_namespaces(store):
     """The suggestion's limits: of four close names three are offered, closest first; a name in its
     own namespace is compared by its name alone (sharing the namespace makes no name close), while
