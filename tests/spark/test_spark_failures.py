@@ -688,6 +688,22 @@ def test_a_refused_setting_is_read_from_sparks_message_and_no_other_cause_is_tak
     assert _refused_setting("Another instance of Derby may have already booted the database /x/metastore_db.") is None
 
 
+def test_a_refused_setting_whose_value_or_reason_runs_over_lines_is_still_read():
+    """A value read from a file may keep its newline, and a reason may run over two lines: the
+    refusal is still read, not taken for a metastore that does not answer (planted, the pattern
+    without DOTALL read neither)."""
+    from viewstore.spark.failures import _refused_setting
+
+    assert _refused_setting("[INVALID_CONF_VALUE.TYPE_MISMATCH] The value 'ten\n' in the config \"a.b\" is invalid. "
+                            "It should be an int. SQLSTATE: 22022") == (
+        "the session can run nothing: its setting a.b is 'ten\n', which Spark refuses (it should be an int) "
+        "[INVALID_CONF_VALUE.TYPE_MISMATCH]; correct it where the session is built")
+    assert _refused_setting("[INVALID_CONF_VALUE.REQUIREMENT] The value 'x' in the config \"a.b\" is invalid. "
+                            "It should be\nan int. SQLSTATE: 22022") == (
+        "the session can run nothing: its setting a.b is 'x', which Spark refuses (it should be\nan int) "
+        "[INVALID_CONF_VALUE.REQUIREMENT]; correct it where the session is built")
+
+
 def test_a_refused_setting_is_read_from_a_message_with_space_around_it():
     """A Java message may end in a newline or spaces: they are not taken for what Spark wants (the
     SQLSTATE would be), and space before the condition does not hide the refusal."""
