@@ -789,3 +789,13 @@ def test_a_remote_metastore_is_named_by_its_uris_without_a_database_url():
     assert metastore_named("thrift://hms:9083", "", "") == "the metastore at thrift://hms:9083"
     assert metastore_named("thrift://a:9083,thrift://b:9083", "", "/w") == (
         "the metastore at thrift://a:9083,thrift://b:9083 (warehouse /w)")
+
+
+
+def test_a_derby_network_server_is_named_by_its_address_not_as_an_embedded_folder():
+    """jdbc:derby://host:port/... is Derby's network client: a server many processes can share, named
+    by its address (without its options), not as the folder of an embedded database."""
+    assert metastore_named("", "jdbc:derby://db.example:1527//data/metastore_db;create=true", "/w") == (
+        "the metastore in jdbc:derby://db.example:1527//data/metastore_db (warehouse /w)")
+    assert metastore_named("", "jdbc:derby://db.example:1527/metastore_db;user=hive;password=secret", "") == (
+        "the metastore in jdbc:derby://db.example:1527/metastore_db")

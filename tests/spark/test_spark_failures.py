@@ -713,3 +713,17 @@ def test_a_refused_setting_is_read_from_a_message_with_space_around_it():
                             "invalid. It should be one of 'ON', 'OFF'. SQLSTATE: 22022 \n") == (
         "the session can run nothing: its setting a.b is 'x', which Spark refuses (it should be one of 'ON', 'OFF') "
         "[INVALID_CONF_VALUE.OUT_OF_RANGE_OF_OPTIONS]; correct it where the session is built")
+
+
+def test_a_derby_network_server_is_no_embedded_database():
+    """Embedded Derby is jdbc:derby: with no // after it; jdbc:derby://host:port/... is the network
+    client's address of a server many processes can share: no folder, so no one-process word."""
+    from viewstore.spark.failures import embedded_derby
+
+    for url in ("jdbc:derby://db.example:1527//data/metastore_db;create=true",
+                "jdbc:derby://db.example:1527/metastore_db;user=hive;password=secret",
+                "jdbc:derby://db.example/;databaseName=/data/metastore_db"):
+        assert embedded_derby(None, url) is None, url
+    assert embedded_derby(None, "jdbc:derby:/data/metastore_db;create=true") == "/data/metastore_db"
+    assert embedded_derby(None, "jdbc:derby:metastore_db") == "metastore_db"
+    assert embedded_derby(None, "jdbc:derby:;databaseName=/data/metastore_db;create=true") == "/data/metastore_db"

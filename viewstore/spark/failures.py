@@ -290,12 +290,14 @@ HIVE_DEFAULT_URL = "jdbc:derby:;databaseName=metastore_db;create=true"
 def embedded_derby(uris: str | None, url: str | None) -> str | None:
     """The folder of the embedded Derby database a metastore keeps its data in, from its Hive settings
     ``hive.metastore.uris`` and ``javax.jdo.option.ConnectionURL`` (Hive's default database where no
-    URL is set); None for a remote metastore (URIs set), another database, or Derby's in-memory one."""
+    URL is set); None for a remote metastore (URIs set), another database, Derby's in-memory one, or a
+    Derby network server's (``jdbc:derby://host:1527/...``, which many processes can share)."""
     if uris is not None and uris.strip():  # a server elsewhere: its database is its own
         return None
     url = url or HIVE_DEFAULT_URL
-    match = re.match(r"jdbc:derby:(?!memory:)[^;]*;(?:.*;)?databaseName=([^;]+)", url) or re.match(
-        r"jdbc:derby:(?!memory:)([^;]+)", url)
+    # embedded is jdbc:derby: with no // after it: the network client's address names a host first
+    match = re.match(r"jdbc:derby:(?!memory:|//)[^;]*;(?:.*;)?databaseName=([^;]+)", url) or re.match(
+        r"jdbc:derby:(?!memory:|//)([^;]+)", url)
     return match.group(1) if match is not None else None
 
 
