@@ -906,12 +906,11 @@ def test_no_such_view_compares_a_bounded_window_of_a_large_namespace(store, monk
         make(store, ident)
     assert store._projections.names_near("s", "ordrs", 2) == ["orders", "e", "x", "y"]  # nearest in sort order
     assert _missing(lambda: store.load_view("s.ordrs")) == "no such view: s.ordrs (did you mean s.orders?)"
-    # a typo in the first letter sorts away from its name: beyond the window, no hint
-    assert _missing(lambda: store.load_view("s.zorders")) == "no such view: s.zorders"
+    # a typo in the first letter and another sort away from the name: beyond the window, no hint
+    assert _missing(lambda: store.load_view("s.zordrs")) == "no such view: s.zordrs"
     monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 500)
-    assert _missing(lambda: store.load_view("s.zorders")) == (
-        "no such view: s.zorders (did you mean s.orders or s.aorders?)")
-
+    assert _missing(lambda: store.load_view("s.zordrs")) == (
+        "no such view: s.zordrs (did you mean s.orders or s.aorders?)")
 
 
 def test_no_such_view_compares_the_names_on_both_sides_of_the_typed_one(store, monkeypatch):
@@ -924,6 +923,33 @@ def test_no_such_view_compares_the_names_on_both_sides_of_the_typed_one(store, m
         make(store, ident)
     assert store._projections.names_near("s", "oders", 2) == ["e", "d", "orders", "x"]
     assert _missing(lambda: store.load_view("s.oders")) == "no such view: s.oders (did you mean s.orders?)"
+
+
+def test_no_such_view_finds_a_typo_in_the_first_letter_beyond_the_window(store, monkeypatch):
+    """A letter added before a name, its first dropped or changed, or its first two swapped sort the
+    typed name away from its own, past the window: the names such a typo would make of it are looked
+    up (for each first letter the namespace's names have, up to SUGGESTION_LETTERS), its own namespace
+    and the close ones alike."""
+    import viewstore.catalog as catalog
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)
+    for ident in ("s.a1", "s.a2", "s.b1", "s.b2", "s.n1", "s.n2", "s.orders", "s.p1", "s.p2", "s.q1",
+                  "s.q2", "s.r1", "s.r2", "s.x1", "s.x2", "s.é1", "s.édition"):
+        make(store, ident)
+    assert store._projections.first_letters("s", 100) == ["a", "b", "n", "o", "p", "q", "r", "x", "é"]
+    assert store._projections.first_letters("s", 3) == ["a", "b", "n"]
+    assert store._projections.first_letters("nowhere", 100) == []
+    for typed in ("xorders", "rders", "zrders", "roders", "aorders"):
+        assert _missing(lambda: store.load_view(f"s.{typed}")) == (
+            f"no such view: s.{typed} (did you mean s.orders?)")
+    assert _missing(lambda: store.load_view("s.dition")) == "no such view: s.dition (did you mean s.édition?)"
+    assert _missing(lambda: store.load_view("sx.rders")) == "no such view: sx.rders (did you mean s.orders?)"
+    assert _missing(lambda: store.history("s.rders")) == (
+        "no view was ever named s.rders (did you mean s.orders?)")
+    # bounded: with the first letters up to n, a dropped o is not tried
+    monkeypatch.setattr(catalog, "SUGGESTION_LETTERS", 3)
+    assert _missing(lambda: store.load_view("s.rders")) == "no such view: s.rders"
+    assert _missing(lambda: store.load_view("s.xorders")) == (
+        "no such view: s.xorders (did you mean s.orders?)")
 
 
 def test_no_such_view_offers_at_most_three_names_compared_whole_only_across_namespaces(store):
@@ -946,7 +972,6 @@ def test_no_such_view_offers_at_most_three_names_compared_whole_only_across_name
     assert _missing(lambda: store.load_view("a.b.ordrs")) == "no such view: a.b.ordrs (did you mean a.b.orders?)"
 
 
-
 def test_no_such_view_finds_a_first_letter_typo_in_a_namespace_of_a_hundred_views(store):
     """The default window is wide enough for a namespace of some hundred views to be compared whole:
     a typo in the first letter, which sorts the name away from its own, is still offered."""
@@ -954,6 +979,7 @@ def test_no_such_view_finds_a_first_letter_typo_in_a_namespace_of_a_hundred_view
         make(store, f"s.p{i:02}")
     make(store, "s.orders")
     assert _missing(lambda: store.load_view("s.zorders")) == "no such view: s.zorders (did you mean s.orders?)"
+
 
 def test_no_such_view_offers_no_dropped_name_sorting_after_the_typed_one(store):
     """A dropped view is not offered whichever side of the typed name it sorts on (the window reads

@@ -576,6 +576,9 @@ SUGGESTION_CUTOFF = 0.75
 #: namespace of 100,000 views is not read whole for an error message (a typo past the first letters
 #: sorts beside the name it misspells)
 SUGGESTION_WINDOW = 500
+#: beyond the window, the names one typo in the first letter would make of the typed one are looked up
+#: (see ViewStore._names_near): for at most this many first letters of the namespace's names
+SUGGESTION_LETTERS = 100
 
 #: what a write of a store inside the block of one of its streams of events (which holds a read open
 #: on its connection, so that BEGIN is refused) is told
@@ -1699,18 +1702,34 @@ class ViewStore:
         """The live views whose names are close to one no view ever had (difflib's ratio of at least
         :data:`SUGGESTION_CUTOFF`), for its error, closest first, at most :data:`SUGGESTED_NAMES`:
         those of its namespace, else those of the namespaces close to its own (a typo there).
-        Bounded: of a namespace, the :data:`SUGGESTION_WINDOW` names each side of the typed one are
-        compared (two index seeks), however many views it holds."""
+        Bounded: of a namespace, the names :meth:`_names_near` reads are compared, however many views
+        it holds."""
         namespace, name = identifier_str(ident[:-1]), ident[-1]
-        near = self._projections.names_near(namespace, name, SUGGESTION_WINDOW)
-        found = difflib.get_close_matches(name, near, SUGGESTED_NAMES, SUGGESTION_CUTOFF)
+        found = difflib.get_close_matches(name, self._names_near(namespace, name), SUGGESTED_NAMES,
+                                          SUGGESTION_CUTOFF)
         if found:
             return [f"{namespace}.{n}" for n in found]
         others = [ns for ns in map(identifier_str, self._projections.namespaces()) if ns != namespace]
         # difflib's own cutoff for the namespace (a typo in a short one), the suggestion's for the whole name
         candidates = [f"{ns}.{n}" for ns in difflib.get_close_matches(namespace, others, SUGGESTED_NAMES)
-                      for n in self._projections.names_near(ns, name, SUGGESTION_WINDOW)]
+                      for n in self._names_near(ns, name)]
         return difflib.get_close_matches(identifier_str(ident), candidates, SUGGESTED_NAMES, SUGGESTION_CUTOFF)
+
+    def _names_near(self, namespace: str, name: str) -> list[str]:
+        """The live names of ``namespace`` a suggestion for ``name`` compares with: the
+        :data:`SUGGESTION_WINDOW` names each side of it in sort order (two index seeks) and, when
+        that window may have left names out, those one typo in the first letter would make of it: a
+        letter added before it, dropped or changed, or its first two swapped (an index seek each,
+        for up to :data:`SUGGESTION_LETTERS` first letters), as they sort away from the typed one."""
+        near = self._projections.names_near(namespace, name, SUGGESTION_WINDOW)
+        if len(near) < SUGGESTION_WINDOW:  # neither side full: the namespace was read whole
+            return near
+        rest = name[1:]
+        guesses = {rest, name[1:2] + name[:1] + name[2:]}
+        for letter in self._projections.first_letters(namespace, SUGGESTION_LETTERS):
+            guesses.update((letter + name, letter + rest))
+        guesses -= {name, ""}
+        return list(dict.fromkeys(near + self._projections.names_among(namespace, sorted(guesses))))
 
     def _plan_for(self, ident: Identifier, expected_version: int | None, *, must_exist: bool = True) -> _Plan:
         if expected_version is not None:

@@ -970,6 +970,18 @@ _SELECT_VERSION_RUNS = ("SELECT v.version_id, v.timestamp_ms, v.schema_id, v.col
 # (damage: seq 1.5 would sort among them) is left out, so the entries found fall short of the length.
 _SELECT_LOG_PREFIX = ("SELECT timestamp_ms, version_id FROM view_version_log WHERE view_id = ? "
                       "AND seq BETWEEN 1 AND ? AND typeof(seq) = 'integer' ORDER BY seq")
+# The first letters of a namespace's live names, sorted, by a loose index scan of ``views_by_namespace``:
+# each step seeks the first name after every one that begins with the letter before (char() of the next
+# code point: SQLite compares text by its UTF-8 bytes, which sort as the code points do; the last code
+# point, U+10FFFF, has none after it).
+_FIRST_LETTERS = """WITH RECURSIVE letters(letter) AS (
+    SELECT substr((SELECT min(name) FROM views WHERE live = 1 AND namespace = ?1), 1, 1)
+    UNION ALL
+    SELECT substr((SELECT min(name) FROM views WHERE live = 1 AND namespace = ?1
+                   AND name >= char(unicode(letter) + 1)), 1, 1)
+    FROM letters WHERE letter IS NOT NULL AND letter != '' AND unicode(letter) < 1114111 LIMIT ?2
+) SELECT letter FROM letters WHERE letter IS NOT NULL AND letter != '' LIMIT ?2"""
+
 # The namespaces of live views, sorted, by a loose index scan of ``views_by_namespace``: each step
 # seeks the next namespace after the one before, where DISTINCT would read every live view.
 _LIVE_NAMESPACES = """WITH RECURSIVE ns(namespace) AS (
@@ -1121,6 +1133,22 @@ class Projections:
                                    "ORDER BY name DESC LIMIT ?", (namespace, name, each_side)),
                 *self.conn.execute("SELECT name FROM views WHERE live = 1 AND namespace = ? AND name >= ? "
                                    "ORDER BY name LIMIT ?", (namespace, name, each_side))]
+        return [row[0] for row in rows if type(row[0]) is str]
+
+    def names_among(self, namespace: str, names: Iterable[str]) -> list[str]:
+        """Those of ``names`` that live views of ``namespace`` have, one seek of ``views_by_namespace``
+        each. Not text ones (damaged rows) are left out, as :meth:`names_near` does."""
+        names = list(names)
+        if not names:
+            return []
+        rows = self.conn.execute(f"SELECT name FROM views WHERE live = 1 AND namespace = ? AND name IN "
+                                 f"({', '.join('?' * len(names))})", (namespace, *names))
+        return [row[0] for row in rows if type(row[0]) is str]
+
+    def first_letters(self, namespace: str, at_most: int) -> list[str]:
+        """The first letters of the names of live views in ``namespace``, in sort order, at most
+        ``at_most`` of them: one seek of ``views_by_namespace`` each, however many views it holds."""
+        rows = self.conn.execute(_FIRST_LETTERS, (namespace, at_most))
         return [row[0] for row in rows if type(row[0]) is str]
 
     def latest_view_id(self, namespace: str, name: str) -> str | None:
