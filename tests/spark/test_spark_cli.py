@@ -157,6 +157,21 @@ def test_a_bad_conf_is_a_usage_error_said_before_the_store_or_spark(tmp_path, co
     assert not (tmp_path / "typo.db").exists()
 
 
+@pytest.mark.parametrize("option", [["--master", "lokal[2]"], ["--conf", "spark.master=lokal[2]"]])
+@pytest.mark.parametrize("command", [["check"], ["register"], ["import", "sales"],
+                                     ["metastore-write", "sales.v", "--engine", "spark"]])
+def test_a_master_spark_refuses_is_a_usage_error_said_before_the_store_or_spark(tmp_path, command, option):
+    """Spark's launcher ends its JVM at such a master with a Java stack trace on stderr, which a
+    script reading one JSON line there cannot parse: it is said first, as one."""
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "typo.db"), "spark", *command, *option, "--json"])
+    assert result.exit_code == 2, result.output
+    given = "--master 'lokal[2]'" if option[0] == "--master" else "--conf 'spark.master=lokal[2]'"
+    assert json.loads(result.output) == {"error": {
+        "type": "UsageError", "exit_code": 2,
+        "message": f"bad {given}: a Spark master is local, local[N], spark://HOST:PORT, k8s://URL or yarn"}}
+    assert not (tmp_path / "typo.db").exists()
+
+
 _OWN_SESSION_RUNS = """
 import json, os, sys
 from pathlib import Path
@@ -176,7 +191,7 @@ runs = {"hive": ["spark", "register", "--master", "local[1]", *hive],
         "in memory": ["spark", "register", "--conf", f"spark.sql.warehouse.dir={root / 'wh'}"],
         "in memory, no copy": ["spark", "register", "--dialect", "trino",
                                "--conf", f"spark.sql.warehouse.dir={root / 'wh'}"],
-        "bad master": ["spark", "register", "--master", "nonsense"]}
+        "bad master": ["spark", "register", "--master", "local[nonsense]"]}
 out = {}
 before = os.environ.get("SPARK_SUBMIT_OPTS")
 for name, args in runs.items():
@@ -370,13 +385,13 @@ def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops
     check = json.loads(runs["check"]["output"])  # a later session of the same metastore has the copy
     assert check["ok"] is True and [(v["identifier"], v["status"]) for v in check["views"]] == [("sales.one", "ok")]
     assert runs["bad master"]["output"] == ("error: Spark could not start a session: [SparkException] "
-                                            "Could not parse Master URL: 'nonsense'\n")
+                                            "Could not parse Master URL: 'local[nonsense]'\n")
 
 
 def test_a_conf_value_may_hold_an_equals_sign():
     from viewstore.spark.cli import _settings
 
-    assert _settings(("spark.a=b=c", "spark.empty=")) == [("spark.a", "b=c"), ("spark.empty", "")]
+    assert _settings(None, ("spark.a=b=c", "spark.empty=")) == [("spark.a", "b=c"), ("spark.empty", "")]
 
 
 def test_spark_register_tells_a_copy_it_could_not_drop_from_one_it_could_not_make():

@@ -51,13 +51,24 @@ def _active() -> SparkSession | None:
         raise engine_error(None, e, "use the active SparkSession") from e
 
 
-def _settings(confs: tuple[str, ...]) -> list[tuple[str, str]]:
-    """The --conf options as (key, value), checked before anything is opened (a usage error)."""
-    settings = []
+#: what Spark's launcher takes a master URL to begin with: it ends the JVM at any other, with a Java
+#: stack trace on stderr before the Python error that the JVM exited, so such a value is refused first
+_MASTER_PREFIXES = ("local", "spark", "k8s", "yarn")
+_MASTER_FORMS = "a Spark master is local, local[N], spark://HOST:PORT, k8s://URL or yarn"
+
+
+def _settings(master: str | None, confs: tuple[str, ...]) -> list[tuple[str, str]]:
+    """--master as ``spark.master``, then the --conf options, as (key, value), checked before
+    anything is opened (a usage error)."""
+    if master and not master.startswith(_MASTER_PREFIXES):
+        raise usage_error(f"bad --master {master!r}: {_MASTER_FORMS}")
+    settings = [("spark.master", master)] if master else []
     for item in confs:
         key, sep, value = item.partition("=")
         if not sep:
             raise usage_error(f"bad --conf {item!r}: use KEY=VALUE")
+        if key == "spark.master" and not value.startswith(_MASTER_PREFIXES):
+            raise usage_error(f"bad --conf {item!r}: {_MASTER_FORMS}")
         settings.append((key, value))
     return settings
 
@@ -82,7 +93,7 @@ def _session(master: str | None, confs: tuple[str, ...], hive: bool) -> Iterator
     if active is not None:
         yield active, False
         return
-    given = ([("spark.master", master)] if master else []) + _settings(confs)  # --conf after --master, as before
+    given = _settings(master, confs)  # --conf after --master, as before
     workdir = Path(tempfile.mkdtemp(prefix="viewstore-spark-"))
     try:
         with _logging_kept():
@@ -379,7 +390,7 @@ def metastore_write(cli: CliContext, identifier: str, engine: str, replace: bool
         viewstore spark metastore-write sales.d --engine trino --hive
         viewstore spark metastore-write sales.d --engine spark --replace --json
     """
-    _settings(confs)  # a command line that cannot be right is said before the store is opened
+    _settings(master, confs)  # a command line that cannot be right is said before the store is opened
     record = cli.store().export_hms(identifier, engine.lower())  # a view the engine cannot keep: before Spark
     written = f"{record['dbName']}.{record['tableName']}"
     with _session(master, confs, hive) as (session, own):
@@ -400,7 +411,7 @@ def _report(ctx: click.Context, cli: CliContext, master: str | None, confs: tupl
     (``label``) on a terminal, print its report, and exit with 1 unless it is ``ok``; a session this
     command started is stopped afterwards. ``call`` gets the store; with ``create``, where the path
     holds no store yet, a function that starts one there (called only when something is written)."""
-    _settings(confs)  # a command line that cannot be right is said before the store is opened
+    _settings(master, confs)  # a command line that cannot be right is said before the store is opened
     store: Any
     if create and holds_nothing(cli.db) is not None:
         cli.check_environment()  # VIEWSTORE_DB='' is said now, not once Spark has started
