@@ -169,6 +169,27 @@ def test_one_record_imported_under_another_name_is_reported_by_both(tmp_path):
                                                       "name": "sales.solo"}]
 
 
+def test_records_piped_in_are_read_from_stdin_given_as_a_dash(tmp_path):
+    """'-' is stdin, as for --sql-file: hms export --json piped into another store's hms import."""
+    runner = CliRunner()
+    source, copy = str(tmp_path / "source.db"), str(tmp_path / "copy.db")
+    assert runner.invoke(main, ["--db", source, "hms", "import", str(SPARK_FILE)]).exit_code == 0
+    exported = runner.invoke(main, ["--db", source, "hms", "export", "sales.v_customers", "--engine", "spark",
+                                    "--json"]).stdout
+    one = runner.invoke(main, ["--db", copy, "hms", "import", "-", "copies.c", "--json"], input=exported)
+    assert one.exit_code == 0, one.output
+    assert json.loads(one.stdout)["imported"] == [{"identifier": "copies.c", "engine": "spark", "versions": 1,
+                                                   "name": "sales.v_customers"}]
+    many = runner.invoke(main, ["--db", copy, "hms", "import", "-", "--json"],
+                         input=json.dumps([record("p1"), record("p2")]))
+    assert many.exit_code == 0, many.output
+    assert [row["identifier"] for row in json.loads(many.stdout)["imported"]] == ["sales.p1", "sales.p2"]
+    assert ViewStore(copy).list_views() == [("copies", "c"), ("sales", "p1"), ("sales", "p2")]
+    bad = runner.invoke(main, ["--db", copy, "hms", "import", "-", "--json"], input="{not json")
+    assert (bad.exit_code, bad.stdout) == (1, "")
+    assert json.loads(bad.stderr)["error"]["message"].startswith("<stdin> is not JSON: ")
+
+
 def test_a_record_imported_again_says_how_to_import_it_under_another_name(run, tmp_path):
     one = tmp_path / "one.json"
     one.write_text(json.dumps(record("again")))

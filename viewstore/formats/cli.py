@@ -6,6 +6,7 @@ Loaded by the main CLI only when called (see ``_LAZY_COMMANDS`` in :mod:`viewsto
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -59,15 +60,20 @@ def records_of(data: Any, source: str = "the file") -> list[dict[str, Any]]:
 
 
 def _load(path: str) -> list[dict[str, Any]]:
+    """The records of the file at ``path``, or of stdin for ``-`` (a pipe from ``hms export --json``)."""
+    source = "<stdin>" if path == "-" else path
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if path == "-":
+            text = sys.stdin.buffer.read().decode("utf-8")
+        else:
+            text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeError) as e:  # UnicodeEncodeError: a name no file here can have
-        raise ValidationError(f"cannot read {path}: {e}") from e
+        raise ValidationError(f"cannot read {source}: {e}") from e
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than the reader goes
-        raise ValidationError(f"{path} is not JSON: {e}") from e
-    return records_of(data, path)
+        raise ValidationError(f"{source} is not JSON: {e}") from e
+    return records_of(data, source)
 
 
 def _record_name(record: dict[str, Any], index: int) -> str:
@@ -89,7 +95,8 @@ def _record_name(record: dict[str, Any], index: int) -> str:
 @click.pass_context
 def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | None, metadata_file: str | None,
             as_json: bool) -> None:
-    """Record views from HMS table records in FILE.json (one record, a list, or an object with hms_table).
+    """Record views from HMS table records in FILE.json (one record, a list, or an object with
+    hms_table; '-' reads them from stdin).
 
     A view is recorded as IDENTIFIER, or by default as the record's dbName.tableName. Each record is
     its own transaction: with several records, the failed ones are reported (exit code 1) and
@@ -106,6 +113,8 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
     \b
         viewstore hms import trino_view.json sales.orders_by_day
         viewstore hms import metastore_dump.json --json
+        viewstore hms export sales.d --engine spark --json \\
+            | viewstore --db copy.db hms import -
     """
     records = _load(file)
     if len(records) == 1:
@@ -127,8 +136,8 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
                                f"({count(len(view.versions), 'version')}, {count(view.stream_version, 'event')})"))
         return
     if identifier is not None or metadata_file is not None:
-        raise ValidationError(f"{file} holds {len(records)} records; IDENTIFIER and --metadata apply to one "
-                              "record only")
+        raise ValidationError(f"{'<stdin>' if file == '-' else file} holds {len(records)} records; "
+                              "IDENTIFIER and --metadata apply to one record only")
     report = _import_many(cli, records)
     cli.failing = not report.ok
     if as_json:
