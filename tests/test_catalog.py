@@ -2278,7 +2278,7 @@ _UNCHECKED = Column.model_construct(name=" ", type="int", comment=None, nullable
      r"^versions\[0\]: bad representation: dialect: Input should be a valid string; "
      r"sql: Input should be a valid string$"),
     ({"versions": [ViewVersion.model_construct(**{**dict(_version(1, 1000)), "timestamp_ms": "1000"})]},
-     r"^versions\[0\]: bad view version: timestamp_ms: Input should be a valid integer$"),
+     r"^versions\[0\]: bad view version: timestamp_ms: Input should be a valid integer, not '1000'$"),
     ({"versions": [ViewVersion.model_construct(**{**dict(_version(1, 1000)), "columns": None})]},
      r"^versions\[0\]: bad view version: columns: Input should be a valid tuple$"),
     ({"versions": [ViewVersion.model_construct(**{**dict(_version(1, 1000)), "summary": [1]})]},
@@ -2287,7 +2287,7 @@ _UNCHECKED = Column.model_construct(name=" ", type="int", comment=None, nullable
      r"^versions\[0\]: bad view version: schema_id: Field required; columns: Field required; "
      r"representations: Field required$"),
     ({"version_log": [VersionLogEntry.model_construct(timestamp_ms="1000", version_id=1)]},
-     r"^version_log\[0\]: bad version log entry: timestamp_ms: Input should be a valid integer$"),
+     r"^version_log\[0\]: bad version log entry: timestamp_ms: Input should be a valid integer, not '1000'$"),
     ({"version_log": [VersionLogEntry(timestamp_ms=1000, version_id=1), VersionLogEntry.model_construct(version_id=1)]},
      r"^version_log\[1\]: bad version log entry: timestamp_ms: Field required$"),
     # each of a field's own bounds and types too, for models made (or copied with an update) without validation
@@ -2345,7 +2345,7 @@ def test_a_representation_made_without_validation_is_refused_by_every_write_and_
     (Column.model_construct(name="c", type="nosuch", comment=None, nullable=True),
      "^unknown type 'nosuch': 'nosuch' is not an Iceberg or SQL type$"),
     (Column.model_construct(name="c", type=Column("c", "int").type, comment=None, nullable="maybe"),
-     "^bad column: nullable: Input should be a valid boolean, unable to interpret input$"),
+     "^bad column: nullable: Input should be a valid boolean, not 'maybe'$"),
     (Column.model_construct(name="c", type=Column("c", "int").type, comment=7, nullable=True),
      "^bad column: comment: Input should be a valid string$"),
     (Column.model_construct(name="c"), "^a column type must be a non-empty string, not None$"),  # the field left out
@@ -2361,6 +2361,22 @@ def test_a_column_made_without_validation_is_refused_by_create_and_replace_and_w
                  default_namespace=["sales"])
     assert store.event_count() == count and not store.view_exists("sales.other")
 
+
+@pytest.mark.parametrize("not_a_flag", ["no", "yes", 0, 1])
+def test_a_column_s_nullable_given_as_text_or_a_number_is_refused_by_create_and_replace(store, not_a_flag):
+    """A column given as a tuple or a dict (data a caller read from elsewhere) took "no" and 0 as
+    False, "yes" and 1 as True: its nullability was whatever the value's truth was."""
+    make(store)
+    count = store.event_count()
+    message = f"^bad column: nullable: Input should be a valid boolean, not {re.escape(repr(not_a_flag))}$"
+    for column in [("id", "int", None, not_a_flag), {"name": "id", "type": "int", "nullable": not_a_flag},
+                   Column.model_construct(name="id", type=Column("id", "int").type, comment=None, nullable=not_a_flag)]:
+        with pytest.raises(ValidationError, match=message):
+            make(store, "sales.other", columns=[column])
+        with pytest.raises(ValidationError, match=message):
+            store.replace_view("sales.daily", columns=[column], representations=[SPARK], default_namespace="sales")
+    assert store.event_count() == count and not store.view_exists("sales.other")
+    assert store.load_view("sales.daily").columns == tuple(COLS)
 
 def test_models_made_without_validation_but_valid_are_taken_as_built_ones(store):
     """A model_construct of valid fields is what its constructor makes: every write takes it."""
@@ -2384,12 +2400,12 @@ def test_models_made_without_validation_but_valid_are_taken_as_built_ones(store)
 def test_a_column_made_without_validation_that_versions_share_is_validated_for_each_of_them(store):
     """A version's constructor copies the tuple of columns it is given, not the columns in it: the
     versions made of one list hold the same column in tuples of their own, and each takes it validated
-    (its type, given as text, parsed; its nullable, given as 1, a bool)."""
-    col = Column.model_construct(name="Day", type="date", comment=None, nullable=1)
+    (its type, given as text, parsed)."""
+    col = Column.model_construct(name="Day", type="date", comment=None, nullable=True)
     versions = [ViewVersion(version_id=i, timestamp_ms=1000 * i, schema_id=0, columns=[col], default_namespace=("a",),
                             representations=(SQLRepresentation("spark", f"SELECT {i} AS day"),)) for i in (1, 2, 3)]
     assert versions[1].columns is not versions[2].columns and versions[1].columns[0] is versions[2].columns[0] is col
-    with warnings.catch_warnings():  # (pydantic warns as it dumps a column whose nullable is not a bool)
+    with warnings.catch_warnings():  # (pydantic warns as it dumps a column whose type is not an IcebergType)
         warnings.simplefilter("error")
         imported = store.import_view("a.v", source="test", versions=versions, current_version_id=3,
                                      version_log=[VersionLogEntry(timestamp_ms=1000 * i, version_id=i)

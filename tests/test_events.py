@@ -252,7 +252,7 @@ def stored_row(kind, payload, **envelope):
     ("view.replaced", {"version": {k: v for k, v in VERSION.items() if k != "default_namespace"},
                        "current_version_id": 2, "log_entry": LOG_ENTRY}),  # no default namespace: none, ()
     ("view.replaced", replaced(default_catalog="")),  # an empty catalog name is text, not None
-    ("view.replaced", replaced(columns=[{"name": "id", "type": "INTEGER", "nullable": "yes"}])),  # lax: True
+    ("view.replaced", replaced(columns=[{"name": "id", "type": "INTEGER", "nullable": False}])),  # int, parsed
     ("view.replaced", replaced(columns=[{"name": "s", "type": "struct<Ab: int>"}])),  # a field name keeps its case
     ("view.replaced", {"version": None, "current_version_id": "2", "log_entry": LOG_ENTRY}),  # lax: 2
     ("view.replaced", {}),
@@ -303,15 +303,18 @@ def test_a_payload_without_its_optional_fields_reads_with_their_defaults(kind, p
 @pytest.mark.parametrize("column", [{"name": "id", "type": "int", "nullable": "yes"},
                                     {"name": "id", "type": "int", "nullable": 1}])
 def test_the_payload_readers_take_no_value_of_another_type_that_the_models_would_convert(column):
-    """The fold's readers are strict: a nullable of "yes" or 1 (which the event models read as True)
-    is not what the library writes, so the fold refuses the row."""
+    """The fold's readers are strict: a nullable of "yes" or 1 is not what the library writes, so the
+    fold refuses the row, and so does the event models' reading of it (a column's nullable is strict)."""
     import json
 
     from viewstore.events import payload_readers
     from viewstore.log import row_to_event
 
     payload = replaced(columns=[column])
-    assert row_to_event(stored_row("view.replaced", payload)).version.columns[0].nullable is True
+    with pytest.raises(CorruptLogError, match=f"^cannot decode event at position .*: view.replaced.version: .*"
+                                              f"bad column: nullable: Input should be a valid boolean, "
+                                              f"not {column['nullable']!r}$"):
+        row_to_event(stored_row("view.replaced", payload))
     with pytest.raises(PydanticError, match="nullable"):
         payload_readers()["view.replaced"](json.dumps(payload))
 

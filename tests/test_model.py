@@ -76,6 +76,19 @@ def test_columns_and_representations_take_positional_arguments():
             Column("amount", "int", None, not_a_flag)
 
 
+
+@pytest.mark.parametrize("not_a_flag", ["no", "yes", "off", "false", 0, 1, 1.0])
+def test_a_column_s_nullable_is_a_flag_not_a_value_with_a_truth_value(not_a_flag):
+    """pydantic's lax booleans took "no", "off" and 0 as False and "yes", 1 and 1.0 as True: a typo or
+    a wrong value in a caller's data silently became a column's nullability."""
+    message = f"^bad column: nullable: Input should be a valid boolean, not {re.escape(repr(not_a_flag))}$"
+    with pytest.raises(ValidationError, match=message):
+        Column("amount", "int", None, not_a_flag)
+    with pytest.raises(ValidationError, match=message):
+        Column(**{"name": "amount", "type": "int", "nullable": not_a_flag})
+    assert Column("amount", "int", None, False).nullable is False and Column("amount", "int").nullable is True
+
+
 @pytest.mark.parametrize("blank", ["", " ", "\t\n"])
 def test_a_blank_column_name_dialect_sql_or_property_key_is_refused(blank):
     with pytest.raises(ValidationError, match="column name must be non-empty"):
@@ -103,7 +116,7 @@ def test_a_fields_own_refusal_is_its_message_alone_not_behind_the_models_and_the
                              summary={"k": 1}),
          "bad view version: summary.k: Input should be a valid string"),  # a nested field's path, dotted
         (lambda: VersionLogEntry(timestamp_ms=1, version_id="1"),
-         "bad version log entry: version_id: Input should be a valid integer"),
+         "bad version log entry: version_id: Input should be a valid integer, not '1'"),
     ]:
         with pytest.raises(ValidationError) as caught:
             make()

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Generic, Literal, NoReturn, Protocol, TypeAlias, TypeVar
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PrivateAttr,
-                      SerializerFunctionWrapHandler, StrictStr, WithJsonSchema, computed_field, model_serializer)
+                      SerializerFunctionWrapHandler, StrictBool, StrictStr, WithJsonSchema, computed_field,
+                      model_serializer)
 from pydantic import ValidationError as PydanticValidationError
 
 from .errors import ValidationError, _keep_signal, _signal_as_itself, _signal_as_itself_within
@@ -361,7 +362,9 @@ class Column(_InterruptibleDump):
     """The canonical Iceberg type; ``str(column.type)`` is its Iceberg spelling."""
     comment: StrictStr | None = None
     """The column comment (Iceberg's field ``doc``)."""
-    nullable: bool = True
+    # strict, as every flag and number of the models: "no", 0 or 1.0 in a caller's data is refused, not
+    # taken for a flag by its truth value
+    nullable: StrictBool = True
     """False for a required column."""
 
     def __init__(self, name: Any = None, type: Any = None, comment: str | None = None,
@@ -992,8 +995,20 @@ def _wrap(error: PydanticValidationError, what: str) -> ValidationError:
         inner = ctx.get("error")
         msg = str(inner) if inner is not None else item.get("msg", "")
         loc = ".".join(str(x) for x in item.get("loc", ()))
+        if item.get("type") in _SAYS_WHAT_IT_GOT:  # a flag or a number of another type: show which
+            msg += f", not {_short(item.get('input'))}"
         own.append(isinstance(inner, ValidationError))
         parts.append(msg if own[-1] or not loc else f"{loc}: {msg}")
     if len(parts) == 1 and own[0]:
         return ValidationError(parts[0])
     return ValidationError(f"bad {what}: " + "; ".join(parts))
+
+
+#: pydantic's errors of a strict flag or number given another type ("no", "1", 1.0, True for an int),
+#: which :func:`_wrap` follows with the value refused, as the library's own checks do
+_SAYS_WHAT_IT_GOT = frozenset({"bool_type", "int_type"})
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
