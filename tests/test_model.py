@@ -89,6 +89,45 @@ def test_a_column_s_nullable_is_a_flag_not_a_value_with_a_truth_value(not_a_flag
     assert Column("amount", "int", None, False).nullable is False and Column("amount", "int").nullable is True
 
 
+@pytest.mark.parametrize("not_an_int", ["1", 1.0, True])
+def test_the_audit_the_view_and_a_diff_side_hold_ints_not_what_converts_to_one(not_an_int):
+    """AuditInfo, View and ViewDiffSide took "1", 1.0 and True for their times, ids and stream
+    versions (as 1), and refused a bad one with pydantic's own error, not the library's."""
+    from viewstore.model import AuditInfo, View, ViewDiffSide
+
+    got = re.escape(repr(not_an_int))
+    audit = dict(creator="me", create_time_ms=1, last_modifier="me", last_modified_time_ms=2)
+    for field in ("create_time_ms", "last_modified_time_ms"):
+        with pytest.raises(ValidationError, match=f"^bad audit info: {field}: Input should be a valid integer, "
+                                                  f"not {got}$"):
+            AuditInfo(**{**audit, field: not_an_int})
+    side = dict(identifier=("a", "v"), uuid="u", current_version_id=1, stream_version=1, last_modifier="me",
+                last_modified_time_ms=2)
+    for field in ("current_version_id", "stream_version", "last_modified_time_ms"):
+        with pytest.raises(ValidationError, match=f"^bad diff side: {field}: Input should be a valid integer, "
+                                                  f"not {got}$"):
+            ViewDiffSide(**{**side, field: not_an_int})
+    _, whole, _ = _lazy_and_whole()
+    fields = dict(whole)
+    for field in ("current_version_id", "stream_version"):
+        with pytest.raises(ValidationError, match=f"^bad view: {field}: Input should be a valid integer, not {got}$"):
+            View(**{**fields, field: not_an_int})
+    assert View(**fields) == whole and AuditInfo(**audit).create_time_ms == 1
+
+
+def test_a_view_s_ids_and_times_are_bounded_as_the_log_stores_them():
+    """A View's current version id is an Iceberg int and its audit's times longs, as its versions' are."""
+    from viewstore.model import AuditInfo, View
+
+    _, whole, _ = _lazy_and_whole()
+    with pytest.raises(ValidationError, match="^bad view: current_version_id: Input should be less than or equal "
+                                              "to 2147483647$"):
+        View(**{**dict(whole), "current_version_id": 2**31})
+    with pytest.raises(ValidationError, match="^bad audit info: create_time_ms: Input should be less than or equal "
+                                              "to 9223372036854775807$"):
+        AuditInfo(creator="me", create_time_ms=2**63, last_modifier="me", last_modified_time_ms=1)
+
+
 @pytest.mark.parametrize("blank", ["", " ", "\t\n"])
 def test_a_blank_column_name_dialect_sql_or_property_key_is_refused(blank):
     with pytest.raises(ValidationError, match="column name must be non-empty"):

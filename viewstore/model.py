@@ -11,10 +11,11 @@ import copy
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Generic, Literal, NoReturn, Protocol, TypeAlias, TypeVar
+from typing import (TYPE_CHECKING, Annotated, Any, Callable, ClassVar, Generic, Literal, NoReturn, Protocol, TypeAlias,
+                    TypeVar)
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PrivateAttr,
-                      SerializerFunctionWrapHandler, StrictBool, StrictStr, WithJsonSchema, computed_field,
+                      SerializerFunctionWrapHandler, StrictBool, StrictInt, StrictStr, WithJsonSchema, computed_field,
                       model_serializer)
 from pydantic import ValidationError as PydanticValidationError
 
@@ -548,15 +549,29 @@ def checked_version(version: ViewVersion, columns: Callable[[Any], tuple[Column,
         raise _wrap(e, "view version") from e
 
 
-class AuditInfo(BaseModel):
+class _RefusedAsOurs(BaseModel):
+    """A model whose constructor refuses a field as the library's ValidationError (``bad audit info:
+    create_time_ms: Input should be a valid integer, not '1'``), not pydantic's, named by ``_what``."""
+
+    _what: ClassVar[str]
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except PydanticValidationError as e:
+            raise _wrap(e, self._what) from e
+
+
+class AuditInfo(_RefusedAsOurs):
     """Who created the view and when, and who changed it last and when (UTC epoch ms)."""
 
     model_config = _FROZEN
+    _what = "audit info"
 
     creator: str
-    create_time_ms: int
+    create_time_ms: Int64
     last_modifier: str
-    last_modified_time_ms: int
+    last_modified_time_ms: Int64
 
     @classmethod
     def trusted(cls, creator: str, create_time_ms: int, last_modifier: str, last_modified_time_ms: int) -> "AuditInfo":
@@ -599,7 +614,7 @@ class ViewHistory(Protocol):
 _LATER = ("versions", "version_log")
 
 
-class View(BaseModel):
+class View(_RefusedAsOurs):
     """The state of one view, as loaded from the store (current, or ``as_of`` a time).
 
     A View the store returns builds ``versions`` and ``version_log`` the first time they are read
@@ -613,6 +628,7 @@ class View(BaseModel):
     """
 
     model_config = _FROZEN
+    _what = "view"
 
     identifier: tuple[str, ...]
     """The namespace levels, then the name: ``("sales", "daily")``."""
@@ -622,7 +638,7 @@ class View(BaseModel):
     """The view's properties, its comment among them (``comment``); read-only."""
     security_mode: SecurityMode
     """``"DEFINER"`` or ``"INVOKER"``: whose rights the view's SQL runs with."""
-    current_version_id: int
+    current_version_id: Int32
     """The id of the current version (:attr:`current_version`)."""
     versions: tuple[ViewVersion, ...]
     """Every version the view has had, by id (a rollback makes an old one current, not a new one)."""
@@ -630,7 +646,7 @@ class View(BaseModel):
     """Each change of the current version, oldest first: when, and to which version."""
     audit: AuditInfo
     """Who created the view and when, and who changed it last and when."""
-    stream_version: int
+    stream_version: StrictInt
     """How many events the view's stream holds: pass it as ``expected_version``."""
 
     _history: ViewHistory | None = PrivateAttr(default=None)
@@ -856,19 +872,20 @@ class BeforeAfter(_InterruptibleDump, Generic[T]):
     after: T
 
 
-class ViewDiffSide(BaseModel):
+class ViewDiffSide(_RefusedAsOurs):
     """One side of a :class:`ViewDiff`: the view's identifier then, its UUID (two sides of another
     UUID are two views that held the name in turn), its current version and stream version, and who
     changed it last and when (UTC epoch ms), as its :class:`AuditInfo` says."""
 
     model_config = _FROZEN
+    _what = "diff side"
 
     identifier: tuple[str, ...]
     uuid: str
-    current_version_id: int
-    stream_version: int
+    current_version_id: Int32
+    stream_version: StrictInt
     last_modifier: str
-    last_modified_time_ms: int
+    last_modified_time_ms: Int64
 
 
 class ViewDiff(_InterruptibleDump):
