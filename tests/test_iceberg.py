@@ -499,6 +499,19 @@ def test_import_accepts_what_the_reference_accepts(store, conformance, tmp_path,
     assert store.projection_dump() == before
 
 
+@pytest.mark.parametrize("not_an_id", ["2", 2.0, True])
+def test_an_imported_view_made_by_hand_holds_a_version_id_not_what_converts_to_one(conformance, not_an_id):
+    """ImportedView (what import_iceberg takes as it takes a path) took "2", 2.0 and True for its current
+    version id, as 2 or 1, which the file's own reader refuses, and a bad one as pydantic's own error."""
+    from viewstore.iceberg import ImportedView
+
+    meta = parse_metadata(json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text()))
+    fields = dict(meta)
+    with pytest.raises(ValidationError, match=f"^bad imported view: current_version_id: Input should be a valid "
+                                              f"integer, not {re.escape(repr(not_an_id))}$"):
+        ImportedView(**{**fields, "current_version_id": not_an_id})
+    assert ImportedView(**fields) == meta
+
 def test_import_iceberg_takes_what_read_metadata_returned_and_reads_nothing_again(store, conformance, tmp_path):
     """What read_metadata returned is imported as the path would be, the file not read again (here it
     is gone by then): the path as given, a view location's folder too, is the source location. What

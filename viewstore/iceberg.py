@@ -40,8 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticVa
 
 from .errors import IcebergMetadataError, ValidationError
 from .model import (METADATA_COMPRESSION, RESERVED_PREFIX, VERSION_HISTORY_SIZE, Column, Int32, Int64,
-                    SQLRepresentation, VersionLogEntry, View, ViewVersion, _InterruptibleDump, history_size,
-                    is_uuid_text, same_uuid, to_path)
+                    SQLRepresentation, VersionLogEntry, View, ViewVersion, _InterruptibleDump, _RefusedAsOurs,
+                    history_size, is_uuid_text, same_uuid, to_path)
 from .types import StructField, StructType, from_iceberg_json, to_iceberg_json
 
 __all__ = [
@@ -489,12 +489,13 @@ def _atomic_write(target: Path, data: bytes) -> None:
 # import
 
 
-class ImportedView(_InterruptibleDump):
+class ImportedView(_InterruptibleDump, _RefusedAsOurs):
     """What an imported metadata file contributes to the store: what :func:`read_metadata` returns,
     which :meth:`~viewstore.catalog.ViewStore.import_iceberg` takes as it takes a path (reading
     nothing), recording ``path`` as the view's source location."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    _what = "imported view"
     #: the path :func:`read_metadata` was given, as given (a file or a folder); None from :func:`parse_metadata`
     path: str | None = None
     view_uuid: str
@@ -502,7 +503,7 @@ class ImportedView(_InterruptibleDump):
     properties: dict[str, str]
     versions: tuple[ViewVersion, ...]
     version_log: tuple[VersionLogEntry, ...]
-    current_version_id: int
+    current_version_id: Int32  # strict, as the file's: "1" or True is refused, not taken for 1
 
 
 def _load_json(path: Path) -> dict[str, Any]:
