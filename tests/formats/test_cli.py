@@ -70,7 +70,8 @@ def test_import_a_list_with_a_progress_summary_and_json(run, tmp_path):
     dump.write_text(json.dumps([record("one"), conformance_style, record("two", engine="trino")]))
     text = run("hms", "import", str(dump))
     assert "imported 3, skipped 0, failed 0" in text and "sales.one" in text and "sales.v_customers" in text
-    assert ViewStore(run.db).list_views("sales") == [("sales", "one"), ("sales", "two"), ("sales", "v_customers")]
+    with ViewStore(run.db) as store:
+        assert store.list_views("sales") == [("sales", "one"), ("sales", "two"), ("sales", "v_customers")]
 
     # again, with one new record and one broken one: the known ones are skipped, the broken one fails
     broken = {**record("three"), "parameters": {"spark.sql.create.version": "4.3.0",
@@ -85,7 +86,8 @@ def test_import_a_list_with_a_progress_summary_and_json(run, tmp_path):
     assert failed["name"] == "sales.three" and failed["error"] == "ValidationError"
     assert failed["message"] == ("parameters.spark.sql.sources.schema: the Spark schema is not valid JSON: Expecting "
                                  "property name enclosed in double quotes: line 1 column 2 (char 1)")
-    assert ViewStore(run.db).event_count() == 4
+    with ViewStore(run.db) as store:
+        assert store.event_count() == 4
 
     text = run("hms", "import", str(dump), code=1)
     assert "imported 0, skipped 2, failed 1" in text and "spark.sql.sources.schema" in text
@@ -124,7 +126,8 @@ def test_a_metastore_dump_with_tables_imports_its_views_and_skips_the_rest(run, 
     assert "skipped as in the store already: 1 view (--json lists them)\n" in text, text
     assert "│ sales.orders │ not-a-view │ a MANAGED_TABLE" in text, text  # each record's detail
     assert "│ sales.mv     │ not-a-view │ a MATERIALIZED_VIEW" in text, text
-    assert ViewStore(run.db).list_views("sales") == [("sales", "one")]
+    with ViewStore(run.db) as store:
+        assert store.list_views("sales") == [("sales", "one")]
 
 
 def test_a_record_without_a_database_or_name_is_reported_by_its_place(run, tmp_path):
@@ -201,7 +204,8 @@ def test_a_record_imported_again_says_how_to_import_it_under_another_name(run, t
     assert (failure.exit_code, failure.stdout) == (1, "")
     assert json.loads(failure.stderr)["error"]["type"] == "ViewAlreadyExistsError"
     run("hms", "import", str(one), "sales.again_2")
-    assert ViewStore(run.db).list_views() == [("sales", "again"), ("sales", "again_2")]
+    with ViewStore(run.db) as store:
+        assert store.list_views() == [("sales", "again"), ("sales", "again_2")]
 
 
 def test_an_object_whose_hms_table_is_no_object_is_itself_the_record(run, tmp_path):
@@ -262,9 +266,10 @@ def test_export_an_iceberg_record_pointing_at_the_current_metadata_file(run, tmp
     record = json.loads(run("hms", "export", "db.v", "--engine", "iceberg", "--json"))
     assert record["parameters"]["metadata_location"] == imported_from  # unchanged since the import
 
-    view = ViewStore(run.db).load_view("db.v")
-    ViewStore(run.db).replace_view("db.v", columns=view.columns, representations=[("spark", "SELECT 42")],
-                                   default_namespace=["default"])
+    with ViewStore(run.db) as store:
+        view = store.load_view("db.v")
+        store.replace_view("db.v", columns=view.columns, representations=[("spark", "SELECT 42")],
+                           default_namespace=["default"])
     error = run("hms", "export", "db.v", "--engine", "iceberg", code=1)
     assert error.startswith("error: metadata_location: the view db.v changed (view.replaced)") and \
         error.count("\n") == 1
@@ -277,8 +282,9 @@ def test_export_an_iceberg_record_pointing_at_the_current_metadata_file(run, tmp
     assert record["parameters"]["metadata_location"] == remote
     error = run("hms", "export", "db.v", "--engine", "spark", "--metadata-location", remote, code=2)
     assert "--metadata-location is for --engine iceberg only" in error  # the API would refuse it too:
-    with pytest.raises(ValidationError, match="metadata_location: only Iceberg view records point at a metadata"):
-        ViewStore(run.db).export_hms("db.v", "spark", metadata_location=remote)
+    with ViewStore(run.db) as store, \
+            pytest.raises(ValidationError, match="metadata_location: only Iceberg view records point at a metadata"):
+        store.export_hms("db.v", "spark", metadata_location=remote)
 
 
 def test_import_metadata_is_a_file_read_and_export_metadata_location_a_file_named(run, tmp_path):
@@ -315,7 +321,8 @@ def test_records_that_all_fail_start_no_store(run, tmp_path):
     assert not run.db.exists()
     report = json.loads(run("hms", "import", str(mixed), "--json", code=1))
     assert [v["identifier"] for v in report["imported"]] == ["sales.good"] and len(report["failed"]) == 1
-    assert ViewStore(run.db).list_views() == [("sales", "good")]
+    with ViewStore(run.db) as store:
+        assert store.list_views() == [("sales", "good")]
 
 
 def test_the_dump_of_a_metastore_without_tables_is_an_empty_report_and_starts_no_store(run, tmp_path):
@@ -350,7 +357,8 @@ def test_ctrl_c_in_an_import_of_many_records_says_how_far_it_got_and_that_those_
     found = re.fullmatch(r"interrupted after (\d+) of 5000 records: each record is its own transaction, so the "
                          r"views imported stay, and a run again skips them\n", said)
     assert found is not None, said
-    done, imported = int(found[1]), len(ViewStore(run.db).list_views())
+    with ViewStore(run.db) as store:
+        done, imported = int(found[1]), len(store.list_views())
     assert done < 5000 and imported in (done, done + 1)  # the record under way was committed whole, or not at all
     if as_json:
         assert json.loads(result.stderr)["error"]["type"] == "KeyboardInterrupt"
@@ -376,7 +384,8 @@ def test_ctrl_c_in_a_run_again_counts_the_records_skipped_as_done(tmp_path):
     found = re.fullmatch(r"interrupted after (\d+) of 5000 records: each record is its own transaction, so the "
                          r"views imported stay, and a run again skips them\n", result.stderr)
     assert found is not None, result.stderr
-    done, stored = int(found[1]), len(ViewStore(db).list_views())
+    with ViewStore(db) as store:
+        done, stored = int(found[1]), len(store.list_views())
     assert 20 < stored < 5000 and stored in (done, done + 1)  # the 20 skipped are among those done
 
 
@@ -447,7 +456,8 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
     error = json.loads(result.stderr)["error"]
     assert (result.exit_code, result.stdout, error["type"], error["exit_code"]) == (1, "", "ValidationError", 1)
     assert error["message"].startswith(f"{deep} is not JSON")
-    assert ViewStore(run.db).event_count() == 0
+    with ViewStore(run.db) as store:
+        assert store.event_count() == 0
     run("hms", "import", str(SPARK_FILE))
     result = CliRunner().invoke(main, ["--db", str(run.db), "hms", "export", "sales.v_customers", "--engine",
                                        "trino"])
