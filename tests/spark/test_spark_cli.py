@@ -60,6 +60,14 @@ def _failed_check(store, *args):
     return json.loads(result.output)["views"], table.output
 
 
+def _store_with_one_view(db):
+    """A store at ``db`` holding sales.one (spark SQL ``SELECT 1 AS x``), closed again for the
+    command that reads it."""
+    with ViewStore(db, actor="t") as store:
+        store.create_view("sales.one", columns=[("x", "int")], default_namespace="sales",
+                          representations=[("spark", "SELECT 1 AS x")])
+
+
 def test_spark_check_exits_1_on_a_broken_view(spark, store, ns):
     spark.sql(f"CREATE TABLE {ns}.src (id INT) USING parquet")
     create_view(spark, store, f"{ns}.ids", f"SELECT id FROM {ns}.src")
@@ -110,8 +118,7 @@ def test_register_in_a_program_s_running_in_memory_session_gives_no_note_that_th
     import subprocess
     import sys
 
-    ViewStore(tmp_path / "views.db", actor="t").create_view(
-        "sales.one", columns=[("x", "int")], default_namespace="sales", representations=[("spark", "SELECT 1 AS x")])
+    _store_with_one_view(tmp_path / "views.db")
     env = {name: value for name, value in os.environ.items() if name not in ("SPARK_SUBMIT_OPTS", "SPARK_CONF_DIR")}
     done = subprocess.run([sys.executable, "-c", _REGISTER_IN_A_RUNNING_IN_MEMORY_SESSION, str(tmp_path / "views.db"),
                            str(tmp_path / "wh")], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
@@ -182,8 +189,9 @@ from viewstore.cli import main
 
 root = Path(sys.argv[1])
 db = str(root / "views.db")
-ViewStore(db, actor="t").create_view("sales.one", columns=[("x", "int")], default_namespace="sales",
-                                     representations=[{"sql": "SELECT 1 AS x", "dialect": "spark"}])
+with ViewStore(db, actor="t") as store:
+    store.create_view("sales.one", columns=[("x", "int")], default_namespace="sales",
+                      representations=[{"sql": "SELECT 1 AS x", "dialect": "spark"}])
 hive = ["--hive", "--conf",
         f"spark.hadoop.javax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={root / 'ms'};create=true"]
 runs = {"hive": ["spark", "register", "--master", "local[1]", *hive],
@@ -244,8 +252,7 @@ def test_a_command_in_a_program_whose_jvm_runs_leaves_the_program_s_logging_as_i
     import subprocess
     import sys
 
-    ViewStore(tmp_path / "views.db", actor="t").create_view(
-        "sales.one", columns=[("x", "int")], default_namespace="sales", representations=[("spark", "SELECT 1 AS x")])
+    _store_with_one_view(tmp_path / "views.db")
     env = {name: value for name, value in os.environ.items() if name not in ("SPARK_SUBMIT_OPTS", "SPARK_CONF_DIR")}
     done = subprocess.run([sys.executable, "-c", _LOGGING_AROUND_A_COMMAND, str(tmp_path)], capture_output=True,
                           text=True, timeout=300, cwd=tmp_path, env=env)
@@ -265,8 +272,7 @@ def test_hive_with_spark_s_default_warehouse_makes_it_in_a_working_directory_who
 
     work = tmp_path / "a b"
     work.mkdir()
-    ViewStore(work / "views.db", actor="t").create_view(
-        "sales.one", columns=[("x", "int")], default_namespace="sales", representations=[("spark", "SELECT 1 AS x")])
+    _store_with_one_view(work / "views.db")
     done = subprocess.run([sys.executable, "-m", "viewstore", "--db", "views.db", "spark", "register", "--hive",
                            "--master", "local[1]", "--conf", "spark.ui.enabled=false"],
                           cwd=work, capture_output=True, text=True, timeout=300)
@@ -302,8 +308,7 @@ def test_hive_with_hive_s_warehouse_set_in_spark_s_conf_folder_keeps_that_wareho
         text = "<configuration>\n" + "".join(f"<property><name>{key}</name><value>{value}</value></property>\n"
                                               for key, value in settings.items()) + "</configuration>\n"
     (conf / file).write_text(text)
-    ViewStore(work / "views.db", actor="t").create_view(
-        "sales.one", columns=[("x", "int")], default_namespace="sales", representations=[("spark", "SELECT 1 AS x")])
+    _store_with_one_view(work / "views.db")
     env = {**{name: value for name, value in os.environ.items() if name != "SPARK_SUBMIT_OPTS"},
            "SPARK_CONF_DIR": str(conf)}
     done = subprocess.run([sys.executable, "-m", "viewstore", "--db", "views.db", "spark", "register", "--hive",
@@ -328,8 +333,7 @@ def test_hive_with_spark_s_own_warehouse_set_in_spark_defaults_conf_keeps_that_w
     (conf / "spark-defaults.conf").write_text(
         f"spark.sql.warehouse.dir {given}\n"
         f"spark.hadoop.javax.jdo.option.ConnectionURL jdbc:derby:;databaseName={tmp_path / 'ms'};create=true\n")
-    ViewStore(work / "views.db", actor="t").create_view(
-        "sales.one", columns=[("x", "int")], default_namespace="sales", representations=[("spark", "SELECT 1 AS x")])
+    _store_with_one_view(work / "views.db")
     environment = dict(os.environ, SPARK_CONF_DIR=str(conf))
     environment.pop("SPARK_SUBMIT_OPTS", None)
     done = subprocess.run([sys.executable, "-m", "viewstore", "--db", "views.db", "spark", "register", "--hive",
@@ -1049,9 +1053,9 @@ def test_spark_register_in_a_dialect_no_view_has_names_those_the_views_have(spar
 def test_spark_register_of_every_namespace_in_a_dialect_no_view_has_names_those_the_views_have(spark, tmp_path):
     """Without a namespace (every stored view), the line naming the dialects the views have is
     said too, of no namespace."""
-    store = ViewStore(tmp_path / "views.db", actor="t")
-    store.create_view("nowhere.t", columns=[], representations=[("trino", "SELECT 1 AS x")],
-                      default_namespace="nowhere")
+    with ViewStore(tmp_path / "views.db", actor="t") as store:
+        store.create_view("nowhere.t", columns=[], representations=[("trino", "SELECT 1 AS x")],
+                          default_namespace="nowhere")
     result = CliRunner().invoke(main, ["--db", str(store.path), "spark", "register", "--dialect", "klingon"],
                                 env={"COLUMNS": "300"})
     assert (result.exit_code, result.stderr) == (0, ""), result.output
