@@ -1,6 +1,7 @@
 """The fast paths behind load_view(as_of=...) agree with the plain ones they replace."""
 
 import random
+from contextlib import closing
 
 from viewstore import ViewChange, ViewStore
 from viewstore.log import EventLog, connect, loads
@@ -41,9 +42,9 @@ def _streams_that_carried(log: EventLog, identifier: str, until_ms: int | None =
 
 
 def test_streams_that_took_a_name_are_the_streams_that_carried_it(tmp_path):
-    with ViewStore(tmp_path / "s.db", actor="a") as store:
+    with ViewStore(tmp_path / "s.db", actor="a") as store, closing(connect(tmp_path / "s.db")) as conn:
         _random_history(store, random.Random(5), 400)
-        log = EventLog(connect(tmp_path / "s.db"))
+        log = EventLog(conn)
         times = sorted({e.occurred_at for e in store.events()})
         for name in NAMES:
             assert log.streams_that_took(name) == _streams_that_carried(log, name)
@@ -72,8 +73,8 @@ def _let_go_plainly(log: EventLog, identifier: str) -> tuple | None:
 
 
 def test_what_a_name_s_last_holder_let_go_by_is_the_plain_answer(tmp_path):
-    with ViewStore(tmp_path / "s.db", actor="a") as store:
-        log = EventLog(connect(tmp_path / "s.db"))
+    with ViewStore(tmp_path / "s.db", actor="a") as store, closing(connect(tmp_path / "s.db")) as conn:
+        log = EventLog(conn)
         rng = random.Random(11)
         kinds = set()
         for _ in range(30):  # every name, after every few steps of a random history
@@ -103,7 +104,8 @@ def test_as_of_equals_a_plain_fold(tmp_path):
             else:
                 store.alter_view("a.busy", ViewChange.update_comment(f"c{i}"))
         history = store.history("a.busy")
-        rows = EventLog(connect(tmp_path / "s.db")).stream_rows(history[0].view_id)
+        with closing(connect(tmp_path / "s.db")) as conn:
+            rows = EventLog(conn).stream_rows(history[0].view_id)
         store.load_view("a.busy")  # the current state cached beside them changes nothing
         for event in history[::13] + history[-3:]:
             wanted = max(e.stream_version for e in history if e.occurred_at <= event.occurred_at)
