@@ -1744,16 +1744,16 @@ def _attach_and_stop(root: str, store_path: str, cycles: int, queue) -> None:
     from spark_settings import build_session
     from viewstore.spark import catalog_plugin
 
-    store = ViewStore(store_path, actor="child")
-    for i in range(cycles):
-        spark = build_session(Path(root) / str(i), hive=False)
+    with ViewStore(store_path, actor="child") as store:  # closed after the last session stopped
+        for i in range(cycles):
+            spark = build_session(Path(root) / str(i), hive=False)
+            attach(spark, store, name="vs")
+            attach(spark, store, name="vs_second")
+            spark.stop()
+        spark = build_session(Path(root) / "last", hive=False)
         attach(spark, store, name="vs")
-        attach(spark, store, name="vs_second")
+        queue.put(sorted(name for _, name in catalog_plugin._ATTACHED))
         spark.stop()
-    spark = build_session(Path(root) / "last", hive=False)
-    attach(spark, store, name="vs")
-    queue.put(sorted(name for _, name in catalog_plugin._ATTACHED))
-    spark.stop()
 
 
 def test_attach_lets_go_of_the_bridges_of_stopped_sessions(tmp_path):
@@ -1782,16 +1782,18 @@ def _stop_holding_the_session(root: str, store_path: str, queue) -> None:
     del store
     first.stop()  # ``first`` stays referenced, as a driver's variable or a test fixture keeps it
     second = build_session(Path(root) / "second", hive=False)
-    attach(second, ViewStore(store_path, actor="child"), name="vs")
-    deadline = time.monotonic() + 30
-    while gone() is not None and time.monotonic() < deadline:
-        gc.collect()
-        second._jvm.java.lang.System.gc()
-        second._jvm.java.lang.System.runFinalization()
-        time.sleep(0.3)
-    queue.put(gone() is None)
-    assert first is not None
-    second.stop()
+    # the first store is left to be let go of (what this tells); the second is closed after its session stopped
+    with ViewStore(store_path, actor="child") as kept:
+        attach(second, kept, name="vs")
+        deadline = time.monotonic() + 30
+        while gone() is not None and time.monotonic() < deadline:
+            gc.collect()
+            second._jvm.java.lang.System.gc()
+            second._jvm.java.lang.System.runFinalization()
+            time.sleep(0.3)
+        queue.put(gone() is None)
+        assert first is not None
+        second.stop()
 
 
 def test_attach_lets_go_of_the_store_of_a_stopped_session_the_driver_still_holds(tmp_path):
