@@ -87,32 +87,32 @@ def _in_held_metastore(root: str, store_path: str, old_path: str, ns: str, queue
     from viewstore.spark import sql as vs_sql
 
     spark = build_session(Path(root))
-    store, old = ViewStore(store_path, actor="child"), ViewStore(old_path, actor="child")
-    events = store.event_count()
-    calls = _calls(spark, store, ns)
-    outcomes = {name: _outcome(calls[name]) for name in
-                ("register_views", "check_views", "create_view", "sql create", "sql set properties", "sql rename",
-                 "sql drop", "read_metastore_table", "import_metastore_views", "write_metastore_table", "attach")}
-    spark.sql("CREATE TEMPORARY VIEW temporary_one AS SELECT 1 AS x")  # the metastore has no part in it
-    outcomes["sql drop of a temporary view"] = _outcome(lambda: vs_sql(spark, store, "DROP VIEW temporary_one"))
-    outcomes["register_views prune, a file made before ids"] = _outcome(
-        lambda: register_views(spark, old, prune=True))
-    outcomes["cli check"] = _cli("--db", store_path, "spark", "check")
-    import viewstore.spark.audit as audit
+    with ViewStore(store_path, actor="child") as store, ViewStore(old_path, actor="child") as old:
+        events = store.event_count()
+        calls = _calls(spark, store, ns)
+        outcomes = {name: _outcome(calls[name]) for name in
+                    ("register_views", "check_views", "create_view", "sql create", "sql set properties", "sql rename",
+                     "sql drop", "read_metastore_table", "import_metastore_views", "write_metastore_table", "attach")}
+        spark.sql("CREATE TEMPORARY VIEW temporary_one AS SELECT 1 AS x")  # the metastore has no part in it
+        outcomes["sql drop of a temporary view"] = _outcome(lambda: vs_sql(spark, store, "DROP VIEW temporary_one"))
+        outcomes["register_views prune, a file made before ids"] = _outcome(
+            lambda: register_views(spark, old, prune=True))
+        outcomes["cli check"] = _cli("--db", store_path, "spark", "check")
+        import viewstore.spark.audit as audit
 
-    read, process = audit.events_arrow, spark.sparkContext._gateway.proc
+        read, process = audit.events_arrow, spark.sparkContext._gateway.proc
 
-    def read_then_lost(*args: Any, **kwargs: Any) -> Any:  # the JVM dies between the log's read and Spark
-        table = read(*args, **kwargs)
-        process.kill()
-        process.wait()
-        return table
+        def read_then_lost(*args: Any, **kwargs: Any) -> Any:  # the JVM dies between the log's read and Spark
+            table = read(*args, **kwargs)
+            process.kill()
+            process.wait()
+            return table
 
-    audit.events_arrow = read_then_lost  # last: the session is gone after it
-    outcomes["events_dataframe, lost partway"] = _outcome(lambda: vs_events_dataframe(spark, store))
-    audit.events_arrow = read
-    queue.put({"held": {"outcomes": outcomes, "events written": store.event_count() - events,
-                        "old file's id": old.existing_store_id(), "root": root}})
+        audit.events_arrow = read_then_lost  # last: the session is gone after it
+        outcomes["events_dataframe, lost partway"] = _outcome(lambda: vs_events_dataframe(spark, store))
+        audit.events_arrow = read
+        queue.put({"held": {"outcomes": outcomes, "events written": store.event_count() - events,
+                            "old file's id": old.existing_store_id(), "root": root}})
 
 
 def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: Any) -> None:
@@ -123,57 +123,58 @@ def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: An
     import viewstore.spark.register as register
 
     spark = build_session(Path(root) / "stopped", hive=False)
-    store = ViewStore(store_path, actor="child")
-    from viewstore.spark import attach, detach
+    with ViewStore(store_path, actor="child") as store:
+        from viewstore.spark import attach, detach
 
-    attach(spark, store, "vs_stopped")
-    events = store.event_count()
-    made = register._run_verbatim
+        attach(spark, store, "vs_stopped")
+        events = store.event_count()
+        made = register._run_verbatim
 
-    def made_then_stopped(spark: Any, statement: str) -> Any:  # the session ends after the first copy
-        result = made(spark, statement)
-        spark.stop()
-        return result
+        def made_then_stopped(spark: Any, statement: str) -> Any:  # the session ends after the first copy
+            result = made(spark, statement)
+            spark.stop()
+            return result
 
-    register._run_verbatim = made_then_stopped
-    stopped = {"register_views, stopped partway": _outcome(lambda: register_views(spark, store))}
-    register._run_verbatim = made
-    stopped.update({name: _outcome(call) for name, call in _calls(spark, store, ns).items()
-                    if name in ("register_views", "check_views", "create_view", "sql create", "sql set properties",
-                                "events_dataframe", "read_metastore_table", "import_metastore_views",
-                                "write_metastore_table", "attach")})
-    try:  # the first disconnects the store, the second finds none
-        stopped["detach, twice"] = {"returned": [detach(spark, "vs_stopped") for _ in range(2)]}
-    except Exception as error:  # noqa: BLE001 - reporting any error is the point
-        stopped["detach, twice"] = {"raised": type(error).__name__, "message": str(error)}
-    stopped["cli check, a session that cannot start"] = _cli("--db", store_path, "spark", "check",
-                                                             "--master", "no-such-master")
-    stopped_events = store.event_count() - events
+        register._run_verbatim = made_then_stopped
+        stopped = {"register_views, stopped partway": _outcome(lambda: register_views(spark, store))}
+        register._run_verbatim = made
+        stopped.update({name: _outcome(call) for name, call in _calls(spark, store, ns).items()
+                        if name in ("register_views", "check_views", "create_view", "sql create", "sql set properties",
+                                    "events_dataframe", "read_metastore_table", "import_metastore_views",
+                                    "write_metastore_table", "attach")})
+        try:  # the first disconnects the store, the second finds none
+            stopped["detach, twice"] = {"returned": [detach(spark, "vs_stopped") for _ in range(2)]}
+        except Exception as error:  # noqa: BLE001 - reporting any error is the point
+            stopped["detach, twice"] = {"raised": type(error).__name__, "message": str(error)}
+        stopped["cli check, a session that cannot start"] = _cli("--db", store_path, "spark", "check",
+                                                                 "--master", "no-such-master")
+        stopped_events = store.event_count() - events
 
-    import viewstore.spark.metastore as metastore
-    from viewstore.spark import import_metastore_views
+        import viewstore.spark.metastore as metastore
+        from viewstore.spark import import_metastore_views
 
-    spark = build_session(Path(root) / "lost")  # a Hive metastore of its own
-    assert register_views(spark, store).ok
-    process = spark.sparkContext._gateway.proc
-    read = metastore._read
+        spark = build_session(Path(root) / "lost")  # a Hive metastore of its own
+        assert register_views(spark, store).ok
+        process = spark.sparkContext._gateway.proc
+        read = metastore._read
 
-    def read_then_lost(*args: Any) -> Any:  # the JVM dies after the first record is read
-        record = read(*args)
-        process.kill()
-        process.wait()
-        return record
+        def read_then_lost(*args: Any) -> Any:  # the JVM dies after the first record is read
+            record = read(*args)
+            process.kill()
+            process.wait()
+            return record
 
-    metastore._read = read_then_lost
-    imported = ViewStore(Path(root) / "imported.db", actor="child")
-    lost = {"import_metastore_views, lost partway": _outcome(lambda: import_metastore_views(spark, imported, ns))}
-    metastore._read = read
-    lost.update({name: _outcome(call) for name, call in _calls(spark, store, ns).items()})
-    lost["cli check"] = _cli("--db", store_path, "spark", "check")
-    lost["cli demo"] = _cli("--db", store_path, "demo")
-    queue.put({"stopped": {"outcomes": stopped, "events written": stopped_events},
-               "lost": {"outcomes": lost, "events written": store.event_count() - events - stopped_events,
-                        "imported": [".".join(i) for i in imported.list_views()]}})
+        metastore._read = read_then_lost
+        with ViewStore(Path(root) / "imported.db", actor="child") as imported:
+            lost = {"import_metastore_views, lost partway":
+                    _outcome(lambda: import_metastore_views(spark, imported, ns))}
+            metastore._read = read
+            lost.update({name: _outcome(call) for name, call in _calls(spark, store, ns).items()})
+            lost["cli check"] = _cli("--db", store_path, "spark", "check")
+            lost["cli demo"] = _cli("--db", store_path, "demo")
+            queue.put({"stopped": {"outcomes": stopped, "events written": stopped_events},
+                       "lost": {"outcomes": lost, "events written": store.event_count() - events - stopped_events,
+                                "imported": [".".join(i) for i in imported.list_views()]}})
 
 
 def _scenario(kind: str, *args: Any) -> None:
