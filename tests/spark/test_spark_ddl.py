@@ -84,13 +84,14 @@ def test_create_view_reads_catalog_qualified_names_as_sql_does(spark, store, dat
         create_view(spark, store, "spark_catalog.x", query)
     with pytest.raises(ValidationError, match="REQUIRES_SINGLE_PART_NAMESPACE"):
         sql(spark, store, f"CREATE VIEW spark_catalog.x AS {query}")
-    attach(spark, ViewStore(tmp_path / "other.db", actor="a"), name="vs_named")
-    try:
-        for name in (f"vs_named.{ns}.c", "vs_named.c"):
-            with pytest.raises(ValidationError, match=r"catalog 'vs_named'.*session catalog"):
-                create_view(spark, store, name, query)
-    finally:
-        detach(spark, "vs_named")
+    with ViewStore(tmp_path / "other.db", actor="a") as other:  # closed once detached
+        attach(spark, other, name="vs_named")
+        try:
+            for name in (f"vs_named.{ns}.c", "vs_named.c"):
+                with pytest.raises(ValidationError, match=r"catalog 'vs_named'.*session catalog"):
+                    create_view(spark, store, name, query)
+        finally:
+            detach(spark, "vs_named")
     assert store.list_views() == [(ns, "a"), (ns, "b")]
 
 
