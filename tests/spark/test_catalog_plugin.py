@@ -1472,7 +1472,8 @@ def _attach_a_catalog_spark_cannot_load(root: str, store_path: str, queue) -> No
             archive.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
         spark.sql(f"ADD JAR '{jar}'")
         try:
-            attach(spark, ViewStore(store_path, actor="child"), name="vs")
+            with ViewStore(store_path, actor="child") as store:  # refused, Spark holds it nowhere
+                attach(spark, store, name="vs")
             refused = None
         except EngineError as error:
             refused = str(error)
@@ -1733,8 +1734,8 @@ def test_attach_lets_go_of_the_bridges_of_sessions_the_jvm_collected(spark, stor
     run(kept, "CREATE VIEW vs_kept.sales.v AS SELECT 1 AS one")
     from viewstore.spark import create_view
     # create_view analyzes in a clone of ``kept``: its vs_kept must be connected to the store there
-    reader = create_view(kept, ViewStore(tmp_path / "reader.db", actor="a"), "sales.w",
-                         "SELECT one FROM vs_kept.sales.v")
+    with ViewStore(tmp_path / "reader.db", actor="a") as reading:  # create_view attaches it nowhere
+        reader = create_view(kept, reading, "sales.w", "SELECT one FROM vs_kept.sales.v")
     assert [c.name for c in reader.columns] == ["one"]
     assert detach(kept, "vs_kept")
 
