@@ -1143,6 +1143,24 @@ def test_views_over_temporary_objects_are_refused_as_spark_refuses_them(spark, v
         spark.sql("DROP TEMPORARY VARIABLE IF EXISTS vs_var")
 
 
+def test_a_new_definition_with_an_expression_spark_named_is_refused_as_spark_refuses_it(spark, vs):
+    """Spark's own CREATE_PERMANENT_VIEW_WITHOUT_ALIAS: the Hive session's analyzer lacks the check for
+    catalog views, which stored the name Spark made up for the expression ("(1 + 1)", which may differ in
+    another Spark release) as a column name, where Spark's own catalog and a session without Hive refuse
+    the definition, with or without a column list."""
+    run(spark, README_CREATE)
+    for statement in ["CREATE VIEW vs.sales.t AS SELECT 1 + 1",
+                      "CREATE VIEW vs.sales.t (n) AS SELECT 1 + 1",
+                      f"CREATE VIEW vs.sales.t AS SELECT count(*) FROM {ORDERS}",
+                      f"CREATE OR REPLACE VIEW vs.sales.big_orders AS SELECT id, amount * 2 FROM {ORDERS}",
+                      "ALTER VIEW vs.sales.big_orders AS SELECT 1 + 1"]:
+        target = "`vs`.`sales`.`t`" if " vs.sales.t " in statement else "`vs`.`sales`.`big_orders`"
+        fails(spark, statement, "CREATE_PERMANENT_VIEW_WITHOUT_ALIAS", f"permanent view {target}")
+    assert kinds(vs) == ["view.created"]
+    run(spark, "CREATE VIEW vs.sales.t (n) AS SELECT 1 + 1 AS two")  # an alias of its own, as Spark asks
+    assert run(spark, "SELECT n FROM vs.sales.t") == [(2,)]
+
+
 def test_a_detached_catalog_says_how_to_attach(spark, vs):
     run(spark, README_CREATE)
     detach(spark, "vs")

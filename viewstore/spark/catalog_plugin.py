@@ -42,9 +42,10 @@ Threads and errors: callbacks run on py4j threads while the calling thread waits
 Every failure is answered as a small error envelope that the Java side raises as a Spark
 ``AnalysisException`` (``TABLE_OR_VIEW_NOT_FOUND``, ``VIEW_NOT_FOUND``,
 ``TABLE_OR_VIEW_ALREADY_EXISTS``, ``RECURSIVE_VIEW``, or ``USER_RAISED_EXCEPTION`` with a message
-naming the view). The Java side itself refuses a new definition that reads a temporary object or
-(through any catalog) the view itself, with Spark's ``INVALID_TEMP_OBJ_REFERENCE`` and
-``RECURSIVE_VIEW``, before it calls the store; ``loadView`` refuses a stored view that reads itself
+naming the view). The Java side itself refuses a new definition that reads a temporary object, that
+has an expression without an alias, or that reads (through any catalog) the view itself, with Spark's
+``INVALID_TEMP_OBJ_REFERENCE``, ``CREATE_PERMANENT_VIEW_WITHOUT_ALIAS`` and ``RECURSIVE_VIEW``, before
+it calls the store; ``loadView`` refuses a stored view that reads itself
 through views of this catalog (a cycle written through the Python API) with ``RECURSIVE_VIEW``.
 
 Only classic PySpark (py4j) can host the catalog: Spark Connect clients have no JVM to call back
