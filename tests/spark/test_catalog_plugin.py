@@ -1826,6 +1826,41 @@ def test_attach_lets_go_of_the_store_of_a_stopped_session_the_driver_still_holds
     assert released
 
 
+def _attach_again_after_stop(root: str, store_path: str, queue) -> None:
+    """Sessions attached, then stopped (one itself, one a newSession of it): what attaching again says."""
+    from spark_settings import build_session
+
+    from viewstore.errors import EngineError
+    from viewstore.spark import catalog_plugin
+
+    spark = build_session(Path(root), hive=False)
+    other = spark.newSession()
+    store = ViewStore(store_path, actor="child")
+    attach(spark, store, name="vs")
+    attach(other, store, name="vs")
+    spark.stop()
+    said = []
+    for session in (spark, other):
+        try:
+            said.append(f"attached as {attach(session, store, name='vs')}")
+        except EngineError as error:
+            said.append(str(error))
+    queue.put((said, sorted(name for _, name in catalog_plugin._ATTACHED)))
+
+
+def test_attach_again_to_a_stopped_session_is_refused(tmp_path):
+    """A session whose jar, setting and catalog were in place from an earlier attach asked its stopped
+    context nothing, so attaching to it again succeeded (and held the store) where the first attach to
+    a stopped session raises EngineError."""
+    from spawned import spawned_results
+
+    ViewStore(tmp_path / "views.db", actor="a").close()
+    [(said, left)] = spawned_results(_attach_again_after_stop, [(str(tmp_path / "spark"), str(tmp_path / "views.db"))],
+                                     timeout=300)
+    assert said == ["cannot attach the store as a Spark catalog: the SparkSession is stopped; start a new one"] * 2
+    assert left == []
+
+
 def test_drop_view_answers_whether_it_dropped_a_view_as_spark_s_view_catalog_says(spark, vs):
     """ViewCatalog.dropView: true if a view was deleted, false if none exists (SQL's DROP VIEW asks
     viewExists first, so only a direct caller sees the answer)."""

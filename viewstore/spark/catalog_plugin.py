@@ -65,12 +65,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, cast
 
 from ..catalog import ViewChange, ViewStore
-from ..errors import (INSTALL_SPARK, ConcurrencyError, NoSuchViewError, NotInstalledError, ValidationError,
-                      ViewAlreadyExistsError, ViewStoreError)
+from ..errors import (INSTALL_SPARK, ConcurrencyError, EngineError, NoSuchViewError, NotInstalledError,
+                      ValidationError, ViewAlreadyExistsError, ViewStoreError)
 from ..formats.references import parse as parse_sql, tables_read
 from ..formats.spark import QUERY_COLUMN_NAMES
 from ..model import Column, SQLRepresentation, View, normalize_name, to_identifier, to_namespace
-from .failures import engine_calls
+from .failures import engine_calls, session_down
 from .types import (SPARK_SCHEMA, columns_to_schema, parse_schema, recorded_schema, schema_to_columns,
                     schema_to_record)
 
@@ -182,6 +182,11 @@ def attach(spark: SparkSession, store: ViewStore, name: str = "vs") -> str:
     check_spark_version(version)
     if not _JAR.is_file():
         raise NotInstalledError(f"the catalog jar is missing from this installation ({_JAR.name}); reinstall viewstore")
+    down = session_down(spark)
+    if down is not None:  # once attached before, its jar, setting and catalog are there: nothing below asks the context
+        with _ATTACH_LOCK:
+            _release_gone()  # as a successful attach does: the stores the stopped sessions held are let go of
+        raise EngineError(f"cannot attach the store as a Spark catalog: {down}")
     from pyspark.java_gateway import ensure_callback_server_started
 
     key = f"spark.sql.catalog.{name}"
