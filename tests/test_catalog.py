@@ -952,6 +952,80 @@ def test_no_such_view_finds_a_typo_in_the_first_letter_beyond_the_window(store, 
         "no such view: s.xorders (did you mean s.orders?)")
 
 
+def test_no_such_view_looks_up_first_letter_typos_when_one_side_of_the_window_is_full(store, monkeypatch):
+    """A typed name sorting before every name (or after) fills one side of the window and leaves the
+    other empty: the window may still have left names out, so the typos of its first letter are
+    looked up (planted, taking a window of SUGGESTION_WINDOW names, or one with a side not full,
+    for the namespace read whole offered nothing for 0rders or zorders)."""
+    import viewstore.catalog as catalog
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)
+    for ident in ("s.a1", "s.a2", "s.b1", "s.orders", "s.x1", "s.x2"):
+        make(store, ident)
+    assert store._projections.names_near("s", "0rders", 2) == ["a1", "a2"]
+    assert store._projections.names_near("s", "zorders", 2) == ["x2", "x1"]
+    for typed in ("0rders", "zorders"):
+        assert _missing(lambda: store.load_view(f"s.{typed}")) == f"no such view: s.{typed} (did you mean s.orders?)"
+
+
+def test_no_such_view_offers_a_name_once_when_the_window_and_a_typo_both_find_it(store, monkeypatch):
+    """porders has orders in its window and as its first letter dropped: it is offered once
+    (planted, the two lists joined without dropping the repeat offered s.orders or s.orders)."""
+    import viewstore.catalog as catalog
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)
+    for ident in ("s.n1", "s.orders", "s.q1", "s.q2"):
+        make(store, ident)
+    assert store._projections.names_near("s", "porders", 2) == ["orders", "n1", "q1", "q2"]
+    assert _missing(lambda: store.load_view("s.porders")) == "no such view: s.porders (did you mean s.orders?)"
+
+
+def test_no_such_view_looks_up_first_letter_typos_among_live_views_only(store, monkeypatch):
+    """Beyond the window, a typo's guess is looked up among live views: a dropped view is not offered
+    however it is found, and its first letter is not counted among the namespace's (planted, the look-up
+    reading dropped views offered s.orders, dropped; the first letters' first seek reading them listed
+    a dropped view's a)."""
+    import viewstore.catalog as catalog
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)
+    for ident in ("s.a0", "s.b1", "s.b2", "s.orders", "s.p1", "s.p2", "s.x1", "s.x2"):
+        make(store, ident)
+    store.drop_view("s.orders")
+    store.drop_view("s.a0")
+    assert store._projections.first_letters("s", 100) == ["b", "p", "x"]
+    for typed in ("rders", "xorders", "zrders"):
+        assert _missing(lambda: store.load_view(f"s.{typed}")) == f"no such view: s.{typed}"
+
+
+def test_first_letters_are_those_of_the_namespace_asked(store):
+    """Each step of the loose scan seeks within the namespace asked (planted, the recursive step
+    without its namespace listed the letters of the namespaces sorting after it)."""
+    for ident in ("s.b1", "s.d1", "t.a1", "t.c1", "t.e1", "u.z1"):
+        make(store, ident)
+    assert store._projections.first_letters("s", 100) == ["b", "d"]
+    assert store._projections.first_letters("t", 100) == ["a", "c", "e"]
+    assert store._projections.first_letters("t", 2) == ["a", "c"]
+
+
+def test_no_such_view_tries_the_first_letters_up_to_suggestion_letters_and_no_fewer(store, monkeypatch):
+    """The first letters tried are SUGGESTION_LETTERS of them, the last included: by default a hundred,
+    so a dropped o found as the hundredth letter of a namespace (planted, one letter fewer or a bound
+    of ten left it out)."""
+    import viewstore.catalog as catalog
+    assert catalog.SUGGESTION_LETTERS == 100
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)
+    monkeypatch.setattr(catalog, "SUGGESTION_LETTERS", 4)  # a, b, n, o
+    for ident in ("s.a1", "s.b1", "s.n1", "s.orders", "s.p1", "s.q1"):
+        make(store, ident)
+    assert _missing(lambda: store.load_view("s.rders")) == "no such view: s.rders (did you mean s.orders?)"
+    monkeypatch.setattr(catalog, "SUGGESTION_LETTERS", 100)
+    store.drop_view("s.orders")
+    for code in range(0x4E00, 0x4E00 + 94):  # after a, b, n, p and q, 94 CJK ideographs (no case to fold)
+        make(store, f"s.{chr(code)}1")
+    make(store, f"s.{chr(0x4E00 + 94)}rders")  # the hundredth first letter
+    make(store, f"s.{chr(0x4E00 + 95)}1")
+    assert store._projections.first_letters("s", 1000)[99:] == [chr(0x4E00 + 94), chr(0x4E00 + 95)]
+    assert _missing(lambda: store.load_view("s.rders")) == (
+        f"no such view: s.rders (did you mean s.{chr(0x4E00 + 94)}rders?)")
+
+
 def test_no_such_view_offers_at_most_three_names_compared_whole_only_across_namespaces(store):
     """The suggestion's limits: of four close names three are offered, closest first; a name in its
     own namespace is compared by its name alone (sharing the namespace makes no name close), while
