@@ -799,3 +799,26 @@ def test_a_derby_network_server_is_named_by_its_address_not_as_an_embedded_folde
         "the metastore in jdbc:derby://db.example:1527//data/metastore_db (warehouse /w)")
     assert metastore_named("", "jdbc:derby://db.example:1527/metastore_db;user=hive;password=secret", "") == (
         "the metastore in jdbc:derby://db.example:1527/metastore_db")
+
+
+def test_a_metastore_address_in_oracles_oci_form_drops_its_user_and_password():
+    """Oracle's OCI driver takes the thin driver's user/password@host form: its user and password are
+    left out too (planted, Oracle's form read as jdbc:oracle:thin: alone showed the OCI address whole,
+    password and all)."""
+    assert metastore_named("", "jdbc:oracle:oci:hive/secret@db.example:1521:hms", "") == (
+        "the metastore in jdbc:oracle:oci:@db.example:1521:hms")
+
+
+def test_a_metastore_address_with_a_double_slash_after_an_at_sign_in_its_path_is_shown_whole():
+    """Only a // before the @ makes what precedes it an authority's user and password: one after it,
+    in a path, does not (planted, a // looked for anywhere in the address showed jdbc:h2:@b//metastore)."""
+    assert metastore_named("", "jdbc:h2:/data/a@b//metastore", "") == "the metastore in jdbc:h2:/data/a@b//metastore"
+
+
+def test_an_embedded_derby_address_with_an_empty_database_name_names_no_folder():
+    """databaseName= with nothing after it names no database: no folder is made of it (planted, an
+    empty name accepted gave 'the embedded Derby metastore ' with nothing after it)."""
+    from viewstore.spark.failures import embedded_derby
+
+    assert embedded_derby(None, "jdbc:derby:;databaseName=;create=true") is None
+    assert not metastore_named("", "jdbc:derby:;databaseName=;create=true", "").startswith("the embedded Derby")
