@@ -728,3 +728,38 @@ def test_a_derby_network_server_is_no_embedded_database():
     assert embedded_derby(None, "jdbc:derby:/data/metastore_db;create=true") == "/data/metastore_db"
     assert embedded_derby(None, "jdbc:derby:metastore_db") == "metastore_db"
     assert embedded_derby(None, "jdbc:derby:;databaseName=/data/metastore_db;create=true") == "/data/metastore_db"
+
+
+def test_a_session_built_without_hive_support_is_no_hive_session_and_gets_no_derby_word(tmp_path):
+    """A session built with no catalogImplementation set (no enableHiveSupport) has its catalog in
+    memory: it is not taken for Hive's, and the Derby word is not given to it, whoever asks (planted,
+    an unset setting read as hive, or _derby_hint asking no more than the Derby settings, gave it the
+    word on a Derby database one process can use)."""
+    import subprocess
+    import sys
+
+    code = "\n".join([
+        "from pyspark.sql import SparkSession",
+        "from viewstore.spark.failures import _derby_hint, _hive_catalog",
+        "spark = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false').getOrCreate()",
+        "js = spark._jsparkSession",
+        "print(js.sharedState().conf().contains('spark.sql.catalogImplementation'), _hive_catalog(js),",
+        "      repr(_derby_hint(js)))",
+        "spark.stop()",
+    ])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["False False ''"]
+
+
+def test_a_catalog_in_memory_that_cannot_be_made_gives_the_first_line_of_its_cause_cut_to_the_limit(tmp_path):
+    """The cause of a catalog in memory that cannot be made is cut as the metastore's is: a long one
+    to its limit, not whole (planted, the in-memory wording without _first_line gave the whole
+    cause)."""
+    blocker = tmp_path / ("f" * 200)
+    blocker.write_text("")
+    printed = _in_memory_child(tmp_path, {"spark.sql.warehouse.dir": str(blocker / ("w" * 200))},
+                               "print(said(lambda: vs.check_views(spark, store)))")
+    said = "EngineError cannot check view s.v: the session's catalog (in memory) cannot be made: "
+    assert len(printed) == 1 and printed[0].startswith(said + "Parent path is not a directory: file:"), printed
+    assert len(printed[0]) == len(said) + 300 and printed[0].endswith("...")
