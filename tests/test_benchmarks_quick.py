@@ -156,3 +156,15 @@ def test_the_spark_benchmarks_run_at_tiny_sizes(spark, tmp_path):
     results = run(list(SPARK), quick=True, spark=spark, workdir=tmp_path, say=lambda message: None)
     check(results, ["spark_register_views", "spark_events_dataframe"])
     assert not [d.name for d in spark.catalog.listDatabases() if d.name.startswith("bench_ns")]  # cleaned up
+
+
+def test_results_md_says_it_kept_a_hand_written_part_only_when_it_did(tmp_path, capsys):
+    """The run's last line says whether the analysis was kept: not for a file with none (planted,
+    write_results_markdown answering True whatever it kept said it was kept)."""
+    md = tmp_path / "RESULTS.md"
+    md.write_text("# viewstore benchmark results\n\nold figures\n")
+    run_results_md(tmp_path, md)
+    assert capsys.readouterr().out.rstrip().endswith(f"Markdown: {md}")
+    md.write_text("# old\n\n## Where targets are missed or close, and why\n\nkept\n")
+    run_results_md(tmp_path, md)
+    assert capsys.readouterr().out.rstrip().endswith(f"Markdown: {md} (its hand-written analysis kept)")
