@@ -1004,6 +1004,15 @@ def test_first_letters_are_those_of_the_namespace_asked(store):
     assert store._projections.first_letters("t", 2) == ["a", "c"]
 
 
+def test_first_letters_end_at_a_name_beginning_with_the_last_code_point(store):
+    """U+10FFFF has no code point after it to seek from: the scan ends there, the letter listed once
+    (planted, the bound taken as <= 1114111 sought from char(1114112), U+FFFD, and listed U+10FFFF
+    again up to the limit)."""
+    for ident in ("s.a1", "s.\U0010ffffx"):
+        make(store, ident)
+    assert store._projections.first_letters("s", 100) == ["a", "\U0010ffff"]
+
+
 def test_no_such_view_tries_the_first_letters_up_to_suggestion_letters_and_no_fewer(store, monkeypatch):
     """The first letters tried are SUGGESTION_LETTERS of them, the last included: by default a hundred,
     so a dropped o found as the hundredth letter of a namespace (planted, one letter fewer or a bound
