@@ -1012,6 +1012,22 @@ def test_first_letters_end_at_a_name_beginning_with_the_last_code_point(store):
         make(store, ident)
     assert store._projections.first_letters("s", 100) == ["a", "\U0010ffff"]
 
+def test_first_letters_leave_a_name_that_is_not_text_out(store, monkeypatch):
+    """A damaged views row whose name is a blob has no first letter to try: its first byte is not
+    listed, and a typo's look-up beyond the window still offers the close live name (planted, the
+    letters kept whatever their type gave a blob letter, and joining it to the typed name raised
+    TypeError, no ViewStoreError)."""
+    import viewstore.catalog as catalog
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)
+    for ident in ("s.a1", "s.a2", "s.orders", "s.x1", "s.x2", "s.zz"):
+        make(store, ident)
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("UPDATE views SET name = CAST('zz' AS BLOB) WHERE name = 'zz'")
+    raw.close()
+    with ViewStore(store.path) as reopened:
+        assert reopened._projections.first_letters("s", 100) == ["a", "o", "x"]
+        assert _missing(lambda: reopened.load_view("s.rders")) == "no such view: s.rders (did you mean s.orders?)"
+
 
 def test_no_such_view_tries_the_first_letters_up_to_suggestion_letters_and_no_fewer(store, monkeypatch):
     """The first letters tried are SUGGESTION_LETTERS of them, the last included: by default a hundred,
