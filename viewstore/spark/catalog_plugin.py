@@ -184,8 +184,8 @@ def attach(spark: SparkSession, store: ViewStore, name: str = "vs") -> str:
         raise NotInstalledError(f"the catalog jar is missing from this installation ({_JAR.name}); reinstall viewstore")
     down = session_down(spark)
     if down is not None:  # once attached before, its jar, setting and catalog are there: nothing below asks the context
-        with _ATTACH_LOCK:
-            _release_gone()  # as a successful attach does: the stores the stopped sessions held are let go of
+        # refused, it changes nothing: the stores of stopped sessions are let go of by the next attach that
+        # succeeds, and detach still finds this session's
         raise EngineError(f"cannot attach the store as a Spark catalog: {down}")
     from pyspark.java_gateway import ensure_callback_server_started
 
