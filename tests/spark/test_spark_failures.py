@@ -147,7 +147,7 @@ def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: An
         except Exception as error:  # noqa: BLE001 - reporting any error is the point
             stopped["detach, twice"] = {"raised": type(error).__name__, "message": str(error)}
         stopped["cli check, a session that cannot start"] = _cli("--db", store_path, "spark", "check",
-                                                                 "--master", "no-such-master")
+                                                                 "--master", "local[no-such-master]")
         stopped_events = store.event_count() - events
 
         import viewstore.spark.metastore as metastore
