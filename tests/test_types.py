@@ -382,3 +382,22 @@ def test_numbers_in_types_are_ascii_digits(text):
     """'decimal(١٠,٢)' is no SQL type (the engines' own parsers refuse it); it was read as decimal(10,2)."""
     with pytest.raises(ValidationError, match="unknown type"):
         parse_type(text)
+
+
+@pytest.mark.parametrize("not_a_flag", ["no", "yes", "false", 0, 1, 1.0, None])
+def test_a_nested_type_s_required_flags_are_flags_not_values_with_a_truth_value(not_a_flag):
+    """A struct field's required, a list's element_required and a map's value_required took any value:
+    "no" (truthy) printed as ``not null`` and was exported to Iceberg JSON as it was, whereas a
+    column's nullable refuses it."""
+    import re
+
+    int_ = PrimitiveType("int")
+    got = re.escape(repr(not_a_flag))
+    with pytest.raises(ValidationError, match=f"^the required flag of struct field 'a' must be True or False, not {got}$"):
+        StructField("a", int_, not_a_flag)
+    with pytest.raises(ValidationError, match=f"^a list's element_required must be True or False, not {got}$"):
+        ListType(int_, not_a_flag)
+    with pytest.raises(ValidationError, match=f"^a map's value_required must be True or False, not {got}$"):
+        MapType(int_, int_, not_a_flag)
+    nested = StructType((StructField("a", ListType(int_, True), True), StructField("b", MapType(int_, int_))))
+    assert str(nested) == "struct<a: list<int not null> not null, b: map<int, int>>"

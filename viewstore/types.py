@@ -134,12 +134,22 @@ def _quote(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def _bad_flag(value: Any, what: str) -> ValidationError:
+    """The refusal of a flag that is not a bool: "no" or 1 given for it would print and export by
+    its truth value (``"no"`` as ``not null``), so it is refused, as a column's ``nullable`` is."""
+    return ValidationError(f"{what} must be True or False, not {value!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class StructField:
     name: str
     type: IcebergType
     required: bool = False
     comment: str | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.required) is not bool:
+            raise _bad_flag(self.required, f"the required flag of struct field {self.name!r}")
 
     def __str__(self) -> str:
         name = self.name if _PLAIN_NAME.fullmatch(self.name) else "`" + self.name.replace("`", "``") + "`"
@@ -164,6 +174,10 @@ class ListType(IcebergType):
     element: IcebergType
     element_required: bool = False
 
+    def __post_init__(self) -> None:
+        if type(self.element_required) is not bool:
+            raise _bad_flag(self.element_required, "a list's element_required")
+
     def __str__(self) -> str:
         return f"list<{self.element}{' not null' if self.element_required else ''}>"
 
@@ -173,6 +187,10 @@ class MapType(IcebergType):
     key: IcebergType
     value: IcebergType
     value_required: bool = False
+
+    def __post_init__(self) -> None:
+        if type(self.value_required) is not bool:
+            raise _bad_flag(self.value_required, "a map's value_required")
 
     def __str__(self) -> str:
         return f"map<{self.key}, {self.value}{' not null' if self.value_required else ''}>"
