@@ -741,12 +741,12 @@ def test_every_public_call_of_the_api_has_a_docstring():
 
 
 def test_the_readme_counts_every_option_that_must_not_be_empty_among_the_usage_errors():
-    from viewstore.cli import _not_empty
+    from viewstore.cli import not_empty
 
     usage = README.split("- `2`: the command line cannot be right", 1)[1].split("\n\n", 1)[0]
     for path, command in [((), main), *_commands(main)]:
         for param in command.params:
-            if param.callback is _not_empty and param.param_type_name == "option":
+            if param.callback is not_empty and param.param_type_name == "option":
                 assert f"`{param.opts[0]}`" in usage, (path, param.opts[0])
 
 

@@ -396,7 +396,7 @@ class _LocalFile(click.File):
         return super().convert(value, param, ctx)
 
 
-def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Refuse '' (or blanks) for a path (it would mean the current folder), an actor (it would
     mean the OS user) or a catalog name (the store refuses it, once opened). A blank environment
     variable is left to CliContext, which says so when a command opens the store, so that
@@ -409,11 +409,11 @@ def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 @click.group(cls=_Group)
-@click.option("--db", envvar="VIEWSTORE_DB", callback=_not_empty,
+@click.option("--db", envvar="VIEWSTORE_DB", callback=not_empty,
               help="The store's SQLite file [env VIEWSTORE_DB; default ./viewstore.db].")
-@click.option("--actor", envvar="VIEWSTORE_ACTOR", callback=_not_empty,
+@click.option("--actor", envvar="VIEWSTORE_ACTOR", callback=not_empty,
               help="Who makes the changes [env VIEWSTORE_ACTOR; default: OS user].")
-@click.option("--catalog", callback=_not_empty, help="Catalog name used as default catalog of new views.")
+@click.option("--catalog", callback=not_empty, help="Catalog name used as default catalog of new views.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON, as the command's own --json does (every command but demo has one).")
 @click.version_option(package_name="viewstore")
@@ -1527,7 +1527,7 @@ def _query_column(name: str, values: list[Any]) -> TableColumn:
 
 @main.command("export", short_help="Write the view's Iceberg metadata file and print its path.")
 @click.argument("identifier")
-@click.option("--location", type=LocalPath(file_okay=False), callback=_not_empty,
+@click.option("--location", type=LocalPath(file_okay=False), callback=not_empty,
               help="The view's base location (a folder; default: warehouse/<namespace>/<name> beside the store).")
 @click.option("--gzip/--no-gzip", default=None,
               help="Write NNNNN-<uuid>.gz.metadata.json, or plain JSON [default: as the view's "
@@ -1556,7 +1556,7 @@ def export_(cli: CliContext, identifier: str, location: str | None, gzip: bool |
 
 
 @main.command("import", short_help="Record a view from an Iceberg metadata file, with its history.")
-@click.argument("path", type=LocalPath(), callback=_not_empty)
+@click.argument("path", type=LocalPath(), callback=not_empty)
 @click.argument("identifier")
 @click.option("--security-mode", type=SECURITY_MODES,
               default="DEFINER", show_default=True,

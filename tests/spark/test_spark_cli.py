@@ -1073,3 +1073,19 @@ def test_the_spark_group_s_help_says_how_to_install_what_it_needs():
     assert f"Work with the store from Spark (needs pyspark; {INSTALL_SPARK})." in " ".join(result.output.split())
     assert ("\n      viewstore spark check sales --master 'local[2]'\n      viewstore spark check --json\n"
             in result.output)
+
+
+@pytest.mark.parametrize("command", [["check"], ["register"], ["import", "sales"],
+                                     ["metastore-write", "sales.v", "--engine", "spark"]])
+def test_an_empty_master_is_a_usage_error_as_an_empty_db_is(tmp_path, command):
+    """--master '' was taken as no --master at all (spark-defaults.conf's, or local), silently, where
+    an empty --db, --actor, --catalog or --location is refused."""
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "typo.db"), "spark", *command, "--master", ""])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines()[-1] == "Error: Invalid value for '--master': must not be empty"
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "typo.db"), "spark", *command, "--master", "",
+                                       "--json"])
+    assert result.exit_code == 2, result.output
+    assert json.loads(result.output) == {"error": {
+        "type": "BadParameter", "exit_code": 2, "message": "Invalid value for '--master': must not be empty"}}
+    assert not (tmp_path / "typo.db").exists()

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..cli import CliContext, folded_views, json_option, json_text, pass_cli, usage_error
+from ..cli import CliContext, folded_views, json_option, json_text, not_empty, pass_cli, usage_error
 from ..errors import INSTALL_SPARK, EngineError, ViewAlreadyExistsError
 from ..formats.cli import import_interrupted, print_import_report
 from ..log import holds_nothing
@@ -230,7 +230,9 @@ def _session_options(hive_use: str | None, printed: str) -> Callable[[Callable[.
     """The options of a command that starts a session: --master, --conf, --hive (unless ``hive_use``
     is None: a command whose session always has Hive support) and --json."""
     options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
-        click.option("--master", help="Spark master, e.g. local[2] (default: spark-defaults.conf or local)."),
+        # '' is a usage error, as an empty --db is: it was taken as no --master (spark-defaults.conf's)
+        click.option("--master", callback=not_empty,
+                     help="Spark master, e.g. local[2] (default: spark-defaults.conf or local)."),
         click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable)."),
         json_option(f"Print {printed} as JSON."),
     ]
