@@ -1722,6 +1722,30 @@ def test_output_the_system_refuses_is_one_error_line_not_a_traceback(tmp_path, a
                               if as_json else f"error: {message}\n")
 
 
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_stdout_closed_at_the_start_is_said_as_a_stdout_that_refuses_output(tmp_path, as_json):
+    """Started with stdout closed (`viewstore list >&-`), Python's sys.stdout is None, and click and
+    rich printed nothing: the command exited 0 having given nothing. It fails as a full disk does
+    (exit code 1, one line, as JSON with --json); a command that prints nothing still runs."""
+    db = tmp_path / "p.db"
+    with ViewStore(db) as store:
+        store.create_view("s.v", columns=[], representations=[("spark", "SELECT 1")], default_namespace="s")
+    closed = subprocess.run([sys.executable, "-m", "viewstore", "--db", str(db), "list", *["--json"] * as_json],
+                            preexec_fn=lambda: os.close(1), stderr=subprocess.PIPE, text=True, timeout=60)
+    assert closed.returncode == 1
+    message = "[Errno 9] Bad file descriptor"
+    assert closed.stderr == (json.dumps({"error": {"type": "OSError", "message": message, "exit_code": 1}}) + "\n"
+                             if as_json else f"error: {message}\n")
+    # a program calling main() finds its sys.stdout as it was
+    program = "import sys; from viewstore.cli import main; main(sys.argv[1:], standalone_mode=False); " \
+              "assert sys.stdout is None"
+    quiet = subprocess.run([sys.executable, "-c", program, "--db", str(db), "list", "t"],
+                           preexec_fn=lambda: os.close(1), stderr=subprocess.PIPE, text=True, timeout=60)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == "no live view directly in namespace t (the namespaces that hold views: s)\n"
+
+
 def test_event_tables_read_as_text(run, monkeypatch):
     """Times whole and compact; properties as key=value, removals as -key, each change on its line."""
     monkeypatch.setenv("COLUMNS", "200")

@@ -21,9 +21,11 @@ from __future__ import annotations
 import codecs
 import datetime as dt
 import difflib
+import errno
 import functools
 import importlib
 import importlib.util
+import io
 import itertools
 import json
 import math
@@ -70,6 +72,22 @@ class _Console(Console):
 
     def on_broken_pipe(self) -> None:
         raise BrokenPipeError
+
+
+class _ClosedStdout(io.TextIOBase):
+    """stdout of a process started with it closed (``viewstore list >&-``), where Python's is None
+    and click and rich print nothing, so a command exited 0 having given nothing: a write fails as
+    one to the closed descriptor does (EBADF), said as any stdout that refuses output is
+    (``error: [Errno 9] Bad file descriptor``, exit code 1). A command that prints nothing runs."""
+
+    encoding = "utf-8"  # what click asks before it writes
+    errors = "strict"
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
 
 
 #: the console's width when the output is not a terminal and COLUMNS gives none: wider than any table
@@ -248,6 +266,15 @@ class _Group(click.Group):
             if _asks_json(args):
                 raise _JsonError(e, e.exit_code) from e
             raise
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if sys.stdout is not None:
+            return super().main(*args, **kwargs)
+        sys.stdout = _ClosedStdout()  # stdout closed at the start: see _ClosedStdout
+        try:
+            return super().main(*args, **kwargs)
+        finally:
+            sys.stdout = None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *_LAZY_COMMANDS])
