@@ -128,6 +128,37 @@ def test_a_view_s_ids_and_times_are_bounded_as_the_log_stores_them():
         AuditInfo(creator="me", create_time_ms=2**63, last_modifier="me", last_modified_time_ms=1)
 
 
+def test_the_audit_s_and_a_diff_side_s_every_id_and_time_is_bounded():
+    """Each of AuditInfo's and ViewDiffSide's ids and times is an Iceberg int or long, not only the
+    first: a bound left off one field took a value the log cannot store."""
+    from viewstore.model import AuditInfo, ViewDiffSide
+
+    with pytest.raises(ValidationError, match="^bad audit info: last_modified_time_ms: Input should be greater than "
+                                              "or equal to -9223372036854775808$"):
+        AuditInfo(creator="me", create_time_ms=1, last_modifier="me", last_modified_time_ms=-(2**63) - 1)
+    side = dict(identifier=("a", "v"), uuid="u", current_version_id=1, stream_version=1, last_modifier="me",
+                last_modified_time_ms=2)
+    for field, value, bound in [("current_version_id", 2**31, "less than or equal to 2147483647"),
+                                ("last_modified_time_ms", 2**63, "less than or equal to 9223372036854775807")]:
+        with pytest.raises(ValidationError, match=f"^bad diff side: {field}: Input should be {bound}$"):
+            ViewDiffSide(**{**side, field: value})
+
+
+def test_a_refused_value_is_shown_shortened_when_its_text_is_long():
+    """The value a strict field refused is shown as its repr up to 60 characters, a longer one as its
+    first 57 and '...', so a refusal of a large value stays one readable line."""
+    from viewstore.model import AuditInfo
+
+    audit = dict(creator="me", create_time_ms=1, last_modifier="me", last_modified_time_ms=2)
+    fits = "x" * 58  # its repr is 60 characters
+    with pytest.raises(ValidationError, match=f"^bad audit info: create_time_ms: Input should be a valid integer, "
+                                              f"not '{fits}'$"):
+        AuditInfo(**{**audit, "create_time_ms": fits})
+    with pytest.raises(ValidationError) as caught:
+        AuditInfo(**{**audit, "create_time_ms": fits + "y"})
+    assert str(caught.value) == f"bad audit info: create_time_ms: Input should be a valid integer, not '{'x' * 56}..."
+
+
 @pytest.mark.parametrize("blank", ["", " ", "\t\n"])
 def test_a_blank_column_name_dialect_sql_or_property_key_is_refused(blank):
     with pytest.raises(ValidationError, match="column name must be non-empty"):
