@@ -512,6 +512,17 @@ def test_an_imported_view_made_by_hand_holds_a_version_id_not_what_converts_to_o
         ImportedView(**{**fields, "current_version_id": not_an_id})
     assert ImportedView(**fields) == meta
 
+def test_an_imported_view_made_by_hand_holds_an_iceberg_int_as_its_version_id(conformance):
+    """ImportedView's current version id is bounded as the file's reader bounds it, refused as the
+    library's ValidationError naming the bound, not left to a later check."""
+    from viewstore.iceberg import ImportedView
+
+    meta = parse_metadata(json.loads((conformance / "iceberg-view" / "ValidViewMetadata.json").read_text()))
+    with pytest.raises(ValidationError, match="^bad imported view: current_version_id: Input should be less than or "
+                                              "equal to 2147483647$"):
+        ImportedView(**{**dict(meta), "current_version_id": 2**31})
+
+
 def test_import_iceberg_takes_what_read_metadata_returned_and_reads_nothing_again(store, conformance, tmp_path):
     """What read_metadata returned is imported as the path would be, the file not read again (here it
     is gone by then): the path as given, a view location's folder too, is the source location. What
