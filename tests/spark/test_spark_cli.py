@@ -179,6 +179,20 @@ def test_a_master_spark_refuses_is_a_usage_error_said_before_the_store_or_spark(
     assert not (tmp_path / "typo.db").exists()
 
 
+@pytest.mark.parametrize("master", ["local", "local[2]", "local-cluster[2,1,1024]", "spark://host:7077",
+                                    "k8s://https://host:443", "yarn"])
+def test_every_master_spark_s_launcher_takes_is_given_as_spark_master_before_the_confs(master):
+    """What the launcher takes (a master beginning local, spark, k8s or yarn) passes the check, by
+    --master or by --conf; --master comes first, so a --conf spark.master given too is the one set."""
+    from viewstore.spark.cli import _settings
+
+    assert _settings(master, ()) == [("spark.master", master)]
+    assert _settings(None, (f"spark.master={master}", "spark.ui.enabled=false")) == [
+        ("spark.master", master), ("spark.ui.enabled", "false")]
+    assert _settings(master, ("spark.master=local[1]",)) == [("spark.master", master), ("spark.master", "local[1]")]
+    assert _settings(None, ()) == [] and _settings("", ()) == []
+
+
 _OWN_SESSION_RUNS = """
 import json, os, sys
 from pathlib import Path
