@@ -193,6 +193,28 @@ def test_records_piped_in_are_read_from_stdin_given_as_a_dash(tmp_path):
     assert json.loads(bad.stderr)["error"]["message"].startswith("<stdin> is not JSON: ")
 
 
+def test_records_read_from_stdin_are_utf_8_and_said_as_stdin_in_every_error(tmp_path):
+    """stdin is read as UTF-8, as a file is (SQL in another script kept whole); each refusal of
+    what it held names it <stdin>, not '-': bytes that are not UTF-8, an item that is no record,
+    and several records given one IDENTIFIER."""
+    runner = CliRunner()
+    db = str(tmp_path / "views.db")
+    sql = "SELECT 'Übersicht der Verkäufe 売上' AS a"
+    done = runner.invoke(main, ["--db", db, "hms", "import", "-"],
+                         input=json.dumps(record("uni", sql), ensure_ascii=False).encode())
+    assert done.exit_code == 0, done.output
+    assert ViewStore(db).load_view("sales.uni").representations[0].sql == sql
+    for given, message in [(b"\xff{}", "cannot read <stdin>: "),
+                           (b"[1]", "<stdin>[0]: an HMS record must be a JSON object, not int"),
+                           (json.dumps([record("p1"), record("p2")]).encode(),
+                            "<stdin> holds 2 records; IDENTIFIER and --metadata apply to one record only")]:
+        args = ["--db", db, "hms", "import", "-", "--json"] + (["sales.one"] if b"p2" in given else [])
+        bad = runner.invoke(main, args, input=given)
+        assert (bad.exit_code, bad.stdout) == (1, ""), bad.output
+        assert json.loads(bad.stderr)["error"]["message"].startswith(message)
+    assert ViewStore(db).list_views() == [("sales", "uni")]
+
+
 def test_a_record_imported_again_says_how_to_import_it_under_another_name(run, tmp_path):
     one = tmp_path / "one.json"
     one.write_text(json.dumps(record("again")))
