@@ -128,6 +128,13 @@ def test_a_view_s_ids_and_times_are_bounded_as_the_log_stores_them():
         AuditInfo(creator="me", create_time_ms=2**63, last_modifier="me", last_modified_time_ms=1)
 
 
+def test_a_column_made_without_nullable_is_nullable_however_it_is_made():
+    """The field's own default is the constructor's: a column built without validation and without a
+    nullable (model_construct, as a reader of trusted rows does) is the column Column(name, type) makes."""
+    made = Column.model_construct(name="c", type=Column("c", "int").type, comment=None)
+    assert made.nullable is True and made == Column("c", "int") == Column(name="c", type="int")
+
+
 def test_the_audit_s_and_a_diff_side_s_every_id_and_time_is_bounded():
     """Each of AuditInfo's and ViewDiffSide's ids and times is an Iceberg int or long, not only the
     first: a bound left off one field took a value the log cannot store."""
