@@ -2,6 +2,7 @@
 errors (a command line that cannot be right) with click's exit code 2."""
 
 import datetime as dt
+import importlib.metadata
 import io
 import json
 import os
@@ -2925,6 +2926,20 @@ def test_a_json_after_double_dash_is_an_argument_not_the_option(tmp_path):
     assert result.exit_code == 2 and result.stdout == ""
     assert usage_error(result.stderr, "Got unexpected extra argument (extra)")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["--version", "--json"], ["--json", "--version"], ["--db", "x.db", "--json", "--version"]])
+def test_version_with_json_is_a_json_object(args):
+    """--version acts while the command line is read, before --json is: it printed its text line
+    with --json as without, where a script reading JSON gets JSON from every other command."""
+    version = importlib.metadata.version("viewstore")
+    result = CliRunner().invoke(main, args, prog_name="viewstore")
+    assert result.exit_code == 0 and json.loads(result.stdout) == {"version": version}, result.output
+    assert result.stderr == ""
+    plain = CliRunner().invoke(main, ["--version"], prog_name="viewstore")
+    assert plain.exit_code == 0 and plain.stdout == f"viewstore, version {version}\n"
+    # after '--' it is an argument, as every '--json' there is
+    assert CliRunner().invoke(main, ["--version", "--", "--json"], prog_name="viewstore").stdout == plain.stdout
 
 
 def test_show_says_whether_each_column_is_nullable(run):

@@ -24,6 +24,7 @@ import difflib
 import errno
 import functools
 import importlib
+import importlib.metadata
 import importlib.util
 import io
 import itertools
@@ -435,6 +436,19 @@ def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     return value
 
 
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """``--version``: ``viewstore, version X``, or ``{"version": "X"}`` with --json, which it has to
+    find on the command line itself: as --help, it acts while the line is read, before --json is."""
+    if not value or ctx.resilient_parsing:
+        return
+    version = importlib.metadata.version("viewstore")
+    if _asks_json(ctx.meta.get(_ARGS, ())):
+        _print_json({"version": version})
+    else:
+        click.echo(f"{ctx.find_root().info_name}, version {version}")
+    ctx.exit()
+
+
 @click.group(cls=_Group)
 @click.option("--db", envvar="VIEWSTORE_DB", callback=not_empty,
               help="The store's SQLite file [env VIEWSTORE_DB; default ./viewstore.db].")
@@ -443,7 +457,8 @@ def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--catalog", callback=not_empty, help="Catalog name used as default catalog of new views.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON, as the command's own --json does (every command but demo has one).")
-@click.version_option(package_name="viewstore")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit (as JSON with --json).")
 @click.pass_context
 def main(ctx: click.Context, db: str | None, actor: str | None, catalog: str | None, as_json: bool) -> None:
     """viewstore: an embedded, event-sourced catalog of multi-dialect SQL views.
