@@ -2639,6 +2639,8 @@ def test_a_usage_error_of_a_json_command_is_a_json_object_with_exit_code_2(tmp_p
 
 @pytest.mark.parametrize("args, kind, message", [
     (["--db", "", "list", "--json"], "BadParameter", "Invalid value for '--db': must not be empty"),
+    (["--json", "--db", "", "list"], "BadParameter", "Invalid value for '--db': must not be empty"),
+    (["--json", "--no-such-option", "list"], "NoSuchOption", "No such option '--no-such-option'."),
     (["show", "--json"], "MissingParameter", "Missing argument 'IDENTIFIER'."),
     (["show", "s.v", "--as-of", "0", "--at-event", "1", "--json"], "UsageError",
      "give --as-of or --at-event, not both"),
@@ -2650,7 +2652,7 @@ def test_a_usage_error_of_a_json_command_is_a_json_object_with_exit_code_2(tmp_p
     (["hms", "export", "s.v", "--engine", "nope", "--json"], "BadParameter", "Invalid value for '--engine'"),
 ])
 def test_usage_errors_with_json_are_json_whether_click_or_the_command_finds_them(tmp_path, args, kind, message):
-    error = _json_error(CliRunner().invoke(main, args if args[0] == "--db" else
+    error = _json_error(CliRunner().invoke(main, args if "--db" in args else
                                            ["--db", str(tmp_path / "x.db"), *args]), 2)
     assert error["type"] == kind and error["message"].startswith(message), error
     assert list(tmp_path.iterdir()) == []

@@ -264,7 +264,7 @@ class _Group(click.Group):
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as e:  # the main options (--db ''): no CliContext yet
-            if _asks_json(args):
+            if _asks_json(ctx.meta[_ARGS]):  # not args: click's parser takes the options out of it
                 raise _JsonError(e, e.exit_code) from e
             raise
 
