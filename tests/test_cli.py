@@ -1747,6 +1747,27 @@ def test_a_stdout_closed_at_the_start_is_said_as_a_stdout_that_refuses_output(tm
     assert quiet.stderr == "no live view directly in namespace t (the namespaces that hold views: s)\n"
 
 
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["--json", "--help"], ["--version", "--json"],
+                                  ["--json", "--version"]])
+@pytest.mark.parametrize("stdout", ["full", "closed"])
+def test_help_and_version_to_a_stdout_that_refuses_them_end_as_a_command_does(args, stdout):
+    """--help and --version print while the command line is read, before a command runs and its
+    errors are said: to a full disk or a stdout closed at the start they ended in a traceback. They
+    end as a command does there: one line (a JSON object with --json), exit code 1."""
+    command = [sys.executable, "-m", "viewstore", *args]
+    if stdout == "full":
+        with open("/dev/full", "w") as full:
+            process = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+        message = "[Errno 28] No space left on device"
+    else:
+        process = subprocess.run(command, preexec_fn=lambda: os.close(1), stderr=subprocess.PIPE, text=True,
+                                 timeout=60)
+        message = "[Errno 9] Bad file descriptor"
+    assert process.returncode == 1, process.stderr
+    assert process.stderr == (json.dumps({"error": {"type": "OSError", "message": message, "exit_code": 1}}) + "\n"
+                              if "--json" in args else f"error: {message}\n")
+
+
 def test_event_tables_read_as_text(run, monkeypatch):
     """Times whole and compact; properties as key=value, removals as -key, each change on its line."""
     monkeypatch.setenv("COLUMNS", "200")

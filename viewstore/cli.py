@@ -267,6 +267,13 @@ class _Group(click.Group):
             if _asks_json(ctx.meta[_ARGS]):  # not args: click's parser takes the options out of it
                 raise _JsonError(e, e.exit_code) from e
             raise
+        except BrokenPipeError:  # --help to a reader that went away: click's own quiet end, as before
+            raise
+        except OSError as e:  # --help or --version, printed as the line is read, to a full disk or closed stdout
+            if _asks_json(ctx.meta[_ARGS]):
+                raise _JsonError(e, 1) from e
+            click.echo(visible(f"error: {e}"), err=True)
+            ctx.exit(1)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         if sys.stdout is not None:
