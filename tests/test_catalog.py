@@ -24,6 +24,7 @@ from viewstore.errors import CorruptLogError, DamagedProjectionsError, IcebergMe
 from viewstore.log import row_to_event
 from viewstore.model import ReadOnlyDict, VersionLogEntry, ViewVersion, diff_views
 from viewstore.projections import SNAPSHOT_EVERY
+from viewstore.types import DecimalType, FixedType, ListType, PrimitiveType, StructField, StructType
 
 COLS = [Column("day", "date"), Column("orders", "bigint", "orders that day")]
 SPARK = SQLRepresentation("spark", "SELECT day, count(*) AS orders FROM orders GROUP BY day")
@@ -2459,6 +2460,29 @@ def test_a_column_made_without_validation_is_refused_by_create_and_replace_and_w
             call("sales.daily" if call == store.replace_view else "sales.other", columns=[bad], representations=[SPARK],
                  default_namespace=["sales"])
     assert store.event_count() == count and not store.view_exists("sales.other")
+
+
+@pytest.mark.parametrize("built", [
+    PrimitiveType("garbage"), PrimitiveType("bigint"), DecimalType(50, 60), DecimalType(10.0, 2), FixedType(-1),
+    ListType("int"), StructType((StructField(1, PrimitiveType("int")),)),
+    StructType((StructField("a", PrimitiveType("int")), StructField("A", PrimitiveType("int")))),
+    StructType((StructField("a", PrimitiveType("int"), comment=5),)),
+])
+def test_a_hand_built_column_type_that_does_not_read_back_is_refused_by_create_and_replace_and_writes_nothing(
+        store, built):
+    """A type object was taken as it was and stored by its spelling: pydantic's own error from the
+    event, a TypeError or AttributeError from spelling it reached the caller, or a PrimitiveType("bigint")
+    was stored as another type than the one given."""
+    make(store)
+    count, rows = store.event_count(), store.projection_dump()
+    given = [("c", built), Column.model_construct(name="c", type=built, comment=None, nullable=True)]
+    for column in given:
+        for call in (store.create_view, store.replace_view):
+            with pytest.raises(ValidationError, match="is not a valid type"):
+                call("sales.daily" if call == store.replace_view else "sales.other", columns=[column],
+                     representations=[SPARK], default_namespace=["sales"])
+    assert store.event_count() == count and store.projection_dump() == rows and not store.view_exists("sales.other")
+    assert store.load_view("sales.daily").columns == tuple(COLS)
 
 
 @pytest.mark.parametrize("not_a_flag", ["no", "yes", 0, 1])

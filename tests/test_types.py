@@ -401,3 +401,38 @@ def test_a_nested_type_s_required_flags_are_flags_not_values_with_a_truth_value(
         MapType(int_, int_, not_a_flag)
     nested = StructType((StructField("a", ListType(int_, True), True), StructField("b", MapType(int_, int_))))
     assert str(nested) == "struct<a: list<int not null> not null, b: map<int, int>>"
+
+
+_INT = PrimitiveType("int")
+
+
+@pytest.mark.parametrize("built", [
+    PrimitiveType("garbage"), PrimitiveType("bigint"), PrimitiveType("LONG"), DecimalType(50, 60), DecimalType(True, 0),
+    DecimalType(10.0, 2), FixedType(-1), FixedType(0), ListType("int"), MapType(_INT, "string"),
+    StructType((StructField(1, _INT),)),  # type: ignore[arg-type]
+    StructType((StructField("", _INT),)), StructType((StructField("a", _INT), StructField("A", _INT))),
+    StructType((StructField("a", _INT, comment=5),)),  # type: ignore[arg-type]
+    StructType(("a",)),  # type: ignore[arg-type]
+])
+def test_a_hand_built_type_whose_spelling_does_not_read_back_as_it_is_refused(built):
+    with pytest.raises(ValidationError, match="is not a valid type"):
+        parse_type(built)
+
+
+@pytest.mark.parametrize("built", [
+    _INT, DecimalType(38, 0), FixedType(16), ListType(_INT, True), MapType(PrimitiveType("string"), _INT, True),
+    StructType((StructField("a b", _INT, True, "it's"), StructField("B", ListType(DecimalType(1, 1))))),
+    StructType(()),
+])
+def test_a_hand_built_type_that_reads_back_is_its_own_parse(built):
+    assert parse_type(built) is built and parse_type(str(built)) == built
+    parsed = parse_type(str(built))
+    assert parse_type(parsed) is parsed  # one parse_type made (known good at once) too
+
+
+def test_a_type_too_deep_to_spell_is_refused():
+    deep: ListType | PrimitiveType = _INT
+    for _ in range(MAX_DEPTH + 1):
+        deep = ListType(deep)
+    with pytest.raises(ValidationError, match="is not a valid type"):
+        parse_type(deep)

@@ -448,8 +448,10 @@ def _validated_again(value: Any, what: str) -> Any:
 
 
 def _plain_column(fields: dict[str, Any]) -> bool:
-    name, comment = fields.get("name"), fields.get("comment")
-    if (len(fields) == 4 and type(name) is str and isinstance(fields.get("type"), IcebergType)
+    name, comment, column_type = fields.get("name"), fields.get("comment"), fields.get("type")
+    # the type as parse_type gives it (a type object is checked to read back from its spelling)
+    if (len(fields) == 4 and type(name) is str and isinstance(column_type, IcebergType)
+            and parse_type(column_type) is column_type
             and (comment is None or type(comment) is str) and type(fields.get("nullable")) is bool):
         check_column_name(name)
         return True

@@ -5,6 +5,8 @@ A type is an immutable value. ``parse_type`` reads the Iceberg spelling (``long`
 ``fixed[16]``) and the common SQL spellings (``bigint``, ``integer``, ``varchar(20)``, ``text``,
 ``array<int>``, ``struct<a:int>``, ``timestamp with time zone``, ...) and returns the canonical type;
 ``str(type)`` gives the Iceberg spelling back, so ``str(parse_type(str(t))) == str(t)`` always holds.
+Given a type object, ``parse_type`` takes it only when its spelling parses back to an equal type: one
+built by hand that does not (``PrimitiveType("bigint")``, ``DecimalType(50, 60)``) is refused.
 A timestamp precision above microseconds (``timestamp(9)``, with or without time zone) is Iceberg's
 nanosecond type (``timestamp_ns``, ``timestamptz_ns``), as the engine codecs read it; ``time with
 time zone``, which Iceberg has no type for, is refused. A length, precision or count is ASCII digits
@@ -266,17 +268,24 @@ class _Tokens:
 def parse_type(text: str | IcebergType) -> IcebergType:
     """Parse an Iceberg or SQL type spelling into its canonical Iceberg type.
 
+    A type object is returned as it is when its spelling (``str()``) parses back to an equal type:
+    a view's columns are stored by their spelling, so one built by hand that does not read back
+    (``PrimitiveType("garbage")``, ``DecimalType(50, 60)``, a struct with two fields of one name)
+    would make a view no load could read.
+
     Raises:
         ValidationError: the text is not a type viewstore knows (``time with time zone`` included),
             gives a number larger than :data:`MAX_TYPE_NUMBER`, or nests deeper than
-            :data:`MAX_DEPTH`.
+            :data:`MAX_DEPTH`; or a type object cannot be spelled, or its spelling reads back as
+            another type or none.
     """
     if type(text) is str:  # the common case first: a spelling parsed before (rebuild checks every column)
         cached = _CACHE.get(text)
         if cached is not None:
             return cached
     if isinstance(text, IcebergType):
-        return text
+        # a type this call returned before (a loaded view's column, given back) is known good
+        return text if _PARSED.get(id(text)) is text else _read_back(text)
     if not isinstance(text, str) or not text.strip():
         raise ValidationError(f"a column type must be a non-empty string, not {text!r}")
     tokens = _Tokens(text)
@@ -285,10 +294,35 @@ def parse_type(text: str | IcebergType) -> IcebergType:
         raise ValidationError(f"unknown type {text!r}: unexpected {tokens.peek()[1]!r}")  # type: ignore[index]
     if len(_CACHE) < 4096:
         _CACHE[text] = result
+        _PARSED[id(result)] = result
     return result
 
 
+#: the types of spellings parsed before, by spelling; and the same types by their id (the dict holds
+#: each, so no other object can have that id while it is there)
 _CACHE: dict[str, IcebergType] = {}
+_PARSED: dict[int, IcebergType] = {}
+
+
+def _read_back(t: IcebergType) -> IcebergType:
+    """``t``, once the parse of its spelling is found equal to it (see :func:`parse_type`).
+
+    Raises:
+        ValidationError: ``t`` cannot be spelled, or its spelling is no type or another one.
+    """
+    try:
+        spelling = str(t)
+    except Exception as e:  # fields of the wrong kind (a name that is no string) fail in str(), or a nesting too deep
+        raise ValidationError(f"{type(t).__name__} is not a valid type: it cannot be spelled "
+                              f"({type(e).__name__}: {e})") from None
+    try:
+        parsed = parse_type(spelling)
+    except ValidationError as e:
+        raise ValidationError(f"type {spelling[:60]!r} is not a valid type: {e}") from None
+    if parsed != t:
+        raise ValidationError(f"type {spelling[:60]!r} is not a valid type: its spelling reads back as "
+                              f"{parsed!r}, not as {t!r}"[:300])
+    return t
 
 
 def _optional_length(tokens: _Tokens) -> int | None:
