@@ -132,16 +132,20 @@ def iceberg_to_spark(iceberg_type: IcebergType | str) -> T.DataType:
         ValidationError: an unknown spelling, or an Iceberg type Spark cannot hold
             (``timestamp_ns``, ``timestamptz_ns``).
     """
-    t = parse_type(iceberg_type)
+    return _to_spark(parse_type(iceberg_type))
+
+
+def _to_spark(t: IcebergType) -> T.DataType:
+    """The Spark type of ``t``, a type :func:`parse_type` has checked (its parts are not checked again)."""
     if isinstance(t, StructType):
         return T.StructType([
-            T.StructField(f.name, iceberg_to_spark(f.type), not f.required,
+            T.StructField(f.name, _to_spark(f.type), not f.required,
                           {_COMMENT: f.comment} if f.comment is not None else None)
             for f in t.fields])
     if isinstance(t, ListType):
-        return T.ArrayType(iceberg_to_spark(t.element), not t.element_required)
+        return T.ArrayType(_to_spark(t.element), not t.element_required)
     if isinstance(t, MapType):
-        return T.MapType(iceberg_to_spark(t.key), iceberg_to_spark(t.value), not t.value_required)
+        return T.MapType(_to_spark(t.key), _to_spark(t.value), not t.value_required)
     if isinstance(t, DecimalType):
         return T.DecimalType(t.precision, t.scale)
     if isinstance(t, FixedType):
