@@ -92,16 +92,20 @@ def test_a_struct_field_that_starts_with_no_name_is_refused_naming_what_came_ins
 def test_the_spellings_parse_type_remembers_are_bounded_and_one_past_the_bound_is_still_parsed():
     from viewstore import types
 
-    before = dict(types._CACHE)
+    before, known = dict(types._CACHE), dict(types._PARSED)
     types._CACHE.clear()
+    types._PARSED.clear()
     try:
         for n in range(1, 4098):
             assert parse_type(f"fixed[{n}]") == FixedType(n)
         assert len(types._CACHE) == 4096 and "fixed[4096]" in types._CACHE and "fixed[4097]" not in types._CACHE
+        assert len(types._PARSED) == 4096  # the types it remembers by id are those it remembers by spelling
         assert parse_type("fixed[4097]") == FixedType(4097)
     finally:  # the other tests' spellings remembered again, as a process that never filled it has them
         types._CACHE.clear()
         types._CACHE.update(before)
+        types._PARSED.clear()
+        types._PARSED.update(known)
 
 
 def test_type_values():
