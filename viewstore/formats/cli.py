@@ -59,9 +59,14 @@ def records_of(data: Any, source: str = "the file") -> list[dict[str, Any]]:
     return records
 
 
+def _source(path: str) -> str:
+    """How messages name the FILE argument: ``<stdin>`` for ``-``."""
+    return "<stdin>" if path == "-" else path
+
+
 def _load(path: str) -> list[dict[str, Any]]:
     """The records of the file at ``path``, or of stdin for ``-`` (a pipe from ``hms export --json``)."""
-    source = "<stdin>" if path == "-" else path
+    source = _source(path)
     try:
         if path == "-":
             text = sys.stdin.buffer.read().decode("utf-8")
@@ -136,7 +141,7 @@ def import_(ctx: click.Context, cli: CliContext, file: str, identifier: str | No
                                f"({count(len(view.versions), 'version')}, {count(view.stream_version, 'event')})"))
         return
     if identifier is not None or metadata_file is not None:
-        raise ValidationError(f"{'<stdin>' if file == '-' else file} holds {len(records)} records; "
+        raise ValidationError(f"{_source(file)} holds {len(records)} records; "
                               "IDENTIFIER and --metadata apply to one record only")
     report = _import_many(cli, records)
     cli.failing = not report.ok
