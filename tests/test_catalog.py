@@ -717,6 +717,16 @@ def test_events_filters(store):
             store.events(since="yesterday-ish")
 
 
+def test_actors_are_everyone_with_an_event_in_the_log_sorted(store):
+    assert store.actors() == []
+    make(store)
+    with ViewStore(store.path, actor="bob") as bob, ViewStore(store.path, actor="Zoe") as zoe:
+        bob.alter_view("sales.daily", ViewChange.update_comment("by bob"))
+        zoe.drop_view("sales.daily")
+    assert store.actors() == ["Zoe", "alice", "bob"]  # as SQLite sorts text: by code point
+    assert store.events(actor="bobb") == [] and "bobb" not in store.actors()  # a typo, told from a quiet actor
+
+
 def test_events_between_positions_are_those_of_every_plan_in_that_range(store):
     """since_position and until_position (inclusive) keep exactly the events in that range, whatever
     else is asked (by view, actor, time, types of either plan, a limit from either end)."""

@@ -258,7 +258,7 @@ def test_history_audit_as_of_rollback_rename_drop(run):
     assert "is at version 1" in run("rollback", "s.v", "1")
     audit = json.loads(run("audit", "--actor", "carol", "--type", "view.rolled_back", "--json"))
     assert [e["type"] for e in audit] == ["view.rolled_back"] and audit[0]["payload"]["current_version_id"] == 1
-    assert json.loads(run("audit", "--actor", "nobody", "--json")) == []
+    assert run("audit", "--actor", "nobody", "--json") == "[]\nnote: no event in the log is by actor 'nobody'\n"
     assert len(json.loads(run("audit", "--view", "s.v", "--since", first["occurred_at"], "--json"))) == 3
     assert "3 events" in run("audit")
     latest = json.loads(run("audit", "--newest-first", "--limit", "2", "--json"))
@@ -280,8 +280,29 @@ def test_audit_of_a_view_name_that_never_existed_is_an_error_not_zero_events(run
     assert json.loads(run("audit", "--view", "s.nope", "--json", code=1))["error"]["message"] == \
         "no view was ever named s.nope"
     assert len(json.loads(run("audit", "--view", "s.v", "--json"))) == 2  # the old name: its view's events
-    assert json.loads(run("audit", "--view", "s.v", "--actor", "nobody", "--json")) == []
-    assert run("audit", "--view", "s.v", "--actor", "nobody").startswith("0 events")
+    assert json.loads(run("audit", "--view", "s.v", "--actor", "carol", "--type", "view.dropped", "--json")) == []
+    assert run("audit", "--view", "s.v", "--actor", "carol", "--type", "view.dropped").startswith("0 events")
+
+
+def test_audit_of_an_actor_with_no_event_in_the_log_says_so_on_stderr(run):
+    """An actor's name mistyped read as an actor who changed nothing: "0 events", and nothing more."""
+    create(run)
+    run("--actor", "user03", "create", "s.w", "--sql", "SELECT 1 AS x", "--column", "x:int")
+
+    def invoke(*args):
+        result = CliRunner().invoke(main, ["--db", str(run.db), *args])
+        assert result.exit_code == 0, result.output
+        return result.stdout, result.stderr
+
+    note = "note: no event in the log is by actor 'usr03' (did you mean 'user03'?)\n"
+    assert invoke("audit", "--actor", "usr03", "--json") == ("[]\n", note)
+    out, err = invoke("audit", "--actor", "usr03", "--view", "s.v", "--limit", "1")
+    assert out.startswith("0 events") and err == note
+    assert invoke("audit", "--actor", "zz-top")[1] == "note: no event in the log is by actor 'zz-top'\n"
+    # an actor with events, none of them matching, is answered as before: no note
+    assert invoke("audit", "--actor", "user03", "--type", "view.dropped", "--json") == ("[]\n", "")
+    assert invoke("audit", "--actor", "user03", "--since", "9999-01-01")[1] == ""
+    assert json.loads(invoke("audit", "--actor", "user03", "--json")[0])[0]["view"] == "s.w"
 
 
 def test_export_follows_the_codec_property_unless_told(run, tmp_path):
@@ -2293,7 +2314,7 @@ def test_audit_and_history_json_is_written_a_batch_of_events_at_a_time(run, monk
         assert out.text == cli.json_text(json.loads(out.text)) + "\n"
         assert [(e["position"], e["type"]) for e in json.loads(out.text)] == [
             (1, "view.created"), *[(p, "view.properties_set") for p in range(2, 6)]]
-    assert run("audit", "--json", "--actor", "nobody") == "[]\n"
+    assert run("audit", "--json", "--type", "view.dropped") == "[]\n"
 
 
 def test_a_closed_pipe_keeps_a_failing_reports_exit_code(tmp_path):

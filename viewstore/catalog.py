@@ -1336,6 +1336,15 @@ class ViewStore:
         with self._reading():
             return self._log.count()
 
+    def actors(self) -> list[str]:
+        """Every actor that has an event in the log, sorted: who ever changed anything here.
+
+        ``events(actor=...)`` of a name not among them holds no event; this tells a typo from an actor
+        who made no change in the range asked about. One index seek per actor, however long the log.
+        """
+        with self._reading():
+            return self._log.actors()
+
     @property
     def store_id(self) -> str:
         """A UUID naming this store, kept in its file (the ``meta`` table); it never changes.

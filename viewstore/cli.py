@@ -1536,6 +1536,21 @@ def audit(cli: CliContext, who: str | None, view: str | None, types: tuple[str, 
                                    until_position=until_position, batch=JSON_BATCH) as events:
         # the count heads the table: known once its first rows are read (a query of its own past them)
         _show_events(cli, events, as_json, lambda: count(events.count(), "event"))
+        found = events.count()  # (read to its end by now: no query of its own)
+    if who is not None and not found:
+        _note_actor(cli.store(), who)
+
+
+def _note_actor(store: ViewStore, actor: str) -> None:
+    """A note on stderr when no event in the log is by ``actor`` (a typo, most likely, which would
+    otherwise read as an actor who changed nothing), naming the actors close to it; stdout, --json
+    output and the exit code are those of an answer that holds no event."""
+    actors = store.actors()
+    if actor in actors:
+        return
+    close = difflib.get_close_matches(actor, actors, 3, 0.75)
+    hint = f" (did you mean {' or '.join(visible(repr(a)) for a in close)}?)" if close else ""
+    click.echo(f"note: no event in the log is by actor {visible(repr(actor))}{hint}", err=True)
 
 
 @main.command("query", short_help="Ask an audit question in read-only SQL.")

@@ -1352,6 +1352,10 @@ class EventLog:
         count: int = self.conn.execute("SELECT count(*) FROM events").fetchone()[0]
         return count
 
+    def actors(self) -> list[str]:
+        """Every actor with an event in the log, sorted: one seek of ``events_by_actor`` per actor."""
+        return [actor for (actor,) in self.conn.execute(_ACTORS)]
+
     def data_version(self) -> int:
         """SQLite's counter of commits made by other connections (for cache invalidation)."""
         try:
