@@ -271,6 +271,31 @@ def test_history_audit_as_of_rollback_rename_drop(run):
     assert [e["type"] for e in json.loads(run("history", "s.w", "--json"))][-2:] == ["view.renamed", "view.dropped"]
 
 
+def test_history_of_a_name_other_views_had_too_says_so_on_stderr(run):
+    """history shows one view's events: re-created under the name of one renamed away (or dropped),
+    the name's earlier view was not in the answer, nor said to exist."""
+    def invoke(*args):
+        result = CliRunner().invoke(main, ["--db", str(run.db), "--actor", "carol", *args])
+        assert result.exit_code == 0, result.output
+        return result.stdout, result.stderr
+
+    create(run, "fin.ledger")
+    run("rename", "fin.ledger", "fin.ledger_old")
+    run("rename", "fin.ledger_old", "archive.ledger")
+    assert invoke("history", "fin.ledger")[1] == ""  # one view had it: nothing to say
+    create(run, "fin.ledger")
+    out, err = invoke("history", "fin.ledger", "--json")
+    assert [e["type"] for e in json.loads(out)] == ["view.created"]  # the new view's, as before
+    assert err == ("note: fin.ledger was also the name of 1 other view; 'viewstore audit --view fin.ledger' lists "
+                   "the events of every view that had it\n")
+    run("drop", "fin.ledger")
+    create(run, "fin.ledger")
+    assert "also the name of 2 other views;" in invoke("history", "fin.ledger")[1]
+    assert len(json.loads(run("audit", "--view", "fin.ledger", "--json"))) == 6  # what the note points to
+    for name in ("archive.ledger", "fin.ledger_old"):  # the first view's names, no other view's
+        assert invoke("history", name)[1] == ""
+
+
 def test_audit_of_a_view_name_that_never_existed_is_an_error_not_zero_events(run):
     create(run)
     run("rename", "s.v", "s.w")

@@ -1489,6 +1489,18 @@ def history(cli: CliContext, identifier: str, since_position: int | None, until_
     with cli.store().stream_history(identifier, since_position=since_position, until_position=until_position,
                                     batch=JSON_BATCH) as events:
         _show_events(cli, events, as_json, f"history of {identifier_str(to_identifier(identifier))}")
+    _note_other_holders(cli.store(), identifier_str(to_identifier(identifier)))
+
+
+def _note_other_holders(store: ViewStore, name: str) -> None:
+    """A note on stderr when views other than the one ``history`` shows had the name (a view
+    re-created under the name of one dropped or renamed away): their events are not in the answer,
+    and ``audit --view`` lists them; stdout, --json output and the exit code are left alone."""
+    holders = {e.view_id for e in store.events(view=name, types=["view.created", "view.imported", "view.renamed"])}
+    if len(holders) > 1:
+        others = count(len(holders) - 1, "other view")
+        click.echo(f"note: {visible(name)} was also the name of {others}; 'viewstore audit --view {visible(name)}' "
+                   "lists the events of every view that had it", err=True)
 
 
 @main.command()
