@@ -314,6 +314,37 @@ def test_a_name_or_namespace_that_is_not_text_in_views_is_damage(tmp_path, colum
         assert store.list_views() == store.list_views("a") == [("a", "v")] and store.list_namespaces() == [("a",)]
 
 
+def test_the_namespaces_near_a_typed_one_are_sought_each_side_of_it(tmp_path):
+    """For the hint of a mistyped namespace: namespaces_near reads up to each_side live namespaces
+    sorting before the typed one, nearest first, and as many after it, each namespace once however
+    many views it holds, never the typed one itself, one whose views are all dropped or one that is
+    not text (a damaged row); namespaces_among keeps the ones holding a live view, and
+    namespace_first_letters lists the first letters of the live namespaces, up to a bound."""
+    import sqlite3
+
+    from viewstore import ViewStore
+
+    path = tmp_path / "near.db"
+    with ViewStore(path, actor="me") as store:
+        for ident in ("a.v", "b.v", "c.v", "d.v", "d.w", "d.x", "d.e.v", "f.v", "g.v", "h.v", "k.v"):
+            store.create_view(ident, columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                              default_namespace="a")
+        store.drop_view("g.v")
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE views SET namespace = CAST('k' AS BLOB) WHERE namespace = 'k'")
+    raw.close()
+    with ViewStore(path, actor="me") as store:
+        p = store._projections
+        assert p.namespaces_near("d", 2) == ["c", "b", "d.e", "f"]  # d.e sorts before dd: '.' < 'd'
+        assert p.namespaces_near("dd", 3) == ["d.e", "d", "c", "f", "h"]  # g dropped, k not text
+        assert p.namespaces_near("a", 2) == ["b", "c"]
+        assert p.namespaces_near("zz", 100) == ["h", "f", "d.e", "d", "c", "b", "a"]
+        assert sorted(p.namespaces_among(["a", "g", "zz", "d.e", "d", "k"])) == ["a", "d", "d.e"]
+        assert p.namespaces_among([]) == []
+        assert p.namespace_first_letters(100) == ["a", "b", "c", "d", "f", "h"]
+        assert p.namespace_first_letters(2) == ["a", "b"]
+
+
 def test_fold_stored_refuses_a_version_without_representations():
     payload = {"version": {**VERSION, "version_id": 2, "representations": []}, "current_version_id": 2,
                "log_entry": {"timestamp_ms": 6, "version_id": 2}}

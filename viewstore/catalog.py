@@ -482,6 +482,25 @@ def _either(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
+def _near(typed: str, near: Callable[[str, int], list[str]], among: Callable[[list[str]], list[str]],
+          first_letters: Callable[[int], list[str]]) -> list[str]:
+    """What a suggestion for ``typed`` (a name in its namespace, or a namespace) compares with, of the
+    live ones ``near``, ``among`` and ``first_letters`` read: the :data:`SUGGESTION_WINDOW` each side
+    of it in sort order (``near``) and, when that window may have left some out, those one typo in
+    the first letter would make of it: a letter added before it, dropped or changed, or its first two
+    swapped (``among`` looks them up, for up to :data:`SUGGESTION_LETTERS` first letters), as they
+    sort away from the typed one. Index seeks all, however many there are to compare with."""
+    found = near(typed, SUGGESTION_WINDOW)
+    if len(found) < SUGGESTION_WINDOW:  # neither side full: all of them were read
+        return found
+    rest = typed[1:]
+    guesses = {rest, typed[1:2] + typed[:1] + typed[2:]}
+    for letter in first_letters(SUGGESTION_LETTERS):
+        guesses.update((letter + typed, letter + rest))
+    guesses -= {typed, ""}
+    return list(dict.fromkeys(found + among(sorted(guesses))))
+
+
 def _time_text(ms: int, form: str = "table") -> str:
     """An epoch-ms time as everything viewstore prints writes it, in UTC, always with a four-digit
     year: ``table`` ``2026-11-25 18:43:50.232`` (a table's cell, the zone said in its header),
@@ -572,12 +591,13 @@ CATCH_UP_EVENTS = 64
 #: (difflib's ratio; 0.75 lets one typo in a name of four letters through, not names merely alike)
 SUGGESTED_NAMES = 3
 SUGGESTION_CUTOFF = 0.75
-#: the names a suggestion compares with, each side of the typed name in its namespace's sort order: a
-#: namespace of 100,000 views is not read whole for an error message (a typo past the first letters
-#: sorts beside the name it misspells)
+#: the names a suggestion compares with, each side of the typed name in its namespace's sort order, and
+#: the namespaces each side of a mistyped namespace: a namespace of 100,000 views, or a store of 100,000
+#: namespaces, is not read whole for an error message (a typo past the first letters sorts beside the
+#: name it misspells)
 SUGGESTION_WINDOW = 500
 #: beyond the window, the names one typo in the first letter would make of the typed one are looked up
-#: (see ViewStore._names_near): for at most this many first letters of the namespace's names
+#: (see _near): for at most this many first letters of the namespace's names (or of the namespaces)
 SUGGESTION_LETTERS = 100
 
 #: what a write of a store inside the block of one of its streams of events (which holds a read open
@@ -1712,33 +1732,29 @@ class ViewStore:
         :data:`SUGGESTION_CUTOFF`), for its error, closest first, at most :data:`SUGGESTED_NAMES`:
         those of its namespace, else those of the namespaces close to its own (a typo there).
         Bounded: of a namespace, the names :meth:`_names_near` reads are compared, however many views
-        it holds."""
+        it holds; of the namespaces, those :meth:`_namespaces_near` reads, however many there are."""
         namespace, name = identifier_str(ident[:-1]), ident[-1]
         found = difflib.get_close_matches(name, self._names_near(namespace, name), SUGGESTED_NAMES,
                                           SUGGESTION_CUTOFF)
         if found:
             return [f"{namespace}.{n}" for n in found]
-        others = [ns for ns in map(identifier_str, self._projections.namespaces()) if ns != namespace]
         # difflib's own cutoff for the namespace (a typo in a short one), the suggestion's for the whole name
-        candidates = [f"{ns}.{n}" for ns in difflib.get_close_matches(namespace, others, SUGGESTED_NAMES)
+        candidates = [f"{ns}.{n}" for ns in difflib.get_close_matches(namespace, self._namespaces_near(namespace),
+                                                                      SUGGESTED_NAMES)
                       for n in self._names_near(ns, name)]
         return difflib.get_close_matches(identifier_str(ident), candidates, SUGGESTED_NAMES, SUGGESTION_CUTOFF)
 
     def _names_near(self, namespace: str, name: str) -> list[str]:
-        """The live names of ``namespace`` a suggestion for ``name`` compares with: the
-        :data:`SUGGESTION_WINDOW` names each side of it in sort order (two index seeks) and, when
-        that window may have left names out, those one typo in the first letter would make of it: a
-        letter added before it, dropped or changed, or its first two swapped (an index seek each,
-        for up to :data:`SUGGESTION_LETTERS` first letters), as they sort away from the typed one."""
-        near = self._projections.names_near(namespace, name, SUGGESTION_WINDOW)
-        if len(near) < SUGGESTION_WINDOW:  # neither side full: the namespace was read whole
-            return near
-        rest = name[1:]
-        guesses = {rest, name[1:2] + name[:1] + name[2:]}
-        for letter in self._projections.first_letters(namespace, SUGGESTION_LETTERS):
-            guesses.update((letter + name, letter + rest))
-        guesses -= {name, ""}
-        return list(dict.fromkeys(near + self._projections.names_among(namespace, sorted(guesses))))
+        """The live names of ``namespace`` a suggestion for ``name`` compares with (see :func:`_near`)."""
+        p = self._projections
+        return _near(name, functools.partial(p.names_near, namespace),
+                     functools.partial(p.names_among, namespace), functools.partial(p.first_letters, namespace))
+
+    def _namespaces_near(self, namespace: str) -> list[str]:
+        """The namespaces of live views, other than ``namespace``, a suggestion for a typo in it
+        compares with (see :func:`_near`): not every namespace of the store."""
+        p = self._projections
+        return _near(namespace, p.namespaces_near, p.namespaces_among, p.namespace_first_letters)
 
     def _plan_for(self, ident: Identifier, expected_version: int | None, *, must_exist: bool = True) -> _Plan:
         if expected_version is not None:

@@ -970,17 +970,30 @@ _SELECT_VERSION_RUNS = ("SELECT v.version_id, v.timestamp_ms, v.schema_id, v.col
 # (damage: seq 1.5 would sort among them) is left out, so the entries found fall short of the length.
 _SELECT_LOG_PREFIX = ("SELECT timestamp_ms, version_id FROM view_version_log WHERE view_id = ? "
                       "AND seq BETWEEN 1 AND ? AND typeof(seq) = 'integer' ORDER BY seq")
-# The first letters of a namespace's live names, sorted, by a loose index scan of ``views_by_namespace``:
-# each step seeks the first name after every one that begins with the letter before (char() of the next
-# code point: SQLite compares text by its UTF-8 bytes, which sort as the code points do; the last code
-# point, U+10FFFF, has none after it).
-_FIRST_LETTERS = """WITH RECURSIVE letters(letter) AS (
-    SELECT substr((SELECT min(name) FROM views WHERE live = 1 AND namespace = ?1), 1, 1)
+# The first letters of a namespace's live names (or of the live namespaces), sorted, by a loose index scan
+# of ``views_by_namespace``: each step seeks the first name after every one that begins with the letter
+# before (char() of the next code point: SQLite compares text by its UTF-8 bytes, which sort as the code
+# points do; the last code point, U+10FFFF, has none after it).
+_FIRST_LETTERS_OF = """WITH RECURSIVE letters(letter) AS (
+    SELECT substr((SELECT min({column}) FROM views WHERE {scope}), 1, 1)
     UNION ALL
-    SELECT substr((SELECT min(name) FROM views WHERE live = 1 AND namespace = ?1
-                   AND name >= char(unicode(letter) + 1)), 1, 1)
-    FROM letters WHERE letter IS NOT NULL AND letter != '' AND unicode(letter) < 1114111 LIMIT ?2
-) SELECT letter FROM letters WHERE letter IS NOT NULL AND letter != '' LIMIT ?2"""
+    SELECT substr((SELECT min({column}) FROM views WHERE {scope}
+                   AND {column} >= char(unicode(letter) + 1)), 1, 1)
+    FROM letters WHERE letter IS NOT NULL AND letter != '' AND unicode(letter) < 1114111 LIMIT :at_most
+) SELECT letter FROM letters WHERE letter IS NOT NULL AND letter != '' LIMIT :at_most"""
+_FIRST_LETTERS = _FIRST_LETTERS_OF.format(column="name", scope="live = 1 AND namespace = :namespace")
+_NAMESPACE_FIRST_LETTERS = _FIRST_LETTERS_OF.format(column="namespace", scope="live = 1")
+
+# The live namespaces on one side of a typed one (not it), nearest first, at most :each_side of them:
+# a loose index scan of ``views_by_namespace`` as _LIVE_NAMESPACES is, from the typed one outwards
+_NAMESPACES_BESIDE = """WITH RECURSIVE ns(namespace, n) AS (
+    SELECT (SELECT {nearest}(namespace) FROM views WHERE live = 1 AND namespace {side} :typed), 1
+    UNION ALL
+    SELECT (SELECT {nearest}(v.namespace) FROM views AS v WHERE v.live = 1 AND v.namespace {side} ns.namespace), n + 1
+    FROM ns WHERE ns.namespace IS NOT NULL AND n < :each_side)
+SELECT namespace FROM ns WHERE namespace IS NOT NULL"""
+_NAMESPACES_BEFORE = _NAMESPACES_BESIDE.format(nearest="max", side="<")
+_NAMESPACES_AFTER = _NAMESPACES_BESIDE.format(nearest="min", side=">")
 
 # The namespaces of live views, sorted, by a loose index scan of ``views_by_namespace``: each step
 # seeks the next namespace after the one before, where DISTINCT would read every live view.
@@ -1148,7 +1161,29 @@ class Projections:
     def first_letters(self, namespace: str, at_most: int) -> list[str]:
         """The first letters of the names of live views in ``namespace``, in sort order, at most
         ``at_most`` of them: one seek of ``views_by_namespace`` each, however many views it holds."""
-        rows = self.conn.execute(_FIRST_LETTERS, (namespace, at_most))
+        rows = self.conn.execute(_FIRST_LETTERS, {"namespace": namespace, "at_most": at_most})
+        return [row[0] for row in rows if type(row[0]) is str]
+
+    def namespaces_near(self, namespace: str, each_side: int) -> list[str]:
+        """Namespaces of live views other than ``namespace``: up to ``each_side`` sorting before it
+        (nearest first) and as many after it, one seek of ``views_by_namespace`` each however many
+        namespaces and views there are. Not text ones (damaged rows) are left out: this reads for a
+        hint in an error message."""
+        params = {"typed": namespace, "each_side": each_side}
+        rows = [*self.conn.execute(_NAMESPACES_BEFORE, params), *self.conn.execute(_NAMESPACES_AFTER, params)]
+        return [row[0] for row in rows if type(row[0]) is str]
+
+    def namespaces_among(self, namespaces: Iterable[str]) -> list[str]:
+        """Those of ``namespaces`` that hold a live view, one seek of ``views_by_namespace`` each
+        (not a read of their views)."""
+        rows = self.conn.execute("SELECT value FROM json_each(?) WHERE EXISTS (SELECT 1 FROM views "
+                                 "WHERE live = 1 AND namespace = value)", (dumps(list(namespaces)),))
+        return [row[0] for row in rows]
+
+    def namespace_first_letters(self, at_most: int) -> list[str]:
+        """The first letters of the namespaces of live views, in sort order, at most ``at_most`` of
+        them: one seek of ``views_by_namespace`` each, however many namespaces there are."""
+        rows = self.conn.execute(_NAMESPACE_FIRST_LETTERS, {"at_most": at_most})
         return [row[0] for row in rows if type(row[0]) is str]
 
     def latest_view_id(self, namespace: str, name: str) -> str | None:
