@@ -1573,6 +1573,17 @@ def test_a_dialect_no_engine_and_not_sqlglot_has_is_stored_with_a_note_on_stderr
         "note: dialect 'trinno' is not one sqlglot knows; stored as given\n")
 
 
+def test_sql_is_stored_as_written_unparsed_and_only_a_blank_one_is_refused(run):
+    """As the README says: viewstore does not parse a representation's SQL (an engine reads it), so
+    SQL no engine would take is stored as given, with nothing on stderr; blank SQL is refused, exit 1."""
+    result = CliRunner().invoke(main, ["--db", str(run.db), "create", "s.v", "--sql", "SELEC 1 FROM",
+                                       "--column", "x:int"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert json.loads(run("show", "s.v", "--json"))["representations"] == [{"dialect": "spark", "sql": "SELEC 1 FROM"}]
+    assert run("alter", "s.v", "--add-representation", "trino", " \n ", code=1) == (
+        "error: the SQL of a representation must not be empty\n")
+    assert read(run.db, "event_count") == 1
+
 
 def test_a_dialect_is_known_to_an_engine_or_to_sqlglot_in_any_case(run):
     """A dialect is compared as lower case, with the engines' and with sqlglot's (whose names are
