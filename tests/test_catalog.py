@@ -1539,6 +1539,19 @@ def test_event_rows_are_the_rows_of_the_events_that_events_returns(store):
             store.event_rows(**bad)
 
 
+def test_event_rows_hand_a_damaged_row_back_as_stored_where_events_refuse_it(store):
+    """As the README says: event_rows are the rows as stored, unchecked (bulk readers check them
+    themselves); events() refuses the same row, naming its position."""
+    make(store)
+    store.alter_view("sales.daily", ViewChange.update_comment("x"))
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("DROP TRIGGER events_append_only_update")
+        raw.execute("UPDATE events SET occurred_at = 'soon' WHERE position = 2")
+    raw.close()
+    assert [row[7] for row in store.event_rows()] == [store.events(until_position=1)[0].occurred_at, "soon"]
+    with pytest.raises(CorruptLogError, match="^cannot decode event at position 2: "):
+        store.events()
+
 
 def test_other_connections_see_commits_at_once(store):
     make(store)
