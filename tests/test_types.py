@@ -440,3 +440,23 @@ def test_a_type_too_deep_to_spell_is_refused():
         deep = ListType(deep)
     with pytest.raises(ValidationError, match="is not a valid type"):
         parse_type(deep)
+
+
+def test_the_refusal_of_a_hand_built_type_names_the_type_and_its_spelling_up_to_sixty_characters():
+    """The message says which type it was: the class of one that cannot be spelled (not the error's),
+    and the spelling of one that does not read back, cut at 60 characters (planted, the class of the
+    error named as the type, or the spelling cut at 6 characters, and only "is not a valid type" was
+    matched)."""
+    with pytest.raises(ValidationError) as unspellable:
+        parse_type(StructType((StructField(1, _INT),)))  # type: ignore[arg-type]
+    assert str(unspellable.value) == ("StructType is not a valid type: it cannot be spelled "
+                                      "(TypeError: expected string or bytes-like object, got 'int')")
+    with pytest.raises(ValidationError) as garbage:
+        parse_type(PrimitiveType("garbage"))
+    assert str(garbage.value) == ("type 'garbage' is not a valid type: unknown type 'garbage': "
+                                  "'garbage' is not an Iceberg or SQL type")
+    long_name = "x" * 80
+    with pytest.raises(ValidationError) as long:
+        parse_type(StructType((StructField(long_name, _INT), StructField(long_name.upper(), _INT))))
+    assert str(long.value).startswith(f"type 'struct<{'x' * 53}' is not a valid type: unknown type ")
+
