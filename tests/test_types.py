@@ -460,3 +460,23 @@ def test_the_refusal_of_a_hand_built_type_names_the_type_and_its_spelling_up_to_
         parse_type(StructType((StructField(long_name, _INT), StructField(long_name.upper(), _INT))))
     assert str(long.value).startswith(f"type 'struct<{'x' * 53}' is not a valid type: unknown type ")
 
+
+def test_a_spelling_parsed_again_is_the_type_parsed_the_first_time_and_is_remembered_once():
+    """A spelling parsed before is answered from the table of spellings: the same object, and the
+    table of types by id beside it does not grow (planted, the table of spellings not looked up first
+    parsed it again, a new object each time, each one added to the table by id, unbounded)."""
+    from viewstore import types
+
+    before, known = dict(types._CACHE), dict(types._PARSED)
+    types._CACHE.clear()  # a table already at its bound would remember nothing
+    types._PARSED.clear()
+    try:
+        first = parse_type("map<string, list<decimal(12,3) not null>>")
+        for _ in range(3):
+            assert parse_type("map<string, list<decimal(12,3) not null>>") is first
+        assert list(types._PARSED.values()) == list(types._CACHE.values()) == [first]
+    finally:
+        types._CACHE.clear()
+        types._CACHE.update(before)
+        types._PARSED.clear()
+        types._PARSED.update(known)
