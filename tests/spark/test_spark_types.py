@@ -10,6 +10,7 @@ from pyspark.sql import types as T
 from viewstore import Column, ValidationError, parse_type
 from viewstore.spark.types import (SPARK_SCHEMA, columns_to_schema, iceberg_to_spark, parse_schema, recorded_schema,
                                    schema_to_columns, schema_to_record, spark_to_iceberg)
+from viewstore.types import DecimalType, FixedType, ListType, MapType, PrimitiveType, StructField, StructType
 
 pytestmark = pytest.mark.spark
 
@@ -112,6 +113,20 @@ def test_bad_spelling_is_a_validation_error():
     with pytest.raises(ValidationError) as refused:
         iceberg_to_spark("struct<a int")
     assert str(refused.value) == "unknown type 'struct<a int': it ends too early"
+
+
+@pytest.mark.parametrize("built", [
+    PrimitiveType("bigint"), DecimalType(50, 60), ListType(DecimalType(10, 20)),
+    MapType(PrimitiveType("string"), FixedType(-1), True),
+    StructType((StructField("a", PrimitiveType("int")), StructField("A", PrimitiveType("int")))),
+])
+def test_a_hand_built_iceberg_type_that_does_not_read_back_is_refused_not_mapped(built):
+    """iceberg_to_spark checks a type object once, as parse_type does, before it maps it: one built
+    by hand that its spelling does not read back as is refused (planted, a type object mapped
+    unchecked gave DecimalType(50,60), an array of DecimalType(10,20) and a struct with two fields of
+    one name, and bigint as no Spark counterpart)."""
+    with pytest.raises(ValidationError, match=r"^type '.*' is not a valid type: "):
+        iceberg_to_spark(built)
 
 
 def test_types_spark_infers_for_a_real_query(spark):
