@@ -1023,6 +1023,14 @@ def test_first_letters_end_at_a_name_beginning_with_the_last_code_point(store):
         make(store, ident)
     assert store._projections.first_letters("s", 100) == ["a", "\U0010ffff"]
 
+def test_first_letters_list_a_name_that_is_one_letter_long(store):
+    """Each step seeks the first name at or after the code point past the letter before: a name that
+    is that code point alone is the first there (planted, seeking past it skipped b: a, c and d)."""
+    for ident in ("s.a", "s.b", "s.c", "s.d1"):
+        make(store, ident)
+    assert store._projections.first_letters("s", 100) == ["a", "b", "c", "d"]
+
+
 def test_first_letters_leave_a_name_that_is_not_text_out(store, monkeypatch):
     """A damaged views row whose name is a blob has no first letter to try: its first byte is not
     listed, and a typo's look-up beyond the window still offers the close live name (planted, the
