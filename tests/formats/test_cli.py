@@ -215,6 +215,17 @@ def test_records_read_from_stdin_are_utf_8_and_said_as_stdin_in_every_error(tmp_
     assert ViewStore(db).list_views() == [("sales", "uni")]
 
 
+def test_records_read_from_stdin_are_utf_8_whatever_the_encoding_of_its_text(tmp_path):
+    """stdin's bytes are decoded as UTF-8, as hms export --json writes them, not by the text encoding
+    Python gives stdin (planted, stdin read as text under a Latin-1 one stored Ã\x9c for Ü)."""
+    db = str(tmp_path / "views.db")
+    sql = "SELECT 'Übersicht der Verkäufe 売上' AS a"
+    done = CliRunner(charset="latin-1").invoke(main, ["--db", db, "hms", "import", "-"],
+                                               input=json.dumps(record("uni", sql), ensure_ascii=False).encode())
+    assert done.exit_code == 0, done.output
+    assert ViewStore(db).load_view("sales.uni").representations[0].sql == sql
+
+
 def test_a_record_imported_again_says_how_to_import_it_under_another_name(run, tmp_path):
     one = tmp_path / "one.json"
     one.write_text(json.dumps(record("again")))
