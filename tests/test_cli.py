@@ -1825,6 +1825,21 @@ def test_help_and_version_to_a_stdout_that_refuses_them_end_as_a_command_does(ar
                               if "--json" in args else f"error: {message}\n")
 
 
+@pytest.mark.parametrize("args", [["--help"], ["--json", "--help"], ["--version"], ["--version", "--json"]])
+def test_help_and_version_to_a_reader_that_went_away_end_quietly(args):
+    """A closed pipe (viewstore --help | true, the reader gone before it is written to) is click's
+    quiet end, as for a command: exit code 1 and nothing said, not an error line (planted, the
+    BrokenPipeError taken as any OSError said error: [Errno 32] Broken pipe, or its JSON object)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        process = subprocess.run([sys.executable, "-m", "viewstore", *args], stdout=write_end,
+                                 stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert (process.returncode, process.stderr) == (1, "")
+
+
 def test_event_tables_read_as_text(run, monkeypatch):
     """Times whole and compact; properties as key=value, removals as -key, each change on its line."""
     monkeypatch.setenv("COLUMNS", "200")
