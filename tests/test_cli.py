@@ -2151,6 +2151,18 @@ def test_an_empty_viewstore_db_is_a_usage_error_as_an_empty_db_option_is(tmp_pat
         assert CliRunner().invoke(main, ["show", "--help"], env={"VIEWSTORE_ACTOR": blank}).exit_code == 0
 
 
+def test_an_empty_db_or_actor_a_program_gives_through_default_map_is_a_usage_error(tmp_path, monkeypatch):
+    """Only a blank environment variable is left to the command (which names it); '' from a
+    program's default_map is refused as on the command line (planted, every value not from the
+    command line let through as no value opened ./viewstore.db and took the OS user)."""
+    monkeypatch.chdir(tmp_path)
+    for defaults, option in [({"db": ""}, "--db"), ({"db": str(tmp_path / "v.db"), "actor": "  "}, "--actor")]:
+        result = CliRunner().invoke(main, ["create", "s.v", "--sql", "SELECT 1"], default_map=defaults)
+        assert result.exit_code == 2, result.output
+        assert result.output.splitlines()[-1] == f"Error: Invalid value for '{option}': must not be empty"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_bad_input_starts_no_file(run):
     """create, replace and import check their input before a store is opened (nothing is deleted
     afterwards: another process may have opened a new file in the meantime)."""
