@@ -3049,6 +3049,17 @@ def test_version_with_json_is_a_json_object(args):
     assert CliRunner().invoke(main, ["--version", "--", "--json"], prog_name="viewstore").stdout == plain.stdout
 
 
+def test_version_during_shell_completion_is_not_printed(monkeypatch):
+    """Shell completion reads the command line without acting on it: a --version already typed
+    neither prints nor ends it, and the completion of the next word is given (planted, --version
+    acting as the line was read printed the version in place of the command names)."""
+    monkeypatch.setenv("COMP_WORDS", "viewstore --version ")
+    monkeypatch.setenv("COMP_CWORD", "2")
+    result = CliRunner().invoke(main, [], prog_name="viewstore", env={"_VIEWSTORE_COMPLETE": "bash_complete"})
+    assert result.exit_code == 0, result.output
+    assert "version" not in result.output and "plain,list" in result.output.splitlines()
+
+
 def test_show_says_whether_each_column_is_nullable(run):
     with ViewStore(run.db) as store:
         store.create_view("s.v", columns=[Column("id", "bigint", nullable=False), Column("x", "int", "the x")],
