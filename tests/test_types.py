@@ -480,3 +480,30 @@ def test_a_spelling_parsed_again_is_the_type_parsed_the_first_time_and_is_rememb
         types._CACHE.update(before)
         types._PARSED.clear()
         types._PARSED.update(known)
+
+
+def test_a_spelling_given_as_a_str_subclass_does_not_grow_what_parse_type_remembers():
+    """A str subclass (numpy's str_ is one) is not looked up in the table of spellings, as its own
+    __eq__ and __hash__ may say anything: it was still added to it, replacing the entry of that
+    spelling while the type it had replaced stayed in the table by id, one more at every call,
+    without bound. Such a spelling is parsed each time and remembered by neither table."""
+    from viewstore import types
+
+    class Spelling(str):
+        pass
+
+    before, known = dict(types._CACHE), dict(types._PARSED)
+    types._CACHE.clear()
+    types._PARSED.clear()
+    try:
+        for _ in range(3):
+            assert parse_type(Spelling("map<int, string>")) == MapType(_INT, PrimitiveType("string"))
+        assert types._CACHE == {} and types._PARSED == {}
+        plain = parse_type("map<int, string>")  # the spelling as a str is remembered as before
+        assert list(types._CACHE.items()) == [("map<int, string>", plain)] and list(types._PARSED.values()) == [plain]
+        assert type(next(iter(types._CACHE))) is str
+    finally:
+        types._CACHE.clear()
+        types._CACHE.update(before)
+        types._PARSED.clear()
+        types._PARSED.update(known)

@@ -292,7 +292,9 @@ def parse_type(text: str | IcebergType) -> IcebergType:
     result = _parse(tokens)
     if tokens.peek() is not None:
         raise ValidationError(f"unknown type {text!r}: unexpected {tokens.peek()[1]!r}")  # type: ignore[index]
-    if len(_CACHE) < 4096:
+    # only a str is remembered, as only a str is looked up: a subclass's spelling replaced the entry of
+    # its text at each call, the type it replaced left in _PARSED, which grew without bound
+    if type(text) is str and len(_CACHE) < 4096:
         _CACHE[text] = result
         _PARSED[id(result)] = result
     return result
