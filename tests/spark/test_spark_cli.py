@@ -175,15 +175,37 @@ def test_a_master_spark_refuses_is_a_usage_error_said_before_the_store_or_spark(
     given = "--master 'lokal[2]'" if option[0] == "--master" else "--conf 'spark.master=lokal[2]'"
     assert json.loads(result.output) == {"error": {
         "type": "UsageError", "exit_code": 2,
-        "message": f"bad {given}: a Spark master is local, local[N], spark://HOST:PORT, k8s://URL or yarn"}}
+        "message": f"bad {given}: a Spark master is local, local[N] (N of 1 or more), local[*], spark://HOST:PORT, "
+                   "k8s://URL or yarn"}}
     assert not (tmp_path / "typo.db").exists()
 
 
-@pytest.mark.parametrize("master", ["local", "local[2]", "local-cluster[2,1,1024]", "spark://host:7077",
+@pytest.mark.parametrize("master", ["local[nonsense]", "local[0]", "local[00]", "local[-1]", "local[2,x]",
+                                    "local[0, 1]", "local[ 2]", "local[2]x", "local[]", "local[\u0663]",
+                                    "local[2,\u00a03]", "local[99999999999]", "local-cluster[1]",
+                                    "local-cluster[2,1,1024", "localhost"])
+def test_a_local_master_spark_s_context_cannot_read_is_a_usage_error_said_before_spark(tmp_path, master):
+    """Spark's launcher takes any master beginning with local, but its context reads only the local
+    forms (and no thread count of 0, no number past a Java int): at any other it logged an error
+    with a Java stack trace before the clean one. Refused as a master of no form, by --master and
+    by --conf, one JSON line with --json, the store untouched."""
+    for option in (["--master", master], ["--conf", f"spark.master={master}"]):
+        result = CliRunner().invoke(main, ["--db", str(tmp_path / "typo.db"), "spark", "register", *option, "--json"])
+        assert result.exit_code == 2, result.output
+        given = f"--master {master!r}" if option[0] == "--master" else f"--conf {option[1]!r}"
+        assert json.loads(result.output)["error"]["message"] == (
+            f"bad {given}: a Spark master is local, local[N] (N of 1 or more), local[*], spark://HOST:PORT, "
+            "k8s://URL or yarn")
+    assert not (tmp_path / "typo.db").exists()
+
+
+@pytest.mark.parametrize("master", ["local", "local[2]", "local[*]", "local[2,3]", "local[*, 3]", "local[2 ,\t3]",
+                                    "local-cluster[2,1,1024]", "local-cluster[ 2 , 1 , 1024 ]", "spark://host:7077",
                                     "k8s://https://host:443", "yarn"])
 def test_every_master_spark_s_launcher_takes_is_given_as_spark_master_before_the_confs(master):
-    """What the launcher takes (a master beginning local, spark, k8s or yarn) passes the check, by
-    --master or by --conf; --master comes first, so a --conf spark.master given too is the one set."""
+    """What the launcher takes (a master beginning spark, k8s or yarn, or a local one of a form Spark's
+    context reads) passes the check, by --master or by --conf; --master comes first, so a --conf
+    spark.master given too is the one set."""
     from viewstore.spark.cli import _settings
 
     assert _settings(master, ()) == [("spark.master", master)]
@@ -213,7 +235,7 @@ runs = {"hive": ["spark", "register", "--master", "local[1]", *hive],
         "in memory": ["spark", "register", "--conf", f"spark.sql.warehouse.dir={root / 'wh'}"],
         "in memory, no copy": ["spark", "register", "--dialect", "trino",
                                "--conf", f"spark.sql.warehouse.dir={root / 'wh'}"],
-        "bad master": ["spark", "register", "--master", "local[nonsense]"]}
+        "bad master": ["spark", "register", "--master", "local-cluster[1,1,512]"]}
 out = {}
 before = os.environ.get("SPARK_SUBMIT_OPTS")
 for name, args in runs.items():
@@ -402,8 +424,10 @@ def test_a_command_with_no_session_running_starts_one_from_its_options_and_stops
     assert (tmp_path / "spark-warehouse" / "sales.db").is_dir()
     check = json.loads(runs["check"]["output"])  # a later session of the same metastore has the copy
     assert check["ok"] is True and [(v["identifier"], v["status"]) for v in check["views"]] == [("sales.one", "ok")]
+    # a master of a form Spark reads, which it refuses at the start (a worker of less memory than an executor's)
     assert runs["bad master"]["output"] == ("error: Spark could not start a session: [SparkException] "
-                                            "Could not parse Master URL: 'local[nonsense]'\n")
+                                            "Asked to launch cluster with 512 MiB/worker but requested "
+                                            "1024 MiB/executor\n")
 
 
 def test_a_conf_value_may_hold_an_equals_sign():

@@ -147,7 +147,7 @@ def _in_stopped_then_lost_session(root: str, store_path: str, ns: str, queue: An
         except Exception as error:  # noqa: BLE001 - reporting any error is the point
             stopped["detach, twice"] = {"raised": type(error).__name__, "message": str(error)}
         stopped["cli check, a session that cannot start"] = _cli("--db", store_path, "spark", "check",
-                                                                 "--master", "local[no-such-master]")
+                                                                 "--master", "local-cluster[1,1,512]")
         stopped_events = store.event_count() - events
 
         import viewstore.spark.metastore as metastore
@@ -318,7 +318,8 @@ def test_register_views_stopped_partway_says_how_far_it_got(broken):
 def test_the_cli_reports_a_session_that_cannot_start_in_one_line(broken):
     cli = broken["stopped"]["outcomes"]["cli check, a session that cannot start"]
     assert cli["exit"] == 1 and cli["escaped"] is None, cli
-    assert cli["output"].startswith("error: Spark could not start a session:") and "no-such-master" in cli["output"]
+    # a master of a form Spark reads, which it refuses at the start (a worker of less memory than an executor's)
+    assert cli["output"].startswith("error: Spark could not start a session:") and "512 MiB/worker" in cli["output"]
 
 
 def test_import_metastore_views_that_loses_the_jvm_partway_says_how_far_it_got(broken):

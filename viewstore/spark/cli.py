@@ -8,6 +8,7 @@ test) and leaves it running; otherwise it starts one and stops it at the end.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -54,20 +55,43 @@ def _active() -> SparkSession | None:
 #: what Spark's launcher takes a master URL to begin with: it ends the JVM at any other, with a Java
 #: stack trace on stderr before the Python error that the JVM exited, so such a value is refused first
 _MASTER_PREFIXES = ("local", "spark", "k8s", "yarn")
-_MASTER_FORMS = "a Spark master is local, local[N], spark://HOST:PORT, k8s://URL or yarn"
+_MASTER_FORMS = "a Spark master is local, local[N] (N of 1 or more), local[*], spark://HOST:PORT, k8s://URL or yarn"
+_BLANKS = r"[ \t\n\x0b\f\r]*"  # Java's \s (Python's takes other blanks too)
+#: the local masters Spark's context reads: local, local[N], local[*], local[N, F] and local[*, F] (F
+#: failures a task may have), local-cluster[N, C, M]; its launcher takes any master beginning with
+#: "local", and the context logs an error with a Java stack trace at any other
+_LOCAL_MASTER = re.compile(rf"local(\[(?P<threads>[0-9]+|\*)({_BLANKS},{_BLANKS}[0-9]+)?\])?"
+                           rf"|local-cluster\[{_BLANKS}[0-9]+{_BLANKS},{_BLANKS}[0-9]+{_BLANKS},{_BLANKS}[0-9]+{_BLANKS}\]")
+_JAVA_INT_MAX = 2**31 - 1  # the context reads each number as a Java int
+
+
+def _master_refused(master: str) -> bool:
+    """True if Spark refuses ``master`` by its form alone: a prefix its launcher does not take, or a
+    local master not of a form its context reads, with a number past a Java int, or of no threads
+    (``local[0]``: the context reads it, then refuses it)."""
+    if not master.startswith(_MASTER_PREFIXES):
+        return True
+    if not master.startswith("local"):
+        return False  # the cluster manager of a plugin may take other masters of these prefixes
+    match = _LOCAL_MASTER.fullmatch(master)
+    if match is None:
+        return True
+    threads = match["threads"]
+    return (threads not in (None, "*") and int(threads) == 0) or any(
+        int(number) > _JAVA_INT_MAX for number in re.findall("[0-9]+", master))
 
 
 def _settings(master: str | None, confs: tuple[str, ...]) -> list[tuple[str, str]]:
     """--master as ``spark.master``, then the --conf options, as (key, value), checked before
     anything is opened (a usage error)."""
-    if master and not master.startswith(_MASTER_PREFIXES):
+    if master and _master_refused(master):
         raise usage_error(f"bad --master {master!r}: {_MASTER_FORMS}")
     settings = [("spark.master", master)] if master else []
     for item in confs:
         key, sep, value = item.partition("=")
         if not sep:
             raise usage_error(f"bad --conf {item!r}: use KEY=VALUE")
-        if key == "spark.master" and not value.startswith(_MASTER_PREFIXES):
+        if key == "spark.master" and _master_refused(value):
             raise usage_error(f"bad --conf {item!r}: {_MASTER_FORMS}")
         settings.append((key, value))
     return settings
