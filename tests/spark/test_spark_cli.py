@@ -899,7 +899,8 @@ def test_spark_metastore_write_writes_the_engines_record(spark, store, ns):
 
     replaced = runner.invoke(main, [*args, "--engine", "SPARK", "--replace", "--json"])
     assert replaced.exit_code == 0, replaced.output
-    assert json.loads(replaced.stdout) == {"written": f"{ns}.ids", "engine": "spark", "replace": True}
+    assert json.loads(replaced.stdout) == {"identifier": f"{ns}.ids", "written": f"{ns}.ids", "engine": "spark",
+                                            "replace": True}
     assert "presto_view" not in read_metastore_table(spark, ns, "ids")["parameters"]
     assert [r.id for r in spark.sql(f"SELECT * FROM {ns}.ids").collect()] == [3]
 
@@ -908,7 +909,8 @@ def test_spark_metastore_write_writes_the_engines_record(spark, store, ns):
     more = runner.invoke(main, ["--db", str(store.path), "spark", "metastore-write", f"{ns}.more", "--engine", "spark",
                                 "--json"])
     assert more.exit_code == 0, more.output
-    assert json.loads(more.stdout) == {"written": f"{ns}.more", "engine": "spark", "replace": False}
+    assert json.loads(more.stdout) == {"identifier": f"{ns}.more", "written": f"{ns}.more", "engine": "spark",
+                                        "replace": False}
 
     store.create_view("no_such_db_here.v", columns=[Column("id", "int")], default_namespace=(),
                       representations=[("spark", "SELECT 1 AS id")])

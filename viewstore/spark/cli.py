@@ -27,6 +27,7 @@ from ..cli import CliContext, folded_views, json_option, json_text, not_empty, p
 from ..errors import INSTALL_SPARK, EngineError, ViewAlreadyExistsError
 from ..formats.cli import import_interrupted, print_import_report
 from ..log import holds_nothing
+from ..model import identifier_str, to_identifier
 from ..tables import data_table, visible
 from .demo import QUIET_LOG4J, jvm_environment, quiet_analysis_errors, run_demo, running_session
 from .drift import check_views
@@ -399,7 +400,8 @@ def import_(ctx: click.Context, cli: CliContext, database: str, master: str | No
 @click.option("--engine", required=True, type=click.Choice(METASTORE_ENGINES, case_sensitive=False),
               help="Whose record to write (as 'viewstore hms export' prints it).")
 @click.option("--replace", is_flag=True, help="Replace a view of that name (never a table).")
-@_session_options("the metastore to write to", "what was written")
+@_session_options("the metastore to write to",
+                  '{"identifier": ..., "written": DATABASE.NAME, "engine": ..., "replace": true or false}')
 @pass_cli
 def metastore_write(cli: CliContext, identifier: str, engine: str, replace: bool, master: str | None,
                     confs: tuple[str, ...], hive: bool, as_json: bool) -> None:
@@ -425,7 +427,9 @@ def metastore_write(cli: CliContext, identifier: str, engine: str, replace: bool
         except ViewAlreadyExistsError as e:  # the API's message names replace=True: say the option here
             raise ViewAlreadyExistsError(f"a view {written} exists in the metastore (--replace replaces it)") from e
     if as_json:
-        click.echo(json_text({"written": written, "engine": engine.lower(), "replace": replace}))
+        # named under "identifier" as every other report names its view; "written" as before, for scripts reading it
+        click.echo(json_text({"identifier": identifier_str(to_identifier(identifier)), "written": written,
+                              "engine": engine.lower(), "replace": replace}))
     else:
         cli.console.print(visible(f"wrote {written} to the metastore as {engine.lower()} keeps it"))
 
