@@ -677,9 +677,10 @@ def test_a_metastore_address_keeps_its_slashes_whatever_the_password_holds():
 def test_a_metastore_address_with_an_at_sign_in_its_path_and_no_credentials_is_shown_whole():
     """Only an authority (//user:password@host) or Oracle's form (user/password@host) puts a user and
     password before an @: elsewhere the @ is part of a path, and the address was shown from it on."""
-    for url in ("jdbc:h2:/data/a@b/metastore", "jdbc:derby:memory:/data/a@b/metastore_db",
-                "jdbc:sqlite:/data/a@b/metastore.db"):
+    for url in ("jdbc:h2:/data/a@b/metastore", "jdbc:sqlite:/data/a@b/metastore.db"):
         assert metastore_named("", url, "") == f"the metastore in {url}", url
+    assert metastore_named("", "jdbc:derby:memory:/data/a@b/metastore_db", "") == (
+        "the embedded Derby metastore /data/a@b/metastore_db, in memory (no folder: it ends with its JVM)")
     assert metastore_named("", "jdbc:h2:file:/data/a@b/metastore;USER=hive;PASSWORD=secret", "") == (
         "the metastore in jdbc:h2:file:/data/a@b/metastore")  # its options, credentials among them, left out
     assert metastore_named("", "jdbc:derby:;databaseName=/data/a@b/metastore_db", "") == (
@@ -692,7 +693,7 @@ def test_a_metastore_whose_uris_setting_is_blank_is_named_by_its_own_database():
     URIs by embedded_derby named 'the metastore in ' with no address)."""
     from viewstore.spark.failures import embedded_derby
 
-    assert embedded_derby("  ", None) == "metastore_db"
+    assert embedded_derby("  ", None) == ("directory", "metastore_db")
     assert metastore_named("  ", "", "") == "the embedded Derby metastore metastore_db"
     assert metastore_named(" ", "jdbc:derby:;databaseName=/x/metastore_db;create=true", "/w") == (
         "the embedded Derby metastore /x/metastore_db (warehouse /w)")
@@ -813,6 +814,27 @@ def test_a_metastore_address_with_a_double_slash_after_an_at_sign_in_its_path_is
     """Only a // before the @ makes what precedes it an authority's user and password: one after it,
     in a path, does not (planted, a // looked for anywhere in the address showed jdbc:h2:@b//metastore)."""
     assert metastore_named("", "jdbc:h2:/data/a@b//metastore", "") == "the metastore in jdbc:h2:/data/a@b//metastore"
+
+
+def test_an_embedded_derby_database_is_named_as_what_its_subsubprotocol_makes_it():
+    """A Derby address may begin its database's name with directory:, memory:, classpath: or jar:
+    (in its path or its databaseName attribute); the message named each as a folder with that
+    prefix. A directory: database is the folder after it; one in memory is no folder; one on the
+    class path or in an archive is read-only."""
+    assert metastore_named("", "jdbc:derby:directory:/x/metastore_db;create=true", "") == (
+        "the embedded Derby metastore /x/metastore_db")
+    assert metastore_named("", "jdbc:derby:;databaseName=directory:/x/metastore_db;create=true", "/w") == (
+        "the embedded Derby metastore /x/metastore_db (warehouse /w)")
+    for url in ("jdbc:derby:memory:ms;create=true", "jdbc:derby:;databaseName=memory:ms;create=true",
+                "jdbc:derby:memory:;databaseName=ms;create=true"):
+        assert metastore_named("", url, "") == (
+            "the embedded Derby metastore ms, in memory (no folder: it ends with its JVM)"), url
+    assert metastore_named("", "jdbc:derby:classpath:dbs/ms", "") == (
+        "the embedded Derby metastore dbs/ms on the class path, read-only")
+    assert metastore_named("", "jdbc:derby:jar:(/p/db.jar)dbs/ms", "") == (
+        "the embedded Derby metastore dbs/ms in the archive /p/db.jar, read-only")
+    # no name after the prefix is no database: the address is shown as it is
+    assert metastore_named("", "jdbc:derby:memory:;create=true", "") == "the metastore in jdbc:derby:memory:"
 
 
 def test_an_embedded_derby_address_with_an_empty_database_name_names_no_folder():

@@ -726,31 +726,68 @@ def test_a_derby_network_server_is_no_embedded_database():
                 "jdbc:derby://db.example:1527/metastore_db;user=hive;password=secret",
                 "jdbc:derby://db.example/;databaseName=/data/metastore_db"):
         assert embedded_derby(None, url) is None, url
-    assert embedded_derby(None, "jdbc:derby:/data/metastore_db;create=true") == "/data/metastore_db"
-    assert embedded_derby(None, "jdbc:derby:metastore_db") == "metastore_db"
-    assert embedded_derby(None, "jdbc:derby:;databaseName=/data/metastore_db;create=true") == "/data/metastore_db"
+    assert embedded_derby(None, "jdbc:derby:/data/metastore_db;create=true") == ("directory", "/data/metastore_db")
+    assert embedded_derby(None, "jdbc:derby:metastore_db") == ("directory", "metastore_db")
+    assert embedded_derby(None, "jdbc:derby:;databaseName=/data/metastore_db;create=true") == (
+        "directory", "/data/metastore_db")
+
+
+def test_an_embedded_derby_database_s_kind_is_its_subsubprotocol_in_its_path_or_its_database_name():
+    from viewstore.spark.failures import embedded_derby
+
+    assert embedded_derby(None, "jdbc:derby:directory:/data/ms") == ("directory", "/data/ms")
+    assert embedded_derby(None, "jdbc:derby:;databaseName=directory:/data/ms;create=true") == ("directory", "/data/ms")
+    assert embedded_derby(None, "jdbc:derby:memory:;databaseName=ms;create=true") == ("memory", "ms")
+    assert embedded_derby(None, "jdbc:derby:;databaseName=memory:ms") == ("memory", "ms")
+    assert embedded_derby(None, "jdbc:derby:classpath:dbs/ms") == ("classpath", "dbs/ms")
+    assert embedded_derby(None, "jdbc:derby:jar:(/p/db.jar)dbs/ms;user=x") == ("jar", "(/p/db.jar)dbs/ms")
+    assert embedded_derby(None, "jdbc:derby:C:/data/ms") == ("directory", "C:/data/ms")  # a drive, no kind
+    assert embedded_derby(None, "jdbc:derby:memory:;create=true") is None  # no name: no database
+
+
+def test_the_derby_word_names_a_directory_database_s_folder_and_is_not_given_in_memory_or_read_only(spark):
+    """The word on a database one process at a time can use named a directory: database with its
+    prefix as a folder, and was given to one in memory named by its databaseName attribute, which no
+    other process can hold; nor can one read-only (on the class path, in an archive) be held."""
+    from viewstore.spark.failures import _derby_hint
+
+    key = "javax.jdo.option.ConnectionURL"
+    conf = spark._jsparkSession.sharedState().hadoopConf()  # what the session's Hive client is built from
+    saved = conf.get(key)
+    try:
+        conf.set(key, "jdbc:derby:directory:/some/where/metastore_db;create=true")
+        assert _derby_hint(spark._jsparkSession).startswith(" (the metastore is an embedded Derby database, "
+                                                             "/some/where/metastore_db, which one process")
+        for url in ("jdbc:derby:;databaseName=memory:metastore_db;create=true", "jdbc:derby:classpath:dbs/ms",
+                    "jdbc:derby:jar:(/p/db.jar)dbs/ms"):
+            conf.set(key, url)
+            assert _derby_hint(spark._jsparkSession) == "", url
+    finally:
+        if saved is None:
+            conf.unset(key)
+        else:
+            conf.set(key, saved)
 
 
 def test_a_session_built_without_hive_support_is_no_hive_session_and_gets_no_derby_word(tmp_path):
     """A session built with no catalogImplementation set (no enableHiveSupport) has its catalog in
-    memory: it is not taken for Hive's, and the Derby word is not given to it, whoever asks (planted,
-    an unset setting read as hive, or _derby_hint asking no more than the Derby settings, gave it the
-    word on a Derby database one process can use)."""
+    memory: it is not taken for Hive's, so the Derby word, given only where the catalog is Hive's
+    (environment_failure decides, once), is not given to it (planted, an unset setting read as hive
+    gave it the word on a Derby database one process can use)."""
     import subprocess
     import sys
 
     code = "\n".join([
         "from pyspark.sql import SparkSession",
-        "from viewstore.spark.failures import _derby_hint, _hive_catalog",
+        "from viewstore.spark.failures import _hive_catalog",
         "spark = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false').getOrCreate()",
         "js = spark._jsparkSession",
-        "print(js.sharedState().conf().contains('spark.sql.catalogImplementation'), _hive_catalog(js),",
-        "      repr(_derby_hint(js)))",
+        "print(js.sharedState().conf().contains('spark.sql.catalogImplementation'), _hive_catalog(js))",
         "spark.stop()",
     ])
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["False False ''"]
+    assert done.stdout.splitlines() == ["False False"]
 
 
 def test_a_catalog_in_memory_that_cannot_be_made_gives_the_first_line_of_its_cause_cut_to_the_limit(tmp_path):

@@ -40,7 +40,7 @@ import functools
 import logging
 import re
 import threading
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, NamedTuple, TypeVar
 
 from py4j.protocol import Py4JError, Py4JJavaError, Py4JNetworkError
 from pyspark.errors import PySparkException
@@ -264,11 +264,10 @@ def _refused_setting(cause: str) -> str | None:
 
 
 def _derby_hint(jsession: Any) -> str:
-    """A word on an embedded Derby metastore, which one process at a time can use (Hive hides that
-    reason); "" unless the session's catalog is Hive's and its metastore is an embedded Derby
-    database: not for a catalog in memory (no metastore at all), a remote metastore, another database."""
-    if not _hive_catalog(jsession):
-        return ""
+    """A word on the embedded Derby metastore of a session whose catalog is Hive's (its caller decides
+    that): a database in a folder one process at a time can use (Hive hides that reason); "" for
+    any other metastore (remote, another database, a Derby one in memory or read-only, which no
+    other process holds)."""
     try:
         shared = jsession.sharedState()
         # the settings the session's Hive client is built from (the context's, hive-site.xml's)
@@ -276,29 +275,67 @@ def _derby_hint(jsession: Any) -> str:
         uris, url = (settings.get(key) for key in ("hive.metastore.uris", "javax.jdo.option.ConnectionURL"))
     except ENGINE_ERRORS:
         return ""
-    folder = embedded_derby(None if uris is None else str(uris), None if url is None else str(url))
-    if folder is None:
+    derby = embedded_derby(None if uris is None else str(uris), None if url is None else str(url))
+    if derby is None or derby.kind != "directory":
         return ""
-    return (f" (the metastore is an embedded Derby database, {folder}, which one process at a time "
+    return (f" (the metastore is an embedded Derby database, {derby.name}, which one process at a time "
             f"can use: is another Spark session using it?)")
 
 
 #: the metastore database Hive uses when no javax.jdo.option.ConnectionURL is set
 HIVE_DEFAULT_URL = "jdbc:derby:;databaseName=metastore_db;create=true"
 
+#: how an embedded Derby address begins a database's name when it is not a folder (``directory:``,
+#: the default, is one): Derby's subsubprotocols
+_DERBY_KIND = re.compile(r"(directory|memory|classpath|jar):")
 
-def embedded_derby(uris: str | None, url: str | None) -> str | None:
-    """The folder of the embedded Derby database a metastore keeps its data in, from its Hive settings
+
+class DerbyDatabase(NamedTuple):
+    """An embedded Derby database, as its JDBC address names it."""
+
+    #: Derby's subsubprotocol: ``directory`` (a folder, the default), ``memory`` (held by the JVM, no
+    #: folder), ``classpath`` or ``jar`` (read-only, on the class path or in an archive)
+    kind: str
+    #: what follows it: the folder of a ``directory`` database (``jar``: ``(ARCHIVE)PATH``)
+    name: str
+
+    def __str__(self) -> str:
+        """The database as a message names it: a folder by its path, another by what it is."""
+        if self.kind == "directory":
+            return self.name
+        if self.kind == "memory":
+            return f"{self.name}, in memory (no folder: it ends with its JVM)"
+        archive = re.fullmatch(r"\((.*)\)(.*)", self.name, re.DOTALL) if self.kind == "jar" else None
+        where = f"{archive[2]} in the archive {archive[1]}" if archive else f"{self.name} on the class path"
+        return f"{where}, read-only"
+
+
+def _derby_named(name: str) -> tuple[str | None, str]:
+    """The subsubprotocol a Derby database name begins with (None if none) and the name after it."""
+    match = _DERBY_KIND.match(name)
+    return (match[1], name[match.end():]) if match is not None else (None, name)
+
+
+def embedded_derby(uris: str | None, url: str | None) -> DerbyDatabase | None:
+    """The embedded Derby database a metastore keeps its data in, from its Hive settings
     ``hive.metastore.uris`` and ``javax.jdo.option.ConnectionURL`` (Hive's default database where no
-    URL is set); None for a remote metastore (URIs set), another database, Derby's in-memory one, or a
-    Derby network server's (``jdbc:derby://host:1527/...``, which many processes can share)."""
+    URL is set); None for a remote metastore (URIs set), another database, a Derby address that names
+    no database, or a Derby network server's (``jdbc:derby://host:1527/...``, which many processes
+    can share). The database is the ``databaseName`` attribute's, else the address's path; its kind
+    is the subsubprotocol either begins with (``jdbc:derby:memory:;databaseName=ms``)."""
     if uris is not None and uris.strip():  # a server elsewhere: its database is its own
         return None
     url = url or HIVE_DEFAULT_URL
     # embedded is jdbc:derby: with no // after it: the network client's address names a host first
-    match = re.match(r"jdbc:derby:(?!memory:|//)[^;]*;(?:.*;)?databaseName=([^;]+)", url) or re.match(
-        r"jdbc:derby:(?!memory:|//)([^;]+)", url)
-    return match.group(1) if match is not None else None
+    match = re.match(r"jdbc:derby:(?!//)([^;]*)(.*)", url, re.DOTALL)
+    if match is None:
+        return None
+    kind, name = _derby_named(match[1])
+    attribute = re.search(r";databaseName=([^;]*)", match[2])
+    if attribute is not None and attribute[1]:
+        named_kind, name = _derby_named(attribute[1])
+        kind = kind or named_kind
+    return DerbyDatabase(kind or "directory", name) if name else None
 
 
 def raise_engine_failure(spark: Any, error: BaseException, what: str) -> None:

@@ -88,13 +88,14 @@ def _no_database(client: Any, database: str, *, writes: bool = False) -> NoSuchV
 
 def metastore_named(uris: str, url: str, warehouse: str) -> str:
     """A metastore as a message names it, from its Hive settings: a remote one by its URIs, else by
-    its own database (an embedded Derby one by its folder; another by its JDBC address, without the
+    its own database (an embedded Derby one by its folder, or as one in memory or read-only, see
+    :class:`~viewstore.spark.failures.DerbyDatabase`; another by its JDBC address, without the
     user, password or options its URL may carry), then its warehouse, if set."""
-    folder = embedded_derby(uris, url)
+    derby = embedded_derby(uris, url)
     if uris.strip():
         where = f"the metastore at {uris}"
     else:
-        where = f"the embedded Derby metastore {folder}" if folder is not None else f"the metastore in {_address(url)}"
+        where = f"the embedded Derby metastore {derby}" if derby is not None else f"the metastore in {_address(url)}"
     return f"{where} (warehouse {warehouse})" if warehouse else where
 
 
