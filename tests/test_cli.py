@@ -3371,3 +3371,30 @@ def test_ctrl_c_while_show_json_dumps_a_column_type_is_exit_code_130(run):
         sys.setprofile(None)
         signal.signal(signal.SIGINT, previous)
     assert json.loads(out) == {"error": {"type": "KeyboardInterrupt", "message": "interrupted", "exit_code": 130}}
+
+
+#: run in a fresh process: show and list --json of a store, then which event models were built
+_BUILDS = """
+import sys
+from viewstore.cli import main
+import viewstore.events as events
+for args in (["show", "s.v"], ["--json", "list"]):
+    try:
+        main(["--db", sys.argv[1], *args])
+    except SystemExit as e:
+        assert e.code == 0, e.code
+built = [cls.__name__ for cls in (events.Event, *events.EVENT_TYPES.values()) if cls.__pydantic_complete__]
+print(built, events.payload_readers.cache_info().currsize, events._classes.cache_info().currsize, file=sys.stderr)
+"""
+
+
+def test_show_and_list_build_no_event_model(run):
+    """Every command pays for what it imports at start: the event models' validators (and the
+    payload readers) are built at their first use, so commands that read views and write nothing
+    do not build them (they were a tenth of the start-up of viewstore show)."""
+    create(run)
+    result = subprocess.run([sys.executable, "-c", _BUILDS, str(run.db)], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "s.v" in result.stdout
+    assert result.stderr.strip() == "[] 0 0"

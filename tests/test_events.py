@@ -1,4 +1,6 @@
 import datetime as dt
+import subprocess
+import sys
 
 import pytest
 from pydantic import ValidationError as PydanticError
@@ -423,3 +425,38 @@ def test_an_envelope_of_another_type_reads_as_validation_reads_it(field, value):
     """A column of the envelope holding another type (SQLite stores what it is given): the event, or
     the CorruptLogError, that validation makes of it."""
     assert_read_as_validated(stored_row("view.replaced", replaced(), **{field: value}))
+
+
+#: in a fresh process: the event models after import, then the first event made and refused of each way in
+_FIRST_USE = """
+import viewstore.events as events
+from pydantic import ValidationError
+from viewstore.errors import CorruptLogError
+assert not any(cls.__pydantic_complete__ for cls in events.EVENT_TYPES.values())
+envelope = dict(position=7, commit_id="c", view_id="u", stream_version=2, identifier=("a", "v"), actor="x",
+                occurred_at=1000)
+assert events.CommentUpdated(**envelope, comment="hi").comment == "hi"
+try:
+    events.ViewDropped(**envelope, surprise=1)
+    raise SystemExit("an unknown field was taken")
+except ValidationError:
+    pass
+assert events.decode_event({**envelope, "type": "view.renamed"}, {"from_identifier": ["a", "w"]}).from_identifier \\
+    == ("a", "w")
+try:
+    events.decode_event({**envelope, "type": "view.renamed"}, {"from_identifier": 3})
+    raise SystemExit("a damaged payload was decoded")
+except CorruptLogError:
+    pass
+assert events.payload_readers()["view.dropped"](b"{}") == {}
+assert events.payload_readers() is events.payload_readers()  # one shared dict, made once
+print("ok")
+"""
+
+
+def test_the_event_models_are_built_at_first_use_and_check_as_ever():
+    """The event models' validators, the reader of any event and the payload readers are made at
+    their first use, not at import (a command that writes no event and reads none starts faster);
+    made then, they take and refuse what they did."""
+    result = subprocess.run([sys.executable, "-c", _FIRST_USE], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout == "ok\n", result.stderr

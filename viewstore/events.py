@@ -14,6 +14,7 @@ version-log entry, so that the projections only ever apply facts and never re-de
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from typing import Annotated, Any, Callable, ClassVar, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -49,7 +50,9 @@ __all__ = [
     "StoredEvents",
 ]
 
-_EVENT_CONFIG = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+# defer_build: pydantic builds an event model's validator when the model is first used, not at import, so
+# a command that reads views and writes nothing (viewstore show, list) does not pay for all of them at start
+_EVENT_CONFIG = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, defer_build=True)
 
 
 class Event(_InterruptibleDump):
@@ -200,7 +203,11 @@ EVENT_TYPES: dict[str, type[Event]] = {
                 ViewImported)
 }
 
-_ADAPTER: TypeAdapter[Event] = TypeAdapter(AnyEvent)
+
+@functools.cache
+def _adapter() -> TypeAdapter[Event]:
+    """The reader of any event (made at first use, as the event models are)."""
+    return TypeAdapter(AnyEvent)
 
 
 def decode_event(envelope: dict[str, Any], payload: dict[str, Any]) -> Event:
@@ -210,7 +217,7 @@ def decode_event(envelope: dict[str, Any], payload: dict[str, Any]) -> Event:
         CorruptLogError: the type is unknown or the payload does not fit it.
     """
     try:
-        return _ADAPTER.validate_python({**payload, **envelope})
+        return _adapter().validate_python({**payload, **envelope})
     except ValueError as e:
         raise CorruptLogError(f"cannot decode event at position {envelope.get('position')}: {_why(e)}") from e
 
@@ -362,17 +369,15 @@ check_stored_fields: Callable[[Any], dict[str, Any]] = TypeAdapter(_VersionField
 #: checks the definition fields of a stored version (see _DefinitionData); returns a copy
 check_stored_definition: Callable[[Any], dict[str, Any]] = TypeAdapter(_DefinitionData).validator.validate_python
 
-#: for each event type, pydantic-core's reader of a stored payload: JSON text in, checked dicts out
-_READERS: dict[str, Callable[[str | bytes], Any]] = {kind: TypeAdapter(shape).validator.validate_json
-                                                    for kind, shape in _PAYLOADS.items()}
 
-
+@functools.cache
 def payload_readers() -> dict[str, Callable[[str | bytes], Any]]:
     """For each event type, the reader of its stored payloads: it parses the JSON text and checks it
     in one pass, and raises ``ValueError`` (pydantic's ValidationError) when the text is not JSON or
     not the payload the library writes for that type. The dict is shared: do not change it.
     """
-    return _READERS
+    # made at the first call, not at import: only reading the log (rebuild, as_of) needs them
+    return {kind: TypeAdapter(shape).validator.validate_json for kind, shape in _PAYLOADS.items()}
 
 
 # -- stored rows read into events --------------------------------------------------------------------
@@ -405,10 +410,14 @@ _check_log_entry: Callable[[Any], dict[str, Any]] = TypeAdapter(_LogEntryData).v
 #: the payload fields that hold version models
 _VERSION_FIELDS = ("version", "log_entry", "versions", "version_log")
 
-#: for each event type, its class's validator and which of its fields hold version models
-_CLASSES: dict[str, tuple[Callable[[Any], Any], tuple[str, ...]]] = {
-    kind: (cls.__pydantic_validator__.validate_python, tuple(n for n in cls.model_fields if n in _VERSION_FIELDS))
-    for kind, cls in EVENT_TYPES.items()}
+
+@functools.cache
+def _classes() -> dict[str, tuple[Callable[[Any], Any], tuple[str, ...]]]:
+    """For each event type, its class's validator and which of its fields hold version models (made
+    at the first read of events, which builds the event models' validators: see _EVENT_CONFIG)."""
+    return {kind: (cls.__pydantic_validator__.validate_python,
+                   tuple(n for n in cls.model_fields if n in _VERSION_FIELDS))
+            for kind, cls in EVENT_TYPES.items()}
 
 
 class StoredEvents:
@@ -417,9 +426,10 @@ class StoredEvents:
     versions mostly repeat its columns and all but one of its representations; a stored identifier
     is split once (each event's ``identifier`` is still a tuple of its own: validation copies it)."""
 
-    __slots__ = ("_columns", "_representations", "_identifiers")
+    __slots__ = ("_columns", "_representations", "_identifiers", "_classes")
 
     def __init__(self) -> None:
+        self._classes = _classes()
         self._columns: dict[tuple[Any, ...], Column] = {}
         self._representations: dict[tuple[str, str], SQLRepresentation] = {}
         self._identifiers: dict[str, tuple[str, ...]] = {}
@@ -436,7 +446,7 @@ class StoredEvents:
         """The event of a stored row, its payload parsed (a dict, which this changes), when its type
         is known and every field is one the models take; else None, and the caller decodes the row
         with :func:`decode_event`, which raises the CorruptLogError of a damaged one."""
-        known = _CLASSES.get(kind)
+        known = self._classes.get(kind)
         if known is None:
             return None
         validate, version_fields = known
