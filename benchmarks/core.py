@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import os
 import random
+import resource
+import shutil
 import sqlite3
+import subprocess
+import sys
 import time
 from contextlib import closing
 from dataclasses import dataclass
@@ -49,17 +53,19 @@ class Sizes:
     audit_rounds: int
     spark_views: int
     spark_rounds: int
+    cli_rounds: int
+    """rounds of the CLI's start-up row, one process of each side a round"""
 
 
 FULL = Sizes(rounds=15, commits=1000, history_versions=100, history_commits=300, iceberg_commits=30,
              load_calls=2000, iceberg_loads=100, as_of_events=10_000, as_of_calls=100, list_total=100_000,
              list_namespaces=10, log_events=1_000_000, log_views=5000, rebuild_rounds=5, events_rounds=3,
-             audit_window=1000, audit_rounds=7, spark_views=1000, spark_rounds=3)
+             audit_window=1000, audit_rounds=7, spark_views=1000, spark_rounds=3, cli_rounds=21)
 
 QUICK = Sizes(rounds=2, commits=30, history_versions=5, history_commits=10, iceberg_commits=3, load_calls=50,
               iceberg_loads=5, as_of_events=150, as_of_calls=5, list_total=200, list_namespaces=4,
               log_events=1500, log_views=30, rebuild_rounds=1, events_rounds=1, audit_window=20, audit_rounds=2,
-              spark_views=5, spark_rounds=1)
+              spark_views=5, spark_rounds=1, cli_rounds=2)
 
 
 #: how many alter_view calls share one transaction in the bulk-writer row
@@ -617,6 +623,52 @@ def bench_storage(ctx: Context) -> list[Result]:
     return [Result("storage", what + ")", per_event, "B/event", "—", None, None, "—", "reported", None, details)]
 
 
+# ---------------------------------------------------------------------------------------------
+# the command line
+
+
+def _command(name: str) -> str:
+    """The path of a console script of this environment (beside its Python, else on PATH)."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        raise SystemExit(f"the {name} command is not installed")
+    return found
+
+
+def _process_cpu_s(argv: list[str], env: dict[str, str]) -> float:
+    """CPU seconds (user + system) one process of ``argv`` took, run to its end; it must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)  # what the children waited for so far took
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"{argv} exited with {done.returncode}: {done.stderr.decode(errors='replace')}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def bench_cli_start(ctx: Context) -> list[Result]:
+    s = ctx.sizes
+    path = ctx.path("cli.db")
+    with ViewStore(path, actor="bench") as store:
+        fixtures.create(store, "bench.orders")
+    # CPU time, not wall time: the start-up is CPU bound, and the wall time of a process moves with the
+    # machine's load. Both sides run from bytecode a first run caches (as an installed package does),
+    # in a folder of this run's own.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(ctx.path("pycache"))
+    show = [_command("viewstore"), "--db", str(path), "show", "bench.orders"]
+    rows = [_command("sqlite-utils"), "rows", str(path), "views", "--limit", "1"]
+    for argv in (show, rows):  # the warm-up, which writes the bytecode
+        _process_cpu_s(argv, env)
+    paired = interleave(s.cli_rounds, lambda: _process_cpu_s(show, env), lambda: _process_cpu_s(rows, env))
+    sm = paired.summary()
+    return [Result("cli_start", "CLI start-up: CPU time (user + system) of `viewstore show` of a one-view store, "
+                   "a fresh process each, median", sm["figure"] * 1e3, "ms",
+                   f"`sqlite-utils rows` of the same file's views table: {fmt(sm['comparator'] * 1e3, 'ms')}",
+                   sm["comparator"] * 1e3, sm["ratio"], f"{sm['ratio']:.2f} × sqlite-utils", "reported", None,
+                   {"viewstore_cpu_s_per_round": paired.figure, "sqlite_utils_cpu_s_per_round": paired.comparator})]
+
+
 CORE = {
     "alter_view": bench_alter_view,
     "history": bench_history_commits,
@@ -628,4 +680,5 @@ CORE = {
     "list_views": bench_list_views,
     "storage": bench_storage,
     "durability": bench_durability,
+    "cli_start": bench_cli_start,
 }

@@ -40,12 +40,14 @@ def test_every_core_benchmark_runs_at_tiny_sizes(tmp_path):
                     "history_commits_full", "load_view", "load_view_after_commit", "load_view_after_change", "rebuild",
                     "rebuild_from_empty", "events_whole_log", "audit_query", "audit_time_range", "audit_type",
                     "audit_latest", "load_view_as_of", "list_views", "storage",
-                    "durability"])
+                    "durability", "cli_start"])
     by_name = {r.name: r for r in results}
     assert by_name["audit_query"].details["matched"] > 0
     for name in ("audit_time_range", "audit_type", "audit_latest"):  # each found events, and what a scan finds
         assert by_name[name].details["matched"] > 0
     assert by_name["storage"].details["events"] > 1000
+    cli = by_name["cli_start"].details  # a process of each side a round, every one timed
+    assert len(cli["viewstore_cpu_s_per_round"]) == len(cli["sqlite_utils_cpu_s_per_round"]) >= 2
     assert by_name["rebuild_from_empty"].details["rows_written"]["view_versions"] > 0
     rebuild = by_name["rebuild"].details
     assert len(rebuild["per_round"]) == len(rebuild["bare_read_per_round"]) >= 1
