@@ -467,8 +467,8 @@ def test_as_of_a_time_is_the_view_that_had_the_name_then_else_the_one_known_by_i
 def test_as_of_before_the_names_history_says_where_it_begins(store, monkeypatch):
     """A time before any view had the name (the usual slip) is refused saying when the history that
     `history(name)` gives begins: the name's first taking, or the creation under another name of the
-    view known by it now, if earlier. A time in a gap of the history says no more; a name no view
-    ever had is said so, as history() says it."""
+    view known by it now, if earlier. A time in a gap of the history is told what made the gap, not
+    where the history begins; a name no view ever had is said so, as history() says it."""
     import viewstore.catalog
 
     clock = [1_000]
@@ -491,23 +491,115 @@ def test_as_of_before_the_names_history_says_where_it_begins(store, monkeypatch)
     with pytest.raises(NoSuchViewError, match=r"^no view s.old existed at 1970-01-01T00:00:00.999\+00:00 \(its "
                                               r"history begins at 1970-01-01T00:00:01.000\+00:00\)$"):
         store.load_view("s.old", as_of=999)
-    with pytest.raises(NoSuchViewError, match=r"^no view s.gap existed at 1970-01-01T00:00:04.500\+00:00$"):
-        store.load_view("s.gap", as_of=4_500)  # dropped, then made again: no hint to give
+    with pytest.raises(NoSuchViewError, match=r"^no view s.gap existed at 1970-01-01T00:00:04.500\+00:00 \(dropped "):
+        store.load_view("s.gap", as_of=4_500)  # dropped, then made again: said so, not where its history begins
     with pytest.raises(NoSuchViewError, match=r"^no view was ever named s.nope$"):
         store.load_view("s.nope", as_of=4_500)
 
 
+def test_as_of_in_a_gap_of_a_names_history_says_what_ended_it_and_what_gave_it_back(store, monkeypatch):
+    """A time at which no view had a name it had before is told, from the log, how the view that had
+    it last let go of it (renamed: to what; or dropped; when and by whom, as `no such view` says it)
+    and what gave it to a view next: made again, imported, or another view renamed to it; no more
+    than there is. Times as the time asked is written, to the millisecond."""
+    import viewstore.catalog
+
+    clock = [1_000]
+    monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: clock[0] * 1_000_000)
+
+    def at(ms, actor, write):
+        clock[0] = ms
+        store.actor = actor
+        return write()
+
+    def iso(ms):
+        return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat(timespec="milliseconds")
+
+    at(1_000, "bob", lambda: make(store, "s.old"))
+    at(2_250, "bob", lambda: store.rename_view("s.old", "s.new"))
+    assert _missing(lambda: store.load_view("s.old", as_of=3_000)) == (
+        f"no view s.old existed at {iso(3_000)} (renamed to s.new at {iso(2_250)} by bob)")
+    at(3_000, "alice", lambda: make(store, "s.gap"))
+    at(4_000, "alice", lambda: store.drop_view("s.gap"))
+    at(5_000, "carol", lambda: make(store, "s.gap"))
+    at(6_000, "carol", lambda: store.drop_view("s.gap"))
+    at(7_000, "dan", lambda: store.rename_view("s.new", "s.gap"))
+    at(8_000, "dan", lambda: store.rename_view("s.gap", "s.old"))  # so that no view is known by s.gap now
+    assert _missing(lambda: store.load_view("s.gap", as_of=4_500)) == (
+        f"no view s.gap existed at {iso(4_500)} (dropped at {iso(4_000)} by alice; made again at {iso(5_000)})")
+    # the last ending by then (at the very millisecond asked); given back by another view's rename
+    assert _missing(lambda: store.load_view("s.gap", as_of=6_000)) == (
+        f"no view s.gap existed at {iso(6_000)} (dropped at {iso(6_000)} by carol; s.new renamed to it at "
+        f"{iso(7_000)})")
+    assert _missing(lambda: store.load_view("s.gap", as_of=8_500)) == (
+        f"no view s.gap existed at {iso(8_500)} (renamed to s.old at {iso(8_000)} by dan)")
+    assert _missing(lambda: store.load_view("s.new", as_of=7_500)) == (
+        f"no view s.new existed at {iso(7_500)} (renamed to s.gap at {iso(7_000)} by dan)")
+    # one view renamed away, back and away again, busy between: its own rename back gives the name again
+    at(11_000, "fay", lambda: make(store, "s.round"))
+    for i in range(40):
+        at(11_001 + i, "fay", lambda: store.alter_view("s.round", ViewChange.update_comment(str(i))))
+    at(12_000, "gus", lambda: store.rename_view("s.round", "s.trip"))
+    for i in range(40):
+        at(12_001 + i, "fay", lambda: store.alter_view("s.trip", ViewChange.update_comment(str(i))))
+    at(13_000, "gus", lambda: store.rename_view("s.trip", "s.round"))
+    for i in range(40):
+        at(13_001 + i, "fay", lambda: store.alter_view("s.round", ViewChange.update_comment(str(i))))
+    at(14_000, "hal", lambda: store.rename_view("s.round", "s.away"))
+    assert _missing(lambda: store.load_view("s.round", as_of=12_500)) == (
+        f"no view s.round existed at {iso(12_500)} (renamed to s.trip at {iso(12_000)} by gus; s.trip renamed to "
+        f"it at {iso(13_000)})")
+    assert _missing(lambda: store.load_view("s.round", as_of=14_000)) == (
+        f"no view s.round existed at {iso(14_000)} (renamed to s.away at {iso(14_000)} by hal)")
+    # given back by an import, at the time its history brings
+    at(9_000, "erin", lambda: make(store, "s.imp"))
+    at(9_500, "erin", lambda: store.drop_view("s.imp"))
+    at(10_000, "erin", lambda: store.import_view(
+        "s.imp", source="test", versions=[_version(1, 20_000)],
+        version_log=[VersionLogEntry(timestamp_ms=20_000, version_id=1)], current_version_id=1))
+    assert _missing(lambda: store.load_view("s.imp", as_of=9_999)) == (
+        f"no view s.imp existed at {iso(9_999)} (dropped at {iso(9_500)} by erin; imported at {iso(20_000)})")
+    # before the history, only where it begins, as before
+    assert _missing(lambda: store.load_view("s.gap", as_of=2_000)) == (
+        f"no view s.gap existed at {iso(2_000)} (its history begins at {iso(3_000)})")
+
+
+def test_as_of_in_a_gap_given_back_by_a_damaged_event_is_a_corrupt_log_error(store, monkeypatch):
+    """What gave a name back is read from a row no fold of as_of reads (another view's, after the
+    time), which a write behind the library's back may have damaged: a time stored there as text is a
+    CorruptLogError showing it, not a TypeError nor a message made of it."""
+    import viewstore.catalog
+
+    clock = [1_000]
+    monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: clock[0] * 1_000_000)
+    make(store, "s.gap")
+    make(store, "s.other")
+    clock[0] = 2_000
+    store.drop_view("s.gap")
+    clock[0] = 3_000
+    store.rename_view("s.other", "s.gap")
+    store.rename_view("s.gap", "s.elsewhere")  # (no view known by s.gap now, whose history as_of would read)
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("DROP TRIGGER events_append_only_update")
+        raw.execute("UPDATE events SET occurred_at = 'x' WHERE identifier = 's.gap' AND type = 'view.renamed'")
+    raw.close()
+    with ViewStore(store.path) as reopened, pytest.raises(
+            CorruptLogError, match=r"^the history of s.gap holds an event whose time is not an integer \('x' \(str\)\)$"):
+        reopened.load_view("s.gap", as_of=2_500)
+
+
 def test_as_of_the_millisecond_a_names_history_begins_gives_no_hint_of_where_it_begins(store, monkeypatch):
     """A view made and dropped within one millisecond leaves a name whose history begins at that
-    millisecond, in which no view had it at its end: the error of that time says only that, since
-    the time is not before the history (a hint that it begins there would read as a slip the caller
-    did not make); a millisecond earlier still gets the hint."""
+    millisecond, in which no view had it at its end: the error of that time says that it was dropped
+    then, not where its history begins, since the time is not before the history (such a hint would
+    read as a slip the caller did not make); a millisecond earlier still gets the hint."""
     import viewstore.catalog
 
     monkeypatch.setattr(viewstore.catalog.time, "time_ns", lambda: 6_000 * 1_000_000)
     make(store, "s.brief")
     store.drop_view("s.brief")
-    with pytest.raises(NoSuchViewError, match=r"^no view s.brief existed at 1970-01-01T00:00:06.000\+00:00$"):
+    with pytest.raises(NoSuchViewError, match=r"^no view s.brief existed at 1970-01-01T00:00:06.000\+00:00 \(dropped "
+                                              r"at 1970-01-01T00:00:06.000\+00:00 by alice\)$"):
         store.load_view("s.brief", as_of=6_000)
     with pytest.raises(NoSuchViewError, match=r"^no view s.brief existed at 1970-01-01T00:00:05.999\+00:00 \(its "
                                               r"history begins at 1970-01-01T00:00:06.000\+00:00\)$"):
@@ -546,8 +638,8 @@ def test_as_of_in_seconds_is_told_by_the_second_it_names_and_only_before_the_nam
     """The seconds hint is given when the second a number names, read as seconds, reaches into the
     name's history and is not in the future, both ends included: a view made at the very start of a
     second is in that second and not the one before, and a second that begins now is not in the
-    future. It is not given for a time at or after the history's start (a gap after a drop), nor for
-    eight digits, which are read as a date."""
+    future. It is not given for a time at or after the history's start (a gap after a drop, which is
+    told the drop), nor for eight digits, which are read as a date."""
     import viewstore.catalog
 
     clock = [2_000_001_000]  # the start of second 2_000_001
@@ -565,8 +657,8 @@ def test_as_of_in_seconds_is_told_by_the_second_it_names_and_only_before_the_nam
     clock[0] += 500
     store.drop_view("s.v")
     clock[0] = 2_000_002_000_000  # now the second 2_000_002_000 has begun
-    assert _missing(lambda: store.load_view("s.v", as_of=2_000_002_000)) == (  # after the drop: a gap, no hint
-        f"no view s.v existed at {iso(2_000_002_000)}")
+    assert _missing(lambda: store.load_view("s.v", as_of=2_000_002_000)) == (  # after the drop: the drop, no seconds
+        f"no view s.v existed at {iso(2_000_002_000)} (dropped at {iso(2_000_001_500)} by alice)")
     january = 1_987_200_000  # 1970-01-24 in epoch milliseconds; read as seconds, it reaches into the history
     assert _missing(lambda: store.load_view("s.v", as_of="19700124")) == (  # a date, not a number
         f"no view s.v existed at {iso(january)}{begins}")

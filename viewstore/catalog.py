@@ -536,6 +536,22 @@ def _second_texts(second: int) -> tuple[str, str] | None:
     return f"{day} {clock}", f"{day}T{clock}"
 
 
+def _let_go_text(position: int, kind: str, target: object, actor: object, ms: object, form: str,
+                 live: str = "") -> str:
+    """How a view let go of a name, from the event that did (its log position, type, identifier,
+    actor and time), as the errors of a name no view has say it: ``dropped at T by A``, or
+    ``renamed to X at T by A`` (``live`` written after X), the time as :func:`_time_text`'s ``form``.
+
+    Raises:
+        CorruptLogError: the event's time is not an integer or its actor not text.
+    """
+    if type(ms) is not int or not isinstance(actor, str):
+        raise CorruptLogError(f"event at position {position} has a time that is not an integer or an "
+                              "actor that is not text")
+    by = f"at {_time_text(ms, form)} by {actor if actor.isprintable() else repr(actor)}"
+    return f"dropped {by}" if kind == "view.dropped" else f"renamed to {_held(target)}{live} {by}"
+
+
 def _version_json(version_id: int, timestamp_ms: int, schema_id: int, columns: Sequence[Column],
                   reps: Sequence[SQLRepresentation], default_catalog: str | None,
                   default_namespace: Sequence[str], summary: dict[str, str]) -> dict[str, Any]:
@@ -938,7 +954,8 @@ class ViewStore:
         Raises:
             NoSuchViewError: no live view has that identifier (at that time, where the view's history
                 begins then said, and a number that read as seconds would fall in it said to look like
-                seconds; or the event dropped it).
+                seconds; a time in a gap of the name's history told what ended it before and what gave
+                it back after; or the event dropped it).
             ValidationError: a bad identifier or time, or an event of no view that carried this
                 identifier, or not of this store's log.
             DamagedProjectionsError: the view's projection rows are damaged, or behind or ahead of
@@ -1024,6 +1041,8 @@ class ViewStore:
                     return state_to_view(state)
             first = self._log.history_begins_ms(identifier_str(ident), latest)
             hint = self._did_you_mean(ident) if first is None else ""  # a typo, as in history()
+            # in a gap of its history: what ended the name before then, and what gave it back after
+            gap = self._gap_text(identifier_str(ident), ms) if type(first) is int and ms >= first else ""
         # say where the name's history begins: a time before it is the usual slip
         if first is None:
             raise NoSuchViewError(f"no view was ever named {identifier_str(ident)}{hint}")
@@ -1035,7 +1054,27 @@ class ViewStore:
         # may be younger than the second's start) and is not in the future
         if ms < first and _a_number(given) and first < (ms + 1) * 1000 and ms * 1000 <= self._now(None):
             since += f" (as_of is in epoch milliseconds; {ms} looks like seconds)"
-        raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {_time_text(ms, 'iso')}{since}")
+        raise NoSuchViewError(f"no view {identifier_str(ident)} existed at {_time_text(ms, 'iso')}{since}{gap}")
+
+    def _gap_text(self, name: str, ms: int) -> str:
+        """`` (dropped at T by A; made again at T2)`` or the like, for a time in a gap of a name's
+        history (:meth:`EventLog.gap_around`): how the view that had it last before then let go of it
+        (as :meth:`_no_such_view` says it), and what gave it to a view next after then; "" if neither is
+        in the log. Only the error path of ``as_of`` reads for it."""
+        ended, given = self._log.gap_around(name, ms)
+        said = []
+        if ended is not None:
+            position, kind, target, actor, at = ended
+            said.append(_let_go_text(position, kind, target, actor, at, "iso"))
+        if given is not None:
+            kind, at, before = given
+            if type(at) is not int:  # a time written behind the library's back
+                raise CorruptLogError(f"the history of {name} holds an event whose time is not an integer "
+                                      f"({_held(at, int)})")
+            how = ("imported" if kind == "view.imported" else "made again" if before is None
+                   else f"{_held(before)} renamed to it")
+            said.append(f"{how} at {_time_text(at, 'iso')}")
+        return f" ({'; '.join(said)})" if said else ""
 
     def diff_view(self, identifier: IdentifierLike, *, before: AsOf, after: AsOf | None = None) -> ViewDiff:
         """What changed in a view between two moments: its state at ``before`` against its state at
@@ -1707,19 +1746,15 @@ class ViewStore:
             self._free_in_log(ident)
             return NoSuchViewError(f"no such view: {name}{self._did_you_mean(ident)}")
         (position, kind, target, actor, ms), (last_kind, last_name) = fate
-        if type(ms) is not int or not isinstance(actor, str):
-            raise CorruptLogError(f"event at position {position} has a time that is not an integer or an "
-                                  "actor that is not text")
-        by = f"at {_time_text(ms, 'second')} by {actor if actor.isprintable() else repr(actor)}"
         target, last_name = _held(target), _held(last_name)
-        if kind == "view.dropped":
-            what = f"dropped {by}"
-        elif last_kind == "view.dropped":
-            what = f"renamed to {target} {by}, since dropped{'' if last_name == target else f' as {last_name}'}"
-        elif last_name == target:
-            what = f"renamed to {target} (live) {by}"
-        else:
-            what = f"renamed to {target} {by}, now {last_name} (live)"
+        renamed = kind != "view.dropped"
+        live = renamed and last_kind != "view.dropped"  # renamed away, and live now (under that name or another)
+        what = _let_go_text(position, kind, target, actor, ms, "second",
+                            " (live)" if live and last_name == target else "")
+        if renamed and not live:
+            what += f", since dropped{'' if last_name == target else f' as {last_name}'}"
+        elif live and last_name != target:
+            what += f", now {last_name} (live)"
         return NoSuchViewError(f"no such view: {name} ({what}; its history remains)")
 
     def _did_you_mean(self, ident: Identifier) -> str:

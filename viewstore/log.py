@@ -10,6 +10,7 @@ and DELETE on ``events``.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gc
 import os
@@ -1101,6 +1102,51 @@ class EventLog:
             f"{NAMING_TYPES} UNION ALL SELECT occurred_at FROM events WHERE view_id = ? AND stream_version = 1)",
             [identifier, live_view_id]).fetchone()
         return None if row is None else row[0]
+
+    def gap_around(self, identifier: str, until_ms: int) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
+        """What ended this identifier's last holding up to a time, and what gave it to a view next
+        after that time, for a time no view had it: the rename or drop by which the stream that took
+        it last by then let go of it (position, type, identifier, actor, time), and the first event
+        after the time that gave it to a stream (type, time, the identifier that stream had before:
+        None when the event made it), each None when there is none.
+
+        For the error path of ``as_of``, bounded however long the streams are: the few events
+        ``events_naming`` indexes for the identifier, then seeks of the stream key. Between its
+        taking and the stream's next taking of it (or its last event) the taker's events carry the
+        identifier, undropped, up to the one that lets go and never after, so that one is found by
+        bisection, not by reading every event of a busy view in between.
+        """
+        took = self.conn.execute(
+            f"WITH named AS (SELECT view_id, stream_version, occurred_at, position FROM events INDEXED BY "
+            f"events_naming WHERE identifier = ?1 AND type IN {NAMING_TYPES}), "
+            "took AS (SELECT view_id, stream_version FROM named WHERE occurred_at <= ?2 "
+            "ORDER BY occurred_at DESC, position DESC LIMIT 1) "
+            "SELECT view_id, stream_version, coalesce((SELECT min(stream_version) - 1 FROM named n "
+            "WHERE n.view_id = took.view_id AND n.stream_version > took.stream_version), "
+            "(SELECT max(stream_version) FROM events WHERE view_id = took.view_id)) FROM took",
+            (identifier, until_ms)).fetchone()
+        ended = None
+        if took is not None:
+            view_id, version, bound = took
+
+            def lets_go(v: int) -> bool:
+                row = self.conn.execute("SELECT identifier != ? OR type = 'view.dropped' FROM events "
+                                        "WHERE view_id = ? AND stream_version = ?", (identifier, view_id, v)).fetchone()
+                return row is None or bool(row[0])
+
+            if isinstance(version, int) and isinstance(bound, int):  # (else a damaged row: no ending to tell)
+                end = bisect.bisect_left(range(version + 1, bound + 1), True, key=lets_go) + version + 1
+                ended = self.conn.execute(
+                    "SELECT position, type, identifier, actor, occurred_at FROM events WHERE view_id = ? "
+                    "AND stream_version = ? AND occurred_at <= ?", (view_id, end, until_ms)).fetchone()
+        given = self.conn.execute(
+            f"WITH gave AS (SELECT view_id, stream_version, type, occurred_at FROM events INDEXED BY events_naming "
+            f"WHERE identifier = ?1 AND type IN {NAMING_TYPES} AND occurred_at > ?2 "
+            "ORDER BY occurred_at, position LIMIT 1) "
+            "SELECT gave.type, gave.occurred_at, b.identifier FROM gave LEFT JOIN events b "
+            "ON gave.type = 'view.renamed' AND b.view_id = gave.view_id AND b.stream_version = gave.stream_version - 1",
+            (identifier, until_ms)).fetchone()
+        return ended, given
 
     def let_go(self, identifier: str) -> tuple[tuple[int, str, str, str, int], tuple[str, str]] | None:
         """What became of the stream :meth:`ViewStore.history` reads for this identifier when no live
