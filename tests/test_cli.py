@@ -2816,7 +2816,7 @@ def test_an_events_details_say_what_each_type_of_event_changed(tmp_path):
         details = [(e.type, _details(e)) for e in store.events()]
     assert details == [
         ("view.created", "version 1"), ("view.replaced", "version 2"), ("view.replaced", "version 3"),
-        ("view.replaced", "version 4"), ("view.comment_updated", "comment: c"), ("view.comment_updated", ""),
+        ("view.replaced", "version 4"), ("view.comment_updated", "comment: c"), ("view.comment_updated", "-comment"),
         ("view.properties_set", "k=v"), ("view.properties_removed", "-k"), ("view.representation_added", "trino"),
         ("view.representation_updated", "trino\nversion 5"), ("view.representation_removed", "trino\nversion 4"),
         ("view.rolled_back", "version 1"), ("view.renamed", "from a.v"), ("view.dropped", ""),
@@ -2829,7 +2829,8 @@ def test_an_events_details_say_what_each_type_of_event_changed(tmp_path):
 
 def test_an_events_details_tell_a_comment_set_empty_from_one_removed(tmp_path):
     """The API keeps a comment set to '' (the CLI's --comment '' removes it): its event's details say
-    'comment: ' with nothing after it, where a removal's say nothing at all."""
+    'comment: ' with nothing after it, where a removal's say '-comment', as a property's removal reads
+    (they said nothing at all, an empty cell that did not tell the removal from no change)."""
     from viewstore.cli import _details
 
     with ViewStore(tmp_path / "d.db", actor="a") as store:
@@ -2838,7 +2839,20 @@ def test_an_events_details_tell_a_comment_set_empty_from_one_removed(tmp_path):
         store.alter_view("b.v", ViewChange.update_comment(""))
         store.alter_view("b.v", ViewChange.update_comment(None))
         details = [_details(e) for e in store.events() if e.type == "view.comment_updated"]
-    assert details == ["comment: ", ""]
+    assert details == ["comment: ", "-comment"]
+
+
+def test_history_and_audit_say_a_comment_was_removed(run):
+    """`alter --comment ''` removes the comment: the details cell of its event in history and audit
+    says '-comment' (it was empty, as for no change at all); --json gives the payload as it was,
+    a null comment."""
+    create(run, "s.v", "--comment", "daily")
+    run("alter", "s.v", "--comment", "")
+    for out in (run("history", "s.v"), run("audit", "--view", "s.v")):
+        rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line[:1] == "│"]
+        assert [row[5:] for row in rows] == [["view.created", "version 1"], ["view.comment_updated", "-comment"]], out
+    for events in (json.loads(run("history", "s.v", "--json")), json.loads(run("audit", "--view", "s.v", "--json"))):
+        assert events[-1]["type"] == "view.comment_updated" and events[-1]["payload"] == {"comment": None}
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])

@@ -845,12 +845,15 @@ _DETAIL_FIELDS = {cls: tuple(key for key in _DETAILS_ORDER if key in cls.model_f
 
 def _details(event: Event) -> str:
     """What an event changed, a line each: ``owner=finance`` for a property set, ``-team`` for one
-    removed, ``version 2`` for a new current version, ``from sales.old`` for a rename."""
+    removed, ``comment: Daily`` for a comment set and ``-comment`` for it removed, ``version 2`` for a
+    new current version, ``from sales.old`` for a rename."""
     fields = event.__dict__  # the payload's fields as they are, not their JSON (payload()): 2 µs an event less
     lines: list[str] = []
     for key in _DETAIL_FIELDS.get(type(event), _DETAILS_ORDER):
         value = fields.get(key)
         if value is None:
+            if key == "comment" and event.type == "view.comment_updated":  # None is its removal
+                lines.append("-comment")  # as a property's removal reads ('' set reads 'comment: ')
             continue
         if key == "updates":
             lines.extend(f"{k}={v}" for k, v in sorted(value.items()))
