@@ -345,6 +345,53 @@ def test_the_namespaces_near_a_typed_one_are_sought_each_side_of_it(tmp_path):
         assert p.namespace_first_letters(2) == ["a", "b"]
 
 
+def test_the_letters_after_a_prefix_are_sought_by_comparison_within_a_budget(tmp_path):
+    """next_letters lists, for each prefix, the letters that follow it among the live names of the
+    namespace asked, in sort order: a prefix holding a wildcard of LIKE or GLOB (%, _, *, ?, [) as
+    written, not the names it would match; a name equal to the prefix has none, a dropped name and one
+    that is not text (a damaged row) none; at most at_most a prefix, budget seeks in all (a letter
+    each, and one a prefix whose letters end), every prefix's first before any second (planted, names
+    matched with LIKE of the prefix and a % listed after ab% letters of names not beginning with it).
+    namespace_next_letters does the same for the live namespaces, and first_letters and
+    namespace_first_letters are the empty prefix's."""
+    import sqlite3
+
+    from viewstore import ViewStore
+
+    path = tmp_path / "letters.db"
+    names = ("ab%c", "ab%d", "ab_e", "abxf", "ab*g", "abyh", "ab?i", "ab[j", "ab[", "abzk", "ab%dropped", "ab_blob",
+             "b1")
+    with ViewStore(path, actor="me") as store:
+        for name in names:
+            store.create_view(f"s.{name}", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                              default_namespace="a")
+            store.create_view(f"{name}.v", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                              default_namespace="a")
+        store.create_view("t.ab%z", columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                          default_namespace="a")
+        store.drop_view("s.ab%dropped")
+        store.drop_view("ab%dropped.v")
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE views SET name = CAST('ab_blob' AS BLOB) WHERE name = 'ab_blob'")
+        raw.execute("UPDATE views SET namespace = CAST('ab_blob' AS BLOB) WHERE namespace = 'ab_blob'")
+    raw.close()
+    wildcards = ["ab%", "ab_", "ab*", "ab?", "ab[", "b1", "zz"]
+    with ViewStore(path, actor="me") as store:
+        p = store._projections
+        for letters in (p.next_letters("s", wildcards, 100, 1000), p.namespace_next_letters(wildcards, 100, 1000)):
+            assert letters == [("ab%", "c"), ("ab_", "e"), ("ab*", "g"), ("ab?", "i"), ("ab[", "j"), ("ab%", "d")]
+        assert p.next_letters("s", ["", "a", "ab%"], 100, 1000) == [
+            ("", "a"), ("a", "b"), ("ab%", "c"), ("", "b"), ("ab%", "d")]
+        assert p.next_letters("s", ["", "a", "ab%"], 1, 1000) == [("", "a"), ("a", "b"), ("ab%", "c")]
+        # four seeks: the first letter of each prefix, then the second of the first
+        assert p.next_letters("s", ["", "a", "ab%"], 100, 4) == [("", "a"), ("a", "b"), ("ab%", "c"), ("", "b")]
+        assert p.next_letters("s", ["ab"], 100, 1000) == [("ab", c) for c in "%*?[_xyz"]
+        assert p.next_letters("t", ["ab"], 100, 1000) == [("ab", "%")]
+        assert p.next_letters("nowhere", ["", "ab"], 100, 1000) == []
+        assert p.first_letters("s", 100) == ["a", "b"]
+        assert p.namespace_first_letters(100) == ["a", "b", "s", "t"]
+
+
 def test_fold_stored_refuses_a_version_without_representations():
     payload = {"version": {**VERSION, "version_id": 2, "representations": []}, "current_version_id": 2,
                "log_entry": {"timestamp_ms": 6, "version_id": 2}}

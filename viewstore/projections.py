@@ -970,19 +970,24 @@ _SELECT_VERSION_RUNS = ("SELECT v.version_id, v.timestamp_ms, v.schema_id, v.col
 # (damage: seq 1.5 would sort among them) is left out, so the entries found fall short of the length.
 _SELECT_LOG_PREFIX = ("SELECT timestamp_ms, version_id FROM view_version_log WHERE view_id = ? "
                       "AND seq BETWEEN 1 AND ? AND typeof(seq) = 'integer' ORDER BY seq")
-# The first letters of a namespace's live names (or of the live namespaces), sorted, by a loose index scan
-# of ``views_by_namespace``: each step seeks the first name after every one that begins with the letter
-# before (char() of the next code point: SQLite compares text by its UTF-8 bytes, which sort as the code
-# points do; the last code point, U+10FFFF, has none after it).
-_FIRST_LETTERS_OF = """WITH RECURSIVE letters(letter) AS (
-    SELECT substr((SELECT min({column}) FROM views WHERE {scope}), 1, 1)
+# The letters that follow each of the prefixes (a JSON list) among a namespace's live names (or among the
+# live namespaces), by a loose index scan of ``views_by_namespace``: the first step of a prefix seeks the
+# first name after it, each next step the first name after every one that begins with the prefix and the
+# letter before (char() of the next code point: SQLite compares text by its UTF-8 bytes, which sort as the
+# code points do; the last code point, U+10FFFF, has none after it), until a name found does not begin
+# with the prefix (compared, not matched with LIKE or GLOB: a prefix may hold their wildcards). At most
+# :at_most letters a prefix and :budget seeks in all, each prefix's first letter sought before any second.
+_NEXT_LETTERS_OF = """WITH RECURSIVE next(prefix, found, n) AS (
+    SELECT value, (SELECT min({column}) FROM views WHERE {scope} AND {column} > value), 1 FROM json_each(:prefixes)
     UNION ALL
-    SELECT substr((SELECT min({column}) FROM views WHERE {scope}
-                   AND {column} >= char(unicode(letter) + 1)), 1, 1)
-    FROM letters WHERE letter IS NOT NULL AND letter != '' AND unicode(letter) < 1114111 LIMIT :at_most
-) SELECT letter FROM letters WHERE letter IS NOT NULL AND letter != '' LIMIT :at_most"""
-_FIRST_LETTERS = _FIRST_LETTERS_OF.format(column="name", scope="live = 1 AND namespace = :namespace")
-_NAMESPACE_FIRST_LETTERS = _FIRST_LETTERS_OF.format(column="namespace", scope="live = 1")
+    SELECT prefix, (SELECT min({column}) FROM views WHERE {scope}
+                    AND {column} >= prefix || char(unicode(substr(found, length(prefix) + 1, 1)) + 1)), n + 1
+    FROM next WHERE substr(found, 1, length(prefix)) = prefix AND n < :at_most
+                    AND unicode(substr(found, length(prefix) + 1, 1)) < 1114111
+    LIMIT :budget
+) SELECT prefix, substr(found, length(prefix) + 1, 1) FROM next WHERE substr(found, 1, length(prefix)) = prefix"""
+_NEXT_LETTERS = _NEXT_LETTERS_OF.format(column="name", scope="live = 1 AND namespace = :namespace")
+_NAMESPACE_NEXT_LETTERS = _NEXT_LETTERS_OF.format(column="namespace", scope="live = 1")
 
 # The live namespaces on one side of a typed one (not it), nearest first, at most :each_side of them:
 # a loose index scan of ``views_by_namespace`` as _LIVE_NAMESPACES is, from the typed one outwards
@@ -1161,8 +1166,17 @@ class Projections:
     def first_letters(self, namespace: str, at_most: int) -> list[str]:
         """The first letters of the names of live views in ``namespace``, in sort order, at most
         ``at_most`` of them: one seek of ``views_by_namespace`` each, however many views it holds."""
-        rows = self.conn.execute(_FIRST_LETTERS, {"namespace": namespace, "at_most": at_most})
-        return [row[0] for row in rows if type(row[0]) is str]
+        return [letter for _, letter in self.next_letters(namespace, [""], at_most, at_most)]
+
+    def next_letters(self, namespace: str, prefixes: Iterable[str], at_most: int,
+                     budget: int) -> list[tuple[str, str]]:
+        """The letters that follow each of ``prefixes`` in the names of live views in ``namespace``, as
+        (prefix, letter) pairs, each prefix's in sort order: at most ``at_most`` letters a prefix, and
+        ``budget`` seeks of ``views_by_namespace`` in all (one a letter, and one more a prefix whose
+        letters end), every prefix's first letter sought before any second. Not text names (damaged
+        rows) end a prefix's letters: this reads for a hint in an error message."""
+        params = {"namespace": namespace, "prefixes": dumps(list(prefixes)), "at_most": at_most, "budget": budget}
+        return [(row[0], row[1]) for row in self.conn.execute(_NEXT_LETTERS, params)]
 
     def namespaces_near(self, namespace: str, each_side: int) -> list[str]:
         """Namespaces of live views other than ``namespace``: up to ``each_side`` sorting before it
@@ -1183,8 +1197,13 @@ class Projections:
     def namespace_first_letters(self, at_most: int) -> list[str]:
         """The first letters of the namespaces of live views, in sort order, at most ``at_most`` of
         them: one seek of ``views_by_namespace`` each, however many namespaces there are."""
-        rows = self.conn.execute(_NAMESPACE_FIRST_LETTERS, {"at_most": at_most})
-        return [row[0] for row in rows if type(row[0]) is str]
+        return [letter for _, letter in self.namespace_next_letters([""], at_most, at_most)]
+
+    def namespace_next_letters(self, prefixes: Iterable[str], at_most: int, budget: int) -> list[tuple[str, str]]:
+        """The letters that follow each of ``prefixes`` in the namespaces of live views, as
+        :meth:`next_letters` reads those of a namespace's names."""
+        params = {"prefixes": dumps(list(prefixes)), "at_most": at_most, "budget": budget}
+        return [(row[0], row[1]) for row in self.conn.execute(_NAMESPACE_NEXT_LETTERS, params)]
 
     def latest_view_id(self, namespace: str, name: str) -> str | None:
         """The live view of that name, else the one of that name dropped last."""
