@@ -1238,6 +1238,24 @@ def test_no_such_view_finds_each_kind_of_namespace_typo_beyond_the_window(store,
     assert _missing(lambda: store.load_view("ales.orders")) == "no such view: ales.orders"
 
 
+def _steps_of_missing(store, typed):
+    """The steps of SQLite's virtual machine the error of loading ``typed`` takes (the work of its
+    suggestion, not timed), and its message."""
+    count = 0
+
+    def step():
+        nonlocal count
+        count += 1
+        return 0
+    _missing(lambda: store.load_view(typed))  # once before counting: what a first call sets up is not counted
+    store._projections.conn.set_progress_handler(step, 1)
+    try:
+        message = _missing(lambda: store.load_view(typed))
+    finally:
+        store._projections.conn.set_progress_handler(None, 1)
+    return count, message
+
+
 def test_no_such_view_of_a_mistyped_namespace_does_not_read_every_namespace(store, monkeypatch):
     """The namespaces a typo in one is compared with are sought by index (the window each side and the
     first-letter guesses), never the whole list of namespaces: the SQLite work of the error (counted
@@ -1247,26 +1265,11 @@ def test_no_such_view_of_a_mistyped_namespace_does_not_read_every_namespace(stor
     import viewstore.catalog as catalog
     monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 5)
 
-    def steps(typed):
-        count = 0
-
-        def step():
-            nonlocal count
-            count += 1
-            return 0
-        _missing(lambda: store.load_view(typed))  # once before counting: what a first call sets up is not counted
-        store._projections.conn.set_progress_handler(step, 1)
-        try:
-            message = _missing(lambda: store.load_view(typed))
-        finally:
-            store._projections.conn.set_progress_handler(None, 1)
-        return count, message
-
     make(store, "sales.orders")
     for i in range(20):
         make(store, f"p{i:03}.v")
         make(store, f"t{i:03}.v")
-    few = {typed: steps(f"{typed}.orders") for typed in ("sale", "zales", "nothing")}
+    few = {typed: _steps_of_missing(store, f"{typed}.orders") for typed in ("sale", "zales", "nothing")}
     assert few["sale"][1] == "no such view: sale.orders (did you mean sales.orders?)"
     assert few["zales"][1] == "no such view: zales.orders (did you mean sales.orders?)"
     assert few["nothing"][1] == "no such view: nothing.orders"
@@ -1277,7 +1280,132 @@ def test_no_such_view_of_a_mistyped_namespace_does_not_read_every_namespace(stor
     monkeypatch.setattr(type(store._projections), "namespaces",
                         lambda self: pytest.fail("every namespace read for a hint"))
     for typed, (count, message) in few.items():
-        assert steps(f"{typed}.orders") == (count, message), typed
+        assert _steps_of_missing(store, f"{typed}.orders") == (count, message), typed
+
+
+def _typos(word):
+    """One typo of each kind in ``word``, at its start, in its middle and at its end: a letter added,
+    dropped, changed, two neighbours swapped."""
+    return (f"x{word}", f"{word[:3]}x{word[3:]}", f"{word}x",
+            word[1:], word[:2] + word[3:], word[:-1],
+            f"z{word[1:]}", f"{word[:2]}x{word[3:]}", f"{word[:-1]}x",
+            word[1] + word[0] + word[2:], word[:2] + word[3] + word[2] + word[4:], word[:-2] + word[-1] + word[-2])
+
+
+def _hemmed_in(typed):
+    """Two texts each side of ``typed``, nearer to it in sort order than the word it misspells and far
+    from it by difflib's ratio: a window of two each side holds them alone."""
+    below = typed[:-1] + chr(ord(typed[-1]) - 1) + "~" * 10
+    return below, below + "~", typed + "0" + "~" * 10, typed + "1" + "~" * 10
+
+
+@pytest.mark.parametrize("part", ["name", "namespace"])
+def test_no_such_view_finds_each_kind_of_typo_anywhere_beyond_the_window(store, monkeypatch, part):
+    """A letter added, dropped or changed, or two swapped, at the start, in the middle or at the end of
+    a name or a namespace, finds the one meant though the window of two each side of the typed one
+    leaves it out: the names one typo at each position would make are looked up (planted, the first
+    letter's typos alone left the eight in the middle and at the end without a hint, in either)."""
+    import viewstore.catalog as catalog
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)
+    p = store._projections
+    word, ident, near = (("orders", "s.{}", lambda typed: p.names_near("s", typed, 2)) if part == "name" else
+                         ("sales", "{}.orders", lambda typed: p.namespaces_near(typed, 2)))
+    typos = _typos(word)
+    with store.transaction():
+        make(store, ident.format(word))
+        for filler in {filler for typed in typos for filler in _hemmed_in(typed)}:
+            make(store, ident.format(filler))
+    for typed in typos:
+        assert word not in near(typed), typed
+        assert _missing(lambda: store.load_view(ident.format(typed))) == (
+            f"no such view: {ident.format(typed)} (did you mean {ident.format(word)}?)"), typed
+
+
+def test_no_such_view_offers_a_short_name_one_typo_away_below_the_cutoff(store):
+    """One typo in a short name leaves difflib's ratio below the cutoff (bgi and big: 0.67); it is
+    offered all the same, and before a name the ratio puts closer that is two typos away. A typed
+    name of one or two letters is left to the cutoff: x is not offered every name of one letter."""
+    for ident in ("sales.big", "sales.a", "sales.b", "sales.ab", "sales.abcdefghij", "sales.abdcefgh"):
+        make(store, ident)
+    assert _missing(lambda: store.load_view("sales.bgi")) == "no such view: sales.bgi (did you mean sales.big?)"
+    assert _missing(lambda: store.load_view("sales.x")) == "no such view: sales.x"
+    assert _missing(lambda: store.load_view("sales.ba")) == "no such view: sales.ba"
+    # abcdefghij: two letters added, ratio 0.89; abdcefgh: two swapped, ratio 0.88
+    assert _missing(lambda: store.load_view("sales.abcdefgh")) == (
+        "no such view: sales.abcdefgh (did you mean sales.abdcefgh or sales.abcdefghij?)")
+
+
+def test_no_such_view_finds_a_typo_after_a_wildcard_of_like_or_glob(store, monkeypatch):
+    """The letters that follow a typed name's start are sought by comparing names with it, not by LIKE
+    or GLOB: a start holding %, _, *, ? or [ finds the names that begin with it as written, and a typo
+    after it the name meant beyond the window (planted, names matched with GLOB of the start and a *
+    offered nothing for ab[cx)."""
+    import viewstore.catalog as catalog
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)
+    meant = ("ab%cd", "ab_cd", "ab*cd", "ab?cd", "ab[cd")
+    typos = [word[:-1] + "x" for word in meant] + [word[:2] + word[3] + word[2] + word[4:] for word in meant]
+    with store.transaction():
+        for word in meant:
+            make(store, f"s.{word}")
+        for name in {filler for typed in typos for filler in _hemmed_in(typed)} - set(meant):
+            make(store, f"s.{name}")
+    for word, typed in zip(meant * 2, typos):
+        assert word not in store._projections.names_near("s", typed, 2), typed
+        assert _missing(lambda: store.load_view(f"s.{typed}")) == f"no such view: s.{typed} (did you mean s.{word}?)"
+
+
+def test_no_such_view_of_a_typo_anywhere_does_the_same_work_among_ten_times_the_names(store, monkeypatch):
+    """The names a typo anywhere would make are sought by index: the SQLite work of the error (counted in
+    steps of its virtual machine, not timed) is the same with ten times the names around, for a typo at
+    the start, in the middle, at the end, and in a name of 255 letters."""
+    import viewstore.catalog as catalog
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 5)
+
+    long = "q" * 254 + "r"
+    make(store, "s.orders")
+    make(store, f"s.{long}")
+    for i in range(20):
+        make(store, f"s.p{i:03}")
+        make(store, f"s.{'q' * 100}0{i:04}")
+    typed = ("rders", "ordrs", "ordersx", "q" * 254 + "s")
+    few = {t: _steps_of_missing(store, f"s.{t}") for t in typed}
+    assert few["ordrs"][1] == "no such view: s.ordrs (did you mean s.orders?)"
+    assert few["q" * 254 + "s"][1] == f"no such view: s.{'q' * 254}s (did you mean s.{long}?)"
+    with store.transaction():
+        for i in range(20, 200):
+            make(store, f"s.p{i:03}")
+            make(store, f"s.{'q' * 100}0{i:04}")
+    for t, (count, message) in few.items():
+        assert _steps_of_missing(store, f"s.{t}") == (count, message), t
+
+
+def test_no_such_view_seeks_at_most_suggestion_seeks_letters_for_a_long_name(store, monkeypatch):
+    """Every position of a long typed name may have letters to try: at most SUGGESTION_SEEKS are
+    sought in all, in one query, each position's first before any second (without it, 1,019 letters
+    would be sought here: four at each of 254 positions, three at the last)."""
+    import viewstore.catalog as catalog
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)
+    monkeypatch.setattr(catalog, "SUGGESTION_SEEKS", 300)
+    with store.transaction():
+        for i in range(255):
+            for letter in "abc":
+                make(store, f"s.{'q' * i}{letter}")
+    statements, letters = [], []
+    reading = store._projections.next_letters
+
+    def next_letters(*args):
+        letters.append(reading(*args))
+        return letters[-1]
+    monkeypatch.setattr(store._projections, "next_letters", next_letters)
+    store._projections.conn.set_trace_callback(statements.append)
+    try:
+        # a is found one typo away, first; b and c, in the window, are letters beyond the bound: difflib's
+        assert _missing(lambda: store.load_view(f"s.{'q' * 254}x")) == (
+            f"no such view: s.{'q' * 254}x (did you mean s.{'q' * 254}a, s.{'q' * 254}c or s.{'q' * 254}b?)")
+    finally:
+        store._projections.conn.set_trace_callback(None)
+    assert len(letters) == 1 and [letter for _, letter in letters[0]] == ["a"] * 255 + ["b"] * 45
+    assert len([s for s in statements if s.startswith("WITH RECURSIVE next(")]) == 1
 
 
 def test_no_such_view_follows_the_view_that_held_the_name_last(tmp_path):

@@ -482,23 +482,60 @@ def _either(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
+def _shared(a: str, b: str) -> int:
+    """How many first characters ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _closest(typed: str, typos: list[str], names: list[str], cutoff: float) -> list[str]:
+    """Those a suggestion for ``typed`` offers, at most :data:`SUGGESTED_NAMES`: first ``typos`` (names
+    one typo away, however low difflib's ratio of a short one: ``bgi`` and ``big``, 0.67), then those of
+    ``names`` at least ``cutoff`` close by that ratio; each closest first, as difflib ranks them (by
+    ratio, a tie the greater name first). The ratio of one typo is counted, not run (difflib's matching
+    of a long name costs milliseconds): its matches are the letters the typo left. A typed text of one
+    or two letters is left to the cutoff: a typo is half of it or more, and ``x`` would be offered
+    every name of one letter."""
+    def ratio(name: str) -> float:
+        return 2 * (min(len(typed), len(name)) - (len(typed) == len(name))) / (len(typed) + len(name))
+    found = sorted(typos, key=lambda n: (ratio(n), n), reverse=True)[:SUGGESTED_NAMES] if len(typed) > 2 else []
+    if len(found) < SUGGESTED_NAMES:
+        found += difflib.get_close_matches(typed, [n for n in names if n not in found], SUGGESTED_NAMES - len(found),
+                                           cutoff)
+    return found
+
+
 def _near(typed: str, near: Callable[[str, int], list[str]], among: Callable[[list[str]], list[str]],
-          first_letters: Callable[[int], list[str]]) -> list[str]:
+          next_letters: Callable[[list[str], int, int], list[tuple[str, str]]]) -> tuple[list[str], list[str]]:
     """What a suggestion for ``typed`` (a name in its namespace, or a namespace) compares with, of the
-    live ones ``near``, ``among`` and ``first_letters`` read: the :data:`SUGGESTION_WINDOW` each side
-    of it in sort order (``near``) and, when that window may have left some out, those one typo in
-    the first letter would make of it: a letter added before it, dropped or changed, or its first two
-    swapped (``among`` looks them up, for up to :data:`SUGGESTION_LETTERS` first letters), as they
-    sort away from the typed one. Index seeks all, however many there are to compare with."""
+    live ones ``near``, ``among`` and ``next_letters`` read, and which of those are one typo away: the
+    :data:`SUGGESTION_WINDOW` each side of it in sort order (``near``) and those one typo anywhere would
+    make of it: a letter added, dropped or changed, or two neighbours swapped, wherever they sort
+    (``among`` looks them up). A typo at position i leaves the first i letters, so only the positions up
+    to the longest start the typed text shares with a live one (that of a neighbour in the window) are
+    tried, in the first :data:`SUGGESTION_POSITIONS`, and a letter is added or changed there only as one
+    of those that follow its start among the live ones (``next_letters``: up to
+    :data:`SUGGESTION_LETTERS` a position, :data:`SUGGESTION_SEEKS` in all). Index seeks all, however
+    many there are to compare with. Returns (those compared, those one typo away)."""
     found = near(typed, SUGGESTION_WINDOW)
-    if len(found) < SUGGESTION_WINDOW:  # neither side full: all of them were read
-        return found
-    rest = typed[1:]
-    guesses = {rest, typed[1:2] + typed[:1] + typed[2:]}
-    for letter in first_letters(SUGGESTION_LETTERS):
-        guesses.update((letter + typed, letter + rest))
+    if not found:
+        return [], []
+    # the live ones sharing the longest start with it sort next to it: its neighbours in the window
+    neighbours = (max((n for n in found if n < typed), default=""), min((n for n in found if n > typed), default=""))
+    reach = min(max(_shared(typed, n) for n in neighbours), SUGGESTION_POSITIONS - 1)
+    guesses = {typed[:i] + typed[i + 1:] for i in range(min(reach + 1, len(typed)))}
+    guesses.update(typed[:i] + typed[i + 1] + typed[i] + typed[i + 2:]
+                   for i in range(min(reach + 1, len(typed) - 1)))
+    for prefix, letter in next_letters([typed[:i] for i in range(reach + 1)], SUGGESTION_LETTERS,
+                                       SUGGESTION_SEEKS):
+        guesses.update((prefix + letter + typed[len(prefix) + 1:], prefix + letter + typed[len(prefix):]))
     guesses -= {typed, ""}
-    return list(dict.fromkeys(found + among(sorted(guesses))))
+    typos = among(sorted(guesses))
+    return list(dict.fromkeys(found + typos)), typos
 
 
 def _time_text(ms: int, form: str = "table") -> str:
@@ -612,9 +649,15 @@ SUGGESTION_CUTOFF = 0.75
 #: namespaces, is not read whole for an error message (a typo past the first letters sorts beside the
 #: name it misspells)
 SUGGESTION_WINDOW = 500
-#: beyond the window, the names one typo in the first letter would make of the typed one are looked up
-#: (see _near): for at most this many first letters of the namespace's names (or of the namespaces)
+#: beyond the window, the names one typo would make of the typed one are looked up (see _near): a letter
+#: added or changed at a position is one of at most this many that follow the letters before it among the
+#: namespace's names (or the namespaces)
 SUGGESTION_LETTERS = 100
+#: and at most this many such letters are sought in all, one seek of an index each
+SUGGESTION_SEEKS = 500
+#: a typo is looked for in at most this many first positions of the typed name (a name's longest, 255
+#: letters, and one after it): a namespace of several levels may be longer
+SUGGESTION_POSITIONS = 256
 
 #: what a write of a store inside the block of one of its streams of events (which holds a read open
 #: on its connection, so that BEGIN is refused) is told
@@ -1763,33 +1806,43 @@ class ViewStore:
         return f" (did you mean {_either(close)}?)" if close else ""
 
     def _close_names(self, ident: Identifier) -> list[str]:
-        """The live views whose names are close to one no view ever had (difflib's ratio of at least
-        :data:`SUGGESTION_CUTOFF`), for its error, closest first, at most :data:`SUGGESTED_NAMES`:
-        those of its namespace, else those of the namespaces close to its own (a typo there).
-        Bounded: of a namespace, the names :meth:`_names_near` reads are compared, however many views
-        it holds; of the namespaces, those :meth:`_namespaces_near` reads, however many there are."""
+        """The live views whose names are close to one no view ever had, for its error, at most
+        :data:`SUGGESTED_NAMES` (see :func:`_closest`): one typo away first, then those difflib's ratio puts
+        at least :data:`SUGGESTION_CUTOFF` close; those of its namespace, else those of the namespaces
+        close to its own (a typo there). Bounded: of a namespace, the names :func:`_near` reads are
+        compared, however many views it holds; of the namespaces, those it reads, however many there are."""
         namespace, name = identifier_str(ident[:-1]), ident[-1]
-        found = difflib.get_close_matches(name, self._names_near(namespace, name), SUGGESTED_NAMES,
-                                          SUGGESTION_CUTOFF)
+        compared, typos = self._near_name(namespace, name)
+        found = _closest(name, typos, compared, SUGGESTION_CUTOFF)
         if found:
             return [f"{namespace}.{n}" for n in found]
-        # difflib's own cutoff for the namespace (a typo in a short one), the suggestion's for the whole name
-        candidates = [f"{ns}.{n}" for ns in difflib.get_close_matches(namespace, self._namespaces_near(namespace),
-                                                                      SUGGESTED_NAMES)
-                      for n in self._names_near(ns, name)]
-        return difflib.get_close_matches(identifier_str(ident), candidates, SUGGESTED_NAMES, SUGGESTION_CUTOFF)
+        # difflib's own cutoff (0.6) for the namespace (a typo in a short one), the suggestion's for the whole
+        # name, which is one typo away where its namespace is and its name the one typed
+        compared, typos = self._near_namespace(namespace)
+        namespaces = _closest(namespace, typos, compared, 0.6)
+        candidates = [f"{ns}.{n}" for ns in namespaces for n in self._names_near(ns, name)]
+        whole = [f"{ns}.{name}" for ns in namespaces if ns in typos and f"{ns}.{name}" in candidates]
+        return _closest(identifier_str(ident), whole, candidates, SUGGESTION_CUTOFF)
 
     def _names_near(self, namespace: str, name: str) -> list[str]:
         """The live names of ``namespace`` a suggestion for ``name`` compares with (see :func:`_near`)."""
+        return self._near_name(namespace, name)[0]
+
+    def _near_name(self, namespace: str, name: str) -> tuple[list[str], list[str]]:
+        """:func:`_near` of ``name`` among the live names of ``namespace``."""
         p = self._projections
         return _near(name, functools.partial(p.names_near, namespace),
-                     functools.partial(p.names_among, namespace), functools.partial(p.first_letters, namespace))
+                     functools.partial(p.names_among, namespace), functools.partial(p.next_letters, namespace))
 
     def _namespaces_near(self, namespace: str) -> list[str]:
         """The namespaces of live views, other than ``namespace``, a suggestion for a typo in it
         compares with (see :func:`_near`): not every namespace of the store."""
+        return self._near_namespace(namespace)[0]
+
+    def _near_namespace(self, namespace: str) -> tuple[list[str], list[str]]:
+        """:func:`_near` of ``namespace`` among the namespaces of live views, other than it."""
         p = self._projections
-        return _near(namespace, p.namespaces_near, p.namespaces_among, p.namespace_first_letters)
+        return _near(namespace, p.namespaces_near, p.namespaces_among, p.namespace_next_letters)
 
     def _plan_for(self, ident: Identifier, expected_version: int | None, *, must_exist: bool = True) -> _Plan:
         if expected_version is not None:
