@@ -6,6 +6,7 @@ import json
 import os
 import uuid
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -1129,3 +1130,25 @@ def test_an_empty_master_is_a_usage_error_as_an_empty_db_is(tmp_path, command):
     assert json.loads(result.output) == {"error": {
         "type": "BadParameter", "exit_code": 2, "message": "Invalid value for '--master': must not be empty"}}
     assert not (tmp_path / "typo.db").exists()
+
+
+@pytest.mark.parametrize("master", ["local[2147483647]", "local[*, 2147483647]", "local-cluster[2,1,2147483647]"])
+def test_a_local_master_number_at_a_java_int_s_largest_passes_the_check(master):
+    """The context reads each number as a Java int: its largest value is one it reads (planted, > taken
+    as >= refused local[2147483647])."""
+    from viewstore.spark.cli import _settings
+
+    assert _settings(master, ()) == [("spark.master", master)]
+
+
+@pytest.mark.parametrize("master", ["local[2147483648]", "local[2, 2147483648]", "local-cluster[2,1,2147483648]",
+                                    "local[4294967296]", "local[2,]", "local[*,]"])
+def test_a_local_master_one_past_a_java_int_or_of_no_failure_count_is_refused(master):
+    """One past a Java int's largest value, and a failure count left empty after its comma, are masters
+    the context cannot read (planted, a bound of 2**31 or 2**32 - 1 let local[2147483648] through, and
+    [0-9]* after the comma local[2,])."""
+    from viewstore.spark.cli import _settings
+
+    for args in ((master, ()), (None, (f"spark.master={master}",))):
+        with pytest.raises(click.UsageError, match=r"a Spark master is local, local\[N\] \(N of 1 or more\)"):
+            _settings(*args)
