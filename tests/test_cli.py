@@ -3429,3 +3429,23 @@ def test_audit_of_an_unknown_actor_names_up_to_three_close_actors_and_no_far_one
     assert note("user0") == ("note: no event in the log is by actor 'user0' "
                              "(did you mean 'user04' or 'user03' or 'user02'?)\n")
     assert note("usr03") == "note: no event in the log is by actor 'usr03' (did you mean 'user03'?)\n"
+
+
+def test_history_note_counts_a_view_imported_under_the_name_and_names_it_as_stored(run, tmp_path):
+    """A view imported under a name another view had (its one event view.imported, no view.created)
+    is another holder; a name given in other case is named as stored (planted, view.imported left
+    out of the event types read said nothing, and the name as given said FIN.Ledger)."""
+    create(run, "fin.ledger")
+    run("rename", "fin.ledger", "fin.old")
+    other = CliRunner().invoke(main, ["--db", str(tmp_path / "other.db"), "--actor", "carol", "create", "fin.src",
+                                      "--sql", "SELECT 1 AS x", "--column", "x:int"])
+    assert other.exit_code == 0, other.output
+    exported = CliRunner().invoke(main, ["--db", str(tmp_path / "other.db"), "export", "fin.src",
+                                         "--location", str(tmp_path / "exported"), "--json"])
+    assert exported.exit_code == 0, exported.output
+    run("import", json.loads(exported.stdout)["path"], "fin.ledger")
+    result = CliRunner().invoke(main, ["--db", str(run.db), "history", "FIN.Ledger", "--json"])
+    assert result.exit_code == 0, result.output
+    assert [e["type"] for e in json.loads(result.stdout)] == ["view.imported"]
+    assert result.stderr == ("note: fin.ledger was also the name of 1 other view; 'viewstore audit --view fin.ledger' "
+                             "lists the events of every view that had it\n")
