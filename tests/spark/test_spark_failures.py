@@ -801,3 +801,16 @@ def test_a_catalog_in_memory_that_cannot_be_made_gives_the_first_line_of_its_cau
     said = "EngineError cannot check view s.v: the session's catalog (in memory) cannot be made: "
     assert len(printed) == 1 and printed[0].startswith(said + "Parent path is not a directory: file:"), printed
     assert len(printed[0]) == len(said) + 300 and printed[0].endswith("...")
+
+
+def test_a_derby_subsubprotocol_begins_a_name_alone_and_an_empty_database_name_attribute_leaves_the_address_s():
+    """directory:, memory:, classpath: or jar: begin a name or are part of a folder's path; an empty
+    databaseName attribute leaves the address's own name; only a jar: name is an archive and a path
+    (planted, the prefix looked for anywhere, an empty attribute taken as the name, and the archive
+    form read in a class path name, passed)."""
+    from viewstore.spark.failures import embedded_derby
+
+    assert embedded_derby(None, "jdbc:derby:/data/memory:ms") == ("directory", "/data/memory:ms")
+    assert embedded_derby(None, "jdbc:derby:;databaseName=/data/jar:ms") == ("directory", "/data/jar:ms")
+    assert embedded_derby(None, "jdbc:derby:/data/ms;databaseName=;create=true") == ("directory", "/data/ms")
+    assert str(embedded_derby(None, "jdbc:derby:classpath:(dbs)ms")) == "(dbs)ms on the class path, read-only"
