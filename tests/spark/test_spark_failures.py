@@ -814,3 +814,16 @@ def test_a_derby_subsubprotocol_begins_a_name_alone_and_an_empty_database_name_a
     assert embedded_derby(None, "jdbc:derby:;databaseName=/data/jar:ms") == ("directory", "/data/jar:ms")
     assert embedded_derby(None, "jdbc:derby:/data/ms;databaseName=;create=true") == ("directory", "/data/ms")
     assert str(embedded_derby(None, "jdbc:derby:classpath:(dbs)ms")) == "(dbs)ms on the class path, read-only"
+
+
+def test_a_derby_address_naming_its_database_in_its_path_and_its_database_name_is_the_path_s():
+    """Derby takes the databaseName attribute only when the address names no database before its
+    first ';': a path beside the attribute is the database opened, not the attribute's."""
+    from viewstore.spark.failures import embedded_derby
+
+    assert embedded_derby(None, "jdbc:derby:/data/a;databaseName=/data/b;create=true") == ("directory", "/data/a")
+    assert embedded_derby(None, "jdbc:derby:/data/a;databaseName=memory:b") == ("directory", "/data/a")
+    assert embedded_derby(None, "jdbc:derby:classpath:dbs/a;databaseName=/data/b") == ("classpath", "dbs/a")
+    # an address naming no database, or a subsubprotocol alone, takes the attribute's, as before
+    assert embedded_derby(None, "jdbc:derby:;databaseName=/data/b") == ("directory", "/data/b")
+    assert embedded_derby(None, "jdbc:derby:memory:;databaseName=b") == ("memory", "b")

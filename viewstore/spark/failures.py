@@ -321,8 +321,9 @@ def embedded_derby(uris: str | None, url: str | None) -> DerbyDatabase | None:
     ``hive.metastore.uris`` and ``javax.jdo.option.ConnectionURL`` (Hive's default database where no
     URL is set); None for a remote metastore (URIs set), another database, a Derby address that names
     no database, or a Derby network server's (``jdbc:derby://host:1527/...``, which many processes
-    can share). The database is the ``databaseName`` attribute's, else the address's path; its kind
-    is the subsubprotocol either begins with (``jdbc:derby:memory:;databaseName=ms``)."""
+    can share). The database is the address's path, else (none before its first ``;``, or a
+    subsubprotocol alone) the ``databaseName`` attribute's, as Derby reads it; its kind is the
+    subsubprotocol either begins with (``jdbc:derby:memory:;databaseName=ms``)."""
     if uris is not None and uris.strip():  # a server elsewhere: its database is its own
         return None
     url = url or HIVE_DEFAULT_URL
@@ -332,7 +333,8 @@ def embedded_derby(uris: str | None, url: str | None) -> DerbyDatabase | None:
         return None
     kind, name = _derby_named(match[1])
     attribute = re.search(r";databaseName=([^;]*)", match[2])
-    if attribute is not None and attribute[1]:
+    # Derby reads the attribute only when the address names no database before its first ';'
+    if not name and attribute is not None and attribute[1]:
         named_kind, name = _derby_named(attribute[1])
         kind = kind or named_kind
     return DerbyDatabase(kind or "directory", name) if name else None
