@@ -3416,7 +3416,7 @@ def test_show_and_list_build_no_event_model(run):
 
 def test_audit_of_an_unknown_actor_names_up_to_three_close_actors_and_no_far_one(run):
     """The note on an actor with no event names the close actors, the closest first, three at most,
-    joined by 'or'; a name only as alike as usr03 is to user01 is not named."""
+    as every "did you mean" names them ('a, b or c'); a name only as alike as usr03 is to user01 is not named."""
     for actor in ("user01", "user02", "user03", "user04"):
         run("--actor", actor, "create", f"s.{actor}", "--sql", "SELECT 1 AS x", "--column", "x:int")
 
@@ -3425,9 +3425,9 @@ def test_audit_of_an_unknown_actor_names_up_to_three_close_actors_and_no_far_one
         assert result.exit_code == 0 and result.stdout == "[]\n", result.output
         return result.stderr
 
-    # planted, one match asked for, or ', ' between them, or a cutoff of 0.6 passed the tests before
+    # planted, one match asked for, another joining of the names, or a cutoff of 0.6 passed the tests before
     assert note("user0") == ("note: no event in the log is by actor 'user0' "
-                             "(did you mean 'user04' or 'user03' or 'user02'?)\n")
+                             "(did you mean 'user04', 'user03' or 'user02'?)\n")
     assert note("usr03") == "note: no event in the log is by actor 'usr03' (did you mean 'user03'?)\n"
 
 
