@@ -588,6 +588,21 @@ def test_as_of_in_a_gap_given_back_by_a_damaged_event_is_a_corrupt_log_error(sto
         reopened.load_view("s.gap", as_of=2_500)
 
 
+
+def test_as_of_in_a_gap_names_an_actor_that_is_not_printable_as_its_repr(tmp_path):
+    """The actor of the drop that ended a name is written as no such view writes it: its repr where it
+    holds a letter that cannot be printed, an escape that would reach a terminal as it is (planted,
+    written as it was)."""
+    with ViewStore(tmp_path / "actor.db", actor="al\x1bice") as store:
+        make(store, "s.v")
+        store.drop_view("s.v")
+        dropped = store.history("s.v")[-1].occurred_at
+    iso = [dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat(timespec="milliseconds")
+           for ms in (dropped + 5, dropped)]
+    with ViewStore(tmp_path / "actor.db", actor="reader") as store:
+        assert _missing(lambda: store.load_view("s.v", as_of=dropped + 5)) == (
+            f"no view s.v existed at {iso[0]} (dropped at {iso[1]} by 'al\\x1bice')")
+
 def test_as_of_the_millisecond_a_names_history_begins_gives_no_hint_of_where_it_begins(store, monkeypatch):
     """A view made and dropped within one millisecond leaves a name whose history begins at that
     millisecond, in which no view had it at its end: the error of that time says that it was dropped
@@ -1115,6 +1130,14 @@ def test_first_letters_end_at_a_name_beginning_with_the_last_code_point(store):
         make(store, ident)
     assert store._projections.first_letters("s", 100) == ["a", "\U0010ffff"]
 
+def test_first_letters_seek_past_the_code_point_before_the_last(store):
+    """A letter one code point short of the last, U+10FFFE, still has one after it to seek: the names
+    beginning with U+10FFFF are listed too (planted, the bound one lower ended the scan at U+10FFFE)."""
+    for ident in ("s.a1", "s.\U0010fffex", "s.\U0010ffffx"):
+        make(store, ident)
+    assert store._projections.first_letters("s", 100) == ["a", "\U0010fffe", "\U0010ffff"]
+
+
 def test_first_letters_list_a_name_that_is_one_letter_long(store):
     """Each step seeks the first name at or after the code point past the letter before: a name that
     is that code point alone is the first there (planted, seeking past it skipped b: a, c and d)."""
@@ -1406,6 +1429,47 @@ def test_no_such_view_seeks_at_most_suggestion_seeks_letters_for_a_long_name(sto
         store._projections.conn.set_trace_callback(None)
     assert len(letters) == 1 and [letter for _, letter in letters[0]] == ["a"] * 255 + ["b"] * 45
     assert len([s for s in statements if s.startswith("WITH RECURSIVE next(")]) == 1
+
+
+
+def test_no_such_view_tries_typos_up_to_the_end_of_a_neighbour_that_is_the_typed_names_start(store):
+    """The positions a typo is looked for at reach the end of the longest start the typed name shares
+    with a neighbour, all of it where the neighbour is that start: sales.ab is aba with its last letter
+    dropped, one typo, and offered first as one (planted, a start counted one letter short left ab to
+    difflib's ratio, after the other names one typo away)."""
+    for ident in ("sales.aa", "sales.aab", "sales.ab", "sales.b"):
+        make(store, ident)
+    assert _missing(lambda: store.load_view("sales.aba")) == (
+        "no such view: sales.aba (did you mean sales.ab, sales.aa or sales.aab?)")
+
+
+def test_no_such_view_looks_for_a_typo_in_the_first_suggestion_positions_only(store, monkeypatch):
+    """A typo is looked for in the first SUGGESTION_POSITIONS positions and no further: with four, a
+    letter changed at the fourth finds the name beyond the window, one changed at the fifth does not
+    (planted, a bound one position too far found it)."""
+    import viewstore.catalog as catalog
+    monkeypatch.setattr(catalog, "SUGGESTION_WINDOW", 2)
+    monkeypatch.setattr(catalog, "SUGGESTION_POSITIONS", 4)
+    typos = ("ordxrs", "ordexs")
+    with store.transaction():
+        make(store, "s.orders")
+        for filler in {filler for typed in typos for filler in _hemmed_in(typed)}:
+            make(store, f"s.{filler}")
+    for typed in typos:
+        assert "orders" not in store._projections.names_near("s", typed, 2), typed
+    assert _missing(lambda: store.load_view("s.ordxrs")) == "no such view: s.ordxrs (did you mean s.orders?)"
+    assert _missing(lambda: store.load_view("s.ordexs")) == "no such view: s.ordexs"
+
+
+def test_no_such_view_offers_a_whole_name_first_only_from_a_namespace_one_typo_away(store):
+    """Across namespaces, the typed name in a namespace one typo away is offered first; in one only
+    close by difflib's ratio (sales is sal with two letters added) it is ranked by that ratio with the
+    rest: salt.orderss and sales.orders tie at 0.91, the greater name first (planted, the typed name
+    in any close namespace went first)."""
+    make(store, "sales.orders")
+    make(store, "salt.orderss")
+    assert _missing(lambda: store.load_view("sal.orders")) == (
+        "no such view: sal.orders (did you mean salt.orderss or sales.orders?)")
 
 
 def test_no_such_view_follows_the_view_that_held_the_name_last(tmp_path):
