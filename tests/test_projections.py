@@ -345,6 +345,20 @@ def test_the_namespaces_near_a_typed_one_are_sought_each_side_of_it(tmp_path):
         assert p.namespace_first_letters(2) == ["a", "b"]
 
 
+def test_the_names_near_a_live_one_hold_it_once_after_it_and_a_full_side_before_it(tmp_path):
+    """names_near of a name that a live view has (a name in another namespace, compared for the hint
+    of a mistyped one): each_side names strictly before it, then it and the rest after it (planted,
+    the side before taking it too left one name out and listed it twice)."""
+    from viewstore import ViewStore
+
+    with ViewStore(tmp_path / "near.db", actor="me") as store:
+        for ident in ("s.a", "s.b", "s.c", "s.d", "s.e"):
+            store.create_view(ident, columns=[("x", "int")], representations=[("spark", "SELECT 1 AS x")],
+                              default_namespace="s")
+        assert store._projections.names_near("s", "c", 2) == ["b", "a", "c", "d"]
+        assert store._projections.names_near("s", "cc", 2) == ["c", "b", "d", "e"]
+
+
 def test_the_letters_after_a_prefix_are_sought_by_comparison_within_a_budget(tmp_path):
     """next_letters lists, for each prefix, the letters that follow it among the live names of the
     namespace asked, in sort order: a prefix holding a wildcard of LIKE or GLOB (%, _, *, ?, [) as
