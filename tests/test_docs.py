@@ -202,6 +202,16 @@ def test_readme_hms_commands_run_as_written(tmp_path):
     assert location.startswith("file:") and location.endswith(".metadata.json")
 
 
+
+def test_the_readme_gives_the_bounds_of_a_missing_names_hint_as_the_library_has_them():
+    """The README's numbers of the hint of a name no view had are the constants that bound it: the
+    names compared around the typed one, and the letters sought a position and in all."""
+    from viewstore import catalog
+
+    text = " ".join(README.split())
+    assert f"the {2 * catalog.SUGGESTION_WINDOW:,} names around the typed one" in text
+    assert f"(up to {catalog.SUGGESTION_LETTERS} a position, {catalog.SUGGESTION_SEEKS} in all)" in text
+
 def test_readme_has_the_ci_command():
     ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
     assert ci in README
