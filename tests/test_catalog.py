@@ -1472,6 +1472,36 @@ def test_no_such_view_offers_a_whole_name_first_only_from_a_namespace_one_typo_a
         "no such view: sal.orders (did you mean salt.orderss or sales.orders?)")
 
 
+
+def _ratios_of_missing(store, monkeypatch, typed):
+    """How many times difflib's full ratio runs for the error of loading ``typed`` (the work of its
+    suggestion, not timed), and its message."""
+    import difflib
+    ran = []
+    ratio = difflib.SequenceMatcher.ratio
+
+    def counted(self):
+        ran.append(self.a)
+        return ratio(self)
+    with monkeypatch.context() as patch:
+        patch.setattr(difflib.SequenceMatcher, "ratio", counted)
+        message = _missing(lambda: store.load_view(typed))
+    return len(ran), message
+
+
+def test_no_such_view_runs_difflibs_full_ratio_for_few_of_many_long_names_alike(store, monkeypatch):
+    """Long names much alike all pass difflib's quick filters, and its full ratio of two of them costs
+    milliseconds: it runs best bound first until no name left can beat the third found, with the answer
+    difflib's get_close_matches gives (which ran it 314 times here, seconds for one error)."""
+    with store.transaction():
+        for i in range(1, 251):
+            make(store, f"s.{'q' * i}a")
+    typed = "q" * 100 + "x" + "q" * 50
+    count, message = _ratios_of_missing(store, monkeypatch, f"s.{typed}")
+    assert message == (f"no such view: s.{typed} (did you mean s.{'q' * 150}a, s.{'q' * 151}a or s.{'q' * 149}a?)")
+    assert count <= 5
+
+
 def test_no_such_view_follows_the_view_that_held_the_name_last(tmp_path):
     path = tmp_path / "fates.db"
     with ViewStore(path, actor="alice") as store:

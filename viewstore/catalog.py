@@ -14,6 +14,7 @@ import difflib
 import functools
 import gc
 import getpass
+import heapq
 import inspect
 import logging
 import math
@@ -504,9 +505,37 @@ def _closest(typed: str, typos: list[str], names: list[str], cutoff: float) -> l
         return 2 * (min(len(typed), len(name)) - (len(typed) == len(name))) / (len(typed) + len(name))
     found = sorted(typos, key=lambda n: (ratio(n), n), reverse=True)[:SUGGESTED_NAMES] if len(typed) > 2 else []
     if len(found) < SUGGESTED_NAMES:
-        found += difflib.get_close_matches(typed, [n for n in names if n not in found], SUGGESTED_NAMES - len(found),
-                                           cutoff)
+        found += _close_matches(typed, [n for n in names if n not in found], SUGGESTED_NAMES - len(found), cutoff)
     return found
+
+
+def _close_matches(typed: str, names: list[str], n: int, cutoff: float) -> list[str]:
+    """``difflib.get_close_matches(typed, names, n, cutoff)``, its full ratio run for fewer names: those
+    whose quick ratio (a bound of the full one: the letters in common, in any order) passes the cutoff
+    are compared best bound first, until no bound left can beat the n-th ratio found. difflib's ratio
+    of two long names much alike (``q`` * 150 and a letter) costs milliseconds, and a window of such
+    names all pass its quick filters: get_close_matches ran it for every one."""
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(typed)  # difflib caches what it learns of the second sequence: the typed one
+    bounded = []
+    for name in names:
+        matcher.set_seq1(name)
+        if matcher.real_quick_ratio() >= cutoff:
+            bound = matcher.quick_ratio()
+            if bound >= cutoff:
+                bounded.append((bound, name))
+    best: list[tuple[float, str]] = []  # the n best (ratio, name) so far, the least first
+    for bound, name in sorted(bounded, reverse=True):
+        if len(best) == n and bound < best[0][0]:
+            break  # (a bound equal to the n-th ratio may still tie it and win on the name, as difflib ranks)
+        matcher.set_seq1(name)
+        ratio = matcher.ratio()
+        if ratio >= cutoff:
+            if len(best) < n:
+                heapq.heappush(best, (ratio, name))
+            else:
+                heapq.heappushpop(best, (ratio, name))
+    return [name for _, name in sorted(best, reverse=True)]
 
 
 def _near(typed: str, near: Callable[[str, int], list[str]], among: Callable[[list[str]], list[str]],
