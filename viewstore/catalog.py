@@ -1811,7 +1811,8 @@ class ViewStore:
         """The error for an identifier no live view has, saying, when a view had it once, what became
         of the view :meth:`history` reads for it (the one dropped last under it, else the one that took
         it last: dropped, or renamed: to what, when, by whom, and where it is now) and that its events
-        are still there. Only this error path reads for it: one statement."""
+        are still there. Only this error path reads for it: index seeks, bounded however many events the
+        view had under the name (see :meth:`EventLog.let_go`)."""
         name = identifier_str(ident)
         fate = self._log.let_go(name)
         if fate is None:

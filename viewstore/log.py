@@ -1128,17 +1128,11 @@ class EventLog:
         ended = None
         if took is not None:
             view_id, version, bound = took
-
-            def lets_go(v: int) -> bool:
-                row = self.conn.execute("SELECT identifier != ? OR type = 'view.dropped' FROM events "
-                                        "WHERE view_id = ? AND stream_version = ?", (identifier, view_id, v)).fetchone()
-                return row is None or bool(row[0])
-
             if isinstance(version, int) and isinstance(bound, int):  # (else a damaged row: no ending to tell)
-                end = bisect.bisect_left(range(version + 1, bound + 1), True, key=lets_go) + version + 1
                 ended = self.conn.execute(
                     "SELECT position, type, identifier, actor, occurred_at FROM events WHERE view_id = ? "
-                    "AND stream_version = ? AND occurred_at <= ?", (view_id, end, until_ms)).fetchone()
+                    "AND stream_version = ? AND occurred_at <= ?",
+                    (view_id, self._letting_go(identifier, view_id, version, bound), until_ms)).fetchone()
         given = self.conn.execute(
             f"WITH gave AS (SELECT view_id, stream_version, type, occurred_at FROM events INDEXED BY events_naming "
             f"WHERE identifier = ?1 AND type IN {NAMING_TYPES} AND occurred_at > ?2 "
@@ -1148,6 +1142,21 @@ class EventLog:
             (identifier, until_ms)).fetchone()
         return ended, given
 
+    def _letting_go(self, identifier: str, view_id: Any, version: int, bound: int) -> int:
+        """The stream version of the event by which a stream that took this identifier at ``version``
+        let go of it (renamed it away or dropped it), looked for up to ``bound`` (one past it: none did).
+
+        Between its taking and the stream's next taking of it (or its last event) the taker's events
+        carry the identifier, undropped, up to the one that lets go and never after, so that one is
+        found by bisection, seeks of the stream key, not by reading every event of a busy view in between.
+        """
+        def lets_go(v: int) -> bool:
+            row = self.conn.execute("SELECT identifier != ? OR type = 'view.dropped' FROM events "
+                                    "WHERE view_id = ? AND stream_version = ?", (identifier, view_id, v)).fetchone()
+            return row is None or bool(row[0])
+
+        return bisect.bisect_left(range(version + 1, bound + 1), True, key=lets_go) + version + 1
+
     def let_go(self, identifier: str) -> tuple[tuple[int, str, str, str, int], tuple[str, str]] | None:
         """What became of the stream :meth:`ViewStore.history` reads for this identifier when no live
         view has it: the one dropped last under it, else the one that took it last (and has since
@@ -1155,10 +1164,11 @@ class EventLog:
         last took it: position, type, identifier, actor, time) and its last event (type,
         identifier); None when no stream took it, or the one that did holds it still.
 
-        One statement for the error path of a name no live view has: the streams that took it through
-        ``events_naming``, then seeks of their keys (each one's last event, to find one dropped under
-        the name; the chosen one's events after it took the name up to the one that let go of it; the
-        last taker's after it took it, as it may hold the name still).
+        For the error path of a name no live view has, bounded however long the stream is: one
+        statement finds the streams that took it through ``events_naming`` and seeks their keys (each
+        one's last event, to find one dropped under the name; the last taker's, as it may hold the name
+        still; the chosen one's), then the event that let go of it is found by bisection
+        (:meth:`_letting_go`) and read by its key.
         """
         row = self.conn.execute(
             f"WITH named AS (SELECT position, view_id, stream_version FROM events INDEXED BY events_naming "
@@ -1169,16 +1179,23 @@ class EventLog:
             "last AS (SELECT view_id, stream_version, max(position) FROM named), "
             "took AS (SELECT view_id, stream_version, max(position) FROM named WHERE view_id = coalesce("
             "(SELECT view_id FROM dropped), (SELECT view_id FROM last))) "
-            "SELECT g.position, g.type, g.identifier, g.actor, g.occurred_at, l.type, l.identifier FROM took "
-            "JOIN events g ON g.view_id = took.view_id AND g.stream_version = (SELECT min(stream_version) FROM events "
-            "WHERE view_id = took.view_id AND stream_version > took.stream_version "
-            "AND type IN ('view.renamed', 'view.dropped')) "
+            "SELECT took.view_id, took.stream_version, l.stream_version, l.type, l.identifier FROM took "
             "JOIN events l ON l.view_id = took.view_id "
             "AND l.stream_version = (SELECT max(stream_version) FROM events WHERE view_id = took.view_id) "
-            "WHERE EXISTS (SELECT 1 FROM last CROSS JOIN events x ON x.view_id = last.view_id "
-            "AND x.stream_version > last.stream_version WHERE x.type IN ('view.renamed', 'view.dropped'))",
+            "WHERE NOT EXISTS (SELECT 1 FROM last CROSS JOIN events x ON x.view_id = last.view_id "
+            "AND x.stream_version = (SELECT max(stream_version) FROM events WHERE view_id = last.view_id) "
+            "WHERE x.identifier = ?1 AND x.type != 'view.dropped')",
             (identifier,)).fetchone()
-        return None if row is None else (row[:5], row[5:])
+        if row is None:
+            return None
+        view_id, version, bound, last_type, last_identifier = row
+        if not (isinstance(version, int) and isinstance(bound, int)):  # a damaged row: no ending to tell
+            return None
+        gone = self.conn.execute(
+            "SELECT position, type, identifier, actor, occurred_at FROM events WHERE view_id = ? "
+            "AND stream_version = ?",
+            (view_id, self._letting_go(identifier, view_id, version, bound))).fetchone()
+        return None if gone is None else (gone, (last_type, last_identifier))
 
     def last_time_named(self, identifier: str) -> int | None:
         """When the last stream that carried this identifier let go of it (None: none ever did).
