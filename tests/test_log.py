@@ -463,6 +463,23 @@ def test_one_position_is_a_seek_of_its_rowid_and_a_range_reads_no_row_outside_it
             "AND position >= 2 AND position <= 4)") in statements[-1]
 
 
+def test_an_actor_that_is_not_text_is_a_corrupt_log_error_naming_its_event(tmp_path):
+    """actors() is typed list[str]: a row written behind the library's back whose actor is a blob
+    (sorted after every text; the column's affinity makes a number text) is refused, not returned."""
+    log = EventLog(connect(tmp_path / "x.db"))
+    with transaction(log.conn):
+        log.append([event(1), event(2)])
+    assert log.actors() == ["me"]
+    log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                     "payload) VALUES ('k', 'w', 1, 'view.comment_updated', 'a.w', ?, 1, '{}'), "
+                     "('k', 'w', 2, 'view.comment_updated', 'a.w', 'zoe', 2, '{}')", (b"bob",))
+    with pytest.raises(CorruptLogError, match="^event at position 3 has an actor that is not text$"):
+        log.actors()
+    log.conn.execute("DROP TRIGGER events_append_only_update")
+    log.conn.execute("UPDATE events SET actor = 7 WHERE position = 3")  # stored as text
+    assert log.actors() == ["7", "me", "zoe"]
+
+
 def test_what_a_name_s_holder_let_go_by_is_read_by_index_seeks(tmp_path):
     from viewstore import ViewChange, ViewStore
 

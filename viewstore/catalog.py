@@ -1472,6 +1472,9 @@ class ViewStore:
 
         ``events(actor=...)`` of a name not among them holds no event; this tells a typo from an actor
         who made no change in the range asked about. One index seek per actor, however long the log.
+
+        Raises:
+            CorruptLogError: an event's actor is not text (a row written behind the library's back).
         """
         with self._reading():
             return self._log.actors()

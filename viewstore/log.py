@@ -1416,8 +1416,19 @@ class EventLog:
         return count
 
     def actors(self) -> list[str]:
-        """Every actor with an event in the log, sorted: one seek of ``events_by_actor`` per actor."""
-        return [actor for (actor,) in self.conn.execute(_ACTORS)]
+        """Every actor with an event in the log, sorted: one seek of ``events_by_actor`` per actor.
+
+        Raises:
+            CorruptLogError: an event's actor is not text (a row written behind the library's back).
+        """
+        actors = [actor for (actor,) in self.conn.execute(_ACTORS)]
+        # SQLite sorts numbers before text and blobs after it: a damaged actor is first or last
+        for actor in actors[:1] + actors[-1:]:
+            if not isinstance(actor, str):
+                position = self.conn.execute("SELECT position FROM events WHERE actor = ? LIMIT 1",
+                                             (actor,)).fetchone()[0]
+                raise CorruptLogError(f"event at position {position} has an actor that is not text")
+        return actors
 
     def data_version(self) -> int:
         """SQLite's counter of commits made by other connections (for cache invalidation)."""
