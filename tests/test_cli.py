@@ -3049,6 +3049,39 @@ def test_a_json_after_double_dash_is_an_argument_not_the_option(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("args, message", [
+    (["create", "s.w", "--sql", "--json", "--bogus"], "No such option '--bogus'"),
+    (["create", "s.w", "--comment", "--json", "--column"], "Option '--column' requires an argument"),
+    (["create", "s.w", "--representation", "spark", "--json", "--bogus"], "No such option '--bogus'"),
+    (["--actor", "--json", "list", "--bogus"], "No such option '--bogus'"),
+    (["hms", "export", "s.v", "--engine", "--json"], "Invalid value for '--engine': '--json' is not one of"),
+])
+def test_a_json_that_is_an_option_s_value_asks_for_no_json_error(tmp_path, args, message):
+    """'--json' as the value of an option that takes one (the SQL text of --sql, the second word of
+    --representation) is not the option: the usage error of such a command line is click's usage
+    text, as it is without it, not a JSON object."""
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "x.db"), *args])
+    assert result.exit_code == 2 and result.stdout == "" and not result.stderr.startswith("{"), result.stderr
+    assert result.stderr.splitlines()[-1].startswith(f"Error: {message}"), result.stderr  # click's own
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["create", "s.w", "--sql", "x", "--bogus", "--json"],
+                                  ["create", "s.w", "--representation", "spark", "x", "--json", "--bogus"],
+                                  ["--actor", "me", "--json", "list", "--bogus"], ["--", "list", "--json", "--bogus"]])
+def test_a_json_in_an_option_s_place_asks_for_a_json_error(tmp_path, args):
+    """Where click reads '--json' as the option (after an option's value, or after a '--' the main
+    group takes out before the command's name), a usage error is a JSON object."""
+    error = _json_error(CliRunner().invoke(main, ["--db", str(tmp_path / "x.db"), *args]), 2)
+    assert error["type"] == "NoSuchOption" and error["message"].startswith("No such option '--bogus'."), error
+
+
+def test_version_after_an_option_whose_value_is_json_is_its_text_line():
+    version = importlib.metadata.version("viewstore")
+    result = CliRunner().invoke(main, ["--actor", "--json", "--version"], prog_name="viewstore")
+    assert result.exit_code == 0 and result.stdout == f"viewstore, version {version}\n", result.output
+
+
 @pytest.mark.parametrize("args", [["--version", "--json"], ["--json", "--version"], ["--db", "x.db", "--json", "--version"]])
 def test_version_with_json_is_a_json_object(args):
     """--version acts while the command line is read, before --json is: it printed its text line

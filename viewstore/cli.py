@@ -229,10 +229,50 @@ INTERRUPTED = 130
 _ARGS = "viewstore.args"
 
 
-def _asks_json(args: Sequence[str]) -> bool:
-    """Whether a command line that click could not parse asks for --json (before any ``--``)."""
+def _json_word(args: Sequence[str]) -> bool:
+    """Whether ``--json`` is a word of a command line before any ``--``, for a command whose options
+    are not known (an unavailable one takes its whole line unread)."""
     tokens = list(args)
     return "--json" in tokens[:tokens.index("--") if "--" in tokens else len(tokens)]
+
+
+def _asks_json(ctx: click.Context) -> bool:
+    """Whether the command line of the main group's context, which click could not parse (or has not
+    yet: --version), asks for --json: as click reads the line, ``--json`` in an option's place, not
+    the value of an option that takes one (``create s.v --sql --json`` is SQL text, "--json"), nor
+    an argument after ``--``. Past a word naming no command it is looked for as a word."""
+    command: click.Command | None = ctx.find_root().command
+    tokens = list(ctx.meta.get(_ARGS, ()))
+    i = 0
+    while command is not None and i < len(tokens):
+        if isinstance(command, _Unavailable):
+            return _json_word(tokens[i:])
+        takes = {name: 0 if p.is_flag or p.count else p.nargs for p in command.get_params(ctx)
+                 if isinstance(p, click.Option) for name in (*p.opts, *p.secondary_opts)}
+        group = isinstance(command, click.Group)
+        while i < len(tokens):
+            token = tokens[i]
+            if token == "--":  # a group's parser takes it out before the command's name; a command's ends there
+                if not group:
+                    return False
+                i += 1
+                break
+            if token == "--json":
+                return True
+            if token.startswith("-") and token != "-":  # an option (its own value after '=' if it has one)
+                i += 1 + takes.get(token, 0)
+            elif group:
+                break
+            else:  # an argument of the command
+                i += 1
+        if not isinstance(command, click.Group) or i >= len(tokens):
+            return False
+        name, i = tokens[i], i + 1
+        found = command.get_command(ctx, name)
+        if found is None:
+            return _json_word(tokens[i:])
+        command = found
+    return False
 
 
 def error_to_json(error: BaseException, exit_code: int) -> dict[str, Any]:
@@ -264,13 +304,13 @@ class _Group(click.Group):
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as e:  # the main options (--db ''): no CliContext yet
-            if _asks_json(ctx.meta[_ARGS]):  # not args: click's parser takes the options out of it
+            if _asks_json(ctx):  # not args: click's parser takes the options out of it
                 raise _JsonError(e, e.exit_code) from e
             raise
         except BrokenPipeError:  # --help to a reader that went away: click's own quiet end, as before
             raise
         except OSError as e:  # --help or --version, printed as the line is read, to a full disk or closed stdout
-            if _asks_json(ctx.meta[_ARGS]):
+            if _asks_json(ctx):
                 raise _JsonError(e, 1) from e
             click.echo(visible(f"error: {e}"), err=True)
             ctx.exit(1)
@@ -328,7 +368,7 @@ class _Group(click.Group):
             os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
             ctx.exit(1 if isinstance(ctx.obj, CliContext) and ctx.obj.failing else 0)
         except click.UsageError as e:  # the command's own parsing (--json not read yet), or its checks
-            if _json_asked(ctx) or _asks_json(ctx.meta.get(_ARGS, ())):
+            if _json_asked(ctx) or _asks_json(ctx):
                 raise _JsonError(e, e.exit_code) from e
             raise
         except (ViewStoreError, OSError) as e:
@@ -394,7 +434,7 @@ def _unavailable(name: str, error: ImportError) -> click.Command:
     def command(ctx: click.Context, args: Any) -> None:
         cli = ctx.find_object(CliContext)
         if cli is not None:  # the command line was not parsed: its --json asks for a JSON error all the same
-            cli.json = cli.json or _asks_json(args)
+            cli.json = cli.json or _json_word(args)
         raise ViewStoreError(f"'viewstore {name}' needs an optional dependency: {error}; {INSTALL_SPARK}")
 
     return command
@@ -449,7 +489,7 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
     if not value or ctx.resilient_parsing:
         return
     version = importlib.metadata.version("viewstore")
-    if _asks_json(ctx.meta.get(_ARGS, ())):
+    if _asks_json(ctx):
         _print_json({"version": version})
     else:
         click.echo(f"{ctx.find_root().info_name}, version {version}")
