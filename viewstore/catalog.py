@@ -1849,28 +1849,19 @@ class ViewStore:
         found = _closest(name, typos, compared, SUGGESTION_CUTOFF)
         if found:
             return [f"{namespace}.{n}" for n in found]
-        # difflib's own cutoff (0.6) for the namespace (a typo in a short one), the suggestion's for the whole
-        # name, which is one typo away where its namespace is and its name the one typed
+        # get_close_matches' default cutoff (0.6) for the namespace (a typo in a short one), the suggestion's
+        # for the whole name, which is one typo away where its namespace is and its name the one typed
         compared, typos = self._near_namespace(namespace)
         namespaces = _closest(namespace, typos, compared, 0.6)
-        candidates = [f"{ns}.{n}" for ns in namespaces for n in self._names_near(ns, name)]
+        candidates = [f"{ns}.{n}" for ns in namespaces for n in self._near_name(ns, name)[0]]
         whole = [f"{ns}.{name}" for ns in namespaces if ns in typos and f"{ns}.{name}" in candidates]
         return _closest(identifier_str(ident), whole, candidates, SUGGESTION_CUTOFF)
-
-    def _names_near(self, namespace: str, name: str) -> list[str]:
-        """The live names of ``namespace`` a suggestion for ``name`` compares with (see :func:`_near`)."""
-        return self._near_name(namespace, name)[0]
 
     def _near_name(self, namespace: str, name: str) -> tuple[list[str], list[str]]:
         """:func:`_near` of ``name`` among the live names of ``namespace``."""
         p = self._projections
         return _near(name, functools.partial(p.names_near, namespace),
                      functools.partial(p.names_among, namespace), functools.partial(p.next_letters, namespace))
-
-    def _namespaces_near(self, namespace: str) -> list[str]:
-        """The namespaces of live views, other than ``namespace``, a suggestion for a typo in it
-        compares with (see :func:`_near`): not every namespace of the store."""
-        return self._near_namespace(namespace)[0]
 
     def _near_namespace(self, namespace: str) -> tuple[list[str], list[str]]:
         """:func:`_near` of ``namespace`` among the namespaces of live views, other than it."""
