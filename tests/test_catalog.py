@@ -1043,6 +1043,11 @@ def test_no_such_view_compares_the_names_on_both_sides_of_the_typed_one(store, m
     assert _missing(lambda: store.load_view("s.oders")) == "no such view: s.oders (did you mean s.orders?)"
 
 
+def _first_letters(store, namespace, at_most):
+    """The first letters of a namespace's live names the hint's look-up finds: those after the empty prefix."""
+    return [letter for _, letter in store._projections.next_letters(namespace, [""], at_most, at_most)]
+
+
 def test_no_such_view_finds_a_typo_in_the_first_letter_beyond_the_window(store, monkeypatch):
     """A letter added before a name, its first dropped or changed, or its first two swapped sort the
     typed name away from its own, past the window: the names such a typo would make of it are looked
@@ -1053,9 +1058,9 @@ def test_no_such_view_finds_a_typo_in_the_first_letter_beyond_the_window(store, 
     for ident in ("s.a1", "s.a2", "s.b1", "s.b2", "s.n1", "s.n2", "s.orders", "s.p1", "s.p2", "s.q1",
                   "s.q2", "s.r1", "s.r2", "s.x1", "s.x2", "s.é1", "s.édition"):
         make(store, ident)
-    assert store._projections.first_letters("s", 100) == ["a", "b", "n", "o", "p", "q", "r", "x", "é"]
-    assert store._projections.first_letters("s", 3) == ["a", "b", "n"]
-    assert store._projections.first_letters("nowhere", 100) == []
+    assert _first_letters(store, "s", 100) == ["a", "b", "n", "o", "p", "q", "r", "x", "é"]
+    assert _first_letters(store, "s", 3) == ["a", "b", "n"]
+    assert _first_letters(store, "nowhere", 100) == []
     for typed in ("xorders", "rders", "zrders", "roders", "aorders"):
         assert _missing(lambda: store.load_view(f"s.{typed}")) == (
             f"no such view: s.{typed} (did you mean s.orders?)")
@@ -1107,7 +1112,7 @@ def test_no_such_view_looks_up_first_letter_typos_among_live_views_only(store, m
         make(store, ident)
     store.drop_view("s.orders")
     store.drop_view("s.a0")
-    assert store._projections.first_letters("s", 100) == ["b", "p", "x"]
+    assert _first_letters(store, "s", 100) == ["b", "p", "x"]
     for typed in ("rders", "xorders", "zrders"):
         assert _missing(lambda: store.load_view(f"s.{typed}")) == f"no such view: s.{typed}"
 
@@ -1117,9 +1122,9 @@ def test_first_letters_are_those_of_the_namespace_asked(store):
     without its namespace listed the letters of the namespaces sorting after it)."""
     for ident in ("s.b1", "s.d1", "t.a1", "t.c1", "t.e1", "u.z1"):
         make(store, ident)
-    assert store._projections.first_letters("s", 100) == ["b", "d"]
-    assert store._projections.first_letters("t", 100) == ["a", "c", "e"]
-    assert store._projections.first_letters("t", 2) == ["a", "c"]
+    assert _first_letters(store, "s", 100) == ["b", "d"]
+    assert _first_letters(store, "t", 100) == ["a", "c", "e"]
+    assert _first_letters(store, "t", 2) == ["a", "c"]
 
 
 def test_first_letters_end_at_a_name_beginning_with_the_last_code_point(store):
@@ -1128,14 +1133,14 @@ def test_first_letters_end_at_a_name_beginning_with_the_last_code_point(store):
     again up to the limit)."""
     for ident in ("s.a1", "s.\U0010ffffx"):
         make(store, ident)
-    assert store._projections.first_letters("s", 100) == ["a", "\U0010ffff"]
+    assert _first_letters(store, "s", 100) == ["a", "\U0010ffff"]
 
 def test_first_letters_seek_past_the_code_point_before_the_last(store):
     """A letter one code point short of the last, U+10FFFE, still has one after it to seek: the names
     beginning with U+10FFFF are listed too (planted, the bound one lower ended the scan at U+10FFFE)."""
     for ident in ("s.a1", "s.\U0010fffex", "s.\U0010ffffx"):
         make(store, ident)
-    assert store._projections.first_letters("s", 100) == ["a", "\U0010fffe", "\U0010ffff"]
+    assert _first_letters(store, "s", 100) == ["a", "\U0010fffe", "\U0010ffff"]
 
 
 def test_first_letters_list_a_name_that_is_one_letter_long(store):
@@ -1143,7 +1148,7 @@ def test_first_letters_list_a_name_that_is_one_letter_long(store):
     is that code point alone is the first there (planted, seeking past it skipped b: a, c and d)."""
     for ident in ("s.a", "s.b", "s.c", "s.d1"):
         make(store, ident)
-    assert store._projections.first_letters("s", 100) == ["a", "b", "c", "d"]
+    assert _first_letters(store, "s", 100) == ["a", "b", "c", "d"]
 
 
 def test_first_letters_leave_a_name_that_is_not_text_out(store, monkeypatch):
@@ -1159,7 +1164,7 @@ def test_first_letters_leave_a_name_that_is_not_text_out(store, monkeypatch):
         raw.execute("UPDATE views SET name = CAST('zz' AS BLOB) WHERE name = 'zz'")
     raw.close()
     with ViewStore(store.path) as reopened:
-        assert reopened._projections.first_letters("s", 100) == ["a", "o", "x"]
+        assert _first_letters(reopened, "s", 100) == ["a", "o", "x"]
         assert _missing(lambda: reopened.load_view("s.rders")) == "no such view: s.rders (did you mean s.orders?)"
 
 
@@ -1180,7 +1185,7 @@ def test_no_such_view_tries_the_first_letters_up_to_suggestion_letters_and_no_fe
         make(store, f"s.{chr(code)}1")
     make(store, f"s.{chr(0x4E00 + 94)}rders")  # the hundredth first letter
     make(store, f"s.{chr(0x4E00 + 95)}1")
-    assert store._projections.first_letters("s", 1000)[99:] == [chr(0x4E00 + 94), chr(0x4E00 + 95)]
+    assert _first_letters(store, "s", 1000)[99:] == [chr(0x4E00 + 94), chr(0x4E00 + 95)]
     assert _missing(lambda: store.load_view("s.rders")) == (
         f"no such view: s.rders (did you mean s.{chr(0x4E00 + 94)}rders?)")
 

@@ -319,7 +319,8 @@ def test_the_namespaces_near_a_typed_one_are_sought_each_side_of_it(tmp_path):
     sorting before the typed one, nearest first, and as many after it, each namespace once however
     many views it holds, never the typed one itself, one whose views are all dropped or one that is
     not text (a damaged row); namespaces_among keeps the ones holding a live view, and
-    namespace_first_letters lists the first letters of the live namespaces, up to a bound."""
+    namespace_next_letters of the empty prefix lists the first letters of the live namespaces, up to a
+    bound."""
     import sqlite3
 
     from viewstore import ViewStore
@@ -341,8 +342,8 @@ def test_the_namespaces_near_a_typed_one_are_sought_each_side_of_it(tmp_path):
         assert p.namespaces_near("zz", 100) == ["h", "f", "d.e", "d", "c", "b", "a"]
         assert sorted(p.namespaces_among(["a", "g", "zz", "d.e", "d", "k"])) == ["a", "d", "d.e"]
         assert p.namespaces_among([]) == []
-        assert p.namespace_first_letters(100) == ["a", "b", "c", "d", "f", "h"]
-        assert p.namespace_first_letters(2) == ["a", "b"]
+        assert p.namespace_next_letters([""], 100, 100) == [("", c) for c in "abcdfh"]
+        assert p.namespace_next_letters([""], 2, 2) == [("", "a"), ("", "b")]
 
 
 def test_the_names_near_a_live_one_hold_it_once_after_it_and_a_full_side_before_it(tmp_path):
@@ -366,8 +367,8 @@ def test_the_letters_after_a_prefix_are_sought_by_comparison_within_a_budget(tmp
     that is not text (a damaged row) none; at most at_most a prefix, budget seeks in all (a letter
     each, and one a prefix whose letters end), every prefix's first before any second (planted, names
     matched with LIKE of the prefix and a % listed after ab% letters of names not beginning with it).
-    namespace_next_letters does the same for the live namespaces, and first_letters and
-    namespace_first_letters are the empty prefix's."""
+    namespace_next_letters does the same for the live namespaces; the empty prefix's are the first
+    letters."""
     import sqlite3
 
     from viewstore import ViewStore
@@ -402,8 +403,8 @@ def test_the_letters_after_a_prefix_are_sought_by_comparison_within_a_budget(tmp
         assert p.next_letters("s", ["ab"], 100, 1000) == [("ab", c) for c in "%*?[_xyz"]
         assert p.next_letters("t", ["ab"], 100, 1000) == [("ab", "%")]
         assert p.next_letters("nowhere", ["", "ab"], 100, 1000) == []
-        assert p.first_letters("s", 100) == ["a", "b"]
-        assert p.namespace_first_letters(100) == ["a", "b", "s", "t"]
+        assert p.next_letters("s", [""], 100, 100) == [("", "a"), ("", "b")]
+        assert p.namespace_next_letters([""], 100, 100) == [("", c) for c in "abst"]
 
 
 def test_fold_stored_refuses_a_version_without_representations():

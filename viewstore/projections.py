@@ -1163,11 +1163,6 @@ class Projections:
                                  f"({', '.join('?' * len(names))})", (namespace, *names))
         return [row[0] for row in rows if type(row[0]) is str]
 
-    def first_letters(self, namespace: str, at_most: int) -> list[str]:
-        """The first letters of the names of live views in ``namespace``, in sort order, at most
-        ``at_most`` of them: one seek of ``views_by_namespace`` each, however many views it holds."""
-        return [letter for _, letter in self.next_letters(namespace, [""], at_most, at_most)]
-
     def next_letters(self, namespace: str, prefixes: Iterable[str], at_most: int,
                      budget: int) -> list[tuple[str, str]]:
         """The letters that follow each of ``prefixes`` in the names of live views in ``namespace``, as
@@ -1193,11 +1188,6 @@ class Projections:
         rows = self.conn.execute("SELECT value FROM json_each(?) WHERE EXISTS (SELECT 1 FROM views "
                                  "WHERE live = 1 AND namespace = value)", (dumps(list(namespaces)),))
         return [row[0] for row in rows]
-
-    def namespace_first_letters(self, at_most: int) -> list[str]:
-        """The first letters of the namespaces of live views, in sort order, at most ``at_most`` of
-        them: one seek of ``views_by_namespace`` each, however many namespaces there are."""
-        return [letter for _, letter in self.namespace_next_letters([""], at_most, at_most)]
 
     def namespace_next_letters(self, prefixes: Iterable[str], at_most: int, budget: int) -> list[tuple[str, str]]:
         """The letters that follow each of ``prefixes`` in the namespaces of live views, as
