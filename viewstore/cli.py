@@ -45,8 +45,8 @@ from rich.segment import ControlType
 from rich.text import Text
 
 from . import signals
-from .catalog import (_EPOCH, ViewChange, ViewStore, _either, _os_user, _time_text, _until_ms, check_definition,
-                      to_epoch_ms)
+from .catalog import (_EPOCH, SUGGESTED_NAMES, SUGGESTION_CUTOFF, ViewChange, ViewStore, _either, _os_user,
+                      _time_text, _until_ms, check_definition, to_epoch_ms)
 from .errors import (INSTALL_SPARK, DamagedProjectionsError, NoSuchViewError, ValidationError, ViewStoreError,
                      _signal_as_itself)
 from .events import EVENT_TYPES, Event
@@ -1603,7 +1603,7 @@ def _note_actor(store: ViewStore, actor: str) -> None:
     actors = store.actors()
     if actor in actors:
         return
-    close = difflib.get_close_matches(actor, actors, 3, 0.75)
+    close = difflib.get_close_matches(actor, actors, SUGGESTED_NAMES, SUGGESTION_CUTOFF)  # as a view's name's hint
     hint = f" (did you mean {_either([visible(repr(a)) for a in close])}?)" if close else ""
     click.echo(f"note: no event in the log is by actor {visible(repr(actor))}{hint}", err=True)
 
