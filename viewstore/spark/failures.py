@@ -285,8 +285,8 @@ def _derby_hint(jsession: Any) -> str:
 #: the metastore database Hive uses when no javax.jdo.option.ConnectionURL is set
 HIVE_DEFAULT_URL = "jdbc:derby:;databaseName=metastore_db;create=true"
 
-#: how an embedded Derby address begins a database's name when it is not a folder (``directory:``,
-#: the default, is one): Derby's subsubprotocols
+#: Derby's subsubprotocols, which may begin an embedded database's name: ``directory:`` (a folder, the
+#: kind of a name that begins with none), ``memory:``, ``classpath:`` and ``jar:``
 _DERBY_KIND = re.compile(r"(directory|memory|classpath|jar):")
 
 
