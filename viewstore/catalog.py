@@ -603,10 +603,11 @@ def _second_texts(second: int) -> tuple[str, str] | None:
 
 
 def _let_go_text(position: int, kind: str, target: object, actor: object, ms: object, form: str,
-                 live: str = "") -> str:
+                 after_target: str = "") -> str:
     """How a view let go of a name, from the event that did (its log position, type, identifier,
     actor and time), as the errors of a name no view has say it: ``dropped at T by A``, or
-    ``renamed to X at T by A`` (``live`` written after X), the time as :func:`_time_text`'s ``form``.
+    ``renamed to X at T by A`` (``after_target``, a note such as "(live)", written after X), the time
+    as :func:`_time_text`'s ``form``.
 
     Raises:
         CorruptLogError: the event's time is not an integer or its actor not text.
@@ -615,7 +616,7 @@ def _let_go_text(position: int, kind: str, target: object, actor: object, ms: ob
         raise CorruptLogError(f"event at position {position} has a time that is not an integer or an "
                               "actor that is not text")
     by = f"at {_time_text(ms, form)} by {actor if actor.isprintable() else repr(actor)}"
-    return f"dropped {by}" if kind == "view.dropped" else f"renamed to {_held(target)}{live} {by}"
+    return f"dropped {by}" if kind == "view.dropped" else f"renamed to {_held(target)}{after_target} {by}"
 
 
 def _version_json(version_id: int, timestamp_ms: int, schema_id: int, columns: Sequence[Column],
