@@ -176,7 +176,8 @@ def test_a_master_spark_refuses_is_a_usage_error_said_before_the_store_or_spark(
     given = "--master 'lokal[2]'" if option[0] == "--master" else "--conf 'spark.master=lokal[2]'"
     assert json.loads(result.output) == {"error": {
         "type": "UsageError", "exit_code": 2,
-        "message": f"bad {given}: a Spark master is local, local[N] (N of 1 or more), local[*], spark://HOST:PORT, "
+        "message": f"bad {given}: a Spark master is local, local[N] (N of 1 or more), local[*], local[N, F] "
+                   "(F failures a task may have), local-cluster[N, C, M], spark://HOST:PORT, "
                    "k8s://URL or yarn"}}
     assert not (tmp_path / "typo.db").exists()
 
@@ -195,7 +196,8 @@ def test_a_local_master_spark_s_context_cannot_read_is_a_usage_error_said_before
         assert result.exit_code == 2, result.output
         given = f"--master {master!r}" if option[0] == "--master" else f"--conf {option[1]!r}"
         assert json.loads(result.output)["error"]["message"] == (
-            f"bad {given}: a Spark master is local, local[N] (N of 1 or more), local[*], spark://HOST:PORT, "
+            f"bad {given}: a Spark master is local, local[N] (N of 1 or more), local[*], local[N, F] "
+            "(F failures a task may have), local-cluster[N, C, M], spark://HOST:PORT, "
             "k8s://URL or yarn")
     assert not (tmp_path / "typo.db").exists()
 

@@ -56,7 +56,8 @@ def _active() -> SparkSession | None:
 #: what Spark's launcher takes a master URL to begin with: it ends the JVM at any other, with a Java
 #: stack trace on stderr before the Python error that the JVM exited, so such a value is refused first
 _MASTER_PREFIXES = ("local", "spark", "k8s", "yarn")
-_MASTER_FORMS = "a Spark master is local, local[N] (N of 1 or more), local[*], spark://HOST:PORT, k8s://URL or yarn"
+_MASTER_FORMS = ("a Spark master is local, local[N] (N of 1 or more), local[*], local[N, F] (F failures a task "
+                 "may have), local-cluster[N, C, M], spark://HOST:PORT, k8s://URL or yarn")
 _BLANKS = r"[ \t\n\x0b\f\r]*"  # Java's \s (Python's takes other blanks too)
 #: the local masters Spark's context reads: local, local[N], local[*], local[N, F] and local[*, F] (F
 #: failures a task may have), local-cluster[N, C, M]; its launcher takes any master beginning with
