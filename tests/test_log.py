@@ -963,3 +963,51 @@ def _events(path):
         return 0
     finally:
         conn.close()
+
+
+def _insert(log, rows):
+    """Events written behind the library's back: (view_id, stream_version, type, identifier, time)."""
+    log.conn.executemany("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                         "payload) VALUES ('k', ?, ?, ?, ?, 'me', ?, '{}')", rows)
+
+
+def test_a_gap_read_by_bisection_ends_at_the_rename_before_the_stream_takes_the_name_back(tmp_path):
+    """A view renamed away from a name and back: the event that ended its first holding is looked for
+    only before it took the name again, where the events after that carry the name once more."""
+    log = EventLog(connect(tmp_path / "x.db"))
+    _insert(log, [("v", 1, "view.created", "a.v", 1), ("v", 2, "view.renamed", "a.w", 2),
+                  ("v", 3, "view.renamed", "a.v", 3)])
+    assert log.gap_around("a.v", 2) == ((2, "view.renamed", "a.w", "me", 2), ("view.renamed", 3, "a.w"))
+    assert log.let_go("a.v") is None  # it holds the name again
+
+
+@pytest.mark.parametrize("version", ["'x'", "2.5", "X'02'"])
+def test_a_stream_version_that_is_no_integer_leaves_what_let_go_of_a_name_untold(tmp_path, version):
+    """A damaged stream version bounds no bisection: what let go of the name is not told (None), not a
+    TypeError from an error path."""
+    log = EventLog(connect(tmp_path / "x.db"))
+    log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
+                     "payload) VALUES ('k', 'v', 1, 'view.created', 'a.v', 'me', 1, '{}'), "
+                     f"('k', 'v', {version}, 'view.renamed', 'a.w', 'me', 2, '{{}}')")
+    assert log.gap_around("a.v", 5) == (None, None)
+    assert log.let_go("a.v") is None
+
+
+def test_what_let_go_of_a_name_is_the_rename_after_its_holder_last_took_it(tmp_path):
+    """A view that took a name twice let go of it by its first rename after the second taking, not
+    by the one after the first (which bisection from the first taking would find)."""
+    log = EventLog(connect(tmp_path / "x.db"))
+    _insert(log, [("v", 1, "view.created", "a.v", 1), ("v", 2, "view.comment_updated", "a.v", 2),
+                  ("v", 3, "view.comment_updated", "a.v", 3), ("v", 4, "view.renamed", "a.w", 4),
+                  ("v", 5, "view.renamed", "a.v", 5), ("v", 6, "view.renamed", "a.x", 6)])
+    assert log.let_go("a.v") == ((6, "view.renamed", "a.x", "me", 6), ("view.renamed", "a.x"))
+    assert log.gap_around("a.v", 4) == ((4, "view.renamed", "a.w", "me", 4), ("view.renamed", 5, "a.w"))
+
+
+def test_a_gap_after_two_takings_at_the_same_time_ends_at_the_later_taker_s(tmp_path):
+    """Two views took a name in the same millisecond: the one that took it last holds it by then (the
+    later position), so its drop, not the other's rename, ended the holding."""
+    log = EventLog(connect(tmp_path / "x.db"))
+    _insert(log, [("v", 1, "view.created", "a.v", 1), ("v", 2, "view.renamed", "a.w", 1),
+                  ("u", 1, "view.created", "a.v", 1), ("u", 2, "view.dropped", "a.v", 2)])
+    assert log.gap_around("a.v", 2) == ((4, "view.dropped", "a.v", "me", 2), None)
