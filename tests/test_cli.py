@@ -3049,6 +3049,42 @@ def test_a_json_after_double_dash_is_an_argument_not_the_option(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("args, json_error", [
+    (["nosuchcommand", "--json"], True), (["nosuchcommand", "--", "--json"], False),
+    (["-", "--json"], True), (["-", "--", "list", "--json"], False),
+])
+def test_a_json_past_a_word_naming_no_command_is_looked_for_as_a_word_before_double_dash(tmp_path, args, json_error):
+    """Past a word that names no command ('-' is no option, but a command's name) the command line's
+    options are not known: '--json' asks for a JSON error where it is a word before any '--', and
+    not after one (the group takes no '--' after the word that names no command)."""
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "x.db"), *args])
+    message = f"No such command '{args[0]}'."
+    if json_error:
+        error = _json_error(result, 2)
+        assert error["type"] == "NoSuchCommand" and error["message"] == message, error
+    else:
+        assert result.exit_code == 2 and result.stdout == "" and usage_error(result.stderr, message)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_command_missing_its_dependency_asks_for_json_by_the_word_before_double_dash(tmp_path):
+    """A command whose dependency is missing takes its whole line unread: its '--json' (a word before
+    any '--') asks for a JSON error, its own and a usage error of the main options alike."""
+    from viewstore.cli import _unavailable
+
+    main.add_command(_unavailable("nopkg", ImportError("No module named 'nopkg'")))
+    try:
+        error = _json_error(CliRunner().invoke(main, ["--db", str(tmp_path / "x.db"), "nopkg", "x", "--json"]), 1)
+        assert error["message"].startswith("'viewstore nopkg' needs an optional dependency: No module named"), error
+        error = _json_error(CliRunner().invoke(main, ["--db", "", "nopkg", "x", "--json"]), 2)
+        assert error["type"] == "BadParameter" and "'--db': must not be empty" in error["message"], error
+        plain = CliRunner().invoke(main, ["--db", "", "nopkg", "--", "--json"])
+        assert plain.exit_code == 2 and plain.stdout == "" and usage_error(plain.stderr, "must not be empty")
+    finally:
+        del main.commands["nopkg"]
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("args, message", [
     (["create", "s.w", "--sql", "--json", "--bogus"], "No such option '--bogus'"),
     (["create", "s.w", "--comment", "--json", "--column"], "Option '--column' requires an argument"),
