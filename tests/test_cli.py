@@ -3080,6 +3080,9 @@ def test_a_command_missing_its_dependency_asks_for_json_by_the_word_before_doubl
         assert error["type"] == "BadParameter" and "'--db': must not be empty" in error["message"], error
         plain = CliRunner().invoke(main, ["--db", "", "nopkg", "--", "--json"])
         assert plain.exit_code == 2 and plain.stdout == "" and usage_error(plain.stderr, "must not be empty")
+        # its own error too: click hands it its words without the '--', after which '--json' asks for nothing
+        plain = CliRunner().invoke(main, ["--db", str(tmp_path / "x.db"), "nopkg", "--", "--json"])
+        assert plain.exit_code == 1 and plain.stderr.startswith("error: 'viewstore nopkg' needs"), plain.stderr
     finally:
         del main.commands["nopkg"]
     assert list(tmp_path.iterdir()) == []

@@ -434,7 +434,7 @@ def _unavailable(name: str, error: ImportError) -> click.Command:
     def command(ctx: click.Context, args: Any) -> None:
         cli = ctx.find_object(CliContext)
         if cli is not None:  # the command line was not parsed: its --json asks for a JSON error all the same
-            cli.json = cli.json or _json_word(args)
+            cli.json = cli.json or _asks_json(ctx.find_root())  # not args: click took out a "--" before them
         raise ViewStoreError(f"'viewstore {name}' needs an optional dependency: {error}; {INSTALL_SPARK}")
 
     return command
