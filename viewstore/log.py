@@ -1424,8 +1424,9 @@ class EventLog:
             CorruptLogError: an event's actor is not text (a row written behind the library's back).
         """
         actors = [actor for (actor,) in self.conn.execute(_ACTORS)]
-        # SQLite sorts numbers before text and blobs after it: a damaged actor is first or last
-        for actor in actors[:1] + actors[-1:]:
+        # the column's TEXT affinity stores a number as text, so a blob is the only damage it can hold,
+        # and SQLite sorts blobs after text: last
+        for actor in actors[-1:]:
             if not isinstance(actor, str):
                 position = self.conn.execute("SELECT position FROM events WHERE actor = ? LIMIT 1",
                                              (actor,)).fetchone()[0]
