@@ -583,8 +583,8 @@ def test_as_of_in_a_gap_given_back_by_a_damaged_event_is_a_corrupt_log_error(sto
         raw.execute("DROP TRIGGER events_append_only_update")
         raw.execute("UPDATE events SET occurred_at = 'x' WHERE identifier = 's.gap' AND type = 'view.renamed'")
     raw.close()
-    with ViewStore(store.path) as reopened, pytest.raises(
-            CorruptLogError, match=r"^the history of s.gap holds an event whose time is not an integer \('x' \(str\)\)$"):
+    damaged = r"^the history of s.gap holds an event whose time is not an integer \('x' \(str\)\)$"
+    with ViewStore(store.path) as reopened, pytest.raises(CorruptLogError, match=damaged):
         reopened.load_view("s.gap", as_of=2_500)
 
 

@@ -3121,7 +3121,8 @@ def test_version_after_an_option_whose_value_is_json_is_its_text_line():
     assert result.exit_code == 0 and result.stdout == f"viewstore, version {version}\n", result.output
 
 
-@pytest.mark.parametrize("args", [["--version", "--json"], ["--json", "--version"], ["--db", "x.db", "--json", "--version"]])
+@pytest.mark.parametrize("args", [["--version", "--json"], ["--json", "--version"],
+                                  ["--db", "x.db", "--json", "--version"]])
 def test_version_with_json_is_a_json_object(args):
     """--version acts while the command line is read, before --json is: it printed its text line
     with --json as without, where a script reading JSON gets JSON from every other command."""

@@ -982,8 +982,8 @@ def _events(path):
 
 def _insert(log, rows):
     """Events written behind the library's back: (view_id, stream_version, type, identifier, time)."""
-    log.conn.executemany("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
-                         "payload) VALUES ('k', ?, ?, ?, ?, 'me', ?, '{}')", rows)
+    log.conn.executemany("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, "
+                         "occurred_at, payload) VALUES ('k', ?, ?, ?, ?, 'me', ?, '{}')", rows)
 
 
 def test_a_gap_read_by_bisection_ends_at_the_rename_before_the_stream_takes_the_name_back(tmp_path):

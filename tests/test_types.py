@@ -397,7 +397,8 @@ def test_a_nested_type_s_required_flags_are_flags_not_values_with_a_truth_value(
 
     int_ = PrimitiveType("int")
     got = re.escape(repr(not_a_flag))
-    with pytest.raises(ValidationError, match=f"^the required flag of struct field 'a' must be True or False, not {got}$"):
+    refused = f"^the required flag of struct field 'a' must be True or False, not {got}$"
+    with pytest.raises(ValidationError, match=refused):
         StructField("a", int_, not_a_flag)
     with pytest.raises(ValidationError, match=f"^a list's element_required must be True or False, not {got}$"):
         ListType(int_, not_a_flag)

@@ -59,11 +59,12 @@ _MASTER_PREFIXES = ("local", "spark", "k8s", "yarn")
 _MASTER_FORMS = ("a Spark master is local, local[N] (N of 1 or more), local[*], local[N, F] (F failures a task "
                  "may have), local-cluster[N, C, M], spark://HOST:PORT, k8s://URL or yarn")
 _BLANKS = r"[ \t\n\x0b\f\r]*"  # Java's \s (Python's takes other blanks too)
+_NUMBER = rf"{_BLANKS}[0-9]+{_BLANKS}"  # a number of local-cluster[N, C, M], blanks about it
 #: the local masters Spark's context reads: local, local[N], local[*], local[N, F] and local[*, F] (F
 #: failures a task may have), local-cluster[N, C, M]; its launcher takes any master beginning with
 #: "local", and the context logs an error with a Java stack trace at any other
 _LOCAL_MASTER = re.compile(rf"local(\[(?P<threads>[0-9]+|\*)({_BLANKS},{_BLANKS}[0-9]+)?\])?"
-                           rf"|local-cluster\[{_BLANKS}[0-9]+{_BLANKS},{_BLANKS}[0-9]+{_BLANKS},{_BLANKS}[0-9]+{_BLANKS}\]")
+                           rf"|local-cluster\[{_NUMBER},{_NUMBER},{_NUMBER}\]")
 _JAVA_INT_MAX = 2**31 - 1  # the context reads each number as a Java int
 
 
