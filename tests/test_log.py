@@ -480,21 +480,6 @@ def test_an_actor_that_is_not_text_is_a_corrupt_log_error_naming_its_event(tmp_p
     assert log.actors() == ["7", "me", "zoe"]
 
 
-def test_an_event_whose_actor_is_not_text_is_a_corrupt_log_error_where_it_is_read(tmp_path):
-    """The models would decode a blob actor (a row written behind the library's back) as text: the
-    read of the event refuses it, as actors() does, naming the event."""
-    log = EventLog(connect(tmp_path / "x.db"))
-    with transaction(log.conn):
-        log.append([event(1)])
-    log.conn.execute("INSERT INTO events (commit_id, view_id, stream_version, type, identifier, actor, occurred_at, "
-                     "payload) VALUES ('k', 'w', 1, 'view.comment_updated', 'a.w', ?, 1, '{\"comment\": \"c\"}')",
-                     (b"bob",))
-    for read in (log.query, lambda: log.query(view_ids=["w"])):
-        with pytest.raises(CorruptLogError, match="^event at position 2 has an actor that is not text$"):
-            read()
-    assert [e.actor for e in log.query(view_ids=["view-1"])] == ["me"]  # the events before it read
-
-
 def test_what_a_name_s_holder_let_go_by_is_read_by_index_seeks(tmp_path):
     from viewstore import ViewChange, ViewStore
 

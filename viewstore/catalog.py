@@ -1282,8 +1282,8 @@ class ViewStore:
                 (the message offers the live names close to it; the other filters answer an empty
                 list when nothing matches).
             ValidationError: a bad identifier, time, type, limit or position.
-            CorruptLogError: an event read is damaged (a row written behind the library's back: a
-                payload, time or actor not of the form the library writes), named by its position.
+            CorruptLogError: an event read is damaged (a row written behind the library's back that
+                the read's checks refuse), named by its position.
         """
         return self._event_query(view, actor, since, until, types, limit, newest_first, self._log.query,
                                  since_position, until_position)

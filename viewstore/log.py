@@ -810,8 +810,6 @@ def _row_to_event(row: Sequence[Any], stored: StoredEvents | None = None) -> Eve
     if not isinstance(data, dict) or not isinstance(identifier, str):
         raise CorruptLogError(f"event at position {position} has a payload that is not a JSON object, "
                               "or an identifier that is not text")
-    if not isinstance(actor, str):  # a blob (written behind the library's back) the models would decode as text
-        raise CorruptLogError(f"event at position {position} has an actor that is not text")
     if stored is None:
         stored = StoredEvents()
     parts = stored.identifier(identifier)
