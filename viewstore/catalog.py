@@ -483,16 +483,6 @@ def _either(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-def _shared(a: str, b: str) -> int:
-    """How many first characters ``a`` and ``b`` share."""
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def _closest(typed: str, typos: list[str], names: list[str], cutoff: float) -> list[str]:
     """Those a suggestion for ``typed`` offers, at most :data:`SUGGESTED_NAMES`: first ``typos`` (names
     one typo away, however low difflib's ratio of a short one: ``bgi`` and ``big``, 0.67), then those of
@@ -555,7 +545,7 @@ def _near(typed: str, near: Callable[[str, int], list[str]], among: Callable[[li
         return [], []
     # the live ones sharing the longest start with it sort next to it: its neighbours in the window
     neighbours = (max((n for n in found if n < typed), default=""), min((n for n in found if n > typed), default=""))
-    reach = min(max(_shared(typed, n) for n in neighbours), SUGGESTION_POSITIONS - 1)
+    reach = min(max(len(os.path.commonprefix((typed, n))) for n in neighbours), SUGGESTION_POSITIONS - 1)
     guesses = {typed[:i] + typed[i + 1:] for i in range(min(reach + 1, len(typed)))}
     guesses.update(typed[:i] + typed[i + 1] + typed[i] + typed[i + 2:]
                    for i in range(min(reach + 1, len(typed) - 1)))
